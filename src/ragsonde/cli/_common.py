@@ -1,0 +1,115 @@
+"""What every command shares: settings from options, JSON output, and one error boundary.
+
+Commands are thin: parse options, call the library, print. Library errors become one clean
+message (or, with ``--json``, the contract error object on stdout) and an exit code:
+2 for VALIDATION_ERROR and usage errors, 1 for every other error, 0 for success.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.errors import ErrorCode, RagsondeError
+
+__all__ = [
+    "CollectionOpt",
+    "JsonOpt",
+    "cli_errors",
+    "console",
+    "err_console",
+    "exit_code_for",
+    "fail",
+    "print_json",
+    "settings_from_options",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+#: ``--collection/-c``: which collection (default: RAGSONDE_COLLECTION, else rag_embedding).
+CollectionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--collection", "-c", help="Collection name [default: RAGSONDE_COLLECTION or rag_embedding]"
+    ),
+]
+#: ``--json``: print exactly the contract JSON on stdout.
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON (the contract's shape).")
+]
+#: ``--home``: where the embedded store lives.
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option("--home", help="Embedded store folder [default: RAGSONDE_HOME or ./.ragsonde]"),
+]
+
+
+def exit_code_for(exc: RagsondeError) -> int:
+    """2 for bad input, 1 for everything else."""
+    return 2 if exc.code is ErrorCode.VALIDATION_ERROR else 1
+
+
+def settings_from_options(**overrides: Any) -> Settings:
+    """Settings from CLI options (``None`` = not given), then environment, then ragsonde.toml."""
+    return load_settings(**overrides)
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json")
+    if hasattr(obj, "to_json") and callable(obj.to_json):
+        return obj.to_json()
+    return obj
+
+
+def print_json(obj: Any) -> None:
+    """Write ``obj`` (a model, a dict, or anything with ``to_json()``) as JSON on stdout."""
+    sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, default=str))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+def fail(exc: RagsondeError, *, json_output: bool, payload: Any = None) -> NoReturn:
+    """Report ``exc`` and exit: JSON ``payload`` (default: the error object) on stdout with
+    ``--json``, a one-line message on stderr otherwise."""
+    if json_output:
+        print_json(
+            payload
+            if payload is not None
+            else {"status": "error", "error": {"code": exc.code.value, "message": exc.message}}
+        )
+    else:
+        err_console.print(f"[bold red]{exc.code.value}[/]: {exc.message}", soft_wrap=True)
+    raise typer.Exit(exit_code_for(exc))
+
+
+def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Decorate a command: any RagsondeError becomes a clean message/JSON and its exit code.
+
+    The command's ``json_output`` parameter (if it has one) decides the format.
+    """
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except RagsondeError as exc:
+            bound = signature.bind_partial(*args, **kwargs)
+            fail(exc, json_output=bool(bound.arguments.get("json_output", False)))
+
+    return wrapper

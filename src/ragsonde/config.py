@@ -1,0 +1,130 @@
+"""Settings: init arguments, then environment (``RAGSONDE_…``, ``QDRANT_URL``, …), then
+``ragsonde.toml`` (or the file named by ``RAGSONDE_CONFIG``), then defaults."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.models import Limits
+
+__all__ = ["DEFAULT_COLLECTION", "DEFAULT_EMBEDDER", "Settings", "load_settings"]
+
+DEFAULT_EMBEDDER = "local:sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_COLLECTION = "rag_embedding"
+
+
+def _config_file() -> Path:
+    return Path(os.environ.get("RAGSONDE_CONFIG", "ragsonde.toml"))
+
+
+class Settings(BaseSettings):
+    """Everything ragsonde can be told. Secrets are ``SecretStr`` and never printed."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="RAGSONDE_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    home: Path = Field(
+        default=Path(".ragsonde"),
+        description="Where the embedded Qdrant Edge store keeps its collections.",
+    )
+    embedder: str = Field(
+        default=DEFAULT_EMBEDDER,
+        description="local:<model or path> | cohere:<model> | openai:<model>",
+    )
+    collection: str = DEFAULT_COLLECTION
+    qdrant_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("RAGSONDE_QDRANT_URL", "QDRANT_URL", "qdrant_url"),
+        description="Qdrant server URL; ':memory:' for qdrant-client's local mode; unset: embedded.",
+    )
+    qdrant_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("RAGSONDE_QDRANT_API_KEY", "QDRANT_API_KEY", "qdrant_api_key"),
+    )
+    qdrant_timeout_s: float = Field(default=5.0, gt=0)
+    cohere_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("RAGSONDE_COHERE_API_KEY", "COHERE_API_KEY", "cohere_api_key"),
+    )
+    cohere_base_url: str = "https://api.cohere.com"
+    openai_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("RAGSONDE_OPENAI_API_KEY", "OPENAI_API_KEY", "openai_api_key"),
+    )
+    openai_base_url: str = Field(
+        default="https://api.openai.com/v1",
+        validation_alias=AliasChoices(
+            "RAGSONDE_OPENAI_BASE_URL", "OPENAI_BASE_URL", "openai_base_url"
+        ),
+    )
+    embed_timeout_s: float = Field(default=30.0, gt=0)
+    embed_max_retries: int = Field(default=4, ge=0, le=10)
+    embed_batch_size: int = Field(default=64, ge=1, le=4096)
+    device: str = "cpu"
+    max_query_chars: int = Field(default=2000, ge=1, le=2000)
+    max_top_k: int = Field(default=100, ge=1, le=100)
+    max_batch_size: int = Field(default=100, ge=1, le=100)
+    hnsw_ef: int | None = Field(default=None, ge=1)
+
+    @field_validator("embedder")
+    @classmethod
+    def _check_embedder(cls, value: str) -> str:
+        if ":" not in value:
+            raise ValueError(
+                "must look like 'local:<model>', 'cohere:<model>' or 'openai:<model>'"
+            )
+        return value
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            max_query_chars=self.max_query_chars,
+            max_top_k=self.max_top_k,
+            max_batch_size=self.max_batch_size,
+        )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=_config_file()),
+        )
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build :class:`Settings`, dropping ``None`` overrides; bad values become VALIDATION_ERROR."""
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**clean)
+    except ValidationError as e:
+        parts = [
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            for err in e.errors(include_url=False)
+        ]
+        raise QueryValidationError(
+            f"Invalid settings ({_config_file()} / environment): " + "; ".join(parts),
+            field=".".join(str(p) for p in e.errors()[0]["loc"]),
+        ) from e

@@ -1,0 +1,39 @@
+"""The embedder interface: four members, nothing more."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Embedder", "Vectors"]
+
+#: A 2-D float32 array, one row per input text.
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors. Implementations translate their backend's errors into
+    :class:`ragsonde.errors.EmbeddingError` / :class:`ragsonde.errors.AuthError` and nothing else
+    escapes them."""
+
+    @property
+    def name(self) -> str:
+        """The spec this embedder was built from, e.g. ``local:sentence-transformers/…``."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector this embedder returns."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Embed search queries (asymmetric models get their query prompt/input type)."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """Embed documents/chunks for storage."""
+        ...

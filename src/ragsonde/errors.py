@@ -1,0 +1,139 @@
+"""The one exception tree of ragsonde.
+
+Every error the library raises on purpose is a :class:`RagsondeError` and carries the contract's
+error ``code`` (``../shared/spec/CONTRACT.md``)::
+
+    RagsondeError                      (base; never raised itself)
+    ├── QueryValidationError           VALIDATION_ERROR      bad input: a query, a file, a setting
+    ├── StoreConnectionError           CONNECTION_ERROR      Qdrant unreachable, timed out, or locked
+    ├── AuthError                      AUTH_ERROR            Qdrant or an embedding API refused the key
+    ├── CollectionNotFoundError        COLLECTION_NOT_FOUND  no such collection
+    ├── EmbeddingError                 EMBEDDING_ERROR       the embedder failed (model, rate limit, body)
+    └── DimensionMismatchError         DIMENSION_MISMATCH    embedder and collection disagree on size
+
+Exceptions of the libraries underneath (qdrant-client, qdrant-edge, httpx, torch) are translated
+into this tree at two boundaries only: the store (``ragsonde.store``) and the embedders
+(``ragsonde.embedders``). Messages say what happened and what to do next, and never carry a secret:
+:func:`mask_secrets` scrubs them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import ClassVar
+
+__all__ = [
+    "AuthError",
+    "CollectionNotFoundError",
+    "DimensionMismatchError",
+    "EmbeddingError",
+    "ErrorCode",
+    "QueryValidationError",
+    "RagsondeError",
+    "StoreConnectionError",
+    "mask_secrets",
+]
+
+
+class ErrorCode(StrEnum):
+    """The contract's error codes."""
+
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    CONNECTION_ERROR = "CONNECTION_ERROR"
+    AUTH_ERROR = "AUTH_ERROR"
+    COLLECTION_NOT_FOUND = "COLLECTION_NOT_FOUND"
+    EMBEDDING_ERROR = "EMBEDDING_ERROR"
+    DIMENSION_MISMATCH = "DIMENSION_MISMATCH"
+
+
+class RagsondeError(Exception):
+    """Base of every ragsonde error; ``code`` is the contract error code."""
+
+    code: ClassVar[ErrorCode]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class QueryValidationError(RagsondeError):
+    """Input breaks a rule: a query field, a filter, a file, a setting.
+
+    ``field`` names the offending field (dotted path) when there is one.
+    """
+
+    code = ErrorCode.VALIDATION_ERROR
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class StoreConnectionError(RagsondeError):
+    """Qdrant cannot be reached, timed out, or (embedded) is held by another process."""
+
+    code = ErrorCode.CONNECTION_ERROR
+
+
+class AuthError(RagsondeError):
+    """Qdrant or the embedding API rejected the credentials."""
+
+    code = ErrorCode.AUTH_ERROR
+
+
+class CollectionNotFoundError(RagsondeError):
+    """The collection does not exist."""
+
+    code = ErrorCode.COLLECTION_NOT_FOUND
+
+    def __init__(self, collection: str, available: Iterable[str] = ()) -> None:
+        names = sorted(available)
+        listing = (
+            f" Existing collections: {', '.join(names)}."
+            if names
+            else " There are no collections yet."
+        )
+        super().__init__(
+            f"Collection '{collection}' does not exist.{listing} "
+            f"Create it with `ragsonde ingest SOURCE --collection {collection}`, "
+            "or pick another with --collection / RAGSONDE_COLLECTION."
+        )
+        self.collection = collection
+
+
+class EmbeddingError(RagsondeError):
+    """The embedder failed: model not loadable, rate limit, bad response."""
+
+    code = ErrorCode.EMBEDDING_ERROR
+
+
+class DimensionMismatchError(RagsondeError):
+    """The embedder's vector size differs from the collection's."""
+
+    code = ErrorCode.DIMENSION_MISMATCH
+
+    def __init__(self, *, collection: str, collection_dim: int, embedder: str, embedder_dim: int):
+        super().__init__(
+            f"Embedder '{embedder}' makes {embedder_dim}-dimensional vectors, but collection "
+            f"'{collection}' holds {collection_dim}-dimensional ones. Query it with the embedder "
+            f"it was built with (RAGSONDE_EMBEDDER), or re-ingest it with this one."
+        )
+        self.collection_dim = collection_dim
+        self.embedder_dim = embedder_dim
+
+
+_MIN_SECRET_LEN = 4
+
+
+def mask_secrets(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace every occurrence of each secret in ``text`` with a masked form (``sk-1…``)."""
+    for secret in secrets:
+        if secret and len(secret) >= _MIN_SECRET_LEN:
+            text = text.replace(secret, secret[:2] + "…" + "*" * 4)
+    # Bearer tokens echoed back by a server, whatever they are.
+    return re.sub(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}", r"\1****", text)

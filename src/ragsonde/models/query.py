@@ -1,0 +1,195 @@
+"""The query side of the contract: :class:`Query` and :class:`BatchRequest`.
+
+Limits (``max_query_chars``, ``max_top_k``, ``max_batch_size``) default to the contract's values
+and may be lowered by a deployment: pass ``context={"limits": Limits(...)}`` to
+``model_validate``; :func:`parse_query` does that for you.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+
+from ragsonde.errors import QueryValidationError
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "BatchRequest",
+    "FilterValue",
+    "Limits",
+    "Query",
+    "SearchMode",
+    "parse_query",
+    "validation_error_from_pydantic",
+]
+
+SearchMode = Literal["dense", "sparse", "hybrid"]
+#: A filter value: one value, or a list meaning "any of".
+FilterValue = StrictStr | StrictInt | StrictBool | list[StrictStr | StrictInt | StrictBool]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The contract's limits; a deployment may lower them."""
+
+    max_query_chars: int = 2000
+    max_top_k: int = 100
+    max_batch_size: int = 100
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def _limits(info: ValidationInfo) -> Limits:
+    ctx = info.context
+    if isinstance(ctx, Mapping):
+        limits = ctx.get("limits")
+        if isinstance(limits, Limits):
+            return limits
+    return DEFAULT_LIMITS
+
+
+def _new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class Query(BaseModel):
+    """One retrieval query, as CONTRACT.md defines it."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    query_text: Annotated[
+        StrictStr,
+        Field(
+            validation_alias=AliasChoices("query_text", "text", "query"),
+            description="The question; non-empty after stripping, at most max_query_chars long.",
+            examples=["How does the lidar sensor measure distance?"],
+        ),
+    ]
+    top_k: Annotated[
+        StrictInt, Field(description="How many results, 1..max_top_k (default max 100).")
+    ] = 5
+    score_threshold: Annotated[
+        StrictFloat | StrictInt,
+        Field(
+            validation_alias=AliasChoices("score_threshold", "threshold", "similarity_threshold"),
+            description="Keep results whose similarity_score >= this, 0.0..1.0.",
+        ),
+    ] = 0.0
+    filters: Annotated[
+        dict[str, FilterValue] | None,
+        Field(description='Payload conditions: {"url": "…"}, {"section": ["a", "b"]} (any of).'),
+    ] = None
+    include_metadata: StrictBool = True
+    include_vectors: StrictBool = False
+    query_id: Annotated[StrictStr, Field(min_length=1, max_length=200)] = Field(
+        default_factory=_new_id
+    )
+    collection: Annotated[StrictStr | None, Field(min_length=1, max_length=255)] = None
+    mode: SearchMode = "dense"
+
+    @field_validator("query_text")
+    @classmethod
+    def _check_text(cls, value: str, info: ValidationInfo) -> str:
+        text = value.strip()
+        if not text:
+            raise ValueError("must not be empty or only whitespace")
+        limit = _limits(info).max_query_chars
+        if len(text) > limit:
+            raise ValueError(f"must be at most {limit} characters (got {len(text)})")
+        return text
+
+    @field_validator("top_k")
+    @classmethod
+    def _check_top_k(cls, value: int, info: ValidationInfo) -> int:
+        limit = _limits(info).max_top_k
+        if not 1 <= value <= limit:
+            raise ValueError(f"must be between 1 and {limit} (got {value})")
+        return value
+
+    @field_validator("score_threshold")
+    @classmethod
+    def _check_threshold(cls, value: float) -> float:
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"must be between 0.0 and 1.0 (got {value})")
+        return float(value)
+
+    @field_validator("filters")
+    @classmethod
+    def _check_filters(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        for key, cond in value.items():
+            if not key.strip():
+                raise ValueError("filter field names must not be empty")
+            if isinstance(cond, list) and not cond:
+                raise ValueError(f"filter '{key}' has an empty list: give at least one value")
+        return value
+
+
+class BatchRequest(BaseModel):
+    """Many queries at once. Queries are embedded in one call and searched in one request.
+
+    A raw JSON batch in which some queries are invalid is still answered (those queries get an
+    error response each): use :meth:`ragsonde.Retriever.retrieve_batch` with the raw mapping.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    queries: Annotated[list[Query], Field(min_length=1)]
+    collection: Annotated[StrictStr | None, Field(min_length=1, max_length=255)] = None
+    batch_id: Annotated[StrictStr, Field(min_length=1, max_length=200)] = Field(
+        default_factory=_new_id
+    )
+
+    @field_validator("queries")
+    @classmethod
+    def _check_size(cls, value: list[Query], info: ValidationInfo) -> list[Query]:
+        limit = _limits(info).max_batch_size
+        if len(value) > limit:
+            raise ValueError(f"must hold at most {limit} queries (got {len(value)})")
+        return value
+
+
+def validation_error_from_pydantic(err: ValidationError) -> QueryValidationError:
+    """Turn pydantic's error into one that names each field and the rule it broke."""
+    parts: list[str] = []
+    first_field: str | None = None
+    for item in err.errors(include_url=False):
+        loc = ".".join(str(p) for p in item["loc"]) or "body"
+        first_field = first_field or loc
+        msg = str(item["msg"]).removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            msg = "is not a known field"
+        parts.append(f"{loc}: {msg}")
+    return QueryValidationError("Invalid query: " + "; ".join(parts), field=first_field)
+
+
+def parse_query(data: Query | Mapping[str, Any], limits: Limits = DEFAULT_LIMITS) -> Query:
+    """Validate ``data`` into a :class:`Query` under ``limits``; raise QueryValidationError."""
+    try:
+        if isinstance(data, Query):
+            data = data.model_dump(exclude_unset=False)
+        if not isinstance(data, Mapping):
+            raise QueryValidationError(
+                f"A query must be a JSON object, not {type(data).__name__}.", field="body"
+            )
+        return Query.model_validate(data, context={"limits": limits})
+    except ValidationError as e:
+        raise validation_error_from_pydantic(e) from e

@@ -1,0 +1,152 @@
+"""The answer side of the contract: :class:`Result`, :class:`Response`, :class:`BatchResponse`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+
+from ragsonde.errors import ErrorCode, RagsondeError
+
+__all__ = [
+    "MINIMAL_RESULT_FIELDS",
+    "BatchResponse",
+    "ErrorInfo",
+    "Response",
+    "Result",
+    "Status",
+    "Timings",
+    "utc_now",
+]
+
+Status = Literal["success", "partial", "error"]
+#: What a result carries when the query asked ``include_metadata: false``.
+MINIMAL_RESULT_FIELDS = ("chunk_id", "text", "similarity_score", "rank")
+
+
+def utc_now() -> str:
+    """The current time, ISO 8601, UTC."""
+    return datetime.now(UTC).isoformat()
+
+
+class ErrorInfo(BaseModel):
+    """The contract's error object."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: ErrorCode
+    message: str
+
+    @classmethod
+    def from_exception(cls, exc: RagsondeError) -> ErrorInfo:
+        return cls(code=exc.code, message=exc.message)
+
+
+class Timings(BaseModel):
+    """Per-stage wall time in milliseconds, measured with a monotonic clock."""
+
+    embedding_ms: Annotated[float, Field(ge=0)] = 0.0
+    search_ms: Annotated[float, Field(ge=0)] = 0.0
+    post_processing_ms: Annotated[float, Field(ge=0)] = 0.0
+    total_ms: Annotated[float, Field(ge=0)] = 0.0
+
+
+class Result(BaseModel):
+    """One retrieved chunk."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_id: str = Field(description="The Qdrant point id, as a string.")
+    text: str = Field(description="The stored chunk text, exactly as stored.")
+    url: str | None = None
+    title: str | None = None
+    section: str | None = None
+    chunk_index: Annotated[int, Field(ge=0)] | None = None
+    similarity_score: Annotated[float, Field(ge=0.0, le=1.0)] = Field(
+        description="Cosine similarity clamped into [0, 1]."
+    )
+    raw_score: float | None = Field(default=None, description="The store's unclamped score.")
+    rank: Annotated[int, Field(ge=0)] = Field(description="0-based position in the list.")
+    created_at: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    vector: list[float] | None = Field(default=None, description="Only with include_vectors.")
+
+    _minimal: bool = PrivateAttr(default=False)
+
+    def minimal(self) -> Result:
+        """This result, marked to serialize only ``MINIMAL_RESULT_FIELDS`` (and a vector)."""
+        self._minimal = True
+        return self
+
+    @model_serializer(mode="wrap")
+    def _serialize(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.vector is None:
+            data.pop("vector", None)
+        if self._minimal:
+            keep = (*MINIMAL_RESULT_FIELDS, "vector")
+            data = {k: v for k, v in data.items() if k in keep}
+        return data
+
+
+class Response(BaseModel):
+    """The answer to one query; ``status == "error"`` carries ``error`` and no results."""
+
+    query: str
+    query_id: str
+    status: Status
+    results: list[Result] = Field(default_factory=list)
+    total_results: Annotated[int, Field(ge=0)] = 0
+    top_k_requested: int
+    collection: str
+    model: str
+    timestamp: str = Field(default_factory=utc_now)
+    timings: Timings = Field(default_factory=Timings)
+    error: ErrorInfo | None = None
+
+    @classmethod
+    def failure(
+        cls,
+        exc: RagsondeError,
+        *,
+        query: str,
+        query_id: str,
+        top_k: int,
+        collection: str,
+        model: str,
+        timings: Timings | None = None,
+    ) -> Response:
+        """An error response for ``exc``."""
+        return cls(
+            query=query,
+            query_id=query_id,
+            status="error",
+            results=[],
+            total_results=0,
+            top_k_requested=top_k,
+            collection=collection,
+            model=model,
+            timings=timings or Timings(),
+            error=ErrorInfo.from_exception(exc),
+        )
+
+
+class BatchResponse(BaseModel):
+    """One response per query, in input order."""
+
+    batch_id: str
+    status: Status
+    responses: list[Response]
+    batch_latency_ms: Annotated[float, Field(ge=0)]
+    timestamp: str = Field(default_factory=utc_now)

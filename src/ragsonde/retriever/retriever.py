@@ -1,0 +1,374 @@
+"""The retrieval pipeline: validate → embed → search → threshold and format.
+
+Each stage is timed with a monotonic clock (``time.perf_counter``). A batch embeds all its
+queries in one call and searches each collection's queries in one store request; a bad query
+gets its own error response and the batch is ``partial``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
+from ragsonde.models import (
+    BatchRequest,
+    BatchResponse,
+    Limits,
+    Query,
+    Response,
+    Result,
+    Timings,
+    parse_query,
+    validation_error_from_pydantic,
+)
+from ragsonde.retriever.filters import FilterResolver
+from ragsonde.store import CollectionInfo, Hit, SearchSpec, SearchStore, Store, open_store
+from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping
+
+__all__ = ["Retriever"]
+
+_INFO_TTL_S = 5.0
+
+
+def _ms(start: float, end: float) -> float:
+    return max(0.0, (end - start) * 1000.0)
+
+
+class _Envelope(BaseModel):
+    """A raw batch body before its queries are validated one by one."""
+
+    model_config = ConfigDict(extra="forbid")
+    queries: list[Any] = Field(min_length=1)
+    collection: str | None = Field(default=None, min_length=1, max_length=255)
+    batch_id: str = Field(default_factory=lambda: str(uuid.uuid4()), min_length=1, max_length=200)
+
+
+@dataclass
+class _Pending:
+    """One valid query of a batch on its way through the stages."""
+
+    index: int
+    query: Query
+    collection: str
+    spec: SearchSpec | None = None
+    vector: list[float] | None = None
+
+
+class Retriever:
+    """Query text in, contract :class:`Response` out.
+
+    >>> with Retriever() as r:                                  # doctest: +SKIP
+    ...     r.retrieve({"query_text": "how does lidar work?", "top_k": 3})
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store: SearchStore | None = None,
+        embedder: Embedder | None = None,
+        limits: Limits | None = None,
+        exact: bool = False,
+        mapping: PayloadMapping = DEFAULT_MAPPING,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self._store = store
+        self._owns_store = store is None
+        self._embedder = embedder
+        self.limits = limits or self.settings.limits
+        self.exact = exact
+        self.mapping = mapping
+        self._info: dict[str, tuple[float, CollectionInfo]] = {}
+        self._filters = FilterResolver(mapping)
+
+    # -- components, created on first use ------------------------------------------------------
+    @property
+    def store(self) -> SearchStore:
+        if self._store is None:
+            self._store = open_store(self.settings)
+        return self._store
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder(self.settings)
+        return self._embedder
+
+    @property
+    def model_name(self) -> str:
+        return self._embedder.name if self._embedder is not None else self.settings.embedder
+
+    def close(self) -> None:
+        """Release the store if this retriever opened it."""
+        if self._owns_store and self._store is not None and isinstance(self._store, Store):
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> Retriever:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- the single query -------------------------------------------------------------------------
+    def retrieve(self, query: Query | Mapping[str, Any], *, collection: str | None = None) -> Response:
+        """Answer one query. Errors come back as an error Response, never raised."""
+        t0 = time.perf_counter()
+        try:
+            q = parse_query(query, self.limits)
+        except QueryValidationError as e:
+            return self._failure(e, query, collection, Timings(total_ms=_ms(t0, time.perf_counter())))
+        name = q.collection or collection or self.settings.collection
+        timings = Timings()
+        try:
+            pending = _Pending(0, q, name)
+            info = self._prepare([pending])[0]
+            if isinstance(info, RagsondeError):
+                raise info
+            t1 = time.perf_counter()
+            pending.vector = self.embedder.embed_queries([q.query_text])[0].tolist()
+            t2 = time.perf_counter()
+            timings.embedding_ms = _ms(t1, t2)
+            hits = self.store.search(name, [self._spec(pending)])[0]
+            t3 = time.perf_counter()
+            timings.search_ms = _ms(t2, t3)
+            response = self._format(q, name, hits)
+            t4 = time.perf_counter()
+            timings.post_processing_ms = _ms(t3, t4)
+            timings.total_ms = _ms(t0, t4)
+            response.timings = timings
+            return response
+        except RagsondeError as e:
+            timings.total_ms = _ms(t0, time.perf_counter())
+            return Response.failure(
+                e, query=q.query_text, query_id=q.query_id, top_k=q.top_k, collection=name,
+                model=self.model_name, timings=timings,
+            )
+
+    # -- the batch ------------------------------------------------------------------------------
+    def retrieve_batch(self, batch: BatchRequest | Mapping[str, Any]) -> BatchResponse:
+        """Answer many queries: one embedding call, one search request per collection.
+
+        A malformed envelope (not an object, no queries, too many) raises QueryValidationError;
+        a bad query inside a valid envelope gets its own error response (batch ``partial``).
+        In a batch, each query's ``embedding_ms`` and ``search_ms`` are its share of the
+        batched stage (stage time / queries in it).
+        """
+        t0 = time.perf_counter()
+        envelope = self._envelope(batch)
+        default_coll = envelope.collection or self.settings.collection
+        responses: list[Response | None] = [None] * len(envelope.queries)
+        pending: list[_Pending] = []
+        for i, raw in enumerate(envelope.queries):
+            try:
+                q = parse_query(raw, self.limits)
+                pending.append(_Pending(i, q, q.collection or default_coll))
+            except QueryValidationError as e:
+                responses[i] = self._failure(e, raw, default_coll, Timings())
+        prepared = self._prepare(pending)
+        ok = []
+        for p, outcome in zip(pending, prepared, strict=True):
+            if isinstance(outcome, RagsondeError):
+                responses[p.index] = self._error_for(p, outcome, Timings())
+            else:
+                ok.append(p)
+        embed_ms = 0.0
+        if ok:
+            t1 = time.perf_counter()
+            try:
+                vectors = self.embedder.embed_queries([p.query.query_text for p in ok])
+            except RagsondeError as e:
+                for p in ok:
+                    responses[p.index] = self._error_for(p, e, Timings())
+                ok = []
+            else:
+                for p, vec in zip(ok, vectors, strict=True):
+                    p.vector = vec.tolist()
+            embed_ms = _ms(t1, time.perf_counter()) / max(1, len(ok))
+        by_collection: dict[str, list[_Pending]] = {}
+        for p in ok:
+            by_collection.setdefault(p.collection, []).append(p)
+        for name, group in by_collection.items():
+            t2 = time.perf_counter()
+            try:
+                hit_lists = self.store.search(name, [self._spec(p) for p in group])
+            except RagsondeError as e:
+                for p in group:
+                    responses[p.index] = self._error_for(p, e, Timings(embedding_ms=embed_ms))
+                continue
+            search_ms = _ms(t2, time.perf_counter()) / len(group)
+            for p, hits in zip(group, hit_lists, strict=True):
+                t3 = time.perf_counter()
+                resp = self._format(p.query, name, hits)
+                post_ms = _ms(t3, time.perf_counter())
+                resp.timings = Timings(
+                    embedding_ms=embed_ms,
+                    search_ms=search_ms,
+                    post_processing_ms=post_ms,
+                    total_ms=embed_ms + search_ms + post_ms,
+                )
+                responses[p.index] = resp
+        final = [r for r in responses if r is not None]
+        n_err = sum(r.status == "error" for r in final)
+        status = "success" if n_err == 0 else ("error" if n_err == len(final) else "partial")
+        return BatchResponse(
+            batch_id=envelope.batch_id,
+            status=status,
+            responses=final,
+            batch_latency_ms=_ms(t0, time.perf_counter()),
+        )
+
+    def _envelope(self, batch: BatchRequest | Mapping[str, Any]) -> _Envelope:
+        if isinstance(batch, BatchRequest):
+            return _Envelope(
+                queries=list(batch.queries), collection=batch.collection, batch_id=batch.batch_id
+            )
+        if not isinstance(batch, Mapping):
+            raise QueryValidationError(
+                'A batch must be a JSON object: {"queries": [...]}.', field="body"
+            )
+        try:
+            env = _Envelope.model_validate(batch)
+        except ValidationError as e:
+            raise validation_error_from_pydantic(e) from e
+        if len(env.queries) > self.limits.max_batch_size:
+            raise QueryValidationError(
+                f"Invalid batch: queries: must hold at most {self.limits.max_batch_size} "
+                f"queries (got {len(env.queries)}).",
+                field="queries",
+            )
+        return env
+
+    # -- shared stages ------------------------------------------------------------------------
+    def _collection_info(self, name: str) -> CollectionInfo:
+        now = time.monotonic()
+        cached = self._info.get(name)
+        if cached and now - cached[0] < _INFO_TTL_S:
+            return cached[1]
+        info = self.store.collection_info(name)
+        self._info[name] = (now, info)
+        return info
+
+    def _prepare(self, pending: Sequence[_Pending]) -> list[CollectionInfo | RagsondeError]:
+        """Check each query against its collection (exists, size, mode, filters) before any
+        embedding or search; build its search spec."""
+        out: list[CollectionInfo | RagsondeError] = []
+        for p in pending:
+            try:
+                info = self._collection_info(p.collection)
+                dim = self.embedder.dimension
+                if dim != info.dimension:
+                    raise DimensionMismatchError(
+                        collection=p.collection,
+                        collection_dim=info.dimension,
+                        embedder=self.model_name,
+                        embedder_dim=dim,
+                    )
+                if p.query.mode != "dense" and info.sparse_vector_name is None:
+                    raise QueryValidationError(
+                        f"Collection '{p.collection}' was built for dense search only, so mode "
+                        f"'{p.query.mode}' is not available. Re-ingest it with sparse (BM25) "
+                        "vectors, or use mode 'dense'.",
+                        field="mode",
+                    )
+                filt = self._filters.resolve(p.query.filters, info, self.store)
+                p.spec = SearchSpec(
+                    vector=None,
+                    limit=p.query.top_k,
+                    filter=filt,
+                    with_vectors=p.query.include_vectors,
+                    exact=self.exact,
+                    mode=p.query.mode,
+                )
+                out.append(info)
+            except RagsondeError as e:
+                out.append(e)
+        return out
+
+    @staticmethod
+    def _spec(p: _Pending) -> SearchSpec:
+        base = p.spec
+        if base is None or p.vector is None:
+            raise RuntimeError("query was not prepared and embedded")  # a bug, not user input
+        return SearchSpec(
+            vector=p.vector,
+            limit=base.limit,
+            filter=base.filter,
+            with_vectors=base.with_vectors,
+            exact=base.exact,
+            mode=base.mode,
+        )
+
+    def _format(self, q: Query, collection: str, hits: Sequence[Hit]) -> Response:
+        results: list[Result] = []
+        for hit in hits:
+            score = min(1.0, max(0.0, hit.score))
+            if score < q.score_threshold:
+                continue
+            fields = self.mapping.read(hit.payload)
+            result = Result(
+                chunk_id=hit.id,
+                text=fields.text,
+                url=fields.url,
+                title=fields.title,
+                section=fields.section,
+                chunk_index=fields.chunk_index,
+                similarity_score=score,
+                raw_score=hit.score,
+                rank=len(results),
+                created_at=fields.created_at,
+                metadata=fields.metadata,
+                vector=hit.vector if q.include_vectors else None,
+            )
+            results.append(result if q.include_metadata else result.minimal())
+        return Response(
+            query=q.query_text,
+            query_id=q.query_id,
+            status="success",
+            results=results,
+            total_results=len(results),
+            top_k_requested=q.top_k,
+            collection=collection,
+            model=self.model_name,
+        )
+
+    def _error_for(self, p: _Pending, exc: RagsondeError, timings: Timings) -> Response:
+        return Response.failure(
+            exc, query=p.query.query_text, query_id=p.query.query_id, top_k=p.query.top_k,
+            collection=p.collection, model=self.model_name, timings=timings,
+        )
+
+    def _failure(
+        self, exc: RagsondeError, raw: Any, collection: str | None, timings: Timings
+    ) -> Response:
+        """An error response for input that did not validate: echo what can be echoed."""
+        data: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        text = next(
+            (data[k] for k in ("query_text", "text", "query") if isinstance(data.get(k), str)), ""
+        )
+        qid = data.get("query_id")
+        top_k = data.get("top_k")
+        coll = data.get("collection")
+        return Response.failure(
+            exc,
+            query=text,
+            query_id=qid if isinstance(qid, str) and qid else str(uuid.uuid4()),
+            top_k=top_k if isinstance(top_k, int) and not isinstance(top_k, bool) else 5,
+            collection=coll if isinstance(coll, str) else (collection or self.settings.collection),
+            model=self.model_name,
+            timings=timings,
+        )

@@ -1,0 +1,154 @@
+"""The store interface, and the plain data that crosses it.
+
+Two protocols: :class:`SearchStore` is what the retriever needs; :class:`Store` adds what
+ingestion, ``inspect`` and evaluation need. Implementations (``edge.py``, ``client.py``) translate
+their library's exceptions into :mod:`ragsonde.errors` inside every method: nothing else escapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "CollectionInfo",
+    "FilterSpec",
+    "Hit",
+    "PointRecord",
+    "SearchSpec",
+    "SearchStore",
+    "SparseVector",
+    "Store",
+]
+
+#: Field path -> accepted values (any of). All fields must match (AND of ORs).
+FilterSpec = Mapping[str, Sequence[str | int | bool]]
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """What a collection is: sizes, vectors and payload indexes."""
+
+    name: str
+    dimension: int
+    distance: str
+    points_count: int
+    vector_name: str | None = None
+    """``None`` for an unnamed (default) vector; the name of the dense vector otherwise."""
+    sparse_vector_name: str | None = None
+    """The BM25 sparse vector, when the collection has one (sparse and hybrid modes)."""
+    indexed_fields: Mapping[str, str] = field(default_factory=dict)
+    """Payload field -> index type (``keyword``, ``integer``, …)."""
+    indexed_vectors_count: int = 0
+    backend: str = ""
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """One search. ``mode`` picks which vectors score it."""
+
+    vector: Sequence[float] | None
+    limit: int
+    filter: FilterSpec | None = None
+    with_vectors: bool = False
+    exact: bool = False
+    mode: Literal["dense", "sparse", "hybrid"] = "dense"
+    sparse: SparseVector | None = None
+    fusion: Literal["rrf", "dbsf"] = "rrf"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One scored point as the store returns it: id, raw score, payload, vector if asked."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+    vector: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class PointRecord:
+    """One point to write or as read back."""
+
+    id: str
+    vector: Sequence[float] | None
+    payload: dict[str, Any]
+    sparse: SparseVector | None = None
+
+
+@runtime_checkable
+class SearchStore(Protocol):
+    """What the retriever needs."""
+
+    @property
+    def backend(self) -> str:
+        """``edge`` or ``qdrant`` (server) or ``qdrant-local``."""
+        ...
+
+    def collection_info(self, name: str) -> CollectionInfo:
+        """Describe ``name``; raise CollectionNotFoundError if it does not exist."""
+        ...
+
+    def search(self, collection: str, specs: Sequence[SearchSpec]) -> list[list[Hit]]:
+        """Run all ``specs`` in one request; one hit list per spec, best first."""
+        ...
+
+
+@runtime_checkable
+class Store(SearchStore, Protocol):
+    """A whole store: collections, writes, reads."""
+
+    def list_collections(self) -> list[str]: ...
+
+    def create_collection(
+        self,
+        name: str,
+        dimension: int,
+        *,
+        vector_name: str | None = None,
+        sparse_vector_name: str | None = None,
+        indexed_fields: Mapping[str, str] | None = None,
+    ) -> CollectionInfo:
+        """Create a cosine collection with keyword indexes on ``indexed_fields``."""
+        ...
+
+    def delete_collection(self, name: str) -> None: ...
+
+    def upsert(self, collection: str, points: Sequence[PointRecord]) -> None:
+        """Insert or replace ``points`` (durable when this returns)."""
+        ...
+
+    def delete_points(self, collection: str, ids: Sequence[str]) -> None: ...
+
+    def retrieve(
+        self, collection: str, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> list[PointRecord]:
+        """The points among ``ids`` that exist, in no particular order."""
+        ...
+
+    def scroll(
+        self,
+        collection: str,
+        *,
+        batch_size: int = 256,
+        with_vectors: bool = False,
+        filter: FilterSpec | None = None,
+    ) -> Iterator[list[PointRecord]]:
+        """Every point, in batches."""
+        ...
+
+    def count(self, collection: str, filter: FilterSpec | None = None) -> int: ...
+
+    def build_index(self, collection: str) -> None:
+        """Build the ANN index after bulk writes (a no-op where the backend does it itself)."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,94 @@
+"""What ``ragsonde inspect`` (and ``GET /v1/collections/{name}``) shows about a collection."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pydantic import BaseModel
+
+from ragsonde.store.base import Store
+from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping, detect_mapping
+
+__all__ = ["CollectionReport", "FieldStat", "inspect_collection"]
+
+
+class FieldStat(BaseModel):
+    """A payload field seen in the sample, and the share of points that have it (non-null)."""
+
+    field: str
+    fill_rate: float
+    types: list[str]
+    indexed: str | None = None
+
+
+class CollectionReport(BaseModel):
+    name: str
+    backend: str
+    dimension: int
+    distance: str
+    points_count: int
+    indexed_vectors_count: int
+    vector_name: str | None
+    sparse_vector_name: str | None
+    sampled_points: int
+    fields: list[FieldStat]
+    mapping: dict[str, str | None]
+    """Contract field -> the payload path it is read from (None: not found)."""
+    embedder: str | None = None
+    embedder_dimension: int | None = None
+    dimension_matches: bool | None = None
+
+
+def inspect_collection(
+    store: Store,
+    name: str,
+    *,
+    embedder: str | None = None,
+    embedder_dimension: int | None = None,
+    sample: int = 1000,
+    mapping: PayloadMapping = DEFAULT_MAPPING,
+) -> CollectionReport:
+    """Describe ``name`` from its info and a sample of up to ``sample`` payloads."""
+    info = store.collection_info(name)
+    payloads = []
+    for batch in store.scroll(name, batch_size=min(256, sample)):
+        payloads.extend(r.payload for r in batch)
+        if len(payloads) >= sample:
+            break
+    payloads = payloads[:sample]
+    fills: Counter[str] = Counter()
+    types: dict[str, set[str]] = {}
+    for payload in payloads:
+        for key, value in payload.items():
+            if value is not None:
+                fills[key] += 1
+                types.setdefault(key, set()).add(type(value).__name__)
+    n = max(1, len(payloads))
+    fields = [
+        FieldStat(
+            field=key,
+            fill_rate=round(fills[key] / n, 4),
+            types=sorted(types.get(key, set())),
+            indexed=info.indexed_fields.get(key),
+        )
+        for key in sorted(fills, key=lambda k: (-fills[k], k))
+    ]
+    detected = detect_mapping(payloads, mapping)
+    return CollectionReport(
+        name=info.name,
+        backend=info.backend,
+        dimension=info.dimension,
+        distance=info.distance,
+        points_count=info.points_count,
+        indexed_vectors_count=info.indexed_vectors_count,
+        vector_name=info.vector_name,
+        sparse_vector_name=info.sparse_vector_name,
+        sampled_points=len(payloads),
+        fields=fields,
+        mapping={k: path for k, (path, _share) in detected.items()},
+        embedder=embedder,
+        embedder_dimension=embedder_dimension,
+        dimension_matches=(
+            None if embedder_dimension is None else embedder_dimension == info.dimension
+        ),
+    )
