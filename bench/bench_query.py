@@ -73,7 +73,9 @@ def main() -> None:
         store.upsert(
             "bench",
             [
-                PointRecord(id=str(i), vector=v.tolist(), payload={"text": d["text"], "doc_id": d["id"]})
+                PointRecord(
+                    id=str(i), vector=v.tolist(), payload={"text": d["text"], "doc_id": d["id"]}
+                )
                 for i, (d, v) in enumerate(zip(docs, vecs, strict=True))
             ],
         )
@@ -85,7 +87,11 @@ def main() -> None:
 
         bare: list[float] = []
         e2e: list[float] = []
-        stage: dict[str, list[float]] = {"embedding_ms": [], "search_ms": [], "post_processing_ms": []}
+        stage: dict[str, list[float]] = {
+            "embedding_ms": [],
+            "search_ms": [],
+            "post_processing_ms": [],
+        }
         for _ in range(args.repeats):
             for q in queries:
                 t0 = time.perf_counter()
@@ -103,7 +109,9 @@ def main() -> None:
         batch_times, single_times = [], []
         for _ in range(args.repeats):
             t0 = time.perf_counter()
-            out = retriever.retrieve_batch({"queries": [{"query_text": q} for q in queries[:batch_n]]})
+            out = retriever.retrieve_batch(
+                {"queries": [{"query_text": q} for q in queries[:batch_n]]}
+            )
             batch_times.append(time.perf_counter() - t0)
             assert out.status == "success"
             t0 = time.perf_counter()

@@ -10,7 +10,13 @@ import pytest
 import ragsonde
 import ragsonde.errors
 
-PACKAGES = ["ragsonde", "ragsonde.models", "ragsonde.store", "ragsonde.embedders", "ragsonde.retriever"]
+PACKAGES = [
+    "ragsonde",
+    "ragsonde.models",
+    "ragsonde.store",
+    "ragsonde.embedders",
+    "ragsonde.retriever",
+]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -19,8 +25,10 @@ def test_all_lists_exactly_the_public_names(name):
     exported = set(mod.__all__)
     # Every public class/function defined in the package is exported...
     public = {
-        n for n, v in vars(mod).items()
-        if not n.startswith("_") and not isinstance(v, type(pkgutil))
+        n
+        for n, v in vars(mod).items()
+        if not n.startswith("_")
+        and not isinstance(v, type(pkgutil))
         and str(getattr(v, "__module__", "")).startswith(name)
     }
     assert public <= exported, sorted(public - exported)
@@ -30,7 +38,8 @@ def test_all_lists_exactly_the_public_names(name):
 
 def test_every_error_has_a_distinct_contract_code():
     classes = [
-        getattr(ragsonde.errors, n) for n in ragsonde.errors.__all__
+        getattr(ragsonde.errors, n)
+        for n in ragsonde.errors.__all__
         if isinstance(getattr(ragsonde.errors, n), type)
         and issubclass(getattr(ragsonde.errors, n), ragsonde.RagsondeError)
         and getattr(ragsonde.errors, n) is not ragsonde.RagsondeError

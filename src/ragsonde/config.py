@@ -50,21 +50,27 @@ class Settings(BaseSettings):
     qdrant_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("RAGSONDE_QDRANT_URL", "QDRANT_URL", "qdrant_url"),
-        description="Qdrant server URL; ':memory:' for qdrant-client's local mode; unset: embedded.",
+        description="Qdrant server URL; ':memory:' = qdrant-client local mode; unset = embedded.",
     )
     qdrant_api_key: SecretStr | None = Field(
         default=None,
-        validation_alias=AliasChoices("RAGSONDE_QDRANT_API_KEY", "QDRANT_API_KEY", "qdrant_api_key"),
+        validation_alias=AliasChoices(
+            "RAGSONDE_QDRANT_API_KEY", "QDRANT_API_KEY", "qdrant_api_key"
+        ),
     )
     qdrant_timeout_s: float = Field(default=5.0, gt=0)
     cohere_api_key: SecretStr | None = Field(
         default=None,
-        validation_alias=AliasChoices("RAGSONDE_COHERE_API_KEY", "COHERE_API_KEY", "cohere_api_key"),
+        validation_alias=AliasChoices(
+            "RAGSONDE_COHERE_API_KEY", "COHERE_API_KEY", "cohere_api_key"
+        ),
     )
     cohere_base_url: str = "https://api.cohere.com"
     openai_api_key: SecretStr | None = Field(
         default=None,
-        validation_alias=AliasChoices("RAGSONDE_OPENAI_API_KEY", "OPENAI_API_KEY", "openai_api_key"),
+        validation_alias=AliasChoices(
+            "RAGSONDE_OPENAI_API_KEY", "OPENAI_API_KEY", "openai_api_key"
+        ),
     )
     openai_base_url: str = Field(
         default="https://api.openai.com/v1",
@@ -80,14 +86,19 @@ class Settings(BaseSettings):
     max_top_k: int = Field(default=100, ge=1, le=100)
     max_batch_size: int = Field(default=100, ge=1, le=100)
     hnsw_ef: int | None = Field(default=None, ge=1)
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="RAGSONDE_API_KEY: when set, the server's /v1/ routes require this key.",
+    )
+    max_body_bytes: int = Field(
+        default=1_048_576, ge=1024, description="Largest request body the server accepts."
+    )
 
     @field_validator("embedder")
     @classmethod
     def _check_embedder(cls, value: str) -> str:
         if ":" not in value:
-            raise ValueError(
-                "must look like 'local:<model>', 'cohere:<model>' or 'openai:<model>'"
-            )
+            raise ValueError("must look like 'local:<model>', 'cohere:<model>' or 'openai:<model>'")
         return value
 
     @property

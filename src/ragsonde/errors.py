@@ -5,11 +5,11 @@ error ``code`` (``../shared/spec/CONTRACT.md``)::
 
     RagsondeError                      (base; never raised itself)
     ├── QueryValidationError           VALIDATION_ERROR      bad input: a query, a file, a setting
-    ├── StoreConnectionError           CONNECTION_ERROR      Qdrant unreachable, timed out, or locked
-    ├── AuthError                      AUTH_ERROR            Qdrant or an embedding API refused the key
+    ├── StoreConnectionError           CONNECTION_ERROR      Qdrant unreachable, timed out, locked
+    ├── AuthError                      AUTH_ERROR            Qdrant or embedding API refused the key
     ├── CollectionNotFoundError        COLLECTION_NOT_FOUND  no such collection
-    ├── EmbeddingError                 EMBEDDING_ERROR       the embedder failed (model, rate limit, body)
-    └── DimensionMismatchError         DIMENSION_MISMATCH    embedder and collection disagree on size
+    ├── EmbeddingError                 EMBEDDING_ERROR       the embedder failed (model, rate limit)
+    └── DimensionMismatchError         DIMENSION_MISMATCH    embedder, collection sizes differ
 
 Exceptions of the libraries underneath (qdrant-client, qdrant-edge, httpx, torch) are translated
 into this tree at two boundaries only: the store (``ragsonde.store``) and the embedders
@@ -117,7 +117,9 @@ class DimensionMismatchError(RagsondeError):
 
     code = ErrorCode.DIMENSION_MISMATCH
 
-    def __init__(self, *, collection: str, collection_dim: int, embedder: str, embedder_dim: int):
+    def __init__(
+        self, *, collection: str, collection_dim: int, embedder: str, embedder_dim: int
+    ) -> None:
         super().__init__(
             f"Embedder '{embedder}' makes {embedder_dim}-dimensional vectors, but collection "
             f"'{collection}' holds {collection_dim}-dimensional ones. Query it with the embedder "

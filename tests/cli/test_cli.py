@@ -19,12 +19,18 @@ from tests.retriever.conftest import fill
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if k != "QDRANT_URL"}
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "ragsonde", *args], capture_output=True, text=True,
-        env=full_env, timeout=timeout, cwd=ROOT,
+        [sys.executable, "-m", "ragsonde", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=ROOT,
     )
 
 
@@ -59,8 +65,13 @@ def test_query_table_for_people(home):
 
 @pytest.mark.parametrize(
     "args",
-    [["query", ""], ["query", "x", "--top-k", "101"], ["query", "x", "--threshold", "1.5"],
-     ["query", "x", "--filter", "nope"], ["query", "x", "--filter", "colour=red"]],
+    [
+        ["query", ""],
+        ["query", "x", "--top-k", "101"],
+        ["query", "x", "--threshold", "1.5"],
+        ["query", "x", "--filter", "nope"],
+        ["query", "x", "--filter", "colour=red"],
+    ],
 )
 def test_bad_input_exits_2_with_validation_error(home, args):
     out = run(*args, "--json", env=env_for(home))
@@ -88,7 +99,12 @@ def test_dimension_mismatch(home):
 
 def test_unreachable_qdrant_is_a_connection_error_within_10s(tmp_path):
     started = time.monotonic()
-    out = run("query", "x", "--json", env={"QDRANT_URL": "http://127.0.0.1:9", "RAGSONDE_HOME": str(tmp_path)})
+    out = run(
+        "query",
+        "x",
+        "--json",
+        env={"QDRANT_URL": "http://127.0.0.1:9", "RAGSONDE_HOME": str(tmp_path)},
+    )
     elapsed = time.monotonic() - started
     assert out.returncode == 1, out.stdout + out.stderr
     assert json.loads(out.stdout)["error"]["code"] == "CONNECTION_ERROR"
@@ -129,9 +145,39 @@ def test_every_command_has_help_and_is_in_the_readme():
     out = run("--help")
     assert out.returncode == 0
     commands = re.findall(r"│ (\w+)\s{2,}", out.stdout)
-    assert {"query", "batch", "inspect"} <= set(commands)
+    assert {"query", "batch", "inspect", "ingest", "eval", "serve"} <= set(commands)
     readme = (ROOT / "README.md").read_text()
     for cmd in commands:
         assert f"ragsonde {cmd}" in readme, f"README does not document `ragsonde {cmd}`"
         sub = run(cmd, "--help")
         assert sub.returncode == 0 and len(sub.stdout) > 100
+
+
+def test_ingest_command_json_and_errors(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "lidar.md").write_text(
+        "# Lidar\n\nLidar times laser pulses.\n\n## Care\n\nKeep the window clean.\n"
+    )
+    (docs / "bad.md").write_bytes(b"\xff\xfe\x00bad")
+    home = tmp_path / "home"
+    out = run("ingest", str(docs), "-c", "cli", "--home", str(home), "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert set(report) == {
+        "collection",
+        "documents",
+        "chunks",
+        "embedded",
+        "skipped",
+        "deleted",
+        "failed",
+        "seconds",
+    }
+    assert (report["documents"], report["chunks"], report["embedded"]) == (1, 2, 2)
+    assert report["failed"][0]["source"] == "bad.md"
+    again = run("ingest", str(docs), "-c", "cli", "--home", str(home))
+    assert again.returncode == 0 and "0 embedded, 2 unchanged" in again.stdout
+    assert "bad.md" in again.stderr
+    missing = run("ingest", str(tmp_path / "nope"), "--home", str(home))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr

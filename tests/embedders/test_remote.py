@@ -24,14 +24,22 @@ def api():
 
 
 def cohere(api, **kw) -> CohereEmbedder:
-    s = Settings(cohere_base_url=api.url, cohere_api_key=kw.pop("key", KEY),
-                 embed_max_retries=kw.pop("retries", 3), embed_timeout_s=kw.pop("timeout", 5.0))
+    s = Settings(
+        cohere_base_url=api.url,
+        cohere_api_key=kw.pop("key", KEY),
+        embed_max_retries=kw.pop("retries", 3),
+        embed_timeout_s=kw.pop("timeout", 5.0),
+    )
     return CohereEmbedder.from_settings("embed-english-v3.0", s)
 
 
 def openai(api, **kw) -> OpenAIEmbedder:
-    s = Settings(openai_base_url=f"{api.url}/v1", openai_api_key=kw.pop("key", KEY),
-                 embed_max_retries=kw.pop("retries", 3), embed_timeout_s=kw.pop("timeout", 5.0))
+    s = Settings(
+        openai_base_url=f"{api.url}/v1",
+        openai_api_key=kw.pop("key", KEY),
+        embed_max_retries=kw.pop("retries", 3),
+        embed_timeout_s=kw.pop("timeout", 5.0),
+    )
     return OpenAIEmbedder.from_settings(kw.pop("model", "my-local-model"), s)
 
 
@@ -44,8 +52,12 @@ def test_cohere_wire_format_and_input_types(api):
     assert not np.allclose(q, d)  # different input_type, different vector
     first, second = api.requests
     assert first.path == "/v2/embed"
-    assert first.body == {"model": "embed-english-v3.0", "texts": ["what is lidar"],
-                          "input_type": "search_query", "embedding_types": ["float"]}
+    assert first.body == {
+        "model": "embed-english-v3.0",
+        "texts": ["what is lidar"],
+        "input_type": "search_query",
+        "embedding_types": ["float"],
+    }
     assert second.body["input_type"] == "search_document"
     assert first.headers["Authorization"] == f"Bearer {KEY}"
 
@@ -64,7 +76,11 @@ def test_openai_wire_format_sorts_by_index_and_learns_dimension(api):
     assert np.allclose(vecs[0], fake_vector("a", 64), atol=1e-6)  # server answered reversed
     req = api.requests[0]
     assert req.path == "/v1/embeddings"
-    assert req.body == {"model": "my-local-model", "input": ["a", "b", "c"], "encoding_format": "float"}
+    assert req.body == {
+        "model": "my-local-model",
+        "input": ["a", "b", "c"],
+        "encoding_format": "float",
+    }
 
 
 @pytest.mark.parametrize("make", [cohere, openai])
@@ -148,5 +164,5 @@ def test_registry_builds_remote_embedders(api):
 def test_unknown_embedder_scheme_lists_the_known_ones():
     from ragsonde.errors import QueryValidationError
 
-    with pytest.raises(QueryValidationError, match="'cohere:<model>'.*'local:<model>'"):
+    with pytest.raises(QueryValidationError, match=r"'cohere:<model>'.*'local:<model>'"):
         get_embedder(Settings(embedder="magic:thing"))

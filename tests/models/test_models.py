@@ -21,7 +21,12 @@ def test_defaults_follow_the_contract():
     q = parse_query({"query_text": "  what is lidar?  "})
     assert q.query_text == "what is lidar?"
     assert (q.top_k, q.score_threshold, q.filters) == (5, 0.0, None)
-    assert (q.include_metadata, q.include_vectors, q.mode, q.collection) == (True, False, "dense", None)
+    assert (q.include_metadata, q.include_vectors, q.mode, q.collection) == (
+        True,
+        False,
+        "dense",
+        None,
+    )
     assert len(q.query_id) == 36  # a generated UUID4
 
 
@@ -70,16 +75,23 @@ def test_a_deployment_may_lower_limits():
         parse_query({"text": "x" * 11}, limits)
     assert parse_query({"text": "x", "top_k": 20}, limits).top_k == 20
     with pytest.raises(ValidationError, match="at most 2 queries"):
-        BatchRequest.model_validate(
-            {"queries": [{"text": "a"}] * 3}, context={"limits": limits}
-        )
+        BatchRequest.model_validate({"queries": [{"text": "a"}] * 3}, context={"limits": limits})
 
 
 def test_minimal_result_serialises_only_four_fields():
     r = Result(chunk_id="1", text="t", url="u", similarity_score=0.5, rank=0, raw_score=0.5)
     assert set(r.model_dump()) == {
-        "chunk_id", "text", "url", "title", "section", "chunk_index", "similarity_score",
-        "raw_score", "rank", "created_at", "metadata",
+        "chunk_id",
+        "text",
+        "url",
+        "title",
+        "section",
+        "chunk_index",
+        "similarity_score",
+        "raw_score",
+        "rank",
+        "created_at",
+        "metadata",
     }
     assert set(r.minimal().model_dump()) == {"chunk_id", "text", "similarity_score", "rank"}
     with_vec = Result(chunk_id="1", text="t", similarity_score=0.5, rank=0, vector=[0.1])
@@ -98,7 +110,14 @@ def test_failure_response_shape():
 
 def test_json_schema_export_covers_every_model():
     schemas = json_schemas()
-    assert set(schemas) == {"Query", "BatchRequest", "Result", "Response", "BatchResponse", "ErrorInfo"}
+    assert set(schemas) == {
+        "Query",
+        "BatchRequest",
+        "Result",
+        "Response",
+        "BatchResponse",
+        "ErrorInfo",
+    }
     q = schemas["Query"]
     assert "query_text" in q["properties"] and q["required"] == ["query_text"]
     assert q["properties"]["top_k"]["default"] == 5

@@ -18,9 +18,16 @@ def fill(store, embedder, name: str = "docs") -> None:
             PointRecord(
                 id=str(i + 1),
                 vector=vecs[i].tolist(),
-                payload={"text": text, "url": f"https://docs.example/{doc}", "title": doc.upper(),
-                         "section": section, "chunk_index": 0, "doc_id": doc,
-                         "created_at": "2026-01-01T00:00:00+00:00", "lang": "en"},
+                payload={
+                    "text": text,
+                    "url": f"https://docs.example/{doc}",
+                    "title": doc.upper(),
+                    "section": section,
+                    "chunk_index": 0,
+                    "doc_id": doc,
+                    "created_at": "2026-01-01T00:00:00+00:00",
+                    "lang": "en",
+                },
             )
             for i, (doc, section, text) in enumerate(DOCS)
         ],

@@ -61,7 +61,9 @@ def test_threshold_keeps_only_scores_at_or_above(retriever):
 
 
 def test_filters(retriever):
-    one = retriever.retrieve({"text": "sensor", "top_k": 8, "filters": {"section": "Sensors > GPS"}})
+    one = retriever.retrieve(
+        {"text": "sensor", "top_k": 8, "filters": {"section": "Sensors > GPS"}}
+    )
     assert [r.section for r in one.results] == ["Sensors > GPS"]
     any_of = retriever.retrieve(
         {"text": "sensor", "top_k": 8, "filters": {"doc_id": ["pid", "slam"]}}
@@ -145,9 +147,8 @@ def test_batch_one_embedding_call_one_search_partial(store_settings, embedder):
     r = Retriever(store_settings, store=spy_s, embedder=spy_e)
     body = {
         "batch_id": "b1",
-        "queries": [
-            {"text": t, "query_id": f"q{i}"} for i, t in enumerate(QUERIES)
-        ] + [{"text": ""}, {"text": "x", "top_k": 1000}, "not an object"],
+        "queries": [{"text": t, "query_id": f"q{i}"} for i, t in enumerate(QUERIES)]
+        + [{"text": ""}, {"text": "x", "top_k": 1000}, "not an object"],
     }
     out = r.retrieve_batch(body)
     store.close()
@@ -171,7 +172,9 @@ def test_batch_results_equal_single_results(retriever):
         assert [x.chunk_id for x in resp.results] == [x.chunk_id for x in single.results]
 
 
-@pytest.mark.parametrize("body", [{}, {"queries": []}, {"queries": "x"}, [], {"queries": [{}] * 101}])
+@pytest.mark.parametrize(
+    "body", [{}, {"queries": []}, {"queries": "x"}, [], {"queries": [{}] * 101}]
+)
 def test_bad_batch_envelope_raises(retriever, body):
     from ragsonde.errors import QueryValidationError
 
@@ -188,7 +191,9 @@ def test_edge_and_client_local_mode_agree(tmp_path, embedder):
         store = open_store(settings)
         fill(store, embedder)
         r = Retriever(settings, store=store, embedder=embedder)
-        tops.append([[x.chunk_id for x in r.retrieve({"text": t, "top_k": 3}).results] for t in QUERIES])
+        tops.append(
+            [[x.chunk_id for x in r.retrieve({"text": t, "top_k": 3}).results] for t in QUERIES]
+        )
         store.close()
     assert tops[0] == tops[1]
 
@@ -199,13 +204,32 @@ def test_langchain_layout_is_read_through_the_mapping(store_settings, embedder):
     store = open_store(store_settings)
     store.create_collection("lc", embedder.dimension)
     vec = embedder.embed_documents(["Lidar uses lasers."])[0].tolist()
-    store.upsert("lc", [PointRecord(id="7", vector=vec, payload={
-        "page_content": "Lidar uses lasers.",
-        "metadata": {"source": "https://lc.example/lidar", "title": "Lidar", "position": 2},
-    })])
+    store.upsert(
+        "lc",
+        [
+            PointRecord(
+                id="7",
+                vector=vec,
+                payload={
+                    "page_content": "Lidar uses lasers.",
+                    "metadata": {
+                        "source": "https://lc.example/lidar",
+                        "title": "Lidar",
+                        "position": 2,
+                    },
+                },
+            )
+        ],
+    )
     r = Retriever(store_settings, store=store, embedder=embedder)
-    resp = r.retrieve({"text": "laser", "collection": "lc", "filters": {"url": "https://lc.example/lidar"}})
+    resp = r.retrieve(
+        {"text": "laser", "collection": "lc", "filters": {"url": "https://lc.example/lidar"}}
+    )
     store.close()
     top = resp.results[0]
-    assert (top.text, top.url, top.title) == ("Lidar uses lasers.", "https://lc.example/lidar", "Lidar")
+    assert (top.text, top.url, top.title) == (
+        "Lidar uses lasers.",
+        "https://lc.example/lidar",
+        "Lidar",
+    )
     assert "page_content" not in top.metadata and "metadata" in top.metadata

@@ -76,7 +76,9 @@ def test_build_index_makes_hnsw_on_a_large_enough_collection(tmp_path):
     s.create_collection("big", 384)
     rng = np.random.default_rng(0)
     vecs = rng.normal(size=(8000, 384)).astype(np.float32)
-    s.upsert("big", [PointRecord(id=str(i), vector=v.tolist(), payload={}) for i, v in enumerate(vecs)])
+    s.upsert(
+        "big", [PointRecord(id=str(i), vector=v.tolist(), payload={}) for i, v in enumerate(vecs)]
+    )
     assert s.collection_info("big").indexed_vectors_count == 0
     s.build_index("big")
     assert s.collection_info("big").indexed_vectors_count > 0

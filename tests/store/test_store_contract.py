@@ -21,8 +21,13 @@ def _points(n: int, seed: int = 0) -> list[PointRecord]:
         PointRecord(
             id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"doc-{i}")),
             vector=vecs[i].tolist(),
-            payload={"text": f"chunk {i}", "url": f"https://x/{i % 3}", "section": f"s{i % 2}",
-                     "doc_id": f"d{i}", "chunk_index": i},
+            payload={
+                "text": f"chunk {i}",
+                "url": f"https://x/{i % 3}",
+                "section": f"s{i % 2}",
+                "doc_id": f"d{i}",
+                "chunk_index": i,
+            },
         )
         for i in range(n)
     ]
@@ -87,8 +92,10 @@ def test_batch_search_is_one_list_per_spec_in_order(filled):
     [
         ({"url": ["https://x/1"]}, lambda p: p.payload["url"] == "https://x/1"),
         ({"url": ["https://x/0", "https://x/2"]}, lambda p: p.payload["url"] != "https://x/1"),
-        ({"url": ["https://x/0"], "section": ["s1"]},
-         lambda p: p.payload["url"] == "https://x/0" and p.payload["section"] == "s1"),
+        (
+            {"url": ["https://x/0"], "section": ["s1"]},
+            lambda p: p.payload["url"] == "https://x/0" and p.payload["section"] == "s1",
+        ),
     ],
 )
 def test_filters_any_of_within_and_across_fields(filled, flt, keep):
@@ -104,7 +111,9 @@ def test_filters_any_of_within_and_across_fields(filled, flt, keep):
 def test_exact_and_vectors(filled):
     store, pts = filled
     query = pts[5].vector
-    hit = store.search("docs", [SearchSpec(vector=query, limit=1, exact=True, with_vectors=True)])[0][0]
+    hit = store.search("docs", [SearchSpec(vector=query, limit=1, exact=True, with_vectors=True)])[
+        0
+    ][0]
     assert hit.id == pts[5].id
     assert hit.score == pytest.approx(1.0, abs=1e-5)
     assert hit.vector is not None and len(hit.vector) == DIM
@@ -125,7 +134,9 @@ def test_retrieve_scroll_delete(filled):
 def test_upsert_same_id_replaces(filled):
     store, pts = filled
     p = pts[3]
-    store.upsert("docs", [PointRecord(id=p.id, vector=p.vector, payload={**p.payload, "text": "new"})])
+    store.upsert(
+        "docs", [PointRecord(id=p.id, vector=p.vector, payload={**p.payload, "text": "new"})]
+    )
     assert store.count("docs") == len(pts)
     assert store.retrieve("docs", [p.id])[0].payload["text"] == "new"
 

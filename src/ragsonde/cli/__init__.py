@@ -1,7 +1,8 @@
 """The ``ragsonde`` command line: thin commands over the library.
 
 Each module registers its commands on :data:`ragsonde.cli.app.app`; importing them here is what
-makes them part of the CLI.
+makes them part of the CLI. Heavy libraries are imported inside the commands, so ``--help`` is
+instant.
 """
 
 from __future__ import annotations
@@ -13,16 +14,12 @@ from ragsonde.cli.app import app
 __all__ = ["app", "main"]
 
 #: Command modules, in the order their commands are listed in ``--help``.
-_COMMAND_MODULES = ("query", "ingest", "eval")
+_COMMAND_MODULES = ("query", "ingest", "eval", "serve")
 
 
 def _register() -> None:
     for name in _COMMAND_MODULES:
-        try:
-            importlib.import_module(f"ragsonde.cli.{name}")
-        except ModuleNotFoundError as e:  # a module still being written
-            if e.name != f"ragsonde.cli.{name}":
-                raise
+        importlib.import_module(f"ragsonde.cli.{name}")
 
 
 def main() -> None:

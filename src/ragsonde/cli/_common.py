@@ -44,7 +44,9 @@ err_console = Console(stderr=True, highlight=False)
 CollectionOpt = Annotated[
     str | None,
     typer.Option(
-        "--collection", "-c", help="Collection name [default: RAGSONDE_COLLECTION or rag_embedding]"
+        "--collection",
+        "-c",
+        help="Collection name \\[default: RAGSONDE_COLLECTION or rag_embedding]",
     ),
 ]
 #: ``--json``: print exactly the contract JSON on stdout.
@@ -54,7 +56,7 @@ JsonOpt = Annotated[
 #: ``--home``: where the embedded store lives.
 HomeOpt = Annotated[
     Path | None,
-    typer.Option("--home", help="Embedded store folder [default: RAGSONDE_HOME or ./.ragsonde]"),
+    typer.Option("--home", help="Embedded store folder \\[default: RAGSONDE_HOME or ./.ragsonde]"),
 ]
 
 

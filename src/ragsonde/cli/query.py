@@ -78,8 +78,10 @@ def _render_response(resp: Response) -> None:
             source.append(f"\n{r.url}", style="cyan")
         snippet = r.text if len(r.text) <= 300 else r.text[:300] + "…"
         table.add_row(
-            str(r.rank), _score_bar(r.similarity_score) + Text(f" {r.similarity_score:.3f}"),
-            source, Text(snippet),
+            str(r.rank),
+            _score_bar(r.similarity_score) + Text(f" {r.similarity_score:.3f}"),
+            source,
+            Text(snippet),
         )
     if resp.results:
         console.print(table)
@@ -135,8 +137,12 @@ def query(
         body["filters"] = _parse_filters(filters)
     except QueryValidationError as e:
         resp = Response.failure(
-            e, query=text, query_id=str(uuid.uuid4()), top_k=top_k,
-            collection=settings.collection, model=settings.embedder,
+            e,
+            query=text,
+            query_id=str(uuid.uuid4()),
+            top_k=top_k,
+            collection=settings.collection,
+            model=settings.embedder,
         )
         _emit(resp, json_output)
         raise typer.Exit(exit_code_for(e)) from e
@@ -161,7 +167,7 @@ def _read_batch_file(path: Path) -> dict[str, Any]:
     try:
         if stripped.startswith("["):
             return {"queries": json.loads(raw)}
-        if stripped.startswith("{") and not path.suffix == ".jsonl":
+        if stripped.startswith("{") and path.suffix != ".jsonl":
             try:
                 data = json.loads(raw)
             except json.JSONDecodeError:
@@ -224,7 +230,10 @@ def inspect(
         except RagsondeError:
             dim = None
         report = inspect_collection(
-            store, settings.collection, embedder=settings.embedder, embedder_dimension=dim,
+            store,
+            settings.collection,
+            embedder=settings.embedder,
+            embedder_dimension=dim,
             sample=sample,
         )
     finally:
@@ -234,7 +243,8 @@ def inspect(
         return
     console.print(
         f"[bold]{report.name}[/] ({report.backend}): {report.points_count} points, "
-        f"{report.dimension}-dim {report.distance}, {report.indexed_vectors_count} in the HNSW index"
+        f"{report.dimension}-dim {report.distance}, "
+        f"{report.indexed_vectors_count} in the HNSW index"
     )
     match = {True: "[green]matches[/]", False: "[red]DOES NOT match[/]", None: "unknown"}
     console.print(

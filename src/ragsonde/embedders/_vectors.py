@@ -29,4 +29,5 @@ def to_vectors(rows: Any, *, expected: int, api: str, dimension: int | None) -> 
         raise EmbeddingError(f"{api} returned vectors with NaN or infinite values.")
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (arr / norms).astype(np.float32)
+    out: np.ndarray[Any, np.dtype[np.float32]] = (arr / norms).astype(np.float32)
+    return out

@@ -8,6 +8,7 @@ sentence-transformers errors are translated into :class:`EmbeddingError` here.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Sequence
@@ -73,7 +74,7 @@ class LocalEmbedder:
                     from sentence_transformers import SentenceTransformer
                     from transformers.utils import logging as hf_logging
 
-                    hf_logging.disable_progress_bar()  # no "Loading weights" bar on our stdout
+                    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar on our stdout
                     self._model = SentenceTransformer(source, device=self._device)
                 except ImportError as e:
                     raise EmbeddingError(
@@ -88,8 +89,29 @@ class LocalEmbedder:
                     ) from e
         return self._model
 
+    def _config(self, name: str) -> dict[str, Any]:
+        """A JSON file of the model folder (``{}`` when absent), read without loading torch."""
+        path = Path(resolve_model_path(self._model_name)) / name
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict | list) else {}  # type: ignore[return-value]
+
+    def _static_dimension(self) -> int | None:
+        """The vector size from the model's files when its pipeline is Transformer → Pooling
+        (→ Normalize): ingesting an unchanged corpus then never loads the model."""
+        modules: Any = self._config("modules.json")
+        kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules] if modules else []
+        if not kinds or not set(kinds) <= {"Transformer", "Pooling", "Normalize"}:
+            return None
+        dim = self._config("1_Pooling/config.json").get("word_embedding_dimension")
+        return dim if isinstance(dim, int) else None
+
     @property
     def dimension(self) -> int:
+        if self._model is None and (static := self._static_dimension()) is not None:
+            return static
         model = self._load()
         getter = getattr(model, "get_embedding_dimension", None) or (
             model.get_sentence_embedding_dimension
@@ -102,6 +124,10 @@ class LocalEmbedder:
     @property
     def max_tokens(self) -> int:
         """How many word pieces the model reads (special tokens included); the rest is cut."""
+        if self._model is None:
+            seq = self._config("sentence_bert_config.json").get("max_seq_length")
+            if isinstance(seq, int):
+                return seq
         return int(self._load().max_seq_length)
 
     @property

@@ -1,4 +1,6 @@
-"""Any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, vLLM, TEI): ``openai:<model>``.
+"""Any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, vLLM, TEI).
+
+Selected with ``openai:<model>``.
 
 Base URL: ``OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``); key: ``OPENAI_API_KEY``
 (optional: local servers need none).
@@ -76,8 +78,12 @@ class OpenAIEmbedder:
             try:
                 rows = [d["embedding"] for d in sorted(data, key=lambda d: int(d["index"]))]
             except (KeyError, TypeError, ValueError) as e:
-                raise EmbeddingError("The embeddings API sent items without index/embedding.") from e
-            vecs = to_vectors(rows, expected=len(chunk), api="Embeddings API", dimension=self._dimension)
+                raise EmbeddingError(
+                    "The embeddings API sent items without index/embedding."
+                ) from e
+            vecs = to_vectors(
+                rows, expected=len(chunk), api="Embeddings API", dimension=self._dimension
+            )
             self._dimension = int(vecs.shape[1])
             parts.append(vecs)
         if not parts:

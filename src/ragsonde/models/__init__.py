@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -61,6 +61,8 @@ def json_schemas() -> dict[str, dict[str, Any]]:
     """JSON Schema of every contract model (requests in validation mode, answers as sent)."""
     out: dict[str, dict[str, Any]] = {}
     for name, model in _SCHEMA_MODELS.items():
-        mode = "validation" if name in {"Query", "BatchRequest"} else "serialization"
+        mode: Literal["validation", "serialization"] = (
+            "validation" if name in {"Query", "BatchRequest"} else "serialization"
+        )
         out[name] = model.model_json_schema(mode=mode)
     return out

@@ -64,8 +64,7 @@ class FilterResolver:
                 )
             return path
         known = sorted(
-            set(info.indexed_fields)
-            | {p for p, t in seen.items() if t <= set(_MATCHABLE)}
+            set(info.indexed_fields) | {p for p, t in seen.items() if t <= set(_MATCHABLE)}
         )
         raise QueryValidationError(
             f"Cannot filter on '{key}': collection '{info.name}' has no such payload field. "
@@ -86,7 +85,7 @@ class FilterResolver:
                     for key, value in rec.payload.items():
                         _note(seen, key, value)
                         if isinstance(value, Mapping):
-                            for sub, subval in value.items():
+                            for sub, _subval in value.items():
                                 _note(seen, f"{key}.{sub}", get_path(value, str(sub)))
                 break
         self._seen[info.name] = (now, seen)

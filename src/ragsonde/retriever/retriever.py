@@ -125,13 +125,17 @@ class Retriever:
         self.close()
 
     # -- the single query -------------------------------------------------------------------------
-    def retrieve(self, query: Query | Mapping[str, Any], *, collection: str | None = None) -> Response:
+    def retrieve(
+        self, query: Query | Mapping[str, Any], *, collection: str | None = None
+    ) -> Response:
         """Answer one query. Errors come back as an error Response, never raised."""
         t0 = time.perf_counter()
         try:
             q = parse_query(query, self.limits)
         except QueryValidationError as e:
-            return self._failure(e, query, collection, Timings(total_ms=_ms(t0, time.perf_counter())))
+            return self._failure(
+                e, query, collection, Timings(total_ms=_ms(t0, time.perf_counter()))
+            )
         name = q.collection or collection or self.settings.collection
         timings = Timings()
         try:
@@ -155,8 +159,13 @@ class Retriever:
         except RagsondeError as e:
             timings.total_ms = _ms(t0, time.perf_counter())
             return Response.failure(
-                e, query=q.query_text, query_id=q.query_id, top_k=q.top_k, collection=name,
-                model=self.model_name, timings=timings,
+                e,
+                query=q.query_text,
+                query_id=q.query_id,
+                top_k=q.top_k,
+                collection=name,
+                model=self.model_name,
+                timings=timings,
             )
 
     # -- the batch ------------------------------------------------------------------------------
@@ -348,8 +357,13 @@ class Retriever:
 
     def _error_for(self, p: _Pending, exc: RagsondeError, timings: Timings) -> Response:
         return Response.failure(
-            exc, query=p.query.query_text, query_id=p.query.query_id, top_k=p.query.top_k,
-            collection=p.collection, model=self.model_name, timings=timings,
+            exc,
+            query=p.query.query_text,
+            query_id=p.query.query_id,
+            top_k=p.query.top_k,
+            collection=p.collection,
+            model=self.model_name,
+            timings=timings,
         )
 
     def _failure(

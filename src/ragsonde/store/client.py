@@ -12,7 +12,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragsonde.config import Settings
 from ragsonde.errors import (
@@ -24,6 +24,9 @@ from ragsonde.errors import (
     mask_secrets,
 )
 from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
+
+if TYPE_CHECKING:
+    from qdrant_client.models import VectorParams
 
 __all__ = ["QdrantClientStore"]
 
@@ -95,14 +98,20 @@ class QdrantClientStore:
         where = mask_secrets(self._url, [self._api_key])
         msg = mask_secrets(str(e), [self._api_key])
         status = _status_of(e)
-        if status in (401, 403) or "unauthenticated" in msg.lower() or "permission denied" in msg.lower():
+        if (
+            status in (401, 403)
+            or "unauthenticated" in msg.lower()
+            or "permission denied" in msg.lower()
+        ):
             return AuthError(
                 f"Qdrant at {where} rejected the credentials (HTTP {status or 'auth'}). "
                 "Check QDRANT_API_KEY."
             )
         lowered = msg.lower()
-        if status == 404 or ("not found" in lowered and "collection" in lowered) or (
-            isinstance(e, ValueError) and "not found" in lowered
+        if (
+            status == 404
+            or ("not found" in lowered and "collection" in lowered)
+            or (isinstance(e, ValueError) and "not found" in lowered)
         ):
             return CollectionNotFoundError(collection)
         dim = re.search(r"expected dim(?:ension)?:? (\d+), got (\d+)", msg)
@@ -141,7 +150,9 @@ class QdrantClientStore:
             raise QueryValidationError("Vector size must be at least 1.", field="dimension")
         with self._translate(name):
             if self._client.collection_exists(name):
-                raise QueryValidationError(f"Collection '{name}' already exists.", field="collection")
+                raise QueryValidationError(
+                    f"Collection '{name}' already exists.", field="collection"
+                )
             params = m.VectorParams(size=dimension, distance=m.Distance.COSINE)
             sparse = (
                 {sparse_vector_name: m.SparseVectorParams(modifier=m.Modifier.IDF)}
@@ -178,8 +189,9 @@ class QdrantClientStore:
         if isinstance(vectors, Mapping):
             if not vectors:
                 raise QueryValidationError(f"Collection '{name}' has no dense vector.")
-            vname: str | None = next(iter(vectors))
-            vp = vectors[vname]
+            first: str = next(iter(vectors))
+            vname: str | None = first
+            vp: VectorParams | None = vectors[first]
         else:
             vname, vp = None, vectors
         if vp is None:
@@ -284,7 +296,9 @@ class QdrantClientStore:
         fusion = m.Fusion.RRF if spec.fusion == "rrf" else m.Fusion.DBSF
         return m.QueryRequest(
             prefetch=[
-                m.Prefetch(query=dense, using=info.vector_name, limit=depth, filter=flt, params=params),
+                m.Prefetch(
+                    query=dense, using=info.vector_name, limit=depth, filter=flt, params=params
+                ),
                 m.Prefetch(query=sparse, using=info.sparse_vector_name, limit=depth, filter=flt),
             ],
             query=m.FusionQuery(fusion=fusion),
@@ -351,7 +365,8 @@ def _pid(value: str) -> int | str:
         return str(uuid.UUID(value))
     except ValueError as e:
         raise QueryValidationError(
-            f"Point id {value!r} is neither an unsigned integer nor a UUID (Qdrant accepts only those).",
+            f"Point id {value!r} is neither an unsigned integer nor a UUID "
+            "(Qdrant accepts only those).",
             field="id",
         ) from e
 

@@ -104,7 +104,9 @@ def _point_id(value: str) -> int | uuid.UUID | str:
 class _Shard:
     """One open Edge shard plus its lock file; shared within the process."""
 
-    def __init__(self, name: str, path: Path, shard: Any, lock: IO[str], config: dict[str, Any]):
+    def __init__(
+        self, name: str, path: Path, shard: Any, lock: IO[str], config: dict[str, Any]
+    ) -> None:
         self.name = name
         self.path = path
         self.shard = shard
@@ -397,7 +399,9 @@ class EdgeStore:
             else None
         )
         sparse_q = (
-            qe.Query.Nearest(qe.SparseVector(spec.sparse.indices, spec.sparse.values), using=sparse_name)
+            qe.Query.Nearest(
+                qe.SparseVector(spec.sparse.indices, spec.sparse.values), using=sparse_name
+            )
             if spec.sparse is not None
             else None
         )

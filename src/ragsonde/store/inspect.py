@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -50,7 +51,7 @@ def inspect_collection(
 ) -> CollectionReport:
     """Describe ``name`` from its info and a sample of up to ``sample`` payloads."""
     info = store.collection_info(name)
-    payloads = []
+    payloads: list[dict[str, Any]] = []
     for batch in store.scroll(name, batch_size=min(256, sample)):
         payloads.extend(r.payload for r in batch)
         if len(payloads) >= sample:

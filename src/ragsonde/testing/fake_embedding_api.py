@@ -137,19 +137,48 @@ class FakeEmbeddingAPI:
         if self.api_key is not None and auth != f"Bearer {self.api_key}":
             if cohere:
                 return 401, {"id": "err", "message": "invalid api token"}, {}
-            return 401, {"error": {"message": "Incorrect API key provided.",
-                                   "type": "invalid_request_error", "param": None,
-                                   "code": "invalid_api_key"}}, {}
+            return (
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided.",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "invalid_api_key",
+                    }
+                },
+                {},
+            )
         if self._take("rate_limited"):
             msg = "You are past the rate limit; please slow down."
-            err: Any = {"message": msg} if cohere else {
-                "error": {"message": msg, "type": "requests", "param": None, "code": "rate_limit_exceeded"}
-            }
+            err: Any = (
+                {"message": msg}
+                if cohere
+                else {
+                    "error": {
+                        "message": msg,
+                        "type": "requests",
+                        "param": None,
+                        "code": "rate_limit_exceeded",
+                    }
+                }
+            )
             return 429, err, {"retry-after": self.faults.retry_after}
         if self._take("unavailable"):
-            return 503, {"message": "service unavailable"} if cohere else {
-                "error": {"message": "The server is overloaded.", "type": "server_error",
-                          "param": None, "code": None}}, {}
+            return (
+                503,
+                {"message": "service unavailable"}
+                if cohere
+                else {
+                    "error": {
+                        "message": "The server is overloaded.",
+                        "type": "server_error",
+                        "param": None,
+                        "code": None,
+                    }
+                },
+                {},
+            )
         if self._take("malformed"):
             return 200, b"{not json", {}
         return self._cohere(body) if cohere else self._openai(body)
@@ -166,31 +195,48 @@ class FakeEmbeddingAPI:
             return 400, {"message": "invalid request: texts must have at most 96 items"}, {}
         texts = body["texts"][:-1] if self._take("wrong_count") else body["texts"]
         vecs = [fake_vector(t, COHERE_DIMS[model], input_type) for t in texts]
-        return 200, {
-            "id": "fake-embed-id",
-            "embeddings": {"float": vecs},
-            "texts": body["texts"],
-            "meta": {"api_version": {"version": "2"}, "billed_units": {"input_tokens": 1}},
-            "response_type": "embeddings_by_type",
-        }, {}
+        return (
+            200,
+            {
+                "id": "fake-embed-id",
+                "embeddings": {"float": vecs},
+                "texts": body["texts"],
+                "meta": {"api_version": {"version": "2"}, "billed_units": {"input_tokens": 1}},
+                "response_type": "embeddings_by_type",
+            },
+            {},
+        )
 
     def _openai(self, body: Any) -> tuple[int, Any, dict[str, str]]:
         inputs = body.get("input") if isinstance(body, dict) else None
         if isinstance(inputs, str):
             inputs = [inputs]
         if not isinstance(inputs, list) or not inputs:
-            return 400, {"error": {"message": "'input' is a required property",
-                                   "type": "invalid_request_error", "param": "input",
-                                   "code": None}}, {}
+            return (
+                400,
+                {
+                    "error": {
+                        "message": "'input' is a required property",
+                        "type": "invalid_request_error",
+                        "param": "input",
+                        "code": None,
+                    }
+                },
+                {},
+            )
         texts = inputs[:-1] if self._take("wrong_count") else inputs
         data = [
             {"object": "embedding", "index": i, "embedding": fake_vector(t, self.openai_dim)}
             for i, t in enumerate(texts)
         ]
         data.reverse()  # real servers may answer out of order: clients must sort by index
-        return 200, {
-            "object": "list",
-            "data": data,
-            "model": body.get("model"),
-            "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
-        }, {}
+        return (
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model"),
+                "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+            },
+            {},
+        )

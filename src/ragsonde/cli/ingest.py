@@ -1,0 +1,133 @@
+"""``ragsonde ingest``: documents → chunks → embeddings → a Qdrant collection."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ragsonde.cli._common import (
+    CollectionOpt,
+    HomeOpt,
+    JsonOpt,
+    cli_errors,
+    console,
+    err_console,
+    print_json,
+    settings_from_options,
+)
+from ragsonde.cli.app import app
+
+__all__ = ["ingest"]
+
+
+class RichProgress:
+    """Documents (bar, ETA) and chunks (count, rate) on the terminal; silent elsewhere."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[chunks]} chunks · {task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err_console,
+            disable=not enabled,
+            transient=False,
+        )
+        self._task: TaskID | None = None
+        self._chunks = 0
+
+    def __enter__(self) -> RichProgress:
+        self._progress.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._progress.__exit__(exc_type, exc, tb)
+
+    def start(self, total_documents: int | None) -> None:
+        self._task = self._progress.add_task(
+            "documents", total=total_documents, chunks=0, rate="– chunks/s"
+        )
+
+    def advance(self, documents: int, chunks: int) -> None:
+        if self._task is None:
+            return
+        self._chunks += chunks
+        elapsed = self._progress.tasks[0].elapsed or 0.0
+        rate = f"{self._chunks / elapsed:.1f} chunks/s" if elapsed > 0 else "– chunks/s"
+        self._progress.update(self._task, advance=documents, chunks=self._chunks, rate=rate)
+
+
+@app.command()
+@cli_errors
+def ingest(
+    source: Annotated[
+        str,
+        typer.Argument(help="A folder, a BEIR corpus, a .jsonl file, a sitemap URL or a page URL."),
+    ],
+    collection: CollectionOpt = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", help="folder | web | beir | jsonl \\[default: detected]"),
+    ] = None,
+    chunk_size: Annotated[
+        int | None,
+        typer.Option(help="Chunk size in the model's tokens \\[default: the model's window]."),
+    ] = None,
+    chunk_overlap: Annotated[
+        int | None, typer.Option(help="Overlap between chunks \\[default: 10 % of the size].")
+    ] = None,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Delete documents that are no longer in the source.")
+    ] = False,
+    base_url: Annotated[
+        str | None, typer.Option(help="URL prefix for files without a url in their front matter.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Pages fetched at a time (web).")] = 8,
+    home: HomeOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Ingest documents into a collection: idempotent, skips what is unchanged, shows progress."""
+    from ragsonde.ingest import IngestOptions, SourceOptions
+    from ragsonde.ingest import ingest as run_ingest
+
+    settings = settings_from_options(collection=collection, home=home)
+    options = IngestOptions(chunk_size=chunk_size, chunk_overlap=chunk_overlap, prune=prune)
+    source_options = SourceOptions(base_url=base_url, concurrency=concurrency)
+    with RichProgress(enabled=not json_output and err_console.is_terminal) as progress:
+        report = run_ingest(
+            source,
+            fmt=fmt,
+            settings=settings,
+            options=options,
+            source_options=source_options,
+            progress=progress,
+        )
+    if json_output:
+        print_json(report)
+        return
+    console.print(
+        f"[bold green]Ingested[/] {report.documents} documents → {report.chunks} chunks in "
+        f"'{report.collection}': {report.embedded} embedded, {report.skipped} unchanged, "
+        f"{report.deleted} deleted, {len(report.failed)} failed ({report.seconds:.1f} s)."
+    )
+    for failure in report.failed:
+        err_console.print(f"  [yellow]failed[/] {failure.source}: {failure.reason}")

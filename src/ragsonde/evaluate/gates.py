@@ -1,0 +1,75 @@
+"""Pass/fail gates for CI.
+
+``ndcg@10>=0.60``, ``latency.total_ms.p95<=50``, ``integrity.problems==0``.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ragsonde.errors import QueryValidationError
+
+__all__ = ["OPERATORS", "Gate", "parse_gate"]
+
+#: Comparison -> function; longest first so ``>=`` is not read as ``>``.
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+_GATE = re.compile(
+    r"^\s*(?P<path>[A-Za-z_][\w@.]*)\s*(?P<op>" + "|".join(map(re.escape, OPERATORS)) + r")\s*"
+    r"(?P<value>-?\d+(?:\.\d+)?)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Gate:
+    path: str
+    op: str
+    threshold: float
+
+    def __str__(self) -> str:
+        return f"{self.path}{self.op}{self.threshold:g}"
+
+    def evaluate(self, report: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"gate", "value", "passed"}`` against a report's JSON (a metric name or a path)."""
+        value = _lookup(report, self.path)
+        passed = value is not None and OPERATORS[self.op](value, self.threshold)
+        return {"gate": str(self), "value": value, "passed": bool(passed)}
+
+
+def _lookup(report: Mapping[str, Any], path: str) -> float | None:
+    metrics = report.get("metrics", {})
+    if path in metrics:
+        return float(metrics[path])
+    node: Any = report
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise QueryValidationError(
+                f"Gate '{path}' names nothing in the report. Use a metric "
+                f"({', '.join(list(metrics)[:6])}, …) or a path like latency.total_ms.p95 or "
+                "integrity.problems.",
+                field="gate",
+            )
+        node = node[part]
+    return float(node) if isinstance(node, int | float) else None
+
+
+def parse_gate(text: str) -> Gate:
+    """``"ndcg@10>=0.6"`` -> :class:`Gate`; a malformed gate says what a good one looks like."""
+    m = _GATE.match(text)
+    if m is None:
+        raise QueryValidationError(
+            f"Bad gate {text!r}: write METRIC OP NUMBER, e.g. 'ndcg@10>=0.60' or "
+            f"'latency.total_ms.p95<=50' (operators: {' '.join(OPERATORS)}).",
+            field="gate",
+        )
+    return Gate(m.group("path"), m.group("op"), float(m.group("value")))

@@ -1,0 +1,112 @@
+"""Integrity checks on what retrieval returned: the data and the contract, not the ranking.
+
+Each check counts its problems and keeps a few examples. Checks: stored ``text`` against its
+``content_hash``; missing or malformed ``url``, ``title``, ``chunk_index``; scores outside [0, 1]
+or out of order; ``total_results`` that differs from the results; results that break the query's
+filters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from ragsonde.models import Response, Result
+
+__all__ = ["CHECKS", "IntegrityReport"]
+
+_EXAMPLES = 5
+
+
+def _hash_mismatch(r: Result) -> bool:
+    stored = r.metadata.get("content_hash")
+    return stored is not None and stored != hashlib.sha256(r.text.encode("utf-8")).hexdigest()
+
+
+def _bad_url(r: Result) -> bool:
+    if r.url is None:
+        return False
+    parsed = urlparse(r.url)
+    return not parsed.path and not parsed.netloc
+
+
+def _no_content_hash(r: Result) -> bool:
+    return "content_hash" not in r.metadata
+
+
+#: Per-result checks: name -> predicate (True = a problem).
+CHECKS: dict[str, Callable[[Result], bool]] = {
+    "content_hash_mismatch": _hash_mismatch,
+    "content_hash_missing": _no_content_hash,
+    "url_missing": lambda r: not r.url,
+    "url_malformed": _bad_url,
+    "title_missing": lambda r: not r.title,
+    "chunk_index_invalid": lambda r: r.chunk_index is None or r.chunk_index < 0,
+    "score_out_of_range": lambda r: not 0.0 <= r.similarity_score <= 1.0,
+}
+
+
+def _matches(value: Any, accepted: Any) -> bool:
+    options = accepted if isinstance(accepted, list) else [accepted]
+    values = value if isinstance(value, list) else [value]
+    return any(v in options for v in values)
+
+
+def _field(r: Result, key: str) -> Any:
+    known = {"url": r.url, "title": r.title, "section": r.section, "chunk_index": r.chunk_index}
+    if key in known:
+        return known[key]
+    node: Any = r.metadata
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node
+
+
+_ALL: list[str] = [*CHECKS, "total_results_mismatch", "scores_out_of_order", "filter_violated"]
+
+
+@dataclass
+class IntegrityReport:
+    checked_results: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_ALL, 0))
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def _flag(self, check: str, example: str) -> None:
+        self.counts[check] += 1
+        shown = self.examples.setdefault(check, [])
+        if len(shown) < _EXAMPLES:
+            shown.append(example)
+
+    def check(self, resp: Response, filters: Mapping[str, Any] | None = None) -> None:
+        """Check one response (its results must carry metadata)."""
+        if resp.total_results != len(resp.results):
+            self._flag("total_results_mismatch", f"query {resp.query_id}")
+        scores = [r.similarity_score for r in resp.results]
+        if any(a < b for a, b in itertools.pairwise(scores)):
+            self._flag("scores_out_of_order", f"query {resp.query_id}")
+        for r in resp.results:
+            self.checked_results += 1
+            where = f"chunk {r.chunk_id} (query {resp.query_id})"
+            for name, bad in CHECKS.items():
+                if bad(r):
+                    self._flag(name, where)
+            for key, accepted in (filters or {}).items():
+                if not _matches(_field(r, key), accepted):
+                    self._flag("filter_violated", f"{where}: {key}={_field(r, key)!r}")
+
+    @property
+    def problems(self) -> int:
+        """Problems that mean broken data or a broken contract (``*_missing`` ones are notes)."""
+        return sum(v for k, v in self.counts.items() if not k.endswith("_missing"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checked_results": self.checked_results,
+            "problems": self.problems,
+            "counts": dict(self.counts),
+            "examples": self.examples,
+        }

@@ -1,0 +1,106 @@
+"""IR metrics by name (``ndcg@10``, ``recall@100``, ``mrr``…), computed by ``ir-measures``.
+
+Nothing here re-implements a metric: each name maps to the reference measure that
+``ir-measures`` runs on ``pytrec_eval`` (trec_eval's own code). Conventions: nDCG uses linear
+gain over graded relevance (trec_eval ``ndcg_cut``); relevance ≥ 1 counts as relevant for the
+binary metrics; the mean is over every benchmark query, a query with no results scoring 0.
+
+========== ============================= ===========================================
+name       ir-measures / trec_eval        meaning
+========== ============================= ===========================================
+ndcg@k     nDCG@k / ndcg_cut_k            graded gain discounted by log2(rank+1), normalised
+recall@k   R@k / recall_k                 share of the relevant documents in the top k
+precision@k P@k / P_k                     share of the top k that is relevant
+mrr@k      RR@k / recip_rank (cut at k)   1 / rank of the first relevant result in the top k
+mrr        RR / recip_rank                1 / rank of the first relevant result
+map@k      AP@k / map_cut_k               mean of precision at each relevant rank, over R
+hit_rate@k Success@k / success_k          1 if any relevant result is in the top k
+========== ============================= ===========================================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ragsonde.errors import QueryValidationError
+
+__all__ = ["DEFAULT_KS", "METRICS", "compute_metrics", "metric_names", "parse_metric"]
+
+DEFAULT_KS = (1, 3, 5, 10, 100)
+
+
+def _im() -> Any:
+    import ir_measures
+
+    return ir_measures
+
+
+#: Metric family -> ir-measures measure for a cutoff (``None``: uncut).
+METRICS: dict[str, Callable[[int | None], Any]] = {
+    "ndcg": lambda k: _im().nDCG @ k if k else _im().nDCG,
+    "recall": lambda k: _im().R @ k if k else _im().R,
+    "precision": lambda k: _im().P @ k if k else _im().P,
+    "mrr": lambda k: _im().RR @ k if k else _im().RR,
+    "map": lambda k: _im().AP @ k if k else _im().AP,
+    "hit_rate": lambda k: _im().Success @ k if k else _im().Success,
+}
+_NEEDS_K = {"ndcg": False, "recall": True, "precision": True, "mrr": False, "map": False}
+_NEEDS_K["hit_rate"] = True
+_NAME = re.compile(r"^(?P<family>[a-z_]+)(?:@(?P<k>[1-9][0-9]*))?$")
+
+
+def parse_metric(name: str) -> tuple[str, int | None]:
+    """``"ndcg@10"`` -> ``("ndcg", 10)``; an unknown name lists the supported ones."""
+    m = _NAME.match(name.strip().lower())
+    family = m.group("family") if m else None
+    if m is None or family not in METRICS:
+        raise QueryValidationError(
+            f"Unknown metric '{name}'. Supported: "
+            + ", ".join(f"{f}@k" if _NEEDS_K[f] else f"{f}, {f}@k" for f in METRICS)
+            + " (k a positive integer).",
+            field="metric",
+        )
+    k = int(m.group("k")) if m.group("k") else None
+    if k is None and _NEEDS_K[family]:
+        raise QueryValidationError(
+            f"Metric '{name}' needs a cutoff, e.g. {family}@10.", field="metric"
+        )
+    return family, k
+
+
+def metric_names(ks: Sequence[int]) -> list[str]:
+    """Every metric at every k, plus uncut MRR."""
+    names = [f"{family}@{k}" for family in METRICS for k in ks]
+    return [*names, "mrr"]
+
+
+def compute_metrics(
+    names: Iterable[str],
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """``(means, per_query)`` for ``names`` over every query of ``qrels``.
+
+    ``run`` maps query id -> {doc id: score}; ranks follow the scores (ties broken by doc id, as
+    trec_eval does). A query missing from ``run`` scores 0 on every metric.
+    """
+    ir = _im()
+    measures: dict[Any, str] = {}
+    for name in names:
+        family, k = parse_metric(name)
+        measures[METRICS[family](k)] = name
+    qrel_list = [ir.Qrel(q, d, int(r)) for q, docs in qrels.items() for d, r in docs.items()]
+    run_list = [ir.ScoredDoc(q, d, float(s)) for q, docs in run.items() for d, s in docs.items()]
+    per_query: dict[str, dict[str, float]] = {
+        q: dict.fromkeys(measures.values(), 0.0) for q in qrels
+    }
+    for metric in ir.iter_calc(list(measures), qrel_list, run_list):
+        if metric.query_id in per_query:
+            per_query[metric.query_id][measures[metric.measure]] = float(metric.value)
+    n = max(len(per_query), 1)
+    means = {
+        name: sum(values[name] for values in per_query.values()) / n for name in measures.values()
+    }
+    return means, per_query

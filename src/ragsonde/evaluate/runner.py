@@ -1,0 +1,349 @@
+"""Run a benchmark against a collection the way a user would, and score it.
+
+Each query goes through :class:`~ragsonde.retriever.Retriever` one at a time, embedding
+included, so the latency percentiles are what a chatbot sees (one warm-up query first, not
+counted). Batched throughput is measured separately. When relevance is by document (or url), the
+ranked chunks are collapsed to documents, the first occurrence keeping its rank, fetching more
+chunks than k as needed, so a document split into many chunks counts once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.errors import CollectionNotFoundError, QueryValidationError
+from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
+from ragsonde.evaluate.gates import Gate
+from ragsonde.evaluate.integrity import IntegrityReport
+from ragsonde.evaluate.metrics import DEFAULT_KS, compute_metrics, metric_names, parse_metric
+from ragsonde.models import Limits, Response, Result
+from ragsonde.retriever import Retriever
+from ragsonde.store import Store, open_store
+
+__all__ = ["RELEVANCE_KEYS", "EvalOptions", "EvalProgress", "EvalReport", "evaluate"]
+
+_STAGES = ("embedding_ms", "search_ms", "post_processing_ms", "total_ms")
+_MAX_FETCH = 5000
+_OVERSAMPLE = 3
+_SHOWN = 10
+
+#: ``--relevance-by`` -> (payload field counted in the store, key of a result).
+RELEVANCE_KEYS: dict[str, tuple[str | None, Any]] = {
+    "doc": ("doc_id", lambda r: r.metadata.get("doc_id")),
+    "url": ("url", lambda r: r.url),
+    "chunk": (None, lambda r: r.chunk_id),
+}
+
+
+class EvalProgress(Protocol):
+    def start(self, total: int) -> None: ...
+
+    def advance(self, n: int) -> None: ...
+
+
+@dataclass
+class EvalOptions:
+    ks: Sequence[int] = DEFAULT_KS
+    relevance_by: str = "doc"
+    ingest: bool = False
+    gates: Sequence[Gate] = ()
+    exact: bool = False
+    mode: str = "dense"
+    throughput: bool = True
+    split: str = "test"
+    queries_file: Path | None = None
+
+
+@dataclass
+class EvalReport:
+    dataset: str
+    collection: str
+    embedder: str
+    relevance_by: str
+    ks: list[int]
+    metrics: dict[str, float]
+    per_query: dict[str, dict[str, Any]]
+    latency: dict[str, dict[str, float]]
+    throughput: dict[str, float] | None
+    integrity: dict[str, Any]
+    benchmark: dict[str, Any]
+    search: dict[str, Any]
+    gates: list[dict[str, Any]] = field(default_factory=list)
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    seconds: float = 0.0
+    run: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return all(g["passed"] for g in self.gates)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.per_query)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "collection": self.collection,
+            "embedder": self.embedder,
+            "n_queries": self.n_queries,
+            "relevance_by": self.relevance_by,
+            "ks": self.ks,
+            "search": self.search,
+            "metrics": self.metrics,
+            "latency": self.latency,
+            "throughput": self.throughput,
+            "integrity": self.integrity,
+            "benchmark": self.benchmark,
+            "gates": self.gates,
+            "passed": self.passed,
+            "created_at": self.created_at,
+            "seconds": round(self.seconds, 3),
+            "per_query": self.per_query,
+        }
+
+    def write_run(self, path: Path, tag: str = "ragsonde") -> None:
+        """A TREC run file (``qid Q0 docid rank score tag``) that trec_eval reads."""
+        with path.open("w", encoding="utf-8") as f:
+            for qid, docs in self.run.items():
+                ranked = sorted(docs.items(), key=lambda kv: -kv[1])
+                for rank, (doc, score) in enumerate(ranked, start=1):
+                    f.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
+
+
+def _percentiles(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": 0.0, "p95": 0.0, "p99": 0.0, "mean": 0.0, "max": 0.0}
+    arr = np.asarray(values, dtype=np.float64)
+    p50, p95, p99 = np.percentile(arr, [50, 95, 99])
+    return {
+        "p50": round(float(p50), 3),
+        "p95": round(float(p95), 3),
+        "p99": round(float(p99), 3),
+        "mean": round(float(arr.mean()), 3),
+        "max": round(float(arr.max()), 3),
+    }
+
+
+def _collapse(results: Sequence[Result], key: Any) -> dict[str, float]:
+    """Ranked chunks -> ranked ids: the first (best) chunk of each id keeps its place."""
+    out: dict[str, float] = {}
+    for r in results:
+        k = key(r)
+        if k is not None and str(k) not in out:
+            out[str(k)] = r.raw_score if r.raw_score is not None else r.similarity_score
+    return out
+
+
+class _Evaluation:
+    def __init__(
+        self, bench: Benchmark, retriever: Retriever, store: Store, collection: str, o: EvalOptions
+    ) -> None:
+        self.bench = bench
+        self.retriever = retriever
+        self.store = store
+        self.collection = collection
+        self.o = o
+        self.depth = max(o.ks)
+        self.key = RELEVANCE_KEYS[o.relevance_by][1]
+        self.integrity = IntegrityReport()
+        self.errors: dict[str, str] = {}
+
+    def body(self, q: BenchQuery, top_k: int) -> dict[str, Any]:
+        return {
+            "query_text": q.text,
+            "top_k": top_k,
+            "filters": q.filters,
+            "query_id": q.query_id,
+            "mode": self.o.mode,
+        }
+
+    def fetch_size(self) -> int:
+        return self.depth if self.o.relevance_by == "chunk" else self.depth * _OVERSAMPLE
+
+    def run_query(self, q: BenchQuery) -> tuple[dict[str, float], Response]:
+        want = min(q.top_k or self.depth, self.depth)
+        fetch = self.fetch_size()
+        while True:
+            resp = self.retriever.retrieve(self.body(q, fetch), collection=self.collection)
+            ranked = _collapse(resp.results, self.key)
+            exhausted = len(resp.results) < fetch
+            if resp.status == "error" or len(ranked) >= want or exhausted or fetch >= _MAX_FETCH:
+                break
+            fetch = min(fetch * 2, _MAX_FETCH)
+        return dict(list(ranked.items())[:want]), resp
+
+    def missing_relevant(self) -> list[str]:
+        field_name = RELEVANCE_KEYS[self.o.relevance_by][0]
+        wanted = sorted({r for q in self.bench.queries for r in q.relevant})
+        if field_name is None:
+            found = {p.id for p in self.store.retrieve(self.collection, wanted)}
+            return [w for w in wanted if w not in found]
+        return [w for w in wanted if self.store.count(self.collection, {field_name: [w]}) == 0]
+
+    def throughput(self) -> dict[str, float]:
+        size = self.retriever.limits.max_batch_size
+        queries = self.bench.queries
+        start = time.perf_counter()
+        for i in range(0, len(queries), size):
+            part = queries[i : i + size]
+            self.retriever.retrieve_batch(
+                {
+                    "queries": [self.body(q, self.fetch_size()) for q in part],
+                    "collection": self.collection,
+                }
+            )
+        wall = time.perf_counter() - start
+        return {
+            "batch_size": float(size),
+            "queries_per_s": round(len(queries) / wall, 2) if wall > 0 else 0.0,
+        }
+
+
+def _ensure_collection(
+    bench: Benchmark, store: Store, embedder: Embedder, collection: str, ingest: bool
+) -> dict[str, Any] | None:
+    try:
+        store.collection_info(collection)
+        return None
+    except CollectionNotFoundError:
+        if not ingest:
+            raise
+    if bench.corpus is None:
+        raise QueryValidationError(
+            f"--ingest needs a corpus, and benchmark '{bench.name}' has none (a BEIR folder has "
+            "corpus.jsonl). Ingest your documents with `ragsonde ingest` first.",
+            field="ingest",
+        )
+    from ragsonde.ingest import ingest_documents, open_source
+
+    report = ingest_documents(
+        open_source(str(bench.corpus), "beir"),
+        store=store,
+        embedder=embedder,
+        collection=collection,
+    )
+    return report.to_json()
+
+
+def evaluate(
+    dataset: str | Path,
+    *,
+    collection: str | None = None,
+    options: EvalOptions | None = None,
+    settings: Settings | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    progress: EvalProgress | None = None,
+    gates: Sequence[Gate] = (),
+) -> EvalReport:
+    """Evaluate retrieval on ``dataset`` against ``collection``; see :class:`EvalReport`."""
+    o = options or EvalOptions()
+    if gates:
+        o.gates = [*o.gates, *gates]
+    if o.relevance_by not in RELEVANCE_KEYS:
+        raise QueryValidationError(
+            f"--relevance-by must be one of {', '.join(RELEVANCE_KEYS)}.", field="relevance_by"
+        )
+    if not o.ks or min(o.ks) < 1:
+        raise QueryValidationError("--k needs positive cutoffs, e.g. 1,3,5,10,100.", field="k")
+    names = metric_names(sorted(set(o.ks)))
+    for gate in o.gates:
+        if "." not in gate.path:
+            parse_metric(gate.path)  # an unknown metric fails before any work
+            names.append(gate.path)
+    names = list(dict.fromkeys(names))
+    started = time.perf_counter()
+    cfg = settings or load_settings()
+    coll = collection or cfg.collection
+    bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
+    own_store = store is None
+    st = store if store is not None else open_store(cfg)
+    try:
+        emb = embedder or get_embedder(cfg)
+        ingested = _ensure_collection(bench, st, emb, coll, o.ingest)
+        limits = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
+        retriever = Retriever(cfg, store=st, embedder=emb, limits=limits, exact=o.exact)
+        ev = _Evaluation(bench, retriever, st, coll, o)
+        missing = ev.missing_relevant()
+        # Warm-up: model and caches, not counted.
+        retriever.retrieve(ev.body(bench.queries[0], 1), collection=coll)
+        if progress is not None:
+            progress.start(len(bench.queries))
+        run: dict[str, dict[str, float]] = {}
+        timings: dict[str, list[float]] = {s: [] for s in _STAGES}
+        per_query: dict[str, dict[str, Any]] = {}
+        for q in bench.queries:
+            ranked, resp = ev.run_query(q)
+            run[q.query_id] = ranked
+            if resp.status == "error" and resp.error is not None:
+                ev.errors[q.query_id] = f"{resp.error.code.value}: {resp.error.message}"
+            else:
+                for s in _STAGES:
+                    timings[s].append(float(getattr(resp.timings, s)))
+                ev.integrity.check(resp, q.filters)
+            per_query[q.query_id] = {
+                "query": q.text,
+                "relevant": q.relevant,
+                "retrieved": [[d, round(s, 4)] for d, s in list(ranked.items())[:_SHOWN]],
+                "total_ms": round(resp.timings.total_ms, 3),
+                "timings": {s: round(float(getattr(resp.timings, s)), 3) for s in _STAGES},
+            }
+            if progress is not None:
+                progress.advance(1)
+        means, per_metric = compute_metrics(names, bench.qrels, run)
+        for qid, values in per_metric.items():
+            per_query[qid]["metrics"] = {k: round(v, 6) for k, v in values.items()}
+        report = EvalReport(
+            dataset=str(dataset),
+            collection=coll,
+            embedder=emb.name,
+            relevance_by=o.relevance_by,
+            ks=sorted(set(o.ks)),
+            metrics={k: round(v, 6) for k, v in means.items()},
+            per_query=per_query,
+            latency={s: _percentiles(v) for s, v in timings.items()},
+            throughput=ev.throughput() if o.throughput else None,
+            integrity=ev.integrity.to_json(),
+            benchmark={
+                "name": bench.name,
+                "queries": len(bench.queries),
+                "skipped_queries": bench.skipped,
+                "relevant_ids": len({r for q in bench.queries for r in q.relevant}),
+                "relevant_missing_from_collection": missing,
+                "errors": ev.errors,
+                "ingested": ingested,
+            },
+            search={
+                "mode": o.mode,
+                "exact": o.exact,
+                "index": "exact (brute force)" if o.exact else "HNSW",
+                "backend": st.backend,
+                "fetch_chunks": ev.fetch_size(),
+            },
+            run=run,
+        )
+        doc = report.to_json()
+        report.gates = [g.evaluate(doc) for g in o.gates]
+        report.seconds = time.perf_counter() - started
+        return report
+    finally:
+        if own_store:
+            st.close()
+
+
+def load_report(path: Path) -> Mapping[str, Any]:
+    """A report saved with ``--save``."""
+    import json
+
+    data: Mapping[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data

@@ -1,0 +1,71 @@
+"""Ingestion: documents (folder, docs site, BEIR corpus, JSON Lines) → chunks → embeddings → Qdrant.
+
+>>> from ragsonde.ingest import ingest                       # doctest: +SKIP
+>>> ingest("docs/", collection="rag_embedding").to_json()    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.ingest.document import Document, Failure, Section
+from ragsonde.ingest.pipeline import (
+    INDEXED_FIELDS,
+    IngestOptions,
+    IngestProgress,
+    IngestReport,
+    chunk_id,
+    ingest_documents,
+)
+from ragsonde.ingest.sources import SOURCES, SourceOptions, detect_format, open_source
+from ragsonde.store import Store, open_store
+
+__all__ = [
+    "INDEXED_FIELDS",
+    "SOURCES",
+    "Document",
+    "Failure",
+    "IngestOptions",
+    "IngestProgress",
+    "IngestReport",
+    "Section",
+    "SourceOptions",
+    "chunk_id",
+    "detect_format",
+    "ingest",
+    "ingest_documents",
+    "open_source",
+]
+
+
+def ingest(
+    location: str,
+    *,
+    collection: str | None = None,
+    fmt: str | None = None,
+    settings: Settings | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    options: IngestOptions | None = None,
+    source_options: SourceOptions | None = None,
+    progress: IngestProgress | None = None,
+) -> IngestReport:
+    """Ingest ``location`` into ``collection`` (default: the configured one)."""
+    cfg = settings or load_settings()
+    source = open_source(location, fmt, source_options)
+    own_store = store is None
+    st = store if store is not None else open_store(cfg)
+    try:
+        total = source.estimate() if progress is not None else None
+        return ingest_documents(
+            source,
+            store=st,
+            embedder=embedder or get_embedder(cfg),
+            collection=collection or cfg.collection,
+            options=options,
+            progress=progress,
+            total=total,
+        )
+    finally:
+        if own_store:
+            st.close()

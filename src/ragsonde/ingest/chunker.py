@@ -1,0 +1,101 @@
+"""Chunking by the embedder's own tokens (semantic-text-splitter), so no chunk is cut by the model.
+
+all-MiniLM-L6-v2 reads 256 word pieces, ``[CLS]`` and ``[SEP]`` included, and silently drops the
+rest: a longer chunk is partly invisible to search. Chunks are therefore sized in the model's word
+pieces, leaving room for the special tokens and for the ``title: section`` line embedded with them.
+Embedders without a local tokenizer (remote APIs) are chunked by characters.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragsonde.errors import QueryValidationError
+
+__all__ = ["Chunker", "ChunkerConfig"]
+
+_SPECIAL_TOKENS = 2  # [CLS] ... [SEP]
+_CHARS_DEFAULT = 1500  # for embedders read by characters: ~ 350 tokens of English
+_MIN_CAPACITY = 16
+
+
+@dataclass(frozen=True)
+class ChunkerConfig:
+    """``size`` and ``overlap`` in tokens (or characters when ``tokenizer`` is ``None``)."""
+
+    size: int
+    overlap: int
+    tokenizer: Path | None
+    unit: str
+
+    @classmethod
+    def for_embedder(
+        cls, embedder: Any, size: int | None = None, overlap: int | None = None
+    ) -> ChunkerConfig:
+        """Defaults that fit the model: its whole window, with a 10 % overlap."""
+        tokenizer = getattr(embedder, "tokenizer_path", None)
+        if tokenizer is not None:
+            window = int(getattr(embedder, "max_tokens", 256)) - _SPECIAL_TOKENS
+            chosen = size if size is not None else window
+            if chosen > window:
+                raise QueryValidationError(
+                    f"--chunk-size {chosen} is longer than the model reads ({window} word pieces "
+                    f"plus {_SPECIAL_TOKENS} special tokens): the rest of each chunk would be "
+                    "invisible to search. Use a smaller size.",
+                    field="chunk_size",
+                )
+            unit = "tokens"
+        else:
+            chosen = size if size is not None else _CHARS_DEFAULT
+            unit = "characters"
+        ov = overlap if overlap is not None else chosen // 10
+        if chosen < _MIN_CAPACITY:
+            raise QueryValidationError(
+                f"--chunk-size must be at least {_MIN_CAPACITY} {unit}.", field="chunk_size"
+            )
+        if not 0 <= ov < chosen // 2:
+            raise QueryValidationError(
+                f"--chunk-overlap must be between 0 and half the chunk size ({chosen // 2 - 1}).",
+                field="chunk_overlap",
+            )
+        return cls(size=chosen, overlap=ov, tokenizer=tokenizer, unit=unit)
+
+
+class Chunker:
+    """Split text into chunks of at most ``capacity`` units, leaving room for a prefix."""
+
+    def __init__(self, config: ChunkerConfig) -> None:
+        self.config = config
+        self._tokenizer: Any = None
+        if config.tokenizer is not None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(config.tokenizer))
+            tok.no_truncation()
+            tok.no_padding()
+            self._tokenizer = tok
+
+    def length(self, text: str) -> int:
+        """``text``'s length in the chunker's unit (special tokens excluded)."""
+        if self._tokenizer is None:
+            return len(text)
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    @functools.lru_cache(maxsize=64)  # noqa: B019 - one chunker per run; few distinct capacities
+    def _splitter(self, capacity: int) -> Any:
+        from semantic_text_splitter import TextSplitter
+
+        overlap = min(self.config.overlap, capacity // 2 - 1) if capacity > 2 else 0
+        if self._tokenizer is None:
+            return TextSplitter(capacity, overlap=max(overlap, 0))
+        return TextSplitter.from_huggingface_tokenizer(
+            self._tokenizer, capacity, overlap=max(overlap, 0)
+        )
+
+    def split(self, text: str, reserved: int = 0) -> list[str]:
+        """Chunks of ``text``, each at most ``size - reserved`` units long."""
+        capacity = max(self.config.size - reserved, _MIN_CAPACITY)
+        return [c for c in self._splitter(capacity).chunks(text) if c.strip()]

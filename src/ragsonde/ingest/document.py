@@ -1,0 +1,54 @@
+"""What sources produce and the pipeline consumes: documents made of titled sections."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Document", "Failure", "Section"]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A run of text under one heading path (``("Sensors", "Lidar")``); empty path: no heading."""
+
+    path: tuple[str, ...]
+    text: str
+
+    @property
+    def name(self) -> str | None:
+        """The heading path as stored in the payload: ``Sensors > Lidar`` (``None`` without one)."""
+        return " > ".join(self.path) if self.path else None
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source document, split along its headings.
+
+    ``doc_id`` is stable across runs (a relative path, a BEIR ``_id``, a URL): chunk ids derive
+    from it, which is what makes re-ingesting an upsert.
+    """
+
+    doc_id: str
+    sections: tuple[Section, ...]
+    title: str | None = None
+    url: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    embed_title: bool = True
+    """Prefix each chunk's embedded text with ``title: section`` (off when the title is already
+    part of the text, as in BEIR corpora)."""
+
+    @property
+    def is_empty(self) -> bool:
+        return not any(s.text.strip() for s in self.sections)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A document that could not be read; reported, never fatal for the run."""
+
+    source: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"source": self.source, "reason": self.reason}

@@ -1,0 +1,70 @@
+"""Markdown: YAML front matter, then sections along ATX/setext headings (markdown-it-py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ragsonde.ingest.document import Section
+from ragsonde.ingest.parse import Parsed
+
+__all__ = ["parse_markdown", "split_front_matter"]
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """``(metadata, body)``; a front matter block that is not a YAML mapping is left as text."""
+    m = _FRONT_MATTER.match(text)
+    if not m:
+        return {}, text
+    import yaml
+
+    try:
+        meta = yaml.safe_load(m.group(1))
+    except yaml.YAMLError:
+        return {}, text
+    if not isinstance(meta, dict):
+        return {}, text
+    return {str(k): v for k, v in meta.items()}, text[m.end() :]
+
+
+def parse_markdown(text: str) -> Parsed:
+    """Split on headings (code fences are respected); a section's path is every heading above it.
+
+    The title is front matter's ``title``, else the first ``#`` heading.
+    """
+    from markdown_it import MarkdownIt
+
+    meta, body = split_front_matter(text)
+    lines = body.splitlines()
+    tokens = MarkdownIt("commonmark").parse(body)
+    headings: list[tuple[int, int, int, str]] = []  # (start line, end line, level, text)
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map is not None:
+            inline = tokens[i + 1]
+            headings.append((tok.map[0], tok.map[1], int(tok.tag[1]), inline.content.strip()))
+
+    title = meta.get("title")
+    top_level = min((h[2] for h in headings), default=0)
+    stack: list[tuple[int, str]] = []
+    sections: list[Section] = []
+
+    def emit(start: int, end: int) -> None:
+        chunk = "\n".join(lines[start:end]).strip()
+        if chunk:
+            sections.append(Section(tuple(t for _, t in stack), chunk))
+
+    cursor = 0
+    for start, end, level, heading in headings:
+        emit(cursor, start)
+        if title is None and level == top_level and level == 1:
+            title = heading
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        cursor = end
+    emit(cursor, len(lines))
+    return Parsed(
+        sections=tuple(sections), title=str(title) if title is not None else None, metadata=meta
+    )

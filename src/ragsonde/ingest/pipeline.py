@@ -1,0 +1,293 @@
+"""The ingestion pipeline: documents → chunks → (changed ones) embedded → upserted, in batches.
+
+Idempotent by construction: a chunk's id is a UUID derived from its document id and position, so
+running again is an upsert. Before embedding, the stored points of a batch are read back: a chunk
+whose embedded text (``embed_hash``) and embedder are unchanged is not embedded again, and a chunk
+whose payload is unchanged too is not written at all. A document that shrank loses its chunks past
+its new end; ``prune`` deletes documents that left the source. Killed at any point, a run started
+again converges to the same collection, since every write is an idempotent upsert.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from ragsonde.embedders import Embedder
+from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError
+from ragsonde.ingest.chunker import Chunker, ChunkerConfig
+from ragsonde.ingest.document import Document, Failure
+from ragsonde.store import PointRecord, Store
+
+__all__ = [
+    "INDEXED_FIELDS",
+    "ChunkRecord",
+    "IngestOptions",
+    "IngestProgress",
+    "IngestReport",
+    "chunk_document",
+    "chunk_id",
+    "ingest_documents",
+]
+
+#: Payload indexes every ingested collection gets (filters on these are fast).
+INDEXED_FIELDS: dict[str, str] = {
+    "doc_id": "keyword",
+    "url": "keyword",
+    "section": "keyword",
+    "title": "keyword",
+    "chunk_index": "integer",
+}
+_NAMESPACE = uuid.UUID("6f1c6a52-2a3e-4d0b-9a57-5b0d7c3e8a11")
+_STANDARD = ("text", "url", "title", "section", "chunk_index", "doc_id", "content_hash")
+
+
+def chunk_id(doc_id: str, index: int) -> str:
+    """The point id of chunk ``index`` of ``doc_id``: stable across runs and machines."""
+    return str(uuid.uuid5(_NAMESPACE, f"{doc_id}\x1f{index}"))
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _jsonable(value: Any) -> Any:
+    """Front matter may hold dates and other YAML types; payloads are JSON."""
+    return json.loads(json.dumps(value, default=str))
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    id: str
+    embed_text: str
+    payload: dict[str, Any]
+
+
+@dataclass
+class IngestOptions:
+    chunk_size: int | None = None
+    chunk_overlap: int | None = None
+    batch_size: int = 256
+    """Chunks per embed call and per upsert."""
+    prune: bool = False
+
+
+@dataclass
+class IngestReport:
+    collection: str
+    documents: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    skipped: int = 0
+    deleted: int = 0
+    failed: list[Failure] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "documents": self.documents,
+            "chunks": self.chunks,
+            "embedded": self.embedded,
+            "skipped": self.skipped,
+            "deleted": self.deleted,
+            "failed": [f.to_json() for f in self.failed],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class IngestProgress(Protocol):
+    """Told about progress; the CLI draws a Rich bar from it."""
+
+    def start(self, total_documents: int | None) -> None: ...
+
+    def advance(self, documents: int, chunks: int) -> None: ...
+
+
+def chunk_document(doc: Document, chunker: Chunker, embedder_name: str) -> list[ChunkRecord]:
+    """``doc``'s chunks, in order, with their full payloads (``created_at`` aside)."""
+    records: list[ChunkRecord] = []
+    meta = {k: _jsonable(v) for k, v in doc.metadata.items() if k not in _STANDARD}
+    for section in doc.sections:
+        prefix = ""
+        if doc.embed_title:
+            label = ": ".join(p for p in (doc.title, section.name) if p)
+            prefix = f"{label}\n" if label else ""
+        reserved = chunker.length(prefix) if prefix else 0
+        for piece in chunker.split(section.text, reserved):
+            index = len(records)
+            embed_text = prefix + piece
+            payload = {
+                **meta,
+                "text": piece,
+                "url": doc.url,
+                "title": doc.title,
+                "section": section.name,
+                "chunk_index": index,
+                "doc_id": doc.doc_id,
+                "content_hash": _sha256(piece),
+                "embedder": embedder_name,
+                "embed_hash": _sha256(f"{embedder_name}\x1f{embed_text}"),
+            }
+            records.append(ChunkRecord(chunk_id(doc.doc_id, index), embed_text, payload))
+    return records
+
+
+def _same(stored: dict[str, Any], new: dict[str, Any]) -> bool:
+    return {k: v for k, v in stored.items() if k != "created_at"} == new
+
+
+class _Writer:
+    """Buffers documents' chunks and writes them in batches."""
+
+    def __init__(
+        self, store: Store, embedder: Embedder, collection: str, report: IngestReport
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.collection = collection
+        self.report = report
+        self.docs: list[tuple[str, list[ChunkRecord]]] = []
+        self.size = 0
+
+    def add(self, doc_id: str, records: list[ChunkRecord]) -> None:
+        self.docs.append((doc_id, records))
+        self.size += len(records)
+
+    def flush(self) -> None:
+        if not self.docs:
+            return
+        docs, self.docs, self.size = self.docs, [], 0
+        records = [r for _, rs in docs for r in rs]
+        tails = {chunk_id(d, len(rs)): d for d, rs in docs}
+        stored = {
+            p.id: p.payload
+            for p in self.store.retrieve(self.collection, [r.id for r in records] + list(tails))
+        }
+        to_embed = [
+            r for r in records if stored.get(r.id, {}).get("embed_hash") != r.payload["embed_hash"]
+        ]
+        rewrite = [
+            r
+            for r in records
+            if r.id in stored
+            and stored[r.id].get("embed_hash") == r.payload["embed_hash"]
+            and not _same(stored[r.id], r.payload)
+        ]
+        now = datetime.now(UTC).isoformat()
+        points: list[PointRecord] = []
+        if to_embed:
+            vectors = self.embedder.embed_documents([r.embed_text for r in to_embed])
+            points += [
+                PointRecord(r.id, v.tolist(), {**r.payload, "created_at": now})
+                for r, v in zip(to_embed, vectors, strict=True)
+            ]
+        if rewrite:  # payload changed (url, title, …), text did not: keep the vector
+            old = {
+                p.id: p.vector
+                for p in self.store.retrieve(
+                    self.collection, [r.id for r in rewrite], with_vectors=True
+                )
+            }
+            points += [
+                PointRecord(r.id, old[r.id], {**r.payload, "created_at": now})
+                for r in rewrite
+                if old.get(r.id) is not None
+            ]
+        if points:
+            self.store.upsert(self.collection, points)
+        self.report.embedded += len(to_embed)
+        self.report.skipped += len(records) - len(to_embed)
+        for tail_id, doc_id in tails.items():
+            if tail_id in stored:  # the document shrank
+                self._delete_tail(doc_id, len(dict(docs)[doc_id]))
+
+    def _delete_tail(self, doc_id: str, keep: int) -> None:
+        ids = [
+            p.id
+            for batch in self.store.scroll(self.collection, filter={"doc_id": [doc_id]})
+            for p in batch
+            if int(p.payload.get("chunk_index", -1)) >= keep
+        ]
+        if ids:
+            self.store.delete_points(self.collection, ids)
+            self.report.deleted += len(ids)
+
+
+def ensure_collection(store: Store, embedder: Embedder, collection: str) -> None:
+    """Create ``collection`` for ``embedder``, or check that the existing one fits it."""
+    try:
+        info = store.collection_info(collection)
+    except CollectionNotFoundError:
+        store.create_collection(collection, embedder.dimension, indexed_fields=INDEXED_FIELDS)
+        return
+    if info.dimension != embedder.dimension:
+        raise DimensionMismatchError(
+            collection=collection,
+            collection_dim=info.dimension,
+            embedder=embedder.name,
+            embedder_dim=embedder.dimension,
+        )
+
+
+def ingest_documents(
+    documents: Iterable[Document | Failure],
+    *,
+    store: Store,
+    embedder: Embedder,
+    collection: str,
+    options: IngestOptions | None = None,
+    progress: IngestProgress | None = None,
+    total: int | None = None,
+) -> IngestReport:
+    """Write ``documents`` into ``collection`` (created when missing) and build its index."""
+    opts = options or IngestOptions()
+    started = time.perf_counter()
+    report = IngestReport(collection=collection)
+    chunker = Chunker(ChunkerConfig.for_embedder(embedder, opts.chunk_size, opts.chunk_overlap))
+    ensure_collection(store, embedder, collection)
+    writer = _Writer(store, embedder, collection, report)
+    seen: set[str] = set()
+    if progress is not None:
+        progress.start(total)
+    for item in documents:
+        if isinstance(item, Failure):
+            report.failed.append(item)
+            if progress is not None:
+                progress.advance(1, 0)
+            continue
+        records = chunk_document(item, chunker, embedder.name)
+        seen.add(item.doc_id)
+        report.documents += 1
+        report.chunks += len(records)
+        writer.add(item.doc_id, records)
+        if writer.size >= opts.batch_size:
+            writer.flush()
+        if progress is not None:
+            progress.advance(1, len(records))
+    writer.flush()
+    if opts.prune:
+        report.deleted += _prune(store, collection, seen, report.failed)
+    store.build_index(collection)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _prune(store: Store, collection: str, seen: set[str], failed: Sequence[Failure]) -> int:
+    """Delete the chunks of documents no longer in the source (unreadable ones are kept)."""
+    keep = seen | {f.source for f in failed}
+    ids = [
+        p.id
+        for batch in store.scroll(collection, batch_size=1024)
+        for p in batch
+        if str(p.payload.get("doc_id")) not in keep
+    ]
+    if ids:
+        store.delete_points(collection, ids)
+    return len(ids)

@@ -1,0 +1,111 @@
+"""Sources: where documents come from, looked up by name; ``detect`` picks one from the location.
+
+A source is an iterable of :class:`Document` (or :class:`Failure` for one that could not be read)
+with an optional cheap ``estimate()`` of how many there are, for the progress bar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.ingest.document import Document, Failure
+
+__all__ = ["SOURCES", "Source", "SourceOptions", "detect_format", "open_source"]
+
+
+class SourceOptions:
+    """Options every source may read."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        concurrency: int = 8,
+        timeout_s: float = 15.0,
+        retries: int = 2,
+        max_pages: int | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.max_pages = max_pages
+
+
+class Source(Protocol):
+    def __iter__(self) -> Iterator[Document | Failure]: ...
+
+    def estimate(self) -> int | None:
+        """How many documents, when that is cheap to know; else ``None``."""
+        ...
+
+
+def _folder(location: str, opts: SourceOptions) -> Source:
+    from ragsonde.ingest.sources.folder import FolderSource
+
+    return FolderSource(Path(location), base_url=opts.base_url)
+
+
+def _web(location: str, opts: SourceOptions) -> Source:
+    from ragsonde.ingest.sources.web import WebSource
+
+    return WebSource(location, opts)
+
+
+def _beir(location: str, opts: SourceOptions) -> Source:
+    from ragsonde.ingest.sources.beir import BeirCorpus
+
+    return BeirCorpus(Path(location))
+
+
+def _jsonl(location: str, opts: SourceOptions) -> Source:
+    from ragsonde.ingest.sources.jsonl import JsonlSource
+
+    return JsonlSource(Path(location))
+
+
+#: Format name -> factory(location, options).
+SOURCES: dict[str, Callable[[str, SourceOptions], Source]] = {
+    "folder": _folder,
+    "web": _web,
+    "beir": _beir,
+    "jsonl": _jsonl,
+}
+
+
+def detect_format(location: str) -> str:
+    """Pick a source for ``location``: a URL, a BEIR corpus, a JSON Lines file, or a folder."""
+    if location.startswith(("http://", "https://")):
+        return "web"
+    path = Path(location)
+    if not path.exists():
+        raise QueryValidationError(
+            f"Source '{location}' does not exist. Give a folder, a corpus.jsonl, a JSON Lines file "
+            "or an http(s) URL.",
+            field="source",
+        )
+    if path.is_dir():
+        return "beir" if (path / "corpus.jsonl").is_file() else "folder"
+    if path.name == "corpus.jsonl":
+        return "beir"
+    if path.suffix == ".jsonl":
+        return "jsonl"
+    return "folder"
+
+
+def open_source(
+    location: str, fmt: str | None = None, options: SourceOptions | None = None
+) -> Source:
+    """The source for ``location``, of format ``fmt`` (detected when ``None``)."""
+    name = fmt or detect_format(location)
+    factory = SOURCES.get(name)
+    if factory is None:
+        raise QueryValidationError(
+            f"Unknown source format '{name}'; use one of: {', '.join(SOURCES)}.", field="format"
+        )
+    if name != "web" and not Path(location).exists():
+        raise QueryValidationError(f"Source '{location}' does not exist.", field="source")
+    return factory(location, options or SourceOptions())

@@ -1,0 +1,65 @@
+"""A folder (recursive) or a single file of Markdown, HTML, text or reStructuredText."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from ragsonde.ingest.document import Document, Failure
+from ragsonde.ingest.parse import PARSER_FOR_SUFFIX, parse
+
+__all__ = ["FolderSource"]
+
+
+class FolderSource:
+    """Every readable file under ``root``; ``doc_id`` is its path relative to ``root``, no suffix.
+
+    ``url`` comes from front matter, else ``base_url`` + the relative path, else the relative path.
+    """
+
+    def __init__(self, root: Path, *, base_url: str | None = None) -> None:
+        self.root = root
+        self.base_url = base_url
+
+    def _files(self) -> list[Path]:
+        if self.root.is_file():
+            return [self.root]
+        return sorted(
+            p
+            for p in self.root.rglob("*")
+            if p.is_file()
+            and p.suffix.lower() in PARSER_FOR_SUFFIX
+            and not any(part.startswith(".") for part in p.relative_to(self.root).parts)
+        )
+
+    def estimate(self) -> int | None:
+        return len(self._files())
+
+    def __iter__(self) -> Iterator[Document | Failure]:
+        base = self.root.parent if self.root.is_file() else self.root
+        for path in self._files():
+            rel = path.relative_to(base).as_posix()
+            yield self._read(path, rel)
+
+    def _read(self, path: Path, rel: str) -> Document | Failure:
+        try:
+            raw = path.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            return Failure(rel, f"not UTF-8 text ({e.reason} at byte {e.start})")
+        except OSError as e:
+            return Failure(rel, f"unreadable: {e.strerror or e}")
+        fmt = PARSER_FOR_SUFFIX.get(path.suffix.lower(), "text")
+        parsed = parse(fmt, raw)
+        meta = dict(parsed.metadata)
+        url = meta.pop("url", None)
+        if not url:
+            url = self.base_url.rstrip("/") + "/" + rel if self.base_url else rel
+        meta.pop("title", None)
+        doc = Document(
+            doc_id=rel.rsplit(".", 1)[0] if "." in Path(rel).name else rel,
+            sections=parsed.sections,
+            title=parsed.title or path.stem,
+            url=str(url),
+            metadata=meta,
+        )
+        return Failure(rel, "empty document") if doc.is_empty else doc

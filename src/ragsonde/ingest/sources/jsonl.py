@@ -1,0 +1,48 @@
+"""JSON Lines of ``{"id", "text", "title"?, "url"?, …}``; every other field goes to the payload."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from ragsonde.ingest.document import Document, Failure, Section
+
+__all__ = ["JsonlSource"]
+
+
+class JsonlSource:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def estimate(self) -> int | None:
+        with self.path.open("rb") as f:
+            return sum(1 for line in f if line.strip())
+
+    def __iter__(self) -> Iterator[Document | Failure]:
+        with self.path.open("rb") as f:
+            for n, raw in enumerate(f, start=1):
+                if raw.strip():
+                    yield self._doc(raw, f"{self.path.name}:{n}")
+
+    @staticmethod
+    def _doc(raw: bytes, where: str) -> Document | Failure:
+        try:
+            row = json.loads(raw)
+        except ValueError as e:
+            return Failure(where, f"not JSON ({e})")
+        if not isinstance(row, dict) or "id" not in row or "text" not in row:
+            return Failure(where, 'each line needs "id" and "text"')
+        text = str(row.pop("text") or "").strip()
+        doc_id = str(row.pop("id"))
+        if not text:
+            return Failure(f"{where} ({doc_id})", "empty document")
+        title = row.pop("title", None)
+        url = row.pop("url", None)
+        return Document(
+            doc_id=doc_id,
+            sections=(Section((), text),),
+            title=str(title) if title else None,
+            url=str(url) if url else None,
+            metadata=row,
+        )

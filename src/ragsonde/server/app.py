@@ -1,0 +1,168 @@
+"""The FastAPI application: :func:`create_app` wires routers, error handlers and middleware.
+
+The app holds one :class:`~ragsonde.retriever.Retriever` for its whole life. Start-up loads the
+model and opens the store (so the process owns the embedded store while it runs, and the first
+query pays no loading cost); shutdown closes what start-up opened.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Depends, FastAPI
+from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRouter
+from starlette.concurrency import run_in_threadpool
+
+from ragsonde import __version__
+from ragsonde.config import Settings, load_settings
+from ragsonde.errors import RagsondeError
+from ragsonde.models import BatchRequest, Query
+from ragsonde.retriever import Retriever
+from ragsonde.server.errors import install_error_handlers
+from ragsonde.server.middleware import BodyLimitMiddleware, RequestLogMiddleware
+from ragsonde.server.security import require_api_key
+from ragsonde.server.state import ServerState
+from ragsonde.store import Store
+
+__all__ = ["ROUTERS", "RouterSpec", "create_app"]
+
+log = logging.getLogger("ragsonde.server")
+
+
+@dataclass(frozen=True)
+class RouterSpec:
+    """One router of the app: a module exposing ``router: APIRouter``.
+
+    ``protected``: its routes need the API key when RAGSONDE_API_KEY is set (the ``/v1/`` API).
+    ``optional``: a module that may not exist yet is skipped.
+    """
+
+    module: str
+    protected: bool
+    optional: bool = False
+
+
+#: Every router of the app, in order: the one place routes are added.
+ROUTERS: tuple[RouterSpec, ...] = (
+    RouterSpec("ragsonde.server.routes_health", protected=False),
+    RouterSpec("ragsonde.server.routes_query", protected=True),
+    RouterSpec("ragsonde.server.routes_collections", protected=True),
+    # EVAL ROUTER: the evaluation harness's `/v1/eval` endpoints (and the eval-reports view)
+    # plug in here: a module `ragsonde.server.routes_eval` exposing `router: APIRouter`.
+    RouterSpec("ragsonde.server.routes_eval", protected=True, optional=True),
+    RouterSpec("ragsonde.server.routes_page", protected=False),
+)
+
+
+def _load_router(spec: RouterSpec) -> APIRouter | None:
+    try:
+        module = importlib.import_module(spec.module)
+    except ModuleNotFoundError as e:
+        if spec.optional and e.name == spec.module:
+            return None
+        raise
+    router = getattr(module, "router", None)
+    if not isinstance(router, APIRouter):
+        raise TypeError(f"{spec.module} must define `router: APIRouter`")
+    return router
+
+
+def _warm_up(state: ServerState) -> None:
+    """Load the model and open every collection; log (not raise) what fails, for /readyz."""
+    retriever = state.retriever
+    try:
+        dim = retriever.embedder.dimension
+        state.model_loaded = True
+        store = retriever.store
+        names = store.list_collections() if isinstance(store, Store) else []
+        for name in names:
+            store.collection_info(name)
+        log.info(
+            "ready: model %s (%d-dim), %s store with %d collections",
+            retriever.model_name,
+            dim,
+            store.backend,
+            len(names),
+        )
+    except RagsondeError as e:
+        state.startup_error = e
+        log.warning("not ready at start-up: %s: %s", e.code.value, e.message)
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    state: ServerState = app.state.ragsonde
+    await run_in_threadpool(_warm_up, state)
+    try:
+        yield
+    finally:
+        if state.owns_retriever:
+            await run_in_threadpool(state.retriever.close)
+
+
+def _contract_schemas() -> dict[str, Any]:
+    """JSON Schemas of the request bodies, which routes read raw (see routes_query)."""
+    out: dict[str, Any] = {}
+    for model in (Query, BatchRequest):
+        schema = model.model_json_schema(
+            mode="validation", ref_template="#/components/schemas/{model}"
+        )
+        out.update(schema.pop("$defs", {}))
+        out[model.__name__] = schema
+    return out
+
+
+def _install_openapi(app: FastAPI) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+            for name, body in _contract_schemas().items():
+                schemas.setdefault(name, body)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
+
+
+def create_app(settings: Settings | None = None, retriever: Retriever | None = None) -> FastAPI:
+    """The ragsonde HTTP service.
+
+    ``retriever``: answer with this one (tests, embedding apps); by default the app builds one
+    from ``settings`` and closes it on shutdown. ``settings`` default to the environment and
+    ``ragsonde.toml``.
+    """
+    settings = settings or (retriever.settings if retriever is not None else load_settings())
+    state = ServerState(
+        settings=settings,
+        retriever=retriever if retriever is not None else Retriever(settings),
+        owns_retriever=retriever is None,
+    )
+    app = FastAPI(
+        title="ragsonde",
+        version=__version__,
+        description="Retrieval over HTTP: the contract's Query in, Response out.",
+        lifespan=_lifespan,
+    )
+    app.state.ragsonde = state
+    install_error_handlers(app)
+    for spec in ROUTERS:
+        router = _load_router(spec)
+        if router is not None:
+            deps = [Depends(require_api_key)] if spec.protected else []
+            app.include_router(router, dependencies=deps)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestLogMiddleware)
+    _install_openapi(app)
+    return app

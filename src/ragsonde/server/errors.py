@@ -1,0 +1,163 @@
+"""The HTTP side of the error contract: error code → status, and the error body.
+
+Every error the server answers carries the contract's error :class:`~ragsonde.models.Response`
+(``status: "error"``, empty ``results``, ``error: {code, message}``), whatever went wrong: a query
+the retriever refused, a malformed or oversized body, a missing API key, an unknown route.
+Tracebacks never reach a body.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response as HttpResponse
+
+from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
+from ragsonde.models import Response
+from ragsonde.server.state import get_state
+
+__all__ = [
+    "ERROR_RESPONSES",
+    "HTTP_STATUS",
+    "ApiError",
+    "BodyTooLargeError",
+    "install_error_handlers",
+    "json_response",
+    "status_for",
+]
+
+#: Contract error code -> HTTP status. Auth and embedding failures are the upstream's fault (502).
+HTTP_STATUS: dict[ErrorCode, int] = {
+    ErrorCode.VALIDATION_ERROR: 422,
+    ErrorCode.COLLECTION_NOT_FOUND: 404,
+    ErrorCode.AUTH_ERROR: 502,
+    ErrorCode.EMBEDDING_ERROR: 502,
+    ErrorCode.CONNECTION_ERROR: 503,
+    ErrorCode.DIMENSION_MISMATCH: 409,
+}
+
+
+def _error_responses() -> dict[int | str, dict[str, object]]:
+    out: dict[int | str, dict[str, object]] = {
+        401: {"model": Response, "description": "AUTH_ERROR: missing or wrong API key"},
+        413: {"model": Response, "description": "VALIDATION_ERROR: request body too large"},
+    }
+    for status in sorted(set(HTTP_STATUS.values())):
+        codes = " or ".join(c.value for c, s in HTTP_STATUS.items() if s == status)
+        out[status] = {"model": Response, "description": f"{codes}: the contract error Response"}
+    return out
+
+
+#: For the OpenAPI document: every status an API route may answer with the error Response.
+ERROR_RESPONSES = _error_responses()
+
+
+def status_for(code: ErrorCode) -> int:
+    """The HTTP status for a contract error code."""
+    return HTTP_STATUS[code]
+
+
+class ApiError(Exception):
+    """Answer the request with ``error`` as a contract error Response.
+
+    ``status`` overrides the code's usual status (401 for a missing API key, 413 for a large
+    body); ``query``, ``query_id``, ``collection`` echo what the request said, where known.
+    """
+
+    def __init__(
+        self,
+        error: RagsondeError,
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        query: str = "",
+        query_id: str | None = None,
+        collection: str | None = None,
+    ) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.status = status if status is not None else status_for(error.code)
+        self.headers = dict(headers or {})
+        self.query = query
+        self.query_id = query_id
+        self.collection = collection
+
+
+class BodyTooLargeError(ApiError):
+    """The request body is over ``max_body_bytes`` (HTTP 413)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            QueryValidationError(
+                f"Request body too large: the limit is {limit} bytes "
+                "(RAGSONDE_MAX_BODY_BYTES). Send fewer or shorter queries per request.",
+                field="body",
+            ),
+            status=413,
+        )
+
+
+def json_response(
+    model: BaseModel, status: int = 200, headers: Mapping[str, str] | None = None
+) -> HttpResponse:
+    """``model`` as JSON, serialized by pydantic (so contract serializers apply)."""
+    return HttpResponse(
+        content=model.model_dump_json(),
+        status_code=status,
+        media_type="application/json",
+        headers=dict(headers or {}),
+    )
+
+
+def _error_body(request: Request, exc: ApiError) -> Response:
+    state = get_state(request)
+    return Response.failure(
+        exc.error,
+        query=exc.query,
+        query_id=exc.query_id or str(uuid.uuid4()),
+        top_k=5,
+        collection=exc.collection or state.settings.collection,
+        model=state.retriever.model_name,
+    )
+
+
+async def _on_api_error(request: Request, exc: Exception) -> HttpResponse:
+    if not isinstance(exc, ApiError):  # registered for ApiError only
+        raise exc
+    return json_response(_error_body(request, exc), exc.status, exc.headers)
+
+
+async def _on_request_validation(request: Request, exc: Exception) -> HttpResponse:
+    """Path and query-string parameters FastAPI validates itself (e.g. ``?sample=``)."""
+    if not isinstance(exc, RequestValidationError):
+        raise exc
+    parts = []
+    for item in exc.errors():
+        loc = ".".join(str(p) for p in item.get("loc", ())) or "request"
+        parts.append(f"{loc}: {item.get('msg', 'is invalid')}")
+    error = QueryValidationError("Invalid request: " + "; ".join(parts))
+    return await _on_api_error(request, ApiError(error))
+
+
+async def _on_http_exception(request: Request, exc: Exception) -> HttpResponse:
+    """Unknown routes (404), wrong methods (405) and the like, in the contract's shape."""
+    if not isinstance(exc, StarletteHTTPException):
+        raise exc
+    message = f"{exc.detail}: {request.method} {request.url.path}"
+    if exc.status_code == 404:
+        message += " (the API lives under /v1/; see /docs)"
+    error = QueryValidationError(message)
+    headers = dict(exc.headers or {})
+    return await _on_api_error(request, ApiError(error, status=exc.status_code, headers=headers))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register every handler that turns an exception into the contract error body."""
+    app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(RequestValidationError, _on_request_validation)
+    app.add_exception_handler(StarletteHTTPException, _on_http_exception)

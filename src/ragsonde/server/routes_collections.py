@@ -1,0 +1,110 @@
+"""``GET /v1/collections`` and ``GET /v1/collections/{name}``: what ``ragsonde inspect`` shows."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+
+from ragsonde.errors import RagsondeError
+from ragsonde.server.errors import ERROR_RESPONSES, ApiError
+from ragsonde.server.state import ServerState, get_state
+from ragsonde.store import Store
+from ragsonde.store.inspect import CollectionReport, inspect_collection
+
+__all__ = ["CollectionList", "CollectionSummary", "router"]
+
+router = APIRouter(prefix="/v1", tags=["collections"])
+State = Annotated[ServerState, Depends(get_state)]
+
+
+class CollectionSummary(BaseModel):
+    name: str
+    points_count: int
+    dimension: int
+    distance: str
+    sparse: bool
+
+
+class CollectionList(BaseModel):
+    """Every collection in the store, and the one queries use when they name none."""
+
+    default: str
+    backend: str
+    collections: list[CollectionSummary]
+
+
+def _store(state: ServerState) -> Store:
+    store = state.retriever.store
+    if not isinstance(store, Store):
+        raise TypeError("listing collections needs a full Store, not only a SearchStore")
+    return store
+
+
+def _list(state: ServerState) -> CollectionList:
+    store = _store(state)
+    summaries = []
+    for name in store.list_collections():
+        info = store.collection_info(name)
+        summaries.append(
+            CollectionSummary(
+                name=info.name,
+                points_count=info.points_count,
+                dimension=info.dimension,
+                distance=info.distance,
+                sparse=info.sparse_vector_name is not None,
+            )
+        )
+    return CollectionList(
+        default=state.settings.collection, backend=store.backend, collections=summaries
+    )
+
+
+def _inspect(state: ServerState, name: str, sample: int) -> CollectionReport:
+    retriever = state.retriever
+    try:
+        dim: int | None = retriever.embedder.dimension
+    except RagsondeError:  # the report still describes the collection
+        dim = None
+    return inspect_collection(
+        _store(state),
+        name,
+        embedder=retriever.model_name,
+        embedder_dimension=dim,
+        sample=sample,
+        mapping=retriever.mapping,
+    )
+
+
+@router.get(
+    "/collections",
+    response_model=CollectionList,
+    responses=ERROR_RESPONSES,
+    summary="List the collections",
+)
+async def list_collections(state: State) -> CollectionList:
+    """Name, size and vectors of every collection in the store."""
+    try:
+        return await run_in_threadpool(_list, state)
+    except RagsondeError as e:
+        raise ApiError(e) from e
+
+
+@router.get(
+    "/collections/{name}",
+    response_model=CollectionReport,
+    responses=ERROR_RESPONSES,
+    summary="Describe one collection (what `ragsonde inspect` shows)",
+)
+async def describe_collection(
+    state: State,
+    name: Annotated[str, Path(min_length=1, max_length=255)],
+    sample: Annotated[int, Query(ge=1, le=10_000, description="Payloads to sample.")] = 1000,
+) -> CollectionReport:
+    """Vectors, point counts, payload fields with fill rates, and the payload mapping that fits."""
+    try:
+        return await run_in_threadpool(_inspect, state, name, sample)
+    except RagsondeError as e:
+        raise ApiError(e, collection=name) from e

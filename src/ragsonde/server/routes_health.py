@@ -1,0 +1,81 @@
+"""``GET /healthz`` (the process is alive) and ``GET /readyz`` (model loaded, store reachable).
+
+Neither needs the API key: orchestrators probe them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response as HttpResponse
+
+from ragsonde.errors import CollectionNotFoundError, RagsondeError
+from ragsonde.models import ErrorInfo
+from ragsonde.server.errors import json_response
+from ragsonde.server.state import ServerState, get_state
+from ragsonde.store import Store
+
+__all__ = ["Health", "Readiness", "router"]
+
+router = APIRouter(tags=["health"])
+State = Annotated[ServerState, Depends(get_state)]
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(BaseModel):
+    """Whether the server can answer queries, and if not, why."""
+
+    status: Literal["ready", "not_ready"]
+    model: str
+    model_loaded: bool
+    store: str | None = None
+    store_reachable: bool = False
+    collections: int | None = None
+    error: ErrorInfo | None = None
+
+
+@router.get("/healthz", response_model=Health, summary="The process is alive")
+async def healthz() -> Health:
+    """Always 200 while the process serves requests."""
+    return Health()
+
+
+def check_ready(state: ServerState) -> Readiness:
+    """Load the model if start-up could not, and ask the store for its collections."""
+    retriever = state.retriever
+    report = Readiness(status="not_ready", model=retriever.model_name, model_loaded=False)
+    try:
+        _ = retriever.embedder.dimension
+        state.model_loaded = report.model_loaded = True
+        store = retriever.store
+        report.store = store.backend
+        if isinstance(store, Store):
+            report.collections = len(store.list_collections())
+        else:
+            with contextlib.suppress(CollectionNotFoundError):  # it answered: reachable
+                store.collection_info(state.settings.collection)
+        report.store_reachable = True
+    except RagsondeError as e:
+        report.error = ErrorInfo.from_exception(e)
+    if report.model_loaded and report.store_reachable:
+        report.status = "ready"
+    return report
+
+
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "Not ready, with the reason"}},
+    summary="The model is loaded and the store is reachable",
+)
+async def readyz(state: State) -> HttpResponse:
+    """200 when queries can be answered, 503 (with the reason) otherwise."""
+    report = await run_in_threadpool(check_ready, state)
+    return json_response(report, 200 if report.status == "ready" else 503)

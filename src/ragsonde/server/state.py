@@ -1,0 +1,32 @@
+"""What the running server holds: settings, the one retriever, and readiness."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import HTTPConnection
+
+from ragsonde.config import Settings
+from ragsonde.errors import RagsondeError
+from ragsonde.retriever import Retriever
+
+__all__ = ["ServerState", "get_state"]
+
+
+@dataclass
+class ServerState:
+    """Shared by every request; set on ``app.state.ragsonde`` by :func:`create_app`."""
+
+    settings: Settings
+    retriever: Retriever
+    owns_retriever: bool
+    model_loaded: bool = False
+    startup_error: RagsondeError | None = None
+
+
+def get_state(conn: HTTPConnection) -> ServerState:
+    """The server state of the app handling ``conn`` (a FastAPI dependency)."""
+    state = getattr(conn.app.state, "ragsonde", None)
+    if not isinstance(state, ServerState):
+        raise RuntimeError("the app was not built by ragsonde.server.create_app")
+    return state

@@ -1,0 +1,208 @@
+// The ragsonde search page. Every value from the server is untrusted (stored documents are
+// input from anywhere): it is written with textContent, never parsed as HTML, and only
+// http(s) URLs become links.
+"use strict";
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const form = $("search");
+  const statusLine = $("status");
+  const timingsLine = $("timings");
+  const results = $("results");
+  const cardTemplate = $("card");
+  const keyInput = $("api_key");
+  const KEY_STORE = "ragsonde.api_key";
+
+  /** An http(s) URL as a safe href, or null (javascript:, data:, relative, garbage). */
+  function safeHref(value) {
+    if (typeof value !== "string" || value === "") return null;
+    try {
+      const url = new URL(value);
+      return url.protocol === "http:" || url.protocol === "https:" ? url.href : null;
+    } catch (_) {
+      return null;
+    }
+  }
+
+  /** A filter value: integers and booleans as such, everything else a string (like the CLI). */
+  function scalar(text) {
+    if (/^-?\d+$/.test(text)) return Number.parseInt(text, 10);
+    if (text === "true") return true;
+    if (text === "false") return false;
+    return text;
+  }
+
+  /** "a=1; b=x; b=y" (a field twice means any of) or a JSON object; null when empty. */
+  function parseFilters(text) {
+    const raw = text.trim();
+    if (raw === "") return null;
+    if (raw.startsWith("{")) {
+      const value = JSON.parse(raw);
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        throw new Error("filters: a JSON filter must be an object");
+      }
+      return value;
+    }
+    const out = {};
+    for (const part of raw.split(";")) {
+      if (part.trim() === "") continue;
+      const at = part.indexOf("=");
+      const key = at < 0 ? "" : part.slice(0, at).trim();
+      if (key === "") throw new Error(`filters: write FIELD=VALUE, not "${part.trim()}"`);
+      const value = scalar(part.slice(at + 1).trim());
+      if (!(key in out)) out[key] = value;
+      else if (Array.isArray(out[key])) out[key].push(value);
+      else out[key] = [out[key], value];
+    }
+    return out;
+  }
+
+  function headers() {
+    const h = { "Content-Type": "application/json", Accept: "application/json" };
+    const key = keyInput.value.trim();
+    if (key !== "") h["X-API-Key"] = key;
+    return h;
+  }
+
+  function showStatus(text, isError) {
+    statusLine.textContent = text;
+    statusLine.classList.toggle("error", Boolean(isError));
+  }
+
+  function ms(value) {
+    return `${Number(value || 0).toFixed(1)} ms`;
+  }
+
+  function showTimings(resp) {
+    const t = resp.timings || {};
+    timingsLine.textContent =
+      `embed ${ms(t.embedding_ms)} · search ${ms(t.search_ms)} · ` +
+      `post ${ms(t.post_processing_ms)} · total ${ms(t.total_ms)} · ` +
+      `${resp.collection} · ${resp.model}`;
+  }
+
+  function setText(node, value) {
+    node.textContent = value === null || value === undefined ? "" : String(value);
+  }
+
+  function card(result) {
+    const node = cardTemplate.content.firstElementChild.cloneNode(true);
+    const score = Math.min(1, Math.max(0, Number(result.similarity_score) || 0));
+    setText(node.querySelector(".rank"), `#${result.rank}`);
+    setText(node.querySelector(".score"), score.toFixed(3));
+    node.querySelector(".bar-fill").style.width = `${(score * 100).toFixed(1)}%`;
+    const href = safeHref(result.url);
+    const title = node.querySelector(".title");
+    setText(title, result.title || result.url || result.chunk_id);
+    const url = node.querySelector(".url");
+    setText(url, result.url);
+    for (const link of [title, url]) {
+      if (href) link.href = href;
+      else link.removeAttribute("href");
+    }
+    setText(node.querySelector(".section"), result.section);
+    setText(node.querySelector(".text"), result.text);
+    const extra = Object.assign({ chunk_id: result.chunk_id }, result.metadata || {});
+    if (result.chunk_index !== undefined) extra.chunk_index = result.chunk_index;
+    if (result.created_at) extra.created_at = result.created_at;
+    setText(node.querySelector(".metadata"), JSON.stringify(extra, null, 2));
+    node.dataset.score = String(score);
+    return node;
+  }
+
+  function render(resp) {
+    results.replaceChildren(...(resp.results || []).map(card));
+    showTimings(resp);
+    if (resp.status === "error" && resp.error) {
+      showStatus(`${resp.error.code}: ${resp.error.message}`, true);
+    } else {
+      const n = resp.total_results;
+      showStatus(n === 0 ? "No results above the threshold." : `${n} result${n === 1 ? "" : "s"}`);
+    }
+  }
+
+  function queryBody() {
+    const body = {
+      query_text: $("q").value,
+      top_k: Number.parseInt($("top_k").value, 10),
+      score_threshold: Number.parseFloat($("threshold").value || "0"),
+    };
+    const collection = $("collection").value.trim();
+    if (collection !== "") body.collection = collection;
+    const filters = parseFilters($("filters").value);
+    if (filters !== null) body.filters = filters;
+    return body;
+  }
+
+  let latest = 0; // answers to older searches are dropped, so the page shows the newest
+
+  async function search() {
+    const mine = ++latest;
+    let body;
+    try {
+      body = queryBody();
+    } catch (err) {
+      showStatus(String(err.message || err), true);
+      return;
+    }
+    $("go").disabled = true;
+    showStatus("Searching…");
+    try {
+      const answer = await fetch("/v1/query", {
+        method: "POST",
+        headers: headers(),
+        body: JSON.stringify(body),
+      });
+      const resp = await answer.json();
+      if (mine !== latest) return;
+      if (answer.status === 401) $("auth").open = true;
+      render(resp);
+    } catch (err) {
+      if (mine !== latest) return;
+      results.replaceChildren();
+      timingsLine.textContent = "";
+      showStatus(`The server did not answer: ${err.message || err}`, true);
+    } finally {
+      if (mine === latest) {
+        $("go").disabled = false;
+        results.dataset.seq = String(Number(results.dataset.seq || "0") + 1);
+      }
+    }
+  }
+
+  async function loadCollections() {
+    try {
+      const answer = await fetch("/v1/collections", { headers: headers() });
+      if (!answer.ok) return;
+      const data = await answer.json();
+      const list = $("collections");
+      list.replaceChildren(
+        ...data.collections.map((c) => {
+          const option = document.createElement("option");
+          option.value = c.name;
+          setText(option, `${c.points_count} points, ${c.dimension}-dim`);
+          return option;
+        }),
+      );
+      $("collection").placeholder = data.default;
+    } catch (_) {
+      // The list is a convenience: typing a name still works.
+    }
+  }
+
+  keyInput.value = sessionStorage.getItem(KEY_STORE) || "";
+  keyInput.addEventListener("change", () => {
+    sessionStorage.setItem(KEY_STORE, keyInput.value.trim());
+    loadCollections();
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    search();
+  });
+  for (const id of ["top_k", "threshold"]) {
+    $(id).addEventListener("change", () => {
+      if ($("q").value.trim() !== "") search();
+    });
+  }
+  loadCollections();
+})();

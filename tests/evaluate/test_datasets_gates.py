@@ -1,0 +1,59 @@
+"""Benchmark loaders and gates."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate import load_benchmark, parse_gate
+
+
+def test_beir_scifact_test_split(scifact_dir):
+    bench = load_benchmark(scifact_dir)
+    assert len(bench.queries) == 300  # only queries with qrels
+    assert sum(len(q.relevant) for q in bench.queries) == 339
+    assert all(q.text and "\r" not in q.query_id for q in bench.queries)
+    assert bench.corpus == scifact_dir / "corpus.jsonl"
+    with pytest.raises(QueryValidationError, match="splits here: test"):
+        load_benchmark(scifact_dir, split="dev")
+
+
+def test_trec_qrels_with_queries_tsv(tmp_path):
+    (tmp_path / "q.tsv").write_text("1\tfirst question\n2\tsecond question\n")
+    (tmp_path / "qrels.txt").write_text("1 0 docA 2\n1 0 docB 0\n2 0 docC 1\n3 0 docD 1\n")
+    bench = load_benchmark(tmp_path / "qrels.txt", queries=tmp_path / "q.tsv")
+    assert {q.query_id: q.relevant for q in bench.queries} == {"1": {"docA": 2}, "2": {"docC": 1}}
+    assert bench.skipped == ["3: no text in q.tsv"]
+    with pytest.raises(QueryValidationError, match="--queries"):
+        load_benchmark(tmp_path / "qrels.txt")
+
+
+def test_own_jsonl_and_yaml(tmp_path):
+    (tmp_path / "b.jsonl").write_text(
+        '{"query_id": "a", "query": "lidar?", "relevant": ["lidar"], "filters": {"category": "sensors"}}\n'
+        '{"query": "imu?", "relevant": {"imu": 2}, "top_k": 3}\n'
+    )
+    bench = load_benchmark(tmp_path / "b.jsonl")
+    a, b = bench.queries
+    assert (a.query_id, a.relevant, a.filters) == ("a", {"lidar": 1}, {"category": "sensors"})
+    assert (b.query_id, b.relevant, b.top_k) == ("2", {"imu": 2}, 3)
+    (tmp_path / "b.yaml").write_text("queries:\n  - query: gps?\n    relevant: [gps]\n")
+    assert load_benchmark(tmp_path / "b.yaml").queries[0].relevant == {"gps": 1}
+    (tmp_path / "bad.jsonl").write_text('{"query": "no relevant"}\n')
+    with pytest.raises(QueryValidationError, match='needs "query" and "relevant"'):
+        load_benchmark(tmp_path / "bad.jsonl")
+
+
+def test_gates_parse_and_evaluate():
+    report = {"metrics": {"ndcg@10": 0.64}, "latency": {"total_ms": {"p95": 30.0}}}
+    assert parse_gate("ndcg@10>=0.60").evaluate(report)["passed"] is True
+    assert parse_gate("ndcg@10 > 0.7").evaluate(report) == {
+        "gate": "ndcg@10>0.7",
+        "value": 0.64,
+        "passed": False,
+    }
+    assert parse_gate("latency.total_ms.p95<=50").evaluate(report)["passed"] is True
+    with pytest.raises(QueryValidationError, match="names nothing"):
+        parse_gate("latency.nope.p95<=1").evaluate(report)
+    with pytest.raises(QueryValidationError, match="METRIC OP NUMBER"):
+        parse_gate("ndcg@10 is good")

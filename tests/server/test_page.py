@@ -1,0 +1,127 @@
+"""The search page in a real headless Chromium against the real server."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.server.conftest import EVIL, EVIL_TEXT
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, base_url):
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.dialogs, pg.problems = [], []
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    pg.on("pageerror", lambda e: pg.problems.append(f"page error: {e}"))
+    pg.on("console", lambda m: m.type == "error" and pg.problems.append(f"console: {m.text}"))
+    pg.goto(f"{base_url}/")
+    yield pg
+    context.close()
+
+
+def search(page, text: str | None = None) -> None:
+    """Submit the form and wait until the page has rendered the answer."""
+    before = int(page.get_attribute("#results", "data-seq"))
+    if text is not None:
+        page.fill("#q", text)
+    page.click("#go")
+    # The page's CSP forbids eval, so wait with a locator assertion, not wait_for_function.
+    expect(page.locator("#results")).not_to_have_attribute("data-seq", str(before), timeout=20_000)
+
+
+def scores(page) -> list[float]:
+    return [
+        float(s)
+        for s in page.eval_on_selector_all("#results .card", "cs => cs.map(c => c.dataset.score)")
+    ]
+
+
+def test_search_threshold_and_untrusted_text(page, tmp_path, docs_count):
+    page.fill("#top_k", str(docs_count))
+    search(page, "how does a laser rangefinder measure distance")
+    cards = page.locator("#results .card")
+    assert cards.count() == docs_count
+    first = cards.nth(0)
+    assert first.locator(".rank").text_content() == "#0"
+    assert first.locator(".title").text_content() == "LIDAR"
+    assert first.locator(".title").get_attribute("href") == "https://docs.example/lidar"
+    assert first.locator(".section").text_content() == "Sensors > Lidar"
+    assert "laser pulses" in first.locator(".text").text_content()
+    all_scores = scores(page)
+    assert all_scores == sorted(all_scores, reverse=True)
+    assert [cards.nth(i).locator(".rank").text_content() for i in range(3)] == ["#0", "#1", "#2"]
+    width = first.locator(".bar-fill").evaluate("e => e.style.width")
+    assert width == f"{all_scores[0] * 100:.1f}%"
+    timings = page.text_content("#timings")
+    assert "embed" in timings and "search" in timings and "total" in timings
+    page.screenshot(path=str(tmp_path / "search.png"), full_page=True)
+
+    cut = math.floor(all_scores[2] * 1000) / 1000
+    page.fill("#threshold", str(cut))
+    search(page)
+    kept = scores(page)
+    assert 1 <= len(kept) < docs_count and all(s >= cut for s in kept)
+
+    page.fill("#threshold", "0")
+    search(page, "img src onerror alert")
+    evil = page.locator("#results .card", has_text=EVIL_TEXT)
+    assert evil.count() == 1
+    assert evil.locator(".text").text_content() == EVIL_TEXT
+    assert evil.locator(".title").text_content() == EVIL.payload["title"]
+    assert evil.locator(".section").text_content() == EVIL.payload["section"]
+    assert evil.locator(".title").get_attribute("href") is None  # javascript: is never a link
+    assert evil.locator(".url").text_content() == "javascript:alert(2)"
+    assert page.locator("#results img, #results script, #results b").count() == 0
+    page.wait_for_timeout(300)  # give a smuggled handler the chance to fire
+    assert page.dialogs == []
+    shot = tmp_path / "untrusted.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 0
+    assert page.problems == []
+
+
+def test_errors_are_shown_as_text(page):
+    page.fill("#collection", "<i>nope</i>")
+    search(page, "lidar")
+    status = page.text_content("#status")
+    assert status.startswith("VALIDATION_ERROR: ") and "'<i>nope</i>'" in status
+    assert page.locator("#status i").count() == 0
+    assert page.locator("#results .card").count() == 0
+    page.fill("#collection", "")
+    page.fill("#filters", "section")
+    page.click("#go")
+    assert "FIELD=VALUE" in page.text_content("#status")
+    page.fill("#filters", "section=Sensors > GPS; section=Power > Batteries")
+    search(page, "sensor")
+    sections = page.locator("#results .card .section").all_text_contents()
+    assert sorted(sections) == ["Power > Batteries", "Sensors > GPS"]
+    assert page.dialogs == []
