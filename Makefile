@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_HOME ?= .ragsonde-demo
 
-.PHONY: install browser demo test test-fast lint format bench bench-quick clean
+.PHONY: install browser demo test test-fast lint format bench bench-deps bench-quick clean
 
 install: $(STAMP)
 
@@ -46,10 +46,13 @@ format: install
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
 
-bench: install
+bench-deps: install
+	$(PY) -m pip install -q --group bench
+
+bench: bench-deps
 	$(PY) bench/run_all.py
 
-bench-quick: install
+bench-quick: bench-deps
 	$(PY) bench/run_all.py --quick
 
 clean:

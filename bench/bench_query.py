@@ -52,6 +52,74 @@ def load(n_docs: int, n_queries: int) -> tuple[list[dict[str, str]], list[str]]:
     return docs, queries
 
 
+def langchain_peer(docs, queries, embedder, model, repeats) -> dict | None:
+    """The same search through LangChain's QdrantVectorStore, the code a user would write.
+
+    Both sides use qdrant-client's local mode (LangChain cannot drive Qdrant Edge), the same
+    SentenceTransformer object and the same points; interleaved per query.
+    """
+    try:
+        from langchain_core.embeddings import Embeddings
+        from langchain_qdrant import QdrantVectorStore
+        from qdrant_client import models
+    except ImportError:
+        print("langchain-qdrant not installed (make bench-deps): LangChain peer skipped")
+        return None
+
+    class STEmbeddings(Embeddings):
+        def embed_documents(self, texts):
+            return model.encode(texts, normalize_embeddings=True).tolist()
+
+        def embed_query(self, text):
+            return model.encode([text], normalize_embeddings=True)[0].tolist()
+
+    from ragsonde.store.client import QdrantClientStore
+
+    store = QdrantClientStore(":memory:")
+    client = store._client  # one client, one copy of the data, for both sides
+    client.create_collection(
+        "lc", vectors_config=models.VectorParams(size=384, distance=models.Distance.COSINE)
+    )
+    vecs = embedder.embed_documents([d["text"] for d in docs])
+    client.upsert(
+        "lc",
+        [
+            models.PointStruct(
+                id=i,
+                vector=v.tolist(),
+                payload={"page_content": d["text"], "metadata": {"doc_id": d["id"]}},
+            )
+            for i, (d, v) in enumerate(zip(docs, vecs, strict=True))
+        ],
+    )
+    lc = QdrantVectorStore(client=client, collection_name="lc", embedding=STEmbeddings())
+    settings = Settings(qdrant_url=":memory:", collection="lc")
+    retriever = Retriever(settings, store=store, embedder=embedder)
+    for q in queries[:5]:
+        lc.similarity_search_with_score(q, k=10)
+        retriever.retrieve({"query_text": q, "top_k": 10})
+    lc_ms, rs_ms = [], []
+    for _ in range(repeats):
+        for q in queries:
+            t0 = time.perf_counter()
+            lc.similarity_search_with_score(q, k=10)
+            lc_ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            resp = retriever.retrieve({"query_text": q, "top_k": 10})
+            rs_ms.append((time.perf_counter() - t0) * 1000)
+            assert resp.status == "success", resp.error
+    return {
+        "backend": "qdrant-client local mode (both)",
+        "points": len(docs),
+        "queries": len(queries) * repeats,
+        "langchain_ms": {"p50": pct(lc_ms, 50), "p95": pct(lc_ms, 95)},
+        "ragsonde_ms": {"p50": pct(rs_ms, 50), "p95": pct(rs_ms, 95)},
+        "ratio_p50": pct(rs_ms, 50) / pct(lc_ms, 50),
+        "target": "ragsonde faster (ratio < 1)",
+        "target_met": pct(rs_ms, 50) < pct(lc_ms, 50),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer docs and queries")
@@ -120,6 +188,8 @@ def main() -> None:
             single_times.append(time.perf_counter() - t0)
         store.close()
 
+    peer = langchain_peer(docs, queries[: min(100, len(queries))], embedder, model, args.repeats)
+
     result = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
@@ -139,6 +209,7 @@ def main() -> None:
             "speedup": statistics.median(single_times) / statistics.median(batch_times),
         },
     }
+    result["langchain_peer"] = peer
     result["target_met"] = result["ratio_p95"] <= 1.3
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "query.json").write_text(json.dumps(result, indent=2))
@@ -158,6 +229,12 @@ def main() -> None:
         f"{'met' if result['target_met'] else 'MISSED'}); stage p50s: "
         + ", ".join(f"{k} {v:.2f}" for k, v in result["stages_p50_ms"].items())
     )
+    if peer:
+        print(
+            f"qdrant-client local mode, same data: LangChain similarity_search_with_score p50 "
+            f"{peer['langchain_ms']['p50']:.2f} ms vs ragsonde {peer['ragsonde_ms']['p50']:.2f} ms "
+            f"(ragsonde/LangChain = {peer['ratio_p50']:.2f}; target < 1)"
+        )
     b = result["batch"]
     print(
         f"batch of {b['size']}: {b['batch_qps']:.0f} q/s vs single {b['single_qps']:.0f} q/s "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -86,6 +86,9 @@ class Settings(BaseSettings):
     max_top_k: int = Field(default=100, ge=1, le=100)
     max_batch_size: int = Field(default=100, ge=1, le=100)
     hnsw_ef: int | None = Field(default=None, ge=1)
+    fusion: Literal["rrf", "dbsf"] = Field(
+        default="rrf", description="How mode=hybrid fuses dense and BM25 results inside Qdrant."
+    )
     api_key: SecretStr | None = Field(
         default=None,
         description="RAGSONDE_API_KEY: when set, the server's /v1/ routes require this key.",

@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 import pytest
@@ -114,8 +113,3 @@ def api(base_url) -> Iterator[httpx.Client]:
 @pytest.fixture(scope="session")
 def docs_count() -> int:
     return len(DOCS) + 1
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"

@@ -366,3 +366,43 @@ def test_serve_command_is_registered():
 
     out = CliRunner().invoke(app, ["serve", "--help"])
     assert out.exit_code == 0 and "--host" in out.output and "--port" in out.output
+
+
+def test_ragsonde_serve_end_to_end(tmp_path):
+    """The real command in its own process: start-up loads the model, logs go to stderr."""
+    import os
+    import subprocess
+    import sys
+
+    port = closed_port()
+    code = "import ragsonde.cli.serve; from ragsonde.cli import main; main()"
+    env = {k: v for k, v in os.environ.items() if k != "RAGSONDE_API_KEY"}
+    env["RAGSONDE_HOME"] = str(tmp_path / "home")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "ragsonde serve did not come up"
+            time.sleep(0.2)
+        assert httpx.get(f"{url}/readyz").json()["model_loaded"] is True
+        r = httpx.post(f"{url}/v1/query", json={"text": "lidar", "query_id": "e2e-1"})
+        error_of(r, 404, "COLLECTION_NOT_FOUND")  # an empty store: no rag_embedding yet
+        assert "<title>" in httpx.get(f"{url}/").text
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=30)
+    assert "query e2e-1 -> error COLLECTION_NOT_FOUND" in stderr, stderr
+    assert "POST /v1/query -> 404 in" in stderr

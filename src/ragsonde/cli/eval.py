@@ -101,6 +101,24 @@ def render_report(report: EvalReport) -> None:
         )
     if report.benchmark["errors"]:
         console.print(f"[red]{len(report.benchmark['errors'])} queries failed[/]")
+    if report.threshold_sweep:
+        sw = report.threshold_sweep
+        best, safe = sw["best_f1"], sw["recall_preserving"]
+        console.print(
+            f"threshold sweep: best F1 {best['f1']:.3f} at {best['threshold']:g} "
+            f"(precision {best['precision']:.3f}, recall {best['recall']:.3f}, "
+            f"{best['no_result_share']:.0%} queries with no result); highest threshold keeping "
+            f"recall within {sw['max_recall_loss']:.0%}: {safe['threshold']:g} "
+            f"→ [bold]{sw['recommended_setting']}[/]"
+        )
+    if report.index_health:
+        ih = report.index_health
+        console.print(
+            "index health (HNSW vs exact): "
+            + ", ".join(f"{k} {v}" for k, v in ih["recall_vs_exact"].items())
+            + f"; search p50 {ih['ann_search_ms']['p50']:.2f} ms HNSW vs "
+            f"{ih['exact_search_ms']['p50']:.2f} ms exact"
+        )
     for g in report.gates:
         mark = "[green]PASS[/]" if g["passed"] else "[red]FAIL[/]"
         console.print(f"{mark} {g['gate']} (value {g['value']})")
@@ -150,6 +168,17 @@ def eval_command(
         bool, typer.Option("--exact", help="Exact (brute-force) search instead of HNSW.")
     ] = False,
     mode: Annotated[str, typer.Option(help="dense | sparse | hybrid")] = "dense",
+    sweep_thresholds: Annotated[
+        bool,
+        typer.Option("--sweep-thresholds", help="Calibrate score_threshold: P/R/F1 over 0–1."),
+    ] = False,
+    max_recall_loss: Annotated[
+        float, typer.Option(help="Recall the recommended threshold may lose (share).")
+    ] = 0.05,
+    ann_vs_exact: Annotated[
+        bool,
+        typer.Option("--ann-vs-exact", help="Index health: HNSW recall@k against exact search."),
+    ] = False,
     no_throughput: Annotated[
         bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
     ] = False,
@@ -170,6 +199,9 @@ def eval_command(
         throughput=not no_throughput,
         split=split,
         queries_file=queries,
+        sweep_thresholds=sweep_thresholds,
+        max_recall_loss=max_recall_loss,
+        ann_vs_exact=ann_vs_exact,
     )
     with _Bar(enabled=not json_output and err_console.is_terminal) as bar:
         result = evaluate(dataset, settings=settings, options=options, progress=bar)

@@ -98,6 +98,9 @@ def ingest(
     prune: Annotated[
         bool, typer.Option("--prune", help="Delete documents that are no longer in the source.")
     ] = False,
+    sparse: Annotated[
+        bool, typer.Option("--sparse", help="Also write BM25 vectors (modes sparse, hybrid).")
+    ] = False,
     base_url: Annotated[
         str | None, typer.Option(help="URL prefix for files without a url in their front matter.")
     ] = None,
@@ -110,7 +113,9 @@ def ingest(
     from ragsonde.ingest import ingest as run_ingest
 
     settings = settings_from_options(collection=collection, home=home)
-    options = IngestOptions(chunk_size=chunk_size, chunk_overlap=chunk_overlap, prune=prune)
+    options = IngestOptions(
+        chunk_size=chunk_size, chunk_overlap=chunk_overlap, prune=prune, sparse=sparse
+    )
     source_options = SourceOptions(base_url=base_url, concurrency=concurrency)
     with RichProgress(enabled=not json_output and err_console.is_terminal) as progress:
         report = run_ingest(

@@ -3,14 +3,31 @@
 from __future__ import annotations
 
 import copy
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 
-from ragsonde.cli._common import CollectionOpt, HomeOpt, cli_errors, settings_from_options
+from ragsonde.cli._common import (
+    CollectionOpt,
+    HomeOpt,
+    cli_errors,
+    err_console,
+    settings_from_options,
+)
 from ragsonde.cli.app import app
 
-__all__ = ["serve"]
+__all__ = ["LogLevel", "serve"]
+
+
+class LogLevel(StrEnum):
+    """How much the server logs (``info``: one line per request and per query)."""
+
+    critical = "critical"
+    error = "error"
+    warning = "warning"
+    info = "info"
+    debug = "debug"
 
 
 def _log_config(level: str) -> dict[str, Any]:
@@ -26,27 +43,33 @@ def _log_config(level: str) -> dict[str, Any]:
 @cli_errors
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)] = 8000,
+    port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
     collection: CollectionOpt = None,
     home: HomeOpt = None,
-    log_level: Annotated[str, typer.Option(help="debug | info | warning | error")] = "info",
+    log_level: Annotated[
+        LogLevel, typer.Option(case_sensitive=False, help="How much to log.")
+    ] = LogLevel.info,
 ) -> None:
-    """Serve the retrieval API (/v1/query, /docs) and the search page (/) over HTTP."""
+    """Serve the retrieval API (/v1/query, docs at /docs) and the search page (/) over HTTP.
+
+    The model is loaded once at start-up and the process holds the embedded store until it
+    stops. Set RAGSONDE_API_KEY to require a key on every /v1/ route.
+    """
     try:
         import uvicorn
 
         from ragsonde.server import create_app
     except ImportError as e:
-        raise typer.BadParameter(
+        err_console.print(
             f"The server needs its extras ({e.name} is missing): pip install 'ragsonde[server]'"
-        ) from e
+        )
+        raise typer.Exit(1) from e
     settings = settings_from_options(collection=collection, home=home)
     uvicorn.run(
         create_app(settings),
         host=host,
         port=port,
-        log_config=_log_config(log_level),
-        log_level=log_level.lower(),
+        log_config=_log_config(log_level.value),
+        log_level=log_level.value,
         access_log=False,  # the app logs every request itself, with its timing
-        proxy_headers=False,
     )

@@ -175,6 +175,26 @@ def _worst_section(report: Mapping[str, Any], metric: str, n: int = 15) -> str:
     )
 
 
+def _sweep_section(report: Mapping[str, Any]) -> str:
+    sweep = report.get("threshold_sweep")
+    if not sweep:
+        return ""
+    rows = sweep["rows"]
+    labels = [f"{r['threshold']:g}" for r in rows]
+    series = {
+        name: [r[name] for r in rows] for name in ("precision", "recall", "f1", "no_result_share")
+    }
+    best, safe = sweep["best_f1"], sweep["recall_preserving"]
+    return (
+        "<h2>Score threshold calibration</h2>"
+        f"<figure><figcaption>precision, recall, F1 and queries left empty by threshold"
+        f"</figcaption>{line_chart(series, labels, 1.0)}</figure>"
+        f"<p>Best F1 {best['f1']:.3f} at threshold <b>{best['threshold']:g}</b>. Highest threshold "
+        f"keeping recall within {sweep['max_recall_loss']:.0%}: <b>{safe['threshold']:g}</b> "
+        f"(<code>{escape(sweep['recommended_setting'])}</code>).</p>"
+    )
+
+
 def _summary(report: Mapping[str, Any]) -> str:
     gates = "".join(
         f'<li class="{"pass" if g["passed"] else "fail"}">{"PASS" if g["passed"] else "FAIL"} '
@@ -204,6 +224,7 @@ def render_html_report(report: Mapping[str, Any]) -> str:
         + _metric_section(report)
         + _latency_section(report)
         + _distribution_section(report, metric)
+        + _sweep_section(report)
         + _worst_section(report, metric)
     )
     title = f"ragsonde report: {report['dataset']}"

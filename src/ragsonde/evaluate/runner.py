@@ -61,6 +61,9 @@ class EvalOptions:
     throughput: bool = True
     split: str = "test"
     queries_file: Path | None = None
+    sweep_thresholds: bool = False
+    max_recall_loss: float = 0.05
+    ann_vs_exact: bool = False
 
 
 @dataclass
@@ -78,6 +81,8 @@ class EvalReport:
     benchmark: dict[str, Any]
     search: dict[str, Any]
     gates: list[dict[str, Any]] = field(default_factory=list)
+    threshold_sweep: dict[str, Any] | None = None
+    index_health: dict[str, Any] | None = None
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     seconds: float = 0.0
     run: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
@@ -106,6 +111,8 @@ class EvalReport:
             "benchmark": self.benchmark,
             "gates": self.gates,
             "passed": self.passed,
+            "threshold_sweep": self.threshold_sweep,
+            "index_health": self.index_health,
             "created_at": self.created_at,
             "seconds": round(self.seconds, 3),
             "per_query": self.per_query,
@@ -190,6 +197,38 @@ class _Evaluation:
             return [w for w in wanted if w not in found]
         return [w for w in wanted if self.store.count(self.collection, {field_name: [w]}) == 0]
 
+    def index_health(self, ann_search_ms: Sequence[float]) -> dict[str, Any]:
+        """Every query again with exact search: recall@k of the HNSW index against it."""
+        exact = Retriever(
+            self.retriever.settings,
+            store=self.store,
+            embedder=self.retriever.embedder,
+            limits=self.retriever.limits,
+            exact=True,
+        )
+        overlap: dict[int, list[float]] = {k: [] for k in self.o.ks}
+        exact_ms: list[float] = []
+        for q in self.bench.queries:
+            body = self.body(q, self.depth)
+            approx = self.retriever.retrieve(body, collection=self.collection)
+            truth = exact.retrieve(body, collection=self.collection)
+            exact_ms.append(truth.timings.search_ms)
+            a_ids = [r.chunk_id for r in approx.results]
+            t_ids = [r.chunk_id for r in truth.results]
+            for k in self.o.ks:
+                want = set(t_ids[:k])
+                if want:
+                    overlap[k].append(len(set(a_ids[:k]) & want) / len(want))
+        return {
+            "recall_vs_exact": {
+                f"recall@{k}": round(float(np.mean(v)), 4) if v else None
+                for k, v in overlap.items()
+            },
+            "ann_search_ms": _percentiles(ann_search_ms),
+            "exact_search_ms": _percentiles(exact_ms),
+            "note": "chunk-level overlap of the top k, HNSW vs exact search, same queries",
+        }
+
     def throughput(self) -> dict[str, float]:
         size = self.retriever.limits.max_batch_size
         queries = self.bench.queries
@@ -210,7 +249,12 @@ class _Evaluation:
 
 
 def _ensure_collection(
-    bench: Benchmark, store: Store, embedder: Embedder, collection: str, ingest: bool
+    bench: Benchmark,
+    store: Store,
+    embedder: Embedder,
+    collection: str,
+    ingest: bool,
+    sparse: bool = False,
 ) -> dict[str, Any] | None:
     try:
         store.collection_info(collection)
@@ -224,13 +268,14 @@ def _ensure_collection(
             "corpus.jsonl). Ingest your documents with `ragsonde ingest` first.",
             field="ingest",
         )
-    from ragsonde.ingest import ingest_documents, open_source
+    from ragsonde.ingest import IngestOptions, ingest_documents, open_source
 
     report = ingest_documents(
         open_source(str(bench.corpus), "beir"),
         store=store,
         embedder=embedder,
         collection=collection,
+        options=IngestOptions(sparse=sparse),
     )
     return report.to_json()
 
@@ -270,7 +315,7 @@ def evaluate(
     st = store if store is not None else open_store(cfg)
     try:
         emb = embedder or get_embedder(cfg)
-        ingested = _ensure_collection(bench, st, emb, coll, o.ingest)
+        ingested = _ensure_collection(bench, st, emb, coll, o.ingest, o.mode != "dense")
         limits = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
         retriever = Retriever(cfg, store=st, embedder=emb, limits=limits, exact=o.exact)
         ev = _Evaluation(bench, retriever, st, coll, o)
@@ -332,6 +377,14 @@ def evaluate(
             },
             run=run,
         )
+        if o.sweep_thresholds:
+            from ragsonde.evaluate.sweep import sweep_thresholds
+
+            report.threshold_sweep = sweep_thresholds(
+                run, bench.qrels, max_recall_loss=o.max_recall_loss
+            )
+        if o.ann_vs_exact:
+            report.index_health = ev.index_health(timings["search_ms"])
         doc = report.to_json()
         report.gates = [g.evaluate(doc) for g in o.gates]
         report.seconds = time.perf_counter() - started

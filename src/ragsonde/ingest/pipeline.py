@@ -20,10 +20,12 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ragsonde.embedders import Embedder
-from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError
+from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
+from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.store import PointRecord, Store
+from ragsonde.store.base import SparseVector
 
 __all__ = [
     "INDEXED_FIELDS",
@@ -76,6 +78,8 @@ class IngestOptions:
     batch_size: int = 256
     """Chunks per embed call and per upsert."""
     prune: bool = False
+    sparse: bool = False
+    """Also write BM25 sparse vectors (for ``mode=sparse`` and ``mode=hybrid``)."""
 
 
 @dataclass
@@ -110,7 +114,9 @@ class IngestProgress(Protocol):
     def advance(self, documents: int, chunks: int) -> None: ...
 
 
-def chunk_document(doc: Document, chunker: Chunker, embedder_name: str) -> list[ChunkRecord]:
+def chunk_document(
+    doc: Document, chunker: Chunker, embedder_name: str, sparse: bool = False
+) -> list[ChunkRecord]:
     """``doc``'s chunks, in order, with their full payloads (``created_at`` aside)."""
     records: list[ChunkRecord] = []
     meta = {k: _jsonable(v) for k, v in doc.metadata.items() if k not in _STANDARD}
@@ -133,7 +139,7 @@ def chunk_document(doc: Document, chunker: Chunker, embedder_name: str) -> list[
                 "doc_id": doc.doc_id,
                 "content_hash": _sha256(piece),
                 "embedder": embedder_name,
-                "embed_hash": _sha256(f"{embedder_name}\x1f{embed_text}"),
+                "embed_hash": _sha256(f"{embedder_name}\x1f{sparse}\x1f{embed_text}"),
             }
             records.append(ChunkRecord(chunk_id(doc.doc_id, index), embed_text, payload))
     return records
@@ -147,8 +153,14 @@ class _Writer:
     """Buffers documents' chunks and writes them in batches."""
 
     def __init__(
-        self, store: Store, embedder: Embedder, collection: str, report: IngestReport
+        self,
+        store: Store,
+        embedder: Embedder,
+        collection: str,
+        report: IngestReport,
+        sparse: Bm25Encoder | None = None,
     ) -> None:
+        self.sparse = sparse
         self.store = store
         self.embedder = embedder
         self.collection = collection
@@ -184,9 +196,10 @@ class _Writer:
         points: list[PointRecord] = []
         if to_embed:
             vectors = self.embedder.embed_documents([r.embed_text for r in to_embed])
+            lexical = self._sparse(to_embed)
             points += [
-                PointRecord(r.id, v.tolist(), {**r.payload, "created_at": now})
-                for r, v in zip(to_embed, vectors, strict=True)
+                PointRecord(r.id, v.tolist(), {**r.payload, "created_at": now}, s)
+                for r, v, s in zip(to_embed, vectors, lexical, strict=True)
             ]
         if rewrite:  # payload changed (url, title, …), text did not: keep the vector
             old = {
@@ -195,10 +208,10 @@ class _Writer:
                     self.collection, [r.id for r in rewrite], with_vectors=True
                 )
             }
+            kept = [r for r in rewrite if old.get(r.id) is not None]
             points += [
-                PointRecord(r.id, old[r.id], {**r.payload, "created_at": now})
-                for r in rewrite
-                if old.get(r.id) is not None
+                PointRecord(r.id, old[r.id], {**r.payload, "created_at": now}, s)
+                for r, s in zip(kept, self._sparse(kept), strict=True)
             ]
         if points:
             self.store.upsert(self.collection, points)
@@ -207,6 +220,11 @@ class _Writer:
         for tail_id, doc_id in tails.items():
             if tail_id in stored:  # the document shrank
                 self._delete_tail(doc_id, len(dict(docs)[doc_id]))
+
+    def _sparse(self, records: Sequence[ChunkRecord]) -> list[SparseVector | None]:
+        if self.sparse is None:
+            return [None] * len(records)
+        return list(self.sparse.embed_documents([r.embed_text for r in records]))
 
     def _delete_tail(self, doc_id: str, keep: int) -> None:
         ids = [
@@ -220,13 +238,26 @@ class _Writer:
             self.report.deleted += len(ids)
 
 
-def ensure_collection(store: Store, embedder: Embedder, collection: str) -> None:
+def ensure_collection(
+    store: Store, embedder: Embedder, collection: str, sparse: bool = False
+) -> None:
     """Create ``collection`` for ``embedder``, or check that the existing one fits it."""
     try:
         info = store.collection_info(collection)
     except CollectionNotFoundError:
-        store.create_collection(collection, embedder.dimension, indexed_fields=INDEXED_FIELDS)
+        store.create_collection(
+            collection,
+            embedder.dimension,
+            indexed_fields=INDEXED_FIELDS,
+            sparse_vector_name=SPARSE_VECTOR_NAME if sparse else None,
+        )
         return
+    if sparse and info.sparse_vector_name is None:
+        raise QueryValidationError(
+            f"Collection '{collection}' was built without BM25 vectors, so --sparse cannot add "
+            "them. Ingest into a new collection (or delete this one first).",
+            field="sparse",
+        )
     if info.dimension != embedder.dimension:
         raise DimensionMismatchError(
             collection=collection,
@@ -251,8 +282,8 @@ def ingest_documents(
     started = time.perf_counter()
     report = IngestReport(collection=collection)
     chunker = Chunker(ChunkerConfig.for_embedder(embedder, opts.chunk_size, opts.chunk_overlap))
-    ensure_collection(store, embedder, collection)
-    writer = _Writer(store, embedder, collection, report)
+    ensure_collection(store, embedder, collection, opts.sparse)
+    writer = _Writer(store, embedder, collection, report, Bm25Encoder() if opts.sparse else None)
     seen: set[str] = set()
     if progress is not None:
         progress.start(total)
@@ -262,7 +293,7 @@ def ingest_documents(
             if progress is not None:
                 progress.advance(1, 0)
             continue
-        records = chunk_document(item, chunker, embedder.name)
+        records = chunk_document(item, chunker, embedder.name, opts.sparse)
         seen.add(item.doc_id)
         report.documents += 1
         report.chunks += len(records)

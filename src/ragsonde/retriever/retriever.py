@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.config import Settings, load_settings
 from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
 from ragsonde.models import (
     BatchRequest,
@@ -32,6 +33,7 @@ from ragsonde.models import (
 )
 from ragsonde.retriever.filters import FilterResolver
 from ragsonde.store import CollectionInfo, Hit, SearchSpec, SearchStore, Store, open_store
+from ragsonde.store.base import SparseVector
 from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping
 
 __all__ = ["Retriever"]
@@ -61,6 +63,7 @@ class _Pending:
     collection: str
     spec: SearchSpec | None = None
     vector: list[float] | None = None
+    sparse: SparseVector | None = None
 
 
 class Retriever:
@@ -84,6 +87,7 @@ class Retriever:
         self._store = store
         self._owns_store = store is None
         self._embedder = embedder
+        self._sparse: Bm25Encoder | None = None
         self.limits = limits or self.settings.limits
         self.exact = exact
         self.mapping = mapping
@@ -144,7 +148,7 @@ class Retriever:
             if isinstance(info, RagsondeError):
                 raise info
             t1 = time.perf_counter()
-            pending.vector = self.embedder.embed_queries([q.query_text])[0].tolist()
+            self._embed([pending])
             t2 = time.perf_counter()
             timings.embedding_ms = _ms(t1, t2)
             hits = self.store.search(name, [self._spec(pending)])[0]
@@ -199,14 +203,11 @@ class Retriever:
         if ok:
             t1 = time.perf_counter()
             try:
-                vectors = self.embedder.embed_queries([p.query.query_text for p in ok])
+                self._embed(ok)
             except RagsondeError as e:
                 for p in ok:
                     responses[p.index] = self._error_for(p, e, Timings())
                 ok = []
-            else:
-                for p, vec in zip(ok, vectors, strict=True):
-                    p.vector = vec.tolist()
             embed_ms = _ms(t1, time.perf_counter()) / max(1, len(ok))
         by_collection: dict[str, list[_Pending]] = {}
         for p in ok:
@@ -308,10 +309,28 @@ class Retriever:
                 out.append(e)
         return out
 
-    @staticmethod
-    def _spec(p: _Pending) -> SearchSpec:
+    def _embed(self, pending: Sequence[_Pending]) -> None:
+        """Dense vectors for dense and hybrid queries (one model call), BM25 for the others."""
+        dense = [p for p in pending if p.query.mode != "sparse"]
+        if dense:
+            vectors = self.embedder.embed_queries([p.query.query_text for p in dense])
+            for p, vec in zip(dense, vectors, strict=True):
+                p.vector = vec.tolist()
+        lexical = [p for p in pending if p.query.mode != "dense"]
+        if lexical:
+            sparse = self.sparse_encoder.embed_queries([p.query.query_text for p in lexical])
+            for p, sv in zip(lexical, sparse, strict=True):
+                p.sparse = sv
+
+    @property
+    def sparse_encoder(self) -> Bm25Encoder:
+        if self._sparse is None:
+            self._sparse = Bm25Encoder()
+        return self._sparse
+
+    def _spec(self, p: _Pending) -> SearchSpec:
         base = p.spec
-        if base is None or p.vector is None:
+        if base is None or (p.vector is None and p.sparse is None):
             raise RuntimeError("query was not prepared and embedded")  # a bug, not user input
         return SearchSpec(
             vector=p.vector,
@@ -320,6 +339,8 @@ class Retriever:
             with_vectors=base.with_vectors,
             exact=base.exact,
             mode=base.mode,
+            sparse=p.sparse,
+            fusion=self.settings.fusion,
         )
 
     def _format(self, q: Query, collection: str, hits: Sequence[Hit]) -> Response:

@@ -190,6 +190,81 @@
     }
   }
 
+  function cell(row, value) {
+    const td = document.createElement("td");
+    setText(td, value);
+    row.appendChild(td);
+    return td;
+  }
+
+  /** Open a report: a plain link without a key; with one, fetched with the key first. */
+  async function openReport(path) {
+    const key = keyInput.value.trim();
+    if (key === "") {
+      window.open(path, "_blank", "noopener");
+      return;
+    }
+    const answer = await fetch(path, { headers: { "X-API-Key": key } });
+    const blob = new Blob([await answer.text()], { type: "text/html" });
+    window.open(URL.createObjectURL(blob), "_blank", "noopener");
+  }
+
+  function reportRow(job) {
+    const row = document.createElement("tr");
+    row.className = `job ${job.status}`;
+    cell(row, (job.created_at || "").replace("T", " ").slice(0, 19));
+    cell(row, job.dataset);
+    cell(row, job.collection || "default");
+    cell(row, job.error ? `${job.status}: ${job.error.message}` : job.status);
+    const p = job.progress || {};
+    cell(row, `${p.done || 0}/${p.total || 0}`);
+    const ndcg = job.metrics && job.metrics["ndcg@10"];
+    cell(row, typeof ndcg === "number" ? ndcg.toFixed(4) : "");
+    cell(row, job.passed === undefined ? "" : job.passed ? "pass" : "FAIL");
+    const td = cell(row, "");
+    if (job.links && job.links.html) {
+      const link = document.createElement("a");
+      link.href = job.links.html;
+      link.className = "open-report";
+      link.textContent = "open";
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        openReport(job.links.html);
+      });
+      td.appendChild(link);
+    }
+    return row;
+  }
+
+  async function loadReports() {
+    const statusNode = $("reports-status");
+    try {
+      const answer = await fetch("/v1/eval", { headers: headers() });
+      const data = await answer.json();
+      if (!answer.ok) {
+        setText(statusNode, data.error ? data.error.message : `HTTP ${answer.status}`);
+        return;
+      }
+      $("reports").tBodies[0].replaceChildren(...data.map(reportRow));
+      setText(statusNode, data.length === 0 ? "No evaluations yet." : `${data.length} evaluations`);
+    } catch (err) {
+      setText(statusNode, `The server did not answer: ${err.message || err}`);
+    }
+  }
+
+  function showView(name) {
+    const reports = name === "reports";
+    $("reports-view").hidden = !reports;
+    $("search-view").hidden = reports;
+    $("show-reports").classList.toggle("active", reports);
+    $("show-search").classList.toggle("active", !reports);
+    if (reports) loadReports();
+  }
+
+  $("show-search").addEventListener("click", () => showView("search"));
+  $("show-reports").addEventListener("click", () => showView("reports"));
+  $("refresh-reports").addEventListener("click", loadReports);
+
   keyInput.value = sessionStorage.getItem(KEY_STORE) || "";
   keyInput.addEventListener("change", () => {
     sessionStorage.setItem(KEY_STORE, keyInput.value.trim());

@@ -1,0 +1,144 @@
+"""Small helpers shared by the bench scripts: statistics, machine info, results, tables.
+
+Import from a bench script as ``from _common import ...`` (the scripts run as files, so
+``bench/`` is on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+
+
+def median_of(fn: Callable[[], float], repeats: int) -> float:
+    """Call ``fn`` ``repeats`` times and return the median of what it returns."""
+    return float(statistics.median(fn() for _ in range(max(1, repeats))))
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of ``values``, linear interpolation (NumPy's default)."""
+    data = sorted(values)
+    if not data:
+        return float("nan")
+    pos = (len(data) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(data) - 1)
+    return float(data[lo] + (data[hi] - data[lo]) * (pos - lo))
+
+
+def latency_summary(ms: Sequence[float]) -> dict[str, float]:
+    """p50/p95/p99 of a list of latencies in milliseconds."""
+    return {"p50": percentile(ms, 50), "p95": percentile(ms, 95), "p99": percentile(ms, 99)}
+
+
+def _meminfo_kib(key: str) -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def rss_mib() -> float:
+    """This process's resident set size (VmRSS) in MiB, from /proc/self/status."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set size (VmHWM) in MiB."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def dir_size_mib(path: Path) -> float:
+    """Bytes on disk under ``path`` (allocated blocks, so sparse files count as written), MiB."""
+    total = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for f in files:
+            try:
+                st = os.stat(os.path.join(dirpath, f))
+            except OSError:
+                continue
+            total += st.st_blocks * 512
+    return total / (1024 * 1024)
+
+
+def machine() -> dict[str, Any]:
+    """Cores, memory, CPU model, Python and platform: what the figures were measured on."""
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = _meminfo_kib("MemTotal")
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": cpu,
+        "memory_gib": round(mem / 1024 / 1024, 1) if mem else None,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+    }
+
+
+def command() -> str:
+    """The command line that produced the results, as a user would re-type it."""
+    return " ".join([Path(sys.executable).name, *sys.argv])
+
+
+def write_results(name: str, data: dict[str, Any]) -> Path:
+    """Write ``data`` to ``bench/results/<name>.json`` and return the path."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    return path
+
+
+def print_table(
+    title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None
+) -> None:
+    """Print a Rich table; the first column is left-aligned, the rest right-aligned."""
+    from rich.console import Console
+    from rich.table import Table
+
+    # Piped output (make bench | tee) would otherwise be squeezed into 80 columns.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    table = Table(title=title, caption=caption)
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    console.print(table)
+
+
+def verdict(met: bool | None) -> str:
+    """``met`` / ``NOT MET`` / ``n/a`` for a target check."""
+    if met is None:
+        return "n/a"
+    return "met" if met else "NOT MET"

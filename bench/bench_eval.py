@@ -1,0 +1,161 @@
+"""Evaluation wall time vs BEIR, and metric computation time vs ranx and pytrec_eval.
+
+    .venv/bin/python bench/bench_eval.py [--quick]
+
+1. SciFact (quick: a slice of ~500 documents and the test queries they answer) with ragsonde's
+   collection already built: ``ragsonde.evaluate`` wall time (every query one at a time through
+   the retriever, metrics, integrity) vs BEIR's ``EvaluateRetrieval`` with
+   ``DenseRetrievalExactSearch`` on the same model, which must encode the corpus on every run
+   (it has no stored index). Target ≤ 1.0 ×. nDCG@10 of both is printed beside.
+2. Metric computation on 10k queries × 100 results: ragsonde's ``compute_metrics`` (ir-measures)
+   vs ranx vs pytrec_eval called directly, same qrels and run, same metrics.
+Writes ``bench/results/eval.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
+RESULTS = ROOT / "bench" / "results"
+BENCH_HOME = ROOT / ".ragsonde-bench"
+
+
+def make_slice(folder: Path, n_queries: int, n_extra: int) -> Path:
+    """A BEIR folder: the first test queries, their documents, and other documents."""
+    qrels_lines = (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()
+    qrels: dict[str, dict[str, int]] = {}
+    for line in qrels_lines[1:]:
+        q, d, s = line.strip().split("\t")
+        qrels.setdefault(q, {})[d] = int(s)
+    chosen = list(qrels)[:n_queries]
+    wanted = {d for q in chosen for d in qrels[q]}
+    corpus = [json.loads(x) for x in (SCIFACT / "corpus.jsonl").read_text().splitlines()]
+    keep = [c for c in corpus if c["_id"] in wanted]
+    keep += [c for c in corpus if c["_id"] not in wanted][:n_extra]
+    queries = [json.loads(x) for x in (SCIFACT / "queries.jsonl").read_text().splitlines()]
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in keep) + "\n")
+    (folder / "queries.jsonl").write_text(
+        "\n".join(json.dumps(q) for q in queries if q["_id"] in chosen) + "\n"
+    )
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q in chosen for d in qrels[q])
+    )
+    return folder
+
+
+def beir_eval(dataset: Path, model_path: str) -> tuple[float, float]:
+    from beir.datasets.data_loader import GenericDataLoader
+    from beir.retrieval.evaluation import EvaluateRetrieval
+    from beir.retrieval.models import SentenceBERT
+    from beir.retrieval.search.dense import DenseRetrievalExactSearch
+
+    t0 = time.perf_counter()
+    corpus, queries, qrels = GenericDataLoader(str(dataset)).load(split="test")
+    model = DenseRetrievalExactSearch(SentenceBERT(model_path), batch_size=64)
+    ev = EvaluateRetrieval(model, k_values=[1, 3, 5, 10, 100], score_function="cos_sim")
+    results = ev.retrieve(corpus, queries)
+    ndcg, _map, _recall, _p = ev.evaluate(
+        qrels, results, [1, 3, 5, 10, 100], ignore_identical_ids=False
+    )
+    return time.perf_counter() - t0, ndcg["NDCG@10"]
+
+
+def metric_timing(repeats: int) -> dict[str, float]:
+    import pytrec_eval
+    from ranx import Qrels, Run, evaluate
+
+    from ragsonde.evaluate import compute_metrics
+
+    rng = random.Random(1)
+    docs = [f"d{i}" for i in range(20000)]
+    qrels = {f"q{i}": {d: 1 for d in rng.sample(docs, 3)} for i in range(10000)}
+    run = {q: {d: rng.random() for d in rng.sample(docs, 100)} for q in qrels}
+    for q in run:  # make some hits
+        for d in list(qrels[q])[:1]:
+            run[q][d] = 0.99
+    names = ["ndcg@10", "recall@100", "precision@10", "mrr", "map@100", "hit_rate@10"]
+    ranx_names = ["ndcg@10", "recall@100", "precision@10", "mrr", "map@100", "hit_rate@10"]
+    trec_names = {"ndcg_cut.10", "recall.100", "P.10", "recip_rank", "map_cut.100", "success.10"}
+    evaluate(Qrels(qrels), Run(run), ranx_names)  # numba JIT warm-up
+    out: dict[str, list[float]] = {"ragsonde": [], "ranx": [], "pytrec_eval": []}
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        compute_metrics(names, qrels, run)
+        out["ragsonde"].append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        evaluate(Qrels(qrels), Run(run), ranx_names)
+        out["ranx"].append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        pytrec_eval.RelevanceEvaluator(qrels, trec_names).evaluate(run)
+        out["pytrec_eval"].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in out.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+
+    from ragsonde.config import Settings
+    from ragsonde.embedders.local import LocalEmbedder, resolve_model_path
+    from ragsonde.evaluate import EvalOptions, evaluate
+
+    model_path = resolve_model_path("sentence-transformers/all-MiniLM-L6-v2")
+    embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.quick:
+            dataset = make_slice(Path(tmp) / "slice", 50, 450)
+            settings = Settings(home=Path(tmp) / "home", collection="slice")
+        else:
+            dataset = SCIFACT
+            settings = Settings(home=BENCH_HOME, collection="scifact")
+        opts = EvalOptions(ingest=True, ks=(1, 3, 5, 10, 100), throughput=False)
+        evaluate(dataset, settings=settings, embedder=embedder, options=opts)  # build if missing
+        rs_times, bz_times = [], []
+        rs_ndcg = bz_ndcg = 0.0
+        for _ in range(1 if not args.quick else args.repeats):
+            t0 = time.perf_counter()
+            report = evaluate(dataset, settings=settings, embedder=embedder, options=opts)
+            rs_times.append(time.perf_counter() - t0)
+            rs_ndcg = report.metrics["ndcg@10"]
+            secs, bz_ndcg = beir_eval(dataset, model_path)
+            bz_times.append(secs)
+        n_queries = report.n_queries
+    metrics = metric_timing(args.repeats)
+    rs, bz = statistics.median(rs_times), statistics.median(bz_times)
+    result = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "dataset": "scifact slice (50 queries, ~500 docs)" if args.quick else "scifact test",
+        "queries": n_queries,
+        "ragsonde_eval_s": rs,
+        "beir_exact_eval_s": bz,
+        "ratio": rs / bz,
+        "target_ratio": 1.0,
+        "target_met": rs / bz <= 1.0,
+        "ndcg@10": {"ragsonde (chunks, HNSW)": rs_ndcg, "beir (truncated docs, exact)": bz_ndcg},
+        "metric_computation_s_10k_queries_x_100": metrics,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "eval.json").write_text(json.dumps(result, indent=2))
+    print(
+        f"{result['dataset']}: ragsonde eval {rs:.1f} s vs BEIR EvaluateRetrieval {bz:.1f} s -> "
+        f"{rs / bz:.2f}x (target <= 1.0); nDCG@10 ragsonde {rs_ndcg:.4f}, BEIR {bz_ndcg:.4f}"
+    )
+    print(
+        "metrics on 10k queries x 100 results (s): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in metrics.items())
+    )
+
+
+if __name__ == "__main__":
+    main()

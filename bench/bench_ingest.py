@@ -1,0 +1,142 @@
+"""Ingest speed vs the bare model, re-ingest speed-up, and peak memory at two corpus sizes.
+
+    .venv/bin/python bench/bench_ingest.py [--quick] [--docs N]
+
+On a SciFact slice, in the same run:
+- ``ragsonde ingest`` documents/s vs the bare ``SentenceTransformer.encode`` of the very texts
+  ragsonde embeds (its chunks): the pipeline's own overhead (target ≥ 0.9 ×). Also shown: the bare
+  encode of whole documents, truncated at 256 word pieces, as a naive script would do (fewer
+  tokens, part of each long abstract never embedded).
+- re-ingesting the unchanged corpus vs the first ingest (target ≥ 20 ×).
+- peak RSS of a fresh ``ragsonde ingest`` process at N and 2N documents (target: flat).
+Writes ``bench/results/ingest.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
+RESULTS = ROOT / "bench" / "results"
+
+
+def slice_corpus(n: int, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = (SCIFACT / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:n]
+    path = folder / "corpus.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def peak_rss_mb(corpus: Path, home: Path) -> float:
+    code = (
+        "import resource, sys\n"
+        "from ragsonde.config import Settings\n"
+        "from ragsonde.ingest import ingest\n"
+        "ingest(sys.argv[1], settings=Settings(home=sys.argv[2], collection='m'))\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(corpus), str(home)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--docs", type=int, default=None)
+    args = ap.parse_args()
+    n = args.docs or (150 if args.quick else 1000)
+
+    from ragsonde.config import Settings
+    from ragsonde.embedders.local import LocalEmbedder
+    from ragsonde.ingest import IngestOptions, ingest_documents, open_source
+    from ragsonde.ingest.chunker import Chunker, ChunkerConfig
+    from ragsonde.ingest.pipeline import chunk_document
+    from ragsonde.store import open_store
+
+    embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
+    model = embedder._load()
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = slice_corpus(n, Path(tmp) / "small")
+        docs = [d for d in open_source(str(corpus), "beir") if hasattr(d, "sections")]
+        chunker = Chunker(ChunkerConfig.for_embedder(embedder))
+        texts = [r.embed_text for d in docs for r in chunk_document(d, chunker, embedder.name)]
+        whole = [d.sections[0].text for d in docs]
+        model.encode(texts[:32])  # warm-up
+
+        t0 = time.perf_counter()
+        model.encode(texts, batch_size=64, normalize_embeddings=True)
+        bare_chunks_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        model.encode(whole, batch_size=64, normalize_embeddings=True)
+        bare_docs_s = time.perf_counter() - t0
+
+        store = open_store(Settings(home=Path(tmp) / "home"))
+        first = ingest_documents(
+            open_source(str(corpus), "beir"), store=store, embedder=embedder, collection="b",
+            options=IngestOptions(),
+        )  # fmt: skip
+        again = ingest_documents(
+            open_source(str(corpus), "beir"), store=store, embedder=embedder, collection="b"
+        )
+        store.close()
+
+        rss_small = peak_rss_mb(corpus, Path(tmp) / "m1")
+        big = slice_corpus(2 * n, Path(tmp) / "big")
+        rss_big = peak_rss_mb(big, Path(tmp) / "m2")
+
+    result = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": {"cpus": os.cpu_count()},
+        "documents": n,
+        "chunks": len(texts),
+        "ingest_docs_per_s": n / first.seconds,
+        "bare_encode_chunks_docs_per_s": n / bare_chunks_s,
+        "bare_encode_truncated_docs_per_s": n / bare_docs_s,
+        "ratio_vs_bare_chunks": bare_chunks_s / first.seconds,
+        "ratio_vs_bare_truncated_docs": bare_docs_s / first.seconds,
+        "target_ratio": 0.9,
+        "first_ingest_s": first.seconds,
+        "reingest_s": again.seconds,
+        "reingest_speedup": first.seconds / again.seconds,
+        "target_reingest_speedup": 20,
+        "peak_rss_mb": {str(n): rss_small, str(2 * n): rss_big},
+        "rss_growth_ratio": rss_big / rss_small,
+        "self_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    result["targets_met"] = {
+        "ingest_vs_bare_encode": result["ratio_vs_bare_chunks"] >= 0.9,
+        "reingest_speedup": result["reingest_speedup"] >= 20,
+        "memory_flat": result["rss_growth_ratio"] <= 1.1,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "ingest.json").write_text(json.dumps(result, indent=2))
+    print(
+        f"{n} SciFact docs -> {len(texts)} chunks\n"
+        f"ingest {result['ingest_docs_per_s']:.1f} docs/s; bare encode of the same chunks "
+        f"{result['bare_encode_chunks_docs_per_s']:.1f} docs/s -> ratio "
+        f"{result['ratio_vs_bare_chunks']:.2f} (target >= 0.9)\n"
+        f"bare encode of whole docs truncated at 256 tokens: "
+        f"{result['bare_encode_truncated_docs_per_s']:.1f} docs/s (ratio "
+        f"{result['ratio_vs_bare_truncated_docs']:.2f})\n"
+        f"re-ingest {again.seconds:.2f} s vs first {first.seconds:.1f} s -> "
+        f"{result['reingest_speedup']:.0f}x (target >= 20x)\n"
+        f"peak RSS {rss_small:.0f} MB at {n} docs, {rss_big:.0f} MB at {2 * n} "
+        f"({result['rss_growth_ratio']:.2f}x; target flat)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""Dense vs BM25 vs hybrid on SciFact, with the significance test between them.
+
+    .venv/bin/python bench/bench_modes.py [--quick]
+
+Builds (once, under ``.ragsonde-bench/``) the dense SciFact collection, and a second one that
+also holds BM25 sparse vectors (Qdrant's own BM25: IDF modifier in the collection; the dense
+vectors are copied from the first, not re-embedded). Evaluates ``mode=dense``, ``sparse`` and
+``hybrid`` (RRF and DBSF, fused inside Qdrant) on the 300 test queries, saves each report to
+``bench/results/scifact_<mode>.json`` and compares dense vs hybrid and sparse vs hybrid with
+``ragsonde.evaluate.compare``. Targets (issue 6): sparse nDCG@10 ≥ 0.66, hybrid ≥ 0.70.
+``--quick``: the first 60 queries, on the same collections. Writes ``bench/results/modes.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
+RESULTS = ROOT / "bench" / "results"
+BENCH_HOME = ROOT / ".ragsonde-bench"
+
+
+def build_hybrid(store, embedder, dense: str, hybrid: str) -> None:
+    """Copy ``dense`` into ``hybrid`` adding BM25 vectors (the text embedded is the stored one)."""
+    from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
+    from ragsonde.errors import CollectionNotFoundError
+    from ragsonde.ingest import INDEXED_FIELDS
+    from ragsonde.store import PointRecord
+
+    try:
+        if store.collection_info(hybrid).points_count == store.collection_info(dense).points_count:
+            return
+        store.delete_collection(hybrid)
+    except CollectionNotFoundError:
+        pass
+    store.create_collection(
+        hybrid, embedder.dimension, indexed_fields=INDEXED_FIELDS, sparse_vector_name=SPARSE_VECTOR_NAME
+    )
+    bm25 = Bm25Encoder()
+    for batch in store.scroll(dense, batch_size=512, with_vectors=True):
+        sparse = bm25.embed_documents([p.payload["text"] for p in batch])
+        points = []
+        for p, s in zip(batch, sparse, strict=True):
+            payload = dict(p.payload)
+            key = f"{embedder.name}\x1fTrue\x1f{payload['text']}"  # as `ingest --sparse` hashes
+            payload["embed_hash"] = hashlib.sha256(key.encode()).hexdigest()
+            points.append(PointRecord(p.id, p.vector, payload, s))
+        store.upsert(hybrid, points)
+    store.build_index(hybrid)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+
+    from ragsonde.config import Settings
+    from ragsonde.embedders.local import LocalEmbedder
+    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate.compare import compare_reports
+    from ragsonde.store import open_store
+
+    embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
+    dataset = SCIFACT
+    if args.quick:
+        dataset = BENCH_HOME / "scifact-quick"
+        (dataset / "qrels").mkdir(parents=True, exist_ok=True)
+        lines = (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()
+        ids = list(dict.fromkeys(line.split("\t")[0] for line in lines[1:]))[:60]
+        (dataset / "qrels" / "test.tsv").write_text(
+            "\n".join([lines[0]] + [x for x in lines[1:] if x.split("\t")[0] in ids]) + "\n"
+        )
+        (dataset / "queries.jsonl").write_bytes((SCIFACT / "queries.jsonl").read_bytes())
+    settings = Settings(home=BENCH_HOME, collection="scifact")
+    store = open_store(settings)
+    try:
+        if "scifact" not in store.list_collections():
+            evaluate(SCIFACT, settings=settings, store=store, embedder=embedder,
+                     options=EvalOptions(ingest=True, throughput=False))  # fmt: skip
+        t0 = time.perf_counter()
+        build_hybrid(store, embedder, "scifact", "scifact_hybrid")
+        build_s = time.perf_counter() - t0
+        reports = {}
+        runs = {
+            "dense": ("scifact", "dense", "rrf"),
+            "sparse": ("scifact_hybrid", "sparse", "rrf"),
+            "hybrid_rrf": ("scifact_hybrid", "hybrid", "rrf"),
+            "hybrid_dbsf": ("scifact_hybrid", "hybrid", "dbsf"),
+        }
+        for name, (coll, mode, fusion) in runs.items():
+            s = Settings(home=BENCH_HOME, collection=coll, fusion=fusion)
+            rep = evaluate(dataset, settings=s, store=store, embedder=embedder,
+                           options=EvalOptions(mode=mode, throughput=False, ks=(1, 10, 100)))  # fmt: skip
+            doc = rep.to_json()
+            reports[name] = doc
+            (RESULTS / f"scifact_{name}.json").write_text(json.dumps(doc))
+    finally:
+        store.close()
+    best_hybrid = max(("hybrid_rrf", "hybrid_dbsf"), key=lambda n: reports[n]["metrics"]["ndcg@10"])
+    comparisons = {
+        f"dense_vs_{best_hybrid}": compare_reports(reports["dense"], reports[best_hybrid], ["ndcg@10", "recall@100"]).to_json(),
+        f"sparse_vs_{best_hybrid}": compare_reports(reports["sparse"], reports[best_hybrid], ["ndcg@10", "recall@100"]).to_json(),
+    }
+    summary = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "dataset": "scifact test" + (" (first 60 queries)" if args.quick else ""),
+        "hybrid_collection_build_s": build_s,
+        "modes": {
+            n: {
+                "ndcg@10": r["metrics"]["ndcg@10"],
+                "recall@100": r["metrics"]["recall@100"],
+                "latency_total_ms_p50": r["latency"]["total_ms"]["p50"],
+                "latency_search_ms_p50": r["latency"]["search_ms"]["p50"],
+            }
+            for n, r in reports.items()
+        },
+        "targets": {"sparse ndcg@10": 0.66, "hybrid ndcg@10": 0.70},
+        "comparisons": {k: {m["metric"]: m for m in v["metrics"]} for k, v in comparisons.items()},
+    }
+    summary["targets_met"] = {
+        "sparse": summary["modes"]["sparse"]["ndcg@10"] >= 0.66,
+        "hybrid": summary["modes"][best_hybrid]["ndcg@10"] >= 0.70,
+    }
+    (RESULTS / "modes.json").write_text(json.dumps(summary, indent=2, default=str))
+    for n, m in summary["modes"].items():
+        print(f"{n:12s} nDCG@10 {m['ndcg@10']:.4f}  recall@100 {m['recall@100']:.4f}  total p50 {m['latency_total_ms_p50']:.1f} ms")
+    for k, v in summary["comparisons"].items():
+        nd = v["ndcg@10"]
+        print(f"{k}: delta nDCG@10 {nd.get('delta'):+.4f}, p(t) {nd.get('p_ttest')}, p(perm) {nd.get('p_permutation')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""Run every benchmark, then write ``bench/RESULTS.md`` from their JSON results.
+
+    .venv/bin/python bench/run_all.py [--quick] [--only query,ingest,store,eval]
+
+Each script is also runnable alone (``python bench/bench_<name>.py [--quick]``); each prints a
+table and writes ``bench/results/<name>.json``. ``--quick`` finishes in a few minutes; the full
+suite takes about half an hour on 2 cores (the model dominates: all-MiniLM-L6-v2 encodes ~25
+SciFact abstracts/s here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = ("query", "ingest", "store", "eval")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=",".join(SCRIPTS))
+    args = ap.parse_args()
+    failed = []
+    for name in args.only.split(","):
+        cmd = [sys.executable, str(HERE / f"bench_{name}.py")] + (["--quick"] if args.quick else [])
+        print(f"\n=== {' '.join(cmd[1:])}", flush=True)
+        t0 = time.perf_counter()
+        if subprocess.run(cmd, check=False).returncode != 0:
+            failed.append(name)
+        print(f"=== {name}: {time.perf_counter() - t0:.0f} s", flush=True)
+    subprocess.run([sys.executable, str(HERE / "report.py")], check=True)
+    if failed:
+        sys.exit(f"benchmarks failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,367 @@
+"""Compare two saved evaluation reports on the same queries: is B really better than A?
+
+For each metric, the per-query values of A and B are paired by query id and compared with
+
+* a paired t-test (:func:`scipy.stats.ttest_rel`),
+* a paired randomization test (:func:`scipy.stats.permutation_test` with
+  ``permutation_type="samples"``: under the null, A and B are exchangeable within each query),
+* a paired bootstrap confidence interval of the mean difference B - A
+  (:func:`scipy.stats.bootstrap` with ``paired=True``).
+
+A difference is *significant* only when both tests reject at ``alpha``, so a gate built on it
+does not flap on one test's borderline p-value. Every metric here is higher-is-better.
+
+Usage, with reports saved by ``ragsonde eval … --save``::
+
+    comparison = compare_reports(load_report(a_path), load_report(b_path), ["ndcg@10"])
+    comparison.metric("ndcg@10").verdict       # "better" | "worse" | "no significant difference"
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+from ragsonde.errors import QueryValidationError
+
+__all__ = ["Comparison", "MetricComparison", "QueryChange", "compare_reports"]
+
+#: How many query ids an error message shows before "…".
+_SHOWN_IDS = 5
+#: How many most-changed queries a comparison lists.
+_TOP_CHANGED = 10
+
+Array = NDArray[np.float64]
+#: Differences that vary less than this are constant: saved metrics are rounded to 6 decimals,
+#: so a constant shift can differ by float noise, which scipy's moments flag as precision loss.
+_CONSTANT_ATOL = 1e-9
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric, A against B: means, per-query wins, both paired tests and the CI."""
+
+    metric: str
+    mean_a: float
+    mean_b: float
+    delta: float
+    relative_delta: float | None
+    wins: int
+    ties: int
+    losses: int
+    t_statistic: float | None
+    p_ttest: float
+    p_permutation: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    significant: bool
+    verdict: str
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict of every field."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class QueryChange:
+    """One query whose score moved between A and B."""
+
+    query_id: str
+    query: str
+    a: float
+    b: float
+    delta: float
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict of every field."""
+        return asdict(self)
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare_reports`: one :class:`MetricComparison` per metric."""
+
+    a: dict[str, str]
+    b: dict[str, str]
+    n_queries: int
+    alpha: float
+    n_resamples: int
+    metrics: list[MetricComparison]
+    changed_metric: str
+    changed: list[QueryChange] = field(default_factory=list)
+
+    def metric(self, name: str) -> MetricComparison:
+        """The comparison of one metric, by name."""
+        for m in self.metrics:
+            if m.metric == name:
+                return m
+        raise QueryValidationError(
+            f"metric {name!r} was not compared; compared: {', '.join(self.names)}.",
+            field="metric",
+        )
+
+    @property
+    def names(self) -> list[str]:
+        """The compared metrics, in order."""
+        return [m.metric for m in self.metrics]
+
+    def regressions(self, names: Sequence[str] | None = None) -> list[MetricComparison]:
+        """The metrics (of ``names``, default all) on which B is significantly worse than A."""
+        chosen = self.metrics if names is None else [self.metric(n) for n in names]
+        return [m for m in chosen if m.verdict == "worse"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole comparison as plain JSON-able data."""
+        return {
+            "a": self.a,
+            "b": self.b,
+            "n_queries": self.n_queries,
+            "alpha": self.alpha,
+            "n_resamples": self.n_resamples,
+            "significance": "both the paired t-test and the paired permutation test p < alpha",
+            "metrics": [m.to_json() for m in self.metrics],
+            "most_changed": {
+                "metric": self.changed_metric,
+                "queries": [c.to_json() for c in self.changed],
+            },
+        }
+
+
+def _describe(report: Mapping[str, Any]) -> dict[str, str]:
+    return {k: str(report.get(k, "")) for k in ("dataset", "collection", "embedder")}
+
+
+def _per_query(report: Mapping[str, Any], label: str) -> Mapping[str, Mapping[str, Any]]:
+    per_query = report.get("per_query")
+    if not isinstance(per_query, Mapping) or not per_query:
+        raise QueryValidationError(
+            f"report {label} has no per-query results ('per_query'); save it with "
+            "`ragsonde eval … --save report.json`.",
+            field="per_query",
+        )
+    return per_query
+
+
+def _examples(ids: set[str]) -> str:
+    shown = sorted(ids)[:_SHOWN_IDS]
+    return ", ".join(shown) + (" …" if len(ids) > _SHOWN_IDS else "")
+
+
+def _check_same_queries(qa: Mapping[str, Any], qb: Mapping[str, Any]) -> list[str]:
+    only_a, only_b = set(qa) - set(qb), set(qb) - set(qa)
+    if only_a or only_b:
+        parts = [
+            f"{len(ids)} only in {label} ({_examples(ids)})"
+            for label, ids in (("A", only_a), ("B", only_b))
+            if ids
+        ]
+        raise QueryValidationError(
+            f"the reports do not cover the same queries: {'; '.join(parts)}; "
+            f"{len(set(qa) & set(qb))} in both. Compare reports of the same benchmark.",
+            field="per_query",
+        )
+    return sorted(qa)
+
+
+def _metric_names(qa: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Metrics present for every query (a failed query may have none)."""
+    names: dict[str, int] = {}
+    for entry in qa.values():
+        for name in entry.get("metrics") or {}:
+            names[name] = names.get(name, 0) + 1
+    return [n for n, count in names.items() if count == len(qa)]
+
+
+def _choose_metrics(
+    qa: Mapping[str, Mapping[str, Any]],
+    qb: Mapping[str, Mapping[str, Any]],
+    wanted: Sequence[str] | None,
+) -> list[str]:
+    in_b = set(_metric_names(qb))
+    available = [n for n in _metric_names(qa) if n in in_b]
+    if not wanted:
+        if not available:
+            raise QueryValidationError(
+                "the reports share no per-query metric to compare.", field="metric"
+            )
+        return available
+    unknown = [n for n in wanted if n not in available]
+    if unknown:
+        raise QueryValidationError(
+            f"unknown metric {', '.join(map(repr, unknown))}; "
+            f"available in both reports: {', '.join(available) or 'none'}.",
+            field="metric",
+        )
+    return list(dict.fromkeys(wanted))
+
+
+def _values(per_query: Mapping[str, Mapping[str, Any]], ids: Sequence[str], name: str) -> Array:
+    return np.asarray([float(per_query[q]["metrics"][name]) for q in ids], dtype=np.float64)
+
+
+def _mean_difference(x: Array, y: Array, axis: int = -1) -> Any:
+    """The statistic of both resampling tests: mean of B - A (``x`` is B, ``y`` is A)."""
+    return np.mean(x - y, axis=axis)
+
+
+def _constant(d: Array) -> bool:
+    return bool(np.ptp(d) <= _CONSTANT_ATOL)
+
+
+def _ttest(a: Array, b: Array) -> tuple[float | None, float]:
+    """t statistic (None when undefined) and two-sided p of the paired t-test of B against A."""
+    d = b - a
+    if _constant(d):
+        # No variance: t is 0/0 or infinite and scipy answers NaN or warns. With no difference
+        # there is nothing to detect; the same shift on every query is as certain as it gets.
+        return None, 1.0 if abs(float(np.mean(d))) <= _CONSTANT_ATOL else 0.0
+    res = stats.ttest_rel(b, a)
+    return float(res.statistic), float(res.pvalue)
+
+
+def _permutation(a: Array, b: Array, n_resamples: int, seed: int) -> float:
+    """Two-sided p of the paired randomization test (swap A and B within each query)."""
+    if np.all(np.abs(b - a) <= _CONSTANT_ATOL):
+        return 1.0
+    res = stats.permutation_test(
+        (b, a),
+        _mean_difference,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        random_state=np.random.default_rng(seed),
+    )
+    return float(res.pvalue)
+
+
+def _bootstrap_ci(
+    a: Array, b: Array, confidence: float, n_resamples: int, seed: int
+) -> tuple[float, float]:
+    """Paired bootstrap CI of the mean difference B - A (BCa, percentile when BCa degenerates)."""
+    d = b - a
+    if _constant(d):
+        return float(np.min(d)), float(np.max(d))
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", stats.DegenerateDataWarning)
+            try:
+                res = stats.bootstrap(
+                    (b, a),
+                    _mean_difference,
+                    paired=True,
+                    vectorized=True,
+                    confidence_level=confidence,
+                    n_resamples=n_resamples,
+                    method=method,
+                    random_state=np.random.default_rng(seed),
+                )
+            except stats.DegenerateDataWarning:
+                continue
+        low, high = res.confidence_interval
+        if np.isfinite(low) and np.isfinite(high):
+            return float(low), float(high)
+    return float(np.min(d)), float(np.max(d))
+
+
+def _verdict(delta: float, significant: bool) -> str:
+    if not significant or delta == 0:
+        return "no significant difference"
+    return "better" if delta > 0 else "worse"
+
+
+def _compare_metric(
+    name: str, a: Array, b: Array, *, alpha: float, n_resamples: int, seed: int
+) -> MetricComparison:
+    mean_a, mean_b = float(np.mean(a)), float(np.mean(b))
+    delta = mean_b - mean_a
+    t, p_t = _ttest(a, b)
+    p_perm = _permutation(a, b, n_resamples, seed)
+    low, high = _bootstrap_ci(a, b, 1 - alpha, n_resamples, seed)
+    significant = bool(p_t < alpha and p_perm < alpha)
+    return MetricComparison(
+        metric=name,
+        mean_a=mean_a,
+        mean_b=mean_b,
+        delta=delta,
+        relative_delta=delta / mean_a if mean_a else None,
+        wins=int(np.sum(b > a)),
+        ties=int(np.sum(b == a)),
+        losses=int(np.sum(b < a)),
+        t_statistic=t,
+        p_ttest=p_t,
+        p_permutation=p_perm,
+        ci_low=low,
+        ci_high=high,
+        confidence=1 - alpha,
+        significant=significant,
+        verdict=_verdict(delta, significant),
+    )
+
+
+def _most_changed(
+    per_query: Mapping[str, Mapping[str, Any]], ids: Sequence[str], a: Array, b: Array
+) -> list[QueryChange]:
+    d = b - a
+    # Stable sort on -|delta|: ties keep query-id order, so the list is deterministic.
+    order = np.argsort(-np.abs(d), kind="stable")[:_TOP_CHANGED]
+    return [
+        QueryChange(
+            query_id=ids[i],
+            query=str(per_query[ids[i]].get("query", "")),
+            a=float(a[i]),
+            b=float(b[i]),
+            delta=float(d[i]),
+        )
+        for i in order
+        if d[i] != 0
+    ]
+
+
+def compare_reports(
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    metrics: Sequence[str] | None = None,
+    *,
+    alpha: float = 0.05,
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare report ``b`` against report ``a`` (both as saved by ``ragsonde eval --save``).
+
+    ``metrics`` names the metrics to compare (default: every metric both reports have for every
+    query). Deltas, wins and verdicts are B relative to A: "better" means B is significantly
+    higher. Raises :class:`~ragsonde.errors.QueryValidationError` when the reports cover
+    different queries, or a named metric is missing.
+    """
+    if not 0 < alpha < 1:
+        raise QueryValidationError(f"alpha must be in (0, 1), got {alpha}.", field="alpha")
+    if n_resamples < 1:
+        raise QueryValidationError("n_resamples must be positive.", field="n_resamples")
+    qa, qb = _per_query(a, "A"), _per_query(b, "B")
+    ids = _check_same_queries(qa, qb)
+    names = _choose_metrics(qa, qb, metrics)
+    results = []
+    for name in names:
+        va, vb = _values(qa, ids, name), _values(qb, ids, name)
+        results.append(
+            _compare_metric(name, va, vb, alpha=alpha, n_resamples=n_resamples, seed=seed)
+        )
+    first = names[0]
+    return Comparison(
+        a=_describe(a),
+        b=_describe(b),
+        n_queries=len(ids),
+        alpha=alpha,
+        n_resamples=n_resamples,
+        metrics=results,
+        changed_metric=first,
+        changed=_most_changed(qb, ids, _values(qa, ids, first), _values(qb, ids, first)),
+    )

@@ -1,0 +1,90 @@
+"""``/v1/eval``: background evaluation jobs over HTTP, and the page's reports view."""
+
+from __future__ import annotations
+
+import time
+
+from playwright.sync_api import expect
+
+from tests.server.test_page import browser, page  # noqa: F401 - fixtures
+
+BENCH = [
+    {
+        "query_id": "a",
+        "query": "how does a laser rangefinder measure distance",
+        "relevant": ["lidar"],
+    },
+    {"query_id": "b", "query": "why does my heading drift over time", "relevant": ["imu"]},
+    {"query_id": "c", "query": "lithium battery safe voltage", "relevant": ["lipo"]},
+]
+
+
+def wait_done(api, job_id: str) -> dict:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        job = api.get(f"/v1/eval/{job_id}").json()
+        if job["status"] in {"done", "error"}:
+            return job
+        time.sleep(0.2)
+    raise AssertionError("the evaluation job did not finish")
+
+
+def start(api, **body) -> dict:
+    resp = api.post("/v1/eval", json={"benchmark": BENCH, "k": [1, 3], **body})
+    assert resp.status_code == 202, resp.text
+    return resp.json()
+
+
+def test_uploaded_benchmark_runs_as_a_job(api):
+    job = start(api, gates=["hit_rate@3>=0.5", "ndcg@1>=1.01"])
+    assert job["status"] in {"queued", "running"} and job["links"]["status"].endswith(job["job_id"])
+    done = wait_done(api, job["job_id"])
+    assert done["status"] == "done", done["error"]
+    report = done["report"]
+    assert report["n_queries"] == 3 and report["collection"] == "docs"
+    assert report["metrics"]["hit_rate@3"] == 1.0
+    assert done["progress"] == {"done": 3, "total": 3}
+    assert [g["passed"] for g in report["gates"]] == [True, False] and done["passed"] is False
+    html = api.get(f"/v1/eval/{job['job_id']}/report.html")
+    assert html.status_code == 200 and "<svg" in html.text
+    listed = api.get("/v1/eval").json()
+    assert any(j["job_id"] == job["job_id"] for j in listed)
+
+
+def test_dataset_path_on_the_server(api, tmp_path):
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text('{"query": "A* heuristic search", "relevant": ["astar"]}\n')
+    resp = api.post("/v1/eval", json={"dataset": str(bench), "k": [1]})
+    done = wait_done(api, resp.json()["job_id"])
+    assert done["status"] == "done" and done["report"]["metrics"]["ndcg@1"] == 1.0
+
+
+def test_bad_requests_are_contract_errors(api):
+    both = api.post("/v1/eval", json={"benchmark": BENCH, "dataset": "/x"})
+    assert both.status_code == 422 and both.json()["error"]["code"] == "VALIDATION_ERROR"
+    missing = api.post("/v1/eval", json={"dataset": "/no/such/bench.jsonl"})
+    assert missing.status_code == 422 and "does not exist" in missing.json()["error"]["message"]
+    wrong = api.post("/v1/eval", json={"benchmark": BENCH, "relevance_by": "paragraph"})
+    assert wrong.status_code == 422 and "relevance_by" in wrong.json()["error"]["message"]
+    assert api.get("/v1/eval/nope").status_code == 404
+    job = start(api, collection="no_such_collection")
+    done = wait_done(api, job["job_id"])
+    assert done["status"] == "error" and done["error"]["code"] == "COLLECTION_NOT_FOUND"
+    assert api.get(f"/v1/eval/{job['job_id']}/report.html").status_code == 409
+
+
+def test_reports_view_lists_and_opens_reports(page, api):  # noqa: F811
+    job = start(api)
+    wait_done(api, job["job_id"])
+    page.click("#show-reports")
+    row = page.locator("#reports tr.job.done >> nth=0")
+    expect(row).to_be_visible(timeout=20_000)
+    assert page.locator("#search-view").is_hidden()
+    with page.context.expect_page() as popup:
+        row.locator("a.open-report").click()
+    report = popup.value
+    report.wait_for_load_state()
+    assert report.locator("svg.plot").count() >= 3
+    page.click("#show-search")
+    assert page.locator("#search-view").is_visible()
+    assert not page.problems and not page.dialogs
