@@ -39,7 +39,10 @@ def build_hybrid(store, embedder, dense: str, hybrid: str) -> None:
     except CollectionNotFoundError:
         pass
     store.create_collection(
-        hybrid, embedder.dimension, indexed_fields=INDEXED_FIELDS, sparse_vector_name=SPARSE_VECTOR_NAME
+        hybrid,
+        embedder.dimension,
+        indexed_fields=INDEXED_FIELDS,
+        sparse_vector_name=SPARSE_VECTOR_NAME,
     )
     bm25 = Bm25Encoder()
     for batch in store.scroll(dense, batch_size=512, with_vectors=True):
@@ -103,8 +106,12 @@ def main() -> None:
         store.close()
     best_hybrid = max(("hybrid_rrf", "hybrid_dbsf"), key=lambda n: reports[n]["metrics"]["ndcg@10"])
     comparisons = {
-        f"dense_vs_{best_hybrid}": compare_reports(reports["dense"], reports[best_hybrid], ["ndcg@10", "recall@100"]).to_json(),
-        f"sparse_vs_{best_hybrid}": compare_reports(reports["sparse"], reports[best_hybrid], ["ndcg@10", "recall@100"]).to_json(),
+        f"dense_vs_{best_hybrid}": compare_reports(
+            reports["dense"], reports[best_hybrid], ["ndcg@10", "recall@100"]
+        ).to_json(),
+        f"sparse_vs_{best_hybrid}": compare_reports(
+            reports["sparse"], reports[best_hybrid], ["ndcg@10", "recall@100"]
+        ).to_json(),
     }
     summary = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
@@ -128,10 +135,14 @@ def main() -> None:
     }
     (RESULTS / "modes.json").write_text(json.dumps(summary, indent=2, default=str))
     for n, m in summary["modes"].items():
-        print(f"{n:12s} nDCG@10 {m['ndcg@10']:.4f}  recall@100 {m['recall@100']:.4f}  total p50 {m['latency_total_ms_p50']:.1f} ms")
+        print(
+            f"{n:12s} nDCG@10 {m['ndcg@10']:.4f}  recall@100 {m['recall@100']:.4f}  total p50 {m['latency_total_ms_p50']:.1f} ms"
+        )
     for k, v in summary["comparisons"].items():
         nd = v["ndcg@10"]
-        print(f"{k}: delta nDCG@10 {nd.get('delta'):+.4f}, p(t) {nd.get('p_ttest')}, p(perm) {nd.get('p_permutation')}")
+        print(
+            f"{k}: delta nDCG@10 {nd.get('delta'):+.4f}, p(t) {nd.get('p_ttest')}, p(perm) {nd.get('p_permutation')}"
+        )
 
 
 if __name__ == "__main__":

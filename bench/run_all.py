@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("query", "ingest", "store", "eval")
+SCRIPTS = ("query", "ingest", "store", "eval", "modes")
 
 
 def main() -> None:

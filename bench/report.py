@@ -1,0 +1,238 @@
+"""Write ``bench/RESULTS.md`` from ``bench/results/*.json`` (run by ``run_all.py``; runnable alone).
+
+Every figure comes from a results file written by a bench script in this folder; the prose only
+says how to read them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+
+def _load(name: str) -> dict[str, Any] | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _ok(met: bool | None) -> str:
+    return "—" if met is None else ("**met**" if met else "**missed**")
+
+
+def _f(x: Any, nd: int = 2) -> str:
+    return "—" if x is None else f"{x:.{nd}f}" if isinstance(x, float) else str(x)
+
+
+def _machine() -> str:
+    mem = "?"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.0f} GiB"
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {mem} RAM, Python {platform.python_version()}, {platform.machine()}"
+
+
+def query_section(q: dict[str, Any]) -> list[str]:
+    b = q["batch"]
+    out = [
+        "## Query path (`bench/bench_query.py`)",
+        "",
+        f"{q['collection_points']} SciFact abstracts, {q['queries']} queries × {q['repeats']} "
+        f"repeats, run {q['date']}; the bare encode and the end-to-end query interleaved per query.",
+        "",
+        "| figure | p50 | p95 | p99 | target | |",
+        "|---|---|---|---|---|---|",
+        f"| bare `model.encode` (ms) | {_f(q['bare_encode_ms']['p50'])} | "
+        f"{_f(q['bare_encode_ms']['p95'])} | {_f(q['bare_encode_ms']['p99'])} | | |",
+        f"| ragsonde end to end (ms) | {_f(q['end_to_end_ms']['p50'])} | "
+        f"{_f(q['end_to_end_ms']['p95'])} | {_f(q['end_to_end_ms']['p99'])} | "
+        f"p95 ≤ 1.3 × bare = {_f(q['ratio_p95'])} × | {_ok(q['ratio_p95'] <= 1.3)} |",
+        f"| batch of {b['size']} vs {b['size']} single queries | "
+        f"{b['batch_qps']:.0f} q/s vs {b['single_qps']:.0f} q/s | | | "
+        f"≥ 5 × = {_f(b['speedup'], 1)} × | {_ok(b['speedup'] >= 5)} |",
+    ]
+    peer = q.get("langchain_peer")
+    if peer:
+        out.append(
+            f"| LangChain `similarity_search_with_score` vs ragsonde, same client and data "
+            f"({peer['backend']}) | {_f(peer['langchain_ms']['p50'])} vs "
+            f"{_f(peer['ragsonde_ms']['p50'])} ms | {_f(peer['langchain_ms']['p95'])} vs "
+            f"{_f(peer['ragsonde_ms']['p95'])} ms | | ragsonde faster: "
+            f"{_f(peer['ratio_p50'])} × | {_ok(peer['target_met'])} |"
+        )
+    stages = q.get("stages_p50_ms", {})
+    out += [
+        "",
+        "Stage p50s (ms): " + ", ".join(f"{k} {_f(v)}" for k, v in stages.items()) + ".",
+        "",
+        "**Reading.** A query is the model: embedding is ~90 % of the end-to-end time, and "
+        "search on the embedded engine is well under a millisecond at this size. What ragsonde "
+        "adds (validation, payload mapping, the contract response) is the difference between the "
+        "two rows. The batch figure is bounded by the model too: a batch of 100 short queries is "
+        "one forward pass whose cost grows with the padded length, so the gain over one-at-a-time "
+        "calls comes from amortising Python and tokenizer overhead, not from free compute on 2 "
+        "cores.",
+        "",
+    ]
+    return out
+
+
+def store_section(s: dict[str, Any]) -> list[str]:
+    out = [
+        "## Store scale (`bench/bench_store.py`)",
+        "",
+        f"Command: `{s.get('command', '')}`, run {s.get('date', '')}. Clustered synthetic "
+        "384-dim vectors with url payloads; recall@10 against NumPy exact search.",
+        "",
+        "| points | backend | upsert pts/s | index build s | search p50 / p95 ms | filtered p50 / "
+        "p95 ms | recall@10 (filtered) | RSS growth MiB | disk MiB | reopen + 1st search ms |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run in s.get("runs", []):
+        for name, b in run.get("backends", {}).items():
+            if not isinstance(b, dict) or "points" not in b:
+                continue
+            sm, fm = b.get("search_ms", {}), b.get("search_filtered_ms", {})
+            out.append(
+                f"| {b['points']:,} | {name} | {_f(b.get('upsert_points_per_s'), 0)} | "
+                f"{_f(b.get('build_index_s'))} | {_f(sm.get('p50'))} / {_f(sm.get('p95'))} | "
+                f"{_f(fm.get('p50'))} / {_f(fm.get('p95'))} | {_f(b.get('recall_at_10'), 3)} "
+                f"({_f(b.get('recall_at_10_filtered'), 3)}) | {_f(b.get('rss_growth_mib'), 0)} | "
+                f"{_f(b.get('disk_mib'), 1)} | {_f(b.get('reopen_first_search_ms'), 0)} |"
+            )
+    targets = s.get("targets")
+    if targets:
+        out += ["", "Targets: " + json.dumps(targets, default=str)]
+    out += [
+        "",
+        "**Reading.** NumPy exact search is the floor for brute force and grows linearly with "
+        "the collection; the HNSW index keeps Qdrant Edge's search nearly flat in size, which is "
+        "why it wins from ~100k points on. qdrant-client's local mode is brute force in Python: "
+        "fine for tests, never the default.",
+        "",
+    ]
+    return out
+
+
+def ingest_section(i: dict[str, Any]) -> list[str]:
+    t = i["targets_met"]
+    return [
+        "## Ingest (`bench/bench_ingest.py`)",
+        "",
+        f"{i['documents']} SciFact documents → {i['chunks']} chunks, run {i['date']}.",
+        "",
+        "| figure | value | target | |",
+        "|---|---|---|---|",
+        f"| ingest docs/s vs bare encode of the same chunks | {_f(i['ingest_docs_per_s'], 1)} vs "
+        f"{_f(i['bare_encode_chunks_docs_per_s'], 1)} = {_f(i['ratio_vs_bare_chunks'])} × | ≥ 0.9 × | "
+        f"{_ok(t['ingest_vs_bare_encode'])} |",
+        f"| … vs bare encode of whole docs truncated at 256 tokens | "
+        f"{_f(i['bare_encode_truncated_docs_per_s'], 1)} docs/s = "
+        f"{_f(i['ratio_vs_bare_truncated_docs'])} × | (not a target: embeds less text) | |",
+        f"| re-ingest unchanged corpus | {_f(i['reingest_s'])} s vs {_f(i['first_ingest_s'], 1)} s "
+        f"= {_f(i['reingest_speedup'], 0)} × | ≥ 20 × | {_ok(t['reingest_speedup'])} |",
+        "| peak RSS at N and 2N documents | "
+        + " / ".join(f"{v:.0f} MiB ({k} docs)" for k, v in i["peak_rss_mb"].items())
+        + f" = {_f(i['rss_growth_ratio'])} × | flat (≤ 1.1 ×) | {_ok(t['memory_flat'])} |",
+        "",
+        "**Reading.** Ingest is the model: chunking (Rust tokenizer and splitter), reading back "
+        "stored hashes and upserting are a few percent. Against a naive script that embeds each "
+        "abstract once, truncated at 256 word pieces, ragsonde embeds more text (the rest of long "
+        "abstracts, in overlapping chunks), which is what makes them searchable. Memory is the "
+        "model plus one batch: documents stream through.",
+        "",
+    ]
+
+
+def eval_section(e: dict[str, Any]) -> list[str]:
+    m = e["metric_computation_s_10k_queries_x_100"]
+    return [
+        "## Evaluation (`bench/bench_eval.py`)",
+        "",
+        f"{e['dataset']}, {e['queries']} queries, run {e['date']}.",
+        "",
+        "| figure | value | target | |",
+        "|---|---|---|---|",
+        f"| ragsonde eval (collection built) vs BEIR `EvaluateRetrieval` + exact search | "
+        f"{_f(e['ragsonde_eval_s'], 1)} s vs {_f(e['beir_exact_eval_s'], 1)} s = {_f(e['ratio'])} × "
+        f"| ≤ 1.0 × | {_ok(e['target_met'])} |",
+        "| nDCG@10 " + ", ".join(f"{k} {v:.4f}" for k, v in e["ndcg@10"].items()) + " | | | |",
+        "| metrics on 10k queries × 100 results (s) | "
+        + ", ".join(f"{k} {v:.2f}" for k, v in m.items())
+        + " | | |",
+        "",
+        "**Reading.** BEIR must embed the whole corpus on every run (it keeps no index); ragsonde "
+        "evaluates against the stored collection, one query at a time as a user would, so its "
+        "time is the queries' embedding plus search. Metric computation goes through "
+        "ir-measures to pytrec_eval, so it costs about what pytrec_eval costs.",
+        "",
+    ]
+
+
+def modes_section(d: dict[str, Any]) -> list[str]:
+    out = [
+        "## Dense, BM25 and hybrid on SciFact (`bench/bench_modes.py`)",
+        "",
+        f"{d['dataset']}, run {d['date']}. Sparse is Qdrant's BM25 (IDF in the collection), hybrid "
+        "fuses both inside Qdrant's query API.",
+        "",
+        "| mode | nDCG@10 | recall@100 | total p50 ms | search p50 ms |",
+        "|---|---|---|---|---|",
+    ]
+    for name, m in d["modes"].items():
+        out.append(
+            f"| {name} | {m['ndcg@10']:.4f} | {m['recall@100']:.4f} | "
+            f"{_f(m['latency_total_ms_p50'])} | {_f(m['latency_search_ms_p50'])} |"
+        )
+    out += ["", "Targets: sparse nDCG@10 ≥ 0.66 " + _ok(d["targets_met"]["sparse"])
+            + "; hybrid ≥ 0.70 " + _ok(d["targets_met"]["hybrid"]) + ".", ""]  # fmt: skip
+    for name, c in d["comparisons"].items():
+        nd = c["ndcg@10"]
+        out.append(
+            f"- {name}: ΔnDCG@10 {nd['delta']:+.4f} (W/T/L {nd['wins']}/{nd['ties']}/"
+            f"{nd['losses']}), paired t-test p = {nd['p_ttest']:.3g}, permutation p = "
+            f"{nd['p_permutation']:.3g}, 95 % CI [{nd['ci_low']:+.4f}, {nd['ci_high']:+.4f}]: "
+            f"{nd['verdict']}."
+        )
+    out.append("")
+    return out
+
+
+def main() -> None:
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written {time.strftime('%Y-%m-%d %H:%M')} by `bench/report.py` from `bench/results/`. "
+        f"Machine: {_machine()}, shared with other work, so every comparison is a ratio measured "
+        "in the same run. Re-run: `make bench` (full, ~30 min) or `make bench-quick`; each "
+        "script alone: `.venv/bin/python bench/bench_<name>.py [--quick]`.",
+        "",
+    ]
+    sections = (
+        ("query", query_section),
+        ("store", store_section),
+        ("ingest", ingest_section),
+        ("eval", eval_section),
+        ("modes", modes_section),
+    )
+    for name, render in sections:
+        data = _load(name)
+        if data is None:
+            lines += [f"## {name}", "", f"No results yet: run `bench/bench_{name}.py`.", ""]
+        else:
+            lines += render(data)
+    (HERE / "RESULTS.md").write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {HERE / 'RESULTS.md'}")
+
+
+if __name__ == "__main__":
+    main()
