@@ -96,6 +96,22 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(
         default=1_048_576, ge=1024, description="Largest request body the server accepts."
     )
+    microbatch: bool | None = Field(
+        default=None,
+        description="RAGSONDE_MICROBATCH: the server embeds concurrent single queries together, "
+        "in one model call; unset: on for the local model, off for remote APIs (see "
+        "ragsonde.server.batcher for the measurements).",
+    )
+    microbatch_ms: float = Field(
+        default=0.0,
+        ge=0,
+        le=1000,
+        description="How long a micro-batch waits for more queries; 0 = it takes only those "
+        "already waiting.",
+    )
+    microbatch_max: int = Field(
+        default=32, ge=1, le=4096, description="Most query texts in one micro-batch."
+    )
 
     @field_validator("embedder")
     @classmethod

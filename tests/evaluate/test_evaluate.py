@@ -52,7 +52,7 @@ def _trec_eval(
 
 def test_sample_benchmark_report(sample_report):
     r = sample_report.to_json()
-    assert r["n_queries"] == 40
+    assert r["n_queries"] == 46
     assert r["metrics"]["hit_rate@5"] >= 0.8
     assert 0.5 < r["metrics"]["ndcg@10"] <= 1.0
     assert r["integrity"]["problems"] == 0

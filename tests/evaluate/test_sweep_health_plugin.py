@@ -64,7 +64,7 @@ def test_pytest_plugin_fails_a_users_suite_on_a_regression(sample_home, tmp_path
 
             def test_good(assert_retrieval):
                 report = assert_retrieval(BENCH, ["hit_rate@10>=0.5"], collection="robotics")
-                assert report.n_queries == 40
+                assert report.n_queries == 46
 
             def test_too_strict(assert_retrieval):
                 assert_retrieval(BENCH, ["ndcg@10>=0.999"], collection="robotics")

@@ -13,7 +13,7 @@ def test_every_relevant_id_is_a_sample_page():
     pages = {d.doc_id for d in open_source(str(robotics_docs())) if isinstance(d, Document)}
     assert len(pages) == 24
     bench = load_benchmark(robotics_benchmark())
-    assert len(bench.queries) == 40
+    assert len(bench.queries) == 46
     assert {r for q in bench.queries for r in q.relevant} <= pages
     assert {q["expect"] for q in demo_queries()} <= pages
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,8 @@ from ragsonde.errors import ErrorCode, RagsondeError
 
 __all__ = [
     "CollectionOpt",
+    "EmbedderOpt",
+    "HomeOpt",
     "JsonOpt",
     "cli_errors",
     "console",
@@ -37,8 +40,17 @@ __all__ = [
 P = ParamSpec("P")
 R = TypeVar("R")
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+
+def _console(stderr: bool = False) -> Console:
+    """A Rich console; piped into a file or a CI log it is 120 columns wide, not 80, so the
+    tables are not cut into ellipses (``COLUMNS`` still wins)."""
+    stream = sys.stderr if stderr else sys.stdout
+    wide = not stream.isatty() and "COLUMNS" not in os.environ
+    return Console(stderr=stderr, highlight=False, width=120 if wide else None)
+
+
+console = _console()
+err_console = _console(stderr=True)
 
 #: ``--collection/-c``: which collection (default: RAGSONDE_COLLECTION, else rag_embedding).
 CollectionOpt = Annotated[
@@ -47,6 +59,14 @@ CollectionOpt = Annotated[
         "--collection",
         "-c",
         help="Collection name \\[default: RAGSONDE_COLLECTION or rag_embedding]",
+    ),
+]
+#: ``--embedder``: which embedder (default: RAGSONDE_EMBEDDER, else the local MiniLM).
+EmbedderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--embedder",
+        help="local:<model> | openai:<model> | cohere:<model> \\[default: RAGSONDE_EMBEDDER]",
     ),
 ]
 #: ``--json``: print exactly the contract JSON on stdout.

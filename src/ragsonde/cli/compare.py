@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,7 +18,7 @@ from ragsonde.errors import QueryValidationError
 if TYPE_CHECKING:
     from ragsonde.evaluate.compare import Comparison, MetricComparison
 
-__all__ = ["compare_command", "render_comparison"]
+__all__ = ["compare_command", "no_regression_gate", "print_gate", "render_comparison"]
 
 #: The metric ``--gate-no-regression`` watches when no ``--metric`` is named (if compared).
 DEFAULT_GATE_METRIC = "ndcg@10"
@@ -109,13 +110,30 @@ def render_comparison(comparison: Comparison) -> None:
         console.print(f"no query changed on {comparison.changed_metric}.")
 
 
-def _gate_metrics(comparison: Comparison, named: list[str] | None) -> list[str]:
+def _gate_metrics(comparison: Comparison, named: Sequence[str] | None) -> list[str]:
     """The named metrics, else ndcg@10 when compared, else every compared metric."""
     if named:
         return list(dict.fromkeys(named))
     if DEFAULT_GATE_METRIC in comparison.names:
         return [DEFAULT_GATE_METRIC]
     return comparison.names
+
+
+def no_regression_gate(comparison: Comparison, named: Sequence[str] | None) -> dict[str, Any]:
+    """``--gate-no-regression``: ``{"metrics", "regressions", "passed"}``; it fails when B is
+    significantly worse than A on a watched metric (the named ones, else ndcg@10 when compared,
+    else every compared metric)."""
+    watched = _gate_metrics(comparison, named)
+    regressions = [m.metric for m in comparison.regressions(watched)]
+    return {"metrics": watched, "regressions": regressions, "passed": not regressions}
+
+
+def print_gate(gate: dict[str, Any]) -> None:
+    """The gate's verdict: PASS on stdout, or the regressions on stderr."""
+    if gate["passed"]:
+        console.print(f"[green]PASS[/] no significant regression on {', '.join(gate['metrics'])}")
+    else:
+        err_console.print(f"[bold red]significant regression[/]: {', '.join(gate['regressions'])}")
 
 
 @app.command("compare")
@@ -153,18 +171,14 @@ def compare_command(
         _load(report_a), _load(report_b), metric, alpha=alpha, n_resamples=resamples, seed=seed
     )
     doc = comparison.to_json()
-    watched: list[str] = []
-    regressions: list[str] = []
-    if gate_no_regression:
-        watched = _gate_metrics(comparison, metric)
-        regressions = [m.metric for m in comparison.regressions(watched)]
-        doc["gate"] = {"metrics": watched, "regressions": regressions, "passed": not regressions}
+    gate = no_regression_gate(comparison, metric) if gate_no_regression else None
+    if gate is not None:
+        doc["gate"] = gate
     if json_output:
         print_json(doc)
     else:
         render_comparison(comparison)
-        if gate_no_regression and not regressions:
-            console.print(f"[green]PASS[/] no significant regression on {', '.join(watched)}")
-    if regressions:
-        err_console.print(f"[bold red]significant regression[/]: {', '.join(regressions)}")
+    if gate is not None and (not json_output or not gate["passed"]):
+        print_gate(gate)
+    if gate is not None and not gate["passed"]:
         raise typer.Exit(1)

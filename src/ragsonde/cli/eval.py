@@ -8,11 +8,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    EmbedderOpt,
     HomeOpt,
     JsonOpt,
     cli_errors,
@@ -20,6 +22,15 @@ from ragsonde.cli._common import (
     err_console,
     print_json,
     settings_from_options,
+)
+from ragsonde.cli._versus import (
+    AlphaOpt,
+    CollectionBOpt,
+    CorpusOpt,
+    GateNoRegressionOpt,
+    MetricOpt,
+    VersusOpt,
+    run_versus,
 )
 from ragsonde.cli.app import app
 from ragsonde.errors import QueryValidationError
@@ -119,9 +130,53 @@ def render_report(report: EvalReport) -> None:
             + f"; search p50 {ih['ann_search_ms']['p50']:.2f} ms HNSW vs "
             f"{ih['exact_search_ms']['p50']:.2f} ms exact"
         )
+    _render_breakdown(report)
     for g in report.gates:
         mark = "[green]PASS[/]" if g["passed"] else "[red]FAIL[/]"
         console.print(f"{mark} {g['gate']} (value {g['value']})")
+
+
+def _render_breakdown(report: EvalReport) -> None:
+    """Metrics per filter and per ``--by`` group, under an ``all`` row to compare with."""
+    from ragsonde.evaluate.breakdown import headline_metrics
+
+    bd = report.breakdown or {}
+    names = headline_metrics(report.metrics, report.gates)
+    parts = [("by filter", bd.get("filters"))]
+    if bd.get("by"):
+        depth = f":{bd['by']['depth']}" if bd["by"]["depth"] else ""
+        parts.append(
+            (f"by {bd['by']['field']}{depth} (of each query's most relevant item)", bd["by"])
+        )
+    for title, part in parts:
+        if not part:
+            continue
+        table = Table(
+            title=f"metrics {title}",
+            caption="n: queries · empty: queries with no result · "
+            "violations: results that break the query's filters",
+        )
+        table.add_column("group", overflow="fold")
+        for col in ("n", *names, "empty", "violations"):
+            table.add_column(col, justify="right", no_wrap=True)
+        violated = report.integrity["counts"].get("filter_violated", 0)
+        table.add_row(
+            "[bold]all[/]",
+            str(report.n_queries),
+            *(f"{report.metrics[n]:.4f}" for n in names),
+            "",
+            str(violated),
+        )
+        for label, g in part["groups"].items():
+            bad = g["filter_violations"]
+            table.add_row(
+                escape(label),
+                str(g["queries"]),
+                *(f"{g['metrics'].get(n, 0.0):.4f}" for n in names),
+                str(g["empty_results"]),
+                f"[red]{bad}[/]" if bad else "0",
+            )
+        console.print(table)
 
 
 def _ks(text: str) -> list[int]:
@@ -179,16 +234,31 @@ def eval_command(
         bool,
         typer.Option("--ann-vs-exact", help="Index health: HNSW recall@k against exact search."),
     ] = False,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            help="Also give metrics per value of this payload field of each query's most "
+            "relevant document: category, section, url:1 (url up to its first path segment).",
+        ),
+    ] = None,
     no_throughput: Annotated[
         bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
     ] = False,
+    corpus: CorpusOpt = None,
+    embedder: EmbedderOpt = None,
+    versus: VersusOpt = None,
+    collection_b: CollectionBOpt = None,
+    metric: MetricOpt = None,
+    gate_no_regression: GateNoRegressionOpt = False,
+    alpha: AlphaOpt = 0.05,
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate)."""
     from ragsonde.evaluate import EvalOptions, evaluate, parse_gate
 
-    settings = settings_from_options(collection=collection, home=home)
+    settings = settings_from_options(collection=collection, home=home, embedder=embedder)
     options = EvalOptions(
         ks=_ks(k),
         relevance_by=relevance_by,
@@ -202,7 +272,24 @@ def eval_command(
         sweep_thresholds=sweep_thresholds,
         max_recall_loss=max_recall_loss,
         ann_vs_exact=ann_vs_exact,
+        by=by,
+        corpus=corpus,
     )
+    if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
+        run_versus(
+            dataset,
+            settings=settings,
+            options=options,
+            versus=versus,
+            collection_b=collection_b,
+            metrics=metric,
+            gate_no_regression=gate_no_regression,
+            alpha=alpha,
+            save=save,
+            single_report_outputs={"--report": report, "--run-out": run_out},
+            json_output=json_output,
+        )
+        return
     with _Bar(enabled=not json_output and err_console.is_terminal) as bar:
         result = evaluate(dataset, settings=settings, options=options, progress=bar)
     doc = result.to_json()

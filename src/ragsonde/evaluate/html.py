@@ -1,8 +1,9 @@
 """One self-contained HTML report (inline CSS and SVG; no script, no CDN: it opens offline).
 
 Plots: metric@k curves, a latency histogram per stage, the distribution of per-query scores, and
-the worst queries with what was expected and what came back. Every value from the benchmark or
-the store is escaped: stored documents are untrusted input.
+the worst queries with what was expected and what came back; tables of metrics per filter and per
+``--by`` group when the report has them. Every value from the benchmark or the store is escaped:
+stored documents are untrusted input.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
+
+from ragsonde.evaluate.breakdown import headline_metrics
 
 __all__ = ["render_html_report", "write_html_report"]
 
@@ -195,6 +198,54 @@ def _sweep_section(report: Mapping[str, Any]) -> str:
     )
 
 
+def _group_table(
+    table_id: str, groups: Mapping[str, Mapping[str, Any]], report: Mapping[str, Any]
+) -> str:
+    names = headline_metrics(report["metrics"], report.get("gates", []))
+    head = "".join(f"<th>{escape(n)}</th>" for n in names)
+    overall = report["integrity"]["counts"].get("filter_violated", 0)
+    rows = [
+        f'<tr><th class="l">all</th><td>{report["n_queries"]}</td>'
+        + "".join(f"<td>{report['metrics'][n]:.4f}</td>" for n in names)
+        + f'<td></td><td>{overall}</td><td class="l"></td></tr>'
+    ]
+    for label, g in groups.items():
+        bad = g["filter_violations"]
+        ids = list(g["query_ids"])
+        shown = ", ".join(ids[:10]) + (" …" if len(ids) > 10 else "")
+        rows.append(
+            f'<tr><td class="l">{escape(label)}</td><td>{g["queries"]}</td>'
+            + "".join(f"<td>{float(g['metrics'].get(n, 0.0)):.4f}</td>" for n in names)
+            + f"<td>{g['empty_results']}</td>"
+            + f"<td{' class=fail' if bad else ''}>{bad}</td>"
+            + f'<td class="l muted">{escape(shown)}</td></tr>'
+        )
+    return (
+        f'<table id="{table_id}"><tr><th class="l">group</th><th>queries</th>{head}'
+        f'<th>no results</th><th>filter violations</th><th class="l">query ids</th></tr>'
+        f"{''.join(rows)}</table>"
+    )
+
+
+def _breakdown_section(report: Mapping[str, Any]) -> str:
+    bd = report.get("breakdown")
+    if not bd:
+        return ""
+    parts = ["<h2>Breakdown</h2>"]
+    if bd.get("filters"):
+        parts.append("<p>By the filters the queries carry (each query runs with its own).</p>")
+        parts.append(_group_table("breakdown-filters", bd["filters"]["groups"], report))
+    if bd.get("by"):
+        by = bd["by"]
+        depth = f", depth {by['depth']}" if by.get("depth") else ""
+        parts.append(
+            f"<p>By <code>{escape(str(by['field']))}</code>{escape(depth)}: "
+            f"{escape(str(by['rule']))}.</p>"
+        )
+        parts.append(_group_table("breakdown-by", by["groups"], report))
+    return "".join(parts)
+
+
 def _summary(report: Mapping[str, Any]) -> str:
     gates = "".join(
         f'<li class="{"pass" if g["passed"] else "fail"}">{"PASS" if g["passed"] else "FAIL"} '
@@ -222,6 +273,7 @@ def render_html_report(report: Mapping[str, Any]) -> str:
     body = (
         _summary(report)
         + _metric_section(report)
+        + _breakdown_section(report)
         + _latency_section(report)
         + _distribution_section(report, metric)
         + _sweep_section(report)

@@ -81,8 +81,9 @@ class IntegrityReport:
         if len(shown) < _EXAMPLES:
             shown.append(example)
 
-    def check(self, resp: Response, filters: Mapping[str, Any] | None = None) -> None:
-        """Check one response (its results must carry metadata)."""
+    def check(self, resp: Response, filters: Mapping[str, Any] | None = None) -> dict[str, int]:
+        """Check one response (its results must carry metadata); its problems, by check."""
+        before = dict(self.counts)
         if resp.total_results != len(resp.results):
             self._flag("total_results_mismatch", f"query {resp.query_id}")
         scores = [r.similarity_score for r in resp.results]
@@ -97,6 +98,7 @@ class IntegrityReport:
             for key, accepted in (filters or {}).items():
                 if not _matches(_field(r, key), accepted):
                     self._flag("filter_violated", f"{where}: {key}={_field(r, key)!r}")
+        return {k: v - before[k] for k, v in self.counts.items() if v > before[k]}
 
     @property
     def problems(self) -> int:

@@ -21,6 +21,7 @@ import numpy as np
 from ragsonde.config import Settings, load_settings
 from ragsonde.embedders import Embedder, get_embedder
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError
+from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
 from ragsonde.evaluate.gates import Gate
 from ragsonde.evaluate.integrity import IntegrityReport
@@ -64,6 +65,12 @@ class EvalOptions:
     sweep_thresholds: bool = False
     max_recall_loss: float = 0.05
     ann_vs_exact: bool = False
+    by: str | None = None
+    """Also report metrics per value of this payload field (see :mod:`.breakdown`)."""
+    score_threshold: float = 0.0
+    """Drop results below this similarity, as the application does (0: keep all)."""
+    corpus: str | None = None
+    """What ``ingest`` reads (any ``ragsonde ingest`` source); default: the BEIR corpus."""
 
 
 @dataclass
@@ -83,6 +90,7 @@ class EvalReport:
     gates: list[dict[str, Any]] = field(default_factory=list)
     threshold_sweep: dict[str, Any] | None = None
     index_health: dict[str, Any] | None = None
+    breakdown: dict[str, Any] | None = None
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     seconds: float = 0.0
     run: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
@@ -113,6 +121,7 @@ class EvalReport:
             "passed": self.passed,
             "threshold_sweep": self.threshold_sweep,
             "index_health": self.index_health,
+            "breakdown": self.breakdown,
             "created_at": self.created_at,
             "seconds": round(self.seconds, 3),
             "per_query": self.per_query,
@@ -172,6 +181,7 @@ class _Evaluation:
             "filters": q.filters,
             "query_id": q.query_id,
             "mode": self.o.mode,
+            "score_threshold": self.o.score_threshold,
         }
 
     def fetch_size(self) -> int:
@@ -255,6 +265,7 @@ def _ensure_collection(
     collection: str,
     ingest: bool,
     sparse: bool = False,
+    corpus: str | None = None,
 ) -> dict[str, Any] | None:
     try:
         store.collection_info(collection)
@@ -262,16 +273,17 @@ def _ensure_collection(
     except CollectionNotFoundError:
         if not ingest:
             raise
-    if bench.corpus is None:
+    if corpus is None and bench.corpus is None:
         raise QueryValidationError(
             f"--ingest needs a corpus, and benchmark '{bench.name}' has none (a BEIR folder has "
-            "corpus.jsonl). Ingest your documents with `ragsonde ingest` first.",
+            "corpus.jsonl). Name the documents with --corpus, or ingest them with "
+            "`ragsonde ingest` first.",
             field="ingest",
         )
     from ragsonde.ingest import IngestOptions, ingest_documents, open_source
 
     report = ingest_documents(
-        open_source(str(bench.corpus), "beir"),
+        open_source(corpus) if corpus is not None else open_source(str(bench.corpus), "beir"),
         store=store,
         embedder=embedder,
         collection=collection,
@@ -301,6 +313,10 @@ def evaluate(
         )
     if not o.ks or min(o.ks) < 1:
         raise QueryValidationError("--k needs positive cutoffs, e.g. 1,3,5,10,100.", field="k")
+    if not 0.0 <= o.score_threshold <= 1.0:
+        raise QueryValidationError(
+            "score_threshold must be between 0 and 1.", field="score_threshold"
+        )
     names = metric_names(sorted(set(o.ks)))
     for gate in o.gates:
         if "." not in gate.path:
@@ -315,11 +331,15 @@ def evaluate(
     st = store if store is not None else open_store(cfg)
     try:
         emb = embedder or get_embedder(cfg)
-        ingested = _ensure_collection(bench, st, emb, coll, o.ingest, o.mode != "dense")
+        ingested = _ensure_collection(bench, st, emb, coll, o.ingest, o.mode != "dense", o.corpus)
         limits = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
         retriever = Retriever(cfg, store=st, embedder=emb, limits=limits, exact=o.exact)
         ev = _Evaluation(bench, retriever, st, coll, o)
         missing = ev.missing_relevant()
+        by_groups = None
+        if o.by:  # before any query runs: a field no relevant chunk has fails fast
+            rel_field = RELEVANCE_KEYS[o.relevance_by][0]
+            by_groups = group_by_field(st, coll, bench.queries, rel_field, o.by)
         # Warm-up: model and caches, not counted.
         retriever.retrieve(ev.body(bench.queries[0], 1), collection=coll)
         if progress is not None:
@@ -330,12 +350,13 @@ def evaluate(
         for q in bench.queries:
             ranked, resp = ev.run_query(q)
             run[q.query_id] = ranked
+            found: dict[str, int] = {}
             if resp.status == "error" and resp.error is not None:
                 ev.errors[q.query_id] = f"{resp.error.code.value}: {resp.error.message}"
             else:
                 for s in _STAGES:
                     timings[s].append(float(getattr(resp.timings, s)))
-                ev.integrity.check(resp, q.filters)
+                found = ev.integrity.check(resp, q.filters)
             per_query[q.query_id] = {
                 "query": q.text,
                 "relevant": q.relevant,
@@ -343,6 +364,9 @@ def evaluate(
                 "total_ms": round(resp.timings.total_ms, 3),
                 "timings": {s: round(float(getattr(resp.timings, s)), 3) for s in _STAGES},
             }
+            if q.filters:
+                per_query[q.query_id]["filters"] = q.filters
+                per_query[q.query_id]["filter_violations"] = found.get("filter_violated", 0)
             if progress is not None:
                 progress.advance(1)
         means, per_metric = compute_metrics(names, bench.qrels, run)
@@ -374,8 +398,10 @@ def evaluate(
                 "index": "exact (brute force)" if o.exact else "HNSW",
                 "backend": st.backend,
                 "fetch_chunks": ev.fetch_size(),
+                "score_threshold": o.score_threshold,
             },
             run=run,
+            breakdown=build_breakdown(bench.queries, per_query, o.by, by_groups),
         )
         if o.sweep_thresholds:
             from ragsonde.evaluate.sweep import sweep_thresholds

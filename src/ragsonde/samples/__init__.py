@@ -1,7 +1,8 @@
 """Sample data shipped with ragsonde: a small docs site about a mobile robot, with a benchmark.
 
 ``robotics/docs`` holds 24 Markdown pages (front matter ``title``, ``url``, ``category``);
-``robotics/benchmark.jsonl`` 40 questions with the pages that answer them; and
+``robotics/benchmark.jsonl`` 46 questions with the pages that answer them (six of them carry a
+``category`` filter); and
 ``robotics/demo_queries.json`` the questions ``make demo`` asks.
 """
 
@@ -22,7 +23,8 @@ def robotics_docs() -> Path:
 
 
 def robotics_benchmark() -> Path:
-    """The sample benchmark (ragsonde JSON Lines: ``query_id``, ``query``, ``relevant``)."""
+    """The sample benchmark (ragsonde JSON Lines: ``query_id``, ``query``, ``relevant``,
+    ``filters``)."""
     return SAMPLES / "robotics" / "benchmark.jsonl"
 
 

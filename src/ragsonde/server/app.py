@@ -21,9 +21,11 @@ from starlette.concurrency import run_in_threadpool
 
 from ragsonde import __version__
 from ragsonde.config import Settings, load_settings
+from ragsonde.embedders import get_embedder
 from ragsonde.errors import RagsondeError
 from ragsonde.models import BatchRequest, Query
 from ragsonde.retriever import Retriever
+from ragsonde.server.batcher import BATCHED_BY_DEFAULT, MicroBatchingEmbedder
 from ragsonde.server.errors import install_error_handlers
 from ragsonde.server.middleware import BodyLimitMiddleware, RequestLogMiddleware
 from ragsonde.server.security import require_api_key
@@ -78,6 +80,10 @@ def _warm_up(state: ServerState) -> None:
     retriever = state.retriever
     try:
         dim = retriever.embedder.dimension
+        # The dimension may come from the model's files alone: embed once to load the model,
+        # on this thread, past the batcher (see _lifespan).
+        model = state.batcher.inner if state.batcher is not None else retriever.embedder
+        model.embed_queries(["warm-up"])
         state.model_loaded = True
         store = retriever.store
         names = store.list_collections() if isinstance(store, Store) else []
@@ -98,10 +104,16 @@ def _warm_up(state: ServerState) -> None:
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     state: ServerState = app.state.ragsonde
-    await run_in_threadpool(_warm_up, state)
+    # On the event loop's thread (the main thread under `ragsonde serve`), before any request,
+    # so the model's first forward pass runs here: when the micro-batcher's thread ran it
+    # first, torch's OpenMP threads burned ~2.5x the CPU per query from then on (per-thread
+    # CPU times under bench/bench_serve.py: 88 vs 36 ms per query).
+    _warm_up(state)
     try:
         yield
     finally:
+        if state.batcher is not None:
+            await run_in_threadpool(state.batcher.close)
         if state.owns_retriever:
             await run_in_threadpool(state.retriever.close)
 
@@ -136,18 +148,38 @@ def _install_openapi(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
 
 
+def _batcher(settings: Settings) -> MicroBatchingEmbedder | None:
+    """The micro-batching embedder when RAGSONDE_MICROBATCH is on, or unset and the embedder's
+    scheme is one batched by default (see server.batcher)."""
+    on = settings.microbatch
+    if on is None:
+        on = settings.embedder.partition(":")[0] in BATCHED_BY_DEFAULT
+    if not on:
+        return None
+    return MicroBatchingEmbedder(
+        factory=lambda: get_embedder(settings),
+        name=settings.embedder,
+        window_ms=settings.microbatch_ms,
+        max_batch=settings.microbatch_max,
+    )
+
+
 def create_app(settings: Settings | None = None, retriever: Retriever | None = None) -> FastAPI:
     """The ragsonde HTTP service.
 
     ``retriever``: answer with this one (tests, embedding apps); by default the app builds one
     from ``settings`` and closes it on shutdown. ``settings`` default to the environment and
-    ``ragsonde.toml``.
+    ``ragsonde.toml``. Micro-batching (RAGSONDE_MICROBATCH) applies to the retriever the app
+    builds; a retriever passed in embeds with its own embedder (which may be a
+    :class:`~ragsonde.server.batcher.MicroBatchingEmbedder`).
     """
     settings = settings or (retriever.settings if retriever is not None else load_settings())
+    batcher = _batcher(settings) if retriever is None else None
     state = ServerState(
         settings=settings,
-        retriever=retriever if retriever is not None else Retriever(settings),
+        retriever=retriever if retriever is not None else Retriever(settings, embedder=batcher),
         owns_retriever=retriever is None,
+        batcher=batcher,
     )
     app = FastAPI(
         title="ragsonde",

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.responses import HTMLResponse, JSONResponse
 
 from ragsonde.errors import QueryValidationError, RagsondeError
-from ragsonde.server.errors import ApiError
+from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.state import ServerState, get_state
 
@@ -159,7 +159,26 @@ def _save(job: EvalJob, state: ServerState) -> None:
     write_html_report(job.report, folder / f"{job.job_id}.html")
 
 
-@router.post("", status_code=202)
+def _json_errors() -> dict[int | str, dict[str, Any]]:
+    """ERROR_RESPONSES for a route whose success is HTML: FastAPI would file the error
+    Response under the route's ``text/html``, but errors are always JSON."""
+    ref = {"$ref": "#/components/schemas/Response"}
+    return {
+        status: {
+            "description": spec["description"],
+            "content": {"application/json": {"schema": ref}},
+        }
+        for status, spec in ERROR_RESPONSES.items()
+    }
+
+
+def _request_body() -> dict[str, Any]:
+    """The body ``start_eval`` reads raw, documented as the model it validates against."""
+    schema = EvalRequest.model_json_schema(mode="validation")
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+@router.post("", status_code=202, responses=ERROR_RESPONSES, openapi_extra=_request_body())
 async def start_eval(request: Request, state: State) -> JSONResponse:
     """Start an evaluation job; poll ``GET /v1/eval/{job_id}``."""
     body = await read_json(request)
@@ -192,7 +211,7 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
     return JSONResponse(job.summary() | {"links": {"status": f"/v1/eval/{job.job_id}"}}, 202)
 
 
-@router.get("")
+@router.get("", responses=ERROR_RESPONSES)
 async def list_evals(request: Request) -> list[dict[str, Any]]:
     """Every job, newest first (the web page's reports view)."""
     return [j.summary() for j in reversed(_jobs(request).jobs.values())]
@@ -207,14 +226,14 @@ def _job(request: Request, job_id: str) -> EvalJob:
     return job
 
 
-@router.get("/{job_id}")
+@router.get("/{job_id}", responses=ERROR_RESPONSES)
 async def get_eval(request: Request, job_id: str) -> dict[str, Any]:
     """Progress, and the whole report once done."""
     job = _job(request, job_id)
     return job.summary() | {"report": job.report}
 
 
-@router.get("/{job_id}/report.html", response_class=HTMLResponse)
+@router.get("/{job_id}/report.html", response_class=HTMLResponse, responses=_json_errors())
 async def get_eval_html(request: Request, job_id: str) -> HTMLResponse:
     """The job's self-contained HTML report."""
     from ragsonde.evaluate.html import render_html_report

@@ -33,6 +33,29 @@ def _body_schema(name: str) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
+def _batch_error_responses() -> dict[int | str, dict[str, Any]]:
+    """A batch answers an error status with one of two bodies: the error Response (a bad
+    envelope, auth, size) or the BatchResponse whose queries all failed alike (see
+    :func:`_batch_status`)."""
+    either = {
+        "anyOf": [
+            {"$ref": "#/components/schemas/Response"},
+            {"$ref": "#/components/schemas/BatchResponse"},
+        ]
+    }
+    out: dict[int | str, dict[str, Any]] = {}
+    for status, spec in ERROR_RESPONSES.items():
+        if status in {401, 413}:
+            out[status] = spec
+        else:
+            out[status] = {
+                "description": f"{spec['description']}, or the BatchResponse when every query "
+                "failed with this code",
+                "content": {"application/json": {"schema": either}},
+            }
+    return out
+
+
 async def read_json(request: Request) -> Any:
     """The request body parsed as JSON; a clear VALIDATION_ERROR (422) when it is not JSON."""
     raw = await request.body()
@@ -104,7 +127,7 @@ def _batch_id(body: Any) -> str | None:
 @router.post(
     "/query/batch",
     response_model=BatchResponse,
-    responses=ERROR_RESPONSES,
+    responses=_batch_error_responses(),
     openapi_extra=_body_schema("BatchRequest"),
     summary="Retrieve for many queries at once (one embedding call, one search request)",
 )

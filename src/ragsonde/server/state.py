@@ -9,6 +9,7 @@ from starlette.requests import HTTPConnection
 from ragsonde.config import Settings
 from ragsonde.errors import RagsondeError
 from ragsonde.retriever import Retriever
+from ragsonde.server.batcher import MicroBatchingEmbedder
 
 __all__ = ["ServerState", "get_state"]
 
@@ -20,6 +21,7 @@ class ServerState:
     settings: Settings
     retriever: Retriever
     owns_retriever: bool
+    batcher: MicroBatchingEmbedder | None = None
     model_loaded: bool = False
     startup_error: RagsondeError | None = None
 

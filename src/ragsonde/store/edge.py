@@ -38,6 +38,7 @@ from ragsonde.store.base import (
     Hit,
     PointRecord,
     SearchSpec,
+    SparseVector,
 )
 
 __all__ = ["EdgeStore", "validate_collection_name"]
@@ -502,4 +503,14 @@ def _record(record: Any, vname: str | None, with_vectors: bool) -> PointRecord:
         id=str(record.id),
         vector=_dense(record.vector, vname) if with_vectors else None,
         payload=dict(record.payload or {}),
+        sparse=_sparse(record.vector, vname) if with_vectors else None,
     )
+
+
+def _sparse(vector: Any, vname: str | None) -> SparseVector | None:
+    """The BM25 vector of a record read back with its vectors, if it has one."""
+    if isinstance(vector, dict):
+        for name, v in vector.items():
+            if name != (vname or "") and hasattr(v, "indices"):
+                return SparseVector([int(i) for i in v.indices], [float(x) for x in v.values])
+    return None

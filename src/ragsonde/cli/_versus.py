@@ -1,0 +1,215 @@
+"""``ragsonde eval … --versus B``: two embedders on one corpus, both reports, their comparison.
+
+Not a command of its own: ``eval`` hands over here when ``--versus`` is given, so the two sides
+take every ``eval`` option (cutoffs, mode, gates, …) unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+from ragsonde.cli._common import console, err_console, print_json
+from ragsonde.errors import QueryValidationError
+
+if TYPE_CHECKING:
+    from ragsonde.config import Settings
+    from ragsonde.evaluate import EvalOptions, EvalReport
+
+__all__ = [
+    "AlphaOpt",
+    "CollectionBOpt",
+    "CorpusOpt",
+    "GateNoRegressionOpt",
+    "MetricOpt",
+    "VersusOpt",
+    "run_versus",
+]
+
+_SIDES = ("A", "B")
+_PANEL = "Two embedders (--versus)"
+
+#: ``--versus``: embedder B; A is ``--embedder`` (or the configured one).
+VersusOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--versus",
+        help="Embedder B, e.g. openai:text-embedding-3-small: evaluate A (--embedder) and B on "
+        "the same queries, then compare them with paired tests. Each gets its own collection, "
+        "<collection>__<embedder slug>, ingested when missing.",
+        rich_help_panel=_PANEL,
+    ),
+]
+#: ``--collection-b``: B's collection, making ``-c`` A's (no derived names).
+CollectionBOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--collection-b",
+        help="B's collection; -c is then A's, both used as named.",
+        rich_help_panel=_PANEL,
+    ),
+]
+#: ``--metric/-m``: what the comparison (and its gate) looks at.
+MetricOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        "-m",
+        help="Metric to compare (repeatable) \\[default: all].",
+        rich_help_panel=_PANEL,
+    ),
+]
+#: ``--gate-no-regression``: as ``ragsonde compare``'s.
+GateNoRegressionOpt = Annotated[
+    bool,
+    typer.Option(
+        "--gate-no-regression",
+        help="Exit 1 when B is significantly worse than A on a named metric "
+        "(default: ndcg@10 when present, else every compared metric).",
+        rich_help_panel=_PANEL,
+    ),
+]
+#: ``--alpha``: significance level of both paired tests.
+AlphaOpt = Annotated[
+    float,
+    typer.Option(help="Significance level of both paired tests.", rich_help_panel=_PANEL),
+]
+#: ``--corpus``: what ``--ingest`` (and ``--versus``) ingest when a collection is missing.
+CorpusOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Documents to ingest when the collection is missing (any `ragsonde ingest` "
+        "source) \\[default: the BEIR folder's corpus.jsonl]."
+    ),
+]
+
+
+class _SideBars:
+    """One progress bar per side: ``evaluate_versus`` calls ``start`` once per side, A first."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._p = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err_console,
+            disable=not enabled,
+        )
+        self._tasks: list[TaskID] = []
+
+    def __enter__(self) -> _SideBars:
+        self._p.__enter__()
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._p.__exit__(t, e, tb)
+
+    def start(self, total: int) -> None:
+        side = _SIDES[min(len(self._tasks), len(_SIDES) - 1)]
+        self._tasks.append(self._p.add_task(f"queries {side}", total=total))
+
+    def advance(self, n: int) -> None:
+        if self._tasks:
+            self._p.update(self._tasks[-1], advance=n)
+
+
+def _render_side(side: str, report: EvalReport) -> None:
+    from ragsonde.cli.eval import render_report
+
+    console.rule(f"[bold]{side}[/]: {report.embedder} → {report.collection}")
+    ingested = report.benchmark.get("ingested")
+    if ingested:
+        console.print(
+            f"ingested {ingested['documents']} documents ({ingested['chunks']} chunks) "
+            f"into {report.collection}"
+        )
+    render_report(report)
+
+
+def run_versus(
+    dataset: str,
+    *,
+    settings: Settings,
+    options: EvalOptions,
+    versus: str | None,
+    collection_b: str | None,
+    metrics: Sequence[str] | None,
+    gate_no_regression: bool,
+    alpha: float,
+    save: Path | None,
+    single_report_outputs: Mapping[str, Path | None],
+    json_output: bool,
+) -> None:
+    """Evaluate ``settings.embedder`` (A) against ``versus`` (B), print, and exit 1 on a failed
+    ``--gate`` of either side or, with ``gate_no_regression``, a significant regression of B."""
+    if versus is None:
+        raise QueryValidationError(
+            "--collection-b, --metric, --alpha and --gate-no-regression compare two embedders: "
+            "name the second one with --versus.",
+            field="versus",
+        )
+    given = [flag for flag, path in single_report_outputs.items() if path is not None]
+    if given:
+        raise QueryValidationError(
+            f"{', '.join(given)} write one report; with --versus, --save writes both reports "
+            "and their comparison.",
+            field="versus",
+        )
+    from ragsonde.cli.compare import no_regression_gate, print_gate, render_comparison
+    from ragsonde.evaluate.versus import evaluate_versus
+
+    collections = None if collection_b is None else (settings.collection, collection_b)
+    with _SideBars(enabled=not json_output and err_console.is_terminal) as bars:
+        result = evaluate_versus(
+            dataset,
+            (settings.embedder, versus),
+            collections=collections,
+            options=options,
+            settings=settings,
+            metrics=metrics,
+            alpha=alpha,
+            progress=bars,
+        )
+    doc = result.to_json()
+    gate = no_regression_gate(result.comparison, metrics) if gate_no_regression else None
+    if gate is not None:
+        doc["comparison"]["gate"] = gate
+    if save is not None:
+        save.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    if json_output:
+        print_json(doc)
+    else:
+        for side, report in zip(_SIDES, (result.a, result.b), strict=True):
+            _render_side(side, report)
+        console.rule("[bold]B vs A[/]")
+        render_comparison(result.comparison)
+        if save is not None:
+            console.print(f"wrote both reports and the comparison: {save}")
+    if gate is not None and (not json_output or not gate["passed"]):
+        print_gate(gate)
+    failed = [
+        f"{side}: {g['gate']}"
+        for side, report in zip(_SIDES, (result.a, result.b), strict=True)
+        for g in report.gates
+        if not g["passed"]
+    ]
+    if failed:
+        err_console.print(f"[bold red]gates failed[/]: {', '.join(failed)}")
+    if failed or (gate is not None and not gate["passed"]):
+        raise typer.Exit(1)

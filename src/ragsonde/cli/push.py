@@ -1,0 +1,165 @@
+"""``ragsonde push``: copy an embedded collection to a Qdrant server (the scale-out path)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ragsonde.cli._common import (
+    CollectionOpt,
+    HomeOpt,
+    JsonOpt,
+    cli_errors,
+    console,
+    err_console,
+    print_json,
+    settings_from_options,
+)
+from ragsonde.cli.app import app
+from ragsonde.errors import QueryValidationError, RagsondeError
+
+__all__ = ["push"]
+
+
+class RichPushProgress:
+    """Points (bar, ETA), copied and skipped counts on the terminal; silent elsewhere."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[copied]} copied · {task.fields[skipped]} skipped"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err_console,
+            disable=not enabled,
+            transient=False,
+        )
+        self._task: TaskID | None = None
+        self._copied = 0
+        self._skipped = 0
+
+    def __enter__(self) -> RichPushProgress:
+        self._progress.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._progress.__exit__(exc_type, exc, tb)
+
+    @property
+    def copied(self) -> int:
+        return self._copied
+
+    def start(self, total_points: int) -> None:
+        self._task = self._progress.add_task("points", total=total_points, copied=0, skipped=0)
+
+    def advance(self, copied: int, skipped: int) -> None:
+        if self._task is None:
+            return
+        self._copied += copied
+        self._skipped += skipped
+        self._progress.update(
+            self._task, advance=copied + skipped, copied=self._copied, skipped=self._skipped
+        )
+
+
+@app.command()
+@cli_errors
+def push(
+    collection: CollectionOpt = None,
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            help="Target: http(s)://host:port (a Qdrant server), a folder (path:/dir, "
+            "qdrant-client's on-disk local mode) or :memory: \\[default: QDRANT_URL]",
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            help="The target's API key \\[default: QDRANT_API_KEY]. Never printed.",
+            show_default=False,
+        ),
+    ] = None,
+    target_collection: Annotated[
+        str | None,
+        typer.Option(help="Name of the collection on the target \\[default: --collection]."),
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option(min=1, max=10_000, help="Points read and written at a time.")
+    ] = 256,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds to wait for the target on each request.")
+    ] = 60.0,
+    home: HomeOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Push an embedded collection (vectors, BM25 vectors, payloads) to a Qdrant server:
+    in batches, and resumable: run it again after a failure and what was copied is skipped."""
+    from ragsonde.store import BACKENDS
+    from ragsonde.store.push import describe_target, open_target
+    from ragsonde.store.push import push as run_push
+
+    settings = settings_from_options(collection=collection, home=home)
+    url = to or settings.qdrant_url
+    if not url:
+        raise QueryValidationError(
+            "Where to? Give --to http(s)://host:port (or set QDRANT_URL).", field="to"
+        )
+    key = api_key or (
+        settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+    )
+    label = describe_target(url, key)
+    source = BACKENDS["edge"](settings)  # the source is always the embedded store
+    try:
+        target = open_target(url, api_key=key, timeout_s=timeout)
+        try:
+            with RichPushProgress(enabled=not json_output and err_console.is_terminal) as bar:
+                report = run_push(
+                    source,
+                    settings.collection,
+                    target,
+                    target_collection=target_collection,
+                    target_label=label,
+                    batch_size=batch_size,
+                    progress=bar,
+                )
+        except RagsondeError:
+            if bar.copied and not json_output:
+                err_console.print(
+                    f"{bar.copied} points were copied before the failure. Run the same command "
+                    "again to resume: points already on the target are skipped."
+                )
+            raise
+        finally:
+            target.close()
+    finally:
+        source.close()
+    if json_output:
+        print_json(report)
+        return
+    console.print(
+        f"[bold green]Pushed[/] '{report.collection}' → '{report.target_collection}' at "
+        f"{report.target}: {report.points} points, {report.copied} copied, "
+        f"{report.skipped} already there ({report.seconds:.1f} s)."
+    )

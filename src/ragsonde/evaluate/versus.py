@@ -1,0 +1,192 @@
+"""Two embedders on one corpus: ingest, evaluate and compare them in one call.
+
+Each embedder gets its own collection, ingested from the same corpus when missing, and both are
+evaluated with the same options on the same queries; the two reports are then compared with the
+paired tests of :mod:`ragsonde.evaluate.compare` (B against A).
+
+Why two collections and not two named vectors in one: the store, the retriever and the ingest
+pipeline all work with one dense vector per collection (a point is written whole, chunks follow
+the embedder's own tokenizer when it has one, and skip-unchanged reads back which embedder made a
+vector). Two collections need none of that to change, chunk each side the way its model reads,
+and let either side be re-ingested or dropped on its own.
+
+    versus = evaluate_versus("scifact/", ("local:sentence-transformers/all-MiniLM-L6-v2",
+                                          "openai:text-embedding-3-small"), collection="scifact")
+    versus.comparison.metric("ndcg@10").verdict   # "better" | "worse" | "no significant …"
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
+from ragsonde.evaluate.compare import Comparison, compare_reports
+from ragsonde.evaluate.metrics import metric_names, parse_metric
+from ragsonde.evaluate.runner import EvalOptions, EvalProgress, EvalReport, evaluate
+from ragsonde.store import Store, open_store
+
+__all__ = ["VersusReport", "evaluate_versus", "versus_collection"]
+
+#: Qdrant allows longer names, but a collection name is also a folder name on some backends.
+_MAX_NAME = 120
+
+
+def versus_collection(base: str, embedder: str) -> str:
+    """The collection of ``embedder`` when comparing on ``base``: ``<base>__<slug>``.
+
+    The slug is the embedder spec lowercased, every run of characters other than letters and
+    digits turned into one ``-``: ``local:sentence-transformers/all-MiniLM-L6-v2`` ->
+    ``local-sentence-transformers-all-minilm-l6-v2``.
+    """
+    slug = re.sub(r"[^a-z0-9]+", "-", embedder.lower()).strip("-")
+    return f"{base}__{slug}"[:_MAX_NAME]
+
+
+@dataclass
+class VersusReport:
+    """Both evaluations and their comparison (B against A: "better" means B is higher)."""
+
+    a: EvalReport
+    b: EvalReport
+    comparison: Comparison
+
+    @property
+    def passed(self) -> bool:
+        """Both sides passed their ``--gate`` gates (regressions are a separate question)."""
+        return self.a.passed and self.b.passed
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"a": report, "b": report, "comparison": comparison}``, all plain JSON."""
+        return {
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
+            "comparison": self.comparison.to_json(),
+        }
+
+
+def _side_embedder(spec: str | Embedder, cfg: Settings) -> Embedder:
+    if isinstance(spec, str):
+        return get_embedder(cfg.model_copy(update={"embedder": spec}))
+    return spec
+
+
+def _check_dimension(store: Store, collection: str, embedder: Embedder) -> None:
+    """An existing collection must fit the embedder: a mismatch would score every query 0."""
+    try:
+        info = store.collection_info(collection)
+    except CollectionNotFoundError:
+        return
+    if info.dimension != embedder.dimension:
+        raise DimensionMismatchError(
+            collection=collection,
+            collection_dim=info.dimension,
+            embedder=embedder.name,
+            embedder_dim=embedder.dimension,
+        )
+
+
+def _check_metrics(metrics: Sequence[str] | None, o: EvalOptions) -> list[str] | None:
+    """The metrics to compare, checked before any work: each must be one the evaluation makes."""
+    if not metrics:
+        return None
+    made = set(metric_names(sorted(set(o.ks)))) | {g.path for g in o.gates if "." not in g.path}
+    for name in metrics:
+        parse_metric(name)  # an unknown name lists the supported ones
+        if name not in made:
+            raise QueryValidationError(
+                f"metric '{name}' is not computed with cutoffs {','.join(map(str, o.ks))}: "
+                "add its cutoff to --k.",
+                field="metric",
+            )
+    return list(dict.fromkeys(metrics))
+
+
+def evaluate_versus(
+    dataset: str | Path,
+    embedders: Sequence[str | Embedder],
+    *,
+    collection: str | None = None,
+    collections: Sequence[str] | None = None,
+    options: EvalOptions | None = None,
+    settings: Settings | None = None,
+    store: Store | None = None,
+    metrics: Sequence[str] | None = None,
+    alpha: float = 0.05,
+    n_resamples: int = 10000,
+    seed: int = 0,
+    progress: EvalProgress | None = None,
+) -> VersusReport:
+    """Evaluate embedder B against embedder A on ``dataset`` and compare them.
+
+    ``embedders`` is ``(A, B)``, each a spec (``local:<model>``, ``openai:<model>``, …, built
+    with ``settings`` for keys and base URLs) or a ready :class:`~ragsonde.embedders.Embedder`.
+    Their collections are ``collections`` when given, else :func:`versus_collection` of
+    ``collection`` (default: the configured one) and each embedder's name. A missing collection
+    is ingested from ``options.corpus`` (any ``ragsonde ingest`` source), else the benchmark's
+    BEIR corpus; an existing one is used as it is, after checking its vector size.
+
+    Both sides are evaluated with the same ``options`` (``progress.start`` is called once per
+    side, A first), then compared on ``metrics`` (default: every metric both reports have) with
+    the paired t-test, the paired permutation test and a bootstrap CI at ``alpha``.
+    """
+    if len(embedders) != 2:
+        raise QueryValidationError(
+            f"name exactly two embedders to compare, got {len(embedders)}.", field="embedder"
+        )
+    if collections is not None and len(collections) != 2:
+        raise QueryValidationError(
+            f"name exactly two collections, one per embedder, got {len(collections)}.",
+            field="collection",
+        )
+    if not 0 < alpha < 1:
+        raise QueryValidationError(f"alpha must be in (0, 1), got {alpha}.", field="alpha")
+    if n_resamples < 1:
+        raise QueryValidationError("n_resamples must be positive.", field="n_resamples")
+    o = replace(options or EvalOptions(), ingest=True)
+    wanted = _check_metrics(metrics, o)
+    cfg = settings or load_settings()
+    base = collection or cfg.collection
+    own_store = store is None
+    st = store if store is not None else open_store(cfg)
+    try:
+        embs = [_side_embedder(e, cfg) for e in embedders]
+        names = list(collections or [versus_collection(base, e.name) for e in embs])
+        if names[0] == names[1]:
+            raise QueryValidationError(
+                f"both embedders would use collection '{names[0]}': name two different "
+                "embedders, or two collections.",
+                field="collection",
+            )
+        for name, emb in zip(names, embs, strict=True):
+            _check_dimension(st, name, emb)
+        reports = [
+            evaluate(
+                dataset,
+                collection=name,
+                options=replace(o),
+                settings=cfg,
+                store=st,
+                embedder=emb,
+                progress=progress,
+            )
+            for name, emb in zip(names, embs, strict=True)
+        ]
+    finally:
+        if own_store:
+            st.close()
+    report_a, report_b = reports
+    comparison = compare_reports(
+        report_a.to_json(),
+        report_b.to_json(),
+        wanted,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    return VersusReport(a=report_a, b=report_b, comparison=comparison)

@@ -1,0 +1,127 @@
+"""Property-based tests of the HTTP API from its own OpenAPI document (schemathesis 4).
+
+A real server on loopback (auth off) serves ``/openapi.json``; for every operation schemathesis
+generates requests, valid and invalid, and every response must be no 5xx, with a status, a
+content type and a body the document declares (checks ``not_a_server_error``,
+``status_code_conformance``, ``content_type_conformance``, ``response_schema_conformance``).
+Examples are bounded so the fuzzing takes well under a minute after the server's start-up.
+
+The operations are driven with ``APIOperation.as_strategy`` and Hypothesis' ``@given``, not with
+``schemathesis.pytest.from_fixture``: that plugin sets ``Function._nodeid``, which pytest 9 no
+longer has. A test checks that the list fuzzed here is the list the server documents, so a new
+route cannot go unfuzzed.
+
+``POST /v1/eval`` starts an evaluation job when its body is valid, and a generated ``dataset``
+such as ``"/"`` names a real path on the server; only its validation is cheap. So its generated
+bodies are bent (:func:`_no_job`) to be refused for a reason the generator cannot undo: a
+``dataset`` under a folder that does not exist, or both ``dataset`` and ``benchmark``. Every one
+must then be a 4xx error Response and no job may start; the jobs themselves are tested in
+``test_eval_api.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from ragsonde.server import create_app
+from tests.server.conftest import run_server
+
+CHECKS = [
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+    content_type_conformance,
+]
+EXAMPLES = 100
+
+#: Every operation the server documents (a test checks the two lists agree).
+OPERATIONS = (
+    "GET /healthz",
+    "GET /readyz",
+    "POST /v1/query",
+    "POST /v1/query/batch",
+    "GET /v1/collections",
+    "GET /v1/collections/{name}",
+    "GET /v1/eval",
+    "POST /v1/eval",
+    "GET /v1/eval/{job_id}",
+    "GET /v1/eval/{job_id}/report.html",
+)
+NO_SUCH_DIR = "/nonexistent-ragsonde-fuzz/"
+
+
+def _no_job(case: schemathesis.Case) -> schemathesis.Case:
+    """Bend a ``POST /v1/eval`` body so the server must refuse it (see the module docstring)."""
+    body = case.body
+    if isinstance(body, dict):
+        dataset = body.get("dataset")
+        if isinstance(dataset, str):
+            body["dataset"] = NO_SUCH_DIR + dataset  # Linux resolves no `..` past a missing folder
+        elif dataset is None and body.get("benchmark") is not None:
+            body["dataset"] = NO_SUCH_DIR + "bench.jsonl"  # both given: refused
+    return case
+
+
+@pytest.fixture(scope="module")
+def fuzz_url(server_settings, retriever) -> Iterator[str]:
+    """A server of its own, auth off whatever the environment says, so fuzzing leaves the
+    session's shared server alone."""
+    settings_ = server_settings.model_copy(update={"api_key": None})
+    with run_server(create_app(settings_, retriever)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def api_schema(fuzz_url):
+    config = schemathesis.Config.from_dict({"request-timeout": 30})
+    return schemathesis.openapi.from_url(f"{fuzz_url}/openapi.json", config=config)
+
+
+def test_every_documented_operation_is_fuzzed(api_schema):
+    documented = {
+        f"{op.method.upper()} {op.path}" for op in (r.ok() for r in api_schema.get_all_operations())
+    }
+    assert documented == set(OPERATIONS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", OPERATIONS)
+def test_no_5xx_and_responses_match_the_schema(api_schema, fuzz_url, label):
+    method, path = label.split(" ", 1)
+    operation = api_schema[path][method]
+    strategy = st.one_of(
+        operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
+        operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
+    )
+    starts_jobs = label == "POST /v1/eval"
+    if starts_jobs:
+        strategy = strategy.map(_no_job)
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,  # nothing written to .hypothesis/ in the work tree
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=strategy)
+    def run(case: schemathesis.Case) -> None:
+        response = case.call_and_validate(base_url=fuzz_url, checks=CHECKS)
+        if starts_jobs:
+            assert response.status_code in {413, 422}, response.text
+
+    run()
+    if starts_jobs:
+        assert httpx.get(f"{fuzz_url}/v1/eval").json() == []  # no job was started

@@ -1,0 +1,300 @@
+"""``push``: a real ingest into embedded Qdrant Edge, pushed to qdrant-client targets (local mode,
+on disk so a second store or process sees the same target), and ``ragsonde push`` as a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from ragsonde.config import Settings
+from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
+from ragsonde.errors import (
+    CollectionNotFoundError,
+    DimensionMismatchError,
+    ErrorCode,
+    QueryValidationError,
+    StoreConnectionError,
+)
+from ragsonde.ingest import INDEXED_FIELDS, ingest
+from ragsonde.samples import robotics_docs
+from ragsonde.store import PointRecord, SearchSpec, Store
+from ragsonde.store.edge import EdgeStore
+from ragsonde.store.push import describe_target, open_target, push
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = ["lidar", "imu", "gps", "docking"]
+BATCH = 4
+QUERIES = ["how is distance measured with laser pulses?", "why does the heading drift?"]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+    """An Edge home with ``docs`` (a real ingest) and ``hybrid`` (the same plus BM25 vectors)."""
+    root = tmp_path_factory.mktemp("push")
+    docs = root / "docs"
+    docs.mkdir()
+    for name in PAGES:
+        shutil.copy(robotics_docs() / f"{name}.md", docs / f"{name}.md")
+    store = EdgeStore(root / "home")
+    ingest(
+        str(docs),
+        settings=Settings(home=root / "home"),
+        store=store,
+        embedder=embedder,
+        collection="docs",
+    )
+    # As bench/bench_modes.py builds it: dense vectors copied, BM25 from the stored text.
+    store.create_collection(
+        "hybrid",
+        embedder.dimension,
+        sparse_vector_name=SPARSE_VECTOR_NAME,
+        indexed_fields=INDEXED_FIELDS,
+    )
+    bm25 = Bm25Encoder()
+    for batch in store.scroll("docs", with_vectors=True):
+        sparse = bm25.embed_documents([p.payload["text"] for p in batch])
+        store.upsert(
+            "hybrid",
+            [PointRecord(p.id, p.vector, p.payload, s) for p, s in zip(batch, sparse, strict=True)],
+        )
+    store.build_index("hybrid")
+    store.close()  # the CLI test's process must be able to take the lock
+    return root / "home"
+
+
+@pytest.fixture
+def source(home: Path) -> Iterator[EdgeStore]:
+    store = EdgeStore(home)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def target_dir(tmp_path: Path) -> Path:
+    return tmp_path / "target"
+
+
+@pytest.fixture
+def target(target_dir: Path) -> Iterator[Store]:
+    store = open_target(f"path:{target_dir}")
+    yield store
+    store.close()
+
+
+def everything(store: Store, name: str) -> dict[str, PointRecord]:
+    return {p.id: p for batch in store.scroll(name, with_vectors=True) for p in batch}
+
+
+def assert_same_points(a: Store, b: Store, name: str, target_name: str | None = None) -> None:
+    src, dst = everything(a, name), everything(b, target_name or name)
+    assert sorted(src) == sorted(dst)
+    for pid, p in src.items():
+        assert dst[pid].payload == p.payload
+        assert dst[pid].vector == pytest.approx(p.vector, abs=1e-6)
+
+
+class FailingTarget:
+    """A real target store whose connection drops after ``ok`` successful upserts."""
+
+    def __init__(self, inner: Store, ok: int) -> None:
+        self._inner = inner
+        self._ok = ok
+        self.upserts = 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+    @property
+    def backend(self) -> str:
+        return self._inner.backend
+
+    def upsert(self, collection: str, points: Sequence[PointRecord]) -> None:
+        if self.upserts >= self._ok:
+            raise StoreConnectionError("Cannot reach Qdrant: connection reset by peer.")
+        self._inner.upsert(collection, points)
+        self.upserts += 1
+
+
+# -- the library ----------------------------------------------------------------------------------
+def test_push_copies_vectors_payloads_and_indexes(source, target, embedder):
+    total = source.count("docs")
+    assert total > 3 * BATCH  # several batches
+    report = push(source, "docs", target, batch_size=BATCH)
+    assert (report.points, report.copied, report.skipped) == (total, total, 0)
+    assert report.to_json().keys() >= {
+        "collection",
+        "target",
+        "points",
+        "copied",
+        "skipped",
+        "seconds",
+    }
+    src_info, dst_info = source.collection_info("docs"), target.collection_info("docs")
+    assert dst_info.points_count == target.count("docs") == total
+    assert (dst_info.dimension, dst_info.distance) == (src_info.dimension, src_info.distance)
+    assert dst_info.vector_name == src_info.vector_name
+    assert dict(dst_info.indexed_fields) == dict(src_info.indexed_fields)
+    assert dst_info.sparse_vector_name is None
+    assert_same_points(source, target, "docs")
+
+
+def test_search_on_the_target_ranks_like_the_source(source, target, embedder):
+    push(source, "docs", target, batch_size=BATCH)
+    for vector in embedder.embed_queries(QUERIES):
+        spec = [SearchSpec(vector=vector.tolist(), limit=3, exact=True)]
+        src_hits, dst_hits = source.search("docs", spec)[0], target.search("docs", spec)[0]
+        assert [h.id for h in dst_hits] == [h.id for h in src_hits]
+        assert [h.score for h in dst_hits] == pytest.approx([h.score for h in src_hits], abs=1e-4)
+        assert dst_hits[0].payload == src_hits[0].payload
+
+
+def test_a_second_push_copies_nothing(source, target):
+    first = push(source, "docs", target, batch_size=BATCH)
+    again = push(source, "docs", target, batch_size=BATCH)
+    assert (again.points, again.copied, again.skipped) == (first.points, 0, first.points)
+    assert target.count("docs") == first.points
+
+
+def test_missing_and_changed_points_are_copied_again(source, target):
+    total = push(source, "docs", target, batch_size=BATCH).points
+    ids = sorted(everything(target, "docs"))
+    target.delete_points("docs", ids[:3])
+    [stale] = target.retrieve("docs", [ids[5]], with_vectors=True)
+    target.upsert("docs", [PointRecord(stale.id, stale.vector, {**stale.payload, "text": "old"})])
+    report = push(source, "docs", target, batch_size=BATCH)
+    assert (report.copied, report.skipped) == (4, total - 4)
+    assert_same_points(source, target, "docs")
+
+
+def test_an_interrupted_push_resumes_with_the_exact_count(source, target_dir):
+    first = open_target(f"path:{target_dir}")
+    flaky = FailingTarget(first, ok=2)
+    with pytest.raises(StoreConnectionError):
+        push(source, "docs", flaky, batch_size=BATCH)
+    assert first.count("docs") == 2 * BATCH
+    first.close()
+
+    again = open_target(f"path:{target_dir}")  # a new client on the same on-disk target
+    try:
+        total = source.count("docs")
+        report = push(source, "docs", again, batch_size=BATCH)
+        assert (report.copied, report.skipped) == (total - 2 * BATCH, 2 * BATCH)
+        assert again.count("docs") == total  # no duplicates, none missing
+        assert_same_points(source, again, "docs")
+    finally:
+        again.close()
+
+
+def test_target_collection_with_another_dimension_is_refused(source, target):
+    target.create_collection("docs", 8)
+    with pytest.raises(DimensionMismatchError) as info:
+        push(source, "docs", target)
+    assert info.value.code is ErrorCode.DIMENSION_MISMATCH
+    assert "384" in info.value.message and "8" in info.value.message
+    assert "--target-collection" in info.value.message
+    assert target.count("docs") == 0
+
+
+def test_push_to_another_name_next_to_an_existing_collection(source, target):
+    target.create_collection("docs", 8)
+    report = push(source, "docs", target, target_collection="docs_v2", batch_size=BATCH)
+    assert report.target_collection == "docs_v2" and report.copied == source.count("docs")
+    assert_same_points(source, target, "docs", "docs_v2")
+    assert target.count("docs") == 0
+
+
+def test_missing_source_collection(source, target):
+    with pytest.raises(CollectionNotFoundError) as info:
+        push(source, "nope", target)
+    assert info.value.code is ErrorCode.COLLECTION_NOT_FOUND
+    assert "nope" not in target.list_collections()
+
+
+def test_bad_targets_and_batch_sizes_are_validation_errors(source, target):
+    with pytest.raises(QueryValidationError):
+        push(source, "docs", target, batch_size=0)
+    with pytest.raises(QueryValidationError):
+        open_target("grpc://qdrant:6334")
+    assert describe_target("https://me:pw@q.example:6333/?k=1", "abcd1234") == (
+        "https://q.example:6333/"
+    )
+
+
+def test_hybrid_collection_keeps_its_bm25_vectors(source, target, embedder):
+    report = push(source, "hybrid", target, batch_size=BATCH)
+    assert report.copied == source.count("hybrid")
+    assert target.collection_info("hybrid").sparse_vector_name == SPARSE_VECTOR_NAME
+    assert_same_points(source, target, "hybrid")
+    bm25 = Bm25Encoder()
+    for query, vector in zip(QUERIES, embedder.embed_queries(QUERIES), strict=True):
+        [sparse] = bm25.embed_queries([query])
+        for mode in ("sparse", "hybrid"):
+            spec = [SearchSpec(vector=vector.tolist(), sparse=sparse, limit=3, mode=mode)]
+            src, dst = source.search("hybrid", spec)[0], target.search("hybrid", spec)[0]
+            assert dst[0].id == src[0].id, mode
+
+
+# -- the command line -----------------------------------------------------------------------------
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k not in ("QDRANT_URL", "QDRANT_API_KEY")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "ragsonde", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+        cwd=ROOT,
+    )
+
+
+def test_cli_push_json_then_resume(home, target_dir):
+    args = ("push", "-c", "docs", "--to", f"path:{target_dir}", "--batch-size", "5", "--json")
+    out = run(*args, env={"RAGSONDE_HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert set(report) == {
+        "collection",
+        "target",
+        "target_collection",
+        "points",
+        "copied",
+        "skipped",
+        "seconds",
+    }
+    assert report["collection"] == report["target_collection"] == "docs"
+    assert report["points"] == report["copied"] > 0 and report["skipped"] == 0
+    again = json.loads(run(*args, env={"RAGSONDE_HOME": str(home)}).stdout)
+    assert (again["copied"], again["skipped"]) == (0, report["points"])
+    human = run(*args[:-1], "--home", str(home))
+    assert human.returncode == 0 and f"{report['points']} already there" in human.stdout
+    target = open_target(f"path:{target_dir}")
+    try:
+        assert target.count("docs") == report["points"]
+    finally:
+        target.close()
+
+
+def test_cli_errors_and_the_api_key_is_never_printed(home, tmp_path):
+    secret = "s3cret-api-key-0123456789"
+    env = {"RAGSONDE_HOME": str(home), "QDRANT_API_KEY": secret}
+    down = run("push", "-c", "docs", "--to", "http://127.0.0.1:9", "--json", env=env)
+    assert down.returncode == 1, down.stdout + down.stderr
+    assert json.loads(down.stdout)["error"]["code"] == "CONNECTION_ERROR"
+    flag = run("push", "-c", "docs", "--to", "http://127.0.0.1:9", "--api-key", secret, env=env)
+    assert flag.returncode == 1 and "CONNECTION_ERROR" in flag.stderr
+    for out in (down, flag):
+        assert secret not in out.stdout + out.stderr and "Traceback" not in out.stderr
+    missing = run("push", "-c", "nope", "--to", ":memory:", "--json", env=env)
+    assert missing.returncode == 1
+    assert json.loads(missing.stdout)["error"]["code"] == "COLLECTION_NOT_FOUND"
+    nowhere = run("push", "-c", "docs", "--json", env={"RAGSONDE_HOME": str(home)})
+    assert nowhere.returncode == 2
+    assert json.loads(nowhere.stdout)["error"]["code"] == "VALIDATION_ERROR"
