@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 from _common import (
+    RESULTS,
     command,
     dir_size_mib,
     machine,
@@ -480,6 +481,11 @@ def main() -> None:
         help="qdrant-local filtered (30; quick 10)",
     )
     ap.add_argument("--tmp", default=None, help="scratch folder for data and stores")
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the other sizes already in bench/results/store.json (run sizes separately)",
+    )
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--data", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
@@ -499,6 +505,17 @@ def main() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ragsonde-bench-store-", dir=args.tmp) as tmp:
         runs = [run_size(n, args, Path(tmp)) for n in sizes]
+    for r in runs:
+        r["command"] = command()
+        r["date"] = time.strftime("%Y-%m-%d %H:%M")
+    if args.merge:  # keep the other sizes of the last results file (each run says its command)
+        previous = RESULTS / "store.json"
+        if previous.is_file():
+            kept = [
+                r for r in json.loads(previous.read_text()).get("runs", [])
+                if r.get("points") not in sizes
+            ]  # fmt: skip
+            runs = sorted(kept + runs, key=lambda r: int(r["points"]))
     tgts = targets(runs)
     result = {
         "benchmark": "store",

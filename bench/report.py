@@ -96,7 +96,14 @@ def store_section(s: dict[str, Any]) -> list[str]:
     out = [
         "## Store scale (`bench/bench_store.py`)",
         "",
-        f"Command: `{s.get('command', '')}`, run {s.get('date', '')}. Clustered synthetic "
+        "Commands: "
+        + "; ".join(
+            dict.fromkeys(
+                f"`{r.get('command', s.get('command', ''))}` ({r.get('date', s.get('date', ''))})"
+                for r in s.get("runs", [])
+            )
+        )
+        + ". Clustered synthetic "
         "384-dim vectors with url payloads; recall@10 against NumPy exact search.",
         "",
         "| points | backend | upsert pts/s | index build s | search p50 / p95 ms | filtered p50 / "
@@ -314,6 +321,7 @@ def main() -> None:
         ("ingest", ingest_section),
         ("eval", eval_section),
         ("modes", modes_section),
+        ("index", index_section),
         ("serve", serve_section),
     )
     for name, render in sections:

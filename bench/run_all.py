@@ -1,6 +1,6 @@
 """Run every benchmark, then write ``bench/RESULTS.md`` from their JSON results.
 
-    .venv/bin/python bench/run_all.py [--quick] [--only query,ingest,store,eval,modes,serve]
+    .venv/bin/python bench/run_all.py [--quick] [--only query,ingest,store,eval,modes,index,serve]
 
 Each script is also runnable alone (``python bench/bench_<name>.py [--quick]``); each prints a
 table and writes ``bench/results/<name>.json``. ``--quick`` finishes in a few minutes; the full
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("query", "ingest", "store", "eval", "modes", "serve")
+SCRIPTS = ("query", "ingest", "store", "eval", "modes", "index", "serve")
 
 
 def main() -> None:

@@ -77,7 +77,9 @@ def test_health_ready_and_docs(api):
     assert {"Query", "BatchRequest", "Response"} <= set(spec["components"]["schemas"])
     body = spec["paths"]["/v1/query"]["post"]["requestBody"]["content"]["application/json"]
     assert body["schema"] == {"$ref": "#/components/schemas/Query"}
-    assert api.get("/docs").status_code == 200
+    docs = api.get("/docs")
+    assert docs.status_code == 200 and "cdn." not in docs.text  # bundled assets, works offline
+    assert api.get("/redoc").status_code == 200
 
 
 # -- the error map --------------------------------------------------------------------------------

@@ -64,6 +64,8 @@ def test_bad_requests_are_contract_errors(api):
     assert both.status_code == 422 and both.json()["error"]["code"] == "VALIDATION_ERROR"
     missing = api.post("/v1/eval", json={"dataset": "/no/such/bench.jsonl"})
     assert missing.status_code == 422 and "does not exist" in missing.json()["error"]["message"]
+    device = api.post("/v1/eval", json={"dataset": "/dev/zero"})  # would never finish loading
+    assert device.status_code == 422 and "regular file" in device.json()["error"]["message"]
     wrong = api.post("/v1/eval", json={"benchmark": BENCH, "relevance_by": "paragraph"})
     assert wrong.status_code == 422 and "relevance_by" in wrong.json()["error"]["message"]
     assert api.get("/v1/eval/nope").status_code == 404

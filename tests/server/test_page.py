@@ -125,3 +125,22 @@ def test_errors_are_shown_as_text(page):
     sections = page.locator("#results .card .section").all_text_contents()
     assert sorted(sections) == ["Power > Batteries", "Sensors > GPS"]
     assert page.dialogs == []
+
+
+def test_interactive_docs_render_offline(browser, base_url, tmp_path):
+    """/docs is Swagger UI from bundled files: no request leaves the loopback, and it renders
+    the operations of the OpenAPI 3.1 document."""
+    context = browser.new_context()
+    pg = context.new_page()
+    outside: list[str] = []
+    pg.on(
+        "request",
+        lambda r: None if r.url.startswith(base_url) else outside.append(r.url),
+    )
+    pg.goto(f"{base_url}/docs")
+    expect(pg.locator(".opblock-summary-path", has_text="/v1/query/batch")).to_be_visible(
+        timeout=20_000
+    )
+    pg.screenshot(path=str(tmp_path / "docs.png"))
+    context.close()
+    assert outside == []

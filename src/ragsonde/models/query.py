@@ -79,17 +79,25 @@ class Query(BaseModel):
         Field(
             validation_alias=AliasChoices("query_text", "text", "query"),
             description="The question; non-empty after stripping, at most max_query_chars long.",
+            # The contract's default limits, stated for OpenAPI clients; the validators enforce
+            # the deployment's own (which may be lower).
+            json_schema_extra={"minLength": 1, "maxLength": DEFAULT_LIMITS.max_query_chars},
             examples=["How does the lidar sensor measure distance?"],
         ),
     ]
     top_k: Annotated[
-        StrictInt, Field(description="How many results, 1..max_top_k (default max 100).")
+        StrictInt,
+        Field(
+            description="How many results, 1..max_top_k (default max 100).",
+            json_schema_extra={"minimum": 1, "maximum": DEFAULT_LIMITS.max_top_k},
+        ),
     ] = 5
     score_threshold: Annotated[
         StrictFloat | StrictInt,
         Field(
             validation_alias=AliasChoices("score_threshold", "threshold", "similarity_threshold"),
             description="Keep results whose similarity_score >= this, 0.0..1.0.",
+            json_schema_extra={"minimum": 0, "maximum": 1},
         ),
     ] = 0.0
     filters: Annotated[

@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRouter
+from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 
 from ragsonde import __version__
@@ -181,7 +182,9 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
         owns_retriever=retriever is None,
         batcher=batcher,
     )
-    app = FastAPI(
+    # fastapi-offline: FastAPI with /docs and /redoc served from bundled Swagger UI and ReDoc
+    # files instead of a CDN, so the interactive docs work on a machine with no internet.
+    app = FastAPIOffline(
         title="ragsonde",
         version=__version__,
         description="Retrieval over HTTP: the contract's Query in, Response out.",

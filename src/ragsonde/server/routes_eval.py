@@ -195,10 +195,18 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
                 field="dataset",
             )
         )
-    if req.dataset is not None and not Path(req.dataset).exists():
-        raise ApiError(
-            QueryValidationError(f"Dataset '{req.dataset}' does not exist.", field="dataset")
-        )
+    if req.dataset is not None:
+        dataset = Path(req.dataset)
+        if not dataset.exists():
+            raise ApiError(
+                QueryValidationError(f"Dataset '{req.dataset}' does not exist.", field="dataset")
+            )
+        if not (dataset.is_dir() or dataset.is_file()):  # a device or a FIFO would never finish
+            raise ApiError(
+                QueryValidationError(
+                    f"Dataset '{req.dataset}' is not a regular file or a folder.", field="dataset"
+                )
+            )
     jobs = _jobs(request)
     job = EvalJob(job_id=uuid.uuid4().hex, request=req)
     with jobs.lock:
