@@ -99,7 +99,7 @@ def store_section(s: dict[str, Any]) -> list[str]:
         "Commands: "
         + "; ".join(
             dict.fromkeys(
-                f"`{r.get('command', s.get('command', ''))}` ({r.get('date', s.get('date', ''))})"
+                f"`{r.get('command', 'an earlier run')}` ({r.get('date', s.get('date', ''))})"
                 for r in s.get("runs", [])
             )
         )
@@ -122,9 +122,35 @@ def store_section(s: dict[str, Any]) -> list[str]:
                 f"({_f(b.get('recall_at_10_filtered'), 3)}) | {_f(b.get('rss_growth_mib'), 0)} | "
                 f"{_f(b.get('disk_mib'), 1)} | {_f(b.get('reopen_first_search_ms'), 0)} |"
             )
+    sweep_rows = [
+        (b["points"], e)
+        for run in s.get("runs", [])
+        for b in [run.get("backends", {}).get("edge")]
+        if isinstance(b, dict) and "points" in b
+        for e in b.get("hnsw_ef_sweep", [])
+    ]
+    if sweep_rows:
+        out += [
+            "",
+            "Edge with `RAGSONDE_HNSW_EF` set (one pass each):",
+            "",
+            "| points | hnsw_ef | search p50 / p95 ms | filtered p50 / p95 ms | recall@10 (filtered) |",
+            "|---|---|---|---|---|",
+        ]
+        for n, e in sweep_rows:
+            sm, fm = e["search_ms"], e["search_filtered_ms"]
+            out.append(
+                f"| {n:,} | {e['hnsw_ef']} | {_f(sm['p50'])} / {_f(sm['p95'])} | "
+                f"{_f(fm['p50'])} / {_f(fm['p95'])} | {_f(e['recall_at_10'], 3)} "
+                f"({_f(e['recall_at_10_filtered'], 3)}) |"
+            )
     targets = s.get("targets")
     if targets:
-        out += ["", "Targets: " + json.dumps(targets, default=str)]
+        out += ["", "Targets on the embedded store:", ""]
+        out += [
+            f"- {t['target']}: {_f(t.get('value'), 3)} {t.get('unit', '')} → {_ok(t.get('met'))}"
+            for t in targets
+        ]
     out += [
         "",
         "**Reading.** NumPy exact search is the floor for brute force and grows linearly with "
