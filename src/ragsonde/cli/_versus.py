@@ -9,20 +9,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TaskID,
     TextColumn,
     TimeRemainingColumn,
 )
 
-from ragsonde.cli._common import console, err_console, print_json
+from ragsonde.cli._common import RichBar, console, err_console, print_json
 from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
@@ -97,28 +95,18 @@ CorpusOpt = Annotated[
 ]
 
 
-class _SideBars:
+class _SideBars(RichBar):
     """One progress bar per side: ``evaluate_versus`` calls ``start`` once per side, A first."""
 
     def __init__(self, enabled: bool) -> None:
-        self._p = Progress(
+        super().__init__(
+            enabled,
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
-            console=err_console,
-            disable=not enabled,
         )
         self._tasks: list[TaskID] = []
-
-    def __enter__(self) -> _SideBars:
-        self._p.__enter__()
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._p.__exit__(t, e, tb)
 
     def start(self, total: int) -> None:
         side = _SIDES[min(len(self._tasks), len(_SIDES) - 1)]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ragsonde.cli._common import (
@@ -17,6 +16,7 @@ from ragsonde.cli._common import (
     EmbedderOpt,
     HomeOpt,
     JsonOpt,
+    RichBar,
     cli_errors,
     console,
     err_console,
@@ -41,26 +41,16 @@ if TYPE_CHECKING:
 __all__ = ["eval_command", "render_report"]
 
 
-class _Bar:
+class _Bar(RichBar):
     def __init__(self, enabled: bool) -> None:
-        self._p = Progress(
+        super().__init__(
+            enabled,
             TextColumn("[bold]queries"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
-            console=err_console,
-            disable=not enabled,
         )
         self._task = self._p.add_task("queries", total=None)
-
-    def __enter__(self) -> _Bar:
-        self._p.__enter__()
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._p.__exit__(t, e, tb)
 
     def start(self, total: int) -> None:
         self._p.update(self._task, total=total)

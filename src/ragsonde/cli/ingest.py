@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Annotated
 
 import typer
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -20,6 +18,7 @@ from ragsonde.cli._common import (
     CollectionOpt,
     HomeOpt,
     JsonOpt,
+    RichBar,
     cli_errors,
     console,
     err_console,
@@ -31,11 +30,12 @@ from ragsonde.cli.app import app
 __all__ = ["ingest"]
 
 
-class RichProgress:
+class RichProgress(RichBar):
     """Documents (bar, ETA) and chunks (count, rate) on the terminal; silent elsewhere."""
 
     def __init__(self, enabled: bool) -> None:
-        self._progress = Progress(
+        super().__init__(
+            enabled,
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -43,27 +43,12 @@ class RichProgress:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            console=err_console,
-            disable=not enabled,
-            transient=False,
         )
         self._task: TaskID | None = None
         self._chunks = 0
 
-    def __enter__(self) -> RichProgress:
-        self._progress.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._progress.__exit__(exc_type, exc, tb)
-
     def start(self, total_documents: int | None) -> None:
-        self._task = self._progress.add_task(
+        self._task = self._p.add_task(
             "documents", total=total_documents, chunks=0, rate="– chunks/s"
         )
 
@@ -71,9 +56,9 @@ class RichProgress:
         if self._task is None:
             return
         self._chunks += chunks
-        elapsed = self._progress.tasks[0].elapsed or 0.0
+        elapsed = self._p.tasks[0].elapsed or 0.0
         rate = f"{self._chunks / elapsed:.1f} chunks/s" if elapsed > 0 else "– chunks/s"
-        self._progress.update(self._task, advance=documents, chunks=self._chunks, rate=rate)
+        self._p.update(self._task, advance=documents, chunks=self._chunks, rate=rate)
 
 
 @app.command()

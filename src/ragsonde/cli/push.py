@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Annotated
 
 import typer
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -20,6 +18,7 @@ from ragsonde.cli._common import (
     CollectionOpt,
     HomeOpt,
     JsonOpt,
+    RichBar,
     cli_errors,
     console,
     err_console,
@@ -32,11 +31,12 @@ from ragsonde.errors import QueryValidationError, RagsondeError
 __all__ = ["push"]
 
 
-class RichPushProgress:
+class RichPushProgress(RichBar):
     """Points (bar, ETA), copied and skipped counts on the terminal; silent elsewhere."""
 
     def __init__(self, enabled: bool) -> None:
-        self._progress = Progress(
+        super().__init__(
+            enabled,
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -44,39 +44,24 @@ class RichPushProgress:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            console=err_console,
-            disable=not enabled,
-            transient=False,
         )
         self._task: TaskID | None = None
         self._copied = 0
         self._skipped = 0
-
-    def __enter__(self) -> RichPushProgress:
-        self._progress.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._progress.__exit__(exc_type, exc, tb)
 
     @property
     def copied(self) -> int:
         return self._copied
 
     def start(self, total_points: int) -> None:
-        self._task = self._progress.add_task("points", total=total_points, copied=0, skipped=0)
+        self._task = self._p.add_task("points", total=total_points, copied=0, skipped=0)
 
     def advance(self, copied: int, skipped: int) -> None:
         if self._task is None:
             return
         self._copied += copied
         self._skipped += skipped
-        self._progress.update(
+        self._p.update(
             self._task, advance=copied + skipped, copied=self._copied, skipped=self._skipped
         )
 
