@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
+#: Where results go: ``bench/results/`` for full runs (committed, read by RESULTS.md);
+#: ``--quick`` runs go to ``bench/results/quick/`` (git-ignored) so a smoke run never overwrites
+#: the full figures. ``RAGSONDE_BENCH_RESULTS`` overrides both.
+QUICK = "--quick" in sys.argv[1:]
+RESULTS = Path(
+    os.environ.get("RAGSONDE_BENCH_RESULTS")
+    or ROOT / "bench" / "results" / ("quick" if QUICK else "")
+)
 
 
 def median_of(fn: Callable[[], float], repeats: int) -> float:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
-RESULTS = ROOT / "bench" / "results"
+from _common import RESULTS  # noqa: E402
 
 
 def slice_corpus(n: int, folder: Path) -> Path:
@@ -59,7 +59,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=None, help="interleaved runs (3; quick 2)")
     ap.add_argument("--docs", type=int, default=None)
     args = ap.parse_args()
-    n = args.docs or (150 if args.quick else 1000)
+    n = args.docs or (150 if args.quick else 300)
     args.repeats = args.repeats or (2 if args.quick else 3)
 
     from ragsonde.config import Settings

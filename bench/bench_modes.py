@@ -21,7 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
-RESULTS = ROOT / "bench" / "results"
+from _common import RESULTS  # noqa: E402
+
 BENCH_HOME = ROOT / ".ragsonde-bench"
 
 
@@ -89,6 +90,7 @@ def main() -> None:
         build_hybrid(store, embedder, dense, hybrid)
         build_s = time.perf_counter() - t0
         reports = {}
+        RESULTS.mkdir(parents=True, exist_ok=True)
         runs = {
             "dense": (dense, "dense", "rrf"),
             "sparse": (hybrid, "sparse", "rrf"),

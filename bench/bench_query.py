@@ -28,7 +28,7 @@ from ragsonde.store import PointRecord, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
-RESULTS = ROOT / "bench" / "results"
+from _common import RESULTS  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

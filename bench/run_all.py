@@ -18,6 +18,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = ("query", "ingest", "store", "eval", "modes", "index", "serve")
+#: Full-run extras: the store run keeps the 1M row (``make bench-1m``, ~30 min alone) in its file.
+FULL_ARGS = {"store": ["--merge"]}
 
 
 def main() -> None:
@@ -27,13 +29,15 @@ def main() -> None:
     args = ap.parse_args()
     failed = []
     for name in args.only.split(","):
-        cmd = [sys.executable, str(HERE / f"bench_{name}.py")] + (["--quick"] if args.quick else [])
+        extra = ["--quick"] if args.quick else FULL_ARGS.get(name, [])
+        cmd = [sys.executable, str(HERE / f"bench_{name}.py"), *extra]
         print(f"\n=== {' '.join(cmd[1:])}", flush=True)
         t0 = time.perf_counter()
         if subprocess.run(cmd, check=False).returncode != 0:
             failed.append(name)
         print(f"=== {name}: {time.perf_counter() - t0:.0f} s", flush=True)
-    subprocess.run([sys.executable, str(HERE / "report.py")], check=True)
+    report = [sys.executable, str(HERE / "report.py")] + (["--quick"] if args.quick else [])
+    subprocess.run(report, check=True)
     if failed:
         sys.exit(f"benchmarks failed: {', '.join(failed)}")
 
