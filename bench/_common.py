@@ -17,6 +17,14 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The shared benchmark data (read in place, never copied): ``RAGSONDE_DATA`` if set, else the
+#: ``shared/data`` folder beside the checkout (``../shared/data``).
+DATA = Path(os.environ.get("RAGSONDE_DATA") or ROOT.parent / "shared" / "data")
+SCIFACT = DATA / "scifact"
+_NEEDS_DATA = Path(sys.argv[0]).name not in {"report.py", "bench_store.py", "run_all.py"}
+if _NEEDS_DATA and not (SCIFACT / "corpus.jsonl").is_file() and not {"-h", "--help"} & {*sys.argv}:
+    sys.exit(f"SciFact not found at {SCIFACT}: set RAGSONDE_DATA to the shared data folder")
+
 #: Where results go: ``bench/results/`` for full runs (committed, read by RESULTS.md);
 #: ``--quick`` runs go to ``bench/results/quick/`` (git-ignored) so a smoke run never overwrites
 #: the full figures. ``RAGSONDE_BENCH_RESULTS`` overrides both.

@@ -25,8 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
-from _common import RESULTS  # noqa: E402
+from _common import RESULTS, SCIFACT  # noqa: E402
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
 

@@ -22,9 +22,8 @@ import argparse
 import time
 
 import numpy as np
-from _common import ROOT, command, machine, print_table, verdict, write_results
+from _common import ROOT, SCIFACT, command, machine, print_table, verdict, write_results
 
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 BENCH_HOME = ROOT / ".ragsonde-bench"
 NOISE_SIGMA = 0.032  # per dimension: |noise| ~ 0.63 on 384 dims -> cosine ~0.85 to the source
 

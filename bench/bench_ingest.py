@@ -26,8 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
-from _common import RESULTS  # noqa: E402
+from _common import RESULTS, SCIFACT  # noqa: E402
 
 
 def slice_corpus(n: int, folder: Path) -> Path:

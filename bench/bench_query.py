@@ -27,8 +27,7 @@ from ragsonde.retriever import Retriever
 from ragsonde.store import PointRecord, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
-from _common import RESULTS  # noqa: E402
+from _common import RESULTS, SCIFACT  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

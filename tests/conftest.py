@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,12 @@ import pytest
 from ragsonde.config import Settings
 from ragsonde.embedders.local import LocalEmbedder
 
-SCIFACT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "scifact"
+#: The shared benchmark data, read in place: ``RAGSONDE_DATA`` or ``../shared/data`` beside the
+#: checkout. Tests that need it skip, saying where they looked, when it is absent.
+SCIFACT = (
+    Path(os.environ.get("RAGSONDE_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+    / "scifact"
+)
 
 #: A tiny corpus with clear right and wrong answers, for retrieval tests.
 DOCS = [
