@@ -119,6 +119,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "load_avg_1_5_15": [round(x, 2) for x in os.getloadavg()],  # other work on the machine
     }
 
 

@@ -13,7 +13,7 @@ of the relevant chunks denser than the corpus alone: a harder index, not an easi
 Then ``evaluate(..., ann_vs_exact=True)`` runs the 300 SciFact test queries (embedded by the real
 model) twice, HNSW and exact, and reports the index's recall@k against exact search and both
 search latencies. It is the same code path as ``ragsonde eval DATASET --ann-vs-exact``.
-``--quick``: the quick SciFact slice (60 queries) padded to 20k points. Writes ``bench/results/index.json``.
+``--quick``: the quick SciFact slice (30 queries) padded to 20k points. Writes ``bench/results/index.json``.
 """
 
 from __future__ import annotations
@@ -94,8 +94,10 @@ def main() -> None:
     embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
     settings = Settings(home=BENCH_HOME, collection="scifact")
     store = open_store(settings)
-    target = f"scifact_{points // 1000}k"
-    source = "scifact_quick" if args.quick else "scifact"
+    from bench_modes import QUICK_COLLECTION
+
+    source = QUICK_COLLECTION if args.quick else "scifact"
+    target = f"{source}_{points // 1000}k"
     dataset = SCIFACT
     if args.quick:
         from bench_modes import quick_dataset

@@ -55,11 +55,11 @@ def peak_rss_mb(corpus: Path, home: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeats", type=int, default=None, help="interleaved runs (3; quick 2)")
+    ap.add_argument("--repeats", type=int, default=None, help="interleaved runs (3; quick 1)")
     ap.add_argument("--docs", type=int, default=None)
     args = ap.parse_args()
-    n = args.docs or (150 if args.quick else 300)
-    args.repeats = args.repeats or (2 if args.quick else 3)
+    n = args.docs or (40 if args.quick else 300)
+    args.repeats = args.repeats or (1 if args.quick else 3)
 
     from ragsonde.config import Settings
     from ragsonde.embedders.local import LocalEmbedder

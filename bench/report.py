@@ -80,6 +80,15 @@ def query_section(q: dict[str, Any]) -> list[str]:
             f"{_f(peer['ragsonde_ms']['p95'])} ms | | ragsonde faster: "
             f"{_f(peer['ratio_p50'])} × | {_ok(peer['target_met'])} |"
         )
+        d = peer.get("defaults")
+        if d:
+            out.append(
+                f"| … each on its default embedded store: LangChain on qdrant-client local mode "
+                f"vs ragsonde on Qdrant Edge | {_f(peer['langchain_ms']['p50'])} vs "
+                f"{_f(d['ragsonde_edge_ms']['p50'])} ms | {_f(peer['langchain_ms']['p95'])} vs "
+                f"{_f(d['ragsonde_edge_ms']['p95'])} ms | | not the target (different stores): "
+                f"{_f(d['ratio_p50'])} × | |"
+            )
     stages = q.get("stages_p50_ms", {})
     out += [
         "",
@@ -198,7 +207,8 @@ def ingest_section(i: dict[str, Any]) -> list[str]:
 
 
 def eval_section(e: dict[str, Any]) -> list[str]:
-    m = e["metric_computation_s_10k_queries_x_100"]
+    m = e.get("metric_computation_s") or e["metric_computation_s_10k_queries_x_100"]
+    workload = e.get("metric_workload", "10,000 queries x 100 results")
     return [
         "## Evaluation (`bench/bench_eval.py`)",
         "",
@@ -220,7 +230,7 @@ def eval_section(e: dict[str, Any]) -> list[str]:
             else []
         ),
         "| nDCG@10 " + ", ".join(f"{k} {v:.4f}" for k, v in e["ndcg@10"].items()) + " | | | |",
-        "| metrics on 10k queries × 100 results (s) | "
+        f"| metric computation, {workload} (s) | "
         + ", ".join(f"{k} {v:.2f}" for k, v in m.items())
         + " | | |",
         "",
@@ -356,6 +366,19 @@ def main() -> None:
         "script alone: `.venv/bin/python bench/bench_<name>.py [--quick]`.",
         "",
     ]
+    suite = _load("suite")
+    if suite is not None:
+        kind = "`make bench-quick`" if suite["quick"] else "`make bench`"
+        lines += [
+            f"Last whole-suite run: {kind}, {suite['date']}, {suite['total_s'] / 60:.1f} min "
+            "in all: "
+            + ", ".join(
+                f"{n} {t['seconds'] / 60:.1f} min" + ("" if t["ok"] else " (FAILED)")
+                for n, t in suite["scripts"].items()
+            )
+            + ". Sections run alone since then say so with their own date and command.",
+            "",
+        ]
     sections = (
         ("query", query_section),
         ("store", store_section),

@@ -11,12 +11,16 @@ SciFact abstracts/s here).
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import RESULTS, machine  # noqa: E402  (bench/results, or results/quick with --quick)
+
 SCRIPTS = ("query", "ingest", "store", "eval", "modes", "index", "serve")
 #: Full-run extras: the store run keeps the 1M row (``make bench-1m``, ~30 min alone) in its file.
 FULL_ARGS = {"store": ["--merge"]}
@@ -28,14 +32,28 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(SCRIPTS))
     args = ap.parse_args()
     failed = []
+    timings: dict[str, dict[str, object]] = {}
+    started = time.perf_counter()
     for name in args.only.split(","):
         extra = ["--quick"] if args.quick else FULL_ARGS.get(name, [])
         cmd = [sys.executable, str(HERE / f"bench_{name}.py"), *extra]
         print(f"\n=== {' '.join(cmd[1:])}", flush=True)
         t0 = time.perf_counter()
-        if subprocess.run(cmd, check=False).returncode != 0:
+        ok = subprocess.run(cmd, check=False).returncode == 0
+        if not ok:
             failed.append(name)
-        print(f"=== {name}: {time.perf_counter() - t0:.0f} s", flush=True)
+        secs = time.perf_counter() - t0
+        timings[name] = {"seconds": round(secs, 1), "ok": ok, "command": " ".join(cmd[1:])}
+        print(f"=== {name}: {secs:.0f} s", flush=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    suite = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "quick": args.quick,
+        "machine": machine(),
+        "scripts": timings,
+        "total_s": round(time.perf_counter() - started, 1),
+    }
+    (RESULTS / "suite.json").write_text(json.dumps(suite, indent=2) + "\n", encoding="utf-8")
     report = [sys.executable, str(HERE / "report.py")] + (["--quick"] if args.quick else [])
     subprocess.run(report, check=True)
     if failed:

@@ -173,6 +173,7 @@ class EdgeStore:
         self._layout = _Layout(Path(home))
         self._hnsw_ef = hnsw_ef
         self._mine: dict[Path, _Shard] = {}
+        self._resolved: dict[str, Path] = {}
 
     @property
     def backend(self) -> str:
@@ -184,7 +185,9 @@ class EdgeStore:
 
     # -- shard lifecycle -------------------------------------------------------------------
     def _open(self, name: str) -> _Shard:
-        path = self._layout.path(name).resolve()
+        path = self._resolved.get(name)
+        if path is None:  # resolving is a few syscalls: once per name, not once per query
+            path = self._resolved[name] = self._layout.path(name).resolve()
         if path in self._mine:
             return self._mine[path]
         if not self._layout.exists(name):

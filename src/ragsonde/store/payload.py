@@ -28,11 +28,19 @@ CONTRACT_FIELDS = ("text", "url", "title", "section", "chunk_index", "created_at
 
 def get_path(payload: Mapping[str, Any], path: str) -> Any:
     """``payload["a"]["b"]`` for ``"a.b"``; ``None`` where any step is missing."""
+    return _get_parts(payload, path.split("."))
+
+
+def _get_parts(payload: Mapping[str, Any], parts: Iterable[str]) -> Any:
     node: Any = payload
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
+    for part in parts:
+        # ``type is dict`` first: skips the ABC check in the usual case (hot: every result)
+        if type(node) is dict or isinstance(node, Mapping):
+            node = node.get(part)
+        else:
             return None
-        node = node[part]
+        if node is None:
+            return None
     return node
 
 
@@ -47,6 +55,11 @@ class ChunkFields:
     chunk_index: int | None
     created_at: str | None
     metadata: dict[str, Any]
+
+
+#: Per contract field, its candidate paths with their parts:
+#: ``(("text", (("text", ("text",)), ...)), ...)``.
+_Compiled = tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,16 @@ class PayloadMapping:
         }
     )
 
+    _compiled: _Compiled = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Each field's candidate paths split once: ``read`` runs for every result of every query.
+        compiled = tuple(
+            (name, tuple((path, tuple(path.split("."))) for path in self.paths.get(name, ())))
+            for name in CONTRACT_FIELDS
+        )
+        object.__setattr__(self, "_compiled", compiled)
+
     def with_overrides(self, overrides: Mapping[str, str]) -> PayloadMapping:
         """A mapping where each overridden field reads only the given path."""
         paths = dict(self.paths)
@@ -88,14 +111,16 @@ class PayloadMapping:
         """Read the contract fields; every other top-level field goes to ``metadata``."""
         found: dict[str, Any] = {}
         used_top: set[str] = set()
-        for name in CONTRACT_FIELDS:
-            path = self.path_for(name, payload)
-            if path is not None:
-                found[name] = get_path(payload, path)
-                if "." not in path:
-                    used_top.add(path)
+        for name, candidates in self._compiled:
+            for path, parts in candidates:
+                value = _get_parts(payload, parts)
+                if value is not None:
+                    found[name] = value
+                    if len(parts) == 1:
+                        used_top.add(path)
+                    break
             else:  # a field stored as null is still that field, not metadata
-                used_top.update(p for p in self.paths.get(name, ()) if p in payload)
+                used_top.update(path for path, _ in candidates if path in payload)
         text = found.get("text")
         index = found.get("chunk_index")
         return ChunkFields(
