@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_eval.py [--quick]
 
-1. SciFact (quick: 30 test queries, their documents and 150 others) with ragsonde's
+1. SciFact (quick: 20 test queries, their documents and 100 others) with ragsonde's
    collection already built: ``ragsonde.evaluate`` wall time (every query one at a time through
    the retriever, metrics, integrity) vs BEIR's ``EvaluateRetrieval`` with
    ``DenseRetrievalExactSearch`` on the same model, which must encode the corpus on every run
@@ -115,10 +115,10 @@ def metric_timing(repeats: int, n_queries: int = 10_000) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeats", type=int, default=None, help="BEIR comparison runs (1; quick 2)")
+    ap.add_argument("--repeats", type=int, default=None, help="BEIR comparison runs (1)")
     args = ap.parse_args()
     # Full: one BEIR run (it re-encodes all of SciFact, ~4 min); the metric timing is cheap, 3 runs.
-    args.repeats = args.repeats or (2 if args.quick else 1)
+    args.repeats = args.repeats or 1
     metric_queries = 2_000 if args.quick else 10_000
 
     from ragsonde.config import Settings
@@ -129,7 +129,7 @@ def main() -> None:
     embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
     with tempfile.TemporaryDirectory() as tmp:
         if args.quick:
-            dataset = make_slice(Path(tmp) / "slice", 30, 150)
+            dataset = make_slice(Path(tmp) / "slice", 20, 100)
             settings = Settings(home=Path(tmp) / "home", collection="slice")
         else:
             dataset = SCIFACT
@@ -155,7 +155,7 @@ def main() -> None:
     rs, bz = statistics.median(rs_times), statistics.median(bz_times)
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
-        "dataset": "scifact slice (30 queries, their docs + 150)" if args.quick else "scifact test",
+        "dataset": "scifact slice (20 queries, their docs + 100)" if args.quick else "scifact test",
         "queries": n_queries,
         "ragsonde_eval_s": rs,
         "beir_exact_eval_s": bz,

@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=None, help="interleaved runs (3; quick 1)")
     ap.add_argument("--docs", type=int, default=None)
     args = ap.parse_args()
-    n = args.docs or (40 if args.quick else 300)
+    n = args.docs or (30 if args.quick else 300)
     args.repeats = args.repeats or (1 if args.quick else 3)
 
     from ragsonde.config import Settings

@@ -464,7 +464,7 @@ def report(runs: list[dict[str, Any]], tgts: list[dict[str, Any]]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="10k and 30k points, 100 queries")
+    ap.add_argument("--quick", action="store_true", help="10k and 20k points, 100 queries")
     ap.add_argument("--sizes", default=None, help="comma-separated point counts")
     ap.add_argument("--queries", type=int, default=None, help="held-out queries (200; quick 100)")
     ap.add_argument(
@@ -496,7 +496,7 @@ def main() -> None:
         Path(args.out).write_text(json.dumps(res))
         return
 
-    default_sizes = "10000,30000" if args.quick else "10000,100000,300000"  # 1M: make bench-1m
+    default_sizes = "10000,20000" if args.quick else "10000,100000,300000"  # 1M: make bench-1m
     sizes = [int(s) for s in (args.sizes or default_sizes).split(",")]
     args.queries = args.queries or (100 if args.quick else 200)
     args.repeats = args.repeats or (1 if args.quick else 3)
