@@ -13,7 +13,7 @@ of the relevant chunks denser than the corpus alone: a harder index, not an easi
 Then ``evaluate(..., ann_vs_exact=True)`` runs the 300 SciFact test queries (embedded by the real
 model) twice, HNSW and exact, and reports the index's recall@k against exact search and both
 search latencies. It is the same code path as ``ragsonde eval DATASET --ann-vs-exact``.
-``--quick``: the quick SciFact slice (30 queries) padded to 20k points. Writes ``bench/results/index.json``.
+``--quick``: the quick SciFact slice (20 queries) padded to 20k points. Writes ``bench/results/index.json``.
 """
 
 from __future__ import annotations

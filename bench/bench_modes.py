@@ -8,7 +8,7 @@ vectors are copied from the first, not re-embedded). Evaluates ``mode=dense``, `
 ``hybrid`` (RRF and DBSF, fused inside Qdrant) on the 300 test queries, saves each report to
 ``bench/results/scifact_<mode>.json`` and compares dense vs hybrid and sparse vs hybrid with
 ``ragsonde.evaluate.compare``. Targets (issue 6): sparse nDCG@10 ≥ 0.66, hybrid ≥ 0.70.
-``--quick``: a SciFact slice (30 queries, their documents and 150 others). Writes ``bench/results/modes.json``.
+``--quick``: a SciFact slice (20 queries, their documents and 100 others). Writes ``bench/results/modes.json``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from _common import RESULTS, SCIFACT  # noqa: E402
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
 #: The quick slice's collection (named for its size: a changed slice gets a new collection).
-QUICK_COLLECTION = "scifact_q30"
+QUICK_COLLECTION = "scifact_q20"
 
 
 def build_hybrid(store, embedder, dense: str, hybrid: str) -> None:
@@ -60,10 +60,10 @@ def build_hybrid(store, embedder, dense: str, hybrid: str) -> None:
 
 
 def quick_dataset() -> Path:
-    """A SciFact slice for ``--quick``: 30 test queries, their documents and 150 others."""
+    """A SciFact slice for ``--quick``: 20 test queries, their documents and 100 others."""
     from bench_eval import make_slice
 
-    return make_slice(BENCH_HOME / f"{QUICK_COLLECTION}-data", 30, 150)
+    return make_slice(BENCH_HOME / f"{QUICK_COLLECTION}-data", 20, 100)
 
 
 def main() -> None:
@@ -119,7 +119,7 @@ def main() -> None:
     summary = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "dataset": "scifact test"
-        + (" (quick slice: 30 queries, their docs + 150)" if args.quick else ""),
+        + (" (quick slice: 20 queries, their docs + 100)" if args.quick else ""),
         "hybrid_collection_build_s": build_s,
         "modes": {
             n: {
