@@ -356,6 +356,71 @@ def serve_section(d: dict[str, Any]) -> list[str]:
     return out
 
 
+def targets_summary() -> list[str]:
+    """Every target of the suite in one table: figure, target, value, met or missed."""
+    rows: list[tuple[str, str, str, bool | None]] = []
+    q = _load("query")
+    if q:
+        rows.append(("query: end to end vs bare encode, p95", "≤ 1.3 ×", f"{q['ratio_p95']:.2f} ×",
+                     q["target_met"]))  # fmt: skip
+        b = q.get("batch")
+        if b:
+            rows.append(("query: batch of 100 vs 100 single", "≥ 5 ×", f"{b['speedup']:.1f} × "
+                         f"(the model's own: {b['bare_model_speedup']:.1f} ×)", b["speedup"] >= 5))  # fmt: skip
+        peer = q.get("langchain_peer")
+        if peer:
+            rows.append(("query: ragsonde vs LangChain, same store, p50", "< 1 ×",
+                         f"{peer['ratio_p50']:.2f} ×", peer["target_met"]))  # fmt: skip
+    st = _load("store")
+    for t in st["targets"] if st else []:
+        rows.append((f"store: {t['target']}", "", f"{t['value']}", t["met"]))
+    i = _load("ingest")
+    if i:
+        t = i["targets_met"]
+        rows += [
+            ("ingest: docs/s vs bare encode", "≥ 0.9 ×", f"{i['ratio_vs_bare_chunks']:.2f} ×",
+             t["ingest_vs_bare_encode"]),
+            ("ingest: re-ingest speed-up", "≥ 20 ×", f"{i['reingest_speedup']:.0f} ×",
+             t["reingest_speedup"]),
+            ("ingest: peak RSS at 2N vs N documents", "≤ 1.1 ×", f"{i['rss_growth_ratio']:.2f} ×",
+             t["memory_flat"]),
+        ]  # fmt: skip
+    e = _load("eval")
+    if e:
+        rows.append(("eval: SciFact eval wall time vs BEIR (collection built)", "≤ 1.0 ×",
+                     f"{e['ratio']:.2f} ×", e["target_met"]))  # fmt: skip
+    m = _load("modes")
+    if m:
+        best = max(v["ndcg@10"] for k, v in m["modes"].items() if k.startswith("hybrid"))
+        rows += [
+            ("modes: BM25 nDCG@10", "≥ 0.66", f"{m['modes']['sparse']['ndcg@10']:.3f}",
+             m["targets_met"]["sparse"]),
+            ("modes: best hybrid nDCG@10", "≥ 0.70", f"{best:.3f}", m["targets_met"]["hybrid"]),
+        ]  # fmt: skip
+    x = _load("index")
+    if x:
+        r10 = x["index_health"]["recall_vs_exact"]["recall@10"]
+        rows.append((f"index: HNSW recall@10 vs exact, {x['points']:,} chunks", "≥ 0.95",
+                     f"{r10:.3f}", x["met"]))  # fmt: skip
+    sv = _load("serve")
+    if sv:
+        rows.append(("serve: errors at every rate", "0", str(sv["errors"]), sv["target_met"]))
+    if not rows:
+        return []
+    met = sum(1 for r in rows if r[3])
+    out = [
+        "## Targets at a glance",
+        "",
+        f"{met} of {len(rows)} met. Each figure's section below gives its command, date and "
+        "reading.",
+        "",
+        "| figure | target | value | |",
+        "|---|---|---|---|",
+    ]
+    out += [f"| {f} | {t} | {v} | {_ok(ok)} |" for f, t, v, ok in rows]
+    return [*out, ""]
+
+
 def main() -> None:
     lines = [
         "# Benchmarks",
@@ -379,6 +444,7 @@ def main() -> None:
             + ". Sections run alone since then say so with their own date and command.",
             "",
         ]
+    lines += targets_summary()
     sections = (
         ("query", query_section),
         ("store", store_section),
