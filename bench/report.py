@@ -427,7 +427,7 @@ def main() -> None:
         "",
         f"Written {time.strftime('%Y-%m-%d %H:%M')} by `bench/report.py` from `bench/results/`. "
         f"Machine: {_machine()}, shared with other work, so every comparison is a ratio measured "
-        "in the same run. Re-run: `make bench` (full, ~30 min) or `make bench-quick`; each "
+        "in the same run. Re-run: `make bench` (full, ~1 h on a fresh clone), `make bench-1m` (the 1M store row) or `make bench-quick` (~5 min, to `bench/results/quick/`); each "
         "script alone: `.venv/bin/python bench/bench_<name>.py [--quick]`.",
         "",
     ]

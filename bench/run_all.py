@@ -3,9 +3,10 @@
     .venv/bin/python bench/run_all.py [--quick] [--only query,ingest,store,eval,modes,index,serve]
 
 Each script is also runnable alone (``python bench/bench_<name>.py [--quick]``); each prints a
-table and writes ``bench/results/<name>.json``. ``--quick`` finishes in a few minutes; the full
-suite takes about half an hour on 2 cores (the model dominates: all-MiniLM-L6-v2 encodes ~25
-SciFact abstracts/s here).
+table and writes ``bench/results/<name>.json``. ``--quick`` takes about 5 minutes and writes to
+``bench/results/quick/``; the full suite about an hour on a fresh clone of a 2-core machine (the
+model dominates: the first eval ingests all of SciFact, and BEIR re-encodes it), ~40 minutes once
+SciFact is ingested. The 1M-point store run is separate: ``make bench-1m``.
 """
 
 from __future__ import annotations
