@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import RESULTS, SCIFACT  # noqa: E402
+from _common import SCIFACT, write_results  # noqa: E402
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
 
@@ -168,8 +168,7 @@ def main() -> None:
         "metric_computation_s": metrics,
         "metric_workload": f"{metric_queries:,} queries x 100 results, median of 3",
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "eval.json").write_text(json.dumps(result, indent=2))
+    write_results("eval", result)
     print(
         f"{result['dataset']}: ragsonde eval {rs:.1f} s vs BEIR EvaluateRetrieval {bz:.1f} s -> "
         f"{rs / bz:.2f}x (target <= 1.0); nDCG@10 ragsonde {rs_ndcg:.4f}, BEIR {bz_ndcg:.4f}"

@@ -15,7 +15,6 @@ Writes ``bench/results/ingest.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
@@ -26,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import RESULTS, SCIFACT  # noqa: E402
+from _common import SCIFACT, write_results  # noqa: E402
 
 
 def slice_corpus(n: int, folder: Path) -> Path:
@@ -135,8 +134,7 @@ def main() -> None:
         "reingest_speedup": result["reingest_speedup"] >= 20,
         "memory_flat": result["rss_growth_ratio"] <= 1.1,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "ingest.json").write_text(json.dumps(result, indent=2))
+    write_results("ingest", result)
     print(
         f"{n} SciFact docs -> {len(texts)} chunks\n"
         f"ingest {result['ingest_docs_per_s']:.1f} docs/s; bare encode of the same chunks "

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import RESULTS, SCIFACT  # noqa: E402
+from _common import RESULTS, SCIFACT, write_results  # noqa: E402
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
 #: The quick slice's collection (named for its size: a changed slice gets a new collection).
@@ -137,7 +137,7 @@ def main() -> None:
         "sparse": summary["modes"]["sparse"]["ndcg@10"] >= 0.66,
         "hybrid": summary["modes"][best_hybrid]["ndcg@10"] >= 0.70,
     }
-    (RESULTS / "modes.json").write_text(json.dumps(summary, indent=2, default=str))
+    write_results("modes", summary)
     for n, m in summary["modes"].items():
         print(
             f"{n:12s} nDCG@10 {m['ndcg@10']:.4f}  recall@100 {m['recall@100']:.4f}  total p50 {m['latency_total_ms_p50']:.1f} ms"

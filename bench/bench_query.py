@@ -33,7 +33,7 @@ from ragsonde.retriever import Retriever
 from ragsonde.store import PointRecord, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import RESULTS, SCIFACT  # noqa: E402
+from _common import SCIFACT, write_results  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -251,8 +251,7 @@ def main() -> None:
     result["langchain_peer"] = peer
     result["openblas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")
     result["target_met"] = result["ratio_p95"] <= 1.3
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "query.json").write_text(json.dumps(result, indent=2))
+    write_results("query", result)
 
     from rich.console import Console
     from rich.table import Table
