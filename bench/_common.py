@@ -21,9 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 #: ``shared/data`` folder beside the checkout (``../shared/data``).
 DATA = Path(os.environ.get("RAGSONDE_DATA") or ROOT.parent / "shared" / "data")
 SCIFACT = DATA / "scifact"
-_NEEDS_DATA = Path(sys.argv[0]).name not in {"report.py", "bench_store.py", "run_all.py"}
-if _NEEDS_DATA and not (SCIFACT / "corpus.jsonl").is_file() and not {"-h", "--help"} & {*sys.argv}:
-    sys.exit(f"SciFact not found at {SCIFACT}: set RAGSONDE_DATA to the shared data folder")
 
 #: Where results go: ``bench/results/`` for full runs (committed, read by RESULTS.md);
 #: ``--quick`` runs go to ``bench/results/quick/`` (git-ignored) so a smoke run never overwrites
@@ -33,6 +30,19 @@ RESULTS = Path(
     os.environ.get("RAGSONDE_BENCH_RESULTS")
     or ROOT / "bench" / "results" / ("quick" if QUICK else "")
 )
+
+
+def require_scifact() -> Path:
+    """The SciFact folder; stop the script with a clear message when it is absent.
+
+    Called from the ``main`` of each script that reads SciFact, after its arguments are parsed
+    (so ``--help`` works anywhere), never at import: importing this module has no side effects.
+    """
+    if not (SCIFACT / "corpus.jsonl").is_file():
+        raise SystemExit(
+            f"SciFact not found at {SCIFACT}: set RAGSONDE_DATA to the shared data folder"
+        )
+    return SCIFACT
 
 
 def median_of(fn: Callable[[], float], repeats: int) -> float:

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import SCIFACT, write_results  # noqa: E402
+from _common import SCIFACT, require_scifact, write_results  # noqa: E402
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
 
@@ -117,6 +117,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=None, help="BEIR comparison runs (1)")
     args = ap.parse_args()
+    require_scifact()
     # Full: one BEIR run (it re-encodes all of SciFact, ~4 min); the metric timing is cheap, 3 runs.
     args.repeats = args.repeats or 1
     metric_queries = 2_000 if args.quick else 10_000

@@ -22,7 +22,16 @@ import argparse
 import time
 
 import numpy as np
-from _common import ROOT, SCIFACT, command, machine, print_table, verdict, write_results
+from _common import (
+    ROOT,
+    SCIFACT,
+    command,
+    machine,
+    print_table,
+    require_scifact,
+    verdict,
+    write_results,
+)
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
 NOISE_SIGMA = 0.032  # per dimension: |noise| ~ 0.63 on 384 dims -> cosine ~0.85 to the source
@@ -84,6 +93,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--points", type=int, default=None)
     args = ap.parse_args()
+    require_scifact()
     points = args.points or (20_000 if args.quick else 100_000)
 
     from ragsonde.config import Settings

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import SCIFACT, write_results  # noqa: E402
+from _common import SCIFACT, require_scifact, write_results  # noqa: E402
 
 
 def slice_corpus(n: int, folder: Path) -> Path:
@@ -57,6 +57,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=None, help="interleaved runs (3; quick 1)")
     ap.add_argument("--docs", type=int, default=None)
     args = ap.parse_args()
+    require_scifact()
     n = args.docs or (30 if args.quick else 300)
     args.repeats = args.repeats or (1 if args.quick else 3)
 

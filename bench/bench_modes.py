@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import RESULTS, SCIFACT, write_results  # noqa: E402
+from _common import RESULTS, SCIFACT, require_scifact, write_results  # noqa: E402
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
 #: The quick slice's collection (named for its size: a changed slice gets a new collection).
@@ -70,6 +70,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
+    require_scifact()
 
     from ragsonde.config import Settings
     from ragsonde.embedders.local import LocalEmbedder

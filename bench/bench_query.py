@@ -33,7 +33,7 @@ from ragsonde.retriever import Retriever
 from ragsonde.store import PointRecord, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import SCIFACT, write_results  # noqa: E402
+from _common import SCIFACT, require_scifact, write_results  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -150,6 +150,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=None, help="runs of the query set (3; quick 1)")
     args = ap.parse_args()
+    require_scifact()
     n_docs = args.docs or (200 if args.quick else 2000)
     n_queries = args.queries or (50 if args.quick else 300)
     args.repeats = args.repeats or (1 if args.quick else 3)

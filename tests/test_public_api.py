@@ -4,36 +4,66 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import ragsonde
 import ragsonde.errors
 
+#: Every package of ragsonde, found by walking it, so a new package cannot be forgotten here.
 PACKAGES = [
     "ragsonde",
-    "ragsonde.models",
-    "ragsonde.store",
-    "ragsonde.embedders",
-    "ragsonde.retriever",
+    *sorted(
+        info.name for info in pkgutil.walk_packages(ragsonde.__path__, "ragsonde.") if info.ispkg
+    ),
 ]
+
+CONTRACT = Path(__file__).resolve().parents[1] / "docs" / "CONTRACT.md"
+
+
+def test_the_walk_finds_the_packages():
+    assert {"ragsonde.store", "ragsonde.evaluate", "ragsonde.server", "ragsonde.cli"} <= set(
+        PACKAGES
+    )
+    assert len(PACKAGES) >= 13
 
 
 @pytest.mark.parametrize("name", PACKAGES)
 def test_all_lists_exactly_the_public_names(name):
     mod = importlib.import_module(name)
-    exported = set(mod.__all__)
+    exported = list(mod.__all__)
+    assert len(exported) == len(set(exported)), "a name is listed twice"
     # Every public class/function defined in the package is exported...
     public = {
         n
         for n, v in vars(mod).items()
         if not n.startswith("_")
-        and not isinstance(v, type(pkgutil))
+        and not isinstance(v, ModuleType)
         and str(getattr(v, "__module__", "")).startswith(name)
     }
-    assert public <= exported, sorted(public - exported)
+    assert public <= set(exported), sorted(public - set(exported))
+    # ...and every exported name exists.
     for n in exported:
         assert hasattr(mod, n), n
+
+
+def test_top_level_names_load_lazily_and_are_the_real_ones():
+    from ragsonde.retriever import Retriever
+    from ragsonde.workspace import Workspace
+
+    assert ragsonde.Workspace is Workspace and ragsonde.Retriever is Retriever
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = ragsonde.Nope
+
+
+def test_the_contract_copy_lists_exactly_the_error_codes():
+    table = CONTRACT.read_text(encoding="utf-8").split("| code | when |", 1)[1]
+    documented = re.findall(r"^\| `([A-Z_]+)` \|", table, flags=re.M)
+    assert sorted(documented) == sorted(ragsonde.ErrorCode)
+    assert "docs/CONTRACT.md" in (ragsonde.errors.__doc__ or "")
 
 
 def test_every_error_has_a_distinct_contract_code():
@@ -53,7 +83,8 @@ def test_importing_the_core_does_not_import_heavy_libraries():
     import sys
 
     code = (
-        "import sys, ragsonde, ragsonde.cli, ragsonde.retriever, ragsonde.store, ragsonde.embedders;"
+        "import sys, ragsonde, ragsonde.cli, ragsonde.retriever, ragsonde.store, ragsonde.embedders,"
+        " ragsonde.workspace;"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'fastapi', 'qdrant_client', 'qdrant_edge') if m in sys.modules];"
         "print(','.join(heavy))"
     )

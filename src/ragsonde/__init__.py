@@ -1,6 +1,14 @@
-"""ragsonde: does my retrieval actually work, and how fast?"""
+"""ragsonde: does my retrieval actually work, and how fast?
+
+>>> from ragsonde import Retriever, Workspace                 # doctest: +SKIP
+>>> with Workspace(collection="docs") as ws:                 # doctest: +SKIP
+...     Retriever(workspace=ws).retrieve({"query_text": "how does lidar work?"})
+"""
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import (
     AuthError,
@@ -13,6 +21,10 @@ from ragsonde.errors import (
     StoreConnectionError,
 )
 
+if TYPE_CHECKING:
+    from ragsonde.retriever import Retriever
+    from ragsonde.workspace import Workspace
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -23,6 +35,19 @@ __all__ = [
     "ErrorCode",
     "QueryValidationError",
     "RagsondeError",
+    "Retriever",
     "StoreConnectionError",
+    "Workspace",
     "__version__",
 ]
+
+#: Names loaded on first use (PEP 562), so ``import ragsonde`` and ``ragsonde --help`` stay instant:
+#: these pull in pydantic and the settings machinery.
+_LAZY = {"Retriever": "ragsonde.retriever", "Workspace": "ragsonde.workspace"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragsonde' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,7 +1,7 @@
 """The one exception tree of ragsonde.
 
 Every error the library raises on purpose is a :class:`RagsondeError` and carries the contract's
-error ``code`` (``../shared/spec/CONTRACT.md``)::
+error ``code`` (the table of codes in ``docs/CONTRACT.md``, the contract's copy in the repository)::
 
     RagsondeError                      (base; never raised itself)
     ├── QueryValidationError           VALIDATION_ERROR      bad input: a query, a file, a setting

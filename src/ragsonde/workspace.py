@@ -12,6 +12,7 @@ given: a caller that hands in its own store keeps it open and closes it itself.
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import Any
 
@@ -19,7 +20,7 @@ from ragsonde.config import Settings, load_settings
 from ragsonde.embedders import Embedder, get_embedder
 from ragsonde.store import Store, open_store
 
-__all__ = ["Workspace"]
+__all__ = ["Workspace", "using"]
 
 
 class Workspace:
@@ -99,3 +100,23 @@ class Workspace:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def using(
+    workspace: Workspace | None = None,
+    settings: Settings | None = None,
+    *,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+) -> AbstractContextManager[Workspace]:
+    """For functions that take either a workspace or its parts: ``workspace`` as it is (its owner
+    closes it), or a new one from ``settings``, ``store`` and ``embedder``, closed on exit.
+
+    >>> with using(workspace, settings, store=store) as ws:       # doctest: +SKIP
+    ...     ingest_documents(source, store=ws.store, embedder=ws.embedder, ...)
+    """
+    if workspace is None:
+        return Workspace(settings, store=store, embedder=embedder)
+    if settings is not None or store is not None or embedder is not None:
+        raise TypeError("pass a workspace or settings/store/embedder, not both")
+    return nullcontext(workspace)

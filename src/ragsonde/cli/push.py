@@ -101,9 +101,9 @@ def push(
 ) -> None:
     """Push an embedded collection (vectors, BM25 vectors, payloads) to a Qdrant server:
     in batches, and resumable: run it again after a failure and what was copied is skipped."""
-    from ragsonde.store import BACKENDS
     from ragsonde.store.push import describe_target, open_target
     from ragsonde.store.push import push as run_push
+    from ragsonde.workspace import Workspace
 
     settings = settings_from_options(collection=collection, home=home)
     url = to or settings.qdrant_url
@@ -115,13 +115,13 @@ def push(
         settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
     )
     label = describe_target(url, key)
-    source = BACKENDS["edge"](settings)  # the source is always the embedded store
-    try:
+    # The source is always the embedded store, whatever QDRANT_URL says (it names the target).
+    with Workspace(settings.model_copy(update={"qdrant_url": None})) as source:
         target = open_target(url, api_key=key, timeout_s=timeout)
         try:
             with RichPushProgress(enabled=not json_output and err_console.is_terminal) as bar:
                 report = run_push(
-                    source,
+                    source.store,
                     settings.collection,
                     target,
                     target_collection=target_collection,
@@ -138,8 +138,6 @@ def push(
             raise
         finally:
             target.close()
-    finally:
-        source.close()
     if json_output:
         print_json(report)
         return

@@ -218,26 +218,22 @@ def inspect(
     json_output: JsonOpt = False,
 ) -> None:
     """Describe a collection: vectors, points, payload fields, the mapping that fits."""
-    from ragsonde.embedders import get_embedder
-    from ragsonde.store import open_store
     from ragsonde.store.inspect import inspect_collection
+    from ragsonde.workspace import Workspace
 
     settings = settings_from_options(collection=collection, home=home)
-    store = open_store(settings)
-    try:
+    with Workspace(settings) as ws:
         try:
-            dim: int | None = get_embedder(settings).dimension
-        except RagsondeError:
+            dim: int | None = ws.embedder.dimension
+        except RagsondeError:  # the report still describes the collection
             dim = None
         report = inspect_collection(
-            store,
+            ws.store,
             settings.collection,
-            embedder=settings.embedder,
+            embedder=ws.embedder_name,
             embedder_dimension=dim,
             sample=sample,
         )
-    finally:
-        store.close()
     if json_output:
         print_json(report)
         return

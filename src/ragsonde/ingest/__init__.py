@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from ragsonde.config import Settings, load_settings
-from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.config import Settings
+from ragsonde.embedders import Embedder
 from ragsonde.ingest.document import Document, Failure, Section
 from ragsonde.ingest.pipeline import (
     INDEXED_FIELDS,
@@ -18,7 +18,8 @@ from ragsonde.ingest.pipeline import (
     ingest_documents,
 )
 from ragsonde.ingest.sources import SOURCES, SourceOptions, detect_format, open_source
-from ragsonde.store import Store, open_store
+from ragsonde.store import Store
+from ragsonde.workspace import Workspace, using
 
 __all__ = [
     "INDEXED_FIELDS",
@@ -43,6 +44,7 @@ def ingest(
     *,
     collection: str | None = None,
     fmt: str | None = None,
+    workspace: Workspace | None = None,
     settings: Settings | None = None,
     store: Store | None = None,
     embedder: Embedder | None = None,
@@ -50,22 +52,20 @@ def ingest(
     source_options: SourceOptions | None = None,
     progress: IngestProgress | None = None,
 ) -> IngestReport:
-    """Ingest ``location`` into ``collection`` (default: the configured one)."""
-    cfg = settings or load_settings()
-    source = open_source(location, fmt, source_options)
-    own_store = store is None
-    st = store if store is not None else open_store(cfg)
-    try:
+    """Ingest ``location`` into ``collection`` (default: the configured one).
+
+    With ``workspace``'s store and embedder (left open), or with a workspace built from
+    ``settings``, ``store`` and ``embedder`` for this call (closing what it opened).
+    """
+    with using(workspace, settings, store=store, embedder=embedder) as ws:
+        source = open_source(location, fmt, source_options)  # before the store opens
         total = source.estimate() if progress is not None else None
         return ingest_documents(
             source,
-            store=st,
-            embedder=embedder or get_embedder(cfg),
-            collection=collection or cfg.collection,
+            store=ws.store,
+            embedder=ws.embedder,
+            collection=collection or ws.settings.collection,
             options=options,
             progress=progress,
             total=total,
         )
-    finally:
-        if own_store:
-            st.close()

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragsonde.config import Settings, load_settings
-from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.config import Settings
+from ragsonde.embedders import Embedder
 from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
 from ragsonde.models import (
@@ -32,9 +32,10 @@ from ragsonde.models import (
     validation_error_from_pydantic,
 )
 from ragsonde.retriever.filters import FilterResolver
-from ragsonde.store import CollectionInfo, Hit, SearchSpec, SearchStore, Store, open_store
+from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store
 from ragsonde.store.base import SparseVector
 from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping
+from ragsonde.workspace import Workspace
 
 __all__ = ["Retriever"]
 
@@ -77,16 +78,23 @@ class Retriever:
         self,
         settings: Settings | None = None,
         *,
-        store: SearchStore | None = None,
+        workspace: Workspace | None = None,
+        store: Store | None = None,
         embedder: Embedder | None = None,
         limits: Limits | None = None,
         exact: bool = False,
         mapping: PayloadMapping = DEFAULT_MAPPING,
     ) -> None:
-        self.settings = settings or load_settings()
-        self._store = store
-        self._owns_store = store is None
-        self._embedder = embedder
+        """Answer with ``workspace``'s store and embedder (its owner closes it), or with a
+        workspace of its own built from ``settings``, ``store`` and ``embedder`` (closed by
+        :meth:`close`, which closes only what that workspace opened)."""
+        self._own_workspace = workspace is None
+        if workspace is None:
+            workspace = Workspace(settings, store=store, embedder=embedder)
+        elif settings is not None or store is not None or embedder is not None:
+            raise TypeError("pass a workspace or settings/store/embedder, not both")
+        self.workspace = workspace
+        self.settings = self.workspace.settings
         self._sparse: Bm25Encoder | None = None
         self.limits = limits or self.settings.limits
         self.exact = exact
@@ -94,28 +102,23 @@ class Retriever:
         self._info: dict[str, tuple[float, CollectionInfo]] = {}
         self._filters = FilterResolver(mapping)
 
-    # -- components, created on first use ------------------------------------------------------
+    # -- components, from the workspace (opened there on first use) ---------------------------
     @property
-    def store(self) -> SearchStore:
-        if self._store is None:
-            self._store = open_store(self.settings)
-        return self._store
+    def store(self) -> Store:
+        return self.workspace.store
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = get_embedder(self.settings)
-        return self._embedder
+        return self.workspace.embedder
 
     @property
     def model_name(self) -> str:
-        return self._embedder.name if self._embedder is not None else self.settings.embedder
+        return self.workspace.embedder_name
 
     def close(self) -> None:
-        """Release the store if this retriever opened it."""
-        if self._owns_store and self._store is not None and isinstance(self._store, Store):
-            self._store.close()
-            self._store = None
+        """Close the workspace if this retriever built it."""
+        if self._own_workspace:
+            self.workspace.close()
 
     def __enter__(self) -> Retriever:
         return self

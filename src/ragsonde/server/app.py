@@ -1,6 +1,7 @@
 """The FastAPI application: :func:`create_app` wires routers, error handlers and middleware.
 
-The app holds one :class:`~ragsonde.retriever.Retriever` for its whole life. Start-up loads the
+The app holds one :class:`~ragsonde.workspace.Workspace` (settings, store, embedder) and one
+:class:`~ragsonde.retriever.Retriever` over it for its whole life. Start-up loads the
 model and opens the store (so the process owns the embedded store while it runs, and the first
 query pays no loading cost); shutdown closes what start-up opened.
 """
@@ -31,7 +32,7 @@ from ragsonde.server.errors import install_error_handlers
 from ragsonde.server.middleware import BodyLimitMiddleware, RequestLogMiddleware
 from ragsonde.server.security import require_api_key
 from ragsonde.server.state import ServerState
-from ragsonde.store import Store
+from ragsonde.workspace import Workspace
 
 __all__ = ["ROUTERS", "RouterSpec", "create_app"]
 
@@ -78,21 +79,21 @@ def _load_router(spec: RouterSpec) -> APIRouter | None:
 
 def _warm_up(state: ServerState) -> None:
     """Load the model and open every collection; log (not raise) what fails, for /readyz."""
-    retriever = state.retriever
+    ws = state.workspace
     try:
-        dim = retriever.embedder.dimension
+        dim = ws.embedder.dimension
         # The dimension may come from the model's files alone: embed once to load the model,
         # on this thread, past the batcher (see _lifespan).
-        model = state.batcher.inner if state.batcher is not None else retriever.embedder
+        model = state.batcher.inner if state.batcher is not None else ws.embedder
         model.embed_queries(["warm-up"])
         state.model_loaded = True
-        store = retriever.store
-        names = store.list_collections() if isinstance(store, Store) else []
+        store = ws.store
+        names = store.list_collections()
         for name in names:
             store.collection_info(name)
         log.info(
             "ready: model %s (%d-dim), %s store with %d collections",
-            retriever.model_name,
+            ws.embedder_name,
             dim,
             store.backend,
             len(names),
@@ -115,8 +116,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         if state.batcher is not None:
             await run_in_threadpool(state.batcher.close)
-        if state.owns_retriever:
-            await run_in_threadpool(state.retriever.close)
+        if state.owns_workspace:
+            await run_in_threadpool(state.workspace.close)
 
 
 def _contract_schemas() -> dict[str, Any]:
@@ -168,20 +169,32 @@ def _batcher(settings: Settings) -> MicroBatchingEmbedder | None:
 def create_app(settings: Settings | None = None, retriever: Retriever | None = None) -> FastAPI:
     """The ragsonde HTTP service.
 
-    ``retriever``: answer with this one (tests, embedding apps); by default the app builds one
-    from ``settings`` and closes it on shutdown. ``settings`` default to the environment and
-    ``ragsonde.toml``. Micro-batching (RAGSONDE_MICROBATCH) applies to the retriever the app
-    builds; a retriever passed in embeds with its own embedder (which may be a
+    ``retriever``: answer with this one and its workspace (tests, embedding apps), which its
+    owner closes; by default the app builds a workspace from ``settings`` and closes what it
+    opened on shutdown. ``settings`` default to the environment and ``ragsonde.toml``.
+    Micro-batching (RAGSONDE_MICROBATCH) applies to the workspace the app builds; a retriever
+    passed in embeds with its own embedder (which may be a
     :class:`~ragsonde.server.batcher.MicroBatchingEmbedder`).
     """
-    settings = settings or (retriever.settings if retriever is not None else load_settings())
-    batcher = _batcher(settings) if retriever is None else None
-    state = ServerState(
-        settings=settings,
-        retriever=retriever if retriever is not None else Retriever(settings, embedder=batcher),
-        owns_retriever=retriever is None,
-        batcher=batcher,
-    )
+    if retriever is not None:
+        state = ServerState(
+            settings=settings or retriever.settings,
+            workspace=retriever.workspace,
+            retriever=retriever,
+            owns_workspace=False,
+        )
+    else:
+        settings = settings or load_settings()
+        batcher = _batcher(settings)
+        ws = Workspace(settings, embedder=batcher)
+        state = ServerState(
+            settings=settings,
+            workspace=ws,
+            retriever=Retriever(workspace=ws),
+            owns_workspace=True,
+            batcher=batcher,
+        )
+    settings = state.settings
     # fastapi-offline: FastAPI with /docs and /redoc served from bundled Swagger UI and ReDoc
     # files instead of a CDN, so the interactive docs work on a machine with no internet.
     app = FastAPIOffline(

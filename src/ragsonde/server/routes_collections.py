@@ -11,7 +11,6 @@ from starlette.concurrency import run_in_threadpool
 from ragsonde.errors import RagsondeError
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.state import ServerState, get_state
-from ragsonde.store import Store
 from ragsonde.store.inspect import CollectionReport, inspect_collection
 
 __all__ = ["CollectionList", "CollectionSummary", "router"]
@@ -36,15 +35,8 @@ class CollectionList(BaseModel):
     collections: list[CollectionSummary]
 
 
-def _store(state: ServerState) -> Store:
-    store = state.retriever.store
-    if not isinstance(store, Store):
-        raise TypeError("listing collections needs a full Store, not only a SearchStore")
-    return store
-
-
 def _list(state: ServerState) -> CollectionList:
-    store = _store(state)
+    store = state.workspace.store
     summaries = []
     for name in store.list_collections():
         info = store.collection_info(name)
@@ -63,18 +55,18 @@ def _list(state: ServerState) -> CollectionList:
 
 
 def _inspect(state: ServerState, name: str, sample: int) -> CollectionReport:
-    retriever = state.retriever
+    ws = state.workspace
     try:
-        dim: int | None = retriever.embedder.dimension
+        dim: int | None = ws.embedder.dimension
     except RagsondeError:  # the report still describes the collection
         dim = None
     return inspect_collection(
-        _store(state),
+        ws.store,
         name,
-        embedder=retriever.model_name,
+        embedder=ws.embedder_name,
         embedder_dimension=dim,
         sample=sample,
-        mapping=retriever.mapping,
+        mapping=state.retriever.mapping,
     )
 
 

@@ -122,8 +122,8 @@ def _run(job: EvalJob, state: ServerState) -> None:
             collection=req.collection,
             options=options,
             settings=state.settings,
-            store=state.retriever.store,  # type: ignore[arg-type]
-            embedder=state.retriever.embedder,
+            store=state.workspace.store,
+            embedder=state.workspace.embedder,
             progress=job,
         )
         job.report = report.to_json()

@@ -5,7 +5,6 @@ Neither needs the API key: orchestrators probe them.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends
@@ -13,11 +12,10 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response as HttpResponse
 
-from ragsonde.errors import CollectionNotFoundError, RagsondeError
+from ragsonde.errors import RagsondeError
 from ragsonde.models import ErrorInfo
 from ragsonde.server.errors import json_response
 from ragsonde.server.state import ServerState, get_state
-from ragsonde.store import Store
 
 __all__ = ["Health", "Readiness", "router"]
 
@@ -49,18 +47,14 @@ async def healthz() -> Health:
 
 def check_ready(state: ServerState) -> Readiness:
     """Load the model if start-up could not, and ask the store for its collections."""
-    retriever = state.retriever
-    report = Readiness(status="not_ready", model=retriever.model_name, model_loaded=False)
+    ws = state.workspace
+    report = Readiness(status="not_ready", model=ws.embedder_name, model_loaded=False)
     try:
-        _ = retriever.embedder.dimension
+        _ = ws.embedder.dimension
         state.model_loaded = report.model_loaded = True
-        store = retriever.store
+        store = ws.store
         report.store = store.backend
-        if isinstance(store, Store):
-            report.collections = len(store.list_collections())
-        else:
-            with contextlib.suppress(CollectionNotFoundError):  # it answered: reachable
-                store.collection_info(state.settings.collection)
+        report.collections = len(store.list_collections())
         report.store_reachable = True
     except RagsondeError as e:
         report.error = ErrorInfo.from_exception(e)

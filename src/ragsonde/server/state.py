@@ -1,4 +1,4 @@
-"""What the running server holds: settings, the one retriever, and readiness."""
+"""What the running server holds: its workspace, the one retriever, and readiness."""
 
 from __future__ import annotations
 
@@ -10,17 +10,24 @@ from ragsonde.config import Settings
 from ragsonde.errors import RagsondeError
 from ragsonde.retriever import Retriever
 from ragsonde.server.batcher import MicroBatchingEmbedder
+from ragsonde.workspace import Workspace
 
 __all__ = ["ServerState", "get_state"]
 
 
 @dataclass
 class ServerState:
-    """Shared by every request; set on ``app.state.ragsonde`` by :func:`create_app`."""
+    """Shared by every request; set on ``app.state.ragsonde`` by :func:`create_app`.
+
+    ``settings``: the server's own (API key, body limit, default collection). ``workspace``: the
+    store and the embedder; ``retriever`` answers with it. ``owns_workspace``: the app built the
+    workspace, and closes what it opened on shutdown.
+    """
 
     settings: Settings
+    workspace: Workspace
     retriever: Retriever
-    owns_retriever: bool
+    owns_workspace: bool
     batcher: MicroBatchingEmbedder | None = None
     model_loaded: bool = False
     startup_error: RagsondeError | None = None
