@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,57 +9,7 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.embedders.local import LocalEmbedder
-
-#: The shared benchmark data, read in place: ``RAGSONDE_DATA`` or ``../shared/data`` beside the
-#: checkout. Tests that need it skip, saying where they looked, when it is absent.
-SCIFACT = (
-    Path(os.environ.get("RAGSONDE_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-    / "scifact"
-)
-
-#: A tiny corpus with clear right and wrong answers, for retrieval tests.
-DOCS = [
-    (
-        "lidar",
-        "Sensors > Lidar",
-        "Lidar measures distance by timing laser pulses reflected off surfaces.",
-    ),
-    (
-        "sonar",
-        "Sensors > Ultrasonic",
-        "Ultrasonic rangefinders emit sound pulses and listen for the echo.",
-    ),
-    (
-        "imu",
-        "Sensors > IMU",
-        "An IMU combines accelerometers and gyroscopes; gyroscope bias makes heading drift.",
-    ),
-    (
-        "pid",
-        "Control > PID",
-        "A PID controller sums proportional, integral and derivative terms of the error.",
-    ),
-    (
-        "lipo",
-        "Power > Batteries",
-        "Never discharge a LiPo cell below 3.0 volts; it can swell or catch fire.",
-    ),
-    (
-        "astar",
-        "Planning > A*",
-        "A* search expands nodes by cost so far plus an admissible heuristic to the goal.",
-    ),
-    (
-        "slam",
-        "Mapping > SLAM",
-        "SLAM builds a map of an unknown place while tracking the robot's pose in it.",
-    ),
-    (
-        "gps",
-        "Sensors > GPS",
-        "RTK GPS corrects satellite positions with a base station to reach centimetres.",
-    ),
-]
+from tests.support import SCIFACT
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,7 @@ import pytest
 from ragsonde.models import Response
 from ragsonde.retriever import Retriever
 from ragsonde.store import open_store
-from tests.conftest import DOCS
-from tests.retriever.conftest import fill
+from tests.support import DOCS, fill
 
 QUERIES = {
     "how does a laser rangefinder measure distance": "lidar",

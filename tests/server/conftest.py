@@ -1,77 +1,24 @@
 """A real ragsonde server on a loopback port, over a real Edge store and the real model.
 
-``run_server`` starts uvicorn in a background thread on a socket bound to 127.0.0.1:0 and yields
-its base URL; tests talk to it with httpx, as a client would.
+The servers run with :func:`tests.support.run_server` (uvicorn in a background thread on
+127.0.0.1:0); tests talk to them with httpx, as a client would, and drive the page in a real
+headless Chromium.
 """
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
+import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from ragsonde.config import Settings
 from ragsonde.retriever import Retriever
 from ragsonde.server import create_app
 from ragsonde.store import PointRecord, open_store
-from tests.conftest import DOCS
-from tests.retriever.conftest import fill
-
-#: A stored chunk that is an XSS attempt: the page must show it as text and run nothing.
-EVIL_TEXT = "<img src=x onerror=alert(1)>"
-EVIL = PointRecord(
-    id="99",
-    vector=None,
-    payload={
-        "text": EVIL_TEXT,
-        "url": "javascript:alert(2)",
-        "title": "<script>alert(3)</script>",
-        "section": "<b onmouseover=alert(4)>Untrusted</b>",
-        "chunk_index": 0,
-        "doc_id": "evil",
-    },
-)
-
-#: The body limit the test servers run with (small, so an oversized body is cheap to send).
-MAX_BODY = 16_384
-
-
-@contextmanager
-def run_server(app: FastAPI) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free loopback port; yield ``http://127.0.0.1:PORT``."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_config=None, access_log=False, ws="none", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test server did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
-
-
-def closed_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.support import DOCS, EVIL, EVIL_TEXT, MAX_BODY, fill, run_server
 
 
 @pytest.fixture(scope="session")
@@ -113,3 +60,40 @@ def api(base_url) -> Iterator[httpx.Client]:
 @pytest.fixture(scope="session")
 def docs_count() -> int:
     return len(DOCS) + 1
+
+
+# -- a real headless Chromium on the page (test_page, test_eval_api) ---------------------------
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, base_url):
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.dialogs, pg.problems = [], []
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    pg.on("pageerror", lambda e: pg.problems.append(f"page error: {e}"))
+    pg.on("console", lambda m: m.type == "error" and pg.problems.append(f"console: {m.text}"))
+    pg.goto(f"{base_url}/")
+    yield pg
+    context.close()

@@ -18,7 +18,7 @@ from ragsonde.retriever import Retriever
 from ragsonde.server import create_app
 from ragsonde.server.errors import HTTP_STATUS
 from ragsonde.testing import FakeEmbeddingAPI
-from tests.server.conftest import MAX_BODY, closed_port, run_server
+from tests.support import MAX_BODY, closed_port, run_server
 
 LIDAR = "how does a laser rangefinder measure distance"
 

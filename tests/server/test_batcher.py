@@ -13,7 +13,7 @@ from ragsonde.errors import EmbeddingError
 from ragsonde.retriever import Retriever
 from ragsonde.server import create_app
 from ragsonde.server.batcher import MicroBatchingEmbedder
-from tests.server.conftest import run_server
+from tests.support import run_server
 
 TEXTS = [
     "how does a laser rangefinder measure distance",

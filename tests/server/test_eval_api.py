@@ -6,8 +6,6 @@ import time
 
 from playwright.sync_api import expect
 
-from tests.server.test_page import browser, page  # noqa: F401 - fixtures
-
 BENCH = [
     {
         "query_id": "a",
@@ -75,7 +73,7 @@ def test_bad_requests_are_contract_errors(api):
     assert api.get(f"/v1/eval/{job['job_id']}/report.html").status_code == 409
 
 
-def test_reports_view_lists_and_opens_reports(page, api):  # noqa: F811
+def test_reports_view_lists_and_opens_reports(page, api):
     job = start(api)
     wait_done(api, job["job_id"])
     page.click("#show-reports")

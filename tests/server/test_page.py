@@ -3,49 +3,10 @@
 from __future__ import annotations
 
 import math
-import shutil
-from collections.abc import Iterator
-from typing import Any
 
-import pytest
 from playwright.sync_api import expect
 
-from tests.server.conftest import EVIL, EVIL_TEXT
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser, base_url):
-    context = browser.new_context()
-    pg = context.new_page()
-    pg.dialogs, pg.problems = [], []
-    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
-    pg.on("pageerror", lambda e: pg.problems.append(f"page error: {e}"))
-    pg.on("console", lambda m: m.type == "error" and pg.problems.append(f"console: {m.text}"))
-    pg.goto(f"{base_url}/")
-    yield pg
-    context.close()
+from tests.support import EVIL, EVIL_TEXT
 
 
 def search(page, text: str | None = None) -> None:

@@ -37,7 +37,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from ragsonde.server import create_app
-from tests.server.conftest import run_server
+from tests.support import run_server
 
 CHECKS = [
     not_a_server_error,

@@ -1,0 +1,152 @@
+"""Plain helpers and data shared by the tests (fixtures live in the conftest files).
+
+Test modules import from here, never from a conftest or another test module.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragsonde.store import PointRecord
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+#: The shared benchmark data, read in place: ``RAGSONDE_DATA`` or ``../shared/data`` beside the
+#: checkout. Tests that need it skip, saying where they looked, when it is absent.
+SCIFACT = (
+    Path(os.environ.get("RAGSONDE_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+    / "scifact"
+)
+
+#: A tiny corpus with clear right and wrong answers, for retrieval tests.
+DOCS = [
+    (
+        "lidar",
+        "Sensors > Lidar",
+        "Lidar measures distance by timing laser pulses reflected off surfaces.",
+    ),
+    (
+        "sonar",
+        "Sensors > Ultrasonic",
+        "Ultrasonic rangefinders emit sound pulses and listen for the echo.",
+    ),
+    (
+        "imu",
+        "Sensors > IMU",
+        "An IMU combines accelerometers and gyroscopes; gyroscope bias makes heading drift.",
+    ),
+    (
+        "pid",
+        "Control > PID",
+        "A PID controller sums proportional, integral and derivative terms of the error.",
+    ),
+    (
+        "lipo",
+        "Power > Batteries",
+        "Never discharge a LiPo cell below 3.0 volts; it can swell or catch fire.",
+    ),
+    (
+        "astar",
+        "Planning > A*",
+        "A* search expands nodes by cost so far plus an admissible heuristic to the goal.",
+    ),
+    (
+        "slam",
+        "Mapping > SLAM",
+        "SLAM builds a map of an unknown place while tracking the robot's pose in it.",
+    ),
+    (
+        "gps",
+        "Sensors > GPS",
+        "RTK GPS corrects satellite positions with a base station to reach centimetres.",
+    ),
+]
+
+
+INDEXED = {"url": "keyword", "section": "keyword", "doc_id": "keyword"}
+
+
+def fill(store: Any, embedder: Any, name: str = "docs") -> None:
+    """Create ``name`` and write the DOCS corpus into it, embedded with ``embedder``."""
+    store.create_collection(name, embedder.dimension, indexed_fields=INDEXED)
+    vecs = embedder.embed_documents([d[2] for d in DOCS])
+    store.upsert(
+        name,
+        [
+            PointRecord(
+                id=str(i + 1),
+                vector=vecs[i].tolist(),
+                payload={
+                    "text": text,
+                    "url": f"https://docs.example/{doc}",
+                    "title": doc.upper(),
+                    "section": section,
+                    "chunk_index": 0,
+                    "doc_id": doc,
+                    "created_at": "2026-01-01T00:00:00+00:00",
+                    "lang": "en",
+                },
+            )
+            for i, (doc, section, text) in enumerate(DOCS)
+        ],
+    )
+
+
+#: A stored chunk that is an XSS attempt: the page must show it as text and run nothing.
+EVIL_TEXT = "<img src=x onerror=alert(1)>"
+EVIL = PointRecord(
+    id="99",
+    vector=None,
+    payload={
+        "text": EVIL_TEXT,
+        "url": "javascript:alert(2)",
+        "title": "<script>alert(3)</script>",
+        "section": "<b onmouseover=alert(4)>Untrusted</b>",
+        "chunk_index": 0,
+        "doc_id": "evil",
+    },
+)
+
+#: The body limit the test servers run with (small, so an oversized body is cheap to send).
+MAX_BODY = 16_384
+
+
+@contextmanager
+def run_server(app: FastAPI) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free loopback port; yield ``http://127.0.0.1:PORT``."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_config=None, access_log=False, ws="none", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+def closed_port() -> int:
+    """A loopback port nobody listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
