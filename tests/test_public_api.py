@@ -78,6 +78,7 @@ def test_every_error_has_a_distinct_contract_code():
     assert sorted(codes) == sorted(ragsonde.ErrorCode)
 
 
+@pytest.mark.slow  # starts a process
 def test_importing_the_core_does_not_import_heavy_libraries():
     import subprocess
     import sys

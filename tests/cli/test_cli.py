@@ -16,6 +16,9 @@ from ragsonde.config import Settings
 from ragsonde.store import open_store
 from tests.support import fill
 
+#: Every test here runs ``python -m ragsonde`` in a subprocess.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -10,6 +10,8 @@ from ragsonde.embedders import get_embedder
 from ragsonde.embedders.local import LocalEmbedder
 from ragsonde.errors import EmbeddingError
 
+pytestmark = pytest.mark.slow  # every test here loads (or tries to load) the model
+
 
 def test_vectors_are_384_dim_normalised_and_meaningful(embedder):
     vecs = embedder.embed_documents(

@@ -370,6 +370,7 @@ def test_serve_command_is_registered():
     assert out.exit_code == 0 and "--host" in out.output and "--port" in out.output
 
 
+@pytest.mark.slow  # starts `ragsonde serve` in a process
 def test_ragsonde_serve_end_to_end(tmp_path):
     """The real command in its own process: start-up loads the model, logs go to stderr."""
     import os

@@ -23,6 +23,7 @@ def test_data_survives_reopen(tmp_path):
     s2.close()
 
 
+@pytest.mark.slow  # starts processes
 def test_second_process_gets_a_clear_error_naming_the_holder(tmp_path):
     s = EdgeStore(tmp_path)
     s.create_collection("c", 3)
@@ -69,6 +70,7 @@ def test_unwritable_home_is_a_store_error(tmp_path):
         EdgeStore(home).create_collection("c", 3)
 
 
+@pytest.mark.slow  # builds HNSW over 8,000 points of 384 dims
 def test_build_index_makes_hnsw_on_a_large_enough_collection(tmp_path):
     import numpy as np
 
