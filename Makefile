@@ -34,6 +34,7 @@ demo: install
 test: install browser
 	$(PY) -m pytest -q
 
+# Everything but the tests marked slow (the model, a browser, a subprocess): see tests/conftest.py.
 test-fast: install
 	$(PY) -m pytest -q -m "not slow"
 
