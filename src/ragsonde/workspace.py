@@ -46,8 +46,8 @@ class Workspace:
         self._store = store
         self._embedder = embedder
         self._opened_store: Store | None = None
-        # Two server threads may ask for the store first at once; only one may open it (the
-        # embedded store is single-process, a second open would fail on its lock).
+        # Two server threads may ask for the store first at once; only one may open it, or the
+        # other's store would be left open with nobody to close it.
         self._lock = threading.Lock()
 
     @property
