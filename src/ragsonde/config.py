@@ -79,6 +79,12 @@ class Settings(BaseSettings):
         ),
     )
     embed_timeout_s: float = Field(default=30.0, gt=0)
+    embed_deadline_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="RAGSONDE_EMBED_DEADLINE_S: the most one embed call to a remote API may "
+        "take, across its requests and retries.",
+    )
     embed_max_retries: int = Field(default=4, ge=0, le=10)
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
     device: str = "cpu"
