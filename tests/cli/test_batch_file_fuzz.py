@@ -46,9 +46,6 @@ FILES = st.one_of(
 )
 
 
-@pytest.mark.slow
-@settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(content=FILES, suffix=st.sampled_from([".jsonl", ".json"]))
 def _outcome(fn, *args):
     """``fn(*args)``, or the QueryValidationError it raised (anything else propagates)."""
     try:
@@ -57,6 +54,9 @@ def _outcome(fn, *args):
         return e
 
 
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(content=FILES, suffix=st.sampled_from([".jsonl", ".json"]))
 def test_the_batch_file_reader_only_ever_refuses_cleanly(content, suffix):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"queries{suffix}"
