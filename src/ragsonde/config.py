@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -79,6 +80,12 @@ class Settings(BaseSettings):
         ),
     )
     embed_timeout_s: float = Field(default=30.0, gt=0)
+    embed_deadline_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="RAGSONDE_EMBED_DEADLINE_S: the most one embed call to a remote API may "
+        "take, across its requests and retries.",
+    )
     embed_max_retries: int = Field(default=4, ge=0, le=10)
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
     device: str = "cpu"
@@ -145,8 +152,16 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Build :class:`Settings`, dropping ``None`` overrides; bad values become VALIDATION_ERROR."""
+    """Build :class:`Settings`, dropping ``None`` overrides; bad values and a bad config file
+    (not TOML, not UTF-8, a folder) become VALIDATION_ERROR naming the file and the line."""
     clean = {k: v for k, v in overrides.items() if v is not None}
+    path = _config_file()
+    if path.exists() and not path.is_file():
+        raise QueryValidationError(
+            f"The config file {path} is a folder, not a file. Remove it, or point "
+            "RAGSONDE_CONFIG at a TOML file.",
+            field="config",
+        )
     try:
         return Settings(**clean)
     except ValidationError as e:
@@ -155,6 +170,20 @@ def load_settings(**overrides: Any) -> Settings:
             for err in e.errors(include_url=False)
         ]
         raise QueryValidationError(
-            f"Invalid settings ({_config_file()} / environment): " + "; ".join(parts),
+            f"Invalid settings ({path} / environment): " + "; ".join(parts),
             field=".".join(str(p) for p in e.errors()[0]["loc"]),
+        ) from e
+    except tomllib.TOMLDecodeError as e:  # its message ends "(at line L, column C)"
+        raise QueryValidationError(
+            f"The config file {path} is not valid TOML: {e}.", field="config"
+        ) from e
+    except UnicodeDecodeError as e:
+        line = e.object[: e.start].count(b"\n") + 1
+        raise QueryValidationError(
+            f"The config file {path} is not UTF-8 text (line {line}, byte {e.start}).",
+            field="config",
+        ) from e
+    except OSError as e:
+        raise QueryValidationError(
+            f"The config file {path} cannot be read: {e.strerror or e}.", field="config"
         ) from e

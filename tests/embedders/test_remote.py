@@ -29,6 +29,7 @@ def cohere(api, **kw) -> CohereEmbedder:
         cohere_api_key=kw.pop("key", KEY),
         embed_max_retries=kw.pop("retries", 3),
         embed_timeout_s=kw.pop("timeout", 5.0),
+        embed_deadline_s=kw.pop("deadline", 30.0),
     )
     return CohereEmbedder.from_settings("embed-english-v3.0", s)
 
@@ -39,6 +40,7 @@ def openai(api, **kw) -> OpenAIEmbedder:
         openai_api_key=kw.pop("key", KEY),
         embed_max_retries=kw.pop("retries", 3),
         embed_timeout_s=kw.pop("timeout", 5.0),
+        embed_deadline_s=kw.pop("deadline", 30.0),
     )
     return OpenAIEmbedder.from_settings(kw.pop("model", "my-local-model"), s)
 
@@ -119,6 +121,39 @@ def test_timeout_is_an_embedding_error_quickly(api, make):
     with pytest.raises(EmbeddingError, match="timed out"):
         make(api, timeout=0.2, retries=1).embed_queries(["x"])
     assert time.monotonic() - started < 2.0
+
+
+@pytest.mark.parametrize("make", [cohere, openai])
+def test_a_hung_api_is_bounded_by_one_deadline_across_retries(api, make):
+    """Issue 13.5: timeout 1 s x 5 attempts would be 5 s plus backoff; the deadline is 1.5 s."""
+    api.faults.hang = True
+    started = time.monotonic()
+    with pytest.raises(EmbeddingError, match=r"deadline 1\.5 s") as info:
+        make(api, timeout=1.0, retries=4, deadline=1.5).embed_queries(["x"])
+    elapsed = time.monotonic() - started
+    assert 1.0 <= elapsed < 2.5, elapsed
+    assert 2 <= len(api.requests) <= 3  # it did retry, within the deadline
+    assert KEY not in str(info.value)
+
+
+@pytest.mark.parametrize("make", [cohere, openai])
+def test_the_deadline_spans_every_request_of_one_call(api, make):
+    """Cohere sends 96 texts a request: 3 requests for 200 texts share one deadline."""
+    api.faults.delay_s = 0.4
+    started = time.monotonic()
+    with pytest.raises(EmbeddingError, match="timed out"):
+        make(api, timeout=5.0, retries=0, deadline=0.6).embed_documents(
+            [f"d{i}" for i in range(600)]
+        )
+    assert time.monotonic() - started < 1.5
+
+
+def test_retry_after_is_honoured_and_capped(api):
+    api.faults.rate_limited, api.faults.retry_after = 1, "0.5"
+    started = time.monotonic()
+    assert cohere(api).embed_queries(["x"]).shape[0] == 1
+    assert 0.5 <= time.monotonic() - started < 3.0
+    assert len(api.requests) == 2
 
 
 @pytest.mark.parametrize("make", [cohere, openai])

@@ -87,8 +87,10 @@ class Exploding:
         return self.inner.embed_documents(texts)
 
 
-def test_an_embedding_error_reaches_every_caller_of_the_batch(embedder):
-    batcher = MicroBatchingEmbedder(Exploding(embedder), window_ms=200, max_batch=64)
+def test_an_embedding_error_fails_only_the_caller_whose_text_caused_it(embedder):
+    """Issue 13: the group fails, is split, and each request is retried alone."""
+    poisoned = Exploding(embedder)
+    batcher = MicroBatchingEmbedder(poisoned, window_ms=200, max_batch=64)
 
     def call(text):
         try:
@@ -98,8 +100,32 @@ def test_an_embedding_error_reaches_every_caller_of_the_batch(embedder):
 
     try:
         out = together(call, ["boom", *TEXTS[:5]])
-        assert all(isinstance(x, EmbeddingError) for x in out)  # one batch: all fail
+        assert isinstance(out[0], EmbeddingError)  # the bad text fails...
+        for text, vecs in zip(TEXTS[:5], out[1:], strict=True):  # ...alone
+            assert not isinstance(vecs, Exception), vecs
+            np.testing.assert_allclose(vecs[0], embedder.embed_queries([text])[0], atol=2e-5)
+        assert max(batcher.batch_sizes) > 1  # they did share the first, failing, call
         assert batcher.embed_queries(["fine"]).shape == (1, embedder.dimension)  # not stuck
+    finally:
+        batcher.close()
+
+
+def test_a_broken_model_still_reaches_every_caller(embedder):
+    class Broken(Exploding):
+        def embed_queries(self, texts):
+            raise EmbeddingError("the model is gone")
+
+    batcher = MicroBatchingEmbedder(Broken(embedder), window_ms=100, max_batch=64)
+
+    def call(text):
+        try:
+            return batcher.embed_queries([text])
+        except EmbeddingError as e:
+            return e
+
+    try:
+        out = together(call, TEXTS[:4])
+        assert all(isinstance(x, EmbeddingError) for x in out)  # an error, never a hang
     finally:
         batcher.close()
 

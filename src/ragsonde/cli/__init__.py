@@ -8,6 +8,9 @@ instant.
 from __future__ import annotations
 
 import importlib
+import json
+import sys
+from collections.abc import Sequence
 
 from ragsonde.cli.app import app
 
@@ -22,7 +25,32 @@ def _register() -> None:
         importlib.import_module(f"ragsonde.cli.{name}")
 
 
+def _check_argv(argv: Sequence[str]) -> None:
+    """Bytes in argv that are not UTF-8 arrive as surrogate escapes: refuse them here, at the
+    door (VALIDATION_ERROR, exit 2), before any command can trip over them."""
+    from ragsonde.errors import ErrorCode
+    from ragsonde.models.text import invalid_unicode_at, printable
+
+    for n, arg in enumerate(argv, start=1):
+        at = invalid_unicode_at(arg)
+        if at is None:
+            continue
+        byte = ord(arg[at]) - 0xDC00 if 0xDC80 <= ord(arg[at]) <= 0xDCFF else None
+        what = f"byte 0x{byte:02X}" if byte is not None else f"U+{ord(arg[at]):04X}"
+        message = (
+            f"Argument {n} ({printable(arg)!r}) is not valid UTF-8 text: {what} at character "
+            f"{at}. Pass file names and text as UTF-8."
+        )
+        if "--json" in argv:
+            error = {"code": ErrorCode.VALIDATION_ERROR.value, "message": message}
+            sys.stdout.write(json.dumps({"status": "error", "error": error}) + "\n")
+        else:
+            sys.stderr.write(f"{ErrorCode.VALIDATION_ERROR.value}: {message}\n")
+        raise SystemExit(2)
+
+
 def main() -> None:
     """Entry point of the ``ragsonde`` script."""
+    _check_argv(sys.argv[1:])
     _register()
     app()

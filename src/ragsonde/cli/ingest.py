@@ -93,8 +93,12 @@ def ingest(
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Ingest documents into a collection: idempotent, skips what is unchanged, shows progress."""
-    from ragsonde.ingest import IngestOptions, SourceOptions
+    """Ingest documents into a collection: idempotent, skips what is unchanged, shows progress.
+
+    Exits 1 when pages of a docs site could not be fetched (they are listed); files skipped
+    in a folder (not UTF-8, symlinks leading outside it) are listed and the exit is 0.
+    """
+    from ragsonde.ingest import IngestOptions, SourceOptions, detect_format
     from ragsonde.ingest import ingest as run_ingest
 
     settings = settings_from_options(collection=collection, home=home)
@@ -111,8 +115,13 @@ def ingest(
             source_options=source_options,
             progress=progress,
         )
+    # A page that could not be fetched is content the user asked for and did not get; a file
+    # skipped in a folder is one the folder should not have held.
+    failed_pages = bool(report.failed) and (fmt or detect_format(source)) == "web"
     if json_output:
         print_json(report)
+        if failed_pages:
+            raise typer.Exit(1)
         return
     console.print(
         f"[bold green]Ingested[/] {report.documents} documents → {report.chunks} chunks in "
@@ -121,3 +130,9 @@ def ingest(
     )
     for failure in report.failed:
         err_console.print(f"  [yellow]failed[/] {failure.source}: {failure.reason}")
+    if failed_pages:
+        err_console.print(
+            f"[bold red]{len(report.failed)} pages could not be fetched[/] (listed above); "
+            "run the ingest again to retry them."
+        )
+        raise typer.Exit(1)

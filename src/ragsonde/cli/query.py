@@ -159,26 +159,63 @@ def _emit(resp: Response, json_output: bool) -> None:
         _render_response(resp)
 
 
+def _bad_file(path: Path, problem: str) -> QueryValidationError:
+    return QueryValidationError(f"Batch file {path} {problem}", field="file")
+
+
+def _decode_text(path: Path, raw: bytes) -> str:
+    """UTF-8 (a BOM allowed) text, or VALIDATION_ERROR naming the line of the first bad byte."""
+    if b"\x00" in raw:
+        line = raw[: raw.index(b"\x00")].count(b"\n") + 1
+        raise _bad_file(path, f"is binary, not JSON text (a NUL byte on line {line}).")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise _bad_file(path, f"is not UTF-8 text (line {line}, byte {e.start}).") from e
+
+
+def _json(path: Path, text: str, line: int = 1) -> Any:
+    """``text`` parsed; errors name the file's line (``line``: where ``text`` starts)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise _bad_file(
+            path, f"is not valid JSON or JSON Lines (line {line + e.lineno - 1}: {e.msg})."
+        ) from e
+    except RecursionError as e:
+        raise _bad_file(path, f"nests JSON too deeply (line {line}).") from e
+
+
 def _read_batch_file(path: Path) -> dict[str, Any]:
+    """A batch body from a JSON array, a JSON object (a batch or one query) or JSON Lines.
+
+    Every bad file is a VALIDATION_ERROR naming it (and the line, where known); a query holding
+    invalid Unicode is left to the retriever, which answers it with its own error response.
+    """
+    if path.is_dir():
+        raise _bad_file(path, "is a folder: give a .jsonl or .json file.")
     if not path.is_file():
         raise QueryValidationError(f"Batch file {path} does not exist.", field="file")
-    raw = path.read_text(encoding="utf-8")
-    stripped = raw.lstrip()
     try:
-        if stripped.startswith("["):
-            return {"queries": json.loads(raw)}
-        if stripped.startswith("{") and path.suffix != ".jsonl":
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError:
-                data = None
-            if isinstance(data, dict):
-                return data if "queries" in data else {"queries": [data]}
-        queries = [json.loads(line) for line in raw.splitlines() if line.strip()]
-    except json.JSONDecodeError as e:
-        raise QueryValidationError(
-            f"{path} is not valid JSON or JSON Lines (line {e.lineno}: {e.msg}).", field="file"
-        ) from e
+        raw = path.read_bytes()
+    except OSError as e:
+        raise _bad_file(path, f"cannot be read: {e.strerror or e}.") from e
+    text = _decode_text(path, raw)
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return {"queries": _json(path, text)}
+    if stripped.startswith("{") and path.suffix != ".jsonl":
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            data = None  # perhaps JSON Lines: read below, line by line
+        if isinstance(data, dict):
+            return data if "queries" in data else {"queries": [data]}
+    lines = text.splitlines()
+    queries = [_json(path, line, n) for n, line in enumerate(lines, start=1) if line.strip()]
+    if not queries:
+        raise _bad_file(path, "holds no queries.")
     return {"queries": queries}
 
 

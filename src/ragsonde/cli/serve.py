@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import socket
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -16,6 +17,7 @@ from ragsonde.cli._common import (
     settings_from_options,
 )
 from ragsonde.cli.app import app
+from ragsonde.errors import QueryValidationError
 
 __all__ = ["LogLevel", "serve"]
 
@@ -28,6 +30,24 @@ class LogLevel(StrEnum):
     warning = "warning"
     info = "info"
     debug = "debug"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound now: a busy port fails in milliseconds, before the model
+    loads, and nothing can take the port between this check and the server's start."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise QueryValidationError(
+            f"Cannot listen on {host}:{port}: {e.strerror or e}. Another process probably uses "
+            "the port: stop it, or pick another with --port.",
+            field="port",
+        ) from e
+    return sock
 
 
 def _log_config(level: str) -> dict[str, Any]:
@@ -65,7 +85,8 @@ def serve(
         )
         raise typer.Exit(1) from e
     settings = settings_from_options(collection=collection, home=home)
-    uvicorn.run(
+    sock = _bind(host, port)
+    config = uvicorn.Config(
         create_app(settings),
         host=host,
         port=port,
@@ -73,3 +94,10 @@ def serve(
         log_level=log_level.value,
         access_log=False,  # the app logs every request itself, with its timing
     )
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if not server.started:
+        raise typer.Exit(3)  # as uvicorn.run: the app failed to start (its log says why)

@@ -1,13 +1,15 @@
-"""HTTP for the remote embedders: retries with backoff, and one error translation.
+"""HTTP for the remote embedders: retries within one deadline, and one error translation.
 
-401/403 → :class:`AuthError`; other 4xx, 5xx after retries, timeouts, refused connections and
-malformed bodies → :class:`EmbeddingError`. httpx exceptions never escape this module. Messages
-quote the API's own error text and never carry the key.
+Retries (429 and 5xx answers, timeouts) follow the one policy in :mod:`ragsonde.retry`, within
+one overall deadline per embed call (``RAGSONDE_EMBED_DEADLINE_S``), so a hung API holds a
+caller for about that long, never attempts x timeout. 401/403 → :class:`AuthError`; other 4xx,
+5xx after retries, timeouts, refused connections and malformed bodies → :class:`EmbeddingError`.
+httpx exceptions never escape this module. Messages quote the API's own error text and never
+carry the key.
 """
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -15,6 +17,13 @@ from typing import Any
 import httpx
 
 from ragsonde.errors import AuthError, EmbeddingError, mask_secrets
+from ragsonde.retry import (
+    RetriesExhausted,
+    RetryPolicy,
+    TryAgain,
+    call_with_retries,
+    parse_retry_after,
+)
 
 __all__ = ["RETRY_STATUSES", "JsonPoster"]
 
@@ -40,7 +49,7 @@ def _api_message(response: httpx.Response) -> str:
 
 
 class JsonPoster:
-    """POSTs JSON to one API with retries; returns the decoded JSON body."""
+    """POSTs JSON to one API with retries within a deadline; returns the decoded JSON body."""
 
     def __init__(
         self,
@@ -52,53 +61,74 @@ class JsonPoster:
         timeout_s: float,
         max_retries: int,
         key_hint: str,
+        deadline_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.api = api
         self.base_url = base_url.rstrip("/")
         self._secret = secret
+        self._timeout_s = timeout_s
         self._max_retries = max_retries
         self._key_hint = key_hint
         self._sleep = sleep
+        #: Seconds one embed call may take across all its requests and retries.
+        self.deadline_s = deadline_s
         self._client = httpx.Client(headers=dict(headers), timeout=timeout_s)
 
     def _clean(self, text: str) -> str:
         return mask_secrets(text, [self._secret])
 
-    def post(self, path: str, body: Mapping[str, Any]) -> Any:
-        url = f"{self.base_url}{path}"
-        attempt = 0
-        while True:
-            try:
-                response = self._client.post(url, json=body)
-            except httpx.TimeoutException as e:
-                if attempt < self._max_retries:
-                    attempt += 1
-                    self._sleep(self._backoff(attempt, None))
-                    continue
-                raise EmbeddingError(
-                    f"{self.api} at {self._clean(self.base_url)} timed out after "
-                    f"{attempt + 1} attempts. Try again later, or raise the timeout "
-                    "(RAGSONDE_EMBED_TIMEOUT_S)."
-                ) from e
-            except httpx.HTTPError as e:
-                raise EmbeddingError(
-                    f"Cannot reach {self.api} at {self._clean(self.base_url)}: "
-                    f"{self._clean(str(e)) or type(e).__name__}. Check the base URL and network."
-                ) from e
-            if response.status_code in RETRY_STATUSES and attempt < self._max_retries:
-                attempt += 1
-                self._sleep(self._backoff(attempt, response.headers.get("retry-after")))
-                continue
-            return self._decode(response, attempts=attempt + 1)
+    def deadline(self) -> float:
+        """The monotonic time by which a call starting now must be done."""
+        return time.monotonic() + self.deadline_s
 
-    def _backoff(self, attempt: int, retry_after: str | None) -> float:
-        if retry_after:
+    def post(self, path: str, body: Mapping[str, Any], *, deadline: float | None = None) -> Any:
+        """POST ``body``; ``deadline`` (monotonic, from :meth:`deadline`) bounds the retries of
+        every request of one embed call together (default: this request alone)."""
+        url = f"{self.base_url}{path}"
+        left = (deadline if deadline is not None else self.deadline()) - time.monotonic()
+        policy = RetryPolicy(
+            retries=self._max_retries, deadline_s=max(0.0, left), max_wait_s=_MAX_BACKOFF_S
+        )
+
+        def attempt(remaining: float | None) -> httpx.Response:
+            timeout = self._timeout_s if remaining is None else min(self._timeout_s, remaining)
             try:
-                return min(_MAX_BACKOFF_S, max(0.0, float(retry_after)))
-            except ValueError:
-                pass
-        return float(min(_MAX_BACKOFF_S, 0.25 * 2 ** (attempt - 1) * (1 + random.random())))  # noqa: S311
+                response = self._client.post(url, json=body, timeout=timeout)
+            except httpx.TimeoutException as e:
+                raise TryAgain(f"timed out after {timeout:.3g} s") from e
+            if response.status_code in RETRY_STATUSES:
+                raise TryAgain(
+                    f"HTTP {response.status_code}",
+                    retry_after=parse_retry_after(response.headers.get("retry-after")),
+                    outcome=response,
+                )
+            return response
+
+        try:
+            response = call_with_retries(attempt, policy, sleep=self._sleep)
+        except RetriesExhausted as e:
+            last = e.last.outcome
+            if isinstance(last, httpx.Response) and not e.deadline_hit:
+                return self._decode(last, attempts=e.attempts)
+            if isinstance(last, httpx.Response):
+                raise EmbeddingError(
+                    f"{self.api} answered HTTP {last.status_code} and did not recover within "
+                    f"the {self.deadline_s:g} s deadline ({e.attempts} attempts): "
+                    f"{self._clean(_api_message(last))}. Try again later, or raise "
+                    "RAGSONDE_EMBED_DEADLINE_S."
+                ) from e
+            raise EmbeddingError(
+                f"{self.api} at {self._clean(self.base_url)} timed out after {e.attempts} "
+                f"attempts in {e.elapsed_s:.1f} s (deadline {self.deadline_s:g} s). Try again "
+                "later, or raise RAGSONDE_EMBED_TIMEOUT_S / RAGSONDE_EMBED_DEADLINE_S."
+            ) from e
+        except httpx.HTTPError as e:
+            raise EmbeddingError(
+                f"Cannot reach {self.api} at {self._clean(self.base_url)}: "
+                f"{self._clean(str(e)) or type(e).__name__}. Check the base URL and network."
+            ) from e
+        return self._decode(response, attempts=1)
 
     def _decode(self, response: httpx.Response, *, attempts: int) -> Any:
         status = response.status_code

@@ -48,6 +48,7 @@ class CohereEmbedder:
             secret=key,
             timeout_s=settings.embed_timeout_s,
             max_retries=settings.embed_max_retries,
+            deadline_s=settings.embed_deadline_s,
             key_hint="COHERE_API_KEY",
         )
         return cls(model, poster)
@@ -66,6 +67,7 @@ class CohereEmbedder:
 
     def _embed(self, texts: Sequence[str], input_type: str) -> Vectors:
         parts = []
+        deadline = self._poster.deadline()  # one deadline for the whole call
         for start in range(0, len(texts), _BATCH):
             chunk = list(texts[start : start + _BATCH])
             body = self._poster.post(
@@ -76,6 +78,7 @@ class CohereEmbedder:
                     "input_type": input_type,
                     "embedding_types": ["float"],
                 },
+                deadline=deadline,
             )
             rows = body.get("embeddings", {}).get("float") if isinstance(body, dict) else None
             vecs = to_vectors(rows, expected=len(chunk), api="Cohere", dimension=self._dimension)

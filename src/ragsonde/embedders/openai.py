@@ -49,6 +49,7 @@ class OpenAIEmbedder:
             secret=key,
             timeout_s=settings.embed_timeout_s,
             max_retries=settings.embed_max_retries,
+            deadline_s=settings.embed_deadline_s,
             key_hint="OPENAI_API_KEY",
         )
         return cls(model, poster)
@@ -67,10 +68,13 @@ class OpenAIEmbedder:
 
     def _embed(self, texts: Sequence[str]) -> Vectors:
         parts = []
+        deadline = self._poster.deadline()  # one deadline for the whole call
         for start in range(0, len(texts), _BATCH):
             chunk = list(texts[start : start + _BATCH])
             body = self._poster.post(
-                "/embeddings", {"model": self._model, "input": chunk, "encoding_format": "float"}
+                "/embeddings",
+                {"model": self._model, "input": chunk, "encoding_format": "float"},
+                deadline=deadline,
             )
             data = body.get("data") if isinstance(body, dict) else None
             if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):

@@ -26,6 +26,7 @@ from ragsonde.models.response import (
     Timings,
     utc_now,
 )
+from ragsonde.models.text import UnicodeStr, check_text, invalid_unicode_at, printable
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -41,8 +42,12 @@ __all__ = [
     "SearchMode",
     "Status",
     "Timings",
+    "UnicodeStr",
+    "check_text",
+    "invalid_unicode_at",
     "json_schemas",
     "parse_query",
+    "printable",
     "utc_now",
     "validation_error_from_pydantic",
 ]

@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.text import UnicodeStr, check_text, printable
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -75,7 +76,7 @@ class Query(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
     query_text: Annotated[
-        StrictStr,
+        UnicodeStr,
         Field(
             validation_alias=AliasChoices("query_text", "text", "query"),
             description="The question; non-empty after stripping, at most max_query_chars long.",
@@ -106,10 +107,10 @@ class Query(BaseModel):
     ] = None
     include_metadata: StrictBool = True
     include_vectors: StrictBool = False
-    query_id: Annotated[StrictStr, Field(min_length=1, max_length=200)] = Field(
+    query_id: Annotated[UnicodeStr, Field(min_length=1, max_length=200)] = Field(
         default_factory=_new_id
     )
-    collection: Annotated[StrictStr | None, Field(min_length=1, max_length=255)] = None
+    collection: Annotated[UnicodeStr | None, Field(min_length=1, max_length=255)] = None
     mode: SearchMode = "dense"
 
     @field_validator("query_text")
@@ -144,8 +145,12 @@ class Query(BaseModel):
         if value is None:
             return None
         for key, cond in value.items():
+            check_text(key, "a filter field name")
             if not key.strip():
                 raise ValueError("filter field names must not be empty")
+            for item in cond if isinstance(cond, list) else [cond]:
+                if isinstance(item, str):
+                    check_text(item, f"filter '{printable(key)}'")
             if isinstance(cond, list) and not cond:
                 raise ValueError(f"filter '{key}' has an empty list: give at least one value")
         return value
@@ -161,8 +166,8 @@ class BatchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     queries: Annotated[list[Query], Field(min_length=1)]
-    collection: Annotated[StrictStr | None, Field(min_length=1, max_length=255)] = None
-    batch_id: Annotated[StrictStr, Field(min_length=1, max_length=200)] = Field(
+    collection: Annotated[UnicodeStr | None, Field(min_length=1, max_length=255)] = None
+    batch_id: Annotated[UnicodeStr, Field(min_length=1, max_length=200)] = Field(
         default_factory=_new_id
     )
 
@@ -180,7 +185,7 @@ def validation_error_from_pydantic(err: ValidationError) -> QueryValidationError
     parts: list[str] = []
     first_field: str | None = None
     for item in err.errors(include_url=False):
-        loc = ".".join(str(p) for p in item["loc"]) or "body"
+        loc = printable(".".join(str(p) for p in item["loc"])) or "body"
         first_field = first_field or loc
         msg = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -16,6 +17,7 @@ from pydantic import (
 )
 
 from ragsonde.errors import ErrorCode, RagsondeError
+from ragsonde.models.text import printable
 
 __all__ = [
     "MINIMAL_RESULT_FIELDS",
@@ -29,6 +31,9 @@ __all__ = [
 ]
 
 Status = Literal["success", "partial", "error"]
+#: A string echoed from input, which may be input that was refused for holding invalid Unicode:
+#: lone surrogates become U+FFFD so the answer can always be written as JSON.
+Echo = Annotated[str, AfterValidator(printable)]
 #: What a result carries when the query asked ``include_metadata: false``.
 MINIMAL_RESULT_FIELDS = ("chunk_id", "text", "similarity_score", "rank")
 
@@ -44,7 +49,7 @@ class ErrorInfo(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     code: ErrorCode
-    message: str
+    message: Echo
 
     @classmethod
     def from_exception(cls, exc: RagsondeError) -> ErrorInfo:
@@ -103,14 +108,14 @@ class Result(BaseModel):
 class Response(BaseModel):
     """The answer to one query; ``status == "error"`` carries ``error`` and no results."""
 
-    query: str
-    query_id: str
+    query: Echo
+    query_id: Echo
     status: Status
     results: list[Result] = Field(default_factory=list)
     total_results: Annotated[int, Field(ge=0)] = 0
     top_k_requested: int
-    collection: str
-    model: str
+    collection: Echo
+    model: Echo
     timestamp: str = Field(default_factory=utc_now)
     timings: Timings = Field(default_factory=Timings)
     error: ErrorInfo | None = None
@@ -145,7 +150,7 @@ class Response(BaseModel):
 class BatchResponse(BaseModel):
     """One response per query, in input order."""
 
-    batch_id: str
+    batch_id: Echo
     status: Status
     responses: list[Response]
     batch_latency_ms: Annotated[float, Field(ge=0)]

@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ragsonde.embedders.base import Embedder, Vectors
+from ragsonde.embedders.isolate import embed_groups
 
 __all__ = ["BATCHED_BY_DEFAULT", "MicroBatchingEmbedder"]
 
@@ -183,11 +184,10 @@ class MicroBatchingEmbedder:
                 return
 
     def _embed(self, batch: list[_Request]) -> None:
-        texts = [t for r in batch for t in r.texts]
         try:
-            vectors = self.inner.embed_queries(texts)
-            if len(vectors) != len(texts):
-                raise RuntimeError(f"the embedder returned {len(vectors)} vectors for {len(texts)}")
+            # One model call; if it fails, each request is embedded alone, so a request that
+            # breaks the model fails by itself and the others running beside it still succeed.
+            outcomes = embed_groups(self.inner.embed_queries, [r.texts for r in batch])
         except BaseException as e:  # every waiting caller gets the error, never a hang
             for r in batch:
                 r.error = e
@@ -195,9 +195,10 @@ class MicroBatchingEmbedder:
             return
         if len(self.batch_sizes) >= 10_000:
             del self.batch_sizes[:5_000]
-        self.batch_sizes.append(len(texts))
-        start = 0
-        for r in batch:
-            r.result = vectors[start : start + len(r.texts)]
-            start += len(r.texts)
+        self.batch_sizes.append(sum(len(r.texts) for r in batch))
+        for r, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                r.error = outcome
+            else:
+                r.result = outcome
             r.done.set()

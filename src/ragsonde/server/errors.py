@@ -8,6 +8,7 @@ Tracebacks never reach a body.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Mapping
 
@@ -17,7 +18,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response as HttpResponse
 
-from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
+from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError, StoreConnectionError
 from ragsonde.models import Response
 from ragsonde.server.state import get_state
 
@@ -26,10 +27,13 @@ __all__ = [
     "HTTP_STATUS",
     "ApiError",
     "BodyTooLargeError",
+    "UnsupportedMediaTypeError",
     "install_error_handlers",
     "json_response",
     "status_for",
 ]
+
+log = logging.getLogger("ragsonde.server")
 
 #: Contract error code -> HTTP status. Auth and embedding failures are the upstream's fault (502).
 HTTP_STATUS: dict[ErrorCode, int] = {
@@ -46,6 +50,7 @@ def _error_responses() -> dict[int | str, dict[str, object]]:
     out: dict[int | str, dict[str, object]] = {
         401: {"model": Response, "description": "AUTH_ERROR: missing or wrong API key"},
         413: {"model": Response, "description": "VALIDATION_ERROR: request body too large"},
+        415: {"model": Response, "description": "VALIDATION_ERROR: the body is not JSON"},
     }
     for status in sorted(set(HTTP_STATUS.values())):
         codes = " or ".join(c.value for c, s in HTTP_STATUS.items() if s == status)
@@ -99,6 +104,20 @@ class BodyTooLargeError(ApiError):
                 field="body",
             ),
             status=413,
+        )
+
+
+class UnsupportedMediaTypeError(ApiError):
+    """A POST/PUT/PATCH body that is not ``application/json`` (HTTP 415)."""
+
+    def __init__(self, media_type: str) -> None:
+        got = f"'{media_type[:100]}'" if media_type else "no Content-Type"
+        super().__init__(
+            QueryValidationError(
+                f"Request bodies must be JSON: send 'Content-Type: application/json' (got {got}).",
+                field="body",
+            ),
+            status=415,
         )
 
 
@@ -156,8 +175,26 @@ async def _on_http_exception(request: Request, exc: Exception) -> HttpResponse:
     return await _on_api_error(request, ApiError(error, status=exc.status_code, headers=headers))
 
 
+async def _on_unhandled(request: Request, exc: Exception) -> HttpResponse:
+    """A bug: log the traceback, answer the contract error body (500), never plain text.
+
+    The contract has no code for "the server itself failed"; CONNECTION_ERROR is the one a client
+    already treats as "the service could not answer, try again later". The message names only
+    the exception's type: its text may quote input or a secret.
+    """
+    log.error(
+        "unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path, exc_info=exc
+    )
+    error = StoreConnectionError(
+        f"The server failed unexpectedly ({type(exc).__name__}) and could not answer. Try again; "
+        "if it keeps failing, the server log has the details."
+    )
+    return json_response(_error_body(request, ApiError(error, status=500)), 500)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register every handler that turns an exception into the contract error body."""
+    app.add_exception_handler(Exception, _on_unhandled)
     app.add_exception_handler(ApiError, _on_api_error)
     app.add_exception_handler(RequestValidationError, _on_request_validation)
     app.add_exception_handler(StarletteHTTPException, _on_http_exception)

@@ -1,4 +1,4 @@
-"""ASGI middleware: the request body limit, and one log line per request.
+"""ASGI middleware: the request body's rules (size, JSON only), and one log line per request.
 
 Both are plain ASGI (no ``BaseHTTPMiddleware``), so streaming and background tasks are untouched.
 """
@@ -10,39 +10,64 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ragsonde.server.errors import BodyTooLargeError
+from ragsonde.server.errors import BodyTooLargeError, UnsupportedMediaTypeError
 
-__all__ = ["BodyLimitMiddleware", "RequestLogMiddleware"]
+__all__ = ["BODY_METHODS", "JSON_MEDIA_TYPE", "BodyLimitMiddleware", "RequestLogMiddleware"]
 
 log = logging.getLogger("ragsonde.server")
 
+#: Methods whose body must be JSON.
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+JSON_MEDIA_TYPE = "application/json"
 
-def _declared_length(scope: Scope) -> int | None:
+
+def _header(scope: Scope, wanted: bytes) -> bytes | None:
     for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
+        if name == wanted:
+            return bytes(value)
     return None
 
 
-class BodyLimitMiddleware:
-    """Refuse bodies over ``max_bytes`` with 413, declared (Content-Length) or streamed (chunked).
+def _declared_length(scope: Scope) -> int | None:
+    value = _header(scope, b"content-length")
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
-    The error is raised when the app reads the body, so a route still checks the API key first,
-    and the contract error handler shapes the answer. The oversized body is never buffered.
+
+def _media_type(scope: Scope) -> str:
+    """The Content-Type without parameters (``application/json; charset=utf-8`` → the type)."""
+    raw = _header(scope, b"content-type") or b""
+    return raw.decode("latin-1").partition(";")[0].strip().lower()
+
+
+class BodyLimitMiddleware:
+    """Refuse bodies over ``max_bytes`` with 413, declared (Content-Length) or streamed (chunked),
+    and (``json_only``) POST/PUT/PATCH bodies that are not ``application/json`` with 415.
+
+    JSON only: a browser sends a cross-site ``<form>`` POST (``text/plain``, urlencoded or
+    multipart) without asking the server first, so with no API key set any page could start work
+    here; a JSON body needs a CORS preflight, which this server never grants.
+
+    The errors are raised when the app reads the body, so a route still checks the API key
+    first, and the contract error handler shapes the answer. The size is checked as the body
+    arrives (an oversized body is never buffered), the media type once it has all arrived, so
+    an oversized body is a 413 whatever its type.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, *, json_only: bool = True) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.json_only = json_only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         declared = _declared_length(scope)
+        check_type = self.json_only and scope.get("method") in BODY_METHODS
+        media_type = _media_type(scope)
         received = 0
 
         async def limited() -> Message:
@@ -54,6 +79,8 @@ class BodyLimitMiddleware:
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
                     raise BodyTooLargeError(self.max_bytes)
+                if check_type and not message.get("more_body") and media_type != JSON_MEDIA_TYPE:
+                    raise UnsupportedMediaTypeError(media_type)
             return message
 
         await self.app(scope, limited, send)

@@ -3,7 +3,8 @@
 For the one thing that cannot run here, a paid remote API. It answers the real request shapes
 with the real response and error bodies, with deterministic vectors (seeded by text and input
 type), and can be told to fail: a wrong key, N rate-limited or 503 answers, malformed bodies,
-slow answers. It records every request it receives.
+slow answers, or a hang (no answer at all until it stops). It records every request it
+receives.
 
     with FakeEmbeddingAPI(api_key="k") as api:
         settings = Settings(embedder="cohere:embed-english-v3.0", cohere_base_url=api.url,
@@ -50,6 +51,8 @@ class _Faults:
     wrong_count: int = 0
     delay_s: float = 0.0
     retry_after: str = "0"
+    #: Hang: read each request and never answer it (until the fake stops; at most 10 minutes).
+    hang: bool = False
 
 
 @dataclass
@@ -65,6 +68,7 @@ class FakeEmbeddingAPI:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self._stopping = threading.Event()  # releases hung requests
 
     @property
     def url(self) -> str:
@@ -75,6 +79,7 @@ class FakeEmbeddingAPI:
 
     def __enter__(self) -> FakeEmbeddingAPI:
         api = self
+        self._stopping.clear()
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: Any) -> None:  # quiet
@@ -89,13 +94,16 @@ class FakeEmbeddingAPI:
                     body = None
                 status, payload, headers = api._answer(self.path, dict(self.headers), body)
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client gave up first (a timeout, a hang): nothing to answer
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -108,6 +116,7 @@ class FakeEmbeddingAPI:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -129,6 +138,8 @@ class FakeEmbeddingAPI:
             self.requests.append(RecordedRequest(path, headers, body))
         if self.faults.delay_s:
             time.sleep(self.faults.delay_s)
+        if self.faults.hang:
+            self._stopping.wait(timeout=600)
         cohere = path.startswith("/v2/embed")
         openai = path.endswith("/embeddings")
         if not (cohere or openai):

@@ -15,6 +15,9 @@ class FolderSource:
     """Every readable file under ``root``; ``doc_id`` is its path relative to ``root``, no suffix.
 
     ``url`` comes from front matter, else ``base_url`` + the relative path, else the relative path.
+    A file that is not UTF-8 text is skipped and listed (a :class:`Failure` naming the line of
+    the first bad byte), and so is a symlink that leads out of ``root``: ingesting a folder never
+    reads what lies outside it.
     """
 
     def __init__(self, root: Path, *, base_url: str | None = None) -> None:
@@ -27,10 +30,16 @@ class FolderSource:
         return sorted(
             p
             for p in self.root.rglob("*")
-            if p.is_file()
+            if (p.is_file() or p.is_symlink())
             and p.suffix.lower() in PARSER_FOR_SUFFIX
             and not any(part.startswith(".") for part in p.relative_to(self.root).parts)
         )
+
+    def _outside(self, path: Path) -> bool:
+        """Whether ``path`` (a symlink, or under one) resolves to a place outside the root."""
+        if self.root.is_file():
+            return False
+        return not path.resolve().is_relative_to(self.root.resolve())
 
     def estimate(self) -> int | None:
         return len(self._files())
@@ -42,10 +51,18 @@ class FolderSource:
             yield self._read(path, rel)
 
     def _read(self, path: Path, rel: str) -> Document | Failure:
+        if self._outside(path):
+            return Failure(rel, "skipped: a symlink to outside the ingested folder")
+        if not path.is_file():
+            return Failure(rel, "skipped: a broken symlink")
         try:
-            raw = path.read_bytes().decode("utf-8-sig")
+            data = path.read_bytes()
+            raw = data.decode("utf-8-sig")
         except UnicodeDecodeError as e:
-            return Failure(rel, f"not UTF-8 text ({e.reason} at byte {e.start})")
+            line = data[: e.start].count(b"\n") + 1
+            return Failure(
+                rel, f"skipped: not UTF-8 text ({e.reason} at line {line}, byte {e.start})"
+            )
         except OSError as e:
             return Failure(rel, f"unreadable: {e.strerror or e}")
         fmt = PARSER_FOR_SUFFIX.get(path.suffix.lower(), "text")

@@ -1,12 +1,12 @@
 """A docs site: a sitemap (nested sitemap indexes too) or one page, fetched with httpx.
 
-Pages are fetched a bounded number at a time, with timeouts and retries; a page that fails is a
+Pages are fetched a bounded number at a time, with timeouts and retries (the one policy of
+:mod:`ragsonde.retry`); a page that fails is a
 :class:`Failure`, while a sitemap that cannot be fetched at all is an error for the whole run.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
@@ -14,6 +14,13 @@ from typing import TYPE_CHECKING
 from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.ingest.parse import parse
+from ragsonde.retry import (
+    RetriesExhausted,
+    RetryPolicy,
+    TryAgain,
+    call_with_retries,
+    parse_retry_after,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -64,27 +71,30 @@ class WebSource:
         )
 
     def _get(self, client: httpx.Client, url: str) -> httpx.Response:
+        """GET ``url``, retried (timeouts, refused connections, 429/5xx) by the one retry policy
+        (:mod:`ragsonde.retry`); bounded by ``retries + 1`` attempts of ``timeout_s`` each."""
         import httpx
 
-        last = ""
-        for attempt in range(self.opts.retries + 1):
-            if attempt:
-                time.sleep(min(0.25 * 2**attempt, 4.0))
+        def attempt(_remaining: float | None) -> httpx.Response:
             try:
                 resp = client.get(url)
-            except httpx.TimeoutException:
-                last = f"timed out after {self.opts.timeout_s:g} s"
-                continue
+            except httpx.TimeoutException as e:
+                raise TryAgain(f"timed out after {self.opts.timeout_s:g} s") from e
             except httpx.HTTPError as e:
-                last = f"could not connect ({type(e).__name__})"
-                continue
+                raise TryAgain(f"could not connect ({type(e).__name__})") from e
             if resp.status_code in _RETRY_STATUS:
-                last = f"HTTP {resp.status_code}"
-                continue
+                raise TryAgain(
+                    f"HTTP {resp.status_code}",
+                    retry_after=parse_retry_after(resp.headers.get("retry-after")),
+                )
             if resp.status_code >= 400:
                 raise _FetchError(f"HTTP {resp.status_code}")
             return resp
-        raise _FetchError(last)
+
+        try:
+            return call_with_retries(attempt, RetryPolicy(self.opts.retries, max_wait_s=4.0))
+        except RetriesExhausted as e:
+            raise _FetchError(e.last.reason) from e
 
     def _discover(self, client: httpx.Client) -> list[str]:
         if self._pages is not None:

@@ -1,0 +1,53 @@
+"""Text at the door: a string is valid Unicode (UTF-8 encodable) or it is refused.
+
+JSON can carry a lone surrogate (``"\\ud800"``) and a POSIX argv carries undecodable bytes as
+surrogate escapes (``\\udc80``..``\\udcff``); both are ``str`` to Python but not text: they cannot
+be encoded, tokenized or written back out. Every text input is checked once where it enters
+(:data:`UnicodeStr` in the contract models, :func:`check_text` elsewhere); what is echoed back
+from input that was refused goes through :func:`printable` so an error answer never crashes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, StrictStr
+
+__all__ = ["UnicodeStr", "check_text", "invalid_unicode_at", "printable"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def invalid_unicode_at(value: str) -> int | None:
+    """The index of the first character that is not valid Unicode text (a lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return e.start
+    return None
+
+
+def check_text(value: str, what: str = "") -> str:
+    """``value`` unchanged, or ValueError naming ``what`` and the position of the bad character."""
+    at = invalid_unicode_at(value)
+    if at is not None:
+        prefix = f"{what} " if what else ""
+        raise ValueError(
+            f"{prefix}must be valid Unicode text, but character {at} is a lone surrogate "
+            f"(U+{ord(value[at]):04X}); send UTF-8"
+        )
+    return value
+
+
+def _check(value: str) -> str:
+    return check_text(value)
+
+
+def printable(value: str) -> str:
+    """``value`` with every lone surrogate replaced by U+FFFD, for echoing refused input."""
+    return _SURROGATE.sub("\ufffd", value)
+
+
+#: A strict string that must be valid Unicode (no lone surrogates).
+UnicodeStr = Annotated[StrictStr, AfterValidator(_check)]
