@@ -3,6 +3,7 @@ into [0, 1] as :mod:`ragsonde.store.scores` documents."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -94,7 +95,7 @@ def test_similarity_maps_by_hand(distance, raw, expected):
 def test_distance_maps_are_strictly_decreasing_in_the_distance(distance):
     f = similarity_of(distance)
     values = [f(d) for d in np.linspace(0, 50, 200)]
-    assert all(a > b for a, b in zip(values, values[1:], strict=False))
+    assert all(a > b for a, b in itertools.pairwise(values))
     assert all(0.0 < v <= 1.0 for v in values)
 
 
