@@ -56,13 +56,16 @@ def parse_qdrant_url(value: str | None) -> str | None:
         try:
             parts.port  # noqa: B018 - raises ValueError on a port that is not a number
         except ValueError:
-            raise ValueError(f"{value!r} has an invalid port; accepted: {_URL_FORMS}") from None
+            msg = f"QDRANT_URL {value!r} has a bad port; accepted forms: {_URL_FORMS}"
+            raise ValueError(msg) from None
         if parts.hostname:
             return value
     elif Path(value).is_dir():
         return f"path:{value}"
     hint = f" (did you mean 'http://{value}'?)" if "://" not in value and ":" in value else ""
-    raise ValueError(f"{value!r} is not a Qdrant location{hint}; accepted forms: {_URL_FORMS}")
+    raise ValueError(
+        f"QDRANT_URL {value!r} is not a Qdrant location{hint}; accepted forms: {_URL_FORMS}"
+    )
 
 
 class Settings(BaseSettings):
