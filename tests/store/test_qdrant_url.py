@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import ragsonde
 from ragsonde.config import load_settings, parse_qdrant_url
 from ragsonde.errors import QueryValidationError
 
@@ -70,6 +71,8 @@ def test_a_missing_scheme_suggests_it():
 
 def test_cli_refuses_it_without_creating_a_folder(tmp_path: Path):
     env = {**os.environ, "QDRANT_URL": "localhost:6333", "RAGSONDE_HOME": str(tmp_path / "h")}
+    # the ragsonde under test, whatever the working directory (the process runs in tmp_path)
+    env["PYTHONPATH"] = str(Path(ragsonde.__file__).parents[1])
     out = subprocess.run(
         [sys.executable, "-m", "ragsonde", "query", "x", "--json"],
         capture_output=True,
