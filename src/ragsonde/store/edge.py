@@ -6,16 +6,27 @@ shard (:mod:`ragsonde.store.lock`: the owner's pid and host, nothing else) so a 
 gets a clear error saying who holds it. Within one process, stores share open shards
 (reference-counted), so several retrievers on the same home work.
 
+Sharing a home between processes (a server and ``ragsonde ingest``): Qdrant Edge cannot open a
+shard in two processes at once, so they take turns. A long-lived store (the server's) is built
+with ``idle_release_s``: a shard it has not used for that long is flushed, closed and unlocked by
+a background thread, so another process can take it; the next request reopens it and so reads
+whatever was written meanwhile (no stale data, no file watching). With ``lock_wait_s`` a store
+that finds the lock taken waits that long for it instead of failing at once, so a request that
+arrives during a short write waits for it rather than erroring. One-shot commands keep the
+defaults (hold until closed, fail at once with the holder's pid and host).
+
 Errors are translated by type in :mod:`ragsonde.store._errors` (qdrant-edge raises the plain
 ``Exception`` class); what the engine would refuse by message is checked before each call.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -25,6 +36,7 @@ from typing import Any
 from ragsonde.errors import (
     CollectionNotFoundError,
     QueryValidationError,
+    RagsondeError,
     StoreConnectionError,
 )
 from ragsonde.store import _convert as convert
@@ -83,6 +95,8 @@ class _Shard:
         self.layout = layout
         self.refs = 0
         self.mutex = threading.Lock()
+        self.closed = False  # set (under mutex) when released while a store still names it
+        self.last_used = time.monotonic()
 
     def close(self) -> None:
         try:
@@ -97,9 +111,9 @@ _OPEN: dict[Path, _Shard] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def _acquire_lock(name: str, path: Path) -> ShardLock:
+def _acquire_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
     with _translate(name, path):
-        return lock_shard(name, path)
+        return lock_shard(name, path, wait_s=wait_s)
 
 
 @dataclass(frozen=True)
@@ -125,13 +139,25 @@ class EdgeStore:
     """
 
     def __init__(
-        self, home: Path, *, hnsw_ef: int | None = None, vector: str | None = None
+        self,
+        home: Path,
+        *,
+        hnsw_ef: int | None = None,
+        vector: str | None = None,
+        idle_release_s: float | None = None,
+        lock_wait_s: float = 0.0,
     ) -> None:
         self._layout = _Layout(Path(home))
         self._hnsw_ef = hnsw_ef
         self._vector = vector
+        self._lock_wait_s = lock_wait_s
         self._mine: dict[Path, _Shard] = {}
         self._resolved: dict[str, Path] = {}
+        self._stop = threading.Event()
+        if idle_release_s is not None:
+            threading.Thread(
+                target=self._reap_idle, args=(idle_release_s,), name="edge-idle", daemon=True
+            ).start()
 
     @property
     def backend(self) -> str:
@@ -146,32 +172,70 @@ class EdgeStore:
         path = self._resolved.get(name)
         if path is None:  # resolving is a few syscalls: once per name, not once per query
             path = self._resolved[name] = self._layout.path(name).resolve()
-        if path in self._mine:
-            return self._mine[path]
+        mine = self._mine.get(path)
+        if mine is not None:
+            return mine
         if not self._layout.exists(name):
             raise CollectionNotFoundError(name, available=self.list_collections())
         with _OPEN_LOCK:
             shard = _OPEN.get(path)
             if shard is None:
-                shard = self._load(name, path)
+                shard = self._load(name, path, self._lock_wait_s)
                 _OPEN[path] = shard
             shard.refs += 1
         self._mine[path] = shard
         return shard
 
-    def _dense(self, name: str) -> tuple[_Shard, DenseVector]:
-        shard = self._open(name)
-        return shard, shard.layout.choose(self._vector)
+    def _dense(self, name: str) -> tuple[VectorLayout, DenseVector]:
+        """The collection's vectors and the dense one to search (the layout outlives a reopen:
+        it is the collection's config)."""
+        layout = self._open(name).layout
+        return layout, layout.choose(self._vector)
 
     def _vector_name(self, shard: _Shard, with_vectors: bool) -> str | None:
         """The dense vector to read back; payload-only reads work on any collection."""
         return shard.layout.choose(self._vector).name if with_vectors else None
 
+    @contextlib.contextmanager
+    def _use(self, name: str) -> Iterator[_Shard]:
+        """The open shard, exclusively, with errors translated; reopened if the idle reaper
+        released it between ``_open`` and here."""
+        while True:
+            shard = self._open(name)
+            with shard.mutex:
+                if shard.closed:
+                    self._mine.pop(shard.path, None)
+                    continue
+                shard.last_used = time.monotonic()
+                with _translate(name, shard.path):
+                    yield shard
+                return
+
+    def _reap_idle(self, idle_s: float) -> None:
+        """Release shards this store alone holds and has not used for ``idle_s`` seconds."""
+        while not self._stop.wait(max(0.05, idle_s / 2)):
+            for path, shard in list(self._mine.items()):
+                if time.monotonic() - shard.last_used < idle_s:
+                    continue
+                with _OPEN_LOCK:
+                    if shard.refs != 1 or not shard.mutex.acquire(blocking=False):
+                        continue  # shared with another store here, or in use right now
+                    try:
+                        shard.closed = True
+                        shard.refs = 0
+                        _OPEN.pop(path, None)
+                        self._mine.pop(path, None)
+                        shard.close()
+                    except RagsondeError:
+                        pass  # a failed flush on release: the lock is released regardless
+                    finally:
+                        shard.mutex.release()
+
     @staticmethod
-    def _load(name: str, path: Path) -> _Shard:
+    def _load(name: str, path: Path, lock_wait_s: float = 0.0) -> _Shard:
         import qdrant_edge as qe
 
-        lock = _acquire_lock(name, path)
+        lock = _acquire_lock(name, path, lock_wait_s)
         try:
             with _translate(name, path):
                 config = json.loads((path / "edge_config.json").read_text(encoding="utf-8"))
@@ -185,14 +249,18 @@ class EdgeStore:
         shard = self._mine.pop(path, None)
         if shard is None:
             return
-        with _OPEN_LOCK:
+        with _OPEN_LOCK, shard.mutex:
+            if shard.closed:  # the idle reaper got there first
+                return
             shard.refs -= 1
             if shard.refs <= 0:
+                shard.closed = True
                 _OPEN.pop(path, None)
                 shard.close()
 
     def close(self) -> None:
         """Flush and release every shard this store opened."""
+        self._stop.set()
         for path in list(self._mine):
             self._release(path)
 
@@ -270,8 +338,8 @@ class EdgeStore:
             shutil.rmtree(path)
 
     def collection_info(self, name: str) -> CollectionInfo:
-        shard, dense = self._dense(name)
-        with _translate(name, shard.path), shard.mutex:
+        layout, dense = self._dense(name)
+        with self._use(name) as shard:
             info = shard.shard.info()
             schema = {
                 field: str(idx.data_type).rsplit(".", 1)[-1].lower()
@@ -283,7 +351,7 @@ class EdgeStore:
             distance=dense.distance,
             points_count=int(info.points_count),
             vector_name=dense.name,
-            sparse_vector_name=shard.layout.sparse_name,
+            sparse_vector_name=layout.sparse_name,
             indexed_fields=schema,
             indexed_vectors_count=int(info.indexed_vectors_count),
             backend=self.backend,
@@ -293,14 +361,14 @@ class EdgeStore:
     def upsert(self, collection: str, points: Sequence[PointRecord]) -> None:
         import qdrant_edge as qe
 
-        shard, dense = self._dense(collection)
-        layout, sparse = shard.layout, qe.SparseVector
+        layout, dense = self._dense(collection)
+        sparse = qe.SparseVector
         for start in range(0, len(points), _UPSERT_BATCH):
             batch = []
             for p in points[start : start + _UPSERT_BATCH]:
                 vectors = convert.point_vectors(p, layout, dense, sparse)
                 batch.append(qe.Point(convert.point_id(p.id), vectors, p.payload))
-            with _translate(collection, shard.path), shard.mutex:
+            with self._use(collection) as shard:
                 shard.shard.update(qe.UpdateOperation.upsert_points(batch))
 
     def delete_points(self, collection: str, ids: Sequence[str]) -> None:
@@ -308,15 +376,13 @@ class EdgeStore:
 
         if not ids:
             return
-        shard = self._open(collection)
         pids: list[Any] = [convert.point_id(i) for i in ids]
-        with _translate(collection, shard.path), shard.mutex:
+        with self._use(collection) as shard:
             shard.shard.update(qe.UpdateOperation.delete_points(pids))
 
     def build_index(self, collection: str) -> None:
         """Flush, then let the engine build HNSW and payload indexes (blocks until done)."""
-        shard = self._open(collection)
-        with _translate(collection, shard.path), shard.mutex:
+        with self._use(collection) as shard:
             shard.shard.flush()
             shard.shard.optimize()
             shard.shard.flush()
@@ -327,10 +393,10 @@ class EdgeStore:
 
         if not specs:
             return []
-        shard, dense = self._dense(collection)
-        convert.check_specs(shard.layout, dense, specs)
-        requests = [self._request(qe, s, dense.name, shard.layout.sparse_name) for s in specs]
-        with _translate(collection, shard.path), shard.mutex:
+        layout, dense = self._dense(collection)
+        convert.check_specs(layout, dense, specs)
+        requests = [self._request(qe, s, dense.name, layout.sparse_name) for s in specs]
+        with self._use(collection) as shard:
             if len(requests) == 1:
                 batches = [shard.shard.query(requests[0])]
             else:
@@ -375,7 +441,7 @@ class EdgeStore:
         shard = self._open(collection)
         vname = self._vector_name(shard, with_vectors)
         pids = [convert.point_id(i) for i in ids]
-        with _translate(collection, shard.path), shard.mutex:
+        with self._use(collection) as shard:
             records = shard.shard.retrieve(pids, with_payload=True, with_vector=with_vectors)
         return [convert.to_record(r, vname, with_vectors) for r in records]
 
@@ -393,7 +459,7 @@ class EdgeStore:
         vname = self._vector_name(shard, with_vectors)
         offset: Any = None
         while True:
-            with _translate(collection, shard.path), shard.mutex:
+            with self._use(collection) as shard:
                 records, offset = shard.shard.scroll(
                     qe.ScrollRequest(
                         offset=offset,
@@ -411,7 +477,6 @@ class EdgeStore:
     def count(self, collection: str, filter: FilterSpec | None = None) -> int:
         import qdrant_edge as qe
 
-        shard = self._open(collection)
         request = qe.CountRequest(exact=True, filter=convert.to_filter(qe, filter))
-        with _translate(collection, shard.path), shard.mutex:
+        with self._use(collection) as shard:
             return int(shard.shard.count(request))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -22,6 +23,7 @@ __all__ = ["LOCK_FILE", "ShardLock", "lock_shard"]
 
 LOCK_FILE = ".ragsonde.lock"
 _MODE = 0o600
+_POLL_S = 0.05
 
 
 @dataclass
@@ -53,9 +55,9 @@ def _owner(handle: IO[str]) -> str:
     return "another process"
 
 
-def lock_shard(name: str, folder: Path) -> ShardLock:
-    """Take the lock of collection ``name`` in ``folder`` (created if needed), or raise
-    StoreConnectionError naming the holder."""
+def lock_shard(name: str, folder: Path, *, wait_s: float = 0.0) -> ShardLock:
+    """Take the lock of collection ``name`` in ``folder`` (created if needed), waiting up to
+    ``wait_s`` seconds for a holder to let go, or raise StoreConnectionError naming the holder."""
     import portalocker
     import portalocker.exceptions
 
@@ -64,10 +66,17 @@ def lock_shard(name: str, folder: Path) -> ShardLock:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, _MODE)
     os.fchmod(fd, _MODE)
     handle = os.fdopen(fd, "r+", encoding="utf-8")
-    try:
-        flags = portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
-        portalocker.lock(handle, flags)
-    except portalocker.exceptions.LockException as e:
+    flags = portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            portalocker.lock(handle, flags)
+            break
+        except portalocker.exceptions.LockException as e:
+            if time.monotonic() < deadline:
+                time.sleep(_POLL_S)
+                continue
+            error = e
         owner = _owner(handle)
         handle.close()
         raise StoreConnectionError(
@@ -75,7 +84,7 @@ def lock_shard(name: str, folder: Path) -> ShardLock:
             "process can open an embedded collection at a time: stop that process, or send "
             "queries through it (`ragsonde serve` exposes an HTTP API), or use a Qdrant server "
             "(QDRANT_URL) for concurrent access."
-        ) from e
+        ) from error
     handle.seek(0)
     handle.truncate()
     handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
