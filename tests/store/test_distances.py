@@ -28,13 +28,6 @@ def _unit_points(seed: int = 0) -> list[PointRecord]:
 
 
 @pytest.fixture
-def store(store_settings):
-    s = open_store(store_settings)
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def by_distance(store: Store):
     pts = _unit_points()
     for d in Distance:

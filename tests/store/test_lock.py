@@ -36,14 +36,6 @@ def _lock_file(home: Path) -> Path:
     return home / "collections" / "c" / LOCK_FILE
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    s = EdgeStore(tmp_path)
-    s.create_collection("c", 3)
-    s.close()
-    return tmp_path
-
-
 def test_lock_file_holds_pid_and_host_only_with_mode_0600(home):
     with subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(home), "--api-key", SECRET],

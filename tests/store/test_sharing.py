@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from ragsonde.store.edge import EdgeStore
-
 pytestmark = pytest.mark.slow  # starts processes
 
 #: Answers one count per line read on stdin, like a server answering requests.
@@ -41,14 +39,6 @@ WRITER = (
     "time.sleep(float(sys.argv[3]))\n"
     "s.close()\n"
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    s = EdgeStore(tmp_path)
-    s.create_collection("c", 3)
-    s.close()
-    return tmp_path
 
 
 class _Server:

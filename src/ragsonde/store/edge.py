@@ -134,8 +134,8 @@ class _Layout:
 class EdgeStore:
     """The embedded Qdrant Edge store (see the module docstring).
 
-    ``vector`` names the dense vector to search in collections that have several (the
-    ``vector`` setting); unset, a collection's only dense vector is used.
+    ``vector``: which dense vector a collection with several is searched by (the setting).
+    ``idle_release_s``, ``lock_wait_s``: sharing the home with other processes (module docs).
     """
 
     def __init__(
