@@ -7,6 +7,7 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -19,7 +20,13 @@ from pydantic_settings import (
 from ragsonde.errors import QueryValidationError
 from ragsonde.models import Limits
 
-__all__ = ["DEFAULT_COLLECTION", "DEFAULT_EMBEDDER", "Settings", "load_settings"]
+__all__ = [
+    "DEFAULT_COLLECTION",
+    "DEFAULT_EMBEDDER",
+    "Settings",
+    "load_settings",
+    "parse_qdrant_url",
+]
 
 DEFAULT_EMBEDDER = "local:sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_COLLECTION = "rag_embedding"
@@ -27,6 +34,39 @@ DEFAULT_COLLECTION = "rag_embedding"
 
 def _config_file() -> Path:
     return Path(os.environ.get("RAGSONDE_CONFIG", "ragsonde.toml"))
+
+
+_URL_FORMS = (
+    "'http(s)://host:port' for a server, ':memory:' for qdrant-client's in-memory local mode, "
+    "or 'path:/folder' (or an existing folder) for its on-disk local mode"
+)
+
+
+def parse_qdrant_url(value: str | None) -> str | None:
+    """Check a ``QDRANT_URL``: one of the accepted forms (:data:`_URL_FORMS`), or ``None``/empty
+    for the embedded store. An existing folder comes back as ``path:<folder>``."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if value == ":memory:":
+        return value
+    if value.startswith("path:") and len(value) > len("path:"):
+        return value
+    parts = urlsplit(value)
+    if parts.scheme in ("http", "https"):
+        try:
+            parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+        except ValueError:
+            msg = f"QDRANT_URL {value!r} has a bad port; accepted forms: {_URL_FORMS}"
+            raise ValueError(msg) from None
+        if parts.hostname:
+            return value
+    elif Path(value).is_dir():
+        return f"path:{value}"
+    hint = f" (did you mean 'http://{value}'?)" if "://" not in value and ":" in value else ""
+    raise ValueError(
+        f"QDRANT_URL {value!r} is not a Qdrant location{hint}; accepted forms: {_URL_FORMS}"
+    )
 
 
 class Settings(BaseSettings):
@@ -51,7 +91,14 @@ class Settings(BaseSettings):
     qdrant_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("RAGSONDE_QDRANT_URL", "QDRANT_URL", "qdrant_url"),
-        description="Qdrant server URL; ':memory:' = qdrant-client local mode; unset = embedded.",
+        description="Where Qdrant is: 'http(s)://host:port' (a server), ':memory:' "
+        "(qdrant-client local mode, in memory), 'path:/dir' or an existing folder (local mode "
+        "on disk); unset = the embedded Qdrant Edge store.",
+    )
+    vector: str | None = Field(
+        default=None,
+        description="RAGSONDE_VECTOR: the named dense vector to search in a collection that has "
+        "several; unset = the collection's only dense vector.",
     )
     qdrant_api_key: SecretStr | None = Field(
         default=None,
@@ -126,6 +173,11 @@ class Settings(BaseSettings):
         if ":" not in value:
             raise ValueError("must look like 'local:<model>', 'cohere:<model>' or 'openai:<model>'")
         return value
+
+    @field_validator("qdrant_url")
+    @classmethod
+    def _check_qdrant_url(cls, value: str | None) -> str | None:
+        return parse_qdrant_url(value)
 
     @property
     def limits(self) -> Limits:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError, RagsondeError
-from ragsonde.store import PointRecord, SearchSpec, Store, open_store
+from ragsonde.store import PointRecord, SearchSpec, Store
 
 DIM = 16
 INDEXED = {"url": "keyword", "section": "keyword", "doc_id": "keyword"}
@@ -31,13 +31,6 @@ def _points(n: int, seed: int = 0) -> list[PointRecord]:
         )
         for i in range(n)
     ]
-
-
-@pytest.fixture
-def store(store_settings):
-    s = open_store(store_settings)
-    yield s
-    s.close()
 
 
 @pytest.fixture

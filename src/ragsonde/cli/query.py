@@ -31,6 +31,15 @@ __all__ = ["batch", "inspect", "query"]
 
 _BAR = 20
 
+#: ``--vector``: the named dense vector to search, in a collection that has several.
+VectorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--vector",
+        help="Named dense vector to search \\[default: RAGSONDE_VECTOR, else the only one]",
+    ),
+]
+
 
 def _parse_filters(items: list[str] | None) -> dict[str, Any] | None:
     """``FIELD=VALUE`` options; a field given twice means "any of"."""
@@ -120,11 +129,12 @@ def query(
         bool, typer.Option("--no-metadata", help="Only chunk_id, text, score, rank.")
     ] = False,
     vectors: Annotated[bool, typer.Option("--vectors", help="Include stored vectors.")] = False,
+    vector: VectorOpt = None,
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Search a collection: query text → embedding → Qdrant → ranked chunks."""
-    settings = settings_from_options(collection=collection, home=home)
+    settings = settings_from_options(collection=collection, home=home, vector=vector)
     body: dict[str, Any] = {
         "query_text": text,
         "top_k": top_k,
@@ -224,11 +234,12 @@ def _read_batch_file(path: Path) -> dict[str, Any]:
 def batch(
     file: Annotated[Path, typer.Argument(help="JSON Lines (one query per line) or a JSON array.")],
     collection: CollectionOpt = None,
+    vector: VectorOpt = None,
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Run many queries at once: one embedding call, one search request."""
-    settings = settings_from_options(home=home)
+    settings = settings_from_options(home=home, vector=vector)
     body = _read_batch_file(file)
     if collection and "collection" not in body:
         body["collection"] = collection

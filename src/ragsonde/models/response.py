@@ -77,9 +77,15 @@ class Result(BaseModel):
     section: str | None = None
     chunk_index: Annotated[int, Field(ge=0)] | None = None
     similarity_score: Annotated[float, Field(ge=0.0, le=1.0)] = Field(
-        description="Cosine similarity clamped into [0, 1]."
+        description="The engine's score mapped into [0, 1], higher is closer: cosine (and dot) "
+        "similarity clamped into [0, 1]; 1 / (1 + d) for Euclid and Manhattan distance d. "
+        "score_threshold applies to this value."
     )
-    raw_score: float | None = Field(default=None, description="The store's unclamped score.")
+    raw_score: float | None = Field(
+        default=None,
+        description="The engine's own score: the similarity for Cosine and Dot, the distance "
+        "(lower is closer) for Euclid and Manhattan.",
+    )
     rank: Annotated[int, Field(ge=0)] = Field(description="0-based position in the list.")
     created_at: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)

@@ -32,7 +32,7 @@ from ragsonde.models import (
     validation_error_from_pydantic,
 )
 from ragsonde.retriever.filters import FilterResolver
-from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store
+from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store, similarity_of
 from ragsonde.store.base import SparseVector
 from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping
 from ragsonde.workspace import Workspace
@@ -348,8 +348,10 @@ class Retriever:
 
     def _format(self, q: Query, collection: str, hits: Sequence[Hit]) -> Response:
         results: list[Result] = []
+        # The engine's order stands; the distance decides how its raw score maps into [0, 1].
+        similarity = similarity_of(self._collection_info(collection).distance)
         for hit in hits:
-            score = min(1.0, max(0.0, hit.score))
+            score = similarity(hit.score)
             if score < q.score_threshold:
                 continue
             fields = self.mapping.read(hit.payload)

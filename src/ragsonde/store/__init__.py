@@ -19,10 +19,13 @@ from ragsonde.store.base import (
     SparseVector,
     Store,
 )
+from ragsonde.store.scores import SIMILARITY, Distance, similarity_of
 
 __all__ = [
     "BACKENDS",
+    "SIMILARITY",
     "CollectionInfo",
+    "Distance",
     "FilterSpec",
     "Hit",
     "PointRecord",
@@ -32,13 +35,14 @@ __all__ = [
     "Store",
     "backend_for",
     "open_store",
+    "similarity_of",
 ]
 
 
 def _edge(settings: Settings) -> Store:
     from ragsonde.store.edge import EdgeStore
 
-    return EdgeStore(settings.home, hnsw_ef=settings.hnsw_ef)
+    return EdgeStore(settings.home, hnsw_ef=settings.hnsw_ef, vector=settings.vector)
 
 
 def _client(settings: Settings) -> Store:

@@ -11,6 +11,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ragsonde.store.scores import Distance
+
 __all__ = [
     "CollectionInfo",
     "FilterSpec",
@@ -38,10 +40,14 @@ class CollectionInfo:
 
     name: str
     dimension: int
-    distance: str
+    """The size of the dense vector searched (see ``vector_name``)."""
+    distance: Distance
+    """That vector's distance; it decides how a raw score becomes ``similarity_score``
+    (:mod:`ragsonde.store.scores`)."""
     points_count: int
     vector_name: str | None = None
-    """``None`` for an unnamed (default) vector; the name of the dense vector otherwise."""
+    """The dense vector searched: ``None`` for the unnamed (default) vector, else its name
+    (the only dense vector, or the one the ``vector`` setting chose)."""
     sparse_vector_name: str | None = None
     """The BM25 sparse vector, when the collection has one (sparse and hybrid modes)."""
     indexed_fields: Mapping[str, str] = field(default_factory=dict)
@@ -116,8 +122,9 @@ class Store(SearchStore, Protocol):
         vector_name: str | None = None,
         sparse_vector_name: str | None = None,
         indexed_fields: Mapping[str, str] | None = None,
+        distance: Distance = Distance.COSINE,
     ) -> CollectionInfo:
-        """Create a cosine collection with keyword indexes on ``indexed_fields``."""
+        """Create a collection (cosine unless told) with indexes on ``indexed_fields``."""
         ...
 
     def delete_collection(self, name: str) -> None: ...

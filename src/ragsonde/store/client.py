@@ -2,38 +2,24 @@
 
 Used when ``QDRANT_URL`` is set. ``QDRANT_URL=:memory:`` runs qdrant-client's local mode (brute
 force in Python: fine for tests, never a default). Every qdrant-client, httpx and grpc exception
-is translated here, in :func:`_translate`, and nowhere else.
+is translated by type at this boundary (``QdrantClientStore._translate``, with the table in
+:mod:`ragsonde.store._errors`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import re
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any
 
 from ragsonde.config import Settings
-from ragsonde.errors import (
-    AuthError,
-    CollectionNotFoundError,
-    QueryValidationError,
-    RagsondeError,
-    StoreConnectionError,
-    mask_secrets,
-)
-from ragsonde.store.base import (
-    CollectionInfo,
-    FilterSpec,
-    Hit,
-    PointRecord,
-    SearchSpec,
-    SparseVector,
-)
-
-if TYPE_CHECKING:
-    from qdrant_client.models import VectorParams
+from ragsonde.errors import CollectionNotFoundError, QueryValidationError, mask_secrets
+from ragsonde.store import _convert as convert
+from ragsonde.store._convert import DenseVector, VectorLayout
+from ragsonde.store._errors import Where, client_table, translating
+from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
+from ragsonde.store.scores import Distance
 
 __all__ = ["QdrantClientStore"]
 
@@ -42,13 +28,12 @@ _UPSERT_BATCH = 256
 _INDEX_META_KEY = "ragsonde_indexed_fields"
 
 
-def _status_of(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
 class QdrantClientStore:
-    """A :class:`ragsonde.store.Store` over qdrant-client (server, or local mode)."""
+    """A :class:`ragsonde.store.Store` over qdrant-client (server, or local mode).
+
+    ``vector`` names the dense vector to search in collections that have several (the
+    ``vector`` setting); unset, a collection's only dense vector is used.
+    """
 
     def __init__(
         self,
@@ -57,14 +42,16 @@ class QdrantClientStore:
         api_key: str | None = None,
         timeout_s: float = 5.0,
         hnsw_ef: int | None = None,
+        vector: str | None = None,
     ) -> None:
         from qdrant_client import QdrantClient
 
         self._url = url
         self._api_key = api_key
         self._hnsw_ef = hnsw_ef
+        self._vector = vector
         self._local = url == ":memory:" or not url.startswith(("http://", "https://"))
-        with self._translate("connect"):
+        with self._translate(""):
             if url == ":memory:":
                 self._client = QdrantClient(location=":memory:")
             elif self._local:
@@ -85,57 +72,17 @@ class QdrantClientStore:
             api_key=key,
             timeout_s=settings.qdrant_timeout_s,
             hnsw_ef=settings.hnsw_ef,
+            vector=settings.vector,
         )
 
     @property
     def backend(self) -> str:
         return "qdrant-local" if self._local else "qdrant"
 
-    # -- the error boundary ----------------------------------------------------------------
-    @contextlib.contextmanager
-    def _translate(self, collection: str) -> Iterator[None]:
-        try:
-            yield
-        except RagsondeError:
-            raise
-        except Exception as e:
-            raise self._error(e, collection) from e
-
-    def _error(self, e: Exception, collection: str) -> RagsondeError:
-        where = mask_secrets(self._url, [self._api_key])
-        msg = mask_secrets(str(e), [self._api_key])
-        status = _status_of(e)
-        if (
-            status in (401, 403)
-            or "unauthenticated" in msg.lower()
-            or "permission denied" in msg.lower()
-        ):
-            return AuthError(
-                f"Qdrant at {where} rejected the credentials (HTTP {status or 'auth'}). "
-                "Check QDRANT_API_KEY."
-            )
-        lowered = msg.lower()
-        if (
-            status == 404
-            or ("not found" in lowered and "collection" in lowered)
-            or (isinstance(e, ValueError) and "not found" in lowered)
-        ):
-            return CollectionNotFoundError(collection)
-        dim = re.search(r"expected dim(?:ension)?:? (\d+), got (\d+)", msg)
-        if dim:
-            return QueryValidationError(
-                f"Vector of size {dim.group(2)} does not fit collection '{collection}' "
-                f"(size {dim.group(1)}).",
-                field="vector",
-            )
-        if status is not None and 400 <= status < 500:
-            return QueryValidationError(f"Qdrant at {where} refused the request: {msg}")
-        if isinstance(e, ValueError | TypeError | AssertionError) and self._local:
-            return QueryValidationError(f"Qdrant local mode refused the request: {msg}")
-        return StoreConnectionError(
-            f"Cannot reach Qdrant at {where}: {msg or type(e).__name__}. Is the server running "
-            "and QDRANT_URL right? Unset QDRANT_URL to use the embedded store."
-        )
+    def _translate(self, collection: str) -> AbstractContextManager[None]:
+        """The error boundary: qdrant-client, httpx and grpc errors by type (see ``_errors``)."""
+        where = Where(mask_secrets(self._url, [self._api_key]), collection, (self._api_key,))
+        return translating(client_table(), where)
 
     # -- collections -------------------------------------------------------------------------
     def list_collections(self) -> list[str]:
@@ -150,6 +97,7 @@ class QdrantClientStore:
         vector_name: str | None = None,
         sparse_vector_name: str | None = None,
         indexed_fields: Mapping[str, str] | None = None,
+        distance: Distance = Distance.COSINE,
     ) -> CollectionInfo:
         from qdrant_client import models as m
 
@@ -160,7 +108,7 @@ class QdrantClientStore:
                 raise QueryValidationError(
                     f"Collection '{name}' already exists.", field="collection"
                 )
-            params = m.VectorParams(size=dimension, distance=m.Distance.COSINE)
+            params = m.VectorParams(size=dimension, distance=m.Distance(Distance(distance).value))
             sparse = (
                 {sparse_vector_name: m.SparseVectorParams(modifier=m.Modifier.IDF)}
                 if sparse_vector_name
@@ -186,64 +134,66 @@ class QdrantClientStore:
                 raise CollectionNotFoundError(name, available=self.list_collections())
             self._client.delete_collection(name)
 
-    def collection_info(self, name: str) -> CollectionInfo:
+    def _describe(self, name: str) -> tuple[Any, VectorLayout]:
+        """The collection's info from the server, and its vectors."""
         with self._translate(name):
             if not self._client.collection_exists(name):
                 raise CollectionNotFoundError(name, available=self.list_collections())
             info = self._client.get_collection(name)
         params = info.config.params
         vectors = params.vectors
-        if isinstance(vectors, Mapping):
-            if not vectors:
-                raise QueryValidationError(f"Collection '{name}' has no dense vector.")
-            first: str = next(iter(vectors))
-            vname: str | None = first
-            vp: VectorParams | None = vectors[first]
-        else:
-            vname, vp = None, vectors
-        if vp is None:
-            raise QueryValidationError(f"Collection '{name}' has no dense vector.")
-        sparse = list(params.sparse_vectors or {})
+        named = vectors.items() if isinstance(vectors, Mapping) else [(None, vectors)]
+        dense = tuple(
+            DenseVector(
+                name=vname or None,
+                size=int(vp.size),
+                distance=Distance(vp.distance.value),
+                multivector=vp.multivector_config is not None,
+            )
+            for vname, vp in named
+            if vp is not None
+        )
+        return info, VectorLayout(name, dense, tuple(params.sparse_vectors or {}))
+
+    def collection_info(self, name: str) -> CollectionInfo:
+        info, layout = self._describe(name)
+        dense = layout.choose(self._vector)
         indexed = {k: str(v.data_type.value) for k, v in (info.payload_schema or {}).items()}
         meta = getattr(info.config, "metadata", None) or {}
         if self._local and isinstance(meta.get(_INDEX_META_KEY), str):
             indexed = {**json.loads(meta[_INDEX_META_KEY]), **indexed}
         return CollectionInfo(
             name=name,
-            dimension=int(vp.size),
-            distance=str(vp.distance.value),
+            dimension=dense.size,
+            distance=dense.distance,
             points_count=int(info.points_count or 0),
-            vector_name=vname,
-            sparse_vector_name=sparse[0] if sparse else None,
+            vector_name=dense.name,
+            sparse_vector_name=layout.sparse_name,
             indexed_fields=indexed,
             indexed_vectors_count=int(info.indexed_vectors_count or 0),
             backend=self.backend,
         )
 
+    def _vector_name(self, name: str, with_vectors: bool) -> str | None:
+        """The dense vector to read back; payload-only reads work on any collection."""
+        layout = self._describe(name)[1]
+        return layout.choose(self._vector).name if with_vectors else None
+
     # -- writes ------------------------------------------------------------------------------
     def upsert(self, collection: str, points: Sequence[PointRecord]) -> None:
         from qdrant_client import models as m
 
-        info = self.collection_info(collection)
-        with self._translate(collection):
-            for start in range(0, len(points), _UPSERT_BATCH):
-                batch = []
-                for p in points[start : start + _UPSERT_BATCH]:
-                    if p.vector is None:
-                        raise QueryValidationError(f"Point {p.id} has no vector.", field="vector")
-                    dense = [float(x) for x in p.vector]
-                    vector: Any = {info.vector_name: dense} if info.vector_name else dense
-                    if p.sparse is not None:
-                        if info.sparse_vector_name is None:
-                            raise QueryValidationError(
-                                f"Collection '{collection}' has no sparse vector.", field="sparse"
-                            )
-                        vector = {} if not info.vector_name else vector
-                        vector[info.vector_name or ""] = dense
-                        vector[info.sparse_vector_name] = m.SparseVector(
-                            indices=p.sparse.indices, values=p.sparse.values
-                        )
-                    batch.append(m.PointStruct(id=_pid(p.id), vector=vector, payload=p.payload))
+        _, layout = self._describe(collection)
+        dense = layout.choose(self._vector)
+        for start in range(0, len(points), _UPSERT_BATCH):
+            batch = []
+            for p in points[start : start + _UPSERT_BATCH]:
+                vectors: Any = convert.point_vectors(p, layout, dense, m.SparseVector)
+                if list(vectors) == [""]:  # the unnamed vector alone: send it bare
+                    vectors = vectors[""]
+                pid = convert.point_id(p.id)
+                batch.append(m.PointStruct(id=pid, vector=vectors, payload=p.payload))
+            with self._translate(collection):
                 self._client.upsert(collection, points=batch, wait=True)
 
     def delete_points(self, collection: str, ids: Sequence[str]) -> None:
@@ -251,10 +201,9 @@ class QdrantClientStore:
 
         if not ids:
             return
+        selector = m.PointIdsList(points=[convert.point_id(i) for i in ids])
         with self._translate(collection):
-            self._client.delete(
-                collection, points_selector=m.PointIdsList(points=[_pid(i) for i in ids]), wait=True
-            )
+            self._client.delete(collection, points_selector=selector, wait=True)
 
     def build_index(self, collection: str) -> None:
         """The server indexes by itself; this only checks the collection exists."""
@@ -266,23 +215,18 @@ class QdrantClientStore:
 
         if not specs:
             return []
-        info = self.collection_info(collection)
-        requests = [self._request(m, s, info) for s in specs]
+        _, layout = self._describe(collection)
+        dense = layout.choose(self._vector)
+        convert.check_specs(layout, dense, specs)
+        requests = [self._request(m, s, dense.name, layout.sparse_name) for s in specs]
         with self._translate(collection):
             responses = self._client.query_batch_points(collection, requests=requests)
-        return [[_hit(p, info.vector_name) for p in r.points] for r in responses]
+        return [[convert.to_hit(p, dense.name) for p in r.points] for r in responses]
 
-    def _request(self, m: Any, spec: SearchSpec, info: CollectionInfo) -> Any:
-        if spec.mode != "dense" and info.sparse_vector_name is None:
-            raise QueryValidationError(
-                f"Collection '{info.name}' was built for dense search only, so mode "
-                f"'{spec.mode}' is not available. Re-ingest it with sparse (BM25) vectors, "
-                "or use mode 'dense'.",
-                field="mode",
-            )
+    def _request(self, m: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None) -> Any:
         # Local mode is always exact and warns about search params: send none there.
         params = None if self._local else m.SearchParams(exact=spec.exact, hnsw_ef=self._hnsw_ef)
-        flt = _filter(m, spec.filter)
+        flt = convert.to_filter(m, spec.filter)
         dense = [float(x) for x in spec.vector] if spec.vector is not None else None
         sparse = (
             m.SparseVector(indices=spec.sparse.indices, values=spec.sparse.values)
@@ -296,17 +240,15 @@ class QdrantClientStore:
             "filter": flt,
         }
         if spec.mode == "dense":
-            return m.QueryRequest(query=dense, using=info.vector_name, params=params, **common)
+            return m.QueryRequest(query=dense, using=vname, params=params, **common)
         if spec.mode == "sparse":
-            return m.QueryRequest(query=sparse, using=info.sparse_vector_name, **common)
-        depth = max(spec.limit * 4, 100)
+            return m.QueryRequest(query=sparse, using=sparse_name, **common)
+        depth = convert.hybrid_depth(spec.limit)
         fusion = m.Fusion.RRF if spec.fusion == "rrf" else m.Fusion.DBSF
         return m.QueryRequest(
             prefetch=[
-                m.Prefetch(
-                    query=dense, using=info.vector_name, limit=depth, filter=flt, params=params
-                ),
-                m.Prefetch(query=sparse, using=info.sparse_vector_name, limit=depth, filter=flt),
+                m.Prefetch(query=dense, using=vname, limit=depth, filter=flt, params=params),
+                m.Prefetch(query=sparse, using=sparse_name, limit=depth, filter=flt),
             ],
             query=m.FusionQuery(fusion=fusion),
             **common,
@@ -317,12 +259,13 @@ class QdrantClientStore:
     ) -> list[PointRecord]:
         if not ids:
             return []
-        info = self.collection_info(collection)
+        vname = self._vector_name(collection, with_vectors)
+        pids = [convert.point_id(i) for i in ids]
         with self._translate(collection):
             records = self._client.retrieve(
-                collection, ids=[_pid(i) for i in ids], with_payload=True, with_vectors=with_vectors
+                collection, ids=pids, with_payload=True, with_vectors=with_vectors
             )
-        return [_record(r, info.vector_name, with_vectors) for r in records]
+        return [convert.to_record(r, vname, with_vectors) for r in records]
 
     def scroll(
         self,
@@ -334,92 +277,31 @@ class QdrantClientStore:
     ) -> Iterator[list[PointRecord]]:
         from qdrant_client import models as m
 
-        info = self.collection_info(collection)
+        vname = self._vector_name(collection, with_vectors)
         offset: Any = None
         while True:
             with self._translate(collection):
                 records, offset = self._client.scroll(
                     collection,
-                    scroll_filter=_filter(m, filter),
+                    scroll_filter=convert.to_filter(m, filter),
                     limit=batch_size,
                     offset=offset,
                     with_payload=True,
                     with_vectors=with_vectors,
                 )
             if records:
-                yield [_record(r, info.vector_name, with_vectors) for r in records]
+                yield [convert.to_record(r, vname, with_vectors) for r in records]
             if offset is None or not records:
                 return
 
     def count(self, collection: str, filter: FilterSpec | None = None) -> int:
         from qdrant_client import models as m
 
-        self.collection_info(collection)
+        self._describe(collection)
+        flt = convert.to_filter(m, filter)
         with self._translate(collection):
-            return int(
-                self._client.count(collection, count_filter=_filter(m, filter), exact=True).count
-            )
+            return int(self._client.count(collection, count_filter=flt, exact=True).count)
 
     def close(self) -> None:
         with self._translate(""):
             self._client.close()
-
-
-def _pid(value: str) -> int | str:
-    if value.isdigit():
-        return int(value)
-    try:
-        return str(uuid.UUID(value))
-    except ValueError as e:
-        raise QueryValidationError(
-            f"Point id {value!r} is neither an unsigned integer nor a UUID "
-            "(Qdrant accepts only those).",
-            field="id",
-        ) from e
-
-
-def _filter(m: Any, spec: FilterSpec | None) -> Any:
-    if not spec:
-        return None
-    must = []
-    for key, values in spec.items():
-        vals = list(values)
-        match = m.MatchValue(value=vals[0]) if len(vals) == 1 else m.MatchAny(any=vals)
-        must.append(m.FieldCondition(key=key, match=match))
-    return m.Filter(must=must)
-
-
-def _dense(vector: Any, vname: str | None) -> list[float] | None:
-    if vector is None:
-        return None
-    if isinstance(vector, Mapping):
-        v = vector.get(vname or "")
-        return [float(x) for x in v] if isinstance(v, list) else None
-    return [float(x) for x in vector]
-
-
-def _hit(point: Any, vname: str | None) -> Hit:
-    return Hit(
-        id=str(point.id),
-        score=float(point.score),
-        payload=dict(point.payload or {}),
-        vector=_dense(point.vector, vname),
-    )
-
-
-def _record(record: Any, vname: str | None, with_vectors: bool) -> PointRecord:
-    return PointRecord(
-        id=str(record.id),
-        vector=_dense(record.vector, vname) if with_vectors else None,
-        payload=dict(record.payload or {}),
-        sparse=_sparse(record.vector, vname) if with_vectors else None,
-    )
-
-
-def _sparse(vector: Any, vname: str | None) -> SparseVector | None:
-    """The BM25 vector of a record read back with its vectors, if it has one."""
-    if isinstance(vector, Mapping):
-        for name, v in vector.items():
-            if name != (vname or "") and hasattr(v, "indices"):
-                return SparseVector([int(i) for i in v.indices], [float(x) for x in v.values])
-    return None

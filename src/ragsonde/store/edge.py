@@ -2,29 +2,36 @@
 
 One Edge shard per collection, in ``<RAGSONDE_HOME>/collections/<name>/``. Nothing to start.
 A shard can be open in one process at a time: ragsonde takes an exclusive lock file beside the
-shard (holding the owner's pid and command) so a second process gets a clear error saying who
-holds it. Within one process, stores share open shards (reference-counted), so several
-retrievers on the same home work.
+shard (:mod:`ragsonde.store.lock`: the owner's pid and host, nothing else) so a second process
+gets a clear error saying who holds it. Within one process, stores share open shards
+(reference-counted), so several retrievers on the same home work.
 
-Every qdrant-edge exception (they are plain ``Exception`` with a message) and every OSError is
-translated here, in :func:`_translate`, and nowhere else.
+Sharing a home between processes (a server and ``ragsonde ingest``): Qdrant Edge cannot open a
+shard in two processes at once, so they take turns. A long-lived store (the server's) is built
+with ``idle_release_s``: a shard it has not used for that long is flushed, closed and unlocked by
+a background thread, so another process can take it; the next request reopens it and so reads
+whatever was written meanwhile (no stale data, no file watching). With ``lock_wait_s`` a store
+that finds the lock taken waits that long for it instead of failing at once, so a request that
+arrives during a short write waits for it rather than erroring. One-shot commands keep the
+defaults (hold until closed, fail at once with the holder's pid and host).
+
+Errors are translated by type in :mod:`ragsonde.store._errors` (qdrant-edge raises the plain
+``Exception`` class); what the engine would refuse by message is checked before each call.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 import re
 import shutil
-import sys
 import threading
-import uuid
+import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ragsonde.errors import (
     CollectionNotFoundError,
@@ -32,19 +39,16 @@ from ragsonde.errors import (
     RagsondeError,
     StoreConnectionError,
 )
-from ragsonde.store.base import (
-    CollectionInfo,
-    FilterSpec,
-    Hit,
-    PointRecord,
-    SearchSpec,
-    SparseVector,
-)
+from ragsonde.store import _convert as convert
+from ragsonde.store._convert import DenseVector, VectorLayout
+from ragsonde.store._errors import Where, edge_table, translating
+from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
+from ragsonde.store.lock import ShardLock, lock_shard
+from ragsonde.store.scores import Distance
 
 __all__ = ["EdgeStore", "validate_collection_name"]
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$")
-_LOCK_FILE = ".ragsonde.lock"
 _UPSERT_BATCH = 512
 
 
@@ -59,96 +63,57 @@ def validate_collection_name(name: str) -> str:
     return name
 
 
-@contextlib.contextmanager
-def _translate(collection: str, path: Path) -> Iterator[None]:
-    """Turn qdrant-edge and OS errors into ragsonde errors (ours pass through)."""
-    try:
-        yield
-    except RagsondeError:
-        raise
-    except OSError as e:
-        raise StoreConnectionError(
-            f"The embedded store at {path} could not be used for collection '{collection}': "
-            f"{e.strerror or e}. Check the folder exists and is writable (RAGSONDE_HOME)."
-        ) from e
-    except Exception as e:  # qdrant-edge raises plain Exception with a message
-        msg = str(e)
-        dim = re.search(r"expected dim: (\d+), got (\d+)", msg)
-        if dim:
-            raise QueryValidationError(
-                f"Vector of size {dim.group(2)} does not fit collection '{collection}' "
-                f"(size {dim.group(1)}).",
-                field="vector",
-            ) from e
-        if "WouldBlock" in msg:
-            raise StoreConnectionError(
-                f"Collection '{collection}' at {path} is open in another process. "
-                "Stop it, or query through it (ragsonde serve), or use a Qdrant server "
-                "(QDRANT_URL) for concurrent access."
-            ) from e
-        if "does not exist" in msg:
-            raise CollectionNotFoundError(collection) from e
-        raise StoreConnectionError(
-            f"The embedded Qdrant engine failed on collection '{collection}': {msg}"
-        ) from e
+def _translate(collection: str, path: Path) -> AbstractContextManager[None]:
+    """Translate qdrant-edge and OS errors raised in the block (see ``_errors``)."""
+    return translating(edge_table(), Where(str(path), collection))
 
 
-def _point_id(value: str) -> int | uuid.UUID | str:
-    if value.isdigit():
-        return int(value)
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        return value
+def _layout(name: str, config: Mapping[str, Any]) -> VectorLayout:
+    """A collection's vectors, from its ``edge_config.json``."""
+    dense = tuple(
+        DenseVector(
+            name=vname or None,
+            size=int(params["size"]),
+            distance=Distance(params.get("distance", "Cosine")),
+            multivector=params.get("multivector_config") is not None,
+        )
+        for vname, params in (config.get("vectors") or {}).items()
+    )
+    return VectorLayout(name, dense, tuple(config.get("sparse_vectors") or {}))
 
 
 class _Shard:
     """One open Edge shard plus its lock file; shared within the process."""
 
     def __init__(
-        self, name: str, path: Path, shard: Any, lock: IO[str], config: dict[str, Any]
+        self, name: str, path: Path, shard: Any, lock: ShardLock, layout: VectorLayout
     ) -> None:
         self.name = name
         self.path = path
         self.shard = shard
         self.lock = lock
-        self.config = config
+        self.layout = layout
         self.refs = 0
         self.mutex = threading.Lock()
+        self.closed = False  # set (under mutex) when released while a store still names it
+        self.last_used = time.monotonic()
 
     def close(self) -> None:
-        with _translate(self.name, self.path):
-            self.shard.flush()
-            self.shard.close()
-        fcntl.flock(self.lock, fcntl.LOCK_UN)
-        self.lock.close()
+        try:
+            with _translate(self.name, self.path):
+                self.shard.flush()
+                self.shard.close()
+        finally:
+            self.lock.release()
 
 
 _OPEN: dict[Path, _Shard] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def _acquire_lock(name: str, path: Path) -> IO[str]:
+def _acquire_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
     with _translate(name, path):
-        path.mkdir(parents=True, exist_ok=True)
-        fh = (path / _LOCK_FILE).open("a+", encoding="utf-8")
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError as e:
-        fh.seek(0)
-        owner = fh.read().strip() or "unknown process"
-        fh.close()
-        raise StoreConnectionError(
-            f"Collection '{name}' at {path} is held by another process ({owner}). Only one "
-            "process can open an embedded collection at a time: stop that process, or send "
-            "queries through it (`ragsonde serve` exposes an HTTP API), or use a Qdrant server "
-            "(QDRANT_URL) for concurrent access."
-        ) from e
-    fh.seek(0)
-    fh.truncate()
-    fh.write(f"pid {os.getpid()}: {' '.join(sys.argv)[:200]}")
-    fh.flush()
-    return fh
+        return lock_shard(name, path, wait_s=wait_s)
 
 
 @dataclass(frozen=True)
@@ -167,13 +132,32 @@ class _Layout:
 
 
 class EdgeStore:
-    """The embedded Qdrant Edge store (see the module docstring)."""
+    """The embedded Qdrant Edge store (see the module docstring).
 
-    def __init__(self, home: Path, *, hnsw_ef: int | None = None) -> None:
+    ``vector``: which dense vector a collection with several is searched by (the setting).
+    ``idle_release_s``, ``lock_wait_s``: sharing the home with other processes (module docs).
+    """
+
+    def __init__(
+        self,
+        home: Path,
+        *,
+        hnsw_ef: int | None = None,
+        vector: str | None = None,
+        idle_release_s: float | None = None,
+        lock_wait_s: float = 0.0,
+    ) -> None:
         self._layout = _Layout(Path(home))
         self._hnsw_ef = hnsw_ef
+        self._vector = vector
+        self._lock_wait_s = lock_wait_s
         self._mine: dict[Path, _Shard] = {}
         self._resolved: dict[str, Path] = {}
+        self._stop = threading.Event()
+        if idle_release_s is not None:
+            threading.Thread(
+                target=self._reap_idle, args=(idle_release_s,), name="edge-idle", daemon=True
+            ).start()
 
     @property
     def backend(self) -> str:
@@ -188,45 +172,95 @@ class EdgeStore:
         path = self._resolved.get(name)
         if path is None:  # resolving is a few syscalls: once per name, not once per query
             path = self._resolved[name] = self._layout.path(name).resolve()
-        if path in self._mine:
-            return self._mine[path]
+        mine = self._mine.get(path)
+        if mine is not None:
+            return mine
         if not self._layout.exists(name):
             raise CollectionNotFoundError(name, available=self.list_collections())
         with _OPEN_LOCK:
             shard = _OPEN.get(path)
             if shard is None:
-                shard = self._load(name, path)
+                shard = self._load(name, path, self._lock_wait_s)
                 _OPEN[path] = shard
             shard.refs += 1
         self._mine[path] = shard
         return shard
 
+    def _dense(self, name: str) -> tuple[VectorLayout, DenseVector]:
+        """The collection's vectors and the dense one to search (the layout outlives a reopen:
+        it is the collection's config)."""
+        layout = self._open(name).layout
+        return layout, layout.choose(self._vector)
+
+    def _vector_name(self, shard: _Shard, with_vectors: bool) -> str | None:
+        """The dense vector to read back; payload-only reads work on any collection."""
+        return shard.layout.choose(self._vector).name if with_vectors else None
+
+    @contextlib.contextmanager
+    def _use(self, name: str) -> Iterator[_Shard]:
+        """The open shard, exclusively, with errors translated; reopened if the idle reaper
+        released it between ``_open`` and here."""
+        while True:
+            shard = self._open(name)
+            with shard.mutex:
+                if shard.closed:
+                    self._mine.pop(shard.path, None)
+                    continue
+                shard.last_used = time.monotonic()
+                with _translate(name, shard.path):
+                    yield shard
+                return
+
+    def _reap_idle(self, idle_s: float) -> None:
+        """Release shards this store alone holds and has not used for ``idle_s`` seconds."""
+        while not self._stop.wait(max(0.05, idle_s / 2)):
+            for path, shard in list(self._mine.items()):
+                if time.monotonic() - shard.last_used < idle_s:
+                    continue
+                with _OPEN_LOCK:
+                    if shard.refs != 1 or not shard.mutex.acquire(blocking=False):
+                        continue  # shared with another store here, or in use right now
+                    try:
+                        shard.closed = True
+                        shard.refs = 0
+                        _OPEN.pop(path, None)
+                        self._mine.pop(path, None)
+                        shard.close()
+                    except RagsondeError:
+                        pass  # a failed flush on release: the lock is released regardless
+                    finally:
+                        shard.mutex.release()
+
     @staticmethod
-    def _load(name: str, path: Path) -> _Shard:
+    def _load(name: str, path: Path, lock_wait_s: float = 0.0) -> _Shard:
         import qdrant_edge as qe
 
-        lock = _acquire_lock(name, path)
+        lock = _acquire_lock(name, path, lock_wait_s)
         try:
             with _translate(name, path):
                 config = json.loads((path / "edge_config.json").read_text(encoding="utf-8"))
                 shard = qe.EdgeShard.load(str(path))
         except BaseException:
-            lock.close()
+            lock.release()
             raise
-        return _Shard(name, path, shard, lock, config)
+        return _Shard(name, path, shard, lock, _layout(name, config))
 
     def _release(self, path: Path) -> None:
         shard = self._mine.pop(path, None)
         if shard is None:
             return
-        with _OPEN_LOCK:
+        with _OPEN_LOCK, shard.mutex:
+            if shard.closed:  # the idle reaper got there first
+                return
             shard.refs -= 1
             if shard.refs <= 0:
+                shard.closed = True
                 _OPEN.pop(path, None)
                 shard.close()
 
     def close(self) -> None:
         """Flush and release every shard this store opened."""
+        self._stop.set()
         for path in list(self._mine):
             self._release(path)
 
@@ -245,6 +279,7 @@ class EdgeStore:
         vector_name: str | None = None,
         sparse_vector_name: str | None = None,
         indexed_fields: Mapping[str, str] | None = None,
+        distance: Distance = Distance.COSINE,
     ) -> CollectionInfo:
         import qdrant_edge as qe
 
@@ -253,42 +288,40 @@ class EdgeStore:
             raise QueryValidationError(f"Collection '{name}' already exists.", field="collection")
         if dimension < 1:
             raise QueryValidationError("Vector size must be at least 1.", field="dimension")
+        schema = {
+            "keyword": qe.PayloadSchemaType.Keyword,
+            "integer": qe.PayloadSchemaType.Integer,
+            "float": qe.PayloadSchemaType.Float,
+            "bool": qe.PayloadSchemaType.Bool,
+            "text": qe.PayloadSchemaType.Text,
+            "datetime": qe.PayloadSchemaType.Datetime,
+        }
+        for field, kind in (indexed_fields or {}).items():
+            if kind not in schema:
+                raise QueryValidationError(
+                    f"Unknown index type {kind!r} for field '{field}': use one of "
+                    f"{', '.join(sorted(schema))}.",
+                    field="indexed_fields",
+                )
         lock = _acquire_lock(name, path)
-        with _translate(name, path):
-            sparse = (
-                {sparse_vector_name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
-                if sparse_vector_name
-                else None
-            )
-            config = qe.EdgeConfig(
-                vectors={
-                    vector_name or "": qe.EdgeVectorParams(
-                        size=dimension, distance=qe.Distance.Cosine
-                    )
-                },
-                sparse_vectors=sparse,
-            )
-            shard = qe.EdgeShard.create(str(path), config)
-            schema = {
-                "keyword": qe.PayloadSchemaType.Keyword,
-                "integer": qe.PayloadSchemaType.Integer,
-                "float": qe.PayloadSchemaType.Float,
-                "bool": qe.PayloadSchemaType.Bool,
-                "text": qe.PayloadSchemaType.Text,
-                "datetime": qe.PayloadSchemaType.Datetime,
-            }
-            for field, kind in (indexed_fields or {}).items():
-                if kind not in schema:
-                    raise QueryValidationError(
-                        f"Unknown index type {kind!r} for field '{field}': use one of "
-                        f"{', '.join(sorted(schema))}.",
-                        field="indexed_fields",
-                    )
-                shard.update(qe.UpdateOperation.create_field_index(field, schema[kind]))
-            shard.flush()
-            shard.close()
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
+        try:
+            with _translate(name, path):
+                sparse = (
+                    {sparse_vector_name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
+                    if sparse_vector_name
+                    else None
+                )
+                params = qe.EdgeVectorParams(
+                    size=dimension, distance=getattr(qe.Distance, Distance(distance).value)
+                )
+                config = qe.EdgeConfig(vectors={vector_name or "": params}, sparse_vectors=sparse)
+                shard = qe.EdgeShard.create(str(path), config)
+                for field, kind in (indexed_fields or {}).items():
+                    shard.update(qe.UpdateOperation.create_field_index(field, schema[kind]))
+                shard.flush()
+                shard.close()
+        finally:
+            lock.release()
         return self.collection_info(name)
 
     def delete_collection(self, name: str) -> None:
@@ -305,23 +338,20 @@ class EdgeStore:
             shutil.rmtree(path)
 
     def collection_info(self, name: str) -> CollectionInfo:
-        shard = self._open(name)
-        with _translate(name, shard.path), shard.mutex:
+        layout, dense = self._dense(name)
+        with self._use(name) as shard:
             info = shard.shard.info()
             schema = {
                 field: str(idx.data_type).rsplit(".", 1)[-1].lower()
                 for field, idx in info.payload_schema.items()
             }
-        vectors: dict[str, Any] = shard.config.get("vectors", {})
-        vname, params = next(iter(vectors.items()))
-        sparse = list(shard.config.get("sparse_vectors", {}))
         return CollectionInfo(
             name=name,
-            dimension=int(params["size"]),
-            distance=str(params.get("distance", "Cosine")),
+            dimension=dense.size,
+            distance=dense.distance,
             points_count=int(info.points_count),
-            vector_name=vname or None,
-            sparse_vector_name=sparse[0] if sparse else None,
+            vector_name=dense.name,
+            sparse_vector_name=layout.sparse_name,
             indexed_fields=schema,
             indexed_vectors_count=int(info.indexed_vectors_count),
             backend=self.backend,
@@ -331,23 +361,14 @@ class EdgeStore:
     def upsert(self, collection: str, points: Sequence[PointRecord]) -> None:
         import qdrant_edge as qe
 
-        shard = self._open(collection)
-        vname = next(iter(shard.config.get("vectors", {"": None})))
-        with _translate(collection, shard.path), shard.mutex:
-            for start in range(0, len(points), _UPSERT_BATCH):
-                batch = []
-                for p in points[start : start + _UPSERT_BATCH]:
-                    if p.vector is None:
-                        raise QueryValidationError(f"Point {p.id} has no vector.", field="vector")
-                    vector: dict[str, Any] = {vname: [float(x) for x in p.vector]}
-                    if p.sparse is not None:
-                        sparse_name = next(iter(shard.config.get("sparse_vectors", {})), None)
-                        if sparse_name is None:
-                            raise QueryValidationError(
-                                f"Collection '{collection}' has no sparse vector.", field="sparse"
-                            )
-                        vector[sparse_name] = qe.SparseVector(p.sparse.indices, p.sparse.values)
-                    batch.append(qe.Point(_point_id(p.id), vector, p.payload))
+        layout, dense = self._dense(collection)
+        sparse = qe.SparseVector
+        for start in range(0, len(points), _UPSERT_BATCH):
+            batch = []
+            for p in points[start : start + _UPSERT_BATCH]:
+                vectors = convert.point_vectors(p, layout, dense, sparse)
+                batch.append(qe.Point(convert.point_id(p.id), vectors, p.payload))
+            with self._use(collection) as shard:
                 shard.shard.update(qe.UpdateOperation.upsert_points(batch))
 
     def delete_points(self, collection: str, ids: Sequence[str]) -> None:
@@ -355,14 +376,13 @@ class EdgeStore:
 
         if not ids:
             return
-        shard = self._open(collection)
-        with _translate(collection, shard.path), shard.mutex:
-            shard.shard.update(qe.UpdateOperation.delete_points([_point_id(i) for i in ids]))
+        pids: list[Any] = [convert.point_id(i) for i in ids]
+        with self._use(collection) as shard:
+            shard.shard.update(qe.UpdateOperation.delete_points(pids))
 
     def build_index(self, collection: str) -> None:
         """Flush, then let the engine build HNSW and payload indexes (blocks until done)."""
-        shard = self._open(collection)
-        with _translate(collection, shard.path), shard.mutex:
+        with self._use(collection) as shard:
             shard.shard.flush()
             shard.shard.optimize()
             shard.shard.flush()
@@ -373,30 +393,21 @@ class EdgeStore:
 
         if not specs:
             return []
-        shard = self._open(collection)
-        info_vectors: dict[str, Any] = shard.config.get("vectors", {})
-        vname = next(iter(info_vectors)) or None
-        sparse_name = next(iter(shard.config.get("sparse_vectors", {})), None)
-        requests = [self._request(qe, s, vname, sparse_name, collection) for s in specs]
-        with _translate(collection, shard.path), shard.mutex:
+        layout, dense = self._dense(collection)
+        convert.check_specs(layout, dense, specs)
+        requests = [self._request(qe, s, dense.name, layout.sparse_name) for s in specs]
+        with self._use(collection) as shard:
             if len(requests) == 1:
                 batches = [shard.shard.query(requests[0])]
             else:
                 batches = shard.shard.query_batch(qe.QueryBatchRequest(requests))
-        return [[_hit(p, vname) for p in points] for points in batches]
+        return [[convert.to_hit(p, dense.name) for p in points] for points in batches]
 
     def _request(
-        self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None, coll: str
+        self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
     ) -> Any:
         params = qe.SearchParams(exact=spec.exact, hnsw_ef=self._hnsw_ef)
-        filt = _filter(qe, spec.filter)
-        if spec.mode != "dense" and sparse_name is None:
-            raise QueryValidationError(
-                f"Collection '{coll}' was built for dense search only, so mode "
-                f"'{spec.mode}' is not available. Re-ingest it with sparse (BM25) vectors, "
-                "or use mode 'dense'.",
-                field="mode",
-            )
+        filt = convert.to_filter(qe, spec.filter)
         dense_q = (
             qe.Query.Nearest([float(x) for x in spec.vector], using=vname)
             if spec.vector is not None
@@ -415,7 +426,7 @@ class EdgeStore:
         if spec.mode == "sparse":
             return qe.QueryRequest(query=sparse_q, filter=filt, params=params, **common)
         fusion = qe.Fusion.Rrf(k=60) if spec.fusion == "rrf" else qe.Fusion.Dbsf()
-        depth = max(spec.limit * 4, 100)
+        depth = convert.hybrid_depth(spec.limit)
         prefetches = [
             qe.Prefetch(limit=depth, query=dense_q, filter=filt, params=params),
             qe.Prefetch(limit=depth, query=sparse_q, filter=filt, params=params),
@@ -428,12 +439,11 @@ class EdgeStore:
         if not ids:
             return []
         shard = self._open(collection)
-        vname = next(iter(shard.config.get("vectors", {}))) or None
-        with _translate(collection, shard.path), shard.mutex:
-            records = shard.shard.retrieve(
-                [_point_id(i) for i in ids], with_payload=True, with_vector=with_vectors
-            )
-        return [_record(r, vname, with_vectors) for r in records]
+        vname = self._vector_name(shard, with_vectors)
+        pids = [convert.point_id(i) for i in ids]
+        with self._use(collection) as shard:
+            records = shard.shard.retrieve(pids, with_payload=True, with_vector=with_vectors)
+        return [convert.to_record(r, vname, with_vectors) for r in records]
 
     def scroll(
         self,
@@ -446,74 +456,27 @@ class EdgeStore:
         import qdrant_edge as qe
 
         shard = self._open(collection)
-        vname = next(iter(shard.config.get("vectors", {}))) or None
+        vname = self._vector_name(shard, with_vectors)
         offset: Any = None
         while True:
-            with _translate(collection, shard.path), shard.mutex:
+            with self._use(collection) as shard:
                 records, offset = shard.shard.scroll(
                     qe.ScrollRequest(
                         offset=offset,
                         limit=batch_size,
-                        filter=_filter(qe, filter),
+                        filter=convert.to_filter(qe, filter),
                         with_payload=True,
                         with_vector=with_vectors,
                     )
                 )
             if records:
-                yield [_record(r, vname, with_vectors) for r in records]
+                yield [convert.to_record(r, vname, with_vectors) for r in records]
             if offset is None or not records:
                 return
 
     def count(self, collection: str, filter: FilterSpec | None = None) -> int:
         import qdrant_edge as qe
 
-        shard = self._open(collection)
-        with _translate(collection, shard.path), shard.mutex:
-            return int(shard.shard.count(qe.CountRequest(exact=True, filter=_filter(qe, filter))))
-
-
-def _filter(qe: Any, spec: FilterSpec | None) -> Any:
-    if not spec:
-        return None
-    must = []
-    for key, values in spec.items():
-        vals = list(values)
-        match = qe.MatchValue(vals[0]) if len(vals) == 1 else qe.MatchAny(vals)
-        must.append(qe.FieldCondition(key, match=match))
-    return qe.Filter(must=must)
-
-
-def _dense(vector: Any, vname: str | None) -> list[float] | None:
-    if vector is None:
-        return None
-    if isinstance(vector, dict):
-        v = vector.get(vname or "")
-        return [float(x) for x in v] if isinstance(v, list) else None
-    return [float(x) for x in vector]
-
-
-def _hit(point: Any, vname: str | None) -> Hit:
-    return Hit(
-        id=str(point.id),
-        score=float(point.score),
-        payload=dict(point.payload or {}),
-        vector=_dense(point.vector, vname),
-    )
-
-
-def _record(record: Any, vname: str | None, with_vectors: bool) -> PointRecord:
-    return PointRecord(
-        id=str(record.id),
-        vector=_dense(record.vector, vname) if with_vectors else None,
-        payload=dict(record.payload or {}),
-        sparse=_sparse(record.vector, vname) if with_vectors else None,
-    )
-
-
-def _sparse(vector: Any, vname: str | None) -> SparseVector | None:
-    """The BM25 vector of a record read back with its vectors, if it has one."""
-    if isinstance(vector, dict):
-        for name, v in vector.items():
-            if name != (vname or "") and hasattr(v, "indices"):
-                return SparseVector([int(i) for i in v.indices], [float(x) for x in v.values])
-    return None
+        request = qe.CountRequest(exact=True, filter=convert.to_filter(qe, filter))
+        with self._use(collection) as shard:
+            return int(shard.shard.count(request))

@@ -1,0 +1,207 @@
+"""What both backends share: point ids, filters, hits and records, and a collection's vectors.
+
+qdrant-client's ``models`` and qdrant-edge spell filters with the same keyword constructors
+(``MatchValue(value=)``, ``MatchAny(any=)``, ``FieldCondition(key=, match=)``,
+``Filter(must=)``) and return points with the same attributes (``id``, ``score``, ``payload``,
+``vector``), so one converter serves both; the backend passes its models module in.
+
+:class:`VectorLayout` is a collection's vectors read from either library's config, and
+:meth:`VectorLayout.choose` picks the dense vector to search (the ``vector`` setting, or the only
+one), with the errors for several, none, or a multivector.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.store.base import FilterSpec, Hit, PointRecord, SearchSpec, SparseVector
+from ragsonde.store.scores import Distance
+
+__all__ = [
+    "DenseVector",
+    "VectorLayout",
+    "check_specs",
+    "hybrid_depth",
+    "point_id",
+    "point_vectors",
+    "to_filter",
+    "to_hit",
+    "to_record",
+]
+
+_MAX_UINT64 = 2**64 - 1
+
+
+def point_id(value: str) -> int | str:
+    """A Qdrant point id from its string form: an unsigned 64-bit integer or a UUID."""
+    if value.isdigit() and value.isascii() and int(value) <= _MAX_UINT64:
+        return int(value)
+    try:
+        return str(uuid.UUID(value))
+    except ValueError as e:
+        raise QueryValidationError(
+            f"Point id {value!r} is neither an unsigned 64-bit integer nor a UUID "
+            "(Qdrant accepts only those).",
+            field="id",
+        ) from e
+
+
+def to_filter(models: Any, spec: FilterSpec | None) -> Any:
+    """All fields must match; within a field, any of its values (AND of ORs)."""
+    if not spec:
+        return None
+    must = []
+    for key, values in spec.items():
+        vals = list(values)
+        match = models.MatchValue(value=vals[0]) if len(vals) == 1 else models.MatchAny(any=vals)
+        must.append(models.FieldCondition(key=key, match=match))
+    return models.Filter(must=must)
+
+
+def _dense(vector: Any, vname: str | None) -> list[float] | None:
+    if vector is None:
+        return None
+    if isinstance(vector, Mapping):
+        v = vector.get(vname or "")
+        return [float(x) for x in v] if isinstance(v, list) else None
+    return [float(x) for x in vector]
+
+
+def _sparse(vector: Any, vname: str | None) -> SparseVector | None:
+    """The BM25 vector of a record read back with its vectors, if it has one."""
+    if isinstance(vector, Mapping):
+        for name, v in vector.items():
+            if name != (vname or "") and hasattr(v, "indices"):
+                return SparseVector([int(i) for i in v.indices], [float(x) for x in v.values])
+    return None
+
+
+def to_hit(point: Any, vname: str | None) -> Hit:
+    return Hit(
+        id=str(point.id),
+        score=float(point.score),
+        payload=dict(point.payload or {}),
+        vector=_dense(point.vector, vname),
+    )
+
+
+def to_record(record: Any, vname: str | None, with_vectors: bool) -> PointRecord:
+    return PointRecord(
+        id=str(record.id),
+        vector=_dense(record.vector, vname) if with_vectors else None,
+        payload=dict(record.payload or {}),
+        sparse=_sparse(record.vector, vname) if with_vectors else None,
+    )
+
+
+@dataclass(frozen=True)
+class DenseVector:
+    """One dense vector of a collection; ``name`` is ``None`` for the unnamed default."""
+
+    name: str | None
+    size: int
+    distance: Distance
+    multivector: bool = False
+
+    def describe(self) -> str:
+        kind = " multivector" if self.multivector else ""
+        return f"'{self.name or ''}' ({self.size}-d {self.distance}{kind})"
+
+
+@dataclass(frozen=True)
+class VectorLayout:
+    """A collection's vectors: its dense ones (in config order) and its sparse names."""
+
+    collection: str
+    dense: tuple[DenseVector, ...]
+    sparse: tuple[str, ...] = ()
+
+    @property
+    def sparse_name(self) -> str | None:
+        return self.sparse[0] if self.sparse else None
+
+    def choose(self, wanted: str | None) -> DenseVector:
+        """The dense vector to search: ``wanted`` by name, else the only one."""
+        where = f"Collection '{self.collection}'"
+        if not self.dense:
+            raise QueryValidationError(
+                f"{where} has only sparse vectors ({', '.join(self.sparse) or 'none'}); ragsonde "
+                "searches a dense vector, so it cannot query this collection.",
+                field="vector",
+            )
+        listing = ", ".join(v.describe() for v in self.dense)
+        if wanted is not None:
+            chosen = next((v for v in self.dense if (v.name or "") == wanted), None)
+            if chosen is None:
+                raise QueryValidationError(
+                    f"{where} has no dense vector named '{wanted}'. Its dense vectors: {listing}. "
+                    "Choose one with --vector NAME (RAGSONDE_VECTOR).",
+                    field="vector",
+                )
+        elif len(self.dense) > 1:
+            raise QueryValidationError(
+                f"{where} has several dense vectors: {listing}. Choose one with --vector NAME "
+                "(RAGSONDE_VECTOR).",
+                field="vector",
+            )
+        else:
+            chosen = self.dense[0]
+        if chosen.multivector:
+            raise QueryValidationError(
+                f"{where}: vector {chosen.describe()} holds several vectors per point (late "
+                "interaction, e.g. ColBERT); ragsonde searches single dense vectors only. "
+                "Choose another with --vector NAME if the collection has one.",
+                field="vector",
+            )
+        return chosen
+
+
+def check_specs(layout: VectorLayout, dense: DenseVector, specs: Sequence[SearchSpec]) -> None:
+    """Refuse, before the engine sees them, searches the collection cannot answer."""
+    for spec in specs:
+        if spec.mode != "dense" and layout.sparse_name is None:
+            raise QueryValidationError(
+                f"Collection '{layout.collection}' was built for dense search only, so mode "
+                f"'{spec.mode}' is not available. Re-ingest it with sparse (BM25) vectors, "
+                "or use mode 'dense'.",
+                field="mode",
+            )
+        if spec.vector is not None and len(spec.vector) != dense.size:
+            raise QueryValidationError(
+                f"Vector of size {len(spec.vector)} does not fit collection "
+                f"'{layout.collection}' (size {dense.size}).",
+                field="vector",
+            )
+
+
+def hybrid_depth(limit: int) -> int:
+    """How many candidates each side of a hybrid search hands to the fusion."""
+    return max(limit * 4, 100)
+
+
+def point_vectors(
+    point: PointRecord, layout: VectorLayout, dense: DenseVector, sparse_factory: Any
+) -> dict[str, Any]:
+    """A point's vectors by name (``""`` = the unnamed one), checked against the collection."""
+    if point.vector is None:
+        raise QueryValidationError(f"Point {point.id} has no vector.", field="vector")
+    if len(point.vector) != dense.size:
+        raise QueryValidationError(
+            f"Point {point.id} has a vector of size {len(point.vector)}; collection "
+            f"'{layout.collection}' holds size {dense.size}.",
+            field="vector",
+        )
+    vectors: dict[str, Any] = {dense.name or "": [float(x) for x in point.vector]}
+    if point.sparse is not None:
+        if layout.sparse_name is None:
+            raise QueryValidationError(
+                f"Collection '{layout.collection}' has no sparse vector.", field="sparse"
+            )
+        vectors[layout.sparse_name] = sparse_factory(
+            indices=point.sparse.indices, values=point.sparse.values
+        )
+    return vectors

@@ -1,0 +1,58 @@
+"""Qdrant's four distances, and how each one's raw score becomes ``similarity_score``.
+
+The engine ranks; ragsonde never re-sorts. For the contract's ``similarity_score`` (in [0, 1],
+higher is closer) each distance has one documented monotone map of the engine's raw score,
+which stays in ``raw_score`` untouched:
+
+============  ======================  =====================  ===================================
+distance      raw score (engine)      ``similarity_score``   ``score_threshold`` t keeps
+============  ======================  =====================  ===================================
+Cosine        cosine, in [-1, 1]      clamp(s, 0, 1)         cosine ≥ t
+Dot           dot product, unbounded  clamp(s, 0, 1)         dot ≥ t (for t < 1; = cosine on
+                                                             unit vectors)
+Euclid        L2 distance d ≥ 0       1 / (1 + d)            d ≤ 1/t − 1
+Manhattan     L1 distance d ≥ 0       1 / (1 + d)            d ≤ 1/t − 1
+============  ======================  =====================  ===================================
+
+Cosine and Dot keep the contract's "cosine similarity clamped into [0, 1]", so a collection of
+unit vectors gives the same ``similarity_score`` under either. Clamping is monotone but not
+strictly: scores below 0 (or, for Dot, above 1) tie at the bound, and their order is the engine's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+
+__all__ = ["SIMILARITY", "Distance", "similarity_of"]
+
+
+class Distance(StrEnum):
+    """Qdrant's distance names, spelled as both qdrant-client and qdrant-edge spell them."""
+
+    COSINE = "Cosine"
+    DOT = "Dot"
+    EUCLID = "Euclid"
+    MANHATTAN = "Manhattan"
+
+
+def _clamp(score: float) -> float:
+    return 0.0 if score < 0.0 else 1.0 if score > 1.0 else score
+
+
+def _inverse(distance: float) -> float:
+    return 1.0 / (1.0 + distance) if distance > 0.0 else 1.0
+
+
+#: distance -> raw engine score -> similarity_score in [0, 1] (monotone: closer is higher).
+SIMILARITY: dict[Distance, Callable[[float], float]] = {
+    Distance.COSINE: _clamp,
+    Distance.DOT: _clamp,
+    Distance.EUCLID: _inverse,
+    Distance.MANHATTAN: _inverse,
+}
+
+
+def similarity_of(distance: str) -> Callable[[float], float]:
+    """The map for ``distance`` (a :class:`Distance` or its name)."""
+    return SIMILARITY[Distance(distance)]

@@ -1,0 +1,86 @@
+"""``QDRANT_URL``: a server URL, ``:memory:``, or a local-mode folder; anything else is a
+VALIDATION_ERROR naming the accepted forms (it used to create a folder named after it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ragsonde
+from ragsonde.config import load_settings, parse_qdrant_url
+from ragsonde.errors import QueryValidationError
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost:6333",
+        "https://xyz.cloud.qdrant.io:6333",
+        "http://127.0.0.1",
+        "http://[::1]:6333",
+        "https://qdrant.example/prefix",
+        ":memory:",
+        "path:/srv/qdrant",
+    ],
+)
+def test_accepted_forms_pass_through(url):
+    assert parse_qdrant_url(url) == url
+    assert load_settings(qdrant_url=url).qdrant_url == url
+
+
+def test_an_existing_folder_is_local_mode(tmp_path):
+    assert parse_qdrant_url(str(tmp_path)) == f"path:{tmp_path}"
+
+
+@pytest.mark.parametrize("url", [None, "", "   "])
+def test_empty_means_the_embedded_store(url):
+    assert parse_qdrant_url(url) is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "localhost:6333",
+        "qdrant.example",
+        "ftp://qdrant.example",
+        "http://",
+        "http://qdrant.example:port",
+        "/no/such/folder",
+        "path:",
+    ],
+)
+def test_other_forms_are_a_validation_error_naming_the_accepted_ones(url, monkeypatch):
+    monkeypatch.setenv("QDRANT_URL", url)
+    with pytest.raises(QueryValidationError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert "QDRANT_URL" in message
+    for form in ("http(s)://host:port", ":memory:", "path:/folder"):
+        assert form in message
+
+
+def test_a_missing_scheme_suggests_it():
+    with pytest.raises(ValueError, match=r"did you mean 'http://localhost:6333'"):
+        parse_qdrant_url("localhost:6333")
+
+
+def test_cli_refuses_it_without_creating_a_folder(tmp_path: Path):
+    env = {**os.environ, "QDRANT_URL": "localhost:6333", "RAGSONDE_HOME": str(tmp_path / "h")}
+    # the ragsonde under test, whatever the working directory (the process runs in tmp_path)
+    env["PYTHONPATH"] = str(Path(ragsonde.__file__).parents[1])
+    out = subprocess.run(
+        [sys.executable, "-m", "ragsonde", "query", "x", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert json.loads(out.stdout)["error"]["code"] == "VALIDATION_ERROR"
+    assert list(tmp_path.iterdir()) == []
