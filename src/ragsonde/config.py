@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -17,6 +17,9 @@ from pydantic_settings import (
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.models import Limits
+
+if TYPE_CHECKING:
+    from ragsonde.store.payload import PayloadMapping
 
 __all__ = ["DEFAULT_COLLECTION", "DEFAULT_EMBEDDER", "Settings", "load_settings"]
 
@@ -112,6 +115,13 @@ class Settings(BaseSettings):
     microbatch_max: int = Field(
         default=32, ge=1, le=4096, description="Most query texts in one micro-batch."
     )
+    mapping: dict[str, str] = Field(
+        default_factory=dict,
+        description='Where a collection keeps each field: ``[mapping] text = "page_content"``, '
+        "RAGSONDE_MAPPING__DOC_ID=metadata.source, --field doc_id=metadata.source; "
+        '``layout = "langchain"`` starts from a named layout. Empty: every known layout is '
+        "read as is (see ragsonde.store.payload).",
+    )
 
     @field_validator("embedder")
     @classmethod
@@ -119,6 +129,24 @@ class Settings(BaseSettings):
         if ":" not in value:
             raise ValueError("must look like 'local:<model>', 'cohere:<model>' or 'openai:<model>'")
         return value
+
+    @field_validator("mapping")
+    @classmethod
+    def _check_mapping(cls, value: dict[str, str]) -> dict[str, str]:
+        from ragsonde.store.payload import build_mapping  # ragsonde.store imports this module
+
+        try:
+            build_mapping(value)
+        except QueryValidationError as e:
+            raise ValueError(e.message) from e
+        return value
+
+    @property
+    def payload_mapping(self) -> PayloadMapping:
+        """The payload mapping the ``mapping`` setting describes."""
+        from ragsonde.store.payload import build_mapping
+
+        return build_mapping(self.mapping)
 
     @property
     def limits(self) -> Limits:
