@@ -89,7 +89,7 @@ def _score_bar(score: float) -> Text:
 
 def _render_response(resp: Response) -> None:
     if resp.status == "error" and resp.error is not None:
-        err_console.print(f"[bold red]{resp.error.code.value}[/]: {resp.error.message}")
+        err_console.print(f"[bold red]{resp.error.code.value}[/]: {escape(resp.error.message)}")
         return
     table = Table(title=f"“{resp.query}” → {resp.collection}", show_lines=True, expand=True)
     table.add_column("#", justify="right", width=3)
