@@ -81,10 +81,13 @@ def _decode(node: str, cache: _Decoded | None) -> Any:
 def _get_parts(payload: Mapping[str, Any], parts: Iterable[str], cache: _Decoded | None) -> Any:
     node: Any = payload
     for part in parts:
-        if type(node) is str:  # a JSON object kept as a string (LlamaIndex's _node_content)
-            node = _decode(node, cache)
         # ``type is dict`` first: skips the ABC check in the usual case (hot: every result)
-        if type(node) is dict or isinstance(node, Mapping):
+        if type(node) is dict:
+            node = node.get(part)
+        elif type(node) is str:  # a JSON object kept as a string (LlamaIndex's _node_content)
+            decoded = _decode(node, cache)
+            node = decoded.get(part) if type(decoded) is dict else None
+        elif isinstance(node, Mapping):
             node = node.get(part)
         else:
             return None
