@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -27,6 +27,9 @@ __all__ = [
     "load_settings",
     "parse_qdrant_url",
 ]
+if TYPE_CHECKING:
+    from ragsonde.store.payload import PayloadMapping
+
 
 DEFAULT_EMBEDDER = "local:sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_COLLECTION = "rag_embedding"
@@ -166,6 +169,13 @@ class Settings(BaseSettings):
     microbatch_max: int = Field(
         default=32, ge=1, le=4096, description="Most query texts in one micro-batch."
     )
+    mapping: dict[str, str] = Field(
+        default_factory=dict,
+        description='Where a collection keeps each field: ``[mapping] text = "page_content"``, '
+        "RAGSONDE_MAPPING__DOC_ID=metadata.source, --field doc_id=metadata.source; "
+        '``layout = "langchain"`` starts from a named layout. Empty: every known layout is '
+        "read as is (see ragsonde.store.payload).",
+    )
 
     @field_validator("embedder")
     @classmethod
@@ -178,6 +188,24 @@ class Settings(BaseSettings):
     @classmethod
     def _check_qdrant_url(cls, value: str | None) -> str | None:
         return parse_qdrant_url(value)
+
+    @field_validator("mapping")
+    @classmethod
+    def _check_mapping(cls, value: dict[str, str]) -> dict[str, str]:
+        from ragsonde.store.payload import build_mapping  # ragsonde.store imports this module
+
+        try:
+            build_mapping(value)
+        except QueryValidationError as e:
+            raise ValueError(e.message) from e
+        return value
+
+    @property
+    def payload_mapping(self) -> PayloadMapping:
+        """The payload mapping the ``mapping`` setting describes."""
+        from ragsonde.store.payload import build_mapping
+
+        return build_mapping(self.mapping)
 
     @property
     def limits(self) -> Limits:

@@ -20,6 +20,7 @@ from typing import Annotated, Any, NoReturn, ParamSpec, Self, TypeVar
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress, ProgressColumn
 
 from ragsonde.config import Settings, load_settings
@@ -139,7 +140,8 @@ def fail(exc: RagsondeError, *, json_output: bool, payload: Any = None) -> NoRet
             else {"status": "error", "error": {"code": exc.code.value, "message": exc.message}}
         )
     else:
-        err_console.print(f"[bold red]{exc.code.value}[/]: {exc.message}", soft_wrap=True)
+        # escaped: messages quote install hints like 'ragsonde[local]' that Rich reads as markup
+        err_console.print(f"[bold red]{exc.code.value}[/]: {escape(exc.message)}", soft_wrap=True)
     raise typer.Exit(exit_code_for(exc))
 
 

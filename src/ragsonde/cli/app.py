@@ -1,6 +1,8 @@
-"""The Typer application every command module registers on."""
+"""The Typer application every command module registers on, with ``--version`` and ``-h``."""
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import typer
 
@@ -11,4 +13,29 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from ragsonde import __version__
+
+        typer.echo(f"ragsonde {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Does my retrieval actually work, and how fast? Retrieve, ingest and evaluate on Qdrant."""

@@ -96,6 +96,13 @@ def push(
     timeout: Annotated[
         float, typer.Option(min=1, help="Seconds to wait for the target on each request.")
     ] = 60.0,
+    layout: Annotated[
+        str,
+        typer.Option(
+            help="Payload layout on the target: ragsonde (as stored), langchain or llamaindex "
+            "(that framework's QdrantVectorStore reads the copy natively).",
+        ),
+    ] = "ragsonde",
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
@@ -128,6 +135,7 @@ def push(
                     target_label=label,
                     batch_size=batch_size,
                     progress=bar,
+                    layout=layout,
                 )
         except RagsondeError:
             if bar.copied and not json_output:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -40,6 +41,33 @@ VectorOpt = Annotated[
     ),
 ]
 
+#: ``--field FIELD=PATH``: where the collection keeps a field (repeatable; merged over the
+#: ``mapping`` setting from ragsonde.toml / RAGSONDE_MAPPING__FIELD).
+FieldOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--field",
+        help="FIELD=PATH: read a field from another payload path, e.g. --field text=page_content "
+        "--field doc_id=metadata.source (dotted for nested; layout=langchain picks a layout).",
+    ),
+]
+
+
+def _parse_fields(items: list[str] | None) -> dict[str, str] | None:
+    """``--field FIELD=PATH`` options as a ``mapping`` setting."""
+    if not items:
+        return None
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise QueryValidationError(
+                f"Bad --field {item!r}: write FIELD=PATH, e.g. --field doc_id=metadata.source.",
+                field="mapping",
+            )
+        out[key.strip()] = value.strip()
+    return out
+
 
 def _parse_filters(items: list[str] | None) -> dict[str, Any] | None:
     """``FIELD=VALUE`` options; a field given twice means "any of"."""
@@ -70,7 +98,7 @@ def _score_bar(score: float) -> Text:
 
 def _render_response(resp: Response) -> None:
     if resp.status == "error" and resp.error is not None:
-        err_console.print(f"[bold red]{resp.error.code.value}[/]: {resp.error.message}")
+        err_console.print(f"[bold red]{resp.error.code.value}[/]: {escape(resp.error.message)}")
         return
     table = Table(title=f"“{resp.query}” → {resp.collection}", show_lines=True, expand=True)
     table.add_column("#", justify="right", width=3)
@@ -130,11 +158,14 @@ def query(
     ] = False,
     vectors: Annotated[bool, typer.Option("--vectors", help="Include stored vectors.")] = False,
     vector: VectorOpt = None,
+    field_paths: FieldOpt = None,
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Search a collection: query text → embedding → Qdrant → ranked chunks."""
-    settings = settings_from_options(collection=collection, home=home, vector=vector)
+    settings = settings_from_options(
+        collection=collection, home=home, vector=vector, mapping=_parse_fields(field_paths)
+    )
     body: dict[str, Any] = {
         "query_text": text,
         "top_k": top_k,
@@ -156,7 +187,7 @@ def query(
         )
         _emit(resp, json_output)
         raise typer.Exit(exit_code_for(e)) from e
-    with Retriever(settings) as retriever:
+    with Retriever(settings, mapping=settings.payload_mapping) as retriever:
         resp = retriever.retrieve(body)
     _emit(resp, json_output)
     _exit_for([resp.error.code] if resp.error else [])
@@ -235,15 +266,16 @@ def batch(
     file: Annotated[Path, typer.Argument(help="JSON Lines (one query per line) or a JSON array.")],
     collection: CollectionOpt = None,
     vector: VectorOpt = None,
+    field_paths: FieldOpt = None,
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Run many queries at once: one embedding call, one search request."""
-    settings = settings_from_options(home=home, vector=vector)
+    settings = settings_from_options(home=home, vector=vector, mapping=_parse_fields(field_paths))
     body = _read_batch_file(file)
     if collection and "collection" not in body:
         body["collection"] = collection
-    with Retriever(settings) as retriever:
+    with Retriever(settings, mapping=settings.payload_mapping) as retriever:
         result: BatchResponse = retriever.retrieve_batch(body)
     if json_output:
         print_json(result)
@@ -262,14 +294,18 @@ def batch(
 def inspect(
     collection: CollectionOpt = None,
     sample: Annotated[int, typer.Option(help="How many payloads to sample.")] = 1000,
+    field_paths: FieldOpt = None,
+    vector: VectorOpt = None,
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Describe a collection: vectors, points, payload fields, the mapping that fits."""
+    """Describe a collection: vectors, points, payload fields, its layout, the mapping that fits."""
     from ragsonde.store.inspect import inspect_collection
     from ragsonde.workspace import Workspace
 
-    settings = settings_from_options(collection=collection, home=home)
+    settings = settings_from_options(
+        collection=collection, home=home, vector=vector, mapping=_parse_fields(field_paths)
+    )
     with Workspace(settings) as ws:
         try:
             dim: int | None = ws.embedder.dimension
@@ -281,6 +317,7 @@ def inspect(
             embedder=ws.embedder_name,
             embedder_dimension=dim,
             sample=sample,
+            mapping=settings.payload_mapping,
         )
     if json_output:
         print_json(report)
@@ -301,9 +338,16 @@ def inspect(
     for f in report.fields:
         fields.add_row(f.field, f"{f.fill_rate:.0%}", ", ".join(f.types), f.indexed or "")
     console.print(fields)
-    mapping = Table(title="payload mapping")
+    layout = (
+        f"[bold]{report.layout}[/] ({report.layout_share:.0%} of sampled points)"
+        if report.layout
+        else "none known (set each field with --field FIELD=PATH)"
+    )
+    mapping = Table(title=f"payload mapping · layout: {layout}")
     mapping.add_column("contract field")
     mapping.add_column("payload path")
     for k, v in report.mapping.items():
-        mapping.add_row(k, v or "[dim]—[/]")
+        mapping.add_row(k, escape(v) if v else "[dim]—[/]")
     console.print(mapping)
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning[/]: {escape(warning)}")

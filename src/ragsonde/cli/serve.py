@@ -81,7 +81,8 @@ def serve(
         from ragsonde.server import create_app
     except ImportError as e:
         err_console.print(
-            f"The server needs its extras ({e.name} is missing): pip install 'ragsonde[server]'"
+            f"The server needs its extras ({e.name} is missing): pip install 'ragsonde[server]'",
+            markup=False,
         )
         raise typer.Exit(1) from e
     settings = settings_from_options(collection=collection, home=home)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
+from ragsonde.embedders.isolate import embed_groups
 from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
 from ragsonde.models import (
@@ -34,7 +35,7 @@ from ragsonde.models import (
 from ragsonde.retriever.filters import FilterResolver
 from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store, similarity_of
 from ragsonde.store.base import SparseVector
-from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping
+from ragsonde.store.payload import PayloadMapping
 from ragsonde.workspace import Workspace
 
 __all__ = ["Retriever"]
@@ -83,7 +84,7 @@ class Retriever:
         embedder: Embedder | None = None,
         limits: Limits | None = None,
         exact: bool = False,
-        mapping: PayloadMapping = DEFAULT_MAPPING,
+        mapping: PayloadMapping | None = None,
     ) -> None:
         """Answer with ``workspace``'s store and embedder (its owner closes it), or with a
         workspace of its own built from ``settings``, ``store`` and ``embedder`` (closed by
@@ -98,9 +99,10 @@ class Retriever:
         self._sparse: Bm25Encoder | None = None
         self.limits = limits or self.settings.limits
         self.exact = exact
-        self.mapping = mapping
+        # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
+        self.mapping = mapping if mapping is not None else self.settings.payload_mapping
         self._info: dict[str, tuple[float, CollectionInfo]] = {}
-        self._filters = FilterResolver(mapping)
+        self._filters = FilterResolver(self.mapping)
 
     # -- components, from the workspace (opened there on first use) ---------------------------
     @property
@@ -151,7 +153,9 @@ class Retriever:
             if isinstance(info, RagsondeError):
                 raise info
             t1 = time.perf_counter()
-            self._embed([pending])
+            failed = self._embed([pending])
+            if failed:
+                raise failed[pending.index]
             t2 = time.perf_counter()
             timings.embedding_ms = _ms(t1, t2)
             hits = self.store.search(name, [self._spec(pending)])[0]
@@ -205,13 +209,12 @@ class Retriever:
         embed_ms = 0.0
         if ok:
             t1 = time.perf_counter()
-            try:
-                self._embed(ok)
-            except RagsondeError as e:
-                for p in ok:
-                    responses[p.index] = self._error_for(p, e, Timings())
-                ok = []
-            embed_ms = _ms(t1, time.perf_counter()) / max(1, len(ok))
+            failed = self._embed(ok)
+            embed_ms = _ms(t1, time.perf_counter()) / len(ok)
+            for p in ok:
+                if p.index in failed:
+                    responses[p.index] = self._error_for(p, failed[p.index], Timings())
+            ok = [p for p in ok if p.index not in failed]
         by_collection: dict[str, list[_Pending]] = {}
         for p in ok:
             by_collection.setdefault(p.collection, []).append(p)
@@ -312,18 +315,32 @@ class Retriever:
                 out.append(e)
         return out
 
-    def _embed(self, pending: Sequence[_Pending]) -> None:
-        """Dense vectors for dense and hybrid queries (one model call), BM25 for the others."""
+    def _embed(self, pending: Sequence[_Pending]) -> dict[int, RagsondeError]:
+        """Dense vectors for dense and hybrid queries (one model call), BM25 for the others.
+
+        A query whose text alone makes the embedder fail gets its own error (keyed by its
+        index); the others still get their vectors (:func:`~ragsonde.embedders.isolate.embed_groups`
+        retries them one by one only when the combined call fails).
+        """
+        failed: dict[int, RagsondeError] = {}
         dense = [p for p in pending if p.query.mode != "sparse"]
         if dense:
-            vectors = self.embedder.embed_queries([p.query.query_text for p in dense])
-            for p, vec in zip(dense, vectors, strict=True):
-                p.vector = vec.tolist()
-        lexical = [p for p in pending if p.query.mode != "dense"]
+            outcomes = embed_groups(
+                self.embedder.embed_queries, [[p.query.query_text] for p in dense]
+            )
+            for p, outcome in zip(dense, outcomes, strict=True):
+                if isinstance(outcome, RagsondeError):
+                    failed[p.index] = outcome
+                elif isinstance(outcome, Exception):
+                    raise outcome  # not mapped at the embedder boundary: a bug, not an input
+                else:
+                    p.vector = outcome[0].tolist()
+        lexical = [p for p in pending if p.query.mode != "dense" and p.index not in failed]
         if lexical:
             sparse = self.sparse_encoder.embed_queries([p.query.query_text for p in lexical])
             for p, sv in zip(lexical, sparse, strict=True):
                 p.sparse = sv
+        return failed
 
     @property
     def sparse_encoder(self) -> Bm25Encoder:

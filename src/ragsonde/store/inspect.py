@@ -8,7 +8,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragsonde.store.base import Store
-from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping, detect_mapping
+from ragsonde.store.payload import (
+    DEFAULT_MAPPING,
+    PayloadMapping,
+    detect_layout,
+    detect_mapping,
+)
 
 __all__ = ["CollectionReport", "FieldStat", "inspect_collection"]
 
@@ -34,7 +39,15 @@ class CollectionReport(BaseModel):
     sampled_points: int
     fields: list[FieldStat]
     mapping: dict[str, str | None]
-    """Contract field -> the payload path it is read from (None: not found)."""
+    """Contract field (and ``doc_id``) -> the payload path it is read from (None: not found)."""
+    layout: str | None = None
+    """The known layout (``ragsonde.store.payload.LAYOUTS``) most sampled payloads have."""
+    layout_share: float = 0.0
+    """The share of sampled payloads in that layout."""
+    empty_text_share: float = 0.0
+    """The share of sampled payloads whose text, read through the mapping, is empty."""
+    warnings: list[str] = []
+    """What would make retrieval or evaluation quietly wrong, and the flag that fixes it."""
     embedder: str | None = None
     embedder_dimension: int | None = None
     dimension_matches: bool | None = None
@@ -75,6 +88,9 @@ def inspect_collection(
         for key in sorted(fills, key=lambda k: (-fills[k], k))
     ]
     detected = detect_mapping(payloads, mapping)
+    layout = detect_layout(payloads)
+    empty = sum(1 for p in payloads if not mapping.read(p).text.strip())
+    empty_share = round(empty / n, 4) if payloads else 0.0
     return CollectionReport(
         name=info.name,
         backend=info.backend,
@@ -87,9 +103,35 @@ def inspect_collection(
         sampled_points=len(payloads),
         fields=fields,
         mapping={k: path for k, (path, _share) in detected.items()},
+        layout=layout.name,
+        layout_share=round(layout.share, 4),
+        empty_text_share=empty_share,
+        warnings=_warnings(payloads, detected, empty_share),
         embedder=embedder,
         embedder_dimension=embedder_dimension,
         dimension_matches=(
             None if embedder_dimension is None else embedder_dimension == info.dimension
         ),
     )
+
+
+def _warnings(
+    payloads: list[dict[str, Any]],
+    detected: dict[str, tuple[str | None, float]],
+    empty_text_share: float,
+) -> list[str]:
+    if not payloads:
+        return []
+    out: list[str] = []
+    if empty_text_share > 0:
+        out.append(
+            f"{empty_text_share:.0%} of sampled points have no text at "
+            f"{detected['text'][0] or 'any known path'}: results would come back empty. "
+            "Set the path with --field text=PATH."
+        )
+    if detected["doc_id"][0] is None:
+        out.append(
+            "No document id found at any known path: evaluation cannot match relevance ids. "
+            "Set the path with --field doc_id=PATH (dotted for nested payloads)."
+        )
+    return out

@@ -1,41 +1,93 @@
-"""Payload mapping: where a collection keeps each contract field.
+"""Payload layouts and mappings: where a collection keeps each contract field.
 
-Collections built by other pipelines name payload fields differently (``content``/``text``/
-``page_content``, ``position``/``chunk_index``/``chunk_id``, LangChain's nested ``metadata``).
-A :class:`PayloadMapping` lists, per contract field, the payload paths to try in order; the
-default one reads all the usual layouts. ``inspect`` uses :func:`detect_mapping` to show which
-paths a collection actually uses.
+Collections built by other pipelines name payload fields differently. A :class:`PayloadMapping`
+lists, per field, the payload paths to try in order (first non-null wins). Paths are dotted
+(``metadata.source`` reads ``payload["metadata"]["source"]``), and a step through a payload field
+that holds a JSON object as a string is decoded (``_node_content.text`` reads LlamaIndex's
+``_node_content``), once per payload.
+
+:data:`LAYOUTS` names the layouts found in the wild, each with its own mapping and the top-level
+keys that give it away; :func:`detect_layout` picks one from a sample of payloads. The
+:data:`DEFAULT_MAPPING` tries every layout's paths, so a collection reads correctly with no
+configuration; :func:`build_mapping` turns the ``mapping`` setting (``[mapping]`` in
+``ragsonde.toml``, ``RAGSONDE_MAPPING__TEXT``, ``--field text=...``) into a mapping.
+
+=========== ============================================= ==========================================
+layout      marker keys                                   text / doc_id
+=========== ============================================= ==========================================
+llamaindex  ``_node_content`` (a JSON string)             ``_node_content.text`` / ``doc_id``
+langchain   ``page_content``, ``metadata``                ``page_content`` / ``metadata.doc_id``
+haystack    ``content``, ``meta``                         ``content`` / ``meta.doc_id``
+ragsonde    ``text``, ``doc_id``, ``content_hash``        ``text`` / ``doc_id``
+spec        ``text``                                      ``text`` / ``doc_id``
+=========== ============================================= ==========================================
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragsonde.errors import QueryValidationError
+
 __all__ = [
     "CONTRACT_FIELDS",
     "DEFAULT_MAPPING",
+    "LAYOUTS",
+    "MAPPED_FIELDS",
     "ChunkFields",
+    "Layout",
+    "LayoutMatch",
     "PayloadMapping",
+    "build_mapping",
+    "detect_layout",
     "detect_mapping",
     "get_path",
 ]
 
-#: The contract fields a payload maps onto.
+#: The contract fields a payload maps onto (read into every result).
 CONTRACT_FIELDS = ("text", "url", "title", "section", "chunk_index", "created_at")
+#: Every field a mapping names: the contract fields, and the source document's id (evaluation).
+MAPPED_FIELDS = (*CONTRACT_FIELDS, "doc_id")
+
+#: Per-payload cache of decoded JSON strings: ``id(string) -> (string, decoded)``.
+_Decoded = dict[int, tuple[str, Any]]
 
 
 def get_path(payload: Mapping[str, Any], path: str) -> Any:
-    """``payload["a"]["b"]`` for ``"a.b"``; ``None`` where any step is missing."""
-    return _get_parts(payload, path.split("."))
+    """``payload["a"]["b"]`` for ``"a.b"`` (a JSON-string step decoded); ``None`` if missing."""
+    return _get_parts(payload, path.split("."), None)
 
 
-def _get_parts(payload: Mapping[str, Any], parts: Iterable[str]) -> Any:
+def _decode(node: str, cache: _Decoded | None) -> Any:
+    """A JSON object stored as a string, decoded; ``None`` for any other string."""
+    if not node.startswith("{"):
+        return None
+    if cache is not None:
+        hit = cache.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+    try:
+        value = json.loads(node)
+    except ValueError:
+        value = None
+    if cache is not None:
+        cache[id(node)] = (node, value)
+    return value
+
+
+def _get_parts(payload: Mapping[str, Any], parts: Iterable[str], cache: _Decoded | None) -> Any:
     node: Any = payload
     for part in parts:
         # ``type is dict`` first: skips the ABC check in the usual case (hot: every result)
-        if type(node) is dict or isinstance(node, Mapping):
+        if type(node) is dict:
+            node = node.get(part)
+        elif type(node) is str:  # a JSON object kept as a string (LlamaIndex's _node_content)
+            decoded = _decode(node, cache)
+            node = decoded.get(part) if type(decoded) is dict else None
+        elif isinstance(node, Mapping):
             node = node.get(part)
         else:
             return None
@@ -64,24 +116,9 @@ _Compiled = tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...]
 
 @dataclass(frozen=True)
 class PayloadMapping:
-    """Per contract field, the payload paths to try, first found wins."""
+    """Per field (:data:`MAPPED_FIELDS`), the payload paths to try, first found wins."""
 
-    paths: Mapping[str, tuple[str, ...]] = field(
-        default_factory=lambda: {
-            "text": ("text", "content", "page_content", "document", "chunk_text"),
-            "url": ("url", "source", "source_url", "metadata.url", "metadata.source"),
-            "title": ("title", "page_title", "metadata.title"),
-            "section": ("section", "heading", "metadata.section", "metadata.heading"),
-            "chunk_index": (
-                "chunk_index",
-                "position",
-                "chunk_id",
-                "metadata.chunk_index",
-                "metadata.position",
-            ),
-            "created_at": ("created_at", "timestamp", "indexed_at", "metadata.created_at"),
-        }
-    )
+    paths: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _default_paths())
 
     _compiled: _Compiled = field(init=False, repr=False, compare=False)
 
@@ -102,18 +139,25 @@ class PayloadMapping:
 
     def path_for(self, name: str, payload: Mapping[str, Any]) -> str | None:
         """The first path for ``name`` that ``payload`` has (non-null)."""
+        cache: _Decoded = {}
         for path in self.paths.get(name, ()):
-            if get_path(payload, path) is not None:
+            if _get_parts(payload, path.split("."), cache) is not None:
                 return path
         return None
+
+    def value(self, name: str, payload: Mapping[str, Any]) -> Any:
+        """The value of field ``name`` (e.g. ``doc_id``) in ``payload``, or ``None``."""
+        path = self.path_for(name, payload)
+        return None if path is None else get_path(payload, path)
 
     def read(self, payload: Mapping[str, Any]) -> ChunkFields:
         """Read the contract fields; every other top-level field goes to ``metadata``."""
         found: dict[str, Any] = {}
         used_top: set[str] = set()
+        cache: _Decoded = {}
         for name, candidates in self._compiled:
             for path, parts in candidates:
-                value = _get_parts(payload, parts)
+                value = _get_parts(payload, parts, cache)
                 if value is not None:
                     found[name] = value
                     if len(parts) == 1:
@@ -140,18 +184,161 @@ def _opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
+@dataclass(frozen=True)
+class Layout:
+    """A payload layout some pipeline writes: its name, what gives it away, how to read it."""
+
+    name: str
+    description: str
+    markers: tuple[str, ...]
+    """Top-level keys every payload of this layout has."""
+    mapping: PayloadMapping
+
+    def matches(self, payload: Mapping[str, Any]) -> bool:
+        return all(key in payload for key in self.markers)
+
+
+def _layout(name: str, description: str, markers: tuple[str, ...], **paths: str) -> Layout:
+    """A layout whose mapping reads ``paths`` (comma-separated candidates per field)."""
+    mapping = PayloadMapping(
+        {f: tuple(p.strip() for p in paths[f].split(",")) for f in MAPPED_FIELDS if f in paths}
+    )
+    return Layout(name, description, markers, mapping)
+
+
+#: The layouts in the wild, most specific first: :func:`detect_layout` keeps the first of equals.
+LAYOUTS: dict[str, Layout] = {
+    layout.name: layout
+    for layout in (
+        _layout(
+            "llamaindex",
+            "LlamaIndex QdrantVectorStore: the node as JSON in _node_content, metadata flat",
+            ("_node_content",),
+            text="_node_content.text",
+            url="url, file_path, _node_content.metadata.url",
+            title="title, file_name, _node_content.metadata.title",
+            section="section, _node_content.metadata.section",
+            chunk_index="chunk_index, _node_content.metadata.chunk_index",
+            created_at="created_at, creation_date",
+            doc_id="doc_id, ref_doc_id, document_id",
+        ),
+        _layout(
+            "langchain",
+            "LangChain QdrantVectorStore: page_content, and the metadata nested under metadata",
+            ("page_content", "metadata"),
+            text="page_content",
+            url="metadata.url, metadata.source",
+            title="metadata.title",
+            section="metadata.section, metadata.heading",
+            chunk_index="metadata.chunk_index, metadata.position",
+            created_at="metadata.created_at",
+            doc_id="metadata.doc_id, metadata.document_id, metadata.id, metadata.source",
+        ),
+        _layout(
+            "haystack",
+            "Haystack QdrantDocumentStore: content, and the metadata nested under meta",
+            ("content", "meta"),
+            text="content",
+            url="meta.url, meta.source",
+            title="meta.title",
+            section="meta.section, meta.heading",
+            chunk_index="meta.chunk_index, meta.split_id",
+            created_at="meta.created_at",
+            doc_id="meta.doc_id, meta.document_id, meta.source_id, meta.id",
+        ),
+        _layout(
+            "ragsonde",
+            "ragsonde's own (ragsonde ingest): the specification's fields plus doc_id and hashes",
+            ("text", "doc_id", "content_hash"),
+            text="text",
+            url="url",
+            title="title",
+            section="section",
+            chunk_index="chunk_index",
+            created_at="created_at",
+            doc_id="doc_id",
+        ),
+        _layout(
+            "spec",
+            "the specification's pipeline: text, url, title, chunk_index at the top level",
+            ("text",),
+            text="text",
+            url="url",
+            title="title",
+            section="section",
+            chunk_index="chunk_index",
+            created_at="created_at",
+            doc_id="doc_id, document_id, source_id",
+        ),
+    )
+}
+
+
+def _default_paths() -> dict[str, tuple[str, ...]]:
+    """Every layout's paths, the flat ones first, plus a few common names of our own."""
+    extra = {
+        "text": ("text", "content", "page_content", "document", "chunk_text"),
+        "url": ("url", "source", "source_url", "metadata.url", "metadata.source"),
+        "title": ("title", "page_title", "metadata.title"),
+        "section": ("section", "heading", "metadata.section", "metadata.heading"),
+        "chunk_index": (
+            "chunk_index",
+            "position",
+            "chunk_id",
+            "metadata.chunk_index",
+            "metadata.position",
+        ),
+        "created_at": ("created_at", "timestamp", "indexed_at", "metadata.created_at"),
+        "doc_id": ("doc_id", "document_id", "ref_doc_id", "source_id"),
+    }
+    out: dict[str, tuple[str, ...]] = {}
+    for name in MAPPED_FIELDS:
+        paths = list(extra[name])
+        for layout in reversed(LAYOUTS.values()):  # spec, ragsonde, haystack, langchain, llama
+            paths.extend(layout.mapping.paths.get(name, ()))
+        # flat paths first: one dict lookup each, and a nested or JSON path only when they miss
+        unique = list(dict.fromkeys(paths))
+        out[name] = tuple(sorted(unique, key=lambda p: (p.count("."), unique.index(p))))
+    return out
+
+
 DEFAULT_MAPPING = PayloadMapping()
+
+
+@dataclass(frozen=True)
+class LayoutMatch:
+    """The layout most sampled payloads have, and the share that have it."""
+
+    name: str | None
+    """``None`` when no known layout fits any payload."""
+    share: float
+    description: str = ""
+
+
+def detect_layout(payloads: Iterable[Mapping[str, Any]]) -> LayoutMatch:
+    """The known layout that most of ``payloads`` match (ties: the more specific)."""
+    counts = dict.fromkeys(LAYOUTS, 0)
+    total = 0
+    for payload in payloads:
+        total += 1
+        for name, layout in LAYOUTS.items():
+            if layout.matches(payload):
+                counts[name] += 1
+    best = max(LAYOUTS, key=lambda name: counts[name])  # max keeps the first of equals
+    if total == 0 or counts[best] == 0:
+        return LayoutMatch(None, 0.0)
+    return LayoutMatch(best, counts[best] / total, LAYOUTS[best].description)
 
 
 def detect_mapping(
     payloads: Iterable[Mapping[str, Any]], mapping: PayloadMapping = DEFAULT_MAPPING
 ) -> dict[str, tuple[str | None, float]]:
-    """For each contract field: the path most payloads use, and the share that have it."""
-    counts: dict[str, dict[str, int]] = {name: {} for name in CONTRACT_FIELDS}
+    """For each mapped field: the path most payloads use, and the share that have it."""
+    counts: dict[str, dict[str, int]] = {name: {} for name in MAPPED_FIELDS}
     total = 0
     for payload in payloads:
         total += 1
-        for name in CONTRACT_FIELDS:
+        for name in MAPPED_FIELDS:
             path = mapping.path_for(name, payload)
             if path is not None:
                 counts[name][path] = counts[name].get(path, 0) + 1
@@ -163,3 +350,39 @@ def detect_mapping(
             path, n = max(by_path.items(), key=lambda kv: kv[1])
             out[name] = (path, n / total)
     return out
+
+
+def build_mapping(config: Mapping[str, str]) -> PayloadMapping:
+    """The mapping a ``mapping`` setting describes: ``{"layout": "langchain", "doc_id":
+    "metadata.source"}`` reads LangChain's layout with ``doc_id`` from ``metadata.source``.
+    Without ``layout``, the overrides apply to :data:`DEFAULT_MAPPING`.
+
+    Raises QueryValidationError for an unknown field or layout, or an empty path.
+    """
+    overrides = dict(config)
+    layout = overrides.pop("layout", None)
+    unknown = sorted(set(overrides) - set(MAPPED_FIELDS))
+    if unknown:
+        raise QueryValidationError(
+            f"Unknown mapping field(s) {', '.join(unknown)}: the fields are "
+            f"{', '.join(MAPPED_FIELDS)} (and layout = {' | '.join(LAYOUTS)}).",
+            field="mapping",
+        )
+    empty = sorted(name for name, path in overrides.items() if not str(path).strip())
+    if empty:
+        raise QueryValidationError(
+            f"Empty payload path for mapping field(s) {', '.join(empty)}: give a dotted path "
+            "such as metadata.source.",
+            field="mapping",
+        )
+    if layout is None:
+        base = DEFAULT_MAPPING
+    elif layout in LAYOUTS:
+        base = LAYOUTS[layout].mapping
+    else:
+        raise QueryValidationError(
+            f"Unknown layout {layout!r}: one of {', '.join(LAYOUTS)}.", field="mapping.layout"
+        )
+    if not overrides:
+        return base
+    return base.with_overrides({k: str(v).strip() for k, v in overrides.items()})

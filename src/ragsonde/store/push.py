@@ -25,6 +25,11 @@ and it is one more file that a crash can leave half-written. The lookup costs on
 per batch, and nothing when the target collection is empty at the start (a first push).
 
 A push never deletes from the target: points that exist only there are left alone.
+
+**Layouts.** ``layout="langchain"`` or ``"llamaindex"`` writes each payload the way that
+framework's ``QdrantVectorStore`` writes it, so the framework reads the pushed collection
+natively, metadata intact (see :data:`PAYLOAD_WRITERS`); ``"ragsonde"`` (the default) copies
+payloads as they are. ragsonde reads all three with no configuration.
 """
 
 from __future__ import annotations
@@ -32,8 +37,8 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
@@ -44,8 +49,72 @@ from ragsonde.errors import (
     mask_secrets,
 )
 from ragsonde.store.base import CollectionInfo, PointRecord, Store
+from ragsonde.store.payload import DEFAULT_MAPPING
 
-__all__ = ["PushProgress", "PushReport", "describe_target", "open_target", "push"]
+__all__ = [
+    "PAYLOAD_WRITERS",
+    "PayloadWriter",
+    "PushProgress",
+    "PushReport",
+    "describe_target",
+    "open_target",
+    "push",
+]
+
+
+@dataclass(frozen=True)
+class PayloadWriter:
+    """How a layout stores a ragsonde point: its payload, and where a top-level field goes
+    (for the target's payload indexes)."""
+
+    convert: Callable[[PointRecord], dict[str, Any]]
+    field_path: Callable[[str], str]
+
+
+def _as_langchain(point: PointRecord) -> dict[str, Any]:
+    """langchain-qdrant's layout: ``page_content``, every other field under ``metadata``."""
+    text = DEFAULT_MAPPING.read(point.payload).text
+    return {
+        "page_content": text,
+        "metadata": {k: v for k, v in point.payload.items() if k != "text"},
+    }
+
+
+def _as_llamaindex(point: PointRecord) -> dict[str, Any]:
+    """llama-index's layout, written by llama-index's own ``node_to_metadata_dict``: the node
+    as JSON in ``_node_content``, its metadata flat, ``doc_id``/``ref_doc_id`` its document."""
+    try:
+        from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+        from llama_index.core.vector_stores.utils import node_to_metadata_dict
+    except ImportError as e:
+        raise QueryValidationError(
+            "--layout llamaindex writes payloads with llama-index's own code: "
+            "pip install 'ragsonde[llamaindex]'.",
+            field="layout",
+        ) from e
+    payload = point.payload
+    metadata = {k: v for k, v in payload.items() if k != "text"}
+    doc_id = payload.get("doc_id")
+    node = TextNode(
+        id_=point.id,
+        text=DEFAULT_MAPPING.read(payload).text,
+        metadata=metadata,
+        relationships=(
+            {NodeRelationship.SOURCE: RelatedNodeInfo(node_id=str(doc_id))}
+            if doc_id is not None
+            else {}
+        ),
+    )
+    out: dict[str, Any] = node_to_metadata_dict(node, remove_text=False, flat_metadata=False)
+    return out
+
+
+#: ``--layout`` name -> how that layout stores a point.
+PAYLOAD_WRITERS: dict[str, PayloadWriter] = {
+    "ragsonde": PayloadWriter(lambda p: p.payload, lambda name: name),
+    "langchain": PayloadWriter(_as_langchain, lambda name: f"metadata.{name}"),
+    "llamaindex": PayloadWriter(_as_llamaindex, lambda name: name),
+}
 
 
 class PushProgress(Protocol):
@@ -116,6 +185,7 @@ def push(
     target_label: str | None = None,
     batch_size: int = 256,
     progress: PushProgress | None = None,
+    layout: str = "ragsonde",
 ) -> PushReport:
     """Copy ``collection`` from ``source`` into ``target`` (see the module docstring).
 
@@ -123,10 +193,15 @@ def push(
     DimensionMismatchError when the target collection exists with another vector size,
     QueryValidationError when it exists but cannot hold the source's points, and whatever the
     target raises when it cannot be reached (StoreConnectionError, AuthError). Run it again after
-    a failure: what was copied is skipped.
+    a failure: what was copied is skipped. ``layout`` names a :data:`PAYLOAD_WRITERS` entry.
     """
     if batch_size < 1:
         raise QueryValidationError("Batch size must be at least 1.", field="batch_size")
+    writer = PAYLOAD_WRITERS.get(layout)
+    if writer is None:
+        raise QueryValidationError(
+            f"Unknown layout {layout!r}: one of {', '.join(PAYLOAD_WRITERS)}.", field="layout"
+        )
     started = time.perf_counter()
     name = target_collection or collection
     report = PushReport(collection, target_label or target.backend, name)
@@ -136,10 +211,11 @@ def push(
     first = next(batches, None)
     if first is not None:
         _check_sparse(info, first)
-    fresh = _ensure_target(info, target, name)
+    fresh = _ensure_target(info, target, name, writer)
     if progress is not None:
         progress.start(total)
-    for batch in itertools.chain([first] if first is not None else [], batches):
+    for read in itertools.chain([first] if first is not None else [], batches):
+        batch = read if layout == "ragsonde" else [_rewrite(p, writer) for p in read]
         todo = batch if fresh else _changed(target, name, batch)
         if todo:
             target.upsert(name, todo)
@@ -165,7 +241,11 @@ def _check_sparse(info: CollectionInfo, batch: Sequence[PointRecord]) -> None:
     )
 
 
-def _ensure_target(info: CollectionInfo, target: Store, name: str) -> bool:
+def _rewrite(point: PointRecord, writer: PayloadWriter) -> PointRecord:
+    return replace(point, payload=writer.convert(point))
+
+
+def _ensure_target(info: CollectionInfo, target: Store, name: str, writer: PayloadWriter) -> bool:
     """Create the target collection like the source, or check the existing one fits.
     True when the target collection is empty (nothing to compare against)."""
     try:
@@ -176,7 +256,7 @@ def _ensure_target(info: CollectionInfo, target: Store, name: str) -> bool:
             info.dimension,
             vector_name=info.vector_name,
             sparse_vector_name=info.sparse_vector_name,
-            indexed_fields=info.indexed_fields,
+            indexed_fields={writer.field_path(k): v for k, v in info.indexed_fields.items()},
         )
         return True
     if existing.dimension != info.dimension:

@@ -1,0 +1,63 @@
+"""A LangChain retriever over ragsonde (``pip install 'ragsonde[langchain]'``).
+
+>>> from ragsonde import Retriever                                       # doctest: +SKIP
+>>> from ragsonde.integrations.langchain import RagsondeRetriever        # doctest: +SKIP
+>>> docs = RagsondeRetriever(retriever=Retriever(), top_k=3).invoke("how does lidar work?")
+...                                                                       # doctest: +SKIP
+
+Each ``Document`` has the chunk text as ``page_content``, the point id as ``id``, and in
+``metadata`` the payload's other fields, the contract fields (``url``, ``title``,
+``similarity_score``, ``rank``, …) and ragsonde's per-stage ``timings`` for the query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragsonde.integrations._common import hit_metadata, missing_extra, retrieve_or_raise
+from ragsonde.retriever import Retriever
+
+try:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise missing_extra("langchain", e) from e
+
+from pydantic import ConfigDict, Field
+
+__all__ = ["RagsondeRetriever"]
+
+
+class RagsondeRetriever(BaseRetriever):
+    """LangChain's retriever interface over a :class:`ragsonde.Retriever`.
+
+    Errors are raised as ragsonde errors (``CollectionNotFoundError``, ``QueryValidationError``,
+    …), never returned as an empty list.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    retriever: Retriever
+    top_k: int = Field(default=5, ge=1)
+    score_threshold: float = Field(default=0.0, ge=0.0, le=1.0)
+    filters: dict[str, Any] | None = None
+    mode: str = "dense"
+    collection: str | None = None
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        resp = retrieve_or_raise(
+            self.retriever,
+            query,
+            top_k=self.top_k,
+            score_threshold=self.score_threshold,
+            filters=self.filters,
+            mode=self.mode,
+            collection=self.collection,
+        )
+        return [
+            Document(page_content=r.text, id=r.chunk_id, metadata=hit_metadata(r, resp))
+            for r in resp.results
+        ]

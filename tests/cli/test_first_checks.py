@@ -1,0 +1,38 @@
+"""What a user checks first (issue 12.7): --version, -h, and messages printed as written."""
+
+from __future__ import annotations
+
+import tomllib
+
+import ragsonde
+from tests.cli.test_cli import ROOT, run
+
+
+def test_version_and_short_help():
+    version = run("--version")
+    assert version.returncode == 0
+    assert version.stdout.strip() == f"ragsonde {ragsonde.__version__}"
+    short = run("-h")
+    assert short.returncode == 0
+    assert "query" in short.stdout and "--version" in short.stdout
+    sub = run("inspect", "-h")
+    assert sub.returncode == 0 and "--field" in sub.stdout
+
+
+def test_error_messages_keep_their_brackets(tmp_path):
+    # Rich would read '[local]' as markup and print "a b"
+    res = run("inspect", "-c", "a[local]b", "--home", str(tmp_path))
+    assert res.returncode == 2
+    assert "'a[local]b'" in res.stderr
+
+
+def test_push_refuses_an_unknown_layout(tmp_path):
+    res = run("push", "--to", ":memory:", "--layout", "nope", "--home", str(tmp_path))
+    assert res.returncode == 2
+    assert "Unknown layout 'nope'" in res.stderr
+
+
+def test_license_is_an_spdx_string():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "Apache-2.0"
+    assert {"langchain", "llamaindex"} <= set(project["optional-dependencies"])
