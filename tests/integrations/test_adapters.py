@@ -14,7 +14,7 @@ from ragsonde.retriever import Retriever
 from ragsonde.store import open_store
 from tests.cli.test_cli import run
 from tests.integrations.conftest import lc_embeddings, li_embeddings, quiet_local_mode
-from tests.retriever.conftest import DOCS, fill
+from tests.support import DOCS, fill
 
 pytestmark = pytest.mark.slow
 
