@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ragsonde.cli._common import console
-from ragsonde.cli.eval import render_report
+from ragsonde.cli.render import render_report
 from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate import EvalOptions, evaluate, parse_gate
@@ -41,8 +41,10 @@ def test_parse_by():
     assert parse_by("category") == ("category", None)
     assert parse_by(" url:2 ") == ("url", 2)
     for bad in ("", ":1", "url:", "url:0", "url:x"):
-        with pytest.raises(QueryValidationError, match="--by"):
+        # the message names the field and the rule, not the CLI flag
+        with pytest.raises(QueryValidationError, match="give a payload field") as info:
             parse_by(bad)
+        assert info.value.field == "by"
 
 
 def test_summaries_by_hand():
@@ -100,7 +102,7 @@ def by_category(sample_home, embedder):  # noqa: F811
 
 
 def test_sample_benchmark_by_filter_and_by_category(by_category):
-    doc = by_category.to_json()
+    doc = by_category.model_dump(mode="json")
     assert by_category.passed  # the demo's gate holds with the filtered questions in
     filters = doc["breakdown"]["filters"]["groups"]
     assert list(filters) == [
@@ -128,7 +130,7 @@ def test_sample_benchmark_by_filter_and_by_category(by_category):
 
 
 def test_breakdown_in_the_html_report_and_the_terminal(by_category):
-    html = render_html_report(by_category.to_json())
+    html = render_html_report(by_category)
     assert 'id="breakdown-filters"' in html and 'id="breakdown-by"' in html
     assert '<td class="l">category=sensors</td>' in html
     with console.capture() as captured:
@@ -165,7 +167,7 @@ def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):  #
         embedder=embedder,
         options=EvalOptions(by="url:1", throughput=False, ks=(1, 5, 10)),
     )
-    groups = report.to_json()["breakdown"]["filters"]["groups"]
+    groups = report.model_dump(mode="json")["breakdown"]["filters"]["groups"]
     right = groups["category=sensors"]["metrics"]
     wrong = groups["category=navigation"]["metrics"]
     assert right["hit_rate@5"] == 1.0 and right["ndcg@10"] > 0.8
@@ -174,12 +176,12 @@ def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):  #
     nowhere = groups["category=<b>nowhere</b>"]
     assert nowhere["empty_results"] == 4 and nowhere["metrics"]["mrr"] == 0.0
     assert all(g["filter_violations"] == 0 for g in groups.values())
-    assert report.integrity["counts"]["filter_violated"] == 0
-    assert report.integrity["checked_results"] > 0
+    assert report.integrity.counts["filter_violated"] == 0
+    assert report.integrity.checked_results > 0
     # --by url:1: every question's page is under /sensors, whatever filter it ran with
-    by = report.to_json()["breakdown"]["by"]["groups"]
+    by = report.model_dump(mode="json")["breakdown"]["by"]["groups"]
     assert list(by) == [SENSORS] and by[SENSORS]["queries"] == 12
-    html = render_html_report(report.to_json())
+    html = render_html_report(report)
     assert "category=&lt;b&gt;nowhere&lt;/b&gt;" in html and "<b>nowhere</b>" not in html
 
 
@@ -219,10 +221,10 @@ def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_p
         embedder=embedder,
         options=EvalOptions(by="section:1", throughput=False, ks=(5,)),
     )
-    groups = report.to_json()["breakdown"]["by"]["groups"]
+    groups = report.model_dump(mode="json")["breakdown"]["by"]["groups"]
     assert groups["Lidar"]["query_ids"] == ["1"]
     assert groups[NOT_IN_COLLECTION]["query_ids"] == ["2"]  # its most relevant page is missing
-    assert report.to_json()["breakdown"]["filters"] is None
+    assert report.model_dump(mode="json")["breakdown"]["filters"] is None
 
 
 def test_cli_by_section_json(sample_home):  # noqa: F811

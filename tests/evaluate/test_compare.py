@@ -19,13 +19,17 @@ import ragsonde.cli.eval  # a second command keeps the app a group (`app compare
 from ragsonde.cli.app import app
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.compare import compare_reports
+from ragsonde.evaluate.report import EvalReport
 
 N = 50
 IDS = [f"q{i:02d}" for i in range(N)]
 
 
-def make_report(metrics: dict[str, np.ndarray], ids: list[str] = IDS, name: str = "A") -> dict:
-    """A report shaped like ``EvalReport.to_json()``: means and per-query metrics."""
+def report_json(
+    metrics: dict[str, np.ndarray], ids: list[str] = IDS, name: str = "A"
+) -> dict[str, Any]:
+    """A saved report as ``eval --save`` writes it (schema 1.0, before ``schema_version``
+    existed): means and per-query metrics, the other parts empty."""
     per_query: dict[str, dict[str, Any]] = {}
     for i, qid in enumerate(ids):
         per_query[qid] = {
@@ -33,14 +37,29 @@ def make_report(metrics: dict[str, np.ndarray], ids: list[str] = IDS, name: str 
             "metrics": {m: float(v[i]) for m, v in metrics.items()},
             "relevant": {},
             "retrieved": [],
+            "total_ms": 1.0,
+            "timings": {},
         }
     return {
         "dataset": "hand-made",
         "collection": f"coll-{name}",
         "embedder": f"emb-{name}",
+        "relevance_by": "doc",
+        "ks": [10],
+        "search": {},
         "metrics": {m: float(np.mean(v)) for m, v in metrics.items()},
+        "latency": {},
+        "integrity": {},
+        "benchmark": {"name": "hand-made", "queries": len(ids)},
+        "created_at": "2026-11-23T00:00:00+00:00",
         "per_query": per_query,
     }
+
+
+def make_report(
+    metrics: dict[str, np.ndarray], ids: list[str] = IDS, name: str = "A"
+) -> EvalReport:
+    return EvalReport.model_validate(report_json(metrics, ids, name))
 
 
 @pytest.fixture
@@ -101,7 +120,7 @@ def test_means_deltas_and_wins(arrays: tuple[np.ndarray, np.ndarray]) -> None:
     assert (m.wins, m.ties, m.losses) == (int((b > a).sum()), 5, int((b < a).sum()))
     assert m.wins + m.ties + m.losses == N
     assert c.n_queries == N
-    assert c.a["collection"] == "coll-A" and c.b["embedder"] == "emb-B"
+    assert c.a.collection == "coll-A" and c.b.embedder == "emb-B"
 
 
 def test_most_changed_queries(arrays: tuple[np.ndarray, np.ndarray]) -> None:
@@ -145,7 +164,7 @@ def test_identical_reports_are_no_difference(arrays: tuple[np.ndarray, np.ndarra
     assert (m.wins, m.ties, m.losses) == (0, N, 0)
     assert not m.significant and m.verdict == "no significant difference"
     assert c.changed == []
-    json.dumps(c.to_json(), allow_nan=False)
+    json.dumps(c.model_dump(mode="json"), allow_nan=False)
 
 
 def test_constant_shift_has_no_nan(arrays: tuple[np.ndarray, np.ndarray]) -> None:
@@ -164,8 +183,8 @@ def test_constant_shift_has_no_nan(arrays: tuple[np.ndarray, np.ndarray]) -> Non
 
 def _write(tmp_path: Path, a: np.ndarray, b: np.ndarray) -> tuple[str, str]:
     pa, pb = tmp_path / "a.json", tmp_path / "b.json"
-    pa.write_text(json.dumps(make_report({"ndcg@10": a, "recall@10": a})), encoding="utf-8")
-    pb.write_text(json.dumps(make_report({"ndcg@10": b, "recall@10": a}, name="B")), "utf-8")
+    pa.write_text(json.dumps(report_json({"ndcg@10": a, "recall@10": a})), encoding="utf-8")
+    pb.write_text(json.dumps(report_json({"ndcg@10": b, "recall@10": a}, name="B")), "utf-8")
     return str(pa), str(pb)
 
 
@@ -218,8 +237,8 @@ def test_cli_json_parses(tmp_path: Path, arrays: tuple[np.ndarray, np.ndarray]) 
 def test_cli_mismatch_is_a_clean_validation_error(tmp_path: Path) -> None:
     v = np.full(N, 0.5)
     pa, pb = tmp_path / "a.json", tmp_path / "b.json"
-    pa.write_text(json.dumps(make_report({"ndcg@10": v})), encoding="utf-8")
-    pb.write_text(json.dumps(make_report({"ndcg@10": v}, IDS[:40])), encoding="utf-8")
+    pa.write_text(json.dumps(report_json({"ndcg@10": v})), encoding="utf-8")
+    pb.write_text(json.dumps(report_json({"ndcg@10": v}, IDS[:40])), encoding="utf-8")
     out = CliRunner().invoke(app, ["compare", str(pa), str(pb), "--json"])
     assert out.exit_code == 2, out.output
     err = json.loads(out.stdout)["error"]
@@ -232,3 +251,28 @@ def test_command_is_registered_with_help() -> None:
     assert ragsonde.cli.compare.compare_command.__doc__
     out = CliRunner().invoke(app, ["compare", "--help"])
     assert out.exit_code == 0 and "--gate-no-regression" in out.stdout
+
+
+def test_saved_reports_go_through_the_model_and_their_version_is_checked(
+    tmp_path: Path, arrays: tuple[np.ndarray, np.ndarray]
+) -> None:
+    a, b = arrays
+    pa, pb = _write(tmp_path, a, b)  # no schema_version: read as 1.0
+    assert CliRunner().invoke(app, ["compare", pa, pb]).exit_code == 0
+    newer_minor = report_json({"ndcg@10": b, "recall@10": a}) | {
+        "schema_version": "1.7",
+        "a_field_from_the_future": {"x": 1},
+    }
+    Path(pb).write_text(json.dumps(newer_minor), encoding="utf-8")
+    assert CliRunner().invoke(app, ["compare", pa, pb]).exit_code == 0
+    Path(pb).write_text(json.dumps(newer_minor | {"schema_version": "2.0"}), encoding="utf-8")
+    out = CliRunner().invoke(app, ["compare", pa, pb, "--json"])
+    assert out.exit_code == 2, out.output
+    err = json.loads(out.stdout)["error"]
+    assert err["code"] == "VALIDATION_ERROR"
+    assert "schema version 2.0" in err["message"] and pb in err["message"]
+    broken = report_json({"ndcg@10": a})
+    broken["per_query"]["q00"]["metrics"] = "high"
+    Path(pb).write_text(json.dumps(broken), encoding="utf-8")
+    out = CliRunner().invoke(app, ["compare", pa, pb])
+    assert out.exit_code == 2 and "per_query.q00.metrics" in out.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate import load_benchmark, parse_gate
+from ragsonde.evaluate import EvalReport, load_benchmark, parse_gate
 
 
 def test_beir_scifact_test_split(scifact_dir):
@@ -24,7 +24,7 @@ def test_trec_qrels_with_queries_tsv(tmp_path):
     bench = load_benchmark(tmp_path / "qrels.txt", queries=tmp_path / "q.tsv")
     assert {q.query_id: q.relevant for q in bench.queries} == {"1": {"docA": 2}, "2": {"docC": 1}}
     assert bench.skipped == ["3: no text in q.tsv"]
-    with pytest.raises(QueryValidationError, match="--queries"):
+    with pytest.raises(QueryValidationError, match="queries_file"):  # a field, not a flag
         load_benchmark(tmp_path / "qrels.txt")
 
 
@@ -45,14 +45,29 @@ def test_own_jsonl_and_yaml(tmp_path):
 
 
 def test_gates_parse_and_evaluate():
-    report = {"metrics": {"ndcg@10": 0.64}, "latency": {"total_ms": {"p95": 30.0}}}
-    assert parse_gate("ndcg@10>=0.60").evaluate(report)["passed"] is True
-    assert parse_gate("ndcg@10 > 0.7").evaluate(report) == {
+    report = EvalReport.model_validate(
+        {
+            "dataset": "d",
+            "collection": "c",
+            "embedder": "e",
+            "relevance_by": "doc",
+            "ks": [10],
+            "search": {},
+            "metrics": {"ndcg@10": 0.64},
+            "latency": {"total_ms": {"p95": 30.0}},
+            "integrity": {},
+            "benchmark": {"name": "d", "queries": 0},
+            "created_at": "2026-11-23T00:00:00+00:00",
+            "per_query": {},
+        }
+    )
+    assert parse_gate("ndcg@10>=0.60").evaluate(report).passed is True
+    assert parse_gate("ndcg@10 > 0.7").evaluate(report).model_dump() == {
         "gate": "ndcg@10>0.7",
         "value": 0.64,
         "passed": False,
     }
-    assert parse_gate("latency.total_ms.p95<=50").evaluate(report)["passed"] is True
+    assert parse_gate("latency.total_ms.p95<=50").evaluate(report).passed is True
     with pytest.raises(QueryValidationError, match="names nothing"):
         parse_gate("latency.nope.p95<=1").evaluate(report)
     with pytest.raises(QueryValidationError, match="METRIC OP NUMBER"):

@@ -12,7 +12,7 @@ import pytest
 import pytrec_eval
 
 from ragsonde.config import Settings
-from ragsonde.evaluate import EvalOptions, evaluate, parse_gate
+from ragsonde.evaluate import EvalOptions, EvalReport, evaluate, parse_gate
 from ragsonde.evaluate.html import write_html_report
 from ragsonde.ingest import ingest
 from ragsonde.samples import robotics_benchmark, robotics_docs
@@ -51,7 +51,7 @@ def _trec_eval(
 
 
 def test_sample_benchmark_report(sample_report):
-    r = sample_report.to_json()
+    r = sample_report.model_dump(mode="json")
     assert r["n_queries"] == 46
     assert r["metrics"]["hit_rate@5"] >= 0.8
     assert 0.5 < r["metrics"]["ndcg@10"] <= 1.0
@@ -72,10 +72,12 @@ def test_sample_benchmark_report(sample_report):
 def test_metrics_equal_pytrec_eval_on_the_written_run_file(sample_report, tmp_path):
     run_file = tmp_path / "run.trec"
     sample_report.write_run(run_file)
-    qrels = {q: rel["relevant"] for q, rel in sample_report.to_json()["per_query"].items()}
+    qrels = {
+        q: rel["relevant"] for q, rel in sample_report.model_dump(mode="json")["per_query"].items()
+    }
     ref = _trec_eval(qrels, run_file, {"ndcg_cut.10", "recall.5", "recip_rank", "P.5"})
     for qid, values in ref.items():
-        mine = sample_report.per_query[qid]["metrics"]
+        mine = sample_report.per_query[qid].metrics
         assert mine["ndcg@10"] == pytest.approx(values["ndcg_cut_10"], abs=1e-6)
         assert mine["recall@5"] == pytest.approx(values["recall_5"], abs=1e-6)
         assert mine["precision@5"] == pytest.approx(values["P_5"], abs=1e-6)
@@ -94,7 +96,7 @@ def test_relevant_ids_missing_from_the_collection_are_reported(sample_home, embe
         embedder=embedder,
         options=EvalOptions(throughput=False),
     )
-    assert report.benchmark["relevant_missing_from_collection"] == ["warp-drive"]
+    assert report.benchmark.relevant_missing_from_collection == ["warp-drive"]
 
 
 def test_filters_are_applied_and_checked(sample_home, embedder, tmp_path):
@@ -109,8 +111,8 @@ def test_filters_are_applied_and_checked(sample_home, embedder, tmp_path):
         embedder=embedder,
         options=EvalOptions(throughput=False, ks=(5,)),
     )
-    assert report.integrity["counts"]["filter_violated"] == 0
-    assert report.integrity["checked_results"] > 0
+    assert report.integrity.counts["filter_violated"] == 0
+    assert report.integrity.checked_results > 0
 
 
 def test_integrity_catches_a_corrupted_chunk(tmp_path, embedder):
@@ -135,9 +137,9 @@ def test_integrity_catches_a_corrupted_chunk(tmp_path, embedder):
         )
     finally:
         store.close()
-    assert report.integrity["counts"]["content_hash_mismatch"] == 1
-    assert point.id in report.integrity["examples"]["content_hash_mismatch"][0]
-    assert report.integrity["problems"] == 1
+    assert report.integrity.counts["content_hash_mismatch"] == 1
+    assert point.id in report.integrity.examples["content_hash_mismatch"][0]
+    assert report.integrity.problems == 1
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -198,10 +200,10 @@ def test_cli_gates_exit_codes_and_outputs(sample_home, tmp_path):
 def test_html_report_renders_in_chromium(sample_report, tmp_path):
     from tests.browser import chromium_page
 
-    doc = sample_report.to_json()
+    doc = sample_report.model_dump(mode="json")
     doc["per_query"]["q01"]["query"] = "<img src=x onerror=alert(1)>"
     path = tmp_path / "report.html"
-    write_html_report(doc, path)
+    write_html_report(EvalReport.model_validate(doc), path)
     with chromium_page() as page:
         errors: list[str] = []
         dialogs: list[str] = []
@@ -245,17 +247,18 @@ def test_scifact_slice_hnsw_equals_exact_and_pytrec_eval(scifact_dir, tmp_path, 
         ds,
         settings=settings,
         embedder=embedder,
-        options=EvalOptions(ingest=True, ks=(1, 10), throughput=False),
+        options=EvalOptions(ks=(1, 10), throughput=False),
+        ingest=True,
     )
-    assert hnsw.benchmark["ingested"]["documents"] == len(keep)
-    assert hnsw.n_queries == 15 and hnsw.benchmark["relevant_missing_from_collection"] == []
+    assert hnsw.benchmark.ingested.documents == len(keep)
+    assert hnsw.n_queries == 15 and hnsw.benchmark.relevant_missing_from_collection == []
     exact = evaluate(
         ds,
         settings=settings,
         embedder=embedder,
         options=EvalOptions(exact=True, ks=(1, 10), throughput=False),
     )
-    assert exact.search["index"].startswith("exact")
+    assert exact.search.index.startswith("exact")
     assert hnsw.metrics["ndcg@10"] == pytest.approx(exact.metrics["ndcg@10"], abs=0.02)
     run_file = tmp_path / "run.trec"
     exact.write_run(run_file)

@@ -52,7 +52,7 @@ def test_sweep_and_index_health_on_the_sample(sample_home, embedder):  # noqa: F
     health = report.index_health
     assert health is not None and health["recall_vs_exact"]["recall@10"] >= 0.95
     assert health["exact_search_ms"]["p50"] > 0
-    html = render_html_report(report.to_json())
+    html = render_html_report(report)
     assert "Score threshold calibration" in html and sweep["recommended_setting"] in html
 
 

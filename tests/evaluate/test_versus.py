@@ -65,7 +65,8 @@ def versus(settings: Settings, embedder: LocalEmbedder) -> VersusReport:
     return evaluate_versus(
         robotics_benchmark(),
         (embedder, HASHED),
-        options=EvalOptions(corpus=str(robotics_docs()), throughput=False),
+        options=EvalOptions(throughput=False),
+        corpus=str(robotics_docs()),
         settings=settings,
     )
 
@@ -91,9 +92,9 @@ def test_both_collections_are_ingested_with_their_own_dimensions(
     assert (versus.a.collection, versus.b.collection) == (A_COLL, B_COLL)
     assert (versus.a.embedder, versus.b.embedder) == (DEFAULT_EMBEDDER, HASHED)
     for report in (versus.a, versus.b):
-        assert report.benchmark["ingested"]["documents"] == 24
-        assert report.benchmark["relevant_missing_from_collection"] == []
-        assert report.n_queries == N_QUERIES and not report.benchmark["errors"]
+        assert report.benchmark.ingested.documents == 24
+        assert report.benchmark.relevant_missing_from_collection == []
+        assert report.n_queries == N_QUERIES and not report.benchmark.errors
     store = open_store(settings)
     try:
         a, b = store.collection_info(A_COLL), store.collection_info(B_COLL)
@@ -106,7 +107,7 @@ def test_both_collections_are_ingested_with_their_own_dimensions(
 
 
 def test_b_is_significantly_worse_and_the_p_values_are_scipys(versus: VersusReport) -> None:
-    a_doc, b_doc = versus.a.to_json(), versus.b.to_json()
+    a_doc, b_doc = versus.a.model_dump(mode="json"), versus.b.model_dump(mode="json")
     a, b = _per_query(a_doc, "ndcg@10"), _per_query(b_doc, "ndcg@10")
     assert a.mean() > 0.5 > b.mean()
     m = versus.comparison.metric("ndcg@10")
@@ -137,7 +138,7 @@ def test_b_is_significantly_worse_and_the_p_values_are_scipys(versus: VersusRepo
         int((b < a).sum()),
     )
     assert "ndcg@10" in [r.metric for r in versus.comparison.regressions()]
-    doc = versus.to_json()
+    doc = versus.model_dump(mode="json")
     assert set(doc) == {"a", "b", "comparison"}
     assert doc["comparison"]["n_queries"] == N_QUERIES
     json.dumps(doc, allow_nan=False)
@@ -154,11 +155,11 @@ def test_existing_collections_are_reused_and_checked(
         metrics=["ndcg@10"],
         n_resamples=999,
     )
-    assert again.a.benchmark["ingested"] is None and again.b.benchmark["ingested"] is None
+    assert again.a.benchmark.ingested is None and again.b.benchmark.ingested is None
     for side, before in ((again.a, versus.a), (again.b, versus.b)):
         assert side.n_queries == SMALL
         for qid, entry in side.per_query.items():
-            assert entry["metrics"]["ndcg@10"] == before.per_query[qid]["metrics"]["ndcg@10"]
+            assert entry.metrics["ndcg@10"] == before.per_query[qid].metrics["ndcg@10"]
     assert again.comparison.names == ["ndcg@10"]
     with pytest.raises(DimensionMismatchError, match=r"hashed-64.*64-dimensional"):
         evaluate_versus(
