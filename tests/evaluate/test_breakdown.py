@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
+import ragsonde.cli.eval  # noqa: F401  (registers the command on the app)
 from ragsonde.cli._common import console
+from ragsonde.cli.app import app
 from ragsonde.cli.render import render_report
 from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
@@ -22,9 +25,9 @@ from ragsonde.evaluate.breakdown import (
 )
 from ragsonde.evaluate.html import render_html_report
 from ragsonde.evaluate.integrity import IntegrityReport
+from ragsonde.evaluate.report import GateResult, QueryRow
 from ragsonde.retriever import Retriever
 from ragsonde.samples import robotics_benchmark
-from tests.evaluate.test_evaluate import _cli, sample_home  # noqa: F401 - fixture
 
 SENSORS = "https://docs.rover.example/sensors"
 
@@ -57,21 +60,28 @@ def test_summaries_by_hand():
         },
         "c": {"metrics": {"ndcg@10": 0.0, "mrr": 0.0}, "retrieved": [], "filter_violations": 0},
     }
-    out = summarize_groups({"a": "g1", "b": "g1", "c": "(no value)"}, per_query)
+    rows = {
+        q: QueryRow.model_validate({"query": q, "relevant": {}, "total_ms": 1.0, "timings": {}} | r)
+        for q, r in per_query.items()
+    }
+    out = summarize_groups({"a": "g1", "b": "g1", "c": "(no value)"}, rows)
     assert list(out) == ["g1", "(no value)"]  # named groups first, then the special ones
-    assert out["g1"] == {
+    assert out["g1"].model_dump() == {
         "queries": 2,
         "metrics": {"ndcg@10": 0.75, "mrr": 0.625},
         "empty_results": 0,
         "filter_violations": 2,
         "query_ids": ["a", "b"],
     }
-    assert out["(no value)"]["empty_results"] == 1 and out["(no value)"]["metrics"]["mrr"] == 0
+    assert out["(no value)"].empty_results == 1 and out["(no value)"].metrics["mrr"] == 0
 
 
 def test_headline_metrics():
     metrics = dict.fromkeys(["ndcg@5", "ndcg@10", "recall@10", "hit_rate@5", "hit_rate@10", "mrr"])
-    gates = [{"gate": "hit_rate@5>=0.8"}, {"gate": "latency.total_ms.p95<=50"}]
+    gates = [
+        GateResult(gate="hit_rate@5>=0.8", value=1.0, passed=True),
+        GateResult(gate="latency.total_ms.p95<=50", value=9.0, passed=True),
+    ]
     assert headline_metrics(metrics, gates) == ["hit_rate@5", "ndcg@10", "recall@10", "mrr"]
     only5 = dict.fromkeys(["ndcg@1", "ndcg@5", "recall@5", "hit_rate@5"])
     assert headline_metrics(only5) == ["ndcg@5", "recall@5", "hit_rate@5"]
@@ -91,7 +101,7 @@ def _assert_means_of_members(report: dict, groups: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def by_category(sample_home, embedder):  # noqa: F811
+def by_category(sample_home, embedder):
     return evaluate(
         robotics_benchmark(),
         settings=Settings(home=sample_home, collection="robotics"),
@@ -140,7 +150,7 @@ def test_breakdown_in_the_html_report_and_the_terminal(by_category):
     assert "violations" in out and "(no filter)" in out
 
 
-def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):  # noqa: F811
+def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):
     questions = {
         "lidar": "how do I calibrate the laser scanner so it points straight ahead?",
         "imu": "my heading drifts several degrees per minute after turning the robot on",
@@ -185,7 +195,7 @@ def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):  #
     assert "category=&lt;b&gt;nowhere&lt;/b&gt;" in html and "<b>nowhere</b>" not in html
 
 
-def test_integrity_counts_filter_violations_per_response(sample_home, embedder):  # noqa: F811
+def test_integrity_counts_filter_violations_per_response(sample_home, embedder):
     settings = Settings(home=sample_home, collection="robotics")
     with Retriever(settings, embedder=embedder) as r:
         resp = r.retrieve({"query": "how do I update the firmware?", "top_k": 10})
@@ -198,7 +208,7 @@ def test_integrity_counts_filter_violations_per_response(sample_home, embedder):
     assert integrity.check(resp, None) == {}
 
 
-def test_by_a_field_no_chunk_has_fails_before_any_query(sample_home, embedder):  # noqa: F811
+def test_by_a_field_no_chunk_has_fails_before_any_query(sample_home, embedder):
     with pytest.raises(QueryValidationError, match="Fields they have: category") as e:
         evaluate(
             robotics_benchmark(),
@@ -209,7 +219,7 @@ def test_by_a_field_no_chunk_has_fails_before_any_query(sample_home, embedder): 
     assert "section" in str(e.value) and e.value.field == "by"
 
 
-def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_path):  # noqa: F811
+def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_path):
     bench = tmp_path / "b.jsonl"
     bench.write_text(
         '{"query_id": "1", "query": "lidar calibration", "relevant": ["lidar"]}\n'
@@ -227,10 +237,12 @@ def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_p
     assert report.model_dump(mode="json")["breakdown"]["filters"] is None
 
 
-def test_cli_by_section_json(sample_home):  # noqa: F811
+def test_cli_by_section_json(sample_home):
     common = ["eval", str(robotics_benchmark()), "-c", "robotics", "--home", str(sample_home)]
-    out = _cli(*common, "--no-throughput", "--by", "section", "--k", "1,5,10", "--json")
-    assert out.returncode == 0, out.stderr
+    out = CliRunner().invoke(
+        app, [*common, "--no-throughput", "--by", "section", "--k", "1,5,10", "--json"]
+    )
+    assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     by = doc["breakdown"]["by"]
     assert by["field"] == "section" and "most relevant item" in by["rule"]
@@ -239,5 +251,5 @@ def test_cli_by_section_json(sample_home):  # noqa: F811
     assert by["groups"]["IMU"]["query_ids"] == ["q05", "q06", "q42"]
     _assert_means_of_members(doc, by["groups"])
     assert set(doc["breakdown"]["filters"]["groups"]) >= {"category=sensors", NO_FILTER}
-    bad = _cli(*common, "--by", "sectoin")
-    assert bad.returncode == 2 and "no relevant chunk" in bad.stderr
+    bad = CliRunner().invoke(app, [*common, "--by", "sectoin"])
+    assert bad.exit_code == 2 and "no relevant chunk" in bad.stderr

@@ -22,15 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def sample_home(tmp_path_factory, embedder) -> Path:
-    home = tmp_path_factory.mktemp("evalhome")
-    ingest(
-        str(robotics_docs()), settings=Settings(home=home, collection="robotics"), embedder=embedder
-    )
-    return home
-
-
-@pytest.fixture(scope="module")
 def sample_report(sample_home, embedder):
     return evaluate(
         robotics_benchmark(),

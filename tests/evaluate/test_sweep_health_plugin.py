@@ -14,7 +14,6 @@ from ragsonde.evaluate import EvalOptions, evaluate
 from ragsonde.evaluate.html import render_html_report
 from ragsonde.evaluate.sweep import sweep_thresholds
 from ragsonde.samples import robotics_benchmark
-from tests.evaluate.test_evaluate import sample_home  # noqa: F401 - fixture
 
 
 def test_sweep_by_hand():
@@ -35,7 +34,7 @@ def test_sweep_by_hand():
     assert out["recommended_setting"] == "score_threshold=0"
 
 
-def test_sweep_and_index_health_on_the_sample(sample_home, embedder):  # noqa: F811
+def test_sweep_and_index_health_on_the_sample(sample_home, embedder):
     report = evaluate(
         robotics_benchmark(),
         settings=Settings(home=sample_home, collection="robotics"),
@@ -56,7 +55,7 @@ def test_sweep_and_index_health_on_the_sample(sample_home, embedder):  # noqa: F
     assert "Score threshold calibration" in html and sweep["recommended_setting"] in html
 
 
-def test_pytest_plugin_fails_a_users_suite_on_a_regression(sample_home, tmp_path):  # noqa: F811
+def test_pytest_plugin_fails_a_users_suite_on_a_regression(sample_home, tmp_path):
     (tmp_path / "test_user.py").write_text(
         textwrap.dedent(
             f"""

@@ -8,7 +8,7 @@ so B must come out significantly worse, and the no-regression gate must fail on 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -223,14 +223,17 @@ def _eval(home: Path, bench: Path, *extra: str) -> list[str]:
 
 
 @pytest.mark.usefixtures("cli_env", "versus")
-def test_cli_json_save_and_the_gate_failing(home: Path, small_bench: Path, tmp_path: Path) -> None:
+def test_cli_json_save_and_the_gate_failing(
+    home: Path, small_bench: Path, tmp_path: Path, validate_report: Callable[[dict], None]
+) -> None:
     saved = tmp_path / "versus.json"
     out = CliRunner().invoke(
         app, _eval(home, small_bench, "--json", "--gate-no-regression", "--save", str(saved))
     )
     assert out.exit_code == 1, out.output
     doc = json.loads(out.stdout)
-    assert set(doc) == {"a", "b", "comparison"}
+    validate_report(doc)  # the published schema covers the versus kind too
+    assert set(doc) == {"schema_version", "kind", "a", "b", "comparison"}
     assert doc["a"]["collection"] == A_COLL and doc["b"]["collection"] == B_COLL
     assert doc["a"]["embedder"] == DEFAULT_EMBEDDER and doc["b"]["embedder"] == HASHED
     assert doc["comparison"]["gate"] == {

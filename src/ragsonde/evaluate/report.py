@@ -111,9 +111,12 @@ class QueryRow(_Part):
     )
     total_ms: float
     timings: StageTimings
-    filters: dict[str, Any] | None = None
+    # Only a query that has filters names them (and counts their violations) in the JSON.
+    filters: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
     filter_violations: int | None = Field(
-        default=None, description="Returned results that break the query's filters."
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Returned results that break the query's filters.",
     )
     metrics: dict[str, float] = Field(default_factory=dict)
 
