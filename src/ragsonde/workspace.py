@@ -1,0 +1,101 @@
+"""The one place that assembles the parts: settings → store and embedder → close.
+
+A :class:`Workspace` holds the :class:`~ragsonde.config.Settings`, and opens the store
+(:func:`ragsonde.store.open_store`) and the embedder (the :data:`ragsonde.embedders.EMBEDDERS`
+registry) the first time each is asked for. Closing it closes what it opened, never what it was
+given: a caller that hands in its own store keeps it open and closes it itself.
+
+>>> with Workspace(collection="docs") as ws:                   # doctest: +SKIP
+...     ws.store.collection_info(ws.settings.collection)
+"""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+from typing import Any
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.store import Store, open_store
+
+__all__ = ["Workspace"]
+
+
+class Workspace:
+    """Settings plus a lazily opened store and embedder, and their closing.
+
+    ``settings``: use these; by default they are loaded (init overrides, environment,
+    ``ragsonde.toml``) with ``overrides`` (``None`` values are dropped) on top.
+    ``store`` / ``embedder``: use these objects instead of opening them; the workspace will not
+    close them. (To name another embedder, set ``embedder`` in the settings.)
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        **overrides: Any,
+    ) -> None:
+        if settings is not None and any(v is not None for v in overrides.values()):
+            raise TypeError("Workspace: pass either settings or setting overrides, not both")
+        self.settings: Settings = settings if settings is not None else load_settings(**overrides)
+        self._store = store
+        self._embedder = embedder
+        self._opened_store: Store | None = None
+        # Two server threads may ask for the store first at once; only one may open it (the
+        # embedded store is single-process, a second open would fail on its lock).
+        self._lock = threading.Lock()
+
+    @property
+    def store(self) -> Store:
+        """The store the settings name, opened on first use."""
+        store = self._store
+        if store is None:
+            with self._lock:
+                if self._store is None:
+                    self._store = self._opened_store = open_store(self.settings)
+                store = self._store
+        return store
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder the settings name (``settings.embedder``), loaded on first use."""
+        embedder = self._embedder
+        if embedder is None:
+            with self._lock:
+                if self._embedder is None:
+                    self._embedder = get_embedder(self.settings)
+                embedder = self._embedder
+        return embedder
+
+    @property
+    def embedder_name(self) -> str:
+        """The embedder's name, without loading it when it is not loaded yet."""
+        return self._embedder.name if self._embedder is not None else self.settings.embedder
+
+    def close(self) -> None:
+        """Close the store if this workspace opened it. Safe to call twice.
+
+        Embedders are shared per process by :func:`ragsonde.embedders.get_embedder` and hold
+        nothing to release, so there is nothing to close for them.
+        """
+        with self._lock:
+            opened, self._opened_store = self._opened_store, None
+            if opened is not None and self._store is opened:
+                self._store = None
+        if opened is not None:
+            opened.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
