@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ragsonde.config import Settings, load_settings
-from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.config import Settings
+from ragsonde.embedders import Embedder
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
@@ -41,7 +41,8 @@ from ragsonde.evaluate.report import (
 from ragsonde.models import Limits, Response, Result
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
-from ragsonde.store import Store, open_store
+from ragsonde.store import Store
+from ragsonde.workspace import Workspace
 
 __all__ = ["RELEVANCE_KEYS", "evaluate"]
 
@@ -225,11 +226,14 @@ def evaluate(
     gates: Sequence[Gate | str] = (),
     ingest: bool = False,
     corpus: str | None = None,
+    workspace: Workspace | None = None,
 ) -> EvalReport:
     """Evaluate retrieval on ``dataset`` against ``collection``; see :class:`EvalReport`.
 
-    ``gates`` are added to ``options.gates``. With ``ingest``, a missing collection is first
-    ingested from ``corpus`` (any ``ragsonde ingest`` source), else the benchmark's BEIR corpus.
+    The parts come from ``workspace`` (left open), else from a workspace built of ``settings``,
+    ``store`` and ``embedder`` (it closes only what it opened). ``gates`` are added to
+    ``options.gates``. With ``ingest``, a missing collection is first ingested from ``corpus``
+    (any ``ragsonde ingest`` source), else the benchmark's BEIR corpus.
     """
     o = options or EvalOptions()
     if gates:
@@ -242,13 +246,12 @@ def evaluate(
             names.append(gate.path)
     names = list(dict.fromkeys(names))
     started = time.perf_counter()
-    cfg = settings or load_settings()
+    ws = workspace or Workspace(settings, store=store, embedder=embedder)
+    cfg = ws.settings
     coll = collection or cfg.collection
-    bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
-    own_store = store is None
-    st = store if store is not None else open_store(cfg)
     try:
-        emb = embedder or get_embedder(cfg)
+        bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
+        st, emb = ws.store, ws.embedder
         ingested = _ensure_collection(bench, st, emb, coll, ingest, o.mode != "dense", corpus)
         limits = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
         retriever = Retriever(cfg, store=st, embedder=emb, limits=limits, exact=o.exact)
@@ -334,5 +337,5 @@ def evaluate(
         report.seconds = round(time.perf_counter() - started, 3)
         return report
     finally:
-        if own_store:
-            st.close()
+        if workspace is None:
+            ws.close()

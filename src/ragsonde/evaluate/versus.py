@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragsonde.config import Settings, load_settings
+from ragsonde.config import Settings
 from ragsonde.embedders import Embedder, get_embedder
 from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
 from ragsonde.evaluate.compare import compare_reports
@@ -30,7 +30,8 @@ from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
 from ragsonde.progress import Progress
-from ragsonde.store import Store, open_store
+from ragsonde.store import Store
+from ragsonde.workspace import Workspace
 
 __all__ = ["VersusReport", "evaluate_versus", "versus_collection"]
 
@@ -130,11 +131,10 @@ def evaluate_versus(
         raise QueryValidationError("n_resamples must be positive.", field="n_resamples")
     o = options or EvalOptions()
     wanted = _check_metrics(metrics, o)
-    cfg = settings or load_settings()
-    base = collection or cfg.collection
-    own_store = store is None
-    st = store if store is not None else open_store(cfg)
-    try:
+    with Workspace(settings, store=store) as ws:  # one store for both sides
+        cfg = ws.settings
+        base = collection or cfg.collection
+        st = ws.store
         embs = [_side_embedder(e, cfg) for e in embedders]
         names = list(collections or [versus_collection(base, e.name) for e in embs])
         if names[0] == names[1]:
@@ -159,9 +159,6 @@ def evaluate_versus(
             )
             for name, emb in zip(names, embs, strict=True)
         ]
-    finally:
-        if own_store:
-            st.close()
     report_a, report_b = reports
     comparison = compare_reports(
         report_a,
