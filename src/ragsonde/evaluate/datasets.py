@@ -133,6 +133,8 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 def _beir(path: Path, split: str) -> Benchmark:
     qrels_path = path / "qrels" / f"{split}.tsv"
+    if qrels_path.is_dir():
+        raise _bad(qrels_path, "it is a folder, not a file")
     if not qrels_path.is_file():
         have = sorted(p.stem for p in (path / "qrels").glob("*.tsv"))
         raise _bad(path, f"no qrels/{split}.tsv (splits here: {', '.join(have) or 'none'})")
