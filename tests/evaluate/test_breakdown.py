@@ -6,11 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-import ragsonde.cli.eval  # noqa: F401  (registers the command on the app)
 from ragsonde.cli._common import console
-from ragsonde.cli.app import app
 from ragsonde.cli.render import render_report
 from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
@@ -111,6 +108,7 @@ def by_category(sample_home, embedder):
     )
 
 
+@pytest.mark.slow
 def test_sample_benchmark_by_filter_and_by_category(by_category):
     doc = by_category.model_dump(mode="json")
     assert by_category.passed  # the demo's gate holds with the filtered questions in
@@ -139,6 +137,7 @@ def test_sample_benchmark_by_filter_and_by_category(by_category):
     _assert_means_of_members(doc, groups)
 
 
+@pytest.mark.slow
 def test_breakdown_in_the_html_report_and_the_terminal(by_category):
     html = render_html_report(by_category)
     assert 'id="breakdown-filters"' in html and 'id="breakdown-by"' in html
@@ -150,6 +149,7 @@ def test_breakdown_in_the_html_report_and_the_terminal(by_category):
     assert "violations" in out and "(no filter)" in out
 
 
+@pytest.mark.slow
 def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):
     questions = {
         "lidar": "how do I calibrate the laser scanner so it points straight ahead?",
@@ -195,6 +195,7 @@ def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):
     assert "category=&lt;b&gt;nowhere&lt;/b&gt;" in html and "<b>nowhere</b>" not in html
 
 
+@pytest.mark.slow
 def test_integrity_counts_filter_violations_per_response(sample_home, embedder):
     settings = Settings(home=sample_home, collection="robotics")
     with Retriever(settings, embedder=embedder) as r:
@@ -208,6 +209,7 @@ def test_integrity_counts_filter_violations_per_response(sample_home, embedder):
     assert integrity.check(resp, None) == {}
 
 
+@pytest.mark.slow
 def test_by_a_field_no_chunk_has_fails_before_any_query(sample_home, embedder):
     with pytest.raises(QueryValidationError, match="Fields they have: category") as e:
         evaluate(
@@ -219,6 +221,7 @@ def test_by_a_field_no_chunk_has_fails_before_any_query(sample_home, embedder):
     assert "section" in str(e.value) and e.value.field == "by"
 
 
+@pytest.mark.slow
 def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_path):
     bench = tmp_path / "b.jsonl"
     bench.write_text(
@@ -235,21 +238,3 @@ def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_p
     assert groups["Lidar"]["query_ids"] == ["1"]
     assert groups[NOT_IN_COLLECTION]["query_ids"] == ["2"]  # its most relevant page is missing
     assert report.model_dump(mode="json")["breakdown"]["filters"] is None
-
-
-def test_cli_by_section_json(sample_home):
-    common = ["eval", str(robotics_benchmark()), "-c", "robotics", "--home", str(sample_home)]
-    out = CliRunner().invoke(
-        app, [*common, "--no-throughput", "--by", "section", "--k", "1,5,10", "--json"]
-    )
-    assert out.exit_code == 0, out.output
-    doc = json.loads(out.stdout)
-    by = doc["breakdown"]["by"]
-    assert by["field"] == "section" and "most relevant item" in by["rule"]
-    # by document, a page's first chunk is its top heading
-    assert by["groups"]["Lidar"]["query_ids"] == ["q01", "q02", "q41"]
-    assert by["groups"]["IMU"]["query_ids"] == ["q05", "q06", "q42"]
-    _assert_means_of_members(doc, by["groups"])
-    assert set(doc["breakdown"]["filters"]["groups"]) >= {"category=sensors", NO_FILTER}
-    bad = CliRunner().invoke(app, [*common, "--by", "sectoin"])
-    assert bad.exit_code == 2 and "no relevant chunk" in bad.stderr

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -41,6 +38,7 @@ def _trec_eval(
     return pytrec_eval.RelevanceEvaluator(qrels_path_or_dict, measures).evaluate(run)
 
 
+@pytest.mark.slow
 def test_sample_benchmark_report(sample_report):
     r = sample_report.model_dump(mode="json")
     assert r["n_queries"] == 46
@@ -60,6 +58,7 @@ def test_sample_benchmark_report(sample_report):
         assert len(ids) == len(set(ids)), "a document counted twice"
 
 
+@pytest.mark.slow
 def test_metrics_equal_pytrec_eval_on_the_written_run_file(sample_report, tmp_path):
     run_file = tmp_path / "run.trec"
     sample_report.write_run(run_file)
@@ -75,6 +74,7 @@ def test_metrics_equal_pytrec_eval_on_the_written_run_file(sample_report, tmp_pa
         assert mine["mrr"] == pytest.approx(values["recip_rank"], abs=1e-6)
 
 
+@pytest.mark.slow
 def test_relevant_ids_missing_from_the_collection_are_reported(sample_home, embedder, tmp_path):
     bench = tmp_path / "b.jsonl"
     bench.write_text(
@@ -90,6 +90,7 @@ def test_relevant_ids_missing_from_the_collection_are_reported(sample_home, embe
     assert report.benchmark.relevant_missing_from_collection == ["warp-drive"]
 
 
+@pytest.mark.slow
 def test_filters_are_applied_and_checked(sample_home, embedder, tmp_path):
     bench = tmp_path / "b.jsonl"
     bench.write_text(
@@ -106,6 +107,7 @@ def test_filters_are_applied_and_checked(sample_home, embedder, tmp_path):
     assert report.integrity.checked_results > 0
 
 
+@pytest.mark.slow
 def test_integrity_catches_a_corrupted_chunk(tmp_path, embedder):
     settings = Settings(home=tmp_path / "home", collection="c")
     docs = tmp_path / "docs"
@@ -133,61 +135,7 @@ def test_integrity_catches_a_corrupted_chunk(tmp_path, embedder):
     assert report.integrity.problems == 1
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "QDRANT_URL"}
-    return subprocess.run(
-        [sys.executable, "-m", "ragsonde", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-    )
-
-
-def test_cli_gates_exit_codes_and_outputs(sample_home, tmp_path):
-    common = [
-        "eval",
-        str(robotics_benchmark()),
-        "-c",
-        "robotics",
-        "--home",
-        str(sample_home),
-        "--no-throughput",
-    ]
-    failing = _cli(*common, "--gate", "ndcg@10>=0.999", "--gate", "hit_rate@5>=0.5")
-    assert failing.returncode == 1, failing.stderr
-    assert "FAIL ndcg@10>=0.999" in failing.stdout and "PASS hit_rate@5>=0.5" in failing.stdout
-    assert "gates failed" in failing.stderr
-    out = _cli(
-        *common,
-        "--gate", "hit_rate@10>=0.5",
-        "--json",
-        "--save", str(tmp_path / "r.json"),
-        "--run-out", str(tmp_path / "run.trec"),
-        "--report", str(tmp_path / "r.html"),
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    printed = json.loads(out.stdout)
-    saved = json.loads((tmp_path / "r.json").read_text())
-    assert printed["metrics"] == saved["metrics"] and printed["gates"][0]["passed"] is True
-    assert set(printed) >= {
-        "dataset",
-        "collection",
-        "embedder",
-        "n_queries",
-        "metrics",
-        "per_query",
-        "latency",
-        "integrity",
-        "gates",
-    }
-    assert len((tmp_path / "run.trec").read_text().splitlines()) >= 6
-    assert "<svg" in (tmp_path / "r.html").read_text()
-    bad = _cli(*common, "--gate", "ndgc@10>=1")
-    assert bad.returncode == 2 and "Unknown metric" in bad.stderr
-
-
+@pytest.mark.slow
 def test_html_report_renders_in_chromium(sample_report, tmp_path):
     from tests.browser import chromium_page
 
@@ -210,6 +158,7 @@ def test_html_report_renders_in_chromium(sample_report, tmp_path):
         assert not errors and not dialogs
 
 
+@pytest.mark.slow
 def test_scifact_slice_hnsw_equals_exact_and_pytrec_eval(scifact_dir, tmp_path, embedder):
     bench_all = [json.loads(x) for x in (scifact_dir / "queries.jsonl").read_text().splitlines()]
     qrels_lines = (scifact_dir / "qrels" / "test.tsv").read_text().splitlines()[1:]

@@ -86,6 +86,7 @@ def test_collection_names_are_derived_from_the_embedders() -> None:
     assert versus_collection("kb", "cohere:embed-english-v3.0") == "kb__cohere-embed-english-v3-0"
 
 
+@pytest.mark.slow
 def test_both_collections_are_ingested_with_their_own_dimensions(
     versus: VersusReport, settings: Settings, api: FakeEmbeddingAPI
 ) -> None:
@@ -106,6 +107,7 @@ def test_both_collections_are_ingested_with_their_own_dimensions(
     assert all(r.body["model"] == "hashed-64" for r in api.requests)
 
 
+@pytest.mark.slow
 def test_b_is_significantly_worse_and_the_p_values_are_scipys(versus: VersusReport) -> None:
     a_doc, b_doc = versus.a.model_dump(mode="json"), versus.b.model_dump(mode="json")
     a, b = _per_query(a_doc, "ndcg@10"), _per_query(b_doc, "ndcg@10")
@@ -144,6 +146,7 @@ def test_b_is_significantly_worse_and_the_p_values_are_scipys(versus: VersusRepo
     json.dumps(doc, allow_nan=False)
 
 
+@pytest.mark.slow
 def test_existing_collections_are_reused_and_checked(
     versus: VersusReport, settings: Settings, embedder: LocalEmbedder, small_bench: Path
 ) -> None:
@@ -177,6 +180,7 @@ def test_existing_collections_are_reused_and_checked(
         )
 
 
+@pytest.mark.slow
 def test_bad_requests_fail_before_any_work(settings: Settings, embedder: LocalEmbedder) -> None:
     bench = robotics_benchmark()
     with pytest.raises(QueryValidationError, match="exactly two embedders"):
@@ -222,6 +226,7 @@ def _eval(home: Path, bench: Path, *extra: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("cli_env", "versus")
 def test_cli_json_save_and_the_gate_failing(
     home: Path, small_bench: Path, tmp_path: Path, validate_report: Callable[[dict], None]
@@ -249,6 +254,7 @@ def test_cli_json_save_and_the_gate_failing(
     assert "significant regression" in out.stderr and "ndcg@10" in out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("cli_env", "versus")
 def test_cli_tables_and_a_passing_gate(home: Path, small_bench: Path) -> None:
     # Both embedders find every relevant page in the top 100 of 24 pages: no regression there.
@@ -261,6 +267,7 @@ def test_cli_tables_and_a_passing_gate(home: Path, small_bench: Path) -> None:
     assert "W/T/L" in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("cli_env")
 def test_cli_misuse_is_a_validation_error(home: Path, small_bench: Path, tmp_path: Path) -> None:
     alone = CliRunner().invoke(
