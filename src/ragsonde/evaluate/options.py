@@ -49,9 +49,9 @@ def options_error(err: ValidationError, prefix: str = "") -> QueryValidationErro
 class EvalOptions(BaseModel):
     """Options of an evaluation (see :func:`~ragsonde.evaluate.evaluate`).
 
-    Built like any model; invalid values raise :class:`~ragsonde.errors.QueryValidationError`
-    (from ``EvalOptions(...)``; ``model_validate`` raises pydantic's error, which the server
-    turns into the same message with :func:`options_error`).
+    Built like any model (``EvalOptions(...)`` or ``model_validate``); invalid values raise
+    :class:`~ragsonde.errors.QueryValidationError` naming each field, made by
+    :func:`options_error` from pydantic's error.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

@@ -232,6 +232,8 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
     body = await read_json(request)
     try:
         req = EvalRequest.model_validate(body)
+    except QueryValidationError as e:  # EvalOptions names the field and the rule
+        raise ApiError(e) from e
     except ValidationError as e:
         raise ApiError(options_error(e)) from e
     if (req.dataset is None) == (req.benchmark is None):
