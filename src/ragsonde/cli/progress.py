@@ -32,8 +32,9 @@ class RichProgress:
     """Progress bars for ``eval``, ``eval --versus``, ``ingest`` and ``push``.
 
     ``passes`` names the passes (``("A", "B")``: one bar each); ``tallies`` names the extra
-    numbers ``advance`` gets; with ``tallies_advance`` the bar moves by their sum instead of
-    ``n`` (push: copied + skipped points); ``rate`` is the tally shown per second.
+    numbers ``advance`` gets after ``n`` (ingest: chunks). With ``tallies_advance`` they name
+    all of its numbers, ``n`` included, and the bar moves by their sum (push: copied + skipped
+    points). ``rate`` is the tally shown per second.
     """
 
     def __init__(
@@ -92,7 +93,8 @@ class RichProgress:
     def advance(self, n: int, /, *counts: int) -> None:
         if not self._tasks:
             return
-        for name, c in zip(self.tallies, counts, strict=False):
+        values = (n, *counts) if self.tallies_advance else counts
+        for name, c in zip(self.tallies, values, strict=False):
             self.counts[name] += c
-        step = sum(counts) if self.tallies_advance else n
+        step = sum(values) if self.tallies_advance else n
         self._p.update(self._tasks[-1], advance=step, tallies=self._describe())
