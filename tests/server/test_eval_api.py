@@ -99,7 +99,7 @@ def test_one_options_model_errors_name_fields_and_the_openapi_has_the_report(api
     assert err["code"] == "VALIDATION_ERROR" and err["message"].startswith("k: cutoffs must be")
     assert "--" not in err["message"]  # a field, never a CLI flag
     gate = api.post("/v1/eval", json={"benchmark": BENCH, "gates": ["ndcg@10 is good"]})
-    assert gate.status_code == 422 and gate.json()["error"]["message"].startswith("gates.0: ")
+    assert gate.status_code == 422 and gate.json()["error"]["message"].startswith("gates: Bad gate")
     # every evaluation option works over HTTP, as in the library and the CLI
     job = start(api, sweep_thresholds=True, by="section")
     done = wait_done(api, job["job_id"])
