@@ -141,7 +141,7 @@ def test_b_is_significantly_worse_and_the_p_values_are_scipys(versus: VersusRepo
     )
     assert "ndcg@10" in [r.metric for r in versus.comparison.regressions()]
     doc = versus.model_dump(mode="json")
-    assert set(doc) == {"a", "b", "comparison"}
+    assert set(doc) == {"schema_version", "kind", "a", "b", "comparison"}
     assert doc["comparison"]["n_queries"] == N_QUERIES
     json.dumps(doc, allow_nan=False)
 
@@ -193,8 +193,10 @@ def test_bad_requests_fail_before_any_work(settings: Settings, embedder: LocalEm
         evaluate_versus(bench, (embedder, HASHED), settings=settings, alpha=1.5)
     with pytest.raises(QueryValidationError, match="Unknown metric"):
         evaluate_versus(bench, (embedder, HASHED), settings=settings, metrics=["ndgc@10"])
-    with pytest.raises(QueryValidationError, match="--corpus"):
+    # the message names the argument, not the CLI flag
+    with pytest.raises(QueryValidationError, match="has no corpus to ingest") as info:
         evaluate_versus(bench, (embedder, HASHED), collection="nowhere", settings=settings)
+    assert info.value.field == "ingest" and "`ragsonde ingest`" in info.value.message
 
 
 # --- the CLI ---------------------------------------------------------------------------------
