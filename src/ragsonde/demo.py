@@ -12,7 +12,7 @@ import sys
 from rich.console import Console
 
 from ragsonde.cli.progress import RichProgress
-from ragsonde.cli.query import _render_response
+from ragsonde.cli.render import render_response
 from ragsonde.config import Settings, load_settings
 from ragsonde.ingest import ingest
 from ragsonde.retriever import Retriever
@@ -65,7 +65,7 @@ def main() -> int:
     with Retriever(settings) as retriever:
         for q in queries:
             resp = retriever.retrieve({"query": q["query"], "top_k": 3})
-            _render_response(resp)
+            render_response(resp)
             top = resp.results[0].metadata.get("doc_id") if resp.results else None
             ok = top == q["expect"]
             right += ok

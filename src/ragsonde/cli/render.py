@@ -1,4 +1,4 @@
-"""The CLI's one renderer: evaluation reports, comparisons and gates as Rich tables.
+"""The CLI's one renderer: query responses, evaluation reports, comparisons and gates.
 
 Every function reads the typed models of :mod:`ragsonde.evaluate.report` and
 :mod:`ragsonde.evaluate.comparison`; nothing here computes a result.
@@ -11,17 +11,61 @@ from typing import TYPE_CHECKING
 from rich import box
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ragsonde.cli._common import console, err_console
 
 if TYPE_CHECKING:
     from ragsonde.evaluate.comparison import Comparison, MetricComparison, NoRegressionGate
     from ragsonde.evaluate.report import EvalReport, GroupSummary
+    from ragsonde.models import Response
 
-__all__ = ["render_comparison", "render_gate", "render_report", "render_side"]
+__all__ = ["render_comparison", "render_gate", "render_report", "render_response", "render_side"]
 
 _VERDICT_STYLE = {"better": "green", "worse": "red"}
 _MISSING_SHOWN = 10
+_BAR = 20
+
+
+def _score_bar(score: float) -> Text:
+    filled = round(score * _BAR)
+    return Text("█" * filled, style="green") + Text("░" * (_BAR - filled), style="dim")
+
+
+def render_response(resp: Response) -> None:
+    if resp.status == "error" and resp.error is not None:
+        err_console.print(f"[bold red]{resp.error.code.value}[/]: {resp.error.message}")
+        return
+    table = Table(title=f"“{resp.query}” → {resp.collection}", show_lines=True, expand=True)
+    table.add_column("#", justify="right", width=3)
+    table.add_column("score", width=_BAR + 7)
+    table.add_column("source", ratio=1)
+    table.add_column("text", ratio=2)
+    for r in resp.results:
+        source = Text()
+        if r.title:
+            source.append(r.title, style="bold")
+        if r.section:
+            source.append(f"\n{r.section}", style="italic")
+        if r.url:
+            source.append(f"\n{r.url}", style="cyan")
+        snippet = r.text if len(r.text) <= 300 else r.text[:300] + "…"
+        table.add_row(
+            str(r.rank),
+            _score_bar(r.similarity_score) + Text(f" {r.similarity_score:.3f}"),
+            source,
+            Text(snippet),
+        )
+    if resp.results:
+        console.print(table)
+    else:
+        console.print(f"No results for “{resp.query}” (threshold filters or an empty collection).")
+    t = resp.timings
+    console.print(
+        f"[dim]{resp.total_results} results · embed {t.embedding_ms:.1f} ms · search "
+        f"{t.search_ms:.1f} ms · post {t.post_processing_ms:.1f} ms · total {t.total_ms:.1f} ms"
+        f" · {resp.model}[/]"
+    )
 
 
 def render_report(report: EvalReport) -> None:
