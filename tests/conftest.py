@@ -9,8 +9,9 @@ module. A test left unmarked that loads the model anyway fails (see :func:`pytes
 from __future__ import annotations
 
 import sys
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,3 +85,35 @@ def store_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[S
         yield Settings(home=tmp_path / "home", collection="docs")
     else:
         yield Settings(home=tmp_path / "home", collection="docs", qdrant_url=":memory:")
+
+
+@pytest.fixture(scope="session")
+def sample_home(tmp_path_factory: pytest.TempPathFactory, embedder: LocalEmbedder) -> Path:
+    """The sample robotics docs ingested once with the real model (collection ``robotics``)."""
+    from ragsonde.ingest import ingest
+    from ragsonde.samples import robotics_docs
+
+    home = tmp_path_factory.mktemp("evalhome")
+    ingest(
+        str(robotics_docs()), settings=Settings(home=home, collection="robotics"), embedder=embedder
+    )
+    return home
+
+
+@pytest.fixture(scope="session")
+def validate_report() -> Callable[[dict[str, Any]], None]:
+    """Fails when a report's JSON breaks the published schema (``report.schema.json``)."""
+    import json
+
+    import jsonschema
+
+    from ragsonde.evaluate.schema import SCHEMA_FILE
+
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def check(doc: dict[str, Any]) -> None:
+        validator.validate(doc)
+
+    return check

@@ -11,8 +11,8 @@ import sys
 
 from rich.console import Console
 
-from ragsonde.cli.ingest import RichProgress
-from ragsonde.cli.query import _render_response
+from ragsonde.cli.progress import RichProgress
+from ragsonde.cli.render import render_response
 from ragsonde.config import Settings, load_settings
 from ragsonde.ingest import ingest
 from ragsonde.retriever import Retriever
@@ -26,8 +26,8 @@ console = Console(highlight=False)
 def _evaluate(settings: Settings) -> bool:
     """The sample benchmark through the evaluation harness; ``True`` when its gate passes."""
     try:
-        from ragsonde.cli.eval import render_report
-        from ragsonde.evaluate import evaluate, parse_gate
+        from ragsonde.cli.render import render_report
+        from ragsonde.evaluate import evaluate
     except ImportError:  # the harness is an optional part of the install
         return True
 
@@ -35,13 +35,13 @@ def _evaluate(settings: Settings) -> bool:
         str(robotics_benchmark()),
         settings=settings,
         collection=COLLECTION,
-        gates=[parse_gate("hit_rate@5>=0.8")],
+        gates=["hit_rate@5>=0.8"],
     )
     render_report(report)
     from ragsonde.evaluate.html import write_html_report
 
     html = settings.home / "demo-report.html"
-    write_html_report(report.to_json(), html)
+    write_html_report(report, html)
     console.print(f"HTML report: {html.resolve()}")
     return report.passed
 
@@ -50,7 +50,9 @@ def main() -> int:
     settings = load_settings(collection=COLLECTION)
     console.rule("[bold]1. Ingest[/] the sample docs into the embedded Qdrant Edge store")
     console.print(f"store: {settings.home.resolve()}   embedder: {settings.embedder}")
-    with RichProgress(enabled=console.is_terminal) as progress:
+    with RichProgress(
+        console.is_terminal, "documents", tallies=("chunks",), rate="chunks"
+    ) as progress:
         report = ingest(str(robotics_docs()), settings=settings, progress=progress)
     console.print(
         f"{report.documents} documents → {report.chunks} chunks: {report.embedded} embedded, "
@@ -63,7 +65,7 @@ def main() -> int:
     with Retriever(settings) as retriever:
         for q in queries:
             resp = retriever.retrieve({"query": q["query"], "top_k": 3})
-            _render_response(resp)
+            render_response(resp)
             top = resp.results[0].metadata.get("doc_id") if resp.results else None
             ok = top == q["expect"]
             right += ok

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ragsonde.cli._common import console
-from ragsonde.cli.eval import render_report
+from ragsonde.cli.render import render_report
 from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate import EvalOptions, evaluate, parse_gate
@@ -22,9 +22,9 @@ from ragsonde.evaluate.breakdown import (
 )
 from ragsonde.evaluate.html import render_html_report
 from ragsonde.evaluate.integrity import IntegrityReport
+from ragsonde.evaluate.report import GateResult, QueryRow
 from ragsonde.retriever import Retriever
 from ragsonde.samples import robotics_benchmark
-from tests.evaluate.test_evaluate import _cli, sample_home  # noqa: F401 - fixture
 
 SENSORS = "https://docs.rover.example/sensors"
 
@@ -41,8 +41,10 @@ def test_parse_by():
     assert parse_by("category") == ("category", None)
     assert parse_by(" url:2 ") == ("url", 2)
     for bad in ("", ":1", "url:", "url:0", "url:x"):
-        with pytest.raises(QueryValidationError, match="--by"):
+        # the message names the field and the rule, not the CLI flag
+        with pytest.raises(QueryValidationError, match="give a payload field") as info:
             parse_by(bad)
+        assert info.value.field == "by"
 
 
 def test_summaries_by_hand():
@@ -55,21 +57,28 @@ def test_summaries_by_hand():
         },
         "c": {"metrics": {"ndcg@10": 0.0, "mrr": 0.0}, "retrieved": [], "filter_violations": 0},
     }
-    out = summarize_groups({"a": "g1", "b": "g1", "c": "(no value)"}, per_query)
+    rows = {
+        q: QueryRow.model_validate({"query": q, "relevant": {}, "total_ms": 1.0, "timings": {}} | r)
+        for q, r in per_query.items()
+    }
+    out = summarize_groups({"a": "g1", "b": "g1", "c": "(no value)"}, rows)
     assert list(out) == ["g1", "(no value)"]  # named groups first, then the special ones
-    assert out["g1"] == {
+    assert out["g1"].model_dump() == {
         "queries": 2,
         "metrics": {"ndcg@10": 0.75, "mrr": 0.625},
         "empty_results": 0,
         "filter_violations": 2,
         "query_ids": ["a", "b"],
     }
-    assert out["(no value)"]["empty_results"] == 1 and out["(no value)"]["metrics"]["mrr"] == 0
+    assert out["(no value)"].empty_results == 1 and out["(no value)"].metrics["mrr"] == 0
 
 
 def test_headline_metrics():
     metrics = dict.fromkeys(["ndcg@5", "ndcg@10", "recall@10", "hit_rate@5", "hit_rate@10", "mrr"])
-    gates = [{"gate": "hit_rate@5>=0.8"}, {"gate": "latency.total_ms.p95<=50"}]
+    gates = [
+        GateResult(gate="hit_rate@5>=0.8", value=1.0, passed=True),
+        GateResult(gate="latency.total_ms.p95<=50", value=9.0, passed=True),
+    ]
     assert headline_metrics(metrics, gates) == ["hit_rate@5", "ndcg@10", "recall@10", "mrr"]
     only5 = dict.fromkeys(["ndcg@1", "ndcg@5", "recall@5", "hit_rate@5"])
     assert headline_metrics(only5) == ["ndcg@5", "recall@5", "hit_rate@5"]
@@ -89,7 +98,7 @@ def _assert_means_of_members(report: dict, groups: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def by_category(sample_home, embedder):  # noqa: F811
+def by_category(sample_home, embedder):
     return evaluate(
         robotics_benchmark(),
         settings=Settings(home=sample_home, collection="robotics"),
@@ -99,8 +108,9 @@ def by_category(sample_home, embedder):  # noqa: F811
     )
 
 
+@pytest.mark.slow
 def test_sample_benchmark_by_filter_and_by_category(by_category):
-    doc = by_category.to_json()
+    doc = by_category.model_dump(mode="json")
     assert by_category.passed  # the demo's gate holds with the filtered questions in
     filters = doc["breakdown"]["filters"]["groups"]
     assert list(filters) == [
@@ -127,8 +137,9 @@ def test_sample_benchmark_by_filter_and_by_category(by_category):
     _assert_means_of_members(doc, groups)
 
 
+@pytest.mark.slow
 def test_breakdown_in_the_html_report_and_the_terminal(by_category):
-    html = render_html_report(by_category.to_json())
+    html = render_html_report(by_category)
     assert 'id="breakdown-filters"' in html and 'id="breakdown-by"' in html
     assert '<td class="l">category=sensors</td>' in html
     with console.capture() as captured:
@@ -138,7 +149,8 @@ def test_breakdown_in_the_html_report_and_the_terminal(by_category):
     assert "violations" in out and "(no filter)" in out
 
 
-def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):  # noqa: F811
+@pytest.mark.slow
+def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):
     questions = {
         "lidar": "how do I calibrate the laser scanner so it points straight ahead?",
         "imu": "my heading drifts several degrees per minute after turning the robot on",
@@ -165,7 +177,7 @@ def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):  #
         embedder=embedder,
         options=EvalOptions(by="url:1", throughput=False, ks=(1, 5, 10)),
     )
-    groups = report.to_json()["breakdown"]["filters"]["groups"]
+    groups = report.model_dump(mode="json")["breakdown"]["filters"]["groups"]
     right = groups["category=sensors"]["metrics"]
     wrong = groups["category=navigation"]["metrics"]
     assert right["hit_rate@5"] == 1.0 and right["ndcg@10"] > 0.8
@@ -174,16 +186,17 @@ def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):  #
     nowhere = groups["category=<b>nowhere</b>"]
     assert nowhere["empty_results"] == 4 and nowhere["metrics"]["mrr"] == 0.0
     assert all(g["filter_violations"] == 0 for g in groups.values())
-    assert report.integrity["counts"]["filter_violated"] == 0
-    assert report.integrity["checked_results"] > 0
+    assert report.integrity.counts["filter_violated"] == 0
+    assert report.integrity.checked_results > 0
     # --by url:1: every question's page is under /sensors, whatever filter it ran with
-    by = report.to_json()["breakdown"]["by"]["groups"]
+    by = report.model_dump(mode="json")["breakdown"]["by"]["groups"]
     assert list(by) == [SENSORS] and by[SENSORS]["queries"] == 12
-    html = render_html_report(report.to_json())
+    html = render_html_report(report)
     assert "category=&lt;b&gt;nowhere&lt;/b&gt;" in html and "<b>nowhere</b>" not in html
 
 
-def test_integrity_counts_filter_violations_per_response(sample_home, embedder):  # noqa: F811
+@pytest.mark.slow
+def test_integrity_counts_filter_violations_per_response(sample_home, embedder):
     settings = Settings(home=sample_home, collection="robotics")
     with Retriever(settings, embedder=embedder) as r:
         resp = r.retrieve({"query": "how do I update the firmware?", "top_k": 10})
@@ -196,7 +209,8 @@ def test_integrity_counts_filter_violations_per_response(sample_home, embedder):
     assert integrity.check(resp, None) == {}
 
 
-def test_by_a_field_no_chunk_has_fails_before_any_query(sample_home, embedder):  # noqa: F811
+@pytest.mark.slow
+def test_by_a_field_no_chunk_has_fails_before_any_query(sample_home, embedder):
     with pytest.raises(QueryValidationError, match="Fields they have: category") as e:
         evaluate(
             robotics_benchmark(),
@@ -207,7 +221,8 @@ def test_by_a_field_no_chunk_has_fails_before_any_query(sample_home, embedder): 
     assert "section" in str(e.value) and e.value.field == "by"
 
 
-def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_path):  # noqa: F811
+@pytest.mark.slow
+def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_path):
     bench = tmp_path / "b.jsonl"
     bench.write_text(
         '{"query_id": "1", "query": "lidar calibration", "relevant": ["lidar"]}\n'
@@ -219,23 +234,7 @@ def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_p
         embedder=embedder,
         options=EvalOptions(by="section:1", throughput=False, ks=(5,)),
     )
-    groups = report.to_json()["breakdown"]["by"]["groups"]
+    groups = report.model_dump(mode="json")["breakdown"]["by"]["groups"]
     assert groups["Lidar"]["query_ids"] == ["1"]
     assert groups[NOT_IN_COLLECTION]["query_ids"] == ["2"]  # its most relevant page is missing
-    assert report.to_json()["breakdown"]["filters"] is None
-
-
-def test_cli_by_section_json(sample_home):  # noqa: F811
-    common = ["eval", str(robotics_benchmark()), "-c", "robotics", "--home", str(sample_home)]
-    out = _cli(*common, "--no-throughput", "--by", "section", "--k", "1,5,10", "--json")
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
-    by = doc["breakdown"]["by"]
-    assert by["field"] == "section" and "most relevant item" in by["rule"]
-    # by document, a page's first chunk is its top heading
-    assert by["groups"]["Lidar"]["query_ids"] == ["q01", "q02", "q41"]
-    assert by["groups"]["IMU"]["query_ids"] == ["q05", "q06", "q42"]
-    _assert_means_of_members(doc, by["groups"])
-    assert set(doc["breakdown"]["filters"]["groups"]) >= {"category=sensors", NO_FILTER}
-    bad = _cli(*common, "--by", "sectoin")
-    assert bad.returncode == 2 and "no relevant chunk" in bad.stderr
+    assert report.model_dump(mode="json")["breakdown"]["filters"] is None

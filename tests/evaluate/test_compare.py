@@ -1,4 +1,4 @@
-"""``compare_reports`` and ``ragsonde compare`` on reports built by hand from known arrays.
+"""``compare_reports`` on reports built by hand from known arrays.
 
 Every expected statistic is computed here, independently, with scipy on the same arrays.
 """
@@ -6,51 +6,19 @@ Every expected statistic is computed here, independently, with scipy on the same
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 from scipy import stats
-from typer.testing import CliRunner
 
-import ragsonde.cli.compare  # registers the command on the app
-import ragsonde.cli.eval  # a second command keeps the app a group (`app compare …`)
-from ragsonde.cli.app import app
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.compare import compare_reports
-
-N = 50
-IDS = [f"q{i:02d}" for i in range(N)]
-
-
-def make_report(metrics: dict[str, np.ndarray], ids: list[str] = IDS, name: str = "A") -> dict:
-    """A report shaped like ``EvalReport.to_json()``: means and per-query metrics."""
-    per_query: dict[str, dict[str, Any]] = {}
-    for i, qid in enumerate(ids):
-        per_query[qid] = {
-            "query": f"question number {qid}",
-            "metrics": {m: float(v[i]) for m, v in metrics.items()},
-            "relevant": {},
-            "retrieved": [],
-        }
-    return {
-        "dataset": "hand-made",
-        "collection": f"coll-{name}",
-        "embedder": f"emb-{name}",
-        "metrics": {m: float(np.mean(v)) for m, v in metrics.items()},
-        "per_query": per_query,
-    }
+from tests.evaluate.reports import IDS, N, known_arrays, make_report
 
 
 @pytest.fixture
 def arrays() -> tuple[np.ndarray, np.ndarray]:
-    """Per-query ndcg@10 of A and B (B slightly better, noisy), rounded like saved reports."""
-    rng = np.random.default_rng(42)
-    a = np.round(rng.uniform(0.2, 0.9, N), 6)
-    b = np.round(np.clip(a + rng.normal(0.03, 0.1, N), 0, 1), 6)
-    b[:5] = a[:5]  # five exact ties
-    return a, b
+    return known_arrays()
 
 
 def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -101,7 +69,7 @@ def test_means_deltas_and_wins(arrays: tuple[np.ndarray, np.ndarray]) -> None:
     assert (m.wins, m.ties, m.losses) == (int((b > a).sum()), 5, int((b < a).sum()))
     assert m.wins + m.ties + m.losses == N
     assert c.n_queries == N
-    assert c.a["collection"] == "coll-A" and c.b["embedder"] == "emb-B"
+    assert c.a.collection == "coll-A" and c.b.embedder == "emb-B"
 
 
 def test_most_changed_queries(arrays: tuple[np.ndarray, np.ndarray]) -> None:
@@ -145,7 +113,7 @@ def test_identical_reports_are_no_difference(arrays: tuple[np.ndarray, np.ndarra
     assert (m.wins, m.ties, m.losses) == (0, N, 0)
     assert not m.significant and m.verdict == "no significant difference"
     assert c.changed == []
-    json.dumps(c.to_json(), allow_nan=False)
+    json.dumps(c.model_dump(mode="json"), allow_nan=False)
 
 
 def test_constant_shift_has_no_nan(arrays: tuple[np.ndarray, np.ndarray]) -> None:
@@ -157,78 +125,3 @@ def test_constant_shift_has_no_nan(arrays: tuple[np.ndarray, np.ndarray]) -> Non
     assert m.p_permutation < 0.001
     assert m.ci_low == pytest.approx(0.1) and m.ci_high == pytest.approx(0.1)
     assert m.verdict == "better"
-
-
-# --- the CLI ---------------------------------------------------------------------------------
-
-
-def _write(tmp_path: Path, a: np.ndarray, b: np.ndarray) -> tuple[str, str]:
-    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
-    pa.write_text(json.dumps(make_report({"ndcg@10": a, "recall@10": a})), encoding="utf-8")
-    pb.write_text(json.dumps(make_report({"ndcg@10": b, "recall@10": a}, name="B")), "utf-8")
-    return str(pa), str(pb)
-
-
-def _shifted(arrays: tuple[np.ndarray, np.ndarray], shift: float) -> tuple[np.ndarray, ...]:
-    a, _ = arrays
-    noise = np.random.default_rng(7).normal(0, 0.05, N)
-    return a, np.round(a + shift + noise, 6)
-
-
-def test_cli_gate_fails_on_a_clearly_worse_b(
-    tmp_path: Path, arrays: tuple[np.ndarray, np.ndarray]
-) -> None:
-    pa, pb = _write(tmp_path, *_shifted(arrays, -0.15))
-    out = CliRunner().invoke(app, ["compare", pa, pb, "--gate-no-regression"])
-    assert out.exit_code == 1, out.output
-    assert "worse" in out.stdout and "significant regression" in out.stderr
-    assert "queries that changed most" in out.stdout
-
-
-def test_cli_gate_passes_on_a_better_b(
-    tmp_path: Path, arrays: tuple[np.ndarray, np.ndarray]
-) -> None:
-    pa, pb = _write(tmp_path, *_shifted(arrays, 0.15))
-    out = CliRunner().invoke(app, ["compare", pa, pb, "--gate-no-regression", "-m", "ndcg@10"])
-    assert out.exit_code == 0, out.output
-    assert "better" in out.stdout and "PASS" in out.stdout
-
-
-def test_cli_gate_watches_only_named_metrics(
-    tmp_path: Path, arrays: tuple[np.ndarray, np.ndarray]
-) -> None:
-    pa, pb = _write(tmp_path, *_shifted(arrays, -0.15))
-    out = CliRunner().invoke(app, ["compare", pa, pb, "--gate-no-regression", "-m", "recall@10"])
-    assert out.exit_code == 0, out.output
-
-
-def test_cli_json_parses(tmp_path: Path, arrays: tuple[np.ndarray, np.ndarray]) -> None:
-    pa, pb = _write(tmp_path, *arrays)
-    out = CliRunner().invoke(app, ["compare", pa, pb, "--json", "--gate-no-regression"])
-    assert out.exit_code == 0, out.output
-    doc = json.loads(out.stdout)
-    assert [m["metric"] for m in doc["metrics"]] == ["ndcg@10", "recall@10"]
-    ndcg = doc["metrics"][0]
-    a, b = arrays
-    assert ndcg["p_ttest"] == pytest.approx(stats.ttest_rel(b, a).pvalue, rel=1e-12)
-    assert doc["gate"] == {"metrics": ["ndcg@10"], "regressions": [], "passed": True}
-    assert len(doc["most_changed"]["queries"]) == 10
-
-
-def test_cli_mismatch_is_a_clean_validation_error(tmp_path: Path) -> None:
-    v = np.full(N, 0.5)
-    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
-    pa.write_text(json.dumps(make_report({"ndcg@10": v})), encoding="utf-8")
-    pb.write_text(json.dumps(make_report({"ndcg@10": v}, IDS[:40])), encoding="utf-8")
-    out = CliRunner().invoke(app, ["compare", str(pa), str(pb), "--json"])
-    assert out.exit_code == 2, out.output
-    err = json.loads(out.stdout)["error"]
-    assert err["code"] == "VALIDATION_ERROR" and "10 only in A" in err["message"]
-    missing = CliRunner().invoke(app, ["compare", str(pa), str(tmp_path / "nope.json")])
-    assert missing.exit_code == 2 and "cannot read report" in missing.stderr
-
-
-def test_command_is_registered_with_help() -> None:
-    assert ragsonde.cli.compare.compare_command.__doc__
-    out = CliRunner().invoke(app, ["compare", "--help"])
-    assert out.exit_code == 0 and "--gate-no-regression" in out.stdout

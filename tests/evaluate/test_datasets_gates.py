@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate import load_benchmark, parse_gate
+from ragsonde.evaluate import EvalReport, load_benchmark, parse_gate
 
 
 def test_beir_scifact_test_split(scifact_dir):
@@ -24,7 +24,7 @@ def test_trec_qrels_with_queries_tsv(tmp_path):
     bench = load_benchmark(tmp_path / "qrels.txt", queries=tmp_path / "q.tsv")
     assert {q.query_id: q.relevant for q in bench.queries} == {"1": {"docA": 2}, "2": {"docC": 1}}
     assert bench.skipped == ["3: no text in q.tsv"]
-    with pytest.raises(QueryValidationError, match="--queries"):
+    with pytest.raises(QueryValidationError, match="queries_file"):  # a field, not a flag
         load_benchmark(tmp_path / "qrels.txt")
 
 
@@ -45,15 +45,63 @@ def test_own_jsonl_and_yaml(tmp_path):
 
 
 def test_gates_parse_and_evaluate():
-    report = {"metrics": {"ndcg@10": 0.64}, "latency": {"total_ms": {"p95": 30.0}}}
-    assert parse_gate("ndcg@10>=0.60").evaluate(report)["passed"] is True
-    assert parse_gate("ndcg@10 > 0.7").evaluate(report) == {
+    report = EvalReport.model_validate(
+        {
+            "dataset": "d",
+            "collection": "c",
+            "embedder": "e",
+            "relevance_by": "doc",
+            "ks": [10],
+            "search": {},
+            "metrics": {"ndcg@10": 0.64},
+            "latency": {"total_ms": {"p95": 30.0}},
+            "integrity": {},
+            "benchmark": {"name": "d", "queries": 0},
+            "created_at": "2026-11-23T00:00:00+00:00",
+            "per_query": {},
+        }
+    )
+    assert parse_gate("ndcg@10>=0.60").evaluate(report).passed is True
+    assert parse_gate("ndcg@10 > 0.7").evaluate(report).model_dump() == {
         "gate": "ndcg@10>0.7",
         "value": 0.64,
         "passed": False,
     }
-    assert parse_gate("latency.total_ms.p95<=50").evaluate(report)["passed"] is True
+    assert parse_gate("latency.total_ms.p95<=50").evaluate(report).passed is True
     with pytest.raises(QueryValidationError, match="names nothing"):
         parse_gate("latency.nope.p95<=1").evaluate(report)
     with pytest.raises(QueryValidationError, match="METRIC OP NUMBER"):
         parse_gate("ndcg@10 is good")
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "says"),
+    [
+        ("bin.jsonl", b'{"query": "a", "relevant": ["x"]}\n\x00\x01\xff', "line 2 holds binary"),
+        ("latin.jsonl", '{"query": "a", "relevant": ["x"]}\n{"query": "\xe9"}\n'.encode("latin-1"),
+         "line 2 is not UTF-8"),
+        ("broken.jsonl", b'{"query": "a", "relevant": ["x"]}\n{oops\n', "line 2 is not JSON"),
+        ("broken.yaml", b"- query: a\n  relevant: [x\n", "line 3: not valid YAML"),
+        ("grades.jsonl", b'{"query": "a", "relevant": {"x": "high"}}\n', "must be integers"),
+        ("short.qrels", b"1 0 d1 1\n1 0 d2\n", "line 2 is not 'qid 0 docid relevance'"),
+    ],
+)  # fmt: skip
+def test_a_bad_benchmark_file_names_the_file_and_the_line(tmp_path, name, data, says):
+    path = tmp_path / name
+    path.write_bytes(data)
+    (tmp_path / "q.tsv").write_text("1\tfirst question\n")
+    with pytest.raises(QueryValidationError) as info:
+        load_benchmark(path, queries=tmp_path / "q.tsv")
+    assert str(path) in info.value.message and says in info.value.message
+    assert info.value.field == "dataset"
+
+
+def test_a_folder_where_a_file_belongs_is_a_validation_error(tmp_path):
+    (tmp_path / "bench.jsonl").mkdir()
+    with pytest.raises(QueryValidationError, match=r"bench\.jsonl: a folder must be a BEIR"):
+        load_benchmark(tmp_path / "bench.jsonl")
+    beir = tmp_path / "beir"
+    (beir / "qrels" / "test.tsv").mkdir(parents=True)
+    (beir / "queries.jsonl").write_text('{"_id": "1", "text": "q"}\n')
+    with pytest.raises(QueryValidationError, match=r"test\.tsv: it is a folder, not a file"):
+        load_benchmark(beir)

@@ -14,13 +14,13 @@ from ragsonde.evaluate import EvalOptions, evaluate
 from ragsonde.evaluate.html import render_html_report
 from ragsonde.evaluate.sweep import sweep_thresholds
 from ragsonde.samples import robotics_benchmark
-from tests.evaluate.test_evaluate import sample_home  # noqa: F401 - fixture
 
 
 def test_sweep_by_hand():
     run = {"q1": {"a": 0.9, "b": 0.6, "c": 0.3}, "q2": {"x": 0.4, "y": 0.2}}
     qrels = {"q1": {"a": 1, "c": 1}, "q2": {"y": 1}}
-    out = sweep_thresholds(run, qrels, thresholds=[0.0, 0.5, 0.95], max_recall_loss=0.5)
+    sweep = sweep_thresholds(run, qrels, thresholds=[0.0, 0.5, 0.95], max_recall_loss=0.5)
+    out = sweep.model_dump()
     t0, t5, t95 = out["rows"]
     # t=0: q1 keeps a,b,c (P 2/3, R 1); q2 keeps x,y (P 1/2, R 1)
     assert t0["precision"] == pytest.approx((2 / 3 + 1 / 2) / 2)
@@ -35,28 +35,31 @@ def test_sweep_by_hand():
     assert out["recommended_setting"] == "score_threshold=0"
 
 
-def test_sweep_and_index_health_on_the_sample(sample_home, embedder):  # noqa: F811
+@pytest.mark.slow
+def test_sweep_and_index_health_on_the_sample(sample_home, embedder):
     report = evaluate(
         robotics_benchmark(),
         settings=Settings(home=sample_home, collection="robotics"),
         embedder=embedder,
         options=EvalOptions(sweep_thresholds=True, ann_vs_exact=True, throughput=False),
     )
-    sweep = report.threshold_sweep
+    doc = report.model_dump(mode="json")
+    sweep = doc["threshold_sweep"]
     assert sweep is not None and len(sweep["rows"]) == 41
     empty = [r["no_result_share"] for r in sweep["rows"]]
     recall = [r["recall"] for r in sweep["rows"]]
     assert empty == sorted(empty) and recall == sorted(recall, reverse=True)
     assert 0.0 < sweep["recall_preserving"]["threshold"] < 1.0
     assert sweep["recall_preserving"]["recall"] >= recall[0] * 0.95 - 1e-9
-    health = report.index_health
+    health = doc["index_health"]
     assert health is not None and health["recall_vs_exact"]["recall@10"] >= 0.95
     assert health["exact_search_ms"]["p50"] > 0
-    html = render_html_report(report.to_json())
+    html = render_html_report(report)
     assert "Score threshold calibration" in html and sweep["recommended_setting"] in html
 
 
-def test_pytest_plugin_fails_a_users_suite_on_a_regression(sample_home, tmp_path):  # noqa: F811
+@pytest.mark.slow
+def test_pytest_plugin_fails_a_users_suite_on_a_regression(sample_home, tmp_path):
     (tmp_path / "test_user.py").write_text(
         textwrap.dedent(
             f"""

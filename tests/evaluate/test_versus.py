@@ -8,7 +8,7 @@ so B must come out significantly worse, and the no-regression gate must fail on 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +65,8 @@ def versus(settings: Settings, embedder: LocalEmbedder) -> VersusReport:
     return evaluate_versus(
         robotics_benchmark(),
         (embedder, HASHED),
-        options=EvalOptions(corpus=str(robotics_docs()), throughput=False),
+        options=EvalOptions(throughput=False),
+        corpus=str(robotics_docs()),
         settings=settings,
     )
 
@@ -85,15 +86,16 @@ def test_collection_names_are_derived_from_the_embedders() -> None:
     assert versus_collection("kb", "cohere:embed-english-v3.0") == "kb__cohere-embed-english-v3-0"
 
 
+@pytest.mark.slow
 def test_both_collections_are_ingested_with_their_own_dimensions(
     versus: VersusReport, settings: Settings, api: FakeEmbeddingAPI
 ) -> None:
     assert (versus.a.collection, versus.b.collection) == (A_COLL, B_COLL)
     assert (versus.a.embedder, versus.b.embedder) == (DEFAULT_EMBEDDER, HASHED)
     for report in (versus.a, versus.b):
-        assert report.benchmark["ingested"]["documents"] == 24
-        assert report.benchmark["relevant_missing_from_collection"] == []
-        assert report.n_queries == N_QUERIES and not report.benchmark["errors"]
+        assert report.benchmark.ingested.documents == 24
+        assert report.benchmark.relevant_missing_from_collection == []
+        assert report.n_queries == N_QUERIES and not report.benchmark.errors
     store = open_store(settings)
     try:
         a, b = store.collection_info(A_COLL), store.collection_info(B_COLL)
@@ -105,8 +107,9 @@ def test_both_collections_are_ingested_with_their_own_dimensions(
     assert all(r.body["model"] == "hashed-64" for r in api.requests)
 
 
+@pytest.mark.slow
 def test_b_is_significantly_worse_and_the_p_values_are_scipys(versus: VersusReport) -> None:
-    a_doc, b_doc = versus.a.to_json(), versus.b.to_json()
+    a_doc, b_doc = versus.a.model_dump(mode="json"), versus.b.model_dump(mode="json")
     a, b = _per_query(a_doc, "ndcg@10"), _per_query(b_doc, "ndcg@10")
     assert a.mean() > 0.5 > b.mean()
     m = versus.comparison.metric("ndcg@10")
@@ -137,12 +140,13 @@ def test_b_is_significantly_worse_and_the_p_values_are_scipys(versus: VersusRepo
         int((b < a).sum()),
     )
     assert "ndcg@10" in [r.metric for r in versus.comparison.regressions()]
-    doc = versus.to_json()
-    assert set(doc) == {"a", "b", "comparison"}
+    doc = versus.model_dump(mode="json")
+    assert set(doc) == {"schema_version", "kind", "a", "b", "comparison"}
     assert doc["comparison"]["n_queries"] == N_QUERIES
     json.dumps(doc, allow_nan=False)
 
 
+@pytest.mark.slow
 def test_existing_collections_are_reused_and_checked(
     versus: VersusReport, settings: Settings, embedder: LocalEmbedder, small_bench: Path
 ) -> None:
@@ -154,11 +158,11 @@ def test_existing_collections_are_reused_and_checked(
         metrics=["ndcg@10"],
         n_resamples=999,
     )
-    assert again.a.benchmark["ingested"] is None and again.b.benchmark["ingested"] is None
+    assert again.a.benchmark.ingested is None and again.b.benchmark.ingested is None
     for side, before in ((again.a, versus.a), (again.b, versus.b)):
         assert side.n_queries == SMALL
         for qid, entry in side.per_query.items():
-            assert entry["metrics"]["ndcg@10"] == before.per_query[qid]["metrics"]["ndcg@10"]
+            assert entry.metrics["ndcg@10"] == before.per_query[qid].metrics["ndcg@10"]
     assert again.comparison.names == ["ndcg@10"]
     with pytest.raises(DimensionMismatchError, match=r"hashed-64.*64-dimensional"):
         evaluate_versus(
@@ -176,6 +180,7 @@ def test_existing_collections_are_reused_and_checked(
         )
 
 
+@pytest.mark.slow
 def test_bad_requests_fail_before_any_work(settings: Settings, embedder: LocalEmbedder) -> None:
     bench = robotics_benchmark()
     with pytest.raises(QueryValidationError, match="exactly two embedders"):
@@ -188,8 +193,10 @@ def test_bad_requests_fail_before_any_work(settings: Settings, embedder: LocalEm
         evaluate_versus(bench, (embedder, HASHED), settings=settings, alpha=1.5)
     with pytest.raises(QueryValidationError, match="Unknown metric"):
         evaluate_versus(bench, (embedder, HASHED), settings=settings, metrics=["ndgc@10"])
-    with pytest.raises(QueryValidationError, match="--corpus"):
+    # the message names the argument, not the CLI flag
+    with pytest.raises(QueryValidationError, match="has no corpus to ingest") as info:
         evaluate_versus(bench, (embedder, HASHED), collection="nowhere", settings=settings)
+    assert info.value.field == "ingest" and "`ragsonde ingest`" in info.value.message
 
 
 # --- the CLI ---------------------------------------------------------------------------------
@@ -221,15 +228,19 @@ def _eval(home: Path, bench: Path, *extra: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("cli_env", "versus")
-def test_cli_json_save_and_the_gate_failing(home: Path, small_bench: Path, tmp_path: Path) -> None:
+def test_cli_json_save_and_the_gate_failing(
+    home: Path, small_bench: Path, tmp_path: Path, validate_report: Callable[[dict], None]
+) -> None:
     saved = tmp_path / "versus.json"
     out = CliRunner().invoke(
         app, _eval(home, small_bench, "--json", "--gate-no-regression", "--save", str(saved))
     )
     assert out.exit_code == 1, out.output
     doc = json.loads(out.stdout)
-    assert set(doc) == {"a", "b", "comparison"}
+    validate_report(doc)  # the published schema covers the versus kind too
+    assert set(doc) == {"schema_version", "kind", "a", "b", "comparison"}
     assert doc["a"]["collection"] == A_COLL and doc["b"]["collection"] == B_COLL
     assert doc["a"]["embedder"] == DEFAULT_EMBEDDER and doc["b"]["embedder"] == HASHED
     assert doc["comparison"]["gate"] == {
@@ -245,6 +256,7 @@ def test_cli_json_save_and_the_gate_failing(home: Path, small_bench: Path, tmp_p
     assert "significant regression" in out.stderr and "ndcg@10" in out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("cli_env", "versus")
 def test_cli_tables_and_a_passing_gate(home: Path, small_bench: Path) -> None:
     # Both embedders find every relevant page in the top 100 of 24 pages: no regression there.
@@ -257,6 +269,7 @@ def test_cli_tables_and_a_passing_gate(home: Path, small_bench: Path) -> None:
     assert "W/T/L" in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("cli_env")
 def test_cli_misuse_is_a_validation_error(home: Path, small_bench: Path, tmp_path: Path) -> None:
     alone = CliRunner().invoke(

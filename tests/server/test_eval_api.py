@@ -88,3 +88,29 @@ def test_reports_view_lists_and_opens_reports(page, api):
     page.click("#show-search")
     assert page.locator("#search-view").is_visible()
     assert not page.problems and not page.dialogs
+
+
+def test_one_options_model_errors_name_fields_and_the_openapi_has_the_report(api, validate_report):
+    bad = api.post("/v1/eval", json={"benchmark": BENCH, "k": [0, 5]})
+    assert bad.status_code == 422
+    err = bad.json()["error"]
+    assert err["code"] == "VALIDATION_ERROR" and err["message"].startswith("k: cutoffs must be")
+    assert "--" not in err["message"]  # a field, never a CLI flag
+    gate = api.post("/v1/eval", json={"benchmark": BENCH, "gates": ["ndcg@10 is good"]})
+    assert gate.status_code == 422 and gate.json()["error"]["message"].startswith("gates: Bad gate")
+    # every evaluation option works over HTTP, as in the library and the CLI
+    job = start(api, sweep_thresholds=True, by="section")
+    done = wait_done(api, job["job_id"])
+    assert done["status"] == "done", done["error"]
+    validate_report(done["report"])
+    assert done["report"]["threshold_sweep"]["recommended_setting"].startswith("score_threshold=")
+    assert done["report"]["breakdown"]["by"]["field"] == "section"
+    spec = api.get("/openapi.json").json()
+    body = spec["paths"]["/v1/eval"]["post"]["requestBody"]["content"]["application/json"]
+    assert {"k", "relevance_by", "gates", "by", "sweep_thresholds", "benchmark", "dataset"} <= set(
+        body["schema"]["properties"]
+    )
+    ok = spec["paths"]["/v1/eval/{job_id}"]["get"]["responses"]["200"]["content"]
+    status_ref = ok["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    report = spec["components"]["schemas"][status_ref]["properties"]["report"]
+    assert any(alt.get("$ref", "").endswith("/EvalReport") for alt in report.get("anyOf", [report]))

@@ -14,14 +14,12 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
-from typing import Annotated, Any, NoReturn, ParamSpec, Self, TypeVar
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, ProgressColumn
 
 from ragsonde.config import Settings, load_settings
 from ragsonde.errors import ErrorCode, RagsondeError
@@ -31,7 +29,6 @@ __all__ = [
     "EmbedderOpt",
     "HomeOpt",
     "JsonOpt",
-    "RichBar",
     "cli_errors",
     "console",
     "err_console",
@@ -55,26 +52,6 @@ def _console(stderr: bool = False) -> Console:
 
 console = _console()
 err_console = _console(stderr=True)
-
-
-class RichBar:
-    """A Rich progress display on stderr, drawn only when ``enabled`` (a terminal, no --json).
-
-    The commands' progress reporters subclass it: they pick the columns and turn the library's
-    ``start``/``advance`` calls into tasks on ``self._p``.
-    """
-
-    def __init__(self, enabled: bool, *columns: str | ProgressColumn) -> None:
-        self._p = Progress(*columns, console=err_console, disable=not enabled)
-
-    def __enter__(self) -> Self:
-        self._p.__enter__()
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._p.__exit__(t, e, tb)
 
 
 #: ``--collection/-c``: which collection (default: RAGSONDE_COLLECTION, else rag_embedding).

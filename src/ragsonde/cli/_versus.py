@@ -6,26 +6,18 @@ take every ``eval`` option (cutoffs, mode, gates, …) unchanged.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-)
 
-from ragsonde.cli._common import RichBar, console, err_console, print_json
+from ragsonde.cli._common import console, err_console, print_json
 from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings
-    from ragsonde.evaluate import EvalOptions, EvalReport
+    from ragsonde.evaluate import EvalOptions
 
 __all__ = [
     "AlphaOpt",
@@ -95,46 +87,12 @@ CorpusOpt = Annotated[
 ]
 
 
-class _SideBars(RichBar):
-    """One progress bar per side: ``evaluate_versus`` calls ``start`` once per side, A first."""
-
-    def __init__(self, enabled: bool) -> None:
-        super().__init__(
-            enabled,
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-        )
-        self._tasks: list[TaskID] = []
-
-    def start(self, total: int) -> None:
-        side = _SIDES[min(len(self._tasks), len(_SIDES) - 1)]
-        self._tasks.append(self._p.add_task(f"queries {side}", total=total))
-
-    def advance(self, n: int) -> None:
-        if self._tasks:
-            self._p.update(self._tasks[-1], advance=n)
-
-
-def _render_side(side: str, report: EvalReport) -> None:
-    from ragsonde.cli.eval import render_report
-
-    console.rule(f"[bold]{side}[/]: {report.embedder} → {report.collection}")
-    ingested = report.benchmark.get("ingested")
-    if ingested:
-        console.print(
-            f"ingested {ingested['documents']} documents ({ingested['chunks']} chunks) "
-            f"into {report.collection}"
-        )
-    render_report(report)
-
-
 def run_versus(
     dataset: str,
     *,
     settings: Settings,
     options: EvalOptions,
+    corpus: str | None,
     versus: str | None,
     collection_b: str | None,
     metrics: Sequence[str] | None,
@@ -159,11 +117,14 @@ def run_versus(
             "and their comparison.",
             field="versus",
         )
-    from ragsonde.cli.compare import no_regression_gate, print_gate, render_comparison
+    from ragsonde.cli.progress import RichProgress
+    from ragsonde.cli.render import render_comparison, render_gate, render_side
+    from ragsonde.evaluate.comparison import no_regression_gate
     from ragsonde.evaluate.versus import evaluate_versus
 
     collections = None if collection_b is None else (settings.collection, collection_b)
-    with _SideBars(enabled=not json_output and err_console.is_terminal) as bars:
+    enabled = not json_output and err_console.is_terminal
+    with RichProgress(enabled, "queries", passes=_SIDES) as bars:
         result = evaluate_versus(
             dataset,
             (settings.embedder, versus),
@@ -173,31 +134,31 @@ def run_versus(
             metrics=metrics,
             alpha=alpha,
             progress=bars,
+            corpus=corpus,
         )
-    doc = result.to_json()
-    gate = no_regression_gate(result.comparison, metrics) if gate_no_regression else None
-    if gate is not None:
-        doc["comparison"]["gate"] = gate
+    if gate_no_regression:
+        result.comparison.gate = no_regression_gate(result.comparison, metrics)
+    gate = result.comparison.gate
     if save is not None:
-        save.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
     if json_output:
-        print_json(doc)
+        print_json(result)
     else:
         for side, report in zip(_SIDES, (result.a, result.b), strict=True):
-            _render_side(side, report)
+            render_side(side, report)
         console.rule("[bold]B vs A[/]")
         render_comparison(result.comparison)
         if save is not None:
             console.print(f"wrote both reports and the comparison: {save}")
-    if gate is not None and (not json_output or not gate["passed"]):
-        print_gate(gate)
+    if gate is not None and (not json_output or not gate.passed):
+        render_gate(gate)
     failed = [
-        f"{side}: {g['gate']}"
+        f"{side}: {g.gate}"
         for side, report in zip(_SIDES, (result.a, result.b), strict=True)
         for g in report.gates
-        if not g["passed"]
+        if not g.passed
     ]
     if failed:
         err_console.print(f"[bold red]gates failed[/]: {', '.join(failed)}")
-    if failed or (gate is not None and not gate["passed"]):
+    if failed or (gate is not None and not gate.passed):
         raise typer.Exit(1)

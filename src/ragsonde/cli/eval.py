@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 from ragsonde.cli._common import (
     CollectionOpt,
     EmbedderOpt,
     HomeOpt,
     JsonOpt,
-    RichBar,
     cli_errors,
     console,
     err_console,
@@ -35,150 +30,16 @@ from ragsonde.cli._versus import (
 from ragsonde.cli.app import app
 from ragsonde.errors import QueryValidationError
 
-if TYPE_CHECKING:
-    from ragsonde.evaluate import EvalReport
-
-__all__ = ["eval_command", "render_report"]
-
-
-class _Bar(RichBar):
-    def __init__(self, enabled: bool) -> None:
-        super().__init__(
-            enabled,
-            TextColumn("[bold]queries"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-        )
-        self._task = self._p.add_task("queries", total=None)
-
-    def start(self, total: int) -> None:
-        self._p.update(self._task, total=total)
-
-    def advance(self, n: int) -> None:
-        self._p.update(self._task, advance=n)
-
-
-def render_report(report: EvalReport) -> None:
-    """The report as Rich tables: metrics by k, latency by stage, integrity, gates."""
-    data = report.to_json()
-    families = list(dict.fromkeys(name.split("@")[0] for name in report.metrics if "@" in name))
-    table = Table(
-        title=f"{report.n_queries} queries · {report.collection} · {report.embedder} · "
-        f"{data['search']['index']} · relevance by {report.relevance_by}"
-    )
-    table.add_column("metric")
-    for k in report.ks:
-        table.add_column(f"@{k}", justify="right")
-    for fam in families:
-        table.add_row(
-            fam, *(f"{report.metrics.get(f'{fam}@{k}', float('nan')):.4f}" for k in report.ks)
-        )
-    console.print(table)
-    if "mrr" in report.metrics:
-        console.print(f"MRR (uncut): {report.metrics['mrr']:.4f}")
-    lat = Table(title="latency per query (ms), one query at a time, embedding included")
-    for col in ("stage", "p50", "p95", "p99", "mean"):
-        lat.add_column(col, justify="right" if col != "stage" else "left")
-    for stage, p in report.latency.items():
-        lat.add_row(stage, *(f"{p[x]:.2f}" for x in ("p50", "p95", "p99", "mean")))
-    console.print(lat)
-    if report.throughput:
-        console.print(
-            f"batched throughput: {report.throughput['queries_per_s']:.1f} queries/s "
-            f"(batches of {int(report.throughput['batch_size'])})"
-        )
-    integ = report.integrity
-    bad = {k: v for k, v in integ["counts"].items() if v}
-    console.print(
-        f"integrity: {integ['checked_results']} results checked, {integ['problems']} problems"
-        + (f" ({', '.join(f'{k}: {v}' for k, v in bad.items())})" if bad else "")
-    )
-    missing = report.benchmark["relevant_missing_from_collection"]
-    if missing:
-        console.print(
-            f"[yellow]{len(missing)} relevant ids are not in the collection[/] "
-            f"(scored as misses): {', '.join(missing[:10])}{' …' if len(missing) > 10 else ''}"
-        )
-    if report.benchmark["errors"]:
-        console.print(f"[red]{len(report.benchmark['errors'])} queries failed[/]")
-    if report.threshold_sweep:
-        sw = report.threshold_sweep
-        best, safe = sw["best_f1"], sw["recall_preserving"]
-        console.print(
-            f"threshold sweep: best F1 {best['f1']:.3f} at {best['threshold']:g} "
-            f"(precision {best['precision']:.3f}, recall {best['recall']:.3f}, "
-            f"{best['no_result_share']:.0%} queries with no result); highest threshold keeping "
-            f"recall within {sw['max_recall_loss']:.0%}: {safe['threshold']:g} "
-            f"→ [bold]{sw['recommended_setting']}[/]"
-        )
-    if report.index_health:
-        ih = report.index_health
-        console.print(
-            "index health (HNSW vs exact): "
-            + ", ".join(f"{k} {v}" for k, v in ih["recall_vs_exact"].items())
-            + f"; search p50 {ih['ann_search_ms']['p50']:.2f} ms HNSW vs "
-            f"{ih['exact_search_ms']['p50']:.2f} ms exact"
-        )
-    _render_breakdown(report)
-    for g in report.gates:
-        mark = "[green]PASS[/]" if g["passed"] else "[red]FAIL[/]"
-        console.print(f"{mark} {g['gate']} (value {g['value']})")
-
-
-def _render_breakdown(report: EvalReport) -> None:
-    """Metrics per filter and per ``--by`` group, under an ``all`` row to compare with."""
-    from ragsonde.evaluate.breakdown import headline_metrics
-
-    bd = report.breakdown or {}
-    names = headline_metrics(report.metrics, report.gates)
-    parts = [("by filter", bd.get("filters"))]
-    if bd.get("by"):
-        depth = f":{bd['by']['depth']}" if bd["by"]["depth"] else ""
-        parts.append(
-            (f"by {bd['by']['field']}{depth} (of each query's most relevant item)", bd["by"])
-        )
-    for title, part in parts:
-        if not part:
-            continue
-        table = Table(
-            title=f"metrics {title}",
-            caption="n: queries · empty: queries with no result · "
-            "violations: results that break the query's filters",
-        )
-        table.add_column("group", overflow="fold")
-        for col in ("n", *names, "empty", "violations"):
-            table.add_column(col, justify="right", no_wrap=True)
-        violated = report.integrity["counts"].get("filter_violated", 0)
-        table.add_row(
-            "[bold]all[/]",
-            str(report.n_queries),
-            *(f"{report.metrics[n]:.4f}" for n in names),
-            "",
-            str(violated),
-        )
-        for label, g in part["groups"].items():
-            bad = g["filter_violations"]
-            table.add_row(
-                escape(label),
-                str(g["queries"]),
-                *(f"{g['metrics'].get(n, 0.0):.4f}" for n in names),
-                str(g["empty_results"]),
-                f"[red]{bad}[/]" if bad else "0",
-            )
-        console.print(table)
+__all__ = ["eval_command"]
 
 
 def _ks(text: str) -> list[int]:
     try:
-        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+        return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise QueryValidationError(
-            f"--k {text!r}: give cutoffs like 1,3,5,10,100.", field="k"
+            f"k: {text!r} is not a list of cutoffs; give them like 1,3,5,10,100.", field="k"
         ) from None
-    if not ks or ks[0] < 1:
-        raise QueryValidationError("--k cutoffs must be positive integers.", field="k")
-    return ks
 
 
 @app.command("eval")
@@ -246,14 +107,13 @@ def eval_command(
     json_output: JsonOpt = False,
 ) -> None:
     """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate)."""
-    from ragsonde.evaluate import EvalOptions, evaluate, parse_gate
+    from ragsonde.evaluate import EvalOptions, evaluate
 
     settings = settings_from_options(collection=collection, home=home, embedder=embedder)
     options = EvalOptions(
-        ks=_ks(k),
+        k=_ks(k),
         relevance_by=relevance_by,
-        ingest=ingest,
-        gates=[parse_gate(g) for g in gate or []],
+        gates=gate or [],
         exact=exact,
         mode=mode,
         throughput=not no_throughput,
@@ -263,13 +123,13 @@ def eval_command(
         max_recall_loss=max_recall_loss,
         ann_vs_exact=ann_vs_exact,
         by=by,
-        corpus=corpus,
     )
     if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
         run_versus(
             dataset,
             settings=settings,
             options=options,
+            corpus=corpus,
             versus=versus,
             collection_b=collection_b,
             metrics=metric,
@@ -280,25 +140,29 @@ def eval_command(
             json_output=json_output,
         )
         return
-    with _Bar(enabled=not json_output and err_console.is_terminal) as bar:
-        result = evaluate(dataset, settings=settings, options=options, progress=bar)
-    doc = result.to_json()
+    from ragsonde.cli.progress import RichProgress
+    from ragsonde.cli.render import render_report
+
+    with RichProgress(not json_output and err_console.is_terminal, "queries") as bar:
+        result = evaluate(
+            dataset, settings=settings, options=options, progress=bar, ingest=ingest, corpus=corpus
+        )
     if save is not None:
-        save.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
     if run_out is not None:
         result.write_run(run_out)
     if report is not None:
         from ragsonde.evaluate.html import write_html_report
 
-        write_html_report(doc, report)
+        write_html_report(result, report)
     if json_output:
-        print_json(doc)
+        print_json(result)
     else:
         render_report(result)
         for path, what in ((save, "report JSON"), (run_out, "TREC run"), (report, "HTML report")):
             if path is not None:
                 console.print(f"wrote {what}: {path}")
     if not result.passed:
-        failed = [g["gate"] for g in result.gates if not g["passed"]]
+        failed = [g.gate for g in result.gates if not g.passed]
         err_console.print(f"[bold red]gates failed[/]: {', '.join(failed)}")
         raise typer.Exit(1)

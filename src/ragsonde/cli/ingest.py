@@ -5,20 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from ragsonde.cli._common import (
     CollectionOpt,
     HomeOpt,
     JsonOpt,
-    RichBar,
     cli_errors,
     console,
     err_console,
@@ -26,39 +17,9 @@ from ragsonde.cli._common import (
     settings_from_options,
 )
 from ragsonde.cli.app import app
+from ragsonde.cli.progress import RichProgress
 
 __all__ = ["ingest"]
-
-
-class RichProgress(RichBar):
-    """Documents (bar, ETA) and chunks (count, rate) on the terminal; silent elsewhere."""
-
-    def __init__(self, enabled: bool) -> None:
-        super().__init__(
-            enabled,
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[chunks]} chunks · {task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-        )
-        self._task: TaskID | None = None
-        self._chunks = 0
-
-    def start(self, total_documents: int | None) -> None:
-        self._task = self._p.add_task(
-            "documents", total=total_documents, chunks=0, rate="– chunks/s"
-        )
-
-    def advance(self, documents: int, chunks: int) -> None:
-        if self._task is None:
-            return
-        self._chunks += chunks
-        elapsed = self._p.tasks[0].elapsed or 0.0
-        rate = f"{self._chunks / elapsed:.1f} chunks/s" if elapsed > 0 else "– chunks/s"
-        self._p.update(self._task, advance=documents, chunks=self._chunks, rate=rate)
 
 
 @app.command()
@@ -106,7 +67,9 @@ def ingest(
         chunk_size=chunk_size, chunk_overlap=chunk_overlap, prune=prune, sparse=sparse
     )
     source_options = SourceOptions(base_url=base_url, concurrency=concurrency)
-    with RichProgress(enabled=not json_output and err_console.is_terminal) as progress:
+    with RichProgress(
+        not json_output and err_console.is_terminal, "documents", tallies=("chunks",), rate="chunks"
+    ) as progress:
         report = run_ingest(
             source,
             fmt=fmt,

@@ -5,20 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from ragsonde.cli._common import (
     CollectionOpt,
     HomeOpt,
     JsonOpt,
-    RichBar,
     cli_errors,
     console,
     err_console,
@@ -26,44 +17,10 @@ from ragsonde.cli._common import (
     settings_from_options,
 )
 from ragsonde.cli.app import app
+from ragsonde.cli.progress import RichProgress
 from ragsonde.errors import QueryValidationError, RagsondeError
 
 __all__ = ["push"]
-
-
-class RichPushProgress(RichBar):
-    """Points (bar, ETA), copied and skipped counts on the terminal; silent elsewhere."""
-
-    def __init__(self, enabled: bool) -> None:
-        super().__init__(
-            enabled,
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[copied]} copied · {task.fields[skipped]} skipped"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-        )
-        self._task: TaskID | None = None
-        self._copied = 0
-        self._skipped = 0
-
-    @property
-    def copied(self) -> int:
-        return self._copied
-
-    def start(self, total_points: int) -> None:
-        self._task = self._p.add_task("points", total=total_points, copied=0, skipped=0)
-
-    def advance(self, copied: int, skipped: int) -> None:
-        if self._task is None:
-            return
-        self._copied += copied
-        self._skipped += skipped
-        self._p.update(
-            self._task, advance=copied + skipped, copied=self._copied, skipped=self._skipped
-        )
 
 
 @app.command()
@@ -126,7 +83,12 @@ def push(
     with Workspace(settings.model_copy(update={"qdrant_url": None})) as source:
         target = open_target(url, api_key=key, timeout_s=timeout)
         try:
-            with RichPushProgress(enabled=not json_output and err_console.is_terminal) as bar:
+            with RichProgress(
+                not json_output and err_console.is_terminal,
+                "points",
+                tallies=("copied", "skipped"),
+                tallies_advance=True,
+            ) as bar:
                 report = run_push(
                     source.store,
                     settings.collection,
@@ -138,10 +100,10 @@ def push(
                     layout=layout,
                 )
         except RagsondeError:
-            if bar.copied and not json_output:
+            if bar.counts["copied"] and not json_output:
                 err_console.print(
-                    f"{bar.copied} points were copied before the failure. Run the same command "
-                    "again to resume: points already on the target are skipped."
+                    f"{bar.counts['copied']} points were copied before the failure. Run the same "
+                    "command again to resume: points already on the target are skipped."
                 )
             raise
         finally:

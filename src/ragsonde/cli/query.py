@@ -10,7 +10,6 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
 from ragsonde.cli._common import (
     CollectionOpt,
@@ -24,13 +23,12 @@ from ragsonde.cli._common import (
     settings_from_options,
 )
 from ragsonde.cli.app import app
+from ragsonde.cli.render import render_response
 from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
 from ragsonde.models import BatchResponse, Response
 from ragsonde.retriever import Retriever
 
 __all__ = ["batch", "inspect", "query"]
-
-_BAR = 20
 
 #: ``--vector``: the named dense vector to search, in a collection that has several.
 VectorOpt = Annotated[
@@ -89,47 +87,6 @@ def _scalar(value: str) -> str | int | bool:
     if value.isdigit() or (value.startswith("-") and value[1:].isdigit()):
         return int(value)
     return {"true": True, "false": False}.get(value, value)
-
-
-def _score_bar(score: float) -> Text:
-    filled = round(score * _BAR)
-    return Text("█" * filled, style="green") + Text("░" * (_BAR - filled), style="dim")
-
-
-def _render_response(resp: Response) -> None:
-    if resp.status == "error" and resp.error is not None:
-        err_console.print(f"[bold red]{resp.error.code.value}[/]: {escape(resp.error.message)}")
-        return
-    table = Table(title=f"“{resp.query}” → {resp.collection}", show_lines=True, expand=True)
-    table.add_column("#", justify="right", width=3)
-    table.add_column("score", width=_BAR + 7)
-    table.add_column("source", ratio=1)
-    table.add_column("text", ratio=2)
-    for r in resp.results:
-        source = Text()
-        if r.title:
-            source.append(r.title, style="bold")
-        if r.section:
-            source.append(f"\n{r.section}", style="italic")
-        if r.url:
-            source.append(f"\n{r.url}", style="cyan")
-        snippet = r.text if len(r.text) <= 300 else r.text[:300] + "…"
-        table.add_row(
-            str(r.rank),
-            _score_bar(r.similarity_score) + Text(f" {r.similarity_score:.3f}"),
-            source,
-            Text(snippet),
-        )
-    if resp.results:
-        console.print(table)
-    else:
-        console.print(f"No results for “{resp.query}” (threshold filters or an empty collection).")
-    t = resp.timings
-    console.print(
-        f"[dim]{resp.total_results} results · embed {t.embedding_ms:.1f} ms · search "
-        f"{t.search_ms:.1f} ms · post {t.post_processing_ms:.1f} ms · total {t.total_ms:.1f} ms"
-        f" · {resp.model}[/]"
-    )
 
 
 def _exit_for(codes: list[ErrorCode]) -> None:
@@ -197,7 +154,7 @@ def _emit(resp: Response, json_output: bool) -> None:
     if json_output:
         print_json(resp)
     else:
-        _render_response(resp)
+        render_response(resp)
 
 
 def _bad_file(path: Path, problem: str) -> QueryValidationError:
@@ -281,7 +238,7 @@ def batch(
         print_json(result)
     else:
         for resp in result.responses:
-            _render_response(resp)
+            render_response(resp)
         console.print(
             f"[bold]batch {result.batch_id}[/]: {result.status}, {len(result.responses)} queries "
             f"in {result.batch_latency_ms:.1f} ms"

@@ -1,31 +1,42 @@
 """Evaluation: does retrieval work? IR metrics, latency, integrity, reports and CI gates.
 
->>> from ragsonde.evaluate import evaluate, parse_gate                 # doctest: +SKIP
->>> report = evaluate("scifact/", collection="scifact", gates=[parse_gate("ndcg@10>=0.6")])
+>>> from ragsonde.evaluate import EvalOptions, evaluate                  # doctest: +SKIP
+>>> report = evaluate("scifact/", collection="scifact", options=EvalOptions(gates=["ndcg@10>=0.6"]))
+>>> report.metrics["ndcg@10"], report.passed                            # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+from ragsonde.evaluate.comparison import Comparison, NoRegressionGate, no_regression_gate
 from ragsonde.evaluate.datasets import LOADERS, Benchmark, BenchQuery, load_benchmark
 from ragsonde.evaluate.gates import Gate, parse_gate
 from ragsonde.evaluate.integrity import IntegrityReport
 from ragsonde.evaluate.metrics import DEFAULT_KS, METRICS, compute_metrics, parse_metric
-from ragsonde.evaluate.runner import EvalOptions, EvalProgress, EvalReport, evaluate
+from ragsonde.evaluate.options import EvalOptions
+from ragsonde.evaluate.report import SCHEMA_VERSION, EvalReport, VersusReport, load_report
+from ragsonde.evaluate.runner import evaluate
+from ragsonde.progress import Progress as EvalProgress
 
 __all__ = [
     "DEFAULT_KS",
     "LOADERS",
     "METRICS",
+    "SCHEMA_VERSION",
     "BenchQuery",
     "Benchmark",
+    "Comparison",
     "EvalOptions",
     "EvalProgress",
     "EvalReport",
     "Gate",
     "IntegrityReport",
+    "NoRegressionGate",
+    "VersusReport",
     "compute_metrics",
     "evaluate",
     "load_benchmark",
+    "load_report",
+    "no_regression_gate",
     "parse_gate",
     "parse_metric",
 ]

@@ -32,6 +32,14 @@ from urllib.parse import urlparse
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.datasets import BenchQuery
 from ragsonde.evaluate.gates import parse_gate
+from ragsonde.evaluate.report import (
+    Breakdown,
+    FieldBreakdown,
+    FilterBreakdown,
+    GateResult,
+    GroupSummary,
+    QueryRow,
+)
 from ragsonde.store import Store
 from ragsonde.store.payload import CONTRACT_FIELDS, DEFAULT_MAPPING, get_path
 
@@ -82,8 +90,8 @@ def parse_by(by: str) -> tuple[str, int | None]:
     field = field.strip()
     if not field or (sep and not depth.strip().isdigit()) or (sep and int(depth) < 1):
         raise QueryValidationError(
-            f"--by {by!r}: give a payload field, optionally with a depth: 'category', 'section', "
-            "'url:1' (a url up to its first path segment).",
+            f"{by!r} is not a field: give a payload field, optionally with a depth: 'category', "
+            "'section', 'url:1' (a url up to its first path segment).",
             field="by",
         )
     return field, int(depth) if sep else None
@@ -152,7 +160,7 @@ def group_by_field(
     if first and all(v is None for v in values.values()):
         seen = sorted({k for p in first.values() for k in p if k not in {"text", "embed_hash"}})
         raise QueryValidationError(
-            f"--by {field}: no relevant chunk in '{collection}' has a payload field '{field}'. "
+            f"by {field}: no relevant chunk in '{collection}' has a payload field '{field}'. "
             f"Fields they have: {', '.join(seen)}.",
             field="by",
         )
@@ -177,62 +185,55 @@ def _order(label: str) -> tuple[bool, str]:
 
 
 def summarize_groups(
-    groups: Mapping[str, str], per_query: Mapping[str, Mapping[str, Any]]
-) -> dict[str, dict[str, Any]]:
-    """Group label -> ``queries``, mean ``metrics``, ``empty_results``, ``filter_violations``,
-    ``query_ids``; from the report's per-query entries."""
+    groups: Mapping[str, str], per_query: Mapping[str, QueryRow]
+) -> dict[str, GroupSummary]:
+    """Group label -> its summary, from the report's per-query rows."""
     members: dict[str, list[str]] = {}
     for qid, label in groups.items():
         members.setdefault(label, []).append(qid)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, GroupSummary] = {}
     for label in sorted(members, key=_order):
         rows = [per_query[q] for q in members[label]]
-        names = list(dict.fromkeys(n for r in rows for n in r.get("metrics", {})))
-        out[label] = {
-            "queries": len(rows),
-            "metrics": {
-                n: round(sum(float(r.get("metrics", {}).get(n, 0.0)) for r in rows) / len(rows), 6)
-                for n in names
+        names = list(dict.fromkeys(n for r in rows for n in r.metrics))
+        out[label] = GroupSummary(
+            queries=len(rows),
+            metrics={
+                n: round(sum(r.metrics.get(n, 0.0) for r in rows) / len(rows), 6) for n in names
             },
-            "empty_results": sum(1 for r in rows if not r.get("retrieved")),
-            "filter_violations": sum(int(r.get("filter_violations", 0)) for r in rows),
-            "query_ids": members[label],
-        }
+            empty_results=sum(1 for r in rows if not r.retrieved),
+            filter_violations=sum(r.filter_violations or 0 for r in rows),
+            query_ids=members[label],
+        )
     return out
 
 
 def build_breakdown(
     queries: Sequence[BenchQuery],
-    per_query: Mapping[str, Mapping[str, Any]],
+    per_query: Mapping[str, QueryRow],
     by: str | None = None,
     by_groups: Mapping[str, str] | None = None,
-) -> dict[str, Any] | None:
-    """The report's ``breakdown``: ``{"filters": …, "by": …}``, or ``None`` when neither applies."""
+) -> Breakdown | None:
+    """The report's ``breakdown`` (by filter, by field), or ``None`` when neither applies."""
     filters = None
     if any(q.filters for q in queries):
         groups = {q.query_id: filter_label(q.filters) for q in queries}
-        filters = {"groups": summarize_groups(groups, per_query)}
+        filters = FilterBreakdown(groups=summarize_groups(groups, per_query))
     by_part = None
     if by is not None and by_groups is not None:
         field, depth = parse_by(by)
-        by_part = {
-            "field": field,
-            "depth": depth,
-            "rule": BY_RULE,
-            "groups": summarize_groups(by_groups, per_query),
-        }
+        by_part = FieldBreakdown(
+            field=field, depth=depth, rule=BY_RULE, groups=summarize_groups(by_groups, per_query)
+        )
     if filters is None and by_part is None:
         return None
-    return {"filters": filters, "by": by_part}
+    return Breakdown(filters=filters, by=by_part)
 
 
-def headline_metrics(
-    metrics: Mapping[str, float], gates: Sequence[Mapping[str, Any]] = ()
-) -> list[str]:
+def headline_metrics(metrics: Mapping[str, float], gates: Sequence[GateResult] = ()) -> list[str]:
     """The few metrics a breakdown table shows: the gated ones (``gates`` as in the report), then
     nDCG, recall and hit rate at 10 (or the deepest cutoff there is) unless one of the family is
     gated, then uncut MRR."""
-    paths = [parse_gate(str(g["gate"])).path for g in gates]
+    paths = [parse_gate(g.gate).path for g in gates]
     chosen = [p for p in paths if p in metrics]
     for family in _HEADLINE:
         if any(c.startswith(f"{family}@") for c in chosen):

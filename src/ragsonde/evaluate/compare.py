@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,8 +28,16 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.comparison import (
+    Comparison,
+    MetricComparison,
+    MostChanged,
+    QueryChange,
+    ReportRef,
+)
+from ragsonde.evaluate.report import EvalReport, QueryRow
 
-__all__ = ["Comparison", "MetricComparison", "QueryChange", "compare_reports"]
+__all__ = ["compare_reports"]
 
 #: How many query ids an error message shows before "…".
 _SHOWN_IDS = 5
@@ -43,110 +50,18 @@ Array = NDArray[np.float64]
 _CONSTANT_ATOL = 1e-9
 
 
-@dataclass(frozen=True)
-class MetricComparison:
-    """One metric, A against B: means, per-query wins, both paired tests and the CI."""
-
-    metric: str
-    mean_a: float
-    mean_b: float
-    delta: float
-    relative_delta: float | None
-    wins: int
-    ties: int
-    losses: int
-    t_statistic: float | None
-    p_ttest: float
-    p_permutation: float
-    ci_low: float
-    ci_high: float
-    confidence: float
-    significant: bool
-    verdict: str
-
-    def to_json(self) -> dict[str, Any]:
-        """A plain dict of every field."""
-        return asdict(self)
+def _describe(report: EvalReport) -> ReportRef:
+    return ReportRef(dataset=report.dataset, collection=report.collection, embedder=report.embedder)
 
 
-@dataclass(frozen=True)
-class QueryChange:
-    """One query whose score moved between A and B."""
-
-    query_id: str
-    query: str
-    a: float
-    b: float
-    delta: float
-
-    def to_json(self) -> dict[str, Any]:
-        """A plain dict of every field."""
-        return asdict(self)
-
-
-@dataclass
-class Comparison:
-    """The result of :func:`compare_reports`: one :class:`MetricComparison` per metric."""
-
-    a: dict[str, str]
-    b: dict[str, str]
-    n_queries: int
-    alpha: float
-    n_resamples: int
-    metrics: list[MetricComparison]
-    changed_metric: str
-    changed: list[QueryChange] = field(default_factory=list)
-
-    def metric(self, name: str) -> MetricComparison:
-        """The comparison of one metric, by name."""
-        for m in self.metrics:
-            if m.metric == name:
-                return m
-        raise QueryValidationError(
-            f"metric {name!r} was not compared; compared: {', '.join(self.names)}.",
-            field="metric",
-        )
-
-    @property
-    def names(self) -> list[str]:
-        """The compared metrics, in order."""
-        return [m.metric for m in self.metrics]
-
-    def regressions(self, names: Sequence[str] | None = None) -> list[MetricComparison]:
-        """The metrics (of ``names``, default all) on which B is significantly worse than A."""
-        chosen = self.metrics if names is None else [self.metric(n) for n in names]
-        return [m for m in chosen if m.verdict == "worse"]
-
-    def to_json(self) -> dict[str, Any]:
-        """The whole comparison as plain JSON-able data."""
-        return {
-            "a": self.a,
-            "b": self.b,
-            "n_queries": self.n_queries,
-            "alpha": self.alpha,
-            "n_resamples": self.n_resamples,
-            "significance": "both the paired t-test and the paired permutation test p < alpha",
-            "metrics": [m.to_json() for m in self.metrics],
-            "most_changed": {
-                "metric": self.changed_metric,
-                "queries": [c.to_json() for c in self.changed],
-            },
-        }
-
-
-def _describe(report: Mapping[str, Any]) -> dict[str, str]:
-    return {k: str(report.get(k, "")) for k in ("dataset", "collection", "embedder")}
-
-
-def _per_query(report: Mapping[str, Any], label: str) -> Mapping[str, Mapping[str, Any]]:
-    per_query = report.get("per_query")
-    if not isinstance(per_query, Mapping) or not per_query:
+def _per_query(report: EvalReport, label: str) -> Mapping[str, QueryRow]:
+    if not report.per_query:
         raise QueryValidationError(
             f"report {label} has no per-query results ('per_query'); save it with "
             "`ragsonde eval … --save report.json`.",
             field="per_query",
         )
-    return per_query
+    return report.per_query
 
 
 def _examples(ids: set[str]) -> str:
@@ -154,7 +69,7 @@ def _examples(ids: set[str]) -> str:
     return ", ".join(shown) + (" …" if len(ids) > _SHOWN_IDS else "")
 
 
-def _check_same_queries(qa: Mapping[str, Any], qb: Mapping[str, Any]) -> list[str]:
+def _check_same_queries(qa: Mapping[str, QueryRow], qb: Mapping[str, QueryRow]) -> list[str]:
     only_a, only_b = set(qa) - set(qb), set(qb) - set(qa)
     if only_a or only_b:
         parts = [
@@ -170,18 +85,18 @@ def _check_same_queries(qa: Mapping[str, Any], qb: Mapping[str, Any]) -> list[st
     return sorted(qa)
 
 
-def _metric_names(qa: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def _metric_names(qa: Mapping[str, QueryRow]) -> list[str]:
     """Metrics present for every query (a failed query may have none)."""
     names: dict[str, int] = {}
     for entry in qa.values():
-        for name in entry.get("metrics") or {}:
+        for name in entry.metrics:
             names[name] = names.get(name, 0) + 1
     return [n for n, count in names.items() if count == len(qa)]
 
 
 def _choose_metrics(
-    qa: Mapping[str, Mapping[str, Any]],
-    qb: Mapping[str, Mapping[str, Any]],
+    qa: Mapping[str, QueryRow],
+    qb: Mapping[str, QueryRow],
     wanted: Sequence[str] | None,
 ) -> list[str]:
     in_b = set(_metric_names(qb))
@@ -202,8 +117,8 @@ def _choose_metrics(
     return list(dict.fromkeys(wanted))
 
 
-def _values(per_query: Mapping[str, Mapping[str, Any]], ids: Sequence[str], name: str) -> Array:
-    return np.asarray([float(per_query[q]["metrics"][name]) for q in ids], dtype=np.float64)
+def _values(per_query: Mapping[str, QueryRow], ids: Sequence[str], name: str) -> Array:
+    return np.asarray([per_query[q].metrics[name] for q in ids], dtype=np.float64)
 
 
 def _mean_difference(x: Array, y: Array, axis: int = -1) -> Any:
@@ -307,7 +222,7 @@ def _compare_metric(
 
 
 def _most_changed(
-    per_query: Mapping[str, Mapping[str, Any]], ids: Sequence[str], a: Array, b: Array
+    per_query: Mapping[str, QueryRow], ids: Sequence[str], a: Array, b: Array
 ) -> list[QueryChange]:
     d = b - a
     # Stable sort on -|delta|: ties keep query-id order, so the list is deterministic.
@@ -315,7 +230,7 @@ def _most_changed(
     return [
         QueryChange(
             query_id=ids[i],
-            query=str(per_query[ids[i]].get("query", "")),
+            query=per_query[ids[i]].query,
             a=float(a[i]),
             b=float(b[i]),
             delta=float(d[i]),
@@ -326,15 +241,15 @@ def _most_changed(
 
 
 def compare_reports(
-    a: Mapping[str, Any],
-    b: Mapping[str, Any],
+    a: EvalReport,
+    b: EvalReport,
     metrics: Sequence[str] | None = None,
     *,
     alpha: float = 0.05,
     n_resamples: int = 10000,
     seed: int = 0,
 ) -> Comparison:
-    """Compare report ``b`` against report ``a`` (both as saved by ``ragsonde eval --save``).
+    """Compare report ``b`` against report ``a`` (read with :func:`~.report.load_report`).
 
     ``metrics`` names the metrics to compare (default: every metric both reports have for every
     query). Deltas, wins and verdicts are B relative to A: "better" means B is significantly
@@ -362,6 +277,8 @@ def compare_reports(
         alpha=alpha,
         n_resamples=n_resamples,
         metrics=results,
-        changed_metric=first,
-        changed=_most_changed(qb, ids, _values(qa, ids, first), _values(qb, ids, first)),
+        most_changed=MostChanged(
+            metric=first,
+            queries=_most_changed(qb, ids, _values(qa, ids, first), _values(qb, ids, first)),
+        ),
     )

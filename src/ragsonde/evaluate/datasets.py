@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,43 +45,105 @@ def _bad(path: Path, why: str) -> QueryValidationError:
     return QueryValidationError(f"Cannot read benchmark {path}: {why}", field="dataset")
 
 
-def read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """TREC (``qid 0 docid rel``) or BEIR TSV (``query-id\\tcorpus-id\\tscore``, header, CRLF)."""
+class _Lines:
+    """A text file's lines, numbered; decoding and reading errors name the file and the line.
+
+    It has ``read`` so ir-measures' readers iterate it as an open file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.n = 0
+
+    def read(self) -> str:  # pragma: no cover - ir-measures only checks that it exists
+        return "".join(self)
+
+    def __iter__(self) -> Iterator[str]:
+        if self.path.is_dir():
+            raise _bad(self.path, "it is a folder, not a file")
+        try:
+            with self.path.open("rb") as f:  # decoded line by line, so an error has its line
+                for self.n, raw in enumerate(f, start=1):
+                    if b"\x00" in raw:
+                        raise _bad(self.path, f"line {self.n} holds binary data, not text")
+                    try:
+                        yield raw.decode("utf-8-sig" if self.n == 1 else "utf-8")
+                    except UnicodeDecodeError as e:
+                        raise _bad(
+                            self.path, f"line {self.n} is not UTF-8 text ({e.reason})"
+                        ) from e
+        except OSError as e:
+            raise _bad(self.path, e.strerror or str(e)) from e
+
+
+def _first_row(path: Path) -> list[str]:
+    for line in _Lines(path):
+        if line.strip():
+            return line.split()
+    return []
+
+
+def _trec_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """``qid iteration docid rel``, read with ir-measures' reader."""
+    import ir_measures
+
+    lines = _Lines(path)
     out: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8", newline="") as f:
-        for n, line in enumerate(f, start=1):
-            parts = line.strip().split()
-            if not parts:
-                continue
-            if len(parts) == 4:
-                qid, _, doc, rel = parts
-            elif len(parts) == 3:
-                qid, doc, rel = parts
-            else:
-                raise _bad(path, f"line {n} has {len(parts)} columns (want 3 or 4)")
-            try:
-                grade = int(float(rel))
-            except ValueError:
-                if n == 1:
-                    continue  # header
-                raise _bad(path, f"line {n}: relevance {rel!r} is not a number") from None
-            if grade > 0:
-                out.setdefault(qid, {})[doc] = grade
+    try:
+        for qrel in ir_measures.read_trec_qrels(lines):  # type: ignore[no-untyped-call]
+            if qrel.relevance > 0:
+                out.setdefault(qrel.query_id, {})[qrel.doc_id] = qrel.relevance
+    except ValueError as e:  # a row of the wrong width, or a relevance that is no integer
+        raise _bad(path, f"line {lines.n} is not 'qid 0 docid relevance' ({e})") from e
     return out
+
+
+def _beir_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """BEIR's TSV: ``query-id <TAB> corpus-id <TAB> score``, a header, maybe CRLF."""
+    lines = _Lines(path)
+    out: dict[str, dict[str, int]] = {}
+    for row in csv.reader(lines, delimiter="\t"):
+        n = lines.n
+        cells = [c.strip() for c in row]
+        if not any(cells):
+            continue
+        if len(cells) != 3:
+            raise _bad(path, f"line {n} has {len(cells)} columns (want 3 or 4)")
+        qid, doc, rel = cells
+        try:
+            grade = int(float(rel))
+        except ValueError:
+            if n == 1:
+                continue  # header
+            raise _bad(path, f"line {n}: relevance {rel!r} is not a number") from None
+        if grade > 0:
+            out.setdefault(qid, {})[doc] = grade
+    return out
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """TREC qrels (``qid 0 docid rel``) or BEIR TSV (``query-id\tcorpus-id\tscore``)."""
+    width = len(_first_row(path))
+    if width == 4:
+        return _trec_qrels(path)
+    if width in {0, 3}:
+        return _beir_qrels(path)
+    raise _bad(path, f"line 1 has {width} columns (want 3 or 4)")
 
 
 def _beir(path: Path, split: str) -> Benchmark:
     qrels_path = path / "qrels" / f"{split}.tsv"
+    if qrels_path.is_dir():
+        raise _bad(qrels_path, "it is a folder, not a file")
     if not qrels_path.is_file():
         have = sorted(p.stem for p in (path / "qrels").glob("*.tsv"))
         raise _bad(path, f"no qrels/{split}.tsv (splits here: {', '.join(have) or 'none'})")
     qrels = read_qrels(qrels_path)
     texts: dict[str, str] = {}
-    with (path / "queries.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                row = json.loads(line)
-                texts[str(row["_id"])] = str(row.get("text", ""))
+    for n, row in _json_lines(path / "queries.jsonl"):
+        if not isinstance(row, dict) or "_id" not in row:
+            raise _bad(path / "queries.jsonl", f'line {n} has no "_id"')
+        texts[str(row["_id"])] = str(row.get("text", ""))
     queries, skipped = [], []
     for qid, rel in qrels.items():
         if texts.get(qid, "").strip():
@@ -93,37 +155,48 @@ def _beir(path: Path, split: str) -> Benchmark:
 
 
 def _trec(path: Path, queries_path: Path | None) -> Benchmark:
-    if queries_path is None or not queries_path.is_file():
-        raise _bad(path, "TREC qrels need --queries FILE.tsv (query id <TAB> text)")
+    if queries_path is None or not queries_path.exists():
+        raise _bad(path, "TREC qrels need a queries file (queries_file: id <TAB> text)")
     qrels = read_qrels(path)
     texts: dict[str, str] = {}
-    with queries_path.open(encoding="utf-8", newline="") as f:
-        for row in csv.reader(f, delimiter="\t"):
-            if len(row) >= 2:
-                texts[row[0].strip()] = row[1].strip()
+    for row in csv.reader(_Lines(queries_path), delimiter="\t"):
+        if len(row) >= 2:
+            texts[row[0].strip()] = row[1].strip()
     queries = [BenchQuery(q, texts[q], r) for q, r in qrels.items() if texts.get(q)]
     skipped = [f"{q}: no text in {queries_path.name}" for q in qrels if not texts.get(q)]
     return Benchmark(path.stem, queries, None, skipped)
 
 
-def _own_rows(path: Path) -> list[dict[str, Any]]:
-    if path.suffix in {".yaml", ".yml"}:
-        import yaml
+def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    lines = _Lines(path)
+    for line in lines:
+        if line.strip():
+            try:
+                yield lines.n, json.loads(line)
+            except ValueError as e:
+                raise _bad(path, f"line {lines.n} is not JSON ({e})") from e
 
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        rows = data.get("queries", data) if isinstance(data, dict) else data
-        if not isinstance(rows, list):
-            raise _bad(path, "a YAML benchmark is a list of queries (or {queries: [...]})")
-        return rows
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except ValueError as e:
-                    raise _bad(path, f"line {n} is not JSON ({e})") from e
+
+def _yaml_rows(path: Path) -> list[Any]:
+    import yaml
+
+    text = "".join(_Lines(path))
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise _bad(path, f"{where}not valid YAML ({getattr(e, 'problem', None) or e})") from e
+    rows = data.get("queries", data) if isinstance(data, dict) else data
+    if not isinstance(rows, list):
+        raise _bad(path, "a YAML benchmark is a list of queries (or {queries: [...]})")
     return rows
+
+
+def _own_rows(path: Path) -> list[Any]:
+    if path.suffix in {".yaml", ".yml"}:
+        return _yaml_rows(path)
+    return [row for _, row in _json_lines(path)]
 
 
 def _own(path: Path) -> Benchmark:
@@ -132,11 +205,14 @@ def _own(path: Path) -> Benchmark:
         if not isinstance(row, dict) or not row.get("query") or "relevant" not in row:
             raise _bad(path, f'entry {n} needs "query" and "relevant"')
         rel = row["relevant"]
-        relevant = (
-            {str(k): int(v) for k, v in rel.items()}
-            if isinstance(rel, dict)
-            else {str(r): 1 for r in (rel if isinstance(rel, list) else [rel])}
-        )
+        try:
+            relevant = (
+                {str(k): int(v) for k, v in rel.items()}
+                if isinstance(rel, dict)
+                else {str(r): 1 for r in (rel if isinstance(rel, list) else [rel])}
+            )
+        except (TypeError, ValueError):
+            raise _bad(path, f"entry {n}: relevance grades must be integers") from None
         queries.append(
             BenchQuery(
                 query_id=str(row.get("query_id", n)),
@@ -181,6 +257,8 @@ def load_benchmark(
     path = Path(location)
     if not path.exists():
         raise QueryValidationError(f"Benchmark '{location}' does not exist.", field="dataset")
+    if not (path.is_dir() or path.is_file()):  # a device or a FIFO would never end
+        raise _bad(path, "it is not a regular file or a folder")
     name = fmt or detect_benchmark_format(path)
     if name not in LOADERS:
         raise QueryValidationError(

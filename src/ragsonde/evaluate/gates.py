@@ -9,9 +9,12 @@ import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
+
+if TYPE_CHECKING:
+    from ragsonde.evaluate.report import EvalReport, GateResult
 
 __all__ = ["OPERATORS", "Gate", "parse_gate"]
 
@@ -39,11 +42,13 @@ class Gate:
     def __str__(self) -> str:
         return f"{self.path}{self.op}{self.threshold:g}"
 
-    def evaluate(self, report: Mapping[str, Any]) -> dict[str, Any]:
-        """``{"gate", "value", "passed"}`` against a report's JSON (a metric name or a path)."""
-        value = _lookup(report, self.path)
+    def evaluate(self, report: EvalReport) -> GateResult:
+        """The gate against a report: a metric name, or a path into its JSON."""
+        from ragsonde.evaluate.report import GateResult
+
+        value = _lookup(report.model_dump(mode="json"), self.path)
         passed = value is not None and OPERATORS[self.op](value, self.threshold)
-        return {"gate": str(self), "value": value, "passed": bool(passed)}
+        return GateResult(gate=str(self), value=value, passed=bool(passed))
 
 
 def _lookup(report: Mapping[str, Any], path: str) -> float | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from ragsonde.evaluate.report import Integrity
 from ragsonde.models import Response, Result
 
 __all__ = ["CHECKS", "IntegrityReport"]
@@ -105,10 +106,11 @@ class IntegrityReport:
         """Problems that mean broken data or a broken contract (``*_missing`` ones are notes)."""
         return sum(v for k, v in self.counts.items() if not k.endswith("_missing"))
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "checked_results": self.checked_results,
-            "problems": self.problems,
-            "counts": dict(self.counts),
-            "examples": self.examples,
-        }
+    def summary(self) -> Integrity:
+        """The report's ``integrity`` part."""
+        return Integrity(
+            checked_results=self.checked_results,
+            problems=self.problems,
+            counts=dict(self.counts),
+            examples={k: list(v) for k, v in self.examples.items()},
+        )

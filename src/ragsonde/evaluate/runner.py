@@ -10,27 +10,41 @@ chunks than k as needed, so a document split into many chunks counts once.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from ragsonde.config import Settings, load_settings
-from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.config import Settings
+from ragsonde.embedders import Embedder
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
 from ragsonde.evaluate.gates import Gate
 from ragsonde.evaluate.integrity import IntegrityReport
-from ragsonde.evaluate.metrics import DEFAULT_KS, compute_metrics, metric_names, parse_metric
+from ragsonde.evaluate.metrics import compute_metrics, metric_names, parse_metric
+from ragsonde.evaluate.options import EvalOptions
+from ragsonde.evaluate.report import (
+    BenchmarkInfo,
+    EvalReport,
+    IndexHealth,
+    IngestSummary,
+    Latency,
+    Percentiles,
+    QueryRow,
+    SearchInfo,
+    StageTimings,
+    Throughput,
+)
 from ragsonde.models import Limits, Response, Result
+from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
-from ragsonde.store import Store, open_store
+from ragsonde.store import Store
+from ragsonde.workspace import Workspace
 
-__all__ = ["RELEVANCE_KEYS", "EvalOptions", "EvalProgress", "EvalReport", "evaluate"]
+__all__ = ["RELEVANCE_KEYS", "evaluate"]
 
 _STAGES = ("embedding_ms", "search_ms", "post_processing_ms", "total_ms")
 _MAX_FETCH = 5000
@@ -45,109 +59,18 @@ RELEVANCE_KEYS: dict[str, tuple[str | None, Any]] = {
 }
 
 
-class EvalProgress(Protocol):
-    def start(self, total: int) -> None: ...
-
-    def advance(self, n: int) -> None: ...
-
-
-@dataclass
-class EvalOptions:
-    ks: Sequence[int] = DEFAULT_KS
-    relevance_by: str = "doc"
-    ingest: bool = False
-    gates: Sequence[Gate] = ()
-    exact: bool = False
-    mode: str = "dense"
-    throughput: bool = True
-    split: str = "test"
-    queries_file: Path | None = None
-    sweep_thresholds: bool = False
-    max_recall_loss: float = 0.05
-    ann_vs_exact: bool = False
-    by: str | None = None
-    """Also report metrics per value of this payload field (see :mod:`.breakdown`)."""
-    score_threshold: float = 0.0
-    """Drop results below this similarity, as the application does (0: keep all)."""
-    corpus: str | None = None
-    """What ``ingest`` reads (any ``ragsonde ingest`` source); default: the BEIR corpus."""
-
-
-@dataclass
-class EvalReport:
-    dataset: str
-    collection: str
-    embedder: str
-    relevance_by: str
-    ks: list[int]
-    metrics: dict[str, float]
-    per_query: dict[str, dict[str, Any]]
-    latency: dict[str, dict[str, float]]
-    throughput: dict[str, float] | None
-    integrity: dict[str, Any]
-    benchmark: dict[str, Any]
-    search: dict[str, Any]
-    gates: list[dict[str, Any]] = field(default_factory=list)
-    threshold_sweep: dict[str, Any] | None = None
-    index_health: dict[str, Any] | None = None
-    breakdown: dict[str, Any] | None = None
-    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
-    seconds: float = 0.0
-    run: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
-
-    @property
-    def passed(self) -> bool:
-        return all(g["passed"] for g in self.gates)
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.per_query)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "dataset": self.dataset,
-            "collection": self.collection,
-            "embedder": self.embedder,
-            "n_queries": self.n_queries,
-            "relevance_by": self.relevance_by,
-            "ks": self.ks,
-            "search": self.search,
-            "metrics": self.metrics,
-            "latency": self.latency,
-            "throughput": self.throughput,
-            "integrity": self.integrity,
-            "benchmark": self.benchmark,
-            "gates": self.gates,
-            "passed": self.passed,
-            "threshold_sweep": self.threshold_sweep,
-            "index_health": self.index_health,
-            "breakdown": self.breakdown,
-            "created_at": self.created_at,
-            "seconds": round(self.seconds, 3),
-            "per_query": self.per_query,
-        }
-
-    def write_run(self, path: Path, tag: str = "ragsonde") -> None:
-        """A TREC run file (``qid Q0 docid rank score tag``) that trec_eval reads."""
-        with path.open("w", encoding="utf-8") as f:
-            for qid, docs in self.run.items():
-                ranked = sorted(docs.items(), key=lambda kv: -kv[1])
-                for rank, (doc, score) in enumerate(ranked, start=1):
-                    f.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
-
-
-def _percentiles(values: Sequence[float]) -> dict[str, float]:
+def _percentiles(values: Sequence[float]) -> Percentiles:
     if not values:
-        return {"p50": 0.0, "p95": 0.0, "p99": 0.0, "mean": 0.0, "max": 0.0}
+        return Percentiles()
     arr = np.asarray(values, dtype=np.float64)
     p50, p95, p99 = np.percentile(arr, [50, 95, 99])
-    return {
-        "p50": round(float(p50), 3),
-        "p95": round(float(p95), 3),
-        "p99": round(float(p99), 3),
-        "mean": round(float(arr.mean()), 3),
-        "max": round(float(arr.max()), 3),
-    }
+    return Percentiles(
+        p50=round(float(p50), 3),
+        p95=round(float(p95), 3),
+        p99=round(float(p99), 3),
+        mean=round(float(arr.mean()), 3),
+        max=round(float(arr.max()), 3),
+    )
 
 
 def _collapse(results: Sequence[Result], key: Any) -> dict[str, float]:
@@ -169,7 +92,7 @@ class _Evaluation:
         self.store = store
         self.collection = collection
         self.o = o
-        self.depth = max(o.ks)
+        self.depth = max(o.k)
         self.key = RELEVANCE_KEYS[o.relevance_by][1]
         self.integrity = IntegrityReport()
         self.errors: dict[str, str] = {}
@@ -207,7 +130,7 @@ class _Evaluation:
             return [w for w in wanted if w not in found]
         return [w for w in wanted if self.store.count(self.collection, {field_name: [w]}) == 0]
 
-    def index_health(self, ann_search_ms: Sequence[float]) -> dict[str, Any]:
+    def index_health(self, ann_search_ms: Sequence[float]) -> IndexHealth:
         """Every query again with exact search: recall@k of the HNSW index against it."""
         exact = Retriever(
             self.retriever.settings,
@@ -216,7 +139,7 @@ class _Evaluation:
             limits=self.retriever.limits,
             exact=True,
         )
-        overlap: dict[int, list[float]] = {k: [] for k in self.o.ks}
+        overlap: dict[int, list[float]] = {k: [] for k in self.o.k}
         exact_ms: list[float] = []
         for q in self.bench.queries:
             body = self.body(q, self.depth)
@@ -225,21 +148,21 @@ class _Evaluation:
             exact_ms.append(truth.timings.search_ms)
             a_ids = [r.chunk_id for r in approx.results]
             t_ids = [r.chunk_id for r in truth.results]
-            for k in self.o.ks:
+            for k in self.o.k:
                 want = set(t_ids[:k])
                 if want:
                     overlap[k].append(len(set(a_ids[:k]) & want) / len(want))
-        return {
-            "recall_vs_exact": {
+        return IndexHealth(
+            recall_vs_exact={
                 f"recall@{k}": round(float(np.mean(v)), 4) if v else None
                 for k, v in overlap.items()
             },
-            "ann_search_ms": _percentiles(ann_search_ms),
-            "exact_search_ms": _percentiles(exact_ms),
-            "note": "chunk-level overlap of the top k, HNSW vs exact search, same queries",
-        }
+            ann_search_ms=_percentiles(ann_search_ms),
+            exact_search_ms=_percentiles(exact_ms),
+            note="chunk-level overlap of the top k, HNSW vs exact search, same queries",
+        )
 
-    def throughput(self) -> dict[str, float]:
+    def throughput(self) -> Throughput:
         size = self.retriever.limits.max_batch_size
         queries = self.bench.queries
         start = time.perf_counter()
@@ -252,10 +175,9 @@ class _Evaluation:
                 }
             )
         wall = time.perf_counter() - start
-        return {
-            "batch_size": float(size),
-            "queries_per_s": round(len(queries) / wall, 2) if wall > 0 else 0.0,
-        }
+        return Throughput(
+            batch_size=size, queries_per_s=round(len(queries) / wall, 2) if wall > 0 else 0.0
+        )
 
 
 def _ensure_collection(
@@ -266,7 +188,7 @@ def _ensure_collection(
     ingest: bool,
     sparse: bool = False,
     corpus: str | None = None,
-) -> dict[str, Any] | None:
+) -> IngestSummary | None:
     try:
         store.collection_info(collection)
         return None
@@ -275,8 +197,8 @@ def _ensure_collection(
             raise
     if corpus is None and bench.corpus is None:
         raise QueryValidationError(
-            f"--ingest needs a corpus, and benchmark '{bench.name}' has none (a BEIR folder has "
-            "corpus.jsonl). Name the documents with --corpus, or ingest them with "
+            f"ingest: benchmark '{bench.name}' has no corpus to ingest (a BEIR folder has "
+            "corpus.jsonl). Name the documents in corpus, or ingest them with "
             "`ragsonde ingest` first.",
             field="ingest",
         )
@@ -289,7 +211,7 @@ def _ensure_collection(
         collection=collection,
         options=IngestOptions(sparse=sparse),
     )
-    return report.to_json()
+    return IngestSummary.model_validate(report.to_json())
 
 
 def evaluate(
@@ -300,38 +222,37 @@ def evaluate(
     settings: Settings | None = None,
     store: Store | None = None,
     embedder: Embedder | None = None,
-    progress: EvalProgress | None = None,
-    gates: Sequence[Gate] = (),
+    progress: Progress | None = None,
+    gates: Sequence[Gate | str] = (),
+    ingest: bool = False,
+    corpus: str | None = None,
+    workspace: Workspace | None = None,
 ) -> EvalReport:
-    """Evaluate retrieval on ``dataset`` against ``collection``; see :class:`EvalReport`."""
+    """Evaluate retrieval on ``dataset`` against ``collection``; see :class:`EvalReport`.
+
+    The parts come from ``workspace`` (left open), else from a workspace built of ``settings``,
+    ``store`` and ``embedder`` (it closes only what it opened). ``gates`` are added to
+    ``options.gates``. With ``ingest``, a missing collection is first ingested from ``corpus``
+    (any ``ragsonde ingest`` source), else the benchmark's BEIR corpus.
+    """
     o = options or EvalOptions()
     if gates:
-        o.gates = [*o.gates, *gates]
-    if o.relevance_by not in RELEVANCE_KEYS:
-        raise QueryValidationError(
-            f"--relevance-by must be one of {', '.join(RELEVANCE_KEYS)}.", field="relevance_by"
-        )
-    if not o.ks or min(o.ks) < 1:
-        raise QueryValidationError("--k needs positive cutoffs, e.g. 1,3,5,10,100.", field="k")
-    if not 0.0 <= o.score_threshold <= 1.0:
-        raise QueryValidationError(
-            "score_threshold must be between 0 and 1.", field="score_threshold"
-        )
-    names = metric_names(sorted(set(o.ks)))
-    for gate in o.gates:
+        o = o.model_copy(update={"gates": [*o.gates, *(str(g) for g in gates)]})
+        o = EvalOptions(**o.model_dump())  # the added gates are parsed like the others
+    names = metric_names(o.k)
+    for gate in o.parsed_gates:
         if "." not in gate.path:
             parse_metric(gate.path)  # an unknown metric fails before any work
             names.append(gate.path)
     names = list(dict.fromkeys(names))
     started = time.perf_counter()
-    cfg = settings or load_settings()
+    ws = workspace or Workspace(settings, store=store, embedder=embedder)
+    cfg = ws.settings
     coll = collection or cfg.collection
-    bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
-    own_store = store is None
-    st = store if store is not None else open_store(cfg)
     try:
-        emb = embedder or get_embedder(cfg)
-        ingested = _ensure_collection(bench, st, emb, coll, o.ingest, o.mode != "dense", o.corpus)
+        bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
+        st, emb = ws.store, ws.embedder
+        ingested = _ensure_collection(bench, st, emb, coll, ingest, o.mode != "dense", corpus)
         limits = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
         retriever = Retriever(cfg, store=st, embedder=emb, limits=limits, exact=o.exact)
         ev = _Evaluation(bench, retriever, st, coll, o)
@@ -346,7 +267,7 @@ def evaluate(
             progress.start(len(bench.queries))
         run: dict[str, dict[str, float]] = {}
         timings: dict[str, list[float]] = {s: [] for s in _STAGES}
-        per_query: dict[str, dict[str, Any]] = {}
+        per_query: dict[str, QueryRow] = {}
         for q in bench.queries:
             ranked, resp = ev.run_query(q)
             run[q.query_id] = ranked
@@ -357,52 +278,53 @@ def evaluate(
                 for s in _STAGES:
                     timings[s].append(float(getattr(resp.timings, s)))
                 found = ev.integrity.check(resp, q.filters)
-            per_query[q.query_id] = {
-                "query": q.text,
-                "relevant": q.relevant,
-                "retrieved": [[d, round(s, 4)] for d, s in list(ranked.items())[:_SHOWN]],
-                "total_ms": round(resp.timings.total_ms, 3),
-                "timings": {s: round(float(getattr(resp.timings, s)), 3) for s in _STAGES},
-            }
-            if q.filters:
-                per_query[q.query_id]["filters"] = q.filters
-                per_query[q.query_id]["filter_violations"] = found.get("filter_violated", 0)
+            per_query[q.query_id] = QueryRow(
+                query=q.text,
+                relevant=q.relevant,
+                retrieved=[(d, round(s, 4)) for d, s in list(ranked.items())[:_SHOWN]],
+                total_ms=round(resp.timings.total_ms, 3),
+                timings=StageTimings(
+                    **{s: round(float(getattr(resp.timings, s)), 3) for s in _STAGES}
+                ),
+                filters=q.filters or None,
+                filter_violations=found.get("filter_violated", 0) if q.filters else None,
+            )
             if progress is not None:
                 progress.advance(1)
         means, per_metric = compute_metrics(names, bench.qrels, run)
         for qid, values in per_metric.items():
-            per_query[qid]["metrics"] = {k: round(v, 6) for k, v in values.items()}
+            per_query[qid].metrics = {k: round(v, 6) for k, v in values.items()}
         report = EvalReport(
             dataset=str(dataset),
             collection=coll,
             embedder=emb.name,
             relevance_by=o.relevance_by,
-            ks=sorted(set(o.ks)),
+            ks=o.k,
             metrics={k: round(v, 6) for k, v in means.items()},
             per_query=per_query,
-            latency={s: _percentiles(v) for s, v in timings.items()},
+            latency=Latency(**{s: _percentiles(v) for s, v in timings.items()}),
             throughput=ev.throughput() if o.throughput else None,
-            integrity=ev.integrity.to_json(),
-            benchmark={
-                "name": bench.name,
-                "queries": len(bench.queries),
-                "skipped_queries": bench.skipped,
-                "relevant_ids": len({r for q in bench.queries for r in q.relevant}),
-                "relevant_missing_from_collection": missing,
-                "errors": ev.errors,
-                "ingested": ingested,
-            },
-            search={
-                "mode": o.mode,
-                "exact": o.exact,
-                "index": "exact (brute force)" if o.exact else "HNSW",
-                "backend": st.backend,
-                "fetch_chunks": ev.fetch_size(),
-                "score_threshold": o.score_threshold,
-            },
-            run=run,
+            integrity=ev.integrity.summary(),
+            benchmark=BenchmarkInfo(
+                name=bench.name,
+                queries=len(bench.queries),
+                skipped_queries=bench.skipped,
+                relevant_ids=len({r for q in bench.queries for r in q.relevant}),
+                relevant_missing_from_collection=missing,
+                errors=ev.errors,
+                ingested=ingested,
+            ),
+            search=SearchInfo(
+                mode=o.mode,
+                exact=o.exact,
+                index="exact (brute force)" if o.exact else "HNSW",
+                backend=st.backend,
+                fetch_chunks=ev.fetch_size(),
+                score_threshold=o.score_threshold,
+            ),
             breakdown=build_breakdown(bench.queries, per_query, o.by, by_groups),
-        )
+            created_at=datetime.now(UTC).isoformat(),
+        ).with_run(run)
         if o.sweep_thresholds:
             from ragsonde.evaluate.sweep import sweep_thresholds
 
@@ -411,18 +333,9 @@ def evaluate(
             )
         if o.ann_vs_exact:
             report.index_health = ev.index_health(timings["search_ms"])
-        doc = report.to_json()
-        report.gates = [g.evaluate(doc) for g in o.gates]
-        report.seconds = time.perf_counter() - started
+        report.gates = [g.evaluate(report) for g in o.parsed_gates]
+        report.seconds = round(time.perf_counter() - started, 3)
         return report
     finally:
-        if own_store:
-            st.close()
-
-
-def load_report(path: Path) -> Mapping[str, Any]:
-    """A report saved with ``--save``."""
-    import json
-
-    data: Mapping[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+        if workspace is None:
+            ws.close()

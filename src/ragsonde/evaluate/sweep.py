@@ -10,9 +10,10 @@ recall stays within ``max_recall_loss`` of the recall with no threshold.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
+
+from ragsonde.evaluate.report import SweepRow, ThresholdSweep
 
 __all__ = ["sweep_thresholds"]
 
@@ -52,17 +53,17 @@ def sweep_thresholds(
     *,
     thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
     max_recall_loss: float = 0.05,
-) -> dict[str, Any]:
+) -> ThresholdSweep:
     """The sweep table and the two recommended thresholds (see the module docstring)."""
     rows = [_row(float(t), run, qrels) for t in thresholds]
     best = max(rows, key=lambda r: (r["f1"], r["threshold"]))
     floor = rows[0]["recall"] * (1.0 - max_recall_loss)
     keeping = [r for r in rows if r["recall"] >= floor - 1e-12]
     safe = max(keeping, key=lambda r: r["threshold"]) if keeping else rows[0]
-    return {
-        "rows": rows,
-        "best_f1": best,
-        "max_recall_loss": max_recall_loss,
-        "recall_preserving": safe,
-        "recommended_setting": f"score_threshold={safe['threshold']:g}",
-    }
+    return ThresholdSweep(
+        rows=[SweepRow.model_validate(r) for r in rows],
+        best_f1=SweepRow.model_validate(best),
+        max_recall_loss=max_recall_loss,
+        recall_preserving=SweepRow.model_validate(safe),
+        recommended_setting=f"score_threshold={safe['threshold']:g}",
+    )

@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from ragsonde.config import Settings, load_settings
+from ragsonde.config import Settings
 from ragsonde.embedders import Embedder, get_embedder
 from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
-from ragsonde.evaluate.compare import Comparison, compare_reports
+from ragsonde.evaluate.compare import compare_reports
 from ragsonde.evaluate.metrics import metric_names, parse_metric
-from ragsonde.evaluate.runner import EvalOptions, EvalProgress, EvalReport, evaluate
-from ragsonde.store import Store, open_store
+from ragsonde.evaluate.options import EvalOptions
+from ragsonde.evaluate.report import VersusReport
+from ragsonde.evaluate.runner import evaluate
+from ragsonde.progress import Progress
+from ragsonde.store import Store
+from ragsonde.workspace import Workspace
 
 __all__ = ["VersusReport", "evaluate_versus", "versus_collection"]
 
@@ -46,28 +48,6 @@ def versus_collection(base: str, embedder: str) -> str:
     """
     slug = re.sub(r"[^a-z0-9]+", "-", embedder.lower()).strip("-")
     return f"{base}__{slug}"[:_MAX_NAME]
-
-
-@dataclass
-class VersusReport:
-    """Both evaluations and their comparison (B against A: "better" means B is higher)."""
-
-    a: EvalReport
-    b: EvalReport
-    comparison: Comparison
-
-    @property
-    def passed(self) -> bool:
-        """Both sides passed their ``--gate`` gates (regressions are a separate question)."""
-        return self.a.passed and self.b.passed
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"a": report, "b": report, "comparison": comparison}``, all plain JSON."""
-        return {
-            "a": self.a.to_json(),
-            "b": self.b.to_json(),
-            "comparison": self.comparison.to_json(),
-        }
 
 
 def _side_embedder(spec: str | Embedder, cfg: Settings) -> Embedder:
@@ -95,13 +75,13 @@ def _check_metrics(metrics: Sequence[str] | None, o: EvalOptions) -> list[str] |
     """The metrics to compare, checked before any work: each must be one the evaluation makes."""
     if not metrics:
         return None
-    made = set(metric_names(sorted(set(o.ks)))) | {g.path for g in o.gates if "." not in g.path}
+    made = set(metric_names(o.k)) | {g.path for g in o.parsed_gates if "." not in g.path}
     for name in metrics:
         parse_metric(name)  # an unknown name lists the supported ones
         if name not in made:
             raise QueryValidationError(
-                f"metric '{name}' is not computed with cutoffs {','.join(map(str, o.ks))}: "
-                "add its cutoff to --k.",
+                f"metric '{name}' is not computed with cutoffs {','.join(map(str, o.k))}: "
+                "add its cutoff to k.",
                 field="metric",
             )
     return list(dict.fromkeys(metrics))
@@ -120,7 +100,8 @@ def evaluate_versus(
     alpha: float = 0.05,
     n_resamples: int = 10000,
     seed: int = 0,
-    progress: EvalProgress | None = None,
+    progress: Progress | None = None,
+    corpus: str | None = None,
 ) -> VersusReport:
     """Evaluate embedder B against embedder A on ``dataset`` and compare them.
 
@@ -128,7 +109,7 @@ def evaluate_versus(
     with ``settings`` for keys and base URLs) or a ready :class:`~ragsonde.embedders.Embedder`.
     Their collections are ``collections`` when given, else :func:`versus_collection` of
     ``collection`` (default: the configured one) and each embedder's name. A missing collection
-    is ingested from ``options.corpus`` (any ``ragsonde ingest`` source), else the benchmark's
+    is ingested from ``corpus`` (any ``ragsonde ingest`` source), else the benchmark's
     BEIR corpus; an existing one is used as it is, after checking its vector size.
 
     Both sides are evaluated with the same ``options`` (``progress.start`` is called once per
@@ -148,13 +129,12 @@ def evaluate_versus(
         raise QueryValidationError(f"alpha must be in (0, 1), got {alpha}.", field="alpha")
     if n_resamples < 1:
         raise QueryValidationError("n_resamples must be positive.", field="n_resamples")
-    o = replace(options or EvalOptions(), ingest=True)
+    o = options or EvalOptions()
     wanted = _check_metrics(metrics, o)
-    cfg = settings or load_settings()
-    base = collection or cfg.collection
-    own_store = store is None
-    st = store if store is not None else open_store(cfg)
-    try:
+    with Workspace(settings, store=store) as ws:  # one store for both sides
+        cfg = ws.settings
+        base = collection or cfg.collection
+        st = ws.store
         embs = [_side_embedder(e, cfg) for e in embedders]
         names = list(collections or [versus_collection(base, e.name) for e in embs])
         if names[0] == names[1]:
@@ -169,21 +149,20 @@ def evaluate_versus(
             evaluate(
                 dataset,
                 collection=name,
-                options=replace(o),
+                options=o,
                 settings=cfg,
                 store=st,
                 embedder=emb,
                 progress=progress,
+                ingest=True,
+                corpus=corpus,
             )
             for name, emb in zip(names, embs, strict=True)
         ]
-    finally:
-        if own_store:
-            st.close()
     report_a, report_b = reports
     comparison = compare_reports(
-        report_a.to_json(),
-        report_b.to_json(),
+        report_a,
+        report_b,
         wanted,
         alpha=alpha,
         n_resamples=n_resamples,

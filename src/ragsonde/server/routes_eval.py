@@ -10,6 +10,7 @@ queries keep being served meanwhile; finished reports stay in memory (and their 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -19,71 +20,112 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.responses import HTMLResponse, JSONResponse
 
 from ragsonde.errors import QueryValidationError, RagsondeError
+from ragsonde.evaluate.options import EvalOptions, options_error
+from ragsonde.evaluate.report import EvalReport
+from ragsonde.models import ErrorInfo
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.state import ServerState, get_state
 
-__all__ = ["EvalJob", "EvalRequest", "router"]
+__all__ = ["EvalJob", "EvalJobStatus", "EvalJobSummary", "EvalRequest", "router"]
 
 router = APIRouter(prefix="/v1/eval", tags=["evaluation"])
 State = Annotated[ServerState, Depends(get_state)]
 _MAX_JOBS = 100
+_log = logging.getLogger(__name__)
+_SUMMARY_METRICS = ("ndcg@10", "recall@10")
+JobStatus = Literal["queued", "running", "done", "error"]
 
 
-class EvalRequest(BaseModel):
-    """What to evaluate: a dataset path on the server, or an uploaded benchmark."""
+class EvalRequest(EvalOptions):
+    """The evaluation options, plus what to evaluate: a dataset path on the server or an
+    uploaded benchmark, against a collection."""
 
-    model_config = ConfigDict(extra="forbid")
     dataset: str | None = Field(default=None, description="A benchmark path on the server.")
     benchmark: list[dict[str, Any]] | None = Field(
         default=None, min_length=1, max_length=10_000, description="ragsonde benchmark rows."
     )
     collection: str | None = None
-    k: list[int] = Field(default=[1, 3, 5, 10, 100], min_length=1, max_length=20)
-    relevance_by: Literal["doc", "url", "chunk"] = "doc"
-    gates: list[str] = Field(default_factory=list, max_length=50)
-    exact: bool = False
-    split: str = "test"
+
+    def options(self) -> EvalOptions:
+        """The options alone (what :func:`~ragsonde.evaluate.evaluate` takes)."""
+        return EvalOptions.model_validate(
+            self.model_dump(exclude={"dataset", "benchmark", "collection"})
+        )
+
+
+class JobProgress(BaseModel):
+    done: int
+    total: int
+
+
+class EvalJobSummary(BaseModel):
+    """A job in the list: its state, and once done its headline metrics and verdict."""
+
+    job_id: str
+    status: JobStatus
+    created_at: str
+    progress: JobProgress
+    dataset: str
+    collection: str | None
+    error: ErrorInfo | None = Field(
+        default=None,
+        description="Why the job failed: a contract error; null with status 'error' means an "
+        "internal failure (see the server log).",
+    )
+    metrics: dict[str, float] | None = Field(
+        default=None, description="ndcg@10 and recall@10, once done."
+    )
+    passed: bool | None = Field(default=None, description="Every gate passed, once done.")
+    links: dict[str, str] = Field(default_factory=dict)
+
+
+class EvalJobStatus(EvalJobSummary):
+    """A job with its whole report once done."""
+
+    report: EvalReport | None = None
 
 
 @dataclass
 class EvalJob:
     job_id: str
     request: EvalRequest
-    status: Literal["queued", "running", "done", "error"] = "queued"
+    status: JobStatus = "queued"
     done: int = 0
     total: int = 0
-    report: dict[str, Any] | None = None
-    error: dict[str, str] | None = None
+    report: EvalReport | None = None
+    error: ErrorInfo | None = None
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
 
-    def start(self, total: int) -> None:
-        self.total = total
+    def start(self, total: int | None, /) -> None:
+        self.total = total or 0
 
-    def advance(self, n: int) -> None:
+    def advance(self, n: int, /, *counts: int) -> None:
         self.done += n
 
-    def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "job_id": self.job_id,
-            "status": self.status,
-            "created_at": self.created_at,
-            "progress": {"done": self.done, "total": self.total},
-            "dataset": self.request.dataset or "uploaded benchmark",
-            "collection": self.request.collection,
-            "error": self.error,
-        }
+    def summary(self) -> EvalJobSummary:
+        out = EvalJobSummary(
+            job_id=self.job_id,
+            status=self.status,
+            created_at=self.created_at,
+            progress=JobProgress(done=self.done, total=self.total),
+            dataset=self.request.dataset or "uploaded benchmark",
+            collection=self.request.collection,
+            error=self.error,
+            links={"status": f"/v1/eval/{self.job_id}"},
+        )
         if self.report is not None:
-            out["metrics"] = {
-                k: v for k, v in self.report["metrics"].items() if k in {"ndcg@10", "recall@10"}
-            }
-            out["passed"] = self.report["passed"]
-            out["links"] = {"html": f"/v1/eval/{self.job_id}/report.html"}
+            out.metrics = {k: v for k, v in self.report.metrics.items() if k in _SUMMARY_METRICS}
+            out.passed = self.report.passed
+            out.links["html"] = f"/v1/eval/{self.job_id}/report.html"
         return out
+
+    def status_with_report(self) -> EvalJobStatus:
+        return EvalJobStatus(**dict(self.summary()), report=self.report)
 
 
 class _Jobs:
@@ -104,37 +146,36 @@ def _jobs(request: Request) -> _Jobs:
 
 
 def _run(job: EvalJob, state: ServerState) -> None:
-    from ragsonde.evaluate import EvalOptions, evaluate, parse_gate
+    from ragsonde.evaluate import evaluate
 
     req = job.request
     job.status = "running"
     try:
         path = Path(req.dataset) if req.dataset else _write_upload(job, state)
-        options = EvalOptions(
-            ks=req.k,
-            relevance_by=req.relevance_by,
-            gates=[parse_gate(g) for g in req.gates],
-            exact=req.exact,
-            split=req.split,
-        )
-        report = evaluate(
+        job.report = evaluate(
             path,
             collection=req.collection,
-            options=options,
+            options=req.options(),
             settings=state.settings,
             store=state.workspace.store,
             embedder=state.workspace.embedder,
             progress=job,
         )
-        job.report = report.to_json()
         _save(job, state)
         job.status = "done"
     except RagsondeError as e:
-        job.error = {"code": e.code.value, "message": e.message}
+        job.error = ErrorInfo.from_exception(e)
         job.status = "error"
-    except Exception as e:  # a job must never die silently: its status says what happened
-        job.error = {"code": "INTERNAL_ERROR", "message": f"{type(e).__name__}: {e}"}
+    except OSError as e:  # the reports folder: the disk is full or not writable
+        job.error = ErrorInfo.from_exception(
+            QueryValidationError(f"cannot write the report: {e}", field="report")
+        )
         job.status = "error"
+    except Exception:
+        # A bug, not a contract error: no contract code fits, so the job says "error" with no
+        # error object, and the traceback goes to the server log.
+        job.status = "error"
+        _log.exception("evaluation job %s failed", job.job_id)
 
 
 def _reports_dir(state: ServerState) -> Path:
@@ -153,9 +194,10 @@ def _write_upload(job: EvalJob, state: ServerState) -> Path:
 def _save(job: EvalJob, state: ServerState) -> None:
     from ragsonde.evaluate.html import write_html_report
 
-    assert job.report is not None
+    if job.report is None:
+        return
     folder = _reports_dir(state)
-    (folder / f"{job.job_id}.json").write_text(json.dumps(job.report), encoding="utf-8")
+    (folder / f"{job.job_id}.json").write_text(job.report.model_dump_json(), encoding="utf-8")
     write_html_report(job.report, folder / f"{job.job_id}.html")
 
 
@@ -178,16 +220,22 @@ def _request_body() -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-@router.post("", status_code=202, responses=ERROR_RESPONSES, openapi_extra=_request_body())
+@router.post(
+    "",
+    status_code=202,
+    response_model=EvalJobSummary,
+    responses=ERROR_RESPONSES,
+    openapi_extra=_request_body(),
+)
 async def start_eval(request: Request, state: State) -> JSONResponse:
     """Start an evaluation job; poll ``GET /v1/eval/{job_id}``."""
     body = await read_json(request)
     try:
         req = EvalRequest.model_validate(body)
+    except QueryValidationError as e:  # EvalOptions names the field and the rule
+        raise ApiError(e) from e
     except ValidationError as e:
-        err = e.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"]) or "body"
-        raise ApiError(QueryValidationError(f"{where}: {err['msg']}", field=where)) from e
+        raise ApiError(options_error(e)) from e
     if (req.dataset is None) == (req.benchmark is None):
         raise ApiError(
             QueryValidationError(
@@ -216,11 +264,11 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
                 del jobs.jobs[oldest]
         jobs.jobs[job.job_id] = job
     jobs.pool.submit(_run, job, state)
-    return JSONResponse(job.summary() | {"links": {"status": f"/v1/eval/{job.job_id}"}}, 202)
+    return JSONResponse(job.summary().model_dump(mode="json"), 202)
 
 
 @router.get("", responses=ERROR_RESPONSES)
-async def list_evals(request: Request) -> list[dict[str, Any]]:
+async def list_evals(request: Request) -> list[EvalJobSummary]:
     """Every job, newest first (the web page's reports view)."""
     return [j.summary() for j in reversed(_jobs(request).jobs.values())]
 
@@ -235,10 +283,9 @@ def _job(request: Request, job_id: str) -> EvalJob:
 
 
 @router.get("/{job_id}", responses=ERROR_RESPONSES)
-async def get_eval(request: Request, job_id: str) -> dict[str, Any]:
-    """Progress, and the whole report once done."""
-    job = _job(request, job_id)
-    return job.summary() | {"report": job.report}
+async def get_eval(request: Request, job_id: str) -> EvalJobStatus:
+    """Progress, and the whole report once done (its schema: ``ragsonde schema report``)."""
+    return _job(request, job_id).status_with_report()
 
 
 @router.get("/{job_id}/report.html", response_class=HTMLResponse, responses=_json_errors())

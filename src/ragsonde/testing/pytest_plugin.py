@@ -36,13 +36,13 @@ def retrieval_gates(
     **options: Any,
 ) -> EvalReport:
     """Evaluate ``benchmark``; raise ``AssertionError`` listing the failed ``gates``."""
-    from ragsonde.evaluate import EvalOptions, evaluate, parse_gate
+    from ragsonde.evaluate import EvalOptions, evaluate
 
-    opts = EvalOptions(gates=[parse_gate(g) for g in gates], throughput=False, **options)
+    opts = EvalOptions(gates=list(gates), **({"throughput": False} | options))
     report = evaluate(benchmark, collection=collection, settings=settings, options=opts)
-    failed = [g for g in report.gates if not g["passed"]]
+    failed = [g for g in report.gates if not g.passed]
     if failed:
-        lines = "\n".join(f"  {g['gate']}: got {g['value']}" for g in failed)
+        lines = "\n".join(f"  {g.gate}: got {g.value}" for g in failed)
         raise AssertionError(
             f"retrieval gates failed on {report.dataset} ({report.n_queries} queries, "
             f"collection {report.collection}):\n{lines}"

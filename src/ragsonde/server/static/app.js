@@ -209,6 +209,7 @@
     window.open(URL.createObjectURL(blob), "_blank", "noopener");
   }
 
+  /** One row of the reports view, from an EvalJobSummary (`GET /v1/eval`; see the OpenAPI). */
   function reportRow(job) {
     const row = document.createElement("tr");
     row.className = `job ${job.status}`;
@@ -216,13 +217,12 @@
     cell(row, job.dataset);
     cell(row, job.collection || "default");
     cell(row, job.error ? `${job.status}: ${job.error.message}` : job.status);
-    const p = job.progress || {};
-    cell(row, `${p.done || 0}/${p.total || 0}`);
-    const ndcg = job.metrics && job.metrics["ndcg@10"];
+    cell(row, `${job.progress.done}/${job.progress.total}`);
+    const ndcg = job.metrics === null ? undefined : job.metrics["ndcg@10"];
     cell(row, typeof ndcg === "number" ? ndcg.toFixed(4) : "");
-    cell(row, job.passed === undefined ? "" : job.passed ? "pass" : "FAIL");
+    cell(row, job.passed === null ? "" : job.passed ? "pass" : "FAIL");
     const td = cell(row, "");
-    if (job.links && job.links.html) {
+    if (job.links.html) {
       const link = document.createElement("a");
       link.href = job.links.html;
       link.className = "open-report";

@@ -1,0 +1,273 @@
+"""The CLI's one renderer: query responses, evaluation reports, comparisons and gates.
+
+Every function reads the typed models of :mod:`ragsonde.evaluate.report` and
+:mod:`ragsonde.evaluate.comparison`; nothing here computes a result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ragsonde.cli._common import console, err_console
+
+if TYPE_CHECKING:
+    from ragsonde.evaluate.comparison import Comparison, MetricComparison, NoRegressionGate
+    from ragsonde.evaluate.report import EvalReport, GroupSummary
+    from ragsonde.models import Response
+
+__all__ = ["render_comparison", "render_gate", "render_report", "render_response", "render_side"]
+
+_VERDICT_STYLE = {"better": "green", "worse": "red"}
+_MISSING_SHOWN = 10
+_BAR = 20
+
+
+def _score_bar(score: float) -> Text:
+    filled = round(score * _BAR)
+    return Text("█" * filled, style="green") + Text("░" * (_BAR - filled), style="dim")
+
+
+def render_response(resp: Response) -> None:
+    if resp.status == "error" and resp.error is not None:
+        err_console.print(f"[bold red]{resp.error.code.value}[/]: {escape(resp.error.message)}")
+        return
+    table = Table(title=f"“{resp.query}” → {resp.collection}", show_lines=True, expand=True)
+    table.add_column("#", justify="right", width=3)
+    table.add_column("score", width=_BAR + 7)
+    table.add_column("source", ratio=1)
+    table.add_column("text", ratio=2)
+    for r in resp.results:
+        source = Text()
+        if r.title:
+            source.append(r.title, style="bold")
+        if r.section:
+            source.append(f"\n{r.section}", style="italic")
+        if r.url:
+            source.append(f"\n{r.url}", style="cyan")
+        snippet = r.text if len(r.text) <= 300 else r.text[:300] + "…"
+        table.add_row(
+            str(r.rank),
+            _score_bar(r.similarity_score) + Text(f" {r.similarity_score:.3f}"),
+            source,
+            Text(snippet),
+        )
+    if resp.results:
+        console.print(table)
+    else:
+        console.print(f"No results for “{resp.query}” (threshold filters or an empty collection).")
+    t = resp.timings
+    console.print(
+        f"[dim]{resp.total_results} results · embed {t.embedding_ms:.1f} ms · search "
+        f"{t.search_ms:.1f} ms · post {t.post_processing_ms:.1f} ms · total {t.total_ms:.1f} ms"
+        f" · {resp.model}[/]"
+    )
+
+
+def render_report(report: EvalReport) -> None:
+    """The report as Rich tables: metrics by k, latency by stage, integrity, gates."""
+    families = list(dict.fromkeys(name.split("@")[0] for name in report.metrics if "@" in name))
+    table = Table(
+        title=f"{report.n_queries} queries · {report.collection} · {report.embedder} · "
+        f"{report.search.index} · relevance by {report.relevance_by}"
+    )
+    table.add_column("metric")
+    for k in report.ks:
+        table.add_column(f"@{k}", justify="right")
+    for fam in families:
+        table.add_row(
+            fam, *(f"{report.metrics.get(f'{fam}@{k}', float('nan')):.4f}" for k in report.ks)
+        )
+    console.print(table)
+    if "mrr" in report.metrics:
+        console.print(f"MRR (uncut): {report.metrics['mrr']:.4f}")
+    lat = Table(title="latency per query (ms), one query at a time, embedding included")
+    for col in ("stage", "p50", "p95", "p99", "mean"):
+        lat.add_column(col, justify="right" if col != "stage" else "left")
+    for stage, p in report.latency.stages().items():
+        lat.add_row(stage, *(f"{x:.2f}" for x in (p.p50, p.p95, p.p99, p.mean)))
+    console.print(lat)
+    if report.throughput:
+        console.print(
+            f"batched throughput: {report.throughput.queries_per_s:.1f} queries/s "
+            f"(batches of {report.throughput.batch_size})"
+        )
+    integ = report.integrity
+    bad = {k: v for k, v in integ.counts.items() if v}
+    console.print(
+        f"integrity: {integ.checked_results} results checked, {integ.problems} problems"
+        + (f" ({', '.join(f'{k}: {v}' for k, v in bad.items())})" if bad else "")
+    )
+    missing = report.benchmark.relevant_missing_from_collection
+    if missing:
+        more = " …" if len(missing) > _MISSING_SHOWN else ""
+        console.print(
+            f"[yellow]{len(missing)} relevant ids are not in the collection[/] "
+            f"(scored as misses): {', '.join(missing[:_MISSING_SHOWN])}{more}"
+        )
+    if report.benchmark.errors:
+        console.print(f"[red]{len(report.benchmark.errors)} queries failed[/]")
+    for warning in report.warnings:
+        console.print(f"[yellow]warning[/]: {escape(warning)}")
+    if report.threshold_sweep:
+        sw = report.threshold_sweep
+        best, safe = sw.best_f1, sw.recall_preserving
+        console.print(
+            f"threshold sweep: best F1 {best.f1:.3f} at {best.threshold:g} "
+            f"(precision {best.precision:.3f}, recall {best.recall:.3f}, "
+            f"{best.no_result_share:.0%} queries with no result); highest threshold keeping "
+            f"recall within {sw.max_recall_loss:.0%}: {safe.threshold:g} "
+            f"→ [bold]{sw.recommended_setting}[/]"
+        )
+    if report.index_health:
+        ih = report.index_health
+        console.print(
+            "index health (HNSW vs exact): "
+            + ", ".join(f"{k} {v}" for k, v in ih.recall_vs_exact.items())
+            + f"; search p50 {ih.ann_search_ms.p50:.2f} ms HNSW vs "
+            f"{ih.exact_search_ms.p50:.2f} ms exact"
+        )
+    _render_breakdown(report)
+    for g in report.gates:
+        mark = "[green]PASS[/]" if g.passed else "[red]FAIL[/]"
+        console.print(f"{mark} {g.gate} (value {g.value})")
+
+
+def _render_breakdown(report: EvalReport) -> None:
+    """Metrics per filter and per ``--by`` group, under an ``all`` row to compare with."""
+    from ragsonde.evaluate.breakdown import headline_metrics
+
+    if report.breakdown is None:
+        return
+    names = headline_metrics(report.metrics, report.gates)
+    parts: list[tuple[str, dict[str, GroupSummary]]] = []
+    if report.breakdown.filters:
+        parts.append(("by filter", report.breakdown.filters.groups))
+    by = report.breakdown.by
+    if by:
+        depth = f":{by.depth}" if by.depth else ""
+        parts.append((f"by {by.field}{depth} (of each query's most relevant item)", by.groups))
+    for title, groups in parts:
+        table = Table(
+            title=f"metrics {title}",
+            caption="n: queries · empty: queries with no result · "
+            "violations: results that break the query's filters",
+        )
+        table.add_column("group", overflow="fold")
+        for col in ("n", *names, "empty", "violations"):
+            table.add_column(col, justify="right", no_wrap=True)
+        violated = report.integrity.counts.get("filter_violated", 0)
+        table.add_row(
+            "[bold]all[/]",
+            str(report.n_queries),
+            *(f"{report.metrics[n]:.4f}" for n in names),
+            "",
+            str(violated),
+        )
+        for label, g in groups.items():
+            bad = g.filter_violations
+            table.add_row(
+                escape(label),
+                str(g.queries),
+                *(f"{g.metrics.get(n, 0.0):.4f}" for n in names),
+                str(g.empty_results),
+                f"[red]{bad}[/]" if bad else "0",
+            )
+        console.print(table)
+
+
+def render_side(side: str, report: EvalReport) -> None:
+    """One side of ``eval --versus``: a rule, what was ingested, then its report."""
+    console.rule(f"[bold]{side}[/]: {report.embedder} → {report.collection}")
+    ingested = report.benchmark.ingested
+    if ingested:
+        console.print(
+            f"ingested {ingested.documents} documents ({ingested.chunks} chunks) "
+            f"into {report.collection}"
+        )
+    render_report(report)
+
+
+def _p(p: float) -> str:
+    return "<0.001" if p < 1e-3 else f"{p:.3f}"
+
+
+def _verdict(m: MetricComparison) -> str:
+    style = _VERDICT_STYLE.get(m.verdict)
+    return f"[{style}]{m.verdict}[/]" if style else "n.s."
+
+
+def _metric_row(m: MetricComparison) -> list[str]:
+    return [
+        m.metric,
+        f"{m.mean_a:.3f}",
+        f"{m.mean_b:.3f}",
+        f"{m.delta:+.3f}",
+        f"{m.wins}/{m.ties}/{m.losses}",
+        _p(m.p_ttest),
+        _p(m.p_permutation),
+        f"{m.ci_low:+.3f}…{m.ci_high:+.3f}",
+        _verdict(m),
+    ]
+
+
+def _metrics_table(comparison: Comparison) -> Table:
+    def label(collection: str, embedder: str) -> str:
+        return " · ".join(v for v in (collection, embedder) if v) or "?"
+
+    a, b = comparison.a, comparison.b
+    table = Table(
+        title=f"B vs A on {comparison.n_queries} queries\nA: {label(a.collection, a.embedder)}\n"
+        f"B: {label(b.collection, b.embedder)}",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    confidence = f"{comparison.metrics[0].confidence:.0%}"
+    heads = ("metric", "A", "B", "Δ", "W/T/L", "p t", "p perm", f"{confidence} CI of Δ")
+    for head in heads:
+        table.add_column(head, justify="left" if head == "metric" else "right", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    for m in comparison.metrics:
+        table.add_row(*_metric_row(m))
+    return table
+
+
+def _changed_table(comparison: Comparison) -> Table:
+    table = Table(
+        title=f"queries that changed most on {comparison.changed_metric}", box=box.SIMPLE_HEAD
+    )
+    table.add_column("query id", no_wrap=True)
+    table.add_column("query", overflow="ellipsis", no_wrap=True, max_width=60)
+    for head in ("A", "B", "Δ"):
+        table.add_column(head, justify="right", no_wrap=True)
+    for c in comparison.changed:
+        table.add_row(c.query_id, c.query, f"{c.a:.3f}", f"{c.b:.3f}", f"{c.delta:+.3f}")
+    return table
+
+
+def render_comparison(comparison: Comparison) -> None:
+    """The comparison as Rich tables: one row per metric, then the most-changed queries."""
+    console.print(_metrics_table(comparison))
+    console.print(
+        "W/T/L: queries where B wins/ties/loses against A. p t: paired t-test; p perm: paired "
+        f"permutation test. Significant: both p < {comparison.alpha}; "
+        "n.s.: no significant difference."
+    )
+    if comparison.changed:
+        console.print(_changed_table(comparison))
+    else:
+        console.print(f"no query changed on {comparison.changed_metric}.")
+
+
+def render_gate(gate: NoRegressionGate) -> None:
+    """The no-regression gate's verdict: PASS on stdout, or the regressions on stderr."""
+    if gate.passed:
+        console.print(f"[green]PASS[/] no significant regression on {', '.join(gate.metrics)}")
+    else:
+        err_console.print(f"[bold red]significant regression[/]: {', '.join(gate.regressions)}")

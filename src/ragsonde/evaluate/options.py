@@ -1,0 +1,138 @@
+"""How to evaluate: one options model for the library, the CLI and ``POST /v1/eval``.
+
+Errors name the field and the rule (``k: cutoffs must be positive``), never a CLI flag, so an
+HTTP client and a terminal user read the same message. What to evaluate (the benchmark) and
+whether to ingest first are arguments of :func:`~ragsonde.evaluate.evaluate`, not options: the
+server evaluates collections it already has.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.breakdown import parse_by
+from ragsonde.evaluate.gates import Gate, parse_gate
+from ragsonde.evaluate.metrics import DEFAULT_KS
+from ragsonde.models import SearchMode
+
+__all__ = ["EvalOptions", "RelevanceBy", "options_error"]
+
+#: What a benchmark's relevant ids name: a document id, a url, or a chunk (point) id.
+RelevanceBy = Literal["doc", "url", "chunk"]
+
+
+def options_error(err: ValidationError, prefix: str = "") -> QueryValidationError:
+    """pydantic's error as one VALIDATION_ERROR naming each field: ``k: cutoffs must be …``."""
+    parts: list[str] = []
+    first: str | None = None
+    for item in err.errors(include_url=False):
+        where = prefix + ".".join(str(p) for p in item["loc"]) if item["loc"] else prefix or "body"
+        first = first or where
+        msg = str(item["msg"]).removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            msg = "is not a known option"
+        parts.append(f"{where}: {msg}")
+    return QueryValidationError("; ".join(parts), field=first)
+
+
+class EvalOptions(BaseModel):
+    """Options of an evaluation (see :func:`~ragsonde.evaluate.evaluate`).
+
+    Built like any model (``EvalOptions(...)`` or ``model_validate``); invalid values raise
+    :class:`~ragsonde.errors.QueryValidationError` naming each field, made by
+    :func:`options_error` from pydantic's error.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    k: list[int] = Field(
+        default=list(DEFAULT_KS),
+        min_length=1,
+        max_length=20,
+        validation_alias=AliasChoices("k", "ks"),
+        description="Metric cutoffs.",
+    )
+    relevance_by: RelevanceBy = Field(default="doc", description="What the relevant ids name.")
+    gates: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Pass/fail gates: 'ndcg@10>=0.6', 'latency.total_ms.p95<=50'.",
+    )
+    exact: bool = Field(default=False, description="Exact (brute-force) search instead of HNSW.")
+    mode: SearchMode = "dense"
+    throughput: bool = Field(default=True, description="Also measure batched throughput.")
+    split: str = Field(default="test", description="BEIR qrels split.")
+    queries_file: Path | None = Field(
+        default=None, description="Queries TSV (id<TAB>text) for TREC qrels."
+    )
+    sweep_thresholds: bool = Field(default=False, description="Calibrate score_threshold.")
+    max_recall_loss: float = Field(
+        default=0.05, ge=0.0, le=1.0, description="Recall the recommended threshold may lose."
+    )
+    ann_vs_exact: bool = Field(default=False, description="HNSW recall@k against exact search.")
+    by: str | None = Field(
+        default=None, description="Also report metrics per value of this payload field."
+    )
+    score_threshold: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="Drop results below this similarity."
+    )
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise options_error(e) from e
+
+    @field_validator("k")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if min(value) < 1:
+            raise ValueError("cutoffs must be positive, e.g. 1,3,5,10,100")
+        return sorted(set(value))
+
+    @field_validator("gates", mode="before")
+    @classmethod
+    def _gates(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return [str(v) if isinstance(v, Gate) else v for v in value]
+        return value
+
+    @field_validator("gates")
+    @classmethod
+    def _parse_gates(cls, value: list[str]) -> list[str]:
+        return [str(_checked(parse_gate, g)) for g in value]
+
+    @field_validator("by")
+    @classmethod
+    def _by(cls, value: str | None) -> str | None:
+        if value is not None:
+            _checked(parse_by, value)
+        return value
+
+    @property
+    def ks(self) -> list[int]:
+        """The cutoffs, sorted, without repeats."""
+        return self.k
+
+    @property
+    def parsed_gates(self) -> list[Gate]:
+        return [parse_gate(g) for g in self.gates]
+
+
+def _checked(parse: Any, text: str) -> Any:
+    """Run a parser that raises QueryValidationError as a pydantic validator (a ValueError)."""
+    try:
+        return parse(text)
+    except QueryValidationError as e:
+        raise ValueError(e.message) from None

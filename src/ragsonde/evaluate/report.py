@@ -1,0 +1,342 @@
+"""The evaluation report: typed, versioned, and the one thing every reader reads.
+
+``ragsonde eval --json`` and ``--save`` write :class:`EvalReport` (or, with ``--versus``,
+:class:`VersusReport`) dumped with ``model_dump(mode="json")``; the HTML report, the CLI tables,
+the gates, ``compare``, ``/v1/eval`` and the web page all read these models, never string keys.
+The JSON Schema is published in ``report.schema.json`` next to this module (``ragsonde schema
+report``); a test fails when the file and the models drift apart.
+
+Versions. ``schema_version`` is ``MAJOR.MINOR``. A minor version only adds optional fields, so a
+reader accepts any report of its major version (unknown fields are ignored); a different major
+is refused with a VALIDATION_ERROR. Reports saved before the version existed carry none: their
+fields are exactly those of 1.0, so they are read as 1.0.
+
+Room to grow: ``warnings`` holds what a reader should know about a run (later: judged@k coverage
+and label provenance, which payload field benchmark ids resolved to); new parts are optional
+fields, so older reports stay valid.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, computed_field
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.comparison import Comparison
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BenchmarkInfo",
+    "Breakdown",
+    "EvalReport",
+    "FieldBreakdown",
+    "FilterBreakdown",
+    "GateResult",
+    "GroupSummary",
+    "IndexHealth",
+    "IngestSummary",
+    "Integrity",
+    "Latency",
+    "Percentiles",
+    "QueryRow",
+    "SearchInfo",
+    "StageTimings",
+    "SweepRow",
+    "ThresholdSweep",
+    "Throughput",
+    "VersusReport",
+    "check_schema_version",
+    "load_report",
+]
+
+#: The report format's version: MAJOR.MINOR (see the module docstring).
+SCHEMA_VERSION = "1.0"
+
+
+class _Part(BaseModel):
+    """A part of a report: extra keys are ignored, so a newer minor version still reads."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class Percentiles(_Part):
+    """Milliseconds over the queries of a run."""
+
+    p50: float = 0.0
+    p95: float = 0.0
+    p99: float = 0.0
+    mean: float = 0.0
+    max: float = 0.0
+
+
+class Latency(_Part):
+    """Percentiles per stage, one query at a time, embedding included."""
+
+    embedding_ms: Percentiles = Field(default_factory=Percentiles)
+    search_ms: Percentiles = Field(default_factory=Percentiles)
+    post_processing_ms: Percentiles = Field(default_factory=Percentiles)
+    total_ms: Percentiles = Field(default_factory=Percentiles)
+
+    def stages(self) -> dict[str, Percentiles]:
+        """Stage name -> percentiles, in pipeline order."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+class StageTimings(_Part):
+    """One query's milliseconds per stage."""
+
+    embedding_ms: float = 0.0
+    search_ms: float = 0.0
+    post_processing_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class Throughput(_Part):
+    """Batched retrieval: every query again, in batches of ``batch_size``."""
+
+    batch_size: int
+    queries_per_s: float
+
+
+class QueryRow(_Part):
+    """One benchmark query: what was relevant, what came back, its metrics and timings."""
+
+    query: str
+    relevant: dict[str, int]
+    retrieved: list[tuple[str, float]] = Field(
+        description="The first 10 ranked ids (documents, urls or chunks) with their scores."
+    )
+    total_ms: float
+    timings: StageTimings
+    # Only a query that has filters names them (and counts their violations) in the JSON.
+    filters: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None)
+    filter_violations: int | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Returned results that break the query's filters.",
+    )
+    metrics: dict[str, float] = Field(default_factory=dict)
+
+
+class Integrity(_Part):
+    """Checks on the data and the contract of what came back (see :mod:`.integrity`)."""
+
+    checked_results: int = 0
+    problems: int = 0
+    counts: dict[str, int] = Field(default_factory=dict)
+    examples: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class IngestSummary(_Part):
+    """What ``--ingest`` (or ``--versus``) ingested before evaluating."""
+
+    collection: str
+    documents: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    skipped: int = 0
+    deleted: int = 0
+    failed: list[dict[str, str]] = Field(default_factory=list)
+    seconds: float = 0.0
+
+
+class BenchmarkInfo(_Part):
+    name: str
+    queries: int
+    skipped_queries: list[str] = Field(default_factory=list)
+    relevant_ids: int = 0
+    relevant_missing_from_collection: list[str] = Field(default_factory=list)
+    errors: dict[str, str] = Field(
+        default_factory=dict, description="Query id -> 'CODE: message' of a failed query."
+    )
+    ingested: IngestSummary | None = None
+
+
+class SearchInfo(_Part):
+    mode: str = "dense"
+    exact: bool = False
+    index: str = "HNSW"
+    backend: str = ""
+    fetch_chunks: int = 0
+    score_threshold: float = 0.0
+
+
+class GateResult(_Part):
+    gate: str
+    value: float | None
+    passed: bool
+
+
+class SweepRow(_Part):
+    threshold: float
+    precision: float
+    recall: float
+    f1: float
+    no_result_share: float
+
+
+class ThresholdSweep(_Part):
+    """Score-threshold calibration (see :mod:`.sweep`)."""
+
+    rows: list[SweepRow]
+    best_f1: SweepRow
+    max_recall_loss: float
+    recall_preserving: SweepRow
+    recommended_setting: str
+
+
+class IndexHealth(_Part):
+    """HNSW against exact search on the same queries."""
+
+    recall_vs_exact: dict[str, float | None]
+    ann_search_ms: Percentiles
+    exact_search_ms: Percentiles
+    note: str = ""
+
+
+class GroupSummary(_Part):
+    """One group of a breakdown: its queries and their mean metrics."""
+
+    queries: int
+    metrics: dict[str, float] = Field(default_factory=dict)
+    empty_results: int = 0
+    filter_violations: int = 0
+    query_ids: list[str] = Field(default_factory=list)
+
+
+class FilterBreakdown(_Part):
+    groups: dict[str, GroupSummary]
+
+
+class FieldBreakdown(_Part):
+    field: str
+    depth: int | None = None
+    rule: str = ""
+    groups: dict[str, GroupSummary]
+
+
+class Breakdown(_Part):
+    """Metrics per filter and per ``--by`` field (see :mod:`.breakdown`)."""
+
+    filters: FilterBreakdown | None = None
+    by: FieldBreakdown | None = None
+
+
+class EvalReport(_Part):
+    """One evaluation: a benchmark against a collection (``ragsonde eval --json``)."""
+
+    schema_version: str = SCHEMA_VERSION
+    kind: Literal["eval"] = "eval"
+    dataset: str
+    collection: str
+    embedder: str
+    relevance_by: str
+    ks: list[int]
+    search: SearchInfo
+    metrics: dict[str, float]
+    latency: Latency
+    throughput: Throughput | None = None
+    integrity: Integrity
+    benchmark: BenchmarkInfo
+    gates: list[GateResult] = Field(default_factory=list)
+    threshold_sweep: ThresholdSweep | None = None
+    index_health: IndexHealth | None = None
+    breakdown: Breakdown | None = None
+    warnings: list[str] = Field(
+        default_factory=list, description="What a reader should know about this run."
+    )
+    created_at: str
+    seconds: float = 0.0
+    per_query: dict[str, QueryRow]
+    _run: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def n_queries(self) -> int:
+        return len(self.per_query)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        """Every gate passed (no gate: passed)."""
+        return all(g.passed for g in self.gates)
+
+    @property
+    def run(self) -> dict[str, dict[str, float]]:
+        """Query id -> {retrieved id: score}, the whole ranking (not saved in the JSON)."""
+        return self._run
+
+    def with_run(self, run: dict[str, dict[str, float]]) -> EvalReport:
+        self._run = run
+        return self
+
+    def write_run(self, path: Path, tag: str = "ragsonde") -> None:
+        """A TREC run file (``qid Q0 docid rank score tag``) that trec_eval reads.
+
+        Written here: ir-measures reads run files (``read_trec_run``) but has no writer."""
+        with path.open("w", encoding="utf-8") as f:
+            for qid, docs in self._run.items():
+                ranked = sorted(docs.items(), key=lambda kv: -kv[1])
+                for rank, (doc, score) in enumerate(ranked, start=1):
+                    f.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
+
+
+class VersusReport(_Part):
+    """Two embedders on one benchmark (``ragsonde eval --versus``): both reports and B vs A."""
+
+    schema_version: str = SCHEMA_VERSION
+    kind: Literal["versus"] = "versus"
+    a: EvalReport
+    b: EvalReport
+    comparison: Comparison
+
+    @property
+    def passed(self) -> bool:
+        """Both sides passed their ``--gate`` gates (regressions are a separate question)."""
+        return self.a.passed and self.b.passed
+
+
+def check_schema_version(data: dict[str, Any], source: str) -> None:
+    """Refuse a report of another major version (a report with no version is read as 1.0)."""
+    version = str(data.get("schema_version", "1.0"))
+    major = version.split(".", 1)[0]
+    if major != SCHEMA_VERSION.split(".", 1)[0]:
+        raise QueryValidationError(
+            f"{source}: report schema version {version} is not readable by this ragsonde "
+            f"(reads {SCHEMA_VERSION.split('.')[0]}.x); re-run `ragsonde eval … --save` with "
+            "this version, or compare with the ragsonde that wrote it.",
+            field="schema_version",
+        )
+
+
+def load_report(path: Path) -> EvalReport:
+    """A report saved with ``ragsonde eval --save``; anything else is a VALIDATION_ERROR."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise QueryValidationError(f"cannot read report {path}: {e}", field="report") from e
+    if not isinstance(data, dict):
+        raise QueryValidationError(f"{path} is not a saved report (a JSON object).", field="report")
+    check_schema_version(data, str(path))
+    if data.get("kind") == "versus" or {"a", "b", "comparison"} <= data.keys():
+        raise QueryValidationError(
+            f"{path} holds two reports (eval --versus); its comparison is in 'comparison'.",
+            field="report",
+        )
+    if not isinstance(data.get("per_query"), dict) or not data["per_query"]:
+        raise QueryValidationError(
+            f"report {path} has no per-query results ('per_query'); save it with "
+            "`ragsonde eval … --save report.json`.",
+            field="per_query",
+        )
+    try:
+        return EvalReport.model_validate(data)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise QueryValidationError(
+            f"{path} is not a saved eval report: {where}: {err['msg']}", field="report"
+        ) from e
