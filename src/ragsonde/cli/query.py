@@ -59,7 +59,7 @@ def _score_bar(score: float) -> Text:
     return Text("█" * filled, style="green") + Text("░" * (_BAR - filled), style="dim")
 
 
-def _render_response(resp: Response) -> None:
+def _render_response(resp: Response, model_load_ms: float | None = None) -> None:
     if resp.status == "error" and resp.error is not None:
         err_console.print(f"[bold red]{resp.error.code.value}[/]: {resp.error.message}")
         return
@@ -93,6 +93,19 @@ def _render_response(resp: Response) -> None:
         f"{t.search_ms:.1f} ms · post {t.post_processing_ms:.1f} ms · total {t.total_ms:.1f} ms"
         f" · {resp.model}[/]"
     )
+    if model_load_ms:
+        console.print(f"[dim]model load {model_load_ms:.0f} ms (once per process, not in embed)[/]")
+
+
+def _preload(retriever: Retriever) -> float | None:
+    """Load the model before the first query, so its ``embedding_ms`` is the encode alone; a
+    model that cannot load is left for the query to report as its error response."""
+    from ragsonde.embedders import preload
+
+    try:
+        return preload(retriever.embedder)
+    except RagsondeError:
+        return None
 
 
 def _exit_for(codes: list[ErrorCode]) -> None:
@@ -147,16 +160,17 @@ def query(
         _emit(resp, json_output)
         raise typer.Exit(exit_code_for(e)) from e
     with Retriever(settings) as retriever:
+        load_ms = _preload(retriever) if mode != "sparse" else None
         resp = retriever.retrieve(body)
-    _emit(resp, json_output)
+    _emit(resp, json_output, load_ms)
     _exit_for([resp.error.code] if resp.error else [])
 
 
-def _emit(resp: Response, json_output: bool) -> None:
+def _emit(resp: Response, json_output: bool, model_load_ms: float | None = None) -> None:
     if json_output:
         print_json(resp)
     else:
-        _render_response(resp)
+        _render_response(resp, model_load_ms)
 
 
 def _read_batch_file(path: Path) -> dict[str, Any]:
@@ -196,6 +210,7 @@ def batch(
     if collection and "collection" not in body:
         body["collection"] = collection
     with Retriever(settings) as retriever:
+        load_ms = _preload(retriever)
         result: BatchResponse = retriever.retrieve_batch(body)
     if json_output:
         print_json(result)
@@ -205,6 +220,7 @@ def batch(
         console.print(
             f"[bold]batch {result.batch_id}[/]: {result.status}, {len(result.responses)} queries "
             f"in {result.batch_latency_ms:.1f} ms"
+            + (f" (model load {load_ms:.0f} ms before it)" if load_ms else "")
         )
     _exit_for([r.error.code for r in result.responses if r.error])
 
