@@ -23,7 +23,13 @@ from ragsonde.cli._common import (
     settings_from_options,
 )
 from ragsonde.cli.app import app
-from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
+from ragsonde.errors import (
+    AuthError,
+    ErrorCode,
+    QueryValidationError,
+    RagsondeError,
+    StoreConnectionError,
+)
 from ragsonde.models import BatchResponse, Response
 from ragsonde.retriever import Retriever
 
@@ -97,13 +103,18 @@ def _render_response(resp: Response, model_load_ms: float | None = None) -> None
         console.print(f"[dim]model load {model_load_ms:.0f} ms (once per process, not in embed)[/]")
 
 
-def _preload(retriever: Retriever) -> float | None:
-    """Load the model before the first query, so its ``embedding_ms`` is the encode alone; a
-    model that cannot load is left for the query to report as its error response."""
+def _preload(retriever: Retriever, collection: str) -> float | None:
+    """Load the model before the first query, so its ``embedding_ms`` is the encode alone; only
+    once the store has answered for ``collection``. A store that cannot be reached (or refuses
+    the key) raises here, so the caller reports it without a second wait; a missing collection
+    or a model that cannot load is left for the query to report as its error response."""
     from ragsonde.embedders import preload
 
     try:
+        retriever.store.collection_info(collection)
         return preload(retriever.embedder)
+    except (StoreConnectionError, AuthError):
+        raise
     except RagsondeError:
         return None
 
@@ -159,9 +170,21 @@ def query(
         )
         _emit(resp, json_output)
         raise typer.Exit(exit_code_for(e)) from e
+    load_ms: float | None = None
     with Retriever(settings) as retriever:
-        load_ms = _preload(retriever) if mode != "sparse" else None
-        resp = retriever.retrieve(body)
+        try:
+            load_ms = _preload(retriever, settings.collection) if mode != "sparse" else None
+        except RagsondeError as e:
+            resp = Response.failure(
+                e,
+                query=text,
+                query_id=str(uuid.uuid4()),
+                top_k=top_k,
+                collection=settings.collection,
+                model=settings.embedder,
+            )
+        else:
+            resp = retriever.retrieve(body)
     _emit(resp, json_output, load_ms)
     _exit_for([resp.error.code] if resp.error else [])
 
@@ -210,7 +233,10 @@ def batch(
     if collection and "collection" not in body:
         body["collection"] = collection
     with Retriever(settings) as retriever:
-        load_ms = _preload(retriever)
+        try:
+            load_ms = _preload(retriever, str(body.get("collection") or settings.collection))
+        except RagsondeError:
+            load_ms = None  # the batch reports the store's error per query
         result: BatchResponse = retriever.retrieve_batch(body)
     if json_output:
         print_json(result)
