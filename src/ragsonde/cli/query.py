@@ -24,7 +24,13 @@ from ragsonde.cli._common import (
 )
 from ragsonde.cli.app import app
 from ragsonde.cli.render import render_response
-from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
+from ragsonde.errors import (
+    AuthError,
+    ErrorCode,
+    QueryValidationError,
+    RagsondeError,
+    StoreConnectionError,
+)
 from ragsonde.models import BatchResponse, Response
 from ragsonde.retriever import Retriever
 
@@ -89,6 +95,22 @@ def _scalar(value: str) -> str | int | bool:
     return {"true": True, "false": False}.get(value, value)
 
 
+def _preload(retriever: Retriever, collection: str) -> float | None:
+    """Load the model before the first query, so its ``embedding_ms`` is the encode alone; only
+    once the store has answered for ``collection``. A store that cannot be reached (or refuses
+    the key) raises here, so the caller reports it without a second wait; a missing collection
+    or a model that cannot load is left for the query to report as its error response."""
+    from ragsonde.embedders import preload
+
+    try:
+        retriever.store.collection_info(collection)
+        return preload(retriever.embedder)
+    except (StoreConnectionError, AuthError):
+        raise
+    except RagsondeError:
+        return None
+
+
 def _exit_for(codes: list[ErrorCode]) -> None:
     if not codes:
         return
@@ -144,17 +166,30 @@ def query(
         )
         _emit(resp, json_output)
         raise typer.Exit(exit_code_for(e)) from e
-    with Retriever(settings, mapping=settings.payload_mapping) as retriever:
-        resp = retriever.retrieve(body)
-    _emit(resp, json_output)
+    load_ms: float | None = None
+    with Retriever(settings) as retriever:
+        try:
+            load_ms = _preload(retriever, settings.collection) if mode != "sparse" else None
+        except RagsondeError as e:
+            resp = Response.failure(
+                e,
+                query=text,
+                query_id=str(uuid.uuid4()),
+                top_k=top_k,
+                collection=settings.collection,
+                model=settings.embedder,
+            )
+        else:
+            resp = retriever.retrieve(body)
+    _emit(resp, json_output, load_ms)
     _exit_for([resp.error.code] if resp.error else [])
 
 
-def _emit(resp: Response, json_output: bool) -> None:
+def _emit(resp: Response, json_output: bool, model_load_ms: float | None = None) -> None:
     if json_output:
         print_json(resp)
     else:
-        render_response(resp)
+        render_response(resp, model_load_ms)
 
 
 def _bad_file(path: Path, problem: str) -> QueryValidationError:
@@ -232,7 +267,11 @@ def batch(
     body = _read_batch_file(file)
     if collection and "collection" not in body:
         body["collection"] = collection
-    with Retriever(settings, mapping=settings.payload_mapping) as retriever:
+    with Retriever(settings) as retriever:
+        try:
+            load_ms = _preload(retriever, str(body.get("collection") or settings.collection))
+        except RagsondeError:
+            load_ms = None  # the batch reports the store's error per query
         result: BatchResponse = retriever.retrieve_batch(body)
     if json_output:
         print_json(result)
@@ -242,6 +281,7 @@ def batch(
         console.print(
             f"[bold]batch {result.batch_id}[/]: {result.status}, {len(result.responses)} queries "
             f"in {result.batch_latency_ms:.1f} ms"
+            + (f" (model load {load_ms:.0f} ms before it)" if load_ms else "")
         )
     _exit_for([r.error.code for r in result.responses if r.error])
 

@@ -32,7 +32,9 @@ def _score_bar(score: float) -> Text:
     return Text("█" * filled, style="green") + Text("░" * (_BAR - filled), style="dim")
 
 
-def render_response(resp: Response) -> None:
+def render_response(resp: Response, model_load_ms: float | None = None) -> None:
+    """A response as a table, then its timings; the model load (once per process) on its own
+    line, so ``embed`` is the encode alone."""
     if resp.status == "error" and resp.error is not None:
         err_console.print(f"[bold red]{resp.error.code.value}[/]: {escape(resp.error.message)}")
         return
@@ -66,6 +68,8 @@ def render_response(resp: Response) -> None:
         f"{t.search_ms:.1f} ms · post {t.post_processing_ms:.1f} ms · total {t.total_ms:.1f} ms"
         f" · {resp.model}[/]"
     )
+    if model_load_ms:
+        console.print(f"[dim]model load {model_load_ms:.0f} ms (once per process, not in embed)[/]")
 
 
 def render_report(report: EvalReport) -> None:

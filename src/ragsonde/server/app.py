@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ragsonde import __version__
 from ragsonde.config import Settings, load_settings
-from ragsonde.embedders import get_embedder
+from ragsonde.embedders import get_embedder, preload
 from ragsonde.errors import RagsondeError
 from ragsonde.models import BatchRequest, Query
 from ragsonde.retriever import Retriever
@@ -85,6 +85,7 @@ def _warm_up(state: ServerState) -> None:
         # The dimension may come from the model's files alone: embed once to load the model,
         # on this thread, past the batcher (see _lifespan).
         model = state.batcher.inner if state.batcher is not None else ws.embedder
+        load_ms = preload(model)
         model.embed_queries(["warm-up"])
         state.model_loaded = True
         store = ws.store
@@ -92,9 +93,10 @@ def _warm_up(state: ServerState) -> None:
         for name in names:
             store.collection_info(name)
         log.info(
-            "ready: model %s (%d-dim), %s store with %d collections",
+            "ready: model %s (%d-dim, loaded in %s), %s store with %d collections",
             ws.embedder_name,
             dim,
+            "n/a" if load_ms is None else f"{load_ms:.0f} ms",
             store.backend,
             len(names),
         )

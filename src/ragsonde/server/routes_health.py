@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response as HttpResponse
 
+from ragsonde.embedders import load_time
 from ragsonde.errors import RagsondeError
 from ragsonde.models import ErrorInfo
 from ragsonde.server.errors import json_response
@@ -33,6 +34,8 @@ class Readiness(BaseModel):
     status: Literal["ready", "not_ready"]
     model: str
     model_loaded: bool
+    #: How long the model took to load (once, at start-up); null for a remote embedder.
+    model_load_ms: float | None = None
     store: str | None = None
     store_reachable: bool = False
     collections: int | None = None
@@ -52,6 +55,7 @@ def check_ready(state: ServerState) -> Readiness:
     try:
         _ = ws.embedder.dimension
         state.model_loaded = report.model_loaded = True
+        report.model_load_ms = load_time(ws.embedder)
         store = ws.store
         report.store = store.backend
         report.collections = len(store.list_collections())
