@@ -64,19 +64,13 @@ def render_tune(report: TuneReport) -> None:
         title=f"Pareto front · {report.collection} · {report.n_queries} queries · "
         f"{len(report.configurations)} configurations · {report.backend}"
     )
-    for col in (
-        "configuration",
-        "nDCG@10",
-        "recall@100",
-        "vs exact",
-        "HNSW loss",
-        "quant. loss",
-        "p50 ms",
-        "p95 ms",
-        "vector MB",
-        "× f32",
-    ):
-        table.add_column(col, justify="left" if col == "configuration" else "right")
+    table.add_column("configuration", ratio=1, overflow="fold")
+    for col in ("nDCG@10", "R@100", "R vs exact", "HNSW −", "quant −", "p50", "p95", "MB", "×f32"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.caption = (
+        "R vs exact: recall@10 of the point ids against exact search; HNSW − / quant −: what "
+        "the graph / the quantization lose of it; p50, p95: search ms; MB: vector RAM"
+    )
     front = sorted((report.config(i) for i in report.pareto), key=lambda c: -c.ndcg)
     chosen = report.recommendation.config
     for c in front:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.tune.report import ConfigResult, TuneReport
 
 __all__ = ["render_html", "scatter_svg", "write_html"]
@@ -102,4 +103,8 @@ def render_html(report: TuneReport) -> str:
 
 
 def write_html(report: TuneReport, path: Path) -> None:
-    path.write_text(render_html(report), encoding="utf-8")
+    """Write the page to ``path``."""
+    try:
+        path.write_text(render_html(report), encoding="utf-8")
+    except OSError as e:
+        raise QueryValidationError(f"Cannot write {path}: {e.strerror or e}", field="html") from e
