@@ -46,10 +46,19 @@ def make_slice(scifact: Path, folder: Path, n_queries: int, n_extra: int) -> Pat
     return folder
 
 
+def _halves(doc: dict[str, str]) -> list[str]:
+    """Two chunks per document (title + each half of the abstract), so that how chunks are
+    aggregated into documents matters."""
+    words = doc["text"].split()
+    mid = max(1, len(words) // 2)
+    return [f"{doc['title']} {' '.join(part)}".strip() for part in (words[:mid], words[mid:])]
+
+
 def fill_from_slice(store: Store, name: str, folder: Path, embedder) -> int:
-    """One point per document (title + text), dense and BM25, ``doc_id`` in the payload."""
-    docs = [json.loads(x) for x in (folder / "corpus.jsonl").read_text().splitlines() if x]
-    texts = [f"{d['title']} {d['text']}".strip() for d in docs]
+    """Two points per document, dense and BM25, ``doc_id`` in the payload; returns the points."""
+    rows = [json.loads(x) for x in (folder / "corpus.jsonl").read_text().splitlines() if x]
+    docs = [d for d in rows for _ in range(2)]
+    texts = [t for d in rows for t in _halves(d)]
     dense = embedder.embed_documents(texts)
     sparse = Bm25Encoder().embed_documents(texts)
     store.create_collection(
@@ -66,7 +75,7 @@ def fill_from_slice(store: Store, name: str, folder: Path, embedder) -> int:
         ],
     )
     store.build_index(name)
-    return len(docs)
+    return len(texts)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import pytest
 from ragsonde.config import Settings, load_settings
 from ragsonde.retriever import Retriever
 from ragsonde.store import open_store
-from ragsonde.store.variants import FusionSpec, Hnsw, Quantization
+from ragsonde.store.variants import Bm25Params, FusionSpec, Hnsw, Quantization
 from ragsonde.tune import Grid, TuneOptions, TuneReport, save_config, tune
 from ragsonde.tune.grid import Aggregation
 from ragsonde.tune.html import render_html
@@ -30,6 +30,7 @@ SMALL = Grid(
     rescore=[True],
     oversampling=[2.0],
     fusion=[FusionSpec(method="dbsf"), FusionSpec(method="rrf", k=60, weights=(2.0, 1.0))],
+    bm25=[Bm25Params(k1=0.9, b=0.4)],
     aggregation=[Aggregation(), Aggregation(method="sum", n=2)],
 )
 
@@ -46,9 +47,9 @@ def report(slice_home: Path, scifact_slice: Path, embedder) -> TuneReport:
 
 
 def test_every_configuration_is_measured(report: TuneReport) -> None:
-    # exact + 3 variants x 1 setting + 2 fusions, each with 2 aggregations
-    assert len(report.configurations) == (1 + 3 + 2) * 2
-    assert report.n_queries == SLICE_QUERIES and report.n_points > 250
+    # exact + 3 variants x 1 setting + 2 fusions x 2 BM25 encodings, each with 2 aggregations
+    assert len(report.configurations) == (1 + 3 + 2 * 2) * 2
+    assert report.n_queries == SLICE_QUERIES and report.n_points > 500
     for c in report.configurations:
         assert 0.0 < c.ndcg <= 1.0 and 0.0 <= c.metrics["recall@100"] <= 1.0
         assert c.latency_p95_ms >= c.latency_p50_ms > 0
@@ -75,8 +76,10 @@ def test_aggregation_and_fusion_change_the_ranking(report: TuneReport) -> None:
     dbsf = report.config("hybrid dbsf/pf100 none/m16-efc100 ef64 max")
     weighted = report.config("hybrid rrf-k60/w2:1/pf100 none/m16-efc100 ef64 max")
     summed = report.config("hybrid dbsf/pf100 none/m16-efc100 ef64 sum2")
+    rebm25 = report.config("hybrid dbsf/pf100 none/m16-efc100/bm25-k0.9-b0.4 ef64 max")
     assert dbsf.per_query_ndcg != weighted.per_query_ndcg
     assert dbsf.per_query_ndcg != summed.per_query_ndcg
+    assert dbsf.per_query_ndcg != rebm25.per_query_ndcg
 
 
 def test_cross_validation_and_recommendation(report: TuneReport) -> None:
@@ -136,7 +139,7 @@ def test_local_mode_says_quantization_is_not_measurable(
     store = open_store(settings)
     try:
         fill_from_slice(store, "slice", scifact_slice, embedder)
-        grid = SMALL.model_copy(update={"fusion": [], "aggregation": [Aggregation()]})
+        grid = SMALL.model_copy(update={"fusion": [], "bm25": [], "aggregation": [Aggregation()]})
         rep = tune(
             scifact_slice,
             settings=settings,
@@ -160,12 +163,12 @@ def test_cli_tune_json_save_html_apply(
     grid.write_text(
         'quantization = [{kind = "none"}, {kind = "scalar"}]\nhnsw = [{m = 16, ef_construct = 100}]\n'
         'hnsw_ef = [64]\nrescore = [true]\noversampling = [2.0]\nfusion = [{method = "dbsf"}]\n'
-        'aggregation = [{method = "max"}]\n'
+        'aggregation = [{method = "max"}]\nbm25 = []\n'
     )
     env = {k: v for k, v in os.environ.items() if k != "QDRANT_URL"}
     env["RAGSONDE_HOME"] = str(slice_home)
     args = ["tune", str(scifact_slice), "-c", "slice", "--grid", str(grid), "--folds", "2"]
-    args += ["--max-memory-mb", "0.2", "--json", "--save-config", str(tmp_path / "tuned.toml")]
+    args += ["--max-memory-mb", "0.4", "--json", "--save-config", str(tmp_path / "tuned.toml")]
     args += ["--html", str(tmp_path / "t.html"), "--apply", "slice_tuned"]
     out = subprocess.run(
         [sys.executable, "-m", "ragsonde", *args],
@@ -178,7 +181,7 @@ def test_cli_tune_json_save_html_apply(
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     rec = data["recommendation"]
-    # under 0.2 MB only the int8 codes fit (300 x 384 floats are ~0.45 MB)
+    # under 0.4 MB only the int8 codes fit (~560 x 384 floats are ~0.85 MB)
     assert rec["config"].startswith("dense int8/") and rec["feasible"] >= 1
     assert "<svg" in (tmp_path / "t.html").read_text()
     assert 'collection = "slice_tuned"' in (tmp_path / "tuned.toml").read_text()

@@ -4,8 +4,9 @@
 touching their collection: :class:`SourcePoints` reads the collection once through the existing
 :meth:`Store.scroll`, and :class:`VariantBuilder` writes those points into a fresh Qdrant Edge
 shard (a temporary folder) with the chosen :class:`VariantSpec`, builds its index, and measures
-it. :class:`IndexVariant` then searches it with per-query :class:`SearchKnobs` (``hnsw_ef``,
-rescoring, oversampling, exact) and hybrid :class:`FusionSpec` settings.
+it (the specs live in :mod:`ragsonde.store.variant_specs`). :class:`IndexVariant` then searches
+it with per-query :class:`SearchKnobs` (``hnsw_ef``, rescoring, oversampling, exact) and hybrid
+:class:`FusionSpec` settings.
 
 Variants are always built in the embedded engine (the Qdrant segment code, in-process). Where the
 user's backend would ignore a setting in production (qdrant-client's local mode has no
@@ -26,15 +27,27 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict
 
 from ragsonde.errors import QueryValidationError, RagsondeError, StoreConnectionError
 from ragsonde.store.base import SparseVector, Store
+from ragsonde.store.variant_specs import (
+    DEFAULT_FULL_SCAN_KB,
+    Bm25Params,
+    FusionSpec,
+    Hnsw,
+    Quantization,
+    SearchKnobs,
+    VariantSpec,
+    measurable,
+)
 
 __all__ = [
+    "DEFAULT_FULL_SCAN_KB",
+    "Bm25Params",
     "FusionSpec",
     "Hnsw",
     "IndexVariant",
@@ -47,165 +60,6 @@ __all__ = [
     "build_tuned_copy",
     "measurable",
 ]
-
-#: Qdrant's default ``full_scan_threshold`` (KB of vectors): below it a search scans every point
-#: and the HNSW graph is never used.
-DEFAULT_FULL_SCAN_KB = 10_000
-
-#: What each backend honours in production. qdrant-client's local mode keeps plain vectors in
-#: Python: no quantization and no HNSW.
-_HONOURS: dict[str, frozenset[str]] = {
-    "edge": frozenset({"quantization", "hnsw"}),
-    "qdrant": frozenset({"quantization", "hnsw"}),
-    "qdrant-local": frozenset(),
-}
-
-
-def measurable(backend: str, knob: Literal["quantization", "hnsw"]) -> bool:
-    """Whether ``backend`` would honour ``knob``, so that measuring it means something."""
-    return knob in _HONOURS.get(backend, frozenset())
-
-
-_Frozen = ConfigDict(frozen=True, extra="forbid")
-
-
-class Quantization(BaseModel):
-    """One quantization of the dense vectors (``kind="none"``: plain float32)."""
-
-    model_config = _Frozen
-    kind: Literal["none", "scalar", "binary", "product", "turbo"] = "none"
-    bits: float | None = Field(
-        default=None, description="binary: 1, 1.5 or 2; turbo: 1, 1.5, 2, 4 or 8"
-    )
-    query_encoding: Literal["default", "scalar8", "scalar4", "binary"] = Field(
-        default="default", description="binary only: asymmetric query encoding"
-    )
-    compression: Literal[4, 8, 16, 32, 64] | None = Field(
-        default=None, description="product only: float32 bytes / code bytes"
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> Quantization:
-        allowed = {"binary": {1.0, 1.5, 2.0}, "turbo": {1.0, 1.5, 2.0, 4.0, 8.0}}
-        if self.kind in allowed and self.bits is not None and self.bits not in allowed[self.kind]:
-            raise ValueError(f"{self.kind} bits must be one of {sorted(allowed[self.kind])}")
-        if self.kind != "binary" and self.query_encoding != "default":
-            raise ValueError("query_encoding applies to binary quantization only")
-        if self.kind == "product" and self.compression is None:
-            raise ValueError("product quantization needs compression (4, 8, 16, 32 or 64)")
-        return self
-
-    @property
-    def label(self) -> str:
-        if self.kind == "none":
-            return "none"
-        if self.kind == "scalar":
-            return "int8"
-        if self.kind == "product":
-            return f"pq-x{self.compression}"
-        bits = f"{self.bits or (1 if self.kind == 'binary' else 4):g}bit"
-        enc = "" if self.query_encoding == "default" else f"-q{self.query_encoding}"
-        return f"{self.kind}-{bits}{enc}"
-
-    def engine_config(self, qe: Any) -> Any:
-        """The ``qdrant_edge`` quantization config (``None`` for plain vectors)."""
-        if self.kind == "none":
-            return None
-        if self.kind == "scalar":
-            return qe.ScalarQuantizationConfig(qe.ScalarType.Int8, always_ram=True)
-        if self.kind == "product":
-            return qe.ProductQuantizationConfig(
-                getattr(qe.CompressionRatio, f"X{self.compression}"), always_ram=True
-            )
-        if self.kind == "turbo":
-            name = {1.0: "Bits1", 1.5: "Bits1_5", 2.0: "Bits2", 4.0: "Bits4", 8.0: "Bits8"}
-            return qe.TurboQuantQuantizationConfig(
-                always_ram=True, bits=getattr(qe.TurboQuantBitSize, name[self.bits or 4.0])
-            )
-        enc = {1.0: "OneBit", 1.5: "OneAndHalfBits", 2.0: "TwoBits"}[self.bits or 1.0]
-        query = {
-            "default": None,
-            "scalar8": "Scalar8Bits",
-            "scalar4": "Scalar4Bits",
-            "binary": "Binary",
-        }[self.query_encoding]
-        return qe.BinaryQuantizationConfig(
-            always_ram=True,
-            encoding=getattr(qe.BinaryQuantizationEncoding, enc),
-            query_encoding=getattr(qe.BinaryQuantizationQueryEncoding, query) if query else None,
-        )
-
-
-class Hnsw(BaseModel):
-    """HNSW graph parameters (Qdrant's defaults: m=16, ef_construct=100)."""
-
-    model_config = _Frozen
-    m: int = Field(default=16, ge=2, le=128)
-    ef_construct: int = Field(default=100, ge=4, le=2000)
-
-    @property
-    def label(self) -> str:
-        return f"m{self.m}-efc{self.ef_construct}"
-
-
-class VariantSpec(BaseModel):
-    """How one temporary index variant is built."""
-
-    model_config = _Frozen
-    quantization: Quantization = Quantization()
-    hnsw: Hnsw = Hnsw()
-
-    @property
-    def label(self) -> str:
-        return f"{self.quantization.label}/{self.hnsw.label}"
-
-
-class SearchKnobs(BaseModel):
-    """Per-query search parameters."""
-
-    model_config = _Frozen
-    hnsw_ef: int | None = Field(default=None, ge=1)
-    exact: bool = False
-    rescore: bool | None = None
-    oversampling: float | None = Field(default=None, ge=1.0, le=16.0)
-    ignore_quantization: bool = False
-
-    def engine_params(self, qe: Any) -> Any:
-        quant = (
-            qe.QuantizationSearchParams(
-                ignore=self.ignore_quantization,
-                rescore=self.rescore,
-                oversampling=self.oversampling,
-            )
-            if self.ignore_quantization or self.rescore is not None or self.oversampling
-            else None
-        )
-        return qe.SearchParams(hnsw_ef=self.hnsw_ef, exact=self.exact, quantization=quant)
-
-
-class FusionSpec(BaseModel):
-    """How hybrid search fuses the dense and BM25 candidate lists inside Qdrant.
-
-    ``rrf`` with ``weights`` is the weighted fusion: ``(dense, sparse)`` weights per list.
-    """
-
-    model_config = _Frozen
-    method: Literal["rrf", "dbsf"] = "dbsf"
-    k: int = Field(default=60, ge=1, le=1000)
-    weights: tuple[float, float] | None = None
-    prefetch: int = Field(default=100, ge=1, le=10_000)
-
-    @property
-    def label(self) -> str:
-        if self.method == "dbsf":
-            return f"dbsf/pf{self.prefetch}"
-        w = f"/w{self.weights[0]:g}:{self.weights[1]:g}" if self.weights else ""
-        return f"rrf-k{self.k}{w}/pf{self.prefetch}"
-
-    def engine_fusion(self, qe: Any) -> Any:
-        if self.method == "dbsf":
-            return qe.Fusion.Dbsf()
-        return qe.Fusion.Rrf(k=self.k, weights=list(self.weights) if self.weights else None)
 
 
 @contextlib.contextmanager
@@ -241,6 +95,8 @@ class SourcePoints:
     vector_name: str
     sparse_name: str | None
     indexed_vectors: int
+    texts: list[str] | None = None
+    """The stored chunk texts (``text`` payload), kept for collections with BM25 vectors."""
 
     @property
     def dimension(self) -> int:
@@ -254,6 +110,7 @@ class SourcePoints:
         rows: list[Sequence[float]] = []
         sparse: list[SparseVector] = []
         docs: list[str] = []
+        texts: list[str] = []
         for batch in store.scroll(collection, batch_size=512, with_vectors=True):
             for p in batch:
                 if p.vector is None:
@@ -263,6 +120,7 @@ class SourcePoints:
                 sparse.append(p.sparse or SparseVector([], []))
                 doc = p.payload.get(doc_field)
                 docs.append(str(doc) if doc is not None else p.id)
+                texts.append(str(p.payload.get("text") or ""))
         if not ids:
             raise QueryValidationError(
                 f"Collection '{collection}' holds no dense vectors to tune.", field="collection"
@@ -277,6 +135,7 @@ class SourcePoints:
             vector_name=info.vector_name or "",
             sparse_name=info.sparse_vector_name,
             indexed_vectors=info.indexed_vectors_count,
+            texts=texts if info.sparse_vector_name else None,
         )
 
 
@@ -445,8 +304,17 @@ class VariantBuilder:
         self.workdir = Path(workdir) if workdir else Path(tempfile.gettempdir())
         self.force_index = force_index
 
-    def build(self, spec: VariantSpec, *, path: Path | None = None) -> IndexVariant:
-        """Write every point into a new shard with ``spec``, build its index, measure it."""
+    def build(
+        self,
+        spec: VariantSpec,
+        *,
+        path: Path | None = None,
+        sparse: Sequence[SparseVector] | None = None,
+    ) -> IndexVariant:
+        """Write every point into a new shard with ``spec``, build its index, measure it.
+
+        ``sparse``: BM25 vectors to write instead of the collection's (one per point, in order).
+        """
         import qdrant_edge as qe
 
         src = self.source
@@ -479,7 +347,7 @@ class VariantBuilder:
                     else None,
                 )
                 shard = qe.EdgeShard.create(str(target), config)
-                self._write(qe, shard)
+                self._write(qe, shard, sparse)
                 t0 = time.perf_counter()
                 shard.flush()
                 shard.optimize()
@@ -491,14 +359,15 @@ class VariantBuilder:
             raise
         return IndexVariant(spec, src, target, shard, self._stats(target, indexed, build_s))
 
-    def _write(self, qe: Any, shard: Any) -> None:
+    def _write(self, qe: Any, shard: Any, sparse: Sequence[SparseVector] | None) -> None:
         src = self.source
+        bm25 = sparse if sparse is not None else src.sparse
         for start in range(0, len(src.ids), 512):
             batch = []
             for i in range(start, min(start + 512, len(src.ids))):
                 vector: dict[str, Any] = {src.vector_name: src.vectors[i].tolist()}
-                if src.sparse is not None and src.sparse_name:
-                    sv = src.sparse[i]
+                if bm25 is not None and src.sparse_name:
+                    sv = bm25[i]
                     vector[src.sparse_name] = qe.SparseVector(sv.indices, sv.values)
                 batch.append(qe.Point(_engine_id(src.ids[i]), vector, None))
             shard.update(qe.UpdateOperation.upsert_points(batch))

@@ -22,7 +22,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.store.variants import FusionSpec, Hnsw, Quantization, SearchKnobs, VariantSpec
+from ragsonde.store.variants import (
+    Bm25Params,
+    FusionSpec,
+    Hnsw,
+    Quantization,
+    SearchKnobs,
+    VariantSpec,
+)
 
 __all__ = ["DEFAULT_GRID", "Aggregation", "Grid", "load_grid"]
 
@@ -50,6 +57,9 @@ class Grid(BaseModel):
     rescore: list[bool] = Field(default=[True, False], min_length=1)
     oversampling: list[float] = Field(default=[1.0], min_length=1)
     fusion: list[FusionSpec] = Field(default_factory=list)
+    bm25: list[Bm25Params] = Field(
+        default_factory=list, description="BM25 k1/b to re-encode documents with (hybrid only)"
+    )
     aggregation: list[Aggregation] = Field(default=[Aggregation()], min_length=1)
     cross: bool = False
     limit: int = Field(default=100, ge=10, le=1000, description="chunks fetched per query")
@@ -66,6 +76,13 @@ class Grid(BaseModel):
             spec = VariantSpec(quantization=q, hnsw=h)
             seen.setdefault(spec.label, spec)
         return list(seen.values())
+
+    def bm25_variants(self) -> list[VariantSpec]:
+        """Hybrid-only variants: the reference index with documents' BM25 re-encoded."""
+        return [
+            VariantSpec(quantization=self.quantization[0], hnsw=self.hnsw[0], bm25=p)
+            for p in self.bm25
+        ]
 
     def dense_knobs(self, spec: VariantSpec) -> list[SearchKnobs]:
         """Search settings for one variant: ``hnsw_ef``, and for a quantized one, rescoring off,
@@ -117,6 +134,7 @@ DEFAULT_GRID = Grid(
             ("rrf", 60, (1.0, 2.0)),
         )
     ],
+    bm25=[Bm25Params(k1=0.9, b=0.4)],
     aggregation=[Aggregation(), Aggregation(method="sum", n=2), Aggregation(method="sum", n=3)],
 )
 

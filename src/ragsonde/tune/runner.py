@@ -23,6 +23,7 @@ from ragsonde.store import Store, open_store
 from ragsonde.store.base import CollectionInfo, SparseVector
 from ragsonde.store.variants import (
     DEFAULT_FULL_SCAN_KB,
+    Bm25Params,
     FusionSpec,
     IndexVariant,
     SearchKnobs,
@@ -244,9 +245,11 @@ def _measure_variant(
     reference: bool,
     hybrid: bool,
     progress: TuneProgress | None,
+    dense: bool = True,
+    sparse: Sequence[SparseVector] | None = None,
 ) -> tuple[VariantResult, list[ConfigResult], list[str]]:
     warnings: list[str] = []
-    with builder.build(spec) as variant:
+    with builder.build(spec, sparse=sparse) as variant:
         require_indexed(variant)
         verified: bool | None = None
         if spec.quantization.kind != "none":
@@ -271,7 +274,8 @@ def _measure_variant(
             exact = SearchKnobs(exact=True, ignore_quantization=True)
             ctx.exact, times = variant.search(ctx.queries, ctx.grid.limit, exact)
             configs += _results(ctx, variant, exact, ctx.exact, times, recall=1.0, hnsw_loss=0.0)
-        configs += _sweep_dense(ctx, variant, progress)
+        if dense:
+            configs += _sweep_dense(ctx, variant, progress)
         if hybrid:
             configs += _sweep_hybrid(ctx, variant, progress)
     return result, configs, warnings
@@ -348,7 +352,7 @@ def tune(
         progress.start(
             len(specs)
             + sum(len(grid.dense_knobs(s)) for s in specs)
-            + (len(grid.fusion) if hybrid else 0)
+            + ((1 + len(grid.bm25)) * len(grid.fusion) + len(grid.bm25) if hybrid else 0)
         )
     variants: list[VariantResult] = []
     configs: list[ConfigResult] = []
@@ -368,6 +372,23 @@ def tune(
         variants.append(result)
         configs += found
         warnings += notes
+    if hybrid and source.texts is not None:
+        for spec in grid.bm25_variants():
+            params = spec.bm25 or Bm25Params()
+            encoder = Bm25Encoder(k=params.k1, b=params.b)
+            result, found, notes = _measure_variant(
+                ctx,
+                builder,
+                spec,
+                reference=False,
+                hybrid=True,
+                progress=progress,
+                dense=False,
+                sparse=encoder.embed_documents(source.texts),
+            )
+            variants.append(result)
+            configs += found
+            warnings += notes
     if not quant_ok:
         warnings.append(
             f"The {backend} backend has no quantization: quantized variants are {NOT_MEASURABLE}."

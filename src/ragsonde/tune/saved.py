@@ -29,6 +29,8 @@ PENDING_KEYS = (
     "prefetch_limit",
     "aggregation",
     "aggregation_n",
+    "bm25_k1",
+    "bm25_b",
 )
 
 
@@ -54,6 +56,9 @@ def settings_values(config: ConfigResult, report: TuneReport) -> dict[str, Any]:
         if config.fusion.weights is not None:
             values["fusion_weights"] = list(config.fusion.weights)
         values["prefetch_limit"] = config.fusion.prefetch
+    if spec.bm25 is not None:  # the documents' BM25 vectors must be re-encoded (re-ingest)
+        values["bm25_k1"] = spec.bm25.k1
+        values["bm25_b"] = spec.bm25.b
     values["aggregation"] = config.aggregation.method
     values["aggregation_n"] = config.aggregation.n
     return values
