@@ -176,3 +176,18 @@ def test_recommendation_obeys_constraints() -> None:
 def test_grid_rejects_unknown_axes() -> None:
     with pytest.raises(ValueError, match="extra"):
         Grid.model_validate(DEFAULT_GRID.model_dump() | {"colour": 1})
+
+
+def test_scatter_plot_marks_front_and_choice() -> None:
+    from ragsonde.tune.html import scatter_svg
+
+    configs = [
+        cfg("a", {"q": 0.9}, mb=10),
+        cfg("b", {"q": 0.8}, mb=0.3),
+        cfg("c <x>", {"q": 0.7}, mb=5),
+    ]
+    svg = scatter_svg(configs, lambda c: c.vector_memory_mb, "MB", {"a", "b"}, "b")
+    assert svg.startswith("<svg") and svg.count("<circle") == 4  # three dots + one ring
+    assert svg.count('fill="#1f6feb"') == 2 and "(log)" in svg  # 10 / 0.3 > 20: log axis
+    assert "c &lt;x&gt;" in svg and "<x>" not in svg
+    assert scatter_svg([], lambda c: 0.0, "MB", set(), None) == ""

@@ -37,7 +37,14 @@ def scatter_svg(
     """One scatter plot of nDCG@10 (y) against ``x``, as an SVG element."""
     if not configs:
         return ""
-    xs = [x(c) for c in configs]
+    raw = [x(c) for c in configs]
+    # costs spread over orders of magnitude (memory: 1/32 to 1x) read better on a log axis
+    log = min(raw) > 0 and max(raw) / min(raw) > 20
+
+    def tx(v: float) -> float:
+        return math.log10(v) if log else v
+
+    xs = [tx(v) for v in raw]
     ys = [c.ndcg for c in configs]
     x0, x1 = min(xs), max(xs)
     y0, y1 = min(ys), max(ys)
@@ -58,23 +65,25 @@ def scatter_svg(
         f'<text x="{_W / 2}" y="{_H - 12}" text-anchor="middle">{escape(x_label)}</text>',
         f'<text x="12" y="{_H / 2}" transform="rotate(-90 12 {_H / 2})" '
         'text-anchor="middle">nDCG@10</text>',
-        f'<text x="{_PAD}" y="{_H - _PAD + 14}" text-anchor="middle">{x0:.3g}</text>',
-        f'<text x="{_W - _PAD}" y="{_H - _PAD + 14}" text-anchor="middle">{x1:.3g}</text>',
+        f'<text x="{_PAD}" y="{_H - _PAD + 14}" text-anchor="middle">{min(raw):.3g}</text>',
+        f'<text x="{_W - _PAD}" y="{_H - _PAD + 14}" text-anchor="middle">{max(raw):.3g}'
+        f"{' (log)' if log else ''}</text>",
         f'<text x="{_PAD - 4}" y="{_H - _PAD}" text-anchor="end">{y0:.3f}</text>',
         f'<text x="{_PAD - 4}" y="{_PAD + 4}" text-anchor="end">{y1:.3f}</text>',
     ]
     ordered = sorted(configs, key=lambda c: c.id in front)
     for c, cx in ((c, x(c)) for c in ordered):
+        sx = px(tx(cx))
         on = c.id in front
         colour = "#1f6feb" if on else "#bbb"
         title = f"<title>{escape(c.id)}: nDCG@10 {c.ndcg:.4f}, {x_label} {cx:.3g}</title>"
         parts.append(
-            f'<circle cx="{px(cx):.1f}" cy="{py(c.ndcg):.1f}" r="{4 if on else 3}" '
+            f'<circle cx="{sx:.1f}" cy="{py(c.ndcg):.1f}" r="{4 if on else 3}" '
             f'fill="{colour}">{title}</circle>'
         )
         if c.id == chosen:
             parts.append(
-                f'<circle cx="{px(cx):.1f}" cy="{py(c.ndcg):.1f}" r="8" fill="none" '
+                f'<circle cx="{sx:.1f}" cy="{py(c.ndcg):.1f}" r="8" fill="none" '
                 'stroke="#d73a49" stroke-width="2"/>'
             )
     parts.append("</svg>")
