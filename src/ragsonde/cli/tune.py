@@ -121,7 +121,8 @@ def tune_command(
         float | None, typer.Option("--max-memory-mb", help="Limit on vector RAM.")
     ] = None,
     mode: Annotated[
-        str, typer.Option("--mode", help="dense | hybrid | all (hybrid needs BM25 vectors).")
+        str,
+        typer.Option("--mode", help="all (dense, and hybrid with BM25 vectors) | dense."),
     ] = "all",
     split: Annotated[str, typer.Option("--split", help="BEIR qrels split.")] = "test",
     html: Annotated[
@@ -147,11 +148,9 @@ def tune_command(
     from ragsonde.tune import save_config as save
     from ragsonde.tune.html import write_html
 
-    modes = {"all": ("dense", "hybrid"), "dense": ("dense",), "hybrid": ("dense", "hybrid")}
+    modes = {"all": ("dense", "hybrid"), "dense": ("dense",)}
     if mode not in modes:
-        raise QueryValidationError(
-            f"Unknown --mode {mode!r}: use dense, hybrid or all.", field="mode"
-        )
+        raise QueryValidationError(f"Unknown --mode {mode!r}: use all or dense.", field="mode")
     settings = settings_from_options(collection=collection, embedder=embedder, home=home)
     options = TuneOptions(
         folds=folds,

@@ -19,6 +19,7 @@ __all__ = ["PENDING_KEYS", "save_config", "settings_values"]
 #: Keys written for the retriever to honour later (Settings ignores unknown keys today).
 PENDING_KEYS = (
     "mode",
+    "exact",
     "quantization",
     "quantization_rescore",
     "quantization_oversampling",
@@ -43,6 +44,8 @@ def settings_values(config: ConfigResult, report: TuneReport) -> dict[str, Any]:
     if config.fusion is not None:
         values["fusion"] = config.fusion.method
     values["mode"] = config.mode
+    if config.knobs.exact:
+        values["exact"] = True
     values["quantization"] = spec.quantization.label
     if config.knobs.rescore is not None:
         values["quantization_rescore"] = config.knobs.rescore
