@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
-from ragsonde.store import Store
+from ragsonde.store import CollectionInfo, PointRecord, Store, open_store
 from ragsonde.store.variants import (
     FusionSpec,
     Hnsw,
@@ -21,7 +23,7 @@ from ragsonde.store.variants import (
     measurable,
 )
 from ragsonde.tune.measures import overlap_recall
-from ragsonde.tune.runner import require_indexed
+from ragsonde.tune.runner import collection_warnings, dense_indexed, require_indexed
 from tests.tune.conftest import clustered
 
 
@@ -173,3 +175,25 @@ def test_tuned_copy_is_a_new_quantized_collection(clustered_store: Store, querie
     )
     with pytest.raises(QueryValidationError, match="already exists"):
         build_tuned_copy(clustered_store, "pts", "pts_tuned", spec)
+
+
+def test_unindexed_collection_is_flagged_with_how_to_index(tmp_path: Path) -> None:
+    store = open_store(Settings(home=tmp_path / "home"))
+    try:
+        x = clustered(n=1000, dim=64)
+        store.create_collection("raw", 64)
+        store.upsert("raw", [PointRecord(str(i), r.tolist(), {}) for i, r in enumerate(x)])
+        info = store.collection_info("raw")
+        assert dense_indexed(info) < info.points_count
+        warnings = collection_warnings(info, SourcePoints.read(store, "raw"), True)
+        assert any("not indexed" in w and "To index it" in w for w in warnings)
+        assert any("is small" in w for w in warnings)
+    finally:
+        store.close()
+
+
+def test_bm25_vectors_do_not_count_as_a_dense_graph() -> None:
+    info = CollectionInfo("c", 384, "Cosine", 100, sparse_vector_name="bm25")
+    assert dense_indexed(replace(info, indexed_vectors_count=100)) == 0
+    assert dense_indexed(replace(info, indexed_vectors_count=200)) == 100
+    assert dense_indexed(replace(info, sparse_vector_name=None, indexed_vectors_count=100)) == 100

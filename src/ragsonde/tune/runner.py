@@ -44,7 +44,14 @@ from ragsonde.tune.report import (
 )
 from ragsonde.tune.select import cross_validate, pareto_front, recommend
 
-__all__ = ["TuneOptions", "TuneProgress", "require_indexed", "tune"]
+__all__ = [
+    "TuneOptions",
+    "TuneProgress",
+    "collection_warnings",
+    "dense_indexed",
+    "require_indexed",
+    "tune",
+]
 
 _MiB = 1024 * 1024
 _RECALL_K = 10
@@ -84,12 +91,24 @@ def require_indexed(variant: IndexVariant) -> None:
         )
 
 
-def _warnings(info: CollectionInfo, source: SourcePoints, force_index: bool) -> list[str]:
+def dense_indexed(info: CollectionInfo) -> int:
+    """Dense vectors in an HNSW graph. Qdrant counts indexed vectors over every named vector,
+    and BM25 vectors are always indexed, so a hybrid collection's count includes one per point
+    that a dense graph does not explain."""
+    count = info.indexed_vectors_count
+    if info.sparse_vector_name:
+        count -= info.points_count
+    return max(0, count)
+
+
+def collection_warnings(info: CollectionInfo, source: SourcePoints, force_index: bool) -> list[str]:
+    """Guards on the user's collection: not indexed; too small for HNSW to matter."""
     out = []
-    if info.indexed_vectors_count < info.points_count and info.backend != "qdrant-local":
+    dense = dense_indexed(info)
+    if dense < info.points_count and info.backend != "qdrant-local":
         out.append(
-            f"Collection '{info.name}' is not indexed ({info.indexed_vectors_count} of "
-            f"{info.points_count} vectors in an HNSW graph): its own searches scan every point, "
+            f"Collection '{info.name}' is not indexed ({dense} of {info.points_count} dense "
+            "vectors in an HNSW graph): its own searches scan every point, "
             "so its speed is not what an indexed collection gives. The variants below are "
             "indexed. To index it, re-run `ragsonde ingest` (it builds the index at the end) "
             "or, on a Qdrant server, lower optimizers_config.indexing_threshold."
@@ -342,7 +361,7 @@ def tune(
     hybrid = "hybrid" in options.modes and source.sparse_name is not None and bool(grid.fusion)
     sparse = Bm25Encoder().embed_queries(texts) if hybrid else None
     ctx = _Context(bench, source, queries, sparse, grid)
-    warnings = _warnings(info, source, options.force_index)
+    warnings = collection_warnings(info, source, options.force_index)
     backend = source.backend
     specs = grid.variants()
     quant_ok = measurable(backend, "quantization")
