@@ -12,8 +12,9 @@ temporary copies of the collection. Targets (issue 16):
   chunk aggregation) chosen by cross-validation on the other folds;
 - the default sweep takes at most 10 minutes.
 
-``--quick``: a SciFact slice (40 test queries, their documents and 300 others). Writes
-``bench/results/tune.json``.
+``--quick``: a SciFact slice (40 test queries, their documents and 300 others); ``--slice Q,E``
+another slice. Writes ``bench/results/tune.json`` (``tune_q<Q>.json`` for a slice) and the HTML
+report beside it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 from _common import SCIFACT, print_table, verdict, write_results  # noqa: E402
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
-QUICK_COLLECTION = "scifact_q40_hybrid"
 FULL_COLLECTION = "scifact_hybrid"
 MEMORY_RATIO = 0.25
 NDCG_SLACK = 0.005
@@ -34,11 +34,11 @@ HYBRID_TARGET = 0.745
 SWEEP_S_TARGET = 600.0
 
 
-def quick_dataset() -> Path:
-    """A SciFact slice for ``--quick``: 40 test queries, their documents and 300 others."""
+def slice_dataset(queries: int, extra: int) -> Path:
+    """A SciFact slice: the first ``queries`` test queries, their documents, ``extra`` others."""
     from bench_eval import make_slice
 
-    return make_slice(BENCH_HOME / "scifact_q40-data", 40, 300)
+    return make_slice(BENCH_HOME / f"scifact_q{queries}-data", queries, extra)
 
 
 def ensure_collection(settings, embedder, dataset: Path) -> float:
@@ -68,7 +68,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument(
+        "--slice",
+        metavar="Q,E",
+        help="a SciFact slice: Q test queries, their documents and E others (--quick: 40,300)",
+    )
     args = ap.parse_args()
+    cut = "40,300" if args.quick else args.slice
 
     from ragsonde.config import Settings
     from ragsonde.embedders.local import LocalEmbedder
@@ -76,8 +82,12 @@ def main() -> None:
     from ragsonde.tune.html import write_html
 
     embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
-    dataset = quick_dataset() if args.quick else SCIFACT
-    collection = QUICK_COLLECTION if args.quick else FULL_COLLECTION
+    if cut:
+        n_queries, n_extra = (int(x) for x in cut.split(","))
+        dataset = slice_dataset(n_queries, n_extra)
+        collection = f"scifact_q{n_queries}_hybrid"
+    else:
+        dataset, collection = SCIFACT, FULL_COLLECTION
     settings = Settings(home=BENCH_HOME, collection=collection)
     ingest_s = ensure_collection(settings, embedder, dataset)
     report = tune(
@@ -86,7 +96,8 @@ def main() -> None:
     from _common import RESULTS
 
     RESULTS.mkdir(parents=True, exist_ok=True)
-    write_html(report, RESULTS / "tune.html")
+    name = "tune" if not cut or args.quick else f"tune_q{cut.split(',')[0]}"
+    write_html(report, RESULTS / f"{name}.html")
 
     dense = [c for c in report.configurations if c.mode == "dense"]
     baseline = next(
@@ -108,7 +119,7 @@ def main() -> None:
     summary = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "dataset": "scifact test"
-        + (" (quick slice: 40 queries, their docs + 300)" if args.quick else ""),
+        + (f" (slice: {cut.replace(',', ' queries, their docs + ')} others)" if cut else ""),
         "collection": collection,
         "points": report.n_points,
         "queries": report.n_queries,
@@ -134,7 +145,7 @@ def main() -> None:
         "hybrid held-out": hybrid_cv is not None and hybrid_cv.held_out_ndcg >= HYBRID_TARGET,
         "sweep time": report.seconds <= SWEEP_S_TARGET,
     }
-    write_results("tune", summary)
+    write_results(name, summary)
     print_table(
         f"tune on {summary['dataset']}: {report.n_points} points, {report.n_queries} queries, "
         f"{len(report.configurations)} configurations in {report.seconds:.0f} s",
