@@ -110,8 +110,9 @@ def collection_warnings(info: CollectionInfo, source: SourcePoints, force_index:
             f"Collection '{info.name}' is not indexed ({dense} of {info.points_count} dense "
             "vectors in an HNSW graph): its own searches scan every point, "
             "so its speed is not what an indexed collection gives. The variants below are "
-            "indexed. To index it, re-run `ragsonde ingest` (it builds the index at the end) "
-            "or, on a Qdrant server, lower optimizers_config.indexing_threshold."
+            "indexed. To index it: `ragsonde ingest` builds the graph at the end once the "
+            "vectors pass Qdrant's indexing threshold (optimizers_config.indexing_threshold, "
+            "in KB); on a Qdrant server, lower that threshold for the collection."
         )
     kb = source.vectors.nbytes / 1024
     if kb < DEFAULT_FULL_SCAN_KB:
