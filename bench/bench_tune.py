@@ -1,0 +1,181 @@
+"""``ragsonde tune`` on SciFact: how cheap can retrieval get without getting worse?
+
+    .venv/bin/python bench/bench_tune.py [--quick] [--folds 5]
+
+Ingests (once, under ``.ragsonde-bench/``, with BM25 vectors) the SciFact corpus, then runs the
+default tune grid on the 300 test queries: every quantization, HNSW and fusion setting on
+temporary copies of the collection. Targets (issue 16):
+
+- a dense configuration whose vector memory is at most 0.25x float32 and whose nDCG@10 is within
+  0.005 of unquantized exact search (same chunk aggregation, best chunk per document);
+- hybrid nDCG@10 of at least 0.745 on held-out folds, the retrieval knobs (fusion, prefetch,
+  chunk aggregation) chosen by cross-validation on the other folds;
+- the default sweep takes at most 10 minutes.
+
+``--quick``: a SciFact slice (40 test queries, their documents and 300 others); ``--slice Q,E``
+another slice. Writes ``bench/results/tune.json`` (``tune_q<Q>.json`` for a slice) and the HTML
+report beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+from _common import SCIFACT, print_table, verdict, write_results  # noqa: E402
+
+BENCH_HOME = ROOT / ".ragsonde-bench"
+FULL_COLLECTION = "scifact_hybrid"
+MEMORY_RATIO = 0.25
+NDCG_SLACK = 0.005
+HYBRID_TARGET = 0.745
+SWEEP_S_TARGET = 600.0
+
+
+def slice_dataset(queries: int, extra: int) -> Path:
+    """A SciFact slice: the first ``queries`` test queries, their documents, ``extra`` others."""
+    from bench_eval import make_slice
+
+    return make_slice(BENCH_HOME / f"scifact_q{queries}-data", queries, extra)
+
+
+def ensure_collection(settings, embedder, dataset: Path) -> float:
+    """Ingest ``dataset``'s corpus with BM25 vectors unless the collection exists; seconds."""
+    from ragsonde.ingest import IngestOptions, ingest
+    from ragsonde.store import open_store
+
+    store = open_store(settings)
+    try:
+        if settings.collection in store.list_collections():
+            return 0.0
+        t0 = time.perf_counter()
+        ingest(
+            str(dataset),
+            collection=settings.collection,
+            settings=settings,
+            store=store,
+            embedder=embedder,
+            options=IngestOptions(sparse=True),
+        )
+        return time.perf_counter() - t0
+    finally:
+        store.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument(
+        "--slice",
+        metavar="Q,E",
+        help="a SciFact slice: Q test queries, their documents and E others (--quick: 40,300)",
+    )
+    args = ap.parse_args()
+    cut = "40,300" if args.quick else args.slice
+
+    from ragsonde.config import Settings
+    from ragsonde.embedders.local import LocalEmbedder
+    from ragsonde.tune import TuneOptions, tune
+    from ragsonde.tune.html import write_html
+
+    embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
+    if cut:
+        n_queries, n_extra = (int(x) for x in cut.split(","))
+        dataset = slice_dataset(n_queries, n_extra)
+        collection = f"scifact_q{n_queries}_hybrid"
+    else:
+        dataset, collection = SCIFACT, FULL_COLLECTION
+    settings = Settings(home=BENCH_HOME, collection=collection)
+    ingest_s = ensure_collection(settings, embedder, dataset)
+    report = tune(
+        dataset, settings=settings, embedder=embedder, options=TuneOptions(folds=args.folds)
+    )
+    from _common import RESULTS
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    name = "tune" if not cut or args.quick else f"tune_q{cut.split(',')[0]}"
+    write_html(report, RESULTS / f"{name}.html")
+
+    dense = [c for c in report.configurations if c.mode == "dense"]
+    baseline = next(
+        c for c in dense if c.knobs.exact and c.variant.startswith("none/") and c.aggregation.n == 1
+    )
+    cheap = sorted(
+        (
+            c
+            for c in dense
+            if c.memory_ratio <= MEMORY_RATIO
+            and c.aggregation == baseline.aggregation
+            and c.ndcg >= baseline.ndcg - NDCG_SLACK
+        ),
+        key=lambda c: (c.memory_ratio, c.latency_p95_ms, -c.ndcg),
+    )
+    best_cheap = cheap[0] if cheap else None
+    hybrid_cv = report.cross_validation.get("hybrid")
+    rec = report.recommendation
+    summary = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "dataset": "scifact test"
+        + (f" (slice: {cut.replace(',', ' queries, their docs + ')} others)" if cut else ""),
+        "collection": collection,
+        "points": report.n_points,
+        "queries": report.n_queries,
+        "ingest_s": round(ingest_s, 1),
+        "sweep_s": round(report.seconds, 1),
+        "variants": len(report.variants),
+        "configurations": len(report.configurations),
+        "unquantized_exact_ndcg@10": baseline.ndcg,
+        "cheapest_within_slack": best_cheap.model_dump(mode="json") if best_cheap else None,
+        "hybrid_cross_validation": hybrid_cv.model_dump(mode="json") if hybrid_cv else None,
+        "recommendation": rec.model_dump(mode="json"),
+        "pareto": report.pareto,
+        "warnings": report.warnings,
+        "targets": {
+            "memory ratio": MEMORY_RATIO,
+            "ndcg slack": NDCG_SLACK,
+            "hybrid held-out ndcg@10": HYBRID_TARGET,
+            "sweep s": SWEEP_S_TARGET,
+        },
+    }
+    summary["targets_met"] = {
+        "quantized within slack": best_cheap is not None,
+        "hybrid held-out": hybrid_cv is not None and hybrid_cv.held_out_ndcg >= HYBRID_TARGET,
+        "sweep time": report.seconds <= SWEEP_S_TARGET,
+    }
+    write_results(name, summary)
+    print_table(
+        f"tune on {summary['dataset']}: {report.n_points} points, {report.n_queries} queries, "
+        f"{len(report.configurations)} configurations in {report.seconds:.0f} s",
+        ["measure", "value", "target", "met"],
+        [
+            ["unquantized exact nDCG@10", f"{baseline.ndcg:.4f}", "", ""],
+            [
+                "cheapest config ≤ 0.25x float32 within 0.005",
+                f"{best_cheap.id}: nDCG@10 {best_cheap.ndcg:.4f}, {best_cheap.memory_ratio:.3f}x"
+                if best_cheap
+                else "none",
+                "exists",
+                verdict(best_cheap is not None),
+            ],
+            [
+                "hybrid nDCG@10, held-out folds",
+                f"{hybrid_cv.held_out_ndcg:.4f}" if hybrid_cv else "n/a",
+                f"≥ {HYBRID_TARGET}",
+                verdict(summary["targets_met"]["hybrid held-out"]),
+            ],
+            [
+                "sweep seconds",
+                f"{report.seconds:.0f}",
+                f"≤ {SWEEP_S_TARGET:.0f}",
+                verdict(summary["targets_met"]["sweep time"]),
+            ],
+            ["recommended", rec.config or "none", "", ""],
+        ],
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""``ragsonde tune``: sweep quantization, HNSW and fusion on a copy of a collection, against a
+benchmark's labels; print the Pareto front and a recommendation, save or apply it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ragsonde.cli._common import (
+    CollectionOpt,
+    EmbedderOpt,
+    HomeOpt,
+    JsonOpt,
+    RichBar,
+    cli_errors,
+    console,
+    err_console,
+    print_json,
+    settings_from_options,
+)
+from ragsonde.cli.app import app
+from ragsonde.errors import QueryValidationError
+
+if TYPE_CHECKING:
+    from ragsonde.tune import TuneReport
+
+__all__ = ["render_tune", "tune_command"]
+
+
+class _Bar(RichBar):
+    def __init__(self, enabled: bool) -> None:
+        super().__init__(
+            enabled,
+            TextColumn("[bold]tune[/] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+        )
+        self._task = self._p.add_task("", total=None)
+
+    def start(self, total: int) -> None:
+        self._p.update(self._task, total=total)
+
+    def advance(self, what: str) -> None:
+        self._p.update(self._task, advance=1, description=escape(what))
+
+
+def _f(value: float | str | None, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    return value if isinstance(value, str) else f"{value:.{digits}f}"
+
+
+def render_tune(report: TuneReport) -> None:
+    """Warnings, the Pareto front as a table, cross-validation and the recommendation."""
+    for w in report.warnings:
+        err_console.print(f"[yellow]warning[/]: {escape(w)}", soft_wrap=True)
+    table = Table(
+        title=f"Pareto front · {report.collection} · {report.n_queries} queries · "
+        f"{len(report.configurations)} configurations · {report.backend}"
+    )
+    table.add_column("configuration", ratio=1, overflow="fold")
+    for col in ("nDCG@10", "R@100", "R vs exact", "HNSW −", "quant −", "p50", "p95", "MB", "×f32"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.caption = (
+        "R vs exact: recall@10 of the point ids against exact search; HNSW − / quant −: what "
+        "the graph / the quantization lose of it; p50, p95: search ms; MB: vector RAM"
+    )
+    front = sorted((report.config(i) for i in report.pareto), key=lambda c: -c.ndcg)
+    chosen = report.recommendation.config
+    for c in front:
+        table.add_row(
+            ("[bold]" if c.id == chosen else "") + escape(c.id),
+            _f(c.ndcg),
+            _f(c.metrics["recall@100"]),
+            _f(c.recall_vs_exact, 3),
+            _f(c.hnsw_loss, 3),
+            _f(c.quantization_loss, 3),
+            f"{c.latency_p50_ms:.2f}",
+            f"{c.latency_p95_ms:.2f}",
+            f"{c.vector_memory_mb:.2f}",
+            f"{c.memory_ratio:.3f}",
+        )
+    console.print(table)
+    for v in report.variants:
+        if not v.measurable:
+            console.print(f"{escape(v.label)}: {escape(v.note or '')}")
+    for scope, cv in report.cross_validation.items():
+        console.print(
+            f"cross-validation ({scope}, {cv.folds} folds): held-out nDCG@10 "
+            f"[bold]{cv.held_out_ndcg:.4f}[/] (training folds {cv.train_ndcg:.4f})"
+        )
+    rec = report.recommendation
+    console.print(
+        f"recommended: [bold]{escape(rec.config or 'none')}[/]: {escape(rec.reason)}",
+        soft_wrap=True,
+    )
+
+
+@app.command("tune")
+@cli_errors
+def tune_command(
+    dataset: Annotated[str, typer.Argument(help="Benchmark: a BEIR folder or a .jsonl/.yaml.")],
+    collection: CollectionOpt = None,
+    grid: Annotated[
+        Path | None, typer.Option("--grid", help="Grid file (TOML or YAML) [default: built-in].")
+    ] = None,
+    folds: Annotated[int, typer.Option("--folds", min=2, help="Cross-validation folds.")] = 5,
+    max_latency_ms: Annotated[
+        float | None, typer.Option("--max-latency-ms", help="Limit on p95 search latency.")
+    ] = None,
+    min_recall: Annotated[
+        float | None, typer.Option("--min-recall", help="Limit on recall@10 vs exact search.")
+    ] = None,
+    max_memory_mb: Annotated[
+        float | None, typer.Option("--max-memory-mb", help="Limit on vector RAM.")
+    ] = None,
+    mode: Annotated[
+        str,
+        typer.Option("--mode", help="all (dense, and hybrid with BM25 vectors) | dense."),
+    ] = "all",
+    split: Annotated[str, typer.Option("--split", help="BEIR qrels split.")] = "test",
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write the report with plots here.")
+    ] = None,
+    save_config: Annotated[
+        Path | None,
+        typer.Option("--save-config", help="Write the recommended settings (TOML) here."),
+    ] = None,
+    apply: Annotated[
+        str | None,
+        typer.Option("--apply", help="Build a tuned copy of the collection under this name."),
+    ] = None,
+    embedder: EmbedderOpt = None,
+    home: HomeOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Tune quantization, HNSW and fusion on temporary copies of a collection, against your
+    labels: Pareto front, cross-validated choice, saved or applied configuration."""
+    from ragsonde.store import open_store
+    from ragsonde.store.variants import build_tuned_copy
+    from ragsonde.tune import Constraints, TuneOptions, load_grid, tune
+    from ragsonde.tune import save_config as save
+    from ragsonde.tune.html import write_html
+
+    modes = {"all": ("dense", "hybrid"), "dense": ("dense",)}
+    if mode not in modes:
+        raise QueryValidationError(f"Unknown --mode {mode!r}: use all or dense.", field="mode")
+    settings = settings_from_options(collection=collection, embedder=embedder, home=home)
+    options = TuneOptions(
+        folds=folds,
+        split=split,
+        modes=modes[mode],  # type: ignore[arg-type]
+        constraints=Constraints(
+            max_latency_ms=max_latency_ms, min_recall=min_recall, max_memory_mb=max_memory_mb
+        ),
+    )
+    if grid is not None:
+        options.grid = load_grid(grid)
+    store = open_store(settings)
+    try:
+        with _Bar(not json_output and err_console.is_terminal) as bar:
+            report = tune(dataset, settings=settings, store=store, options=options, progress=bar)
+        applied = None
+        if apply and report.recommendation.config:
+            chosen = report.config(report.recommendation.config)
+            spec = report.variant(chosen.variant).spec
+            n = build_tuned_copy(store, report.collection, apply, spec)
+            applied = apply
+            err_console.print(f"built tuned copy '{apply}' ({n} points, {spec.label})")
+    finally:
+        store.close()
+    if save_config is not None:
+        save(report, save_config, collection=applied)
+        err_console.print(f"saved settings to {save_config} (use RAGSONDE_CONFIG={save_config})")
+    if html is not None:
+        write_html(report, html)
+        err_console.print(f"wrote {html}")
+    if json_output:
+        print_json(report)
+    else:
+        render_tune(report)

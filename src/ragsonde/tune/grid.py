@@ -1,0 +1,174 @@
+"""The grid a sweep covers: index variants, per-query search knobs, fusions and aggregations.
+
+A :class:`Grid` lists values per axis; :meth:`Grid.variants`, :meth:`Grid.dense_knobs` and
+:meth:`Grid.fusions` expand it into what is built and searched. Index variants are the costly
+part (each is a full copy with its own HNSW graph), so by default they are not a full cross
+product: every quantization is built on the first HNSW setting, and every other HNSW setting on
+the first quantization (``cross = true`` builds them all). A custom grid comes from a TOML or YAML
+file (``--grid FILE``) with the same keys::
+
+    quantization = [{kind = "none"}, {kind = "binary", bits = 2, query_encoding = "scalar8"}]
+    hnsw = [{m = 16, ef_construct = 100}]
+    hnsw_ef = [64, 128]
+    fusion = [{method = "dbsf", prefetch = 100}]
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.store.variants import (
+    Bm25Params,
+    FusionSpec,
+    Hnsw,
+    Quantization,
+    SearchKnobs,
+    VariantSpec,
+)
+
+__all__ = ["DEFAULT_GRID", "Aggregation", "Grid", "load_grid"]
+
+
+class Aggregation(BaseModel):
+    """How ranked chunks become ranked documents: the best chunk's score (``max``), or the sum
+    of a document's ``n`` best chunk scores (``sum``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    method: Literal["max", "sum"] = "max"
+    n: int = Field(default=1, ge=1, le=20)
+
+    @property
+    def label(self) -> str:
+        return "max" if self.method == "max" else f"sum{self.n}"
+
+
+class Grid(BaseModel):
+    """Values to sweep, axis by axis (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    quantization: list[Quantization] = Field(min_length=1)
+    hnsw: list[Hnsw] = Field(min_length=1)
+    hnsw_ef: list[int] = Field(min_length=1)
+    rescore: list[bool] = Field(default=[True, False], min_length=1)
+    oversampling: list[float] = Field(default=[1.0], min_length=1)
+    fusion: list[FusionSpec] = Field(default_factory=list)
+    bm25: list[Bm25Params] = Field(
+        default_factory=list, description="BM25 k1/b to re-encode documents with (hybrid only)"
+    )
+    aggregation: list[Aggregation] = Field(default=[Aggregation()], min_length=1)
+    cross: bool = False
+    limit: int = Field(default=100, ge=10, le=1000, description="chunks fetched per query")
+
+    def variants(self) -> list[VariantSpec]:
+        """Index variants to build; the first is the reference (first quantization and HNSW)."""
+        if self.cross:
+            pairs = [(q, h) for q in self.quantization for h in self.hnsw]
+        else:
+            pairs = [(q, self.hnsw[0]) for q in self.quantization]
+            pairs += [(self.quantization[0], h) for h in self.hnsw[1:]]
+        seen: dict[str, VariantSpec] = {}
+        for q, h in pairs:
+            spec = VariantSpec(quantization=q, hnsw=h)
+            seen.setdefault(spec.label, spec)
+        return list(seen.values())
+
+    def bm25_variants(self) -> list[VariantSpec]:
+        """Hybrid-only variants: the reference index with documents' BM25 re-encoded."""
+        return [
+            VariantSpec(quantization=self.quantization[0], hnsw=self.hnsw[0], bm25=p)
+            for p in self.bm25
+        ]
+
+    def dense_knobs(self, spec: VariantSpec) -> list[SearchKnobs]:
+        """Search settings for one variant: ``hnsw_ef``, and for a quantized one, rescoring off,
+        or on with each oversampling factor."""
+        out: list[SearchKnobs] = []
+        for ef in self.hnsw_ef:
+            if spec.quantization.kind == "none":
+                out.append(SearchKnobs(hnsw_ef=ef))
+                continue
+            for rescore in dict.fromkeys(self.rescore):
+                if not rescore:
+                    out.append(SearchKnobs(hnsw_ef=ef, rescore=False))
+                    continue
+                for factor in dict.fromkeys(self.oversampling):
+                    out.append(SearchKnobs(hnsw_ef=ef, rescore=True, oversampling=factor))
+        return out
+
+    @property
+    def size(self) -> int:
+        """Configurations the dense part of the grid measures (before aggregation)."""
+        return sum(len(self.dense_knobs(v)) for v in self.variants())
+
+
+#: A sweep of SciFact (9.7k chunks) takes a few minutes here; see bench/bench_tune.py.
+DEFAULT_GRID = Grid(
+    quantization=[
+        Quantization(),
+        Quantization(kind="scalar"),
+        Quantization(kind="binary", bits=1),
+        Quantization(kind="binary", bits=1.5),
+        Quantization(kind="binary", bits=2),
+        Quantization(kind="binary", bits=1, query_encoding="scalar8"),
+        Quantization(kind="binary", bits=2, query_encoding="scalar8"),
+        Quantization(kind="turbo", bits=2),
+        Quantization(kind="turbo", bits=4),
+    ],
+    hnsw=[Hnsw(m=16, ef_construct=100), Hnsw(m=8, ef_construct=64), Hnsw(m=32, ef_construct=200)],
+    hnsw_ef=[32, 64, 128],
+    rescore=[True, False],
+    oversampling=[1.0, 2.0, 4.0],
+    fusion=[
+        FusionSpec(method=method, k=k, weights=weights, prefetch=prefetch)
+        for prefetch in (50, 100, 200)
+        for method, k, weights in (
+            ("dbsf", 60, None),
+            ("rrf", 60, None),
+            ("rrf", 10, None),
+            ("rrf", 60, (2.0, 1.0)),
+            ("rrf", 60, (1.0, 2.0)),
+        )
+    ],
+    bm25=[Bm25Params(k1=0.9, b=0.4)],
+    aggregation=[Aggregation(), Aggregation(method="sum", n=2), Aggregation(method="sum", n=3)],
+)
+
+
+def _read(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix in {".yaml", ".yml"}:
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise QueryValidationError(f"Cannot read grid file {path}: {e}", field="grid") from e
+    return tomllib.loads(text)
+
+
+def load_grid(path: Path) -> Grid:
+    """A grid from a TOML or YAML file; axes it leaves out keep the default grid's values."""
+    if not path.is_file():
+        raise QueryValidationError(f"Grid file {path} does not exist.", field="grid")
+    try:
+        data = _read(path)
+    except (tomllib.TOMLDecodeError, ValueError, OSError) as e:
+        raise QueryValidationError(f"Cannot read grid file {path}: {e}", field="grid") from e
+    if not isinstance(data, dict):
+        raise QueryValidationError(f"Grid file {path} must hold a table of axes.", field="grid")
+    merged = DEFAULT_GRID.model_dump() | data
+    try:
+        return Grid.model_validate(merged)
+    except ValidationError as e:
+        parts = [
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            for err in e.errors(include_url=False)
+        ]
+        raise QueryValidationError(
+            f"Invalid grid file {path}: " + "; ".join(parts), field="grid"
+        ) from e

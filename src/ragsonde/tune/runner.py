@@ -1,0 +1,443 @@
+"""The sweep: read the collection once, embed the queries once, build each variant, search it
+with every knob setting, score, cross-validate, recommend.
+
+The user's collection is only read (:meth:`Store.scroll`); every variant is a temporary copy
+(:mod:`ragsonde.store.variants`), deleted as soon as it is measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+import numpy as np
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.embedders.sparse import Bm25Encoder
+from ragsonde.errors import DimensionMismatchError, QueryValidationError
+from ragsonde.evaluate.datasets import Benchmark, load_benchmark
+from ragsonde.store import Store, open_store
+from ragsonde.store.base import CollectionInfo, SparseVector
+from ragsonde.store.variants import (
+    DEFAULT_FULL_SCAN_KB,
+    Bm25Params,
+    FusionSpec,
+    IndexVariant,
+    SearchKnobs,
+    SourcePoints,
+    VariantBuilder,
+    VariantSpec,
+    measurable,
+)
+from ragsonde.tune.grid import DEFAULT_GRID, Grid
+from ragsonde.tune.measures import Hits, aggregate, latency, overlap_recall, score_run
+from ragsonde.tune.report import (
+    NOT_MEASURABLE,
+    ConfigResult,
+    Constraints,
+    CrossValidation,
+    TuneReport,
+    VariantResult,
+)
+from ragsonde.tune.select import cross_validate, pareto_front, recommend
+
+__all__ = [
+    "TuneOptions",
+    "TuneProgress",
+    "collection_warnings",
+    "dense_indexed",
+    "require_indexed",
+    "tune",
+]
+
+_MiB = 1024 * 1024
+_RECALL_K = 10
+
+
+class TuneProgress(Protocol):
+    def start(self, total: int) -> None: ...
+
+    def advance(self, what: str) -> None: ...
+
+
+@dataclass
+class TuneOptions:
+    grid: Grid = DEFAULT_GRID
+    folds: int = 5
+    constraints: Constraints = field(default_factory=Constraints)
+    split: str = "test"
+    modes: Sequence[Literal["dense", "hybrid"]] = ("dense", "hybrid")
+    """Which searches to sweep; hybrid only where the collection has BM25 vectors."""
+    workdir: Path | None = None
+    """Where the temporary variants go (default: the system's temporary folder)."""
+    force_index: bool = True
+    """Build and use the HNSW graph even where the collection is small (see the warnings)."""
+
+
+def require_indexed(variant: IndexVariant) -> None:
+    """Refuse to measure HNSW on a variant whose graph was not built."""
+    if not variant.indexed:
+        raise QueryValidationError(
+            f"Variant {variant.spec.label} has {variant.stats.indexed_vectors} of "
+            f"{variant.stats.points} vectors indexed: its searches would scan every point and "
+            "its HNSW figures would be meaningless. Build the index first (ragsonde builds it "
+            "at the end of `ingest`; on a Qdrant server, lower the collection's "
+            "optimizers_config.indexing_threshold or wait until indexed_vectors_count reaches "
+            "points_count).",
+            field="collection",
+        )
+
+
+def dense_indexed(info: CollectionInfo) -> int:
+    """Dense vectors in an HNSW graph. Qdrant counts indexed vectors over every named vector,
+    and BM25 vectors are always indexed, so a hybrid collection's count includes one per point
+    that a dense graph does not explain."""
+    count = info.indexed_vectors_count
+    if info.sparse_vector_name:
+        count -= info.points_count
+    return max(0, count)
+
+
+def collection_warnings(info: CollectionInfo, source: SourcePoints, force_index: bool) -> list[str]:
+    """Guards on the user's collection: not indexed; too small for HNSW to matter."""
+    out = []
+    dense = dense_indexed(info)
+    if dense < info.points_count and info.backend != "qdrant-local":
+        out.append(
+            f"Collection '{info.name}' is not indexed ({dense} of {info.points_count} dense "
+            "vectors in an HNSW graph): its own searches scan every point, "
+            "so its speed is not what an indexed collection gives. The variants below are "
+            "indexed. To index it: `ragsonde ingest` builds the graph at the end once the "
+            "vectors pass Qdrant's indexing threshold (optimizers_config.indexing_threshold, "
+            "in KB); on a Qdrant server, lower that threshold for the collection."
+        )
+    kb = source.vectors.nbytes / 1024
+    if kb < DEFAULT_FULL_SCAN_KB:
+        out.append(
+            f"Collection '{info.name}' is small ({len(source.ids)} points, {kb:.0f} KB of "
+            f"vectors, below Qdrant's full-scan threshold of {DEFAULT_FULL_SCAN_KB} KB): in "
+            "production Qdrant scans every point and the HNSW settings do not matter. "
+            + (
+                "The variants force the graph on, to show what it would cost at scale."
+                if force_index
+                else "The variants keep Qdrant's defaults."
+            )
+        )
+    return out
+
+
+@dataclass
+class _Context:
+    bench: Benchmark
+    source: SourcePoints
+    queries: np.ndarray
+    sparse: list[SparseVector] | None
+    grid: Grid
+    exact: Sequence[Hits] = field(default_factory=list)
+
+    @property
+    def qids(self) -> list[str]:
+        return [q.query_id for q in self.bench.queries]
+
+
+def _config_id(spec: VariantSpec, knobs: SearchKnobs, fusion: FusionSpec | None, agg: str) -> str:
+    parts = [("hybrid " + fusion.label) if fusion else "dense", spec.label]
+    parts.append("exact" if knobs.exact else f"ef{knobs.hnsw_ef}")
+    if knobs.rescore is True:
+        parts.append(f"rescore-x{knobs.oversampling or 1:g}")
+    elif knobs.rescore is False:
+        parts.append("no-rescore")
+    parts.append(agg)
+    return " ".join(parts)
+
+
+def _results(
+    ctx: _Context,
+    variant: IndexVariant,
+    knobs: SearchKnobs,
+    hits: Sequence[Hits],
+    times: Sequence[float],
+    *,
+    fusion: FusionSpec | None = None,
+    recall: float | None = None,
+    hnsw_loss: float | None = None,
+    quant_loss: float | str | None = None,
+) -> list[ConfigResult]:
+    """One result per aggregation of the same hits (aggregation costs no new search)."""
+    p50, p95 = latency(times)
+    stats = variant.stats
+    out = []
+    for agg in ctx.grid.aggregation:
+        run = {
+            qid: aggregate(h, variant.doc_of, agg) for qid, h in zip(ctx.qids, hits, strict=True)
+        }
+        means, per_query = score_run(ctx.bench.qrels, run)
+        out.append(
+            ConfigResult(
+                id=_config_id(variant.spec, knobs, fusion, agg.label),
+                mode="hybrid" if fusion else "dense",
+                variant=variant.spec.label,
+                knobs=knobs,
+                fusion=fusion,
+                aggregation=agg,
+                metrics=means,
+                recall_vs_exact=recall,
+                hnsw_loss=hnsw_loss,
+                quantization_loss=quant_loss,
+                latency_p50_ms=p50,
+                latency_p95_ms=p95,
+                vector_memory_mb=stats.vector_ram_bytes / _MiB,
+                memory_ratio=stats.memory_ratio,
+                disk_mb=stats.disk_bytes / _MiB,
+                build_s=stats.build_s,
+                per_query_ndcg=per_query,
+            )
+        )
+    return out
+
+
+def _sweep_dense(
+    ctx: _Context, variant: IndexVariant, progress: TuneProgress | None
+) -> list[ConfigResult]:
+    limit = ctx.grid.limit
+    quantized = variant.spec.quantization.kind != "none"
+    unquantized: dict[int | None, Sequence[Hits]] = {}
+    out: list[ConfigResult] = []
+    for knobs in ctx.grid.dense_knobs(variant.spec):
+        hits, times = variant.search(ctx.queries, limit, knobs)
+        if knobs.hnsw_ef not in unquantized:
+            unquantized[knobs.hnsw_ef] = (
+                variant.search(
+                    ctx.queries, limit, SearchKnobs(hnsw_ef=knobs.hnsw_ef, ignore_quantization=True)
+                )[0]
+                if quantized
+                else hits
+            )
+        hnsw_hits = unquantized[knobs.hnsw_ef]
+        out += _results(
+            ctx,
+            variant,
+            knobs,
+            hits,
+            times,
+            recall=overlap_recall(hits, ctx.exact, _RECALL_K),
+            hnsw_loss=1.0 - overlap_recall(hnsw_hits, ctx.exact, _RECALL_K),
+            quant_loss=(1.0 - overlap_recall(hits, hnsw_hits, _RECALL_K)) if quantized else 0.0,
+        )
+        if progress:
+            progress.advance(f"{variant.spec.label} ef{knobs.hnsw_ef}")
+    return out
+
+
+def _sweep_hybrid(
+    ctx: _Context, variant: IndexVariant, progress: TuneProgress | None
+) -> list[ConfigResult]:
+    if ctx.sparse is None:
+        return []
+    knobs = SearchKnobs(hnsw_ef=max(ctx.grid.hnsw_ef))
+    exact = SearchKnobs(exact=True, ignore_quantization=True)
+    out: list[ConfigResult] = []
+    for fusion in ctx.grid.fusion:
+        hits, times = variant.hybrid(ctx.queries, ctx.sparse, ctx.grid.limit, fusion, knobs)
+        reference, _ = variant.hybrid(ctx.queries, ctx.sparse, ctx.grid.limit, fusion, exact)
+        out += _results(
+            ctx,
+            variant,
+            knobs,
+            hits,
+            times,
+            fusion=fusion,
+            recall=overlap_recall(hits, reference, _RECALL_K),
+        )
+        if progress:
+            progress.advance(fusion.label)
+    return out
+
+
+def _measure_variant(
+    ctx: _Context,
+    builder: VariantBuilder,
+    spec: VariantSpec,
+    *,
+    reference: bool,
+    hybrid: bool,
+    progress: TuneProgress | None,
+    dense: bool = True,
+    sparse: Sequence[SparseVector] | None = None,
+) -> tuple[VariantResult, list[ConfigResult], list[str]]:
+    warnings: list[str] = []
+    with builder.build(spec, sparse=sparse) as variant:
+        require_indexed(variant)
+        verified: bool | None = None
+        if spec.quantization.kind != "none":
+            verified = variant.quantization_in_effect(ctx.queries[:20])
+        result = VariantResult(
+            label=spec.label,
+            spec=spec,
+            stats=variant.stats,
+            indexed=variant.indexed,
+            quantization_verified=verified,
+        )
+        if progress:
+            progress.advance(f"built {spec.label}")
+        if verified is False:
+            warnings.append(
+                f"Quantization {spec.quantization.label} is not in effect on variant "
+                f"{spec.label} (no codes on disk, or scores equal to float32): not measured."
+            )
+            return result, [], warnings
+        configs: list[ConfigResult] = []
+        if reference:
+            exact = SearchKnobs(exact=True, ignore_quantization=True)
+            ctx.exact, times = variant.search(ctx.queries, ctx.grid.limit, exact)
+            configs += _results(ctx, variant, exact, ctx.exact, times, recall=1.0, hnsw_loss=0.0)
+        if dense:
+            configs += _sweep_dense(ctx, variant, progress)
+        if hybrid:
+            configs += _sweep_hybrid(ctx, variant, progress)
+    return result, configs, warnings
+
+
+def _not_measurable(spec: VariantSpec, backend: str) -> VariantResult:
+    from ragsonde.store.variants import VariantStats
+
+    return VariantResult(
+        label=spec.label,
+        spec=spec,
+        stats=VariantStats(
+            points=0,
+            indexed_vectors=0,
+            build_s=0.0,
+            disk_bytes=0,
+            float32_bytes=0,
+            vector_ram_bytes=0,
+            quantized_bytes=0,
+            index_bytes=0,
+        ),
+        indexed=False,
+        measurable=False,
+        note=f"{NOT_MEASURABLE} ({backend})",
+    )
+
+
+def tune(
+    dataset: str | Path,
+    *,
+    settings: Settings | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    options: TuneOptions | None = None,
+    progress: TuneProgress | None = None,
+) -> TuneReport:
+    """Sweep ``options.grid`` over ``settings.collection`` against ``dataset``'s labels."""
+    import time
+
+    t0 = time.perf_counter()
+    settings = settings or load_settings()
+    options = options or TuneOptions()
+    grid = options.grid
+    bench = load_benchmark(dataset, split=options.split)
+    own = store is None
+    store = store or open_store(settings)
+    try:
+        collection = settings.collection
+        info = store.collection_info(collection)
+        embedder = embedder or get_embedder(settings)
+        if embedder.dimension != info.dimension:
+            raise DimensionMismatchError(
+                collection=collection,
+                collection_dim=info.dimension,
+                embedder=embedder.name,
+                embedder_dim=embedder.dimension,
+            )
+        source = SourcePoints.read(store, collection)
+    finally:
+        if own:
+            store.close()
+    texts = [q.text for q in bench.queries]
+    queries = np.asarray(embedder.embed_queries(texts), dtype=np.float32)
+    hybrid = "hybrid" in options.modes and source.sparse_name is not None and bool(grid.fusion)
+    sparse = Bm25Encoder().embed_queries(texts) if hybrid else None
+    ctx = _Context(bench, source, queries, sparse, grid)
+    warnings = collection_warnings(info, source, options.force_index)
+    backend = source.backend
+    specs = grid.variants()
+    quant_ok = measurable(backend, "quantization")
+    hnsw_ok = measurable(backend, "hnsw")
+    builder = VariantBuilder(source, options.workdir, force_index=options.force_index)
+    if progress:
+        progress.start(
+            len(specs)
+            + sum(len(grid.dense_knobs(s)) for s in specs)
+            + ((1 + len(grid.bm25)) * len(grid.fusion) + len(grid.bm25) if hybrid else 0)
+        )
+    variants: list[VariantResult] = []
+    configs: list[ConfigResult] = []
+    for i, spec in enumerate(specs):
+        skip = (spec.quantization.kind != "none" and not quant_ok) or (
+            i > 0 and spec.hnsw != specs[0].hnsw and not hnsw_ok
+        )
+        if skip:
+            variants.append(_not_measurable(spec, backend))
+            if progress:
+                for _ in range(1 + len(grid.dense_knobs(spec))):
+                    progress.advance(f"skipped {spec.label}")
+            continue
+        result, found, notes = _measure_variant(
+            ctx, builder, spec, reference=i == 0, hybrid=hybrid and i == 0, progress=progress
+        )
+        variants.append(result)
+        configs += found
+        warnings += notes
+    if hybrid and source.texts is not None:
+        for spec in grid.bm25_variants():
+            params = spec.bm25 or Bm25Params()
+            encoder = Bm25Encoder(k=params.k1, b=params.b)
+            result, found, notes = _measure_variant(
+                ctx,
+                builder,
+                spec,
+                reference=False,
+                hybrid=True,
+                progress=progress,
+                dense=False,
+                sparse=encoder.embed_documents(source.texts),
+            )
+            variants.append(result)
+            configs += found
+            warnings += notes
+    if not quant_ok:
+        warnings.append(
+            f"The {backend} backend has no quantization: quantized variants are {NOT_MEASURABLE}."
+        )
+    admitted = [c for c in configs if options.constraints.admits(c)]
+    qids = ctx.qids
+    cv: dict[str, CrossValidation] = {}
+    for scope, pool in (
+        ("all", admitted),
+        ("dense", [c for c in admitted if c.mode == "dense"]),
+        ("hybrid", [c for c in admitted if c.mode == "hybrid"]),
+    ):
+        result_cv = cross_validate(pool, qids, options.folds, scope)
+        if result_cv is not None:
+            cv[scope] = result_cv
+    return TuneReport(
+        dataset=bench.name,
+        collection=collection,
+        backend=backend,
+        embedder=embedder.name,
+        n_queries=len(qids),
+        n_points=len(source.ids),
+        dimension=source.dimension,
+        grid=grid,
+        variants=variants,
+        configurations=configs,
+        pareto=pareto_front(configs),
+        cross_validation=cv,
+        recommendation=recommend(configs, options.constraints, cv.get("all")),
+        warnings=warnings,
+        seconds=time.perf_counter() - t0,
+    )

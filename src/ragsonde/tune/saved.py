@@ -1,0 +1,100 @@
+"""``--save-config``: the chosen configuration as a ragsonde settings file (TOML).
+
+Keys :class:`ragsonde.config.Settings` already honours (``hnsw_ef``, ``fusion``, ``collection``)
+take effect in ``query``, ``eval`` and ``serve`` when the file is the settings file
+(``RAGSONDE_CONFIG=tuned.toml``). The others (:data:`PENDING_KEYS`) record the rest of the choice;
+Settings ignores them until the retriever learns to honour them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.tune.report import ConfigResult, TuneReport
+
+__all__ = ["PENDING_KEYS", "save_config", "settings_values"]
+
+#: Keys written for the retriever to honour later (Settings ignores unknown keys today).
+PENDING_KEYS = (
+    "mode",
+    "exact",
+    "quantization",
+    "quantization_rescore",
+    "quantization_oversampling",
+    "hnsw_m",
+    "hnsw_ef_construct",
+    "rrf_k",
+    "fusion_weights",
+    "prefetch_limit",
+    "aggregation",
+    "aggregation_n",
+    "bm25_k1",
+    "bm25_b",
+)
+
+
+def settings_values(config: ConfigResult, report: TuneReport) -> dict[str, Any]:
+    """The settings that reproduce ``config``: known keys first, then :data:`PENDING_KEYS`."""
+    spec = report.variant(config.variant).spec
+    values: dict[str, Any] = {"collection": report.collection}
+    if config.knobs.hnsw_ef is not None:
+        values["hnsw_ef"] = config.knobs.hnsw_ef
+    if config.fusion is not None:
+        values["fusion"] = config.fusion.method
+    values["mode"] = config.mode
+    if config.knobs.exact:
+        values["exact"] = True
+    values["quantization"] = spec.quantization.label
+    if config.knobs.rescore is not None:
+        values["quantization_rescore"] = config.knobs.rescore
+    if config.knobs.oversampling is not None:
+        values["quantization_oversampling"] = config.knobs.oversampling
+    values["hnsw_m"] = spec.hnsw.m
+    values["hnsw_ef_construct"] = spec.hnsw.ef_construct
+    if config.fusion is not None:
+        if config.fusion.method == "rrf":
+            values["rrf_k"] = config.fusion.k
+        if config.fusion.weights is not None:
+            values["fusion_weights"] = list(config.fusion.weights)
+        values["prefetch_limit"] = config.fusion.prefetch
+    if spec.bm25 is not None:  # the documents' BM25 vectors must be re-encoded (re-ingest)
+        values["bm25_k1"] = spec.bm25.k1
+        values["bm25_b"] = spec.bm25.b
+    values["aggregation"] = config.aggregation.method
+    values["aggregation_n"] = config.aggregation.n
+    return values
+
+
+def save_config(
+    report: TuneReport, path: Path, *, config_id: str | None = None, collection: str | None = None
+) -> dict[str, Any]:
+    """Write the recommended (or ``config_id``) configuration to ``path``; return the values.
+
+    ``collection``: the tuned copy built by ``--apply``, which the file then points at.
+    """
+    import tomli_w
+
+    chosen = config_id or report.recommendation.config
+    if chosen is None:
+        raise QueryValidationError(
+            "No configuration to save: none met the constraints.", field="save_config"
+        )
+    values = settings_values(report.config(chosen), report)
+    if collection:
+        values["collection"] = collection
+    header = (
+        f"# ragsonde tune: {chosen}\n"
+        f"# nDCG@10 {report.config(chosen).ndcg:.4f} on {report.dataset} "
+        f"({report.n_queries} queries), collection {report.collection}.\n"
+        f"# Use it with RAGSONDE_CONFIG={path.name}. Not yet read by Settings: "
+        f"{', '.join(k for k in PENDING_KEYS if k in values)}.\n"
+    )
+    try:
+        path.write_text(header + tomli_w.dumps(values), encoding="utf-8")
+    except OSError as e:
+        raise QueryValidationError(
+            f"Cannot write {path}: {e.strerror or e}", field="save_config"
+        ) from e
+    return values

@@ -1,0 +1,193 @@
+"""The grid's expansion, grid files, aggregation, Pareto front, cross-validation, selection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.store.variants import Hnsw, Quantization, SearchKnobs, VariantSpec
+from ragsonde.tune.grid import DEFAULT_GRID, Aggregation, Grid, load_grid
+from ragsonde.tune.measures import aggregate, overlap_recall
+from ragsonde.tune.report import ConfigResult, Constraints
+from ragsonde.tune.select import best, cross_validate, folds_of, pareto_front, recommend
+
+
+def test_default_grid_builds_each_quantization_once_and_each_hnsw_once() -> None:
+    specs = DEFAULT_GRID.variants()
+    labels = [s.label for s in specs]
+    assert len(labels) == len(set(labels)) == len(DEFAULT_GRID.quantization) + 2
+    assert specs[0] == VariantSpec()  # the reference: plain vectors, Qdrant's default HNSW
+    assert {s.quantization.kind for s in specs} == {"none", "scalar", "binary", "turbo"}
+    assert {(s.hnsw.m, s.hnsw.ef_construct) for s in specs} == {(16, 100), (8, 64), (32, 200)}
+
+
+def test_cross_grid_is_the_full_product() -> None:
+    grid = DEFAULT_GRID.model_copy(update={"cross": True})
+    assert len(grid.variants()) == len(grid.quantization) * len(grid.hnsw)
+
+
+def test_quantized_variants_sweep_rescore_and_oversampling() -> None:
+    plain = DEFAULT_GRID.dense_knobs(VariantSpec())
+    assert plain == [SearchKnobs(hnsw_ef=ef) for ef in (32, 64, 128)]
+    knobs = DEFAULT_GRID.dense_knobs(VariantSpec(quantization=Quantization(kind="scalar")))
+    # per hnsw_ef: rescoring off, or on at 1x, 2x, 4x oversampling
+    assert len(knobs) == 3 * 4
+    assert SearchKnobs(hnsw_ef=64, rescore=True, oversampling=4.0) in knobs
+    assert SearchKnobs(hnsw_ef=64, rescore=False) in knobs
+
+
+def test_grid_file_toml_and_yaml(tmp_path: Path) -> None:
+    toml = tmp_path / "grid.toml"
+    toml.write_text(
+        'quantization = [{kind = "none"}, {kind = "binary", bits = 1.5}]\n'
+        "hnsw_ef = [16]\n"
+        'fusion = [{method = "rrf", k = 20, prefetch = 30}]\n'
+    )
+    grid = load_grid(toml)
+    assert [v.label for v in grid.variants()] == [
+        "none/m16-efc100",
+        "binary-1.5bit/m16-efc100",
+        "none/m8-efc64",
+        "none/m32-efc200",
+    ]
+    assert grid.hnsw_ef == [16] and grid.fusion[0].label == "rrf-k20/pf30"
+    yaml = tmp_path / "grid.yaml"
+    yaml.write_text("hnsw:\n  - {m: 4, ef_construct: 16}\naggregation:\n  - {method: sum, n: 2}\n")
+    grid = load_grid(yaml)
+    assert grid.hnsw == [Hnsw(m=4, ef_construct=16)] and grid.aggregation[0].label == "sum2"
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("hnsw_ef = []\n", "hnsw_ef"),
+        ('quantization = [{kind = "binary", bits = 3}]\n', "bits"),
+        ("colour = 1\n", "colour"),
+        ("hnsw_ef = [\n", "Cannot read"),
+    ],
+)
+def test_bad_grid_files_say_what_is_wrong(tmp_path: Path, text: str, match: str) -> None:
+    path = tmp_path / "grid.toml"
+    path.write_text(text)
+    with pytest.raises(QueryValidationError, match=match):
+        load_grid(path)
+
+
+def test_aggregation_best_chunk_or_sum_of_top_n() -> None:
+    hits = [("a1", 0.9), ("b1", 0.8), ("a2", 0.7), ("b2", 0.6), ("a3", 0.5)]
+
+    def doc(point: str) -> str:
+        return point[0]
+
+    assert aggregate(hits, doc, Aggregation()) == {"a": 0.9, "b": 0.8}
+    two = aggregate(hits, doc, Aggregation(method="sum", n=2))
+    assert two == pytest.approx({"a": 1.6, "b": 1.4})
+    assert aggregate(hits, doc, Aggregation(method="sum", n=3))["a"] == pytest.approx(2.1)
+
+
+def test_overlap_recall_by_hand() -> None:
+    ref = [[("1", 1.0), ("2", 0.9)], [("3", 1.0), ("4", 0.5)]]
+    got = [[("1", 1.0), ("9", 0.9)], [("4", 1.0), ("3", 0.5)]]
+    assert overlap_recall(got, ref, 2) == pytest.approx((0.5 + 1.0) / 2)
+
+
+def cfg(cid: str, per_query: dict[str, float], p95: float = 1.0, mb: float = 1.0, **kw):
+    ndcg = sum(per_query.values()) / len(per_query)
+    return ConfigResult(
+        id=cid,
+        mode=kw.get("mode", "dense"),
+        variant="none/m16-efc100",
+        knobs=SearchKnobs(hnsw_ef=64),
+        aggregation=Aggregation(),
+        metrics={"ndcg@10": ndcg, "recall@10": 0.0, "recall@100": 0.0},
+        recall_vs_exact=kw.get("recall", 1.0),
+        latency_p50_ms=p95 / 2,
+        latency_p95_ms=p95,
+        vector_memory_mb=mb,
+        memory_ratio=mb,
+        disk_mb=mb,
+        build_s=0.0,
+        per_query_ndcg=per_query,
+    )
+
+
+def test_pareto_front_keeps_only_the_undominated() -> None:
+    configs = [
+        cfg("best", {"q": 0.9}, p95=5, mb=10),
+        cfg("fast", {"q": 0.8}, p95=1, mb=10),
+        cfg("small", {"q": 0.8}, p95=5, mb=1),
+        cfg("dominated", {"q": 0.7}, p95=6, mb=11),
+        cfg("tie-worse", {"q": 0.8}, p95=5, mb=10),
+    ]
+    assert pareto_front(configs) == ["best", "fast", "small"]
+
+
+def test_near_ties_go_to_the_cheaper_configuration() -> None:
+    a = cfg("big", {"q": 0.80001}, mb=10)
+    b = cfg("small", {"q": 0.8}, mb=1)
+    assert best([a, b]) is b
+    assert best([cfg("better", {"q": 0.81}, mb=10), b]).id == "better"
+
+
+def test_folds_cover_every_query_once_and_repeat() -> None:
+    ids = [f"q{i}" for i in range(23)]
+    folds = folds_of(ids, 5)
+    assert sorted(q for f in folds for q in f) == sorted(ids)
+    assert folds == folds_of(ids, 5) and max(map(len, folds)) - min(map(len, folds)) <= 1
+
+
+def test_cross_validation_reports_held_out_not_training_scores() -> None:
+    ids = [f"q{i}" for i in range(10)]
+    # "lucky" is perfect on half the queries and 0 elsewhere; "steady" is 0.6 everywhere
+    lucky = cfg("lucky", {q: (1.0 if i % 2 else 0.0) for i, q in enumerate(ids)})
+    steady = cfg("steady", dict.fromkeys(ids, 0.6))
+    cv = cross_validate([lucky, steady], ids, 5, "dense")
+    assert cv is not None and cv.folds == 5 and len(cv.per_fold) == 5
+    assert sum(f.n_held_out for f in cv.per_fold) == 10
+    for fold in cv.per_fold:
+        chosen = lucky if fold.chosen == "lucky" else steady
+        held = folds_of(ids, 5)[fold.fold]
+        assert fold.held_out_ndcg == pytest.approx(
+            sum(chosen.per_query_ndcg[q] for q in held) / len(held)
+        )
+    assert cv.held_out_ndcg == pytest.approx(
+        sum(f.held_out_ndcg * f.n_held_out for f in cv.per_fold) / 10
+    )
+    assert cross_validate([], ids, 5, "none") is None
+
+
+def test_recommendation_obeys_constraints() -> None:
+    configs = [
+        cfg("slow-best", {"q": 0.9}, p95=50, mb=100, recall=0.99),
+        cfg("fast-ok", {"q": 0.85}, p95=2, mb=100, recall=0.95),
+        cfg("small-ok", {"q": 0.8}, p95=2, mb=5, recall=0.9),
+    ]
+    assert recommend(configs, Constraints(), None).config == "slow-best"
+    assert recommend(configs, Constraints(max_latency_ms=10), None).config == "fast-ok"
+    limited = recommend(configs, Constraints(max_latency_ms=10, max_memory_mb=10), None)
+    assert limited.config == "small-ok" and limited.feasible == 1
+    assert recommend(configs, Constraints(min_recall=0.96), None).config == "slow-best"
+    none = recommend(configs, Constraints(max_memory_mb=1), None)
+    assert none.config is None and "relax" in none.reason
+
+
+def test_grid_rejects_unknown_axes() -> None:
+    with pytest.raises(ValueError, match="extra"):
+        Grid.model_validate(DEFAULT_GRID.model_dump() | {"colour": 1})
+
+
+def test_scatter_plot_marks_front_and_choice() -> None:
+    from ragsonde.tune.html import scatter_svg
+
+    configs = [
+        cfg("a", {"q": 0.9}, mb=10),
+        cfg("b", {"q": 0.8}, mb=0.3),
+        cfg("c <x>", {"q": 0.7}, mb=5),
+    ]
+    svg = scatter_svg(configs, lambda c: c.vector_memory_mb, "MB", {"a", "b"}, "b")
+    assert svg.startswith("<svg") and svg.count("<circle") == 4  # three dots + one ring
+    assert svg.count('fill="#1f6feb"') == 2 and "(log)" in svg  # 10 / 0.3 > 20: log axis
+    assert "c &lt;x&gt;" in svg and "<x>" not in svg
+    assert scatter_svg([], lambda c: 0.0, "MB", set(), None) == ""

@@ -1,0 +1,227 @@
+"""``tune`` end to end on a SciFact slice: the real model, the real engine, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.retriever import Retriever
+from ragsonde.store import open_store
+from ragsonde.store.variants import Bm25Params, FusionSpec, Hnsw, Quantization
+from ragsonde.tune import Grid, TuneOptions, TuneReport, save_config, tune
+from ragsonde.tune.grid import Aggregation
+from ragsonde.tune.html import render_html
+from tests.tune.conftest import SLICE_QUERIES, fill_from_slice
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SMALL = Grid(
+    quantization=[Quantization(), Quantization(kind="scalar"), Quantization(kind="binary", bits=1)],
+    hnsw=[Hnsw()],
+    hnsw_ef=[64],
+    rescore=[True],
+    oversampling=[2.0],
+    fusion=[FusionSpec(method="dbsf"), FusionSpec(method="rrf", k=60, weights=(2.0, 1.0))],
+    bm25=[Bm25Params(k1=0.9, b=0.4)],
+    aggregation=[Aggregation(), Aggregation(method="sum", n=2)],
+)
+
+
+@pytest.fixture(scope="module")
+def report(slice_home: Path, scifact_slice: Path, embedder) -> TuneReport:
+    settings = Settings(home=slice_home, collection="slice")
+    return tune(
+        scifact_slice,
+        settings=settings,
+        embedder=embedder,
+        options=TuneOptions(grid=SMALL, folds=3),
+    )
+
+
+def test_every_configuration_is_measured(report: TuneReport) -> None:
+    # exact + 3 variants x 1 setting + 2 fusions x 2 BM25 encodings, each with 2 aggregations
+    assert len(report.configurations) == (1 + 3 + 2 * 2) * 2
+    assert report.n_queries == SLICE_QUERIES and report.n_points > 500
+    for c in report.configurations:
+        assert 0.0 < c.ndcg <= 1.0 and 0.0 <= c.metrics["recall@100"] <= 1.0
+        assert c.latency_p95_ms >= c.latency_p50_ms > 0
+    exact = report.config("dense none/m16-efc100 exact max")
+    assert exact.recall_vs_exact == 1.0 and exact.hnsw_loss == 0.0
+    # MiniLM on SciFact: a slice of its own relevant documents is easy, but not trivial
+    assert 0.6 < exact.ndcg < 1.0
+
+
+def test_quantization_is_verified_and_costs_what_it_should(report: TuneReport) -> None:
+    for v in report.variants:
+        assert v.indexed
+        assert v.quantization_verified is (None if v.spec.quantization.kind == "none" else True)
+    scalar = report.variant("int8/m16-efc100").stats
+    binary = report.variant("binary-1bit/m16-efc100").stats
+    assert 0.24 < scalar.memory_ratio < 0.27
+    assert 1 / 32 * 0.95 < binary.memory_ratio < 1 / 32 * 1.2
+    q = report.config("dense binary-1bit/m16-efc100 ef64 rescore-x2 max")
+    assert isinstance(q.quantization_loss, float) and q.hnsw_loss is not None
+    assert q.recall_vs_exact == pytest.approx(1 - q.hnsw_loss - q.quantization_loss, abs=0.15)
+
+
+def test_aggregation_and_fusion_change_the_ranking(report: TuneReport) -> None:
+    dbsf = report.config("hybrid dbsf/pf100 none/m16-efc100 ef64 max")
+    weighted = report.config("hybrid rrf-k60/w2:1/pf100 none/m16-efc100 ef64 max")
+    summed = report.config("hybrid dbsf/pf100 none/m16-efc100 ef64 sum2")
+    rebm25 = report.config("hybrid dbsf/pf100 none/m16-efc100/bm25-k0.9-b0.4 ef64 max")
+    assert dbsf.per_query_ndcg != weighted.per_query_ndcg
+    assert dbsf.per_query_ndcg != summed.per_query_ndcg
+    assert dbsf.per_query_ndcg != rebm25.per_query_ndcg
+
+
+def test_cross_validation_and_recommendation(report: TuneReport) -> None:
+    assert set(report.cross_validation) == {"all", "dense", "hybrid"}
+    for cv in report.cross_validation.values():
+        assert cv.folds == 3 and sum(f.n_held_out for f in cv.per_fold) == SLICE_QUERIES
+        assert 0.0 < cv.held_out_ndcg <= 1.0
+    rec = report.recommendation
+    assert rec.config is not None and rec.config in {c.id for c in report.configurations}
+    assert rec.config in report.pareto
+
+
+def test_guards_warn_on_a_small_unindexed_collection(report: TuneReport) -> None:
+    text = " ".join(report.warnings)
+    assert "is small" in text and "full-scan threshold" in text
+    # below Qdrant's indexing threshold the engine builds no dense graph, even after optimize;
+    # its BM25 vectors count as indexed and must not hide that
+    assert "not indexed (0 of" in text and "To index it" in text
+
+
+def test_users_collection_is_untouched(report: TuneReport, slice_home: Path) -> None:
+    store = open_store(Settings(home=slice_home))
+    try:
+        assert store.list_collections() == ["slice"]
+        assert store.collection_info("slice").points_count == report.n_points
+    finally:
+        store.close()
+
+
+def test_report_json_and_html(report: TuneReport) -> None:
+    data = json.loads(report.model_dump_json())
+    assert data["schema_version"] == "1" and "per_query_ndcg" not in data["configurations"][0]
+    assert TuneReport.model_validate(data).pareto == report.pareto
+    page = render_html(report)
+    assert page.count("<svg") == 2 and report.recommendation.config in page
+    assert "<script" not in page
+
+
+def test_saved_config_round_trips_through_settings(
+    report: TuneReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chosen = report.config("hybrid dbsf/pf100 none/m16-efc100 ef64 max")
+    path = tmp_path / "tuned.toml"
+    values = save_config(report, path, config_id=chosen.id)
+    monkeypatch.setenv("RAGSONDE_CONFIG", str(path))
+    settings = load_settings()
+    assert settings.hnsw_ef == 64 and settings.fusion == "dbsf"
+    assert settings.collection == "slice"
+    assert values["prefetch_limit"] == 100 and values["aggregation"] == "max"
+    rrf = report.config("hybrid rrf-k60/w2:1/pf100 none/m16-efc100 ef64 max")
+    save_config(report, path, config_id=rrf.id)
+    assert load_settings().fusion == "rrf"
+
+
+def test_local_mode_says_quantization_is_not_measurable(
+    scifact_slice: Path, embedder, tmp_path: Path
+) -> None:
+    settings = Settings(home=tmp_path, collection="slice", qdrant_url=":memory:")
+    store = open_store(settings)
+    try:
+        fill_from_slice(store, "slice", scifact_slice, embedder)
+        grid = SMALL.model_copy(update={"fusion": [], "bm25": [], "aggregation": [Aggregation()]})
+        rep = tune(
+            scifact_slice,
+            settings=settings,
+            store=store,
+            embedder=embedder,
+            options=TuneOptions(grid=grid, folds=2),
+        )
+    finally:
+        store.close()
+    assert rep.backend == "qdrant-local"
+    skipped = [v for v in rep.variants if v.spec.quantization.kind != "none"]
+    assert skipped and all(not v.measurable for v in skipped)
+    assert all(v.note and "not measurable on this backend" in v.note for v in skipped)
+    assert {c.variant for c in rep.configurations} == {"none/m16-efc100"}
+
+
+def test_cli_tune_json_save_html_apply(
+    slice_home: Path, scifact_slice: Path, tmp_path: Path, embedder
+) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'quantization = [{kind = "none"}, {kind = "scalar"}]\nhnsw = [{m = 16, ef_construct = 100}]\n'
+        'hnsw_ef = [64]\nrescore = [true]\noversampling = [2.0]\nfusion = [{method = "dbsf"}]\n'
+        'aggregation = [{method = "max"}]\nbm25 = []\n'
+    )
+    env = {k: v for k, v in os.environ.items() if k != "QDRANT_URL"}
+    env["RAGSONDE_HOME"] = str(slice_home)
+    args = ["tune", str(scifact_slice), "-c", "slice", "--grid", str(grid), "--folds", "2"]
+    args += ["--max-memory-mb", "0.4", "--json", "--save-config", str(tmp_path / "tuned.toml")]
+    args += ["--html", str(tmp_path / "t.html"), "--apply", "slice_tuned"]
+    out = subprocess.run(
+        [sys.executable, "-m", "ragsonde", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    rec = data["recommendation"]
+    # under 0.4 MB only the int8 codes fit (~560 x 384 floats are ~0.85 MB)
+    assert rec["config"].startswith("dense int8/") and rec["feasible"] >= 1
+    assert "<svg" in (tmp_path / "t.html").read_text()
+    assert 'collection = "slice_tuned"' in (tmp_path / "tuned.toml").read_text()
+    settings = Settings(home=slice_home, collection="slice_tuned")
+    store = open_store(settings)
+    try:
+        assert store.collection_info("slice_tuned").points_count == data["n_points"]
+        with Retriever(settings, store=store, embedder=embedder) as r:
+            resp = r.retrieve({"query_text": "vitamin D and bone density", "top_k": 3})
+        assert resp.status == "success" and len(resp.results) == 3
+        store.delete_collection("slice_tuned")
+    finally:
+        store.close()
+    bad = subprocess.run(
+        [sys.executable, "-m", "ragsonde", "tune", str(scifact_slice), "-c", "nope", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert bad.returncode == 1
+    assert json.loads(bad.stdout)["error"]["code"] == "COLLECTION_NOT_FOUND"
+
+
+def test_hybrid_default_is_dbsf_and_rrf_stays_selectable(slice_home: Path, embedder) -> None:
+    assert Settings().fusion == "dbsf"
+    store = open_store(Settings(home=slice_home))
+    query = {"query_text": "vitamin D and bone density", "top_k": 5, "mode": "hybrid"}
+    try:
+        scores = {}
+        for fusion in ("dbsf", "rrf"):
+            settings = Settings(home=slice_home, collection="slice", fusion=fusion)
+            with Retriever(settings, store=store, embedder=embedder) as r:
+                resp = r.retrieve(query)
+            assert resp.status == "success" and len(resp.results) == 5
+            scores[fusion] = [x.raw_score for x in resp.results]
+        # RRF scores are sums of 1/(60 + rank), never above 2/60; DBSF sums normalised scores
+        assert max(scores["rrf"]) <= 2 / 60 + 1e-6 < max(scores["dbsf"])
+    finally:
+        store.close()
