@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ragsonde.cli._common import (
@@ -16,7 +15,6 @@ from ragsonde.cli._common import (
     EmbedderOpt,
     HomeOpt,
     JsonOpt,
-    RichBar,
     cli_errors,
     console,
     err_console,
@@ -24,30 +22,13 @@ from ragsonde.cli._common import (
     settings_from_options,
 )
 from ragsonde.cli.app import app
+from ragsonde.cli.progress import RichProgress
 from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
     from ragsonde.tune import TuneReport
 
 __all__ = ["render_tune", "tune_command"]
-
-
-class _Bar(RichBar):
-    def __init__(self, enabled: bool) -> None:
-        super().__init__(
-            enabled,
-            TextColumn("[bold]tune[/] {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-        )
-        self._task = self._p.add_task("", total=None)
-
-    def start(self, total: int) -> None:
-        self._p.update(self._task, total=total)
-
-    def advance(self, what: str) -> None:
-        self._p.update(self._task, advance=1, description=escape(what))
 
 
 def _f(value: float | str | None, digits: int = 4) -> str:
@@ -164,7 +145,7 @@ def tune_command(
         options.grid = load_grid(grid)
     store = open_store(settings)
     try:
-        with _Bar(not json_output and err_console.is_terminal) as bar:
+        with RichProgress(not json_output and err_console.is_terminal, "tune") as bar:
             report = tune(dataset, settings=settings, store=store, options=options, progress=bar)
         applied = None
         if apply and report.recommendation.config:

@@ -10,16 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 import numpy as np
 
-from ragsonde.config import Settings, load_settings
-from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.config import Settings
+from ragsonde.embedders import Embedder
 from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.evaluate.datasets import Benchmark, load_benchmark
-from ragsonde.store import Store, open_store
+from ragsonde.progress import Progress
+from ragsonde.store import Store
 from ragsonde.store.base import CollectionInfo, SparseVector
 from ragsonde.store.variants import (
     DEFAULT_FULL_SCAN_KB,
@@ -43,6 +44,7 @@ from ragsonde.tune.report import (
     VariantResult,
 )
 from ragsonde.tune.select import cross_validate, pareto_front, recommend
+from ragsonde.workspace import Workspace, using
 
 __all__ = [
     "TuneOptions",
@@ -57,10 +59,9 @@ _MiB = 1024 * 1024
 _RECALL_K = 10
 
 
-class TuneProgress(Protocol):
-    def start(self, total: int) -> None: ...
-
-    def advance(self, what: str) -> None: ...
+#: Told about the sweep: ``start(total)`` once (builds + measured configurations), then
+#: ``advance(1)`` per step. The one progress protocol of :mod:`ragsonde.progress`.
+TuneProgress = Progress
 
 
 @dataclass
@@ -228,7 +229,7 @@ def _sweep_dense(
             quant_loss=(1.0 - overlap_recall(hits, hnsw_hits, _RECALL_K)) if quantized else 0.0,
         )
         if progress:
-            progress.advance(f"{variant.spec.label} ef{knobs.hnsw_ef}")
+            progress.advance(1)
     return out
 
 
@@ -253,7 +254,7 @@ def _sweep_hybrid(
             recall=overlap_recall(hits, reference, _RECALL_K),
         )
         if progress:
-            progress.advance(fusion.label)
+            progress.advance(1)
     return out
 
 
@@ -282,7 +283,7 @@ def _measure_variant(
             quantization_verified=verified,
         )
         if progress:
-            progress.advance(f"built {spec.label}")
+            progress.advance(1)
         if verified is False:
             warnings.append(
                 f"Quantization {spec.quantization.label} is not in effect on variant "
@@ -327,6 +328,7 @@ def tune(
     dataset: str | Path,
     *,
     settings: Settings | None = None,
+    workspace: Workspace | None = None,
     store: Store | None = None,
     embedder: Embedder | None = None,
     options: TuneOptions | None = None,
@@ -336,29 +338,24 @@ def tune(
     import time
 
     t0 = time.perf_counter()
-    settings = settings or load_settings()
     options = options or TuneOptions()
     grid = options.grid
-    bench = load_benchmark(dataset, split=options.split)
-    own = store is None
-    store = store or open_store(settings)
-    try:
+    with using(workspace, settings, store=store, embedder=embedder) as ws:
+        settings = ws.settings
+        bench = load_benchmark(dataset, split=options.split)
         collection = settings.collection
-        info = store.collection_info(collection)
-        embedder = embedder or get_embedder(settings)
-        if embedder.dimension != info.dimension:
+        info = ws.store.collection_info(collection)
+        emb = ws.embedder
+        if emb.dimension != info.dimension:
             raise DimensionMismatchError(
                 collection=collection,
                 collection_dim=info.dimension,
-                embedder=embedder.name,
-                embedder_dim=embedder.dimension,
+                embedder=emb.name,
+                embedder_dim=emb.dimension,
             )
-        source = SourcePoints.read(store, collection)
-    finally:
-        if own:
-            store.close()
-    texts = [q.text for q in bench.queries]
-    queries = np.asarray(embedder.embed_queries(texts), dtype=np.float32)
+        source = SourcePoints.read(ws.store, collection)
+        texts = [q.text for q in bench.queries]
+        queries = np.asarray(emb.embed_queries(texts), dtype=np.float32)
     hybrid = "hybrid" in options.modes and source.sparse_name is not None and bool(grid.fusion)
     sparse = Bm25Encoder().embed_queries(texts) if hybrid else None
     ctx = _Context(bench, source, queries, sparse, grid)
@@ -384,7 +381,7 @@ def tune(
             variants.append(_not_measurable(spec, backend))
             if progress:
                 for _ in range(1 + len(grid.dense_knobs(spec))):
-                    progress.advance(f"skipped {spec.label}")
+                    progress.advance(1)
             continue
         result, found, notes = _measure_variant(
             ctx, builder, spec, reference=i == 0, hybrid=hybrid and i == 0, progress=progress
@@ -428,7 +425,7 @@ def tune(
         dataset=bench.name,
         collection=collection,
         backend=backend,
-        embedder=embedder.name,
+        embedder=emb.name,
         n_queries=len(qids),
         n_points=len(source.ids),
         dimension=source.dimension,
