@@ -21,7 +21,7 @@ import pytest
 from ragsonde.config import Settings
 from ragsonde.store import open_store
 from ragsonde.testing import FakeEmbeddingAPI
-from tests.retriever.conftest import fill
+from tests.support import fill
 
 pytestmark = pytest.mark.slow  # real processes and the real model
 

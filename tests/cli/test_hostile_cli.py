@@ -21,7 +21,7 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.store import open_store
-from tests.retriever.conftest import fill
+from tests.support import fill
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow  # every test here starts a process

@@ -20,7 +20,7 @@ from ragsonde.embedders.onnx import (
 )
 from ragsonde.embedders.provenance import check_model_files, expected_hashes
 from ragsonde.errors import EmbeddingError, QueryValidationError
-from tests.conftest import DOCS
+from tests.support import DOCS
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 

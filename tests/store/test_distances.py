@@ -11,7 +11,7 @@ import pytest
 
 from ragsonde.retriever import Retriever
 from ragsonde.store import Distance, PointRecord, SearchSpec, Store, open_store, similarity_of
-from tests.conftest import DOCS
+from tests.support import DOCS
 
 DIM = 16
 N = 120

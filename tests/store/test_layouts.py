@@ -24,7 +24,7 @@ from ragsonde.store.payload import (
     get_path,
 )
 from ragsonde.store.resolve import POINT_ID, resolve_doc_id_field
-from tests.retriever.conftest import fill
+from tests.support import fill
 
 BLOB = {"meta": {"title": "T", "n": 3}, "body": "the text"}
 
