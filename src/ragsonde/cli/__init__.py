@@ -14,7 +14,7 @@ from ragsonde.cli.app import app
 __all__ = ["app", "main"]
 
 #: Command modules, in the order their commands are listed in ``--help``.
-_COMMAND_MODULES = ("query", "ingest", "push", "eval", "compare", "serve")
+_COMMAND_MODULES = ("query", "ingest", "push", "eval", "compare", "serve", "generate", "judge")
 
 
 def _register() -> None:
