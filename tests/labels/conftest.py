@@ -25,9 +25,19 @@ def chunk_text(doc: str, section: str, i: int) -> str:
     return f"The {section.lower()} of the {doc}: " + " and ".join(rot) + f" (part {i})."
 
 
-def fill_sections(store: Store, name: str = "docs", chunks_per_section: int = 2) -> int:
-    """5 documents x 3 sections x ``chunks_per_section`` chunks, tiny dummy vectors."""
-    store.create_collection(name, 4, indexed_fields={"doc_id": "keyword", "section": "keyword"})
+def fill_sections(
+    store: Store, name: str = "docs", chunks_per_section: int = 2, *, bm25: bool = False
+) -> int:
+    """5 documents x 3 sections x ``chunks_per_section`` chunks, tiny dummy dense vectors, and
+    with ``bm25`` real BM25 vectors (so ``mode=sparse`` searches them without a model)."""
+    from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
+
+    store.create_collection(
+        name,
+        4,
+        indexed_fields={"doc_id": "keyword", "section": "keyword"},
+        sparse_vector_name=SPARSE_VECTOR_NAME if bm25 else None,
+    )
     points = []
     for d, doc in enumerate(WORDS):
         for s, section in enumerate(SECTIONS):
@@ -47,6 +57,11 @@ def fill_sections(store: Store, name: str = "docs", chunks_per_section: int = 2)
                         },
                     )
                 )
+    if bm25:
+        vectors = Bm25Encoder().embed_documents([p.payload["text"] for p in points])
+        points = [
+            PointRecord(p.id, p.vector, p.payload, s) for p, s in zip(points, vectors, strict=True)
+        ]
     store.upsert(name, points)
     return len(points)
 
@@ -56,5 +71,15 @@ def sectioned(tmp_path) -> Iterator[tuple[Settings, Store]]:
     settings = Settings(home=tmp_path / "home", collection="docs")
     store = open_store(settings)
     fill_sections(store)
+    yield settings, store
+    store.close()
+
+
+@pytest.fixture
+def bm25_docs(tmp_path) -> Iterator[tuple[Settings, Store]]:
+    """The sectioned collection with BM25 vectors; pool it with ``modes=["sparse"]``."""
+    settings = Settings(home=tmp_path / "home", collection="docs")
+    store = open_store(settings)
+    fill_sections(store, bm25=True)
     yield settings, store
     store.close()

@@ -134,6 +134,8 @@ class JudgeReport(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     labels_used: list[LabelSource]
     agreement: dict[str, float | int | None] | None = None
+    stopped: str | None = None
+    """Why the run stopped before judging everything (budget spent, calls failing), if it did."""
     out: str
     seconds: float = 0.0
 
