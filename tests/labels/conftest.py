@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -20,21 +22,25 @@ SECTIONS = ("Overview", "Setup", "Troubleshooting")
 
 
 def chunk_text(doc: str, section: str, i: int) -> str:
+    """A different number of the document's words in each chunk, so no two chunks tie."""
     words = WORDS[doc].split()
-    rot = words[i % len(words) :] + words[: i % len(words)]
-    return f"The {section.lower()} of the {doc}: " + " and ".join(rot) + f" (part {i})."
+    random.Random(f"{doc}/{section}/{i}").shuffle(words)
+    listed = " and ".join(words[: 3 + i % 6])
+    return f"The {section.lower()} part of the {doc} manual, page {i}, covers {listed}."
 
 
 def fill_sections(
-    store: Store, name: str = "docs", chunks_per_section: int = 2, *, bm25: bool = False
+    store: Store, name: str = "docs", chunks_per_section: int = 2, *, embedder: Any = None
 ) -> int:
-    """5 documents x 3 sections x ``chunks_per_section`` chunks, tiny dummy dense vectors, and
-    with ``bm25`` real BM25 vectors (so ``mode=sparse`` searches them without a model)."""
+    """5 documents x 3 sections x ``chunks_per_section`` chunks. Without ``embedder``: tiny
+    dummy vectors (enough to sample from); with it: real dense and BM25 vectors, searchable in
+    every mode."""
     from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 
+    bm25 = embedder is not None
     store.create_collection(
         name,
-        4,
+        embedder.dimension if bm25 else 4,
         indexed_fields={"doc_id": "keyword", "section": "keyword"},
         sparse_vector_name=SPARSE_VECTOR_NAME if bm25 else None,
     )
@@ -58,9 +64,12 @@ def fill_sections(
                     )
                 )
     if bm25:
-        vectors = Bm25Encoder().embed_documents([p.payload["text"] for p in points])
+        texts = [p.payload["text"] for p in points]
+        dense = embedder.embed_documents(texts)
+        sparse = Bm25Encoder().embed_documents(texts)
         points = [
-            PointRecord(p.id, p.vector, p.payload, s) for p, s in zip(points, vectors, strict=True)
+            PointRecord(p.id, d.tolist(), p.payload, s)
+            for p, d, s in zip(points, dense, sparse, strict=True)
         ]
     store.upsert(name, points)
     return len(points)
@@ -76,10 +85,18 @@ def sectioned(tmp_path) -> Iterator[tuple[Settings, Store]]:
 
 
 @pytest.fixture
-def bm25_docs(tmp_path) -> Iterator[tuple[Settings, Store]]:
-    """The sectioned collection with BM25 vectors; pool it with ``modes=["sparse"]``."""
+def bm25_docs(tmp_path, embedder) -> Iterator[tuple[Settings, Store]]:
+    """The sectioned collection with the real model's vectors and BM25 ones."""
     settings = Settings(home=tmp_path / "home", collection="docs")
     store = open_store(settings)
-    fill_sections(store, bm25=True)
+    fill_sections(store, embedder=embedder)
     yield settings, store
     store.close()
+
+
+@pytest.fixture
+def api_and_docs(bm25_docs):
+    from ragsonde.testing.fake_chat_api import FakeChatAPI
+
+    with FakeChatAPI() as api:
+        yield api, bm25_docs

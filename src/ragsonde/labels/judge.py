@@ -92,7 +92,7 @@ def judge_entries(
     """Pool, grade, and return the entries with their new labels, and the report."""
     started = time.perf_counter()
     modes = modes_for(retriever, collection, options.modes)
-    pools, _errors = pool(retriever, collection, entries, modes, options.depth)
+    pools, errors = pool(retriever, collection, entries, modes, options.depth)
     run = CachedAsker(client, cache)
     grades: Counter[int] = Counter()
     pooled = already = judged = 0
@@ -136,6 +136,7 @@ def judge_entries(
         usage=client.usage.model_copy(),
         labels_used=list(options.use),
         agreement=kappa(result, options.llm_relevant_from) if options.agreement else None,
+        errors=errors,
         stopped=run.stopped,
         out=str(out),
         seconds=round(time.perf_counter() - started, 3),

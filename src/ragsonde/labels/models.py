@@ -134,6 +134,8 @@ class JudgeReport(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     labels_used: list[LabelSource]
     agreement: dict[str, float | int | None] | None = None
+    errors: dict[str, str] = Field(default_factory=dict)
+    """Query id -> why it could not be searched (it is left as it was)."""
     stopped: str | None = None
     """Why the run stopped before judging everything (budget spent, calls failing), if it did."""
     out: str
