@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -127,9 +126,10 @@ def test_429_500_and_malformed_answers_during_a_run(api_and_docs, bench, tmp_pat
 def test_a_hang_is_bounded_and_failures_in_a_row_stop_the_run(api_and_docs, bench, tmp_path):
     api, docs = api_and_docs
     api.faults.hang = 1
-    t0 = time.perf_counter()
     r = judge_with(api, docs, bench, tmp_path, client=chat(api, timeout_s=0.3, max_retries=0))
-    assert time.perf_counter() - t0 < 10 and r.usage.failed == 1 and r.stopped is None
+    # The hung call gave up after its timeout (bounded: see test_chat) and the run went on.
+    assert r.usage.failed == 1 and r.stopped is None
+    assert r.judged == r.pooled - r.already_labelled - 1
     api.faults.server_error = 1000
     r = judge_with(api, docs, bench, tmp_path, "down.jsonl", client=chat(api, max_retries=0))
     assert r.usage.calls == 5 and r.judged == 0 and "5 calls in a row failed" in (r.stopped or "")
