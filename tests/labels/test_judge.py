@@ -130,6 +130,8 @@ def test_a_hang_is_bounded_and_failures_in_a_row_stop_the_run(api_and_docs, benc
     # The hung call gave up after its timeout (bounded: see test_chat) and the run went on.
     assert r.usage.failed == 1 and r.stopped is None
     assert r.judged == r.pooled - r.already_labelled - 1
+    for f in (docs[0].home / "labels").glob("llm-cache.sqlite*"):
+        f.unlink()  # nothing cached: every grade needs a call
     api.faults.server_error = 1000
     r = judge_with(api, docs, bench, tmp_path, "down.jsonl", client=chat(api, max_retries=0))
     assert r.usage.calls == 5 and r.judged == 0 and "5 calls in a row failed" in (r.stopped or "")

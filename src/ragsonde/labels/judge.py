@@ -105,11 +105,11 @@ def judge_entries(
                 lab.source == "llm" and lab.judge == client.name and lab.chunk_id == hit.chunk_id
                 for lab in labels
             )
-            other = any(lab.id == hit.doc_id for lab in labels)
+            # Labelled before this run: every pooled chunk of an unlabelled document is graded,
+            # so the document gets the best grade of its chunks.
+            other = any(lab.id == hit.doc_id for lab in e.labels)
             if mine or (other and not options.agreement):
                 already += 1
-                continue
-            if run.stopped is not None:
                 continue
             label = _grade(run, e.query, hit, client.name)
             if label is not None:
