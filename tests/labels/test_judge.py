@@ -73,8 +73,9 @@ def test_judge_grades_the_unjudged_pool_and_keeps_provenance(api_and_docs, bench
         llm = [lab for lab in e.labels if lab.source == "llm"]
         assert all(lab.judge == MODEL and lab.chunk_id for lab in llm)
         assert e.relevant[e.source_doc] == 3  # the generator's label stays
-        for lab in llm:  # relevant from LLM grade 2 up, the source doc's grade untouched
-            assert (lab.id in e.relevant) == (lab.grade >= 2 or lab.id == e.source_doc)
+        # Relevant from a document's best LLM grade 2 up; the source doc's grade untouched.
+        for doc, best in e.labelled(["llm"]).items():
+            assert (doc in e.relevant) == (best >= 2 or doc == e.source_doc)
     assert any(lab.source == "llm" for e in entries for lab in e.labels)
 
 
