@@ -17,6 +17,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import QUICK, RESULTS  # noqa: E402  (``--quick``: bench/results/quick/)
+from bench_labels import labels_section  # noqa: E402
 
 #: The full suite's report is ``bench/RESULTS.md``; a quick run's sits beside its results.
 OUT = RESULTS / "RESULTS.md" if QUICK else HERE / "RESULTS.md"
@@ -519,6 +520,7 @@ def main() -> None:
         ("index", index_section),
         ("serve", serve_section),
         ("embed", embed_section),
+        ("labels", labels_section),
     )
     for name, render in sections:
         data = _load(name)

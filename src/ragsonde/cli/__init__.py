@@ -17,7 +17,18 @@ from ragsonde.cli.app import app
 __all__ = ["app", "main"]
 
 #: Command modules, in the order their commands are listed in ``--help``.
-_COMMAND_MODULES = ("query", "ingest", "push", "eval", "compare", "tune", "schema", "serve")
+_COMMAND_MODULES = (
+    "query",
+    "ingest",
+    "push",
+    "eval",
+    "compare",
+    "generate",
+    "judge",
+    "tune",
+    "schema",
+    "serve",
+)
 
 
 def _register() -> None:

@@ -1,0 +1,101 @@
+"""What ``judge`` and ``generate --llm`` share: the LLM, budget and price options, and how a
+run's usage and judgements are shown."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ragsonde.cli._common import console
+from ragsonde.errors import QueryValidationError
+
+if TYPE_CHECKING:
+    from ragsonde.labels import JudgeReport, Usage
+    from ragsonde.labels.chat import Budget, Price
+
+__all__ = [
+    "LlmOpt",
+    "MaxCallsOpt",
+    "MaxCostOpt",
+    "PriceOpt",
+    "budget_and_price",
+    "render_judge",
+    "usage_line",
+]
+
+#: ``--llm``: the chat model (any OpenAI-compatible endpoint, OPENAI_BASE_URL).
+LlmOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--llm",
+        help="openai:MODEL on OPENAI_BASE_URL (OpenAI, Ollama's /v1, vLLM), key OPENAI_API_KEY.",
+    ),
+]
+MaxCallsOpt = Annotated[
+    int | None, typer.Option("--max-calls", help="Stop cleanly after this many LLM calls.")
+]
+MaxCostOpt = Annotated[
+    float | None, typer.Option("--max-cost", help="Stop cleanly once this many USD are spent.")
+]
+PriceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--price-per-1k",
+        help="USD per 1k tokens, 'PROMPT,COMPLETION' or one figure for both "
+        "\\[default: the list price of known OpenAI models, else 0].",
+    ),
+]
+
+
+def budget_and_price(
+    max_calls: int | None, max_cost: float | None, price: str | None
+) -> tuple[Budget, Price | None]:
+    """The budget and price options, checked."""
+    from pydantic import ValidationError
+
+    from ragsonde.labels.chat import Budget, Price
+
+    try:
+        budget = Budget(max_calls=max_calls, max_cost=max_cost)
+    except ValidationError as e:
+        raise QueryValidationError("--max-calls and --max-cost cannot be negative.") from e
+    if price is None:
+        return budget, None
+    try:
+        parts = [float(p) for p in price.split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) not in (1, 2) or min(parts) < 0:
+        raise QueryValidationError(
+            f"--price-per-1k takes 'PROMPT,COMPLETION' or one figure, not '{price}'.",
+            field="price_per_1k",
+        )
+    return budget, Price(parts[0], parts[-1])
+
+
+def usage_line(u: Usage) -> str:
+    stop = " · stopped: budget spent" if u.stopped_by_budget else ""
+    return (
+        f"{u.calls} LLM calls ({u.cached} answers from the cache, {u.failed} failed) · "
+        f"{u.prompt_tokens} + {u.completion_tokens} tokens · ${u.cost_usd:.4f}{stop}"
+    )
+
+
+def render_judge(r: JudgeReport) -> None:
+    console.print(
+        f"{r.queries} queries · pooled {', '.join(r.modes)} top-{r.depth}: {r.pooled} hits, "
+        f"{r.already_labelled} already labelled, {r.judged} judged by {r.model} "
+        f"(grades {', '.join(f'{g}: {n}' for g, n in r.grades.items()) or 'none'})"
+    )
+    console.print(usage_line(r.usage))
+    if r.stopped:
+        console.print(f"[yellow]stopped early[/]: {r.stopped}; what was judged is saved.")
+    if r.agreement is not None:
+        a = r.agreement
+        console.print(
+            f"agreement with human labels: Cohen's kappa {a['kappa']} on {a['pairs']} pairs of "
+            f"{a['queries']} queries (LLM relevant from grade {a['llm_relevant_from']}; raw "
+            f"agreement {a['raw_agreement']})"
+        )
+    console.print(f"relevant = labels of {', '.join(r.labels_used)} · wrote {r.out}")

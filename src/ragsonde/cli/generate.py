@@ -1,0 +1,84 @@
+"""``ragsonde generate``: a benchmark from a collection's own chunks (offline, or with an LLM)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragsonde.cli._common import (
+    CollectionOpt,
+    EmbedderOpt,
+    HomeOpt,
+    JsonOpt,
+    cli_errors,
+    console,
+    print_json,
+    settings_from_options,
+)
+from ragsonde.cli._llm import (
+    LlmOpt,
+    MaxCallsOpt,
+    MaxCostOpt,
+    PriceOpt,
+    budget_and_price,
+    render_judge,
+    usage_line,
+)
+from ragsonde.cli.app import app
+
+__all__ = ["generate_command"]
+
+
+@app.command("generate")
+@cli_errors
+def generate_command(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Benchmark file to write (.jsonl).")],
+    collection: CollectionOpt = None,
+    n: Annotated[int, typer.Option("--n", help="How many queries.")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Same seed, same benchmark.")] = 0,
+    llm: LlmOpt = None,
+    no_judge: Annotated[
+        bool, typer.Option("--no-judge", help="With --llm: skip pooling and judging.")
+    ] = False,
+    depth: Annotated[int, typer.Option("--depth", help="With --llm: top-k pooled per mode.")] = 10,
+    max_calls: MaxCallsOpt = None,
+    max_cost: MaxCostOpt = None,
+    price_per_1k: PriceOpt = None,
+    embedder: EmbedderOpt = None,
+    home: HomeOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Generate a benchmark: queries sampled across the collection, each with its source relevant.
+
+    Offline (no LLM): known-item queries of a chunk's most telling terms (tf-idf sampled).
+    With --llm: a question each chunk answers, then pooled and judged (see `ragsonde judge`).
+    """
+    from ragsonde.labels import generate
+
+    budget, price = budget_and_price(max_calls, max_cost, price_per_1k)
+    settings = settings_from_options(collection=collection, home=home, embedder=embedder)
+    report = generate(
+        out,
+        n=n,
+        seed=seed,
+        settings=settings,
+        llm=llm,
+        judge=not no_judge,
+        depth=depth,
+        budget=budget,
+        price=price,
+    )
+    if json_output:
+        print_json(report)
+        return
+    if report.usage is not None:
+        console.print(usage_line(report.usage))
+    if report.judged is not None:
+        render_judge(report.judged)
+    console.print(
+        f"wrote {report.written} queries to {report.out} ({report.generator}, seed {report.seed}): "
+        f"{report.documents_sampled} of {report.documents_in_collection} documents, "
+        f"{report.sections_sampled} sections, {report.chunks_in_collection} chunks read"
+    )

@@ -1,0 +1,104 @@
+"""``ragsonde judge``: an LLM grades the unjudged hits of each query's pooled top-k, 0–3."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragsonde.cli._common import (
+    CollectionOpt,
+    EmbedderOpt,
+    HomeOpt,
+    JsonOpt,
+    cli_errors,
+    print_json,
+    settings_from_options,
+)
+from ragsonde.cli._llm import (
+    LlmOpt,
+    MaxCallsOpt,
+    MaxCostOpt,
+    PriceOpt,
+    budget_and_price,
+    render_judge,
+)
+from ragsonde.cli.app import app
+from ragsonde.errors import QueryValidationError
+
+__all__ = ["judge_command"]
+
+
+@app.command("judge")
+@cli_errors
+def judge_command(
+    benchmark: Annotated[
+        Path, typer.Argument(help="A .jsonl benchmark (or BEIR folder, TREC qrels) to judge.")
+    ],
+    llm: LlmOpt = None,
+    collection: CollectionOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Where to write \\[default: BENCHMARK.judged.jsonl]."),
+    ] = None,
+    depth: Annotated[int, typer.Option("--depth", help="Top-k of each mode pooled.")] = 10,
+    mode: Annotated[
+        list[str] | None,
+        typer.Option("--mode", help="Modes to pool \\[default: all the collection supports]."),
+    ] = None,
+    agreement: Annotated[
+        bool,
+        typer.Option(
+            "--agreement", help="Also grade human-labelled hits; give Cohen's kappa against them."
+        ),
+    ] = False,
+    use: Annotated[
+        str, typer.Option("--use", help="Labels that make `relevant`: human,generator,llm.")
+    ] = "human,generator,llm",
+    llm_relevant_from: Annotated[
+        int, typer.Option("--llm-relevant-from", min=1, max=3, help="LLM grade that is relevant.")
+    ] = 2,
+    max_calls: MaxCallsOpt = None,
+    max_cost: MaxCostOpt = None,
+    price_per_1k: PriceOpt = None,
+    embedder: EmbedderOpt = None,
+    home: HomeOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """LLM-judge the unjudged hits of each query, pooled over dense, sparse and hybrid search.
+
+    Judgements are cached under RAGSONDE_HOME, so a re-run costs nothing.
+    """
+    from ragsonde.labels.judge import JudgeOptions, judge
+
+    if llm is None:
+        raise QueryValidationError("judge needs --llm openai:MODEL.", field="llm")
+    from pydantic import TypeAdapter, ValidationError
+
+    from ragsonde.labels import LabelSource
+
+    try:
+        sources = TypeAdapter(list[LabelSource]).validate_python(
+            [s.strip() for s in use.split(",") if s.strip()]
+        )
+    except ValidationError as e:
+        raise QueryValidationError("--use takes human, generator and/or llm.", field="use") from e
+    budget, price = budget_and_price(max_calls, max_cost, price_per_1k)
+    settings = settings_from_options(collection=collection, home=home, embedder=embedder)
+    target = out or benchmark.with_name(f"{benchmark.stem}.judged.jsonl")
+    options = JudgeOptions(
+        llm=llm,
+        depth=depth,
+        modes=mode,
+        agreement=agreement,
+        use=sources,
+        llm_relevant_from=llm_relevant_from,
+        budget=budget,
+        price=price,
+    )
+    report = judge(benchmark, target, options=options, settings=settings)
+    if json_output:
+        print_json(report)
+    else:
+        render_judge(report)

@@ -1,0 +1,42 @@
+"""Labels without a labelling team: generate a benchmark, judge it with an LLM, measure trust.
+
+- :func:`generate`: queries sampled across a collection's chunks (stratified by document and
+  section): offline known-item term samples, or LLM questions that are then pooled and judged.
+- :func:`judge`: an LLM grades each query's pooled, unjudged hits 0–3 (UMBRELA-style prompt),
+  cached, counted and within a budget; :func:`agreement` gives Cohen's kappa against humans.
+- Every label carries its provenance (:class:`Label`): human, generator or LLM, who, when.
+"""
+
+from __future__ import annotations
+
+from ragsonde.labels.agreement import agreement
+from ragsonde.labels.benchfile import read_entries, write_entries
+from ragsonde.labels.chat import Budget, ChatClient, Price
+from ragsonde.labels.generate import generate
+from ragsonde.labels.judge import JudgeOptions, judge
+from ragsonde.labels.models import (
+    BenchmarkEntry,
+    GenerateReport,
+    JudgeReport,
+    Label,
+    LabelSource,
+    Usage,
+)
+
+__all__ = [
+    "BenchmarkEntry",
+    "Budget",
+    "ChatClient",
+    "GenerateReport",
+    "JudgeOptions",
+    "JudgeReport",
+    "Label",
+    "LabelSource",
+    "Price",
+    "Usage",
+    "agreement",
+    "generate",
+    "judge",
+    "read_entries",
+    "write_entries",
+]

@@ -1,0 +1,85 @@
+"""Benchmark files with provenance: read any benchmark ragsonde reads, write JSON Lines.
+
+A ragsonde JSON Lines file is read as :class:`~.models.BenchmarkEntry` rows (labels and unknown
+fields kept). Any other format (BEIR, TREC) goes through :func:`ragsonde.evaluate.load_benchmark`
+and its judgements become ``human`` labels judged by the benchmark's name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.labels.models import BenchmarkEntry, Label
+
+__all__ = ["read_entries", "write_entries"]
+
+
+def _is_own_jsonl(path: Path) -> bool:
+    return path.is_file() and path.suffix == ".jsonl"
+
+
+def read_entries(path: Path, *, split: str = "test") -> list[BenchmarkEntry]:
+    """The entries of the benchmark at ``path``; labels without provenance become ``human``."""
+    if not path.exists():
+        raise QueryValidationError(f"Benchmark '{path}' does not exist.", field="benchmark")
+    if not _is_own_jsonl(path):
+        from ragsonde.evaluate.datasets import load_benchmark
+
+        bench = load_benchmark(path, split=split)
+        judge = f"qrels:{bench.name}"
+        return [
+            BenchmarkEntry(
+                query_id=q.query_id,
+                query=q.text,
+                relevant=dict(q.relevant),
+                labels=[
+                    Label(id=d, grade=min(3, g), source="human", judge=judge)
+                    for d, g in q.relevant.items()
+                ],
+            )
+            for q in bench.queries
+        ]
+    entries: list[BenchmarkEntry] = []
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                if isinstance(raw, dict) and isinstance(raw.get("relevant"), list):
+                    raw["relevant"] = {str(r): 1 for r in raw["relevant"]}
+                entry = BenchmarkEntry.model_validate(raw)
+            except (ValueError, ValidationError) as e:
+                raise QueryValidationError(
+                    f"Cannot read benchmark {path}: line {n}: {e}", field="benchmark"
+                ) from e
+            if not entry.labels and entry.relevant:
+                judge = entry.generator or f"file:{path.name}"
+                source = "generator" if entry.generator else "human"
+                entry.labels = [
+                    Label(id=d, grade=min(3, max(0, g)), source=source, judge=judge)
+                    for d, g in entry.relevant.items()
+                ]
+            entries.append(entry)
+    return entries
+
+
+def write_entries(path: Path, entries: Iterable[BenchmarkEntry]) -> None:
+    """Write ``entries`` as JSON Lines, atomically (a crash never leaves half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for e in entries:
+                f.write(e.model_dump_json(exclude_none=True) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

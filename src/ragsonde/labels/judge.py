@@ -1,0 +1,186 @@
+"""``judge``: an LLM grades the unjudged hits of each query's pooled top-k, 0–3.
+
+Each query is searched in every mode the collection supports (:mod:`.pool`), and each pooled
+chunk whose document has no label yet is graded with the UMBRELA-style prompt
+(:mod:`.prompts`) through the cache (:mod:`.cache`), so a re-run makes no call. A document's LLM
+grade is the best grade of its chunks. LLM labels are added to the entry's ``labels`` with their
+provenance (``source="llm"``, the model, when); the written ``relevant`` holds the positive labels
+of the sources in ``use`` (LLM grades from ``llm_relevant_from`` up), and the report says which.
+
+A run stops cleanly, saving what was done, when its budget is spent or when calls keep failing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.embedders import Embedder
+from ragsonde.labels.agreement import agreement as kappa
+from ragsonde.labels.asker import CachedAsker
+from ragsonde.labels.benchfile import read_entries, write_entries
+from ragsonde.labels.cache import LlmCache
+from ragsonde.labels.chat import Budget, ChatClient, Price
+from ragsonde.labels.models import BenchmarkEntry, JudgeReport, Label, LabelSource
+from ragsonde.labels.pool import PooledHit, modes_for, pool
+from ragsonde.labels.prompts import JUDGE_VERSION, judge_messages, parse_grade
+from ragsonde.retriever import Retriever
+from ragsonde.store import Store, open_store
+
+__all__ = ["JudgeOptions", "judge", "judge_entries"]
+
+
+@dataclass
+class JudgeOptions:
+    llm: str
+    """``openai:MODEL``."""
+    depth: int = 10
+    """Top-k of each mode that goes into the pool."""
+    modes: Sequence[str] | None = None
+    """Modes to pool; default every mode the collection supports."""
+    agreement: bool = False
+    """Also grade hits that carry a human label, and report Cohen's kappa against them."""
+    use: Sequence[LabelSource] = ("human", "generator", "llm")
+    """Which labels make the written ``relevant``."""
+    llm_relevant_from: int = 2
+    budget: Budget = field(default_factory=Budget)
+    price: Price | None = None
+    timeout_s: float | None = None
+
+
+def _grade(asker: CachedAsker, query: str, hit: PooledHit, model: str) -> Label | None:
+    """The LLM's grade of ``hit`` for ``query`` (cached); None when not to be had."""
+    key = LlmCache.key(JUDGE_VERSION, query, hit.content_hash)
+    got = asker.ask(
+        "judge",
+        key,
+        judge_messages(query, hit.text),
+        max_tokens=32,
+        accept=lambda a: parse_grade(a) is not None,
+    )
+    grade = None if got is None else parse_grade(got[0])
+    if got is None or grade is None:
+        return None
+    return Label(
+        id=hit.doc_id, grade=grade, source="llm", judge=model, at=got[1], chunk_id=hit.chunk_id
+    )
+
+
+def _relevant(entry: BenchmarkEntry, use: Sequence[LabelSource], llm_from: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for lab in entry.labels:
+        if lab.source in use and lab.grade >= (llm_from if lab.source == "llm" else 1):
+            out[lab.id] = max(out.get(lab.id, 0), lab.grade)
+    return out
+
+
+def judge_entries(
+    entries: list[BenchmarkEntry],
+    *,
+    retriever: Retriever,
+    collection: str,
+    client: ChatClient,
+    cache: LlmCache,
+    options: JudgeOptions,
+    name: str,
+    out: Path,
+) -> tuple[list[BenchmarkEntry], JudgeReport]:
+    """Pool, grade, and return the entries with their new labels, and the report."""
+    started = time.perf_counter()
+    modes = modes_for(retriever, collection, options.modes)
+    pools, errors = pool(retriever, collection, entries, modes, options.depth)
+    run = CachedAsker(client, cache)
+    grades: Counter[int] = Counter()
+    pooled = already = judged = 0
+    result: list[BenchmarkEntry] = []
+    for e in entries:
+        labels = list(e.labels)
+        for hit in pools.get(e.query_id, []):
+            pooled += 1
+            mine = any(
+                lab.source == "llm" and lab.judge == client.name and lab.chunk_id == hit.chunk_id
+                for lab in labels
+            )
+            # Labelled before this run: every pooled chunk of an unlabelled document is graded,
+            # so the document gets the best grade of its chunks.
+            other = any(lab.id == hit.doc_id for lab in e.labels)
+            if mine or (other and not options.agreement):
+                already += 1
+                continue
+            label = _grade(run, e.query, hit, client.name)
+            if label is not None:
+                labels.append(label)
+                grades[label.grade] += 1
+                judged += 1
+        new = e.model_copy(update={"labels": labels})
+        result.append(
+            new.model_copy(
+                update={"relevant": _relevant(new, options.use, options.llm_relevant_from)}
+            )
+        )
+    report = JudgeReport(
+        benchmark=name,
+        collection=collection,
+        model=client.name,
+        modes=modes,
+        depth=options.depth,
+        queries=len(entries),
+        pooled=pooled,
+        already_labelled=already,
+        judged=judged,
+        grades={str(g): n for g, n in sorted(grades.items())},
+        usage=client.usage.model_copy(),
+        labels_used=list(options.use),
+        agreement=kappa(result, options.llm_relevant_from) if options.agreement else None,
+        errors=errors,
+        stopped=run.stopped,
+        out=str(out),
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    return result, report
+
+
+def judge(
+    benchmark: Path,
+    out: Path,
+    *,
+    options: JudgeOptions,
+    collection: str | None = None,
+    settings: Settings | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    client: ChatClient | None = None,
+) -> JudgeReport:
+    """Judge ``benchmark``'s pooled hits on ``collection`` with ``options.llm``; write ``out``."""
+    cfg = settings or load_settings()
+    coll = collection or cfg.collection
+    entries = read_entries(benchmark)
+    chat = client or ChatClient.from_settings(
+        options.llm, cfg, budget=options.budget, price=options.price, timeout_s=options.timeout_s
+    )
+    own_store = store is None
+    st = store if store is not None else open_store(cfg)
+    try:
+        with LlmCache(cfg.home) as cache:
+            retriever = Retriever(cfg, store=st, embedder=embedder)
+            result, report = judge_entries(
+                entries,
+                retriever=retriever,
+                collection=coll,
+                client=chat,
+                cache=cache,
+                options=options,
+                name=str(benchmark),
+                out=out,
+            )
+        write_entries(out, result)
+        return report
+    finally:
+        if client is None:
+            chat.close()
+        if own_store:
+            st.close()

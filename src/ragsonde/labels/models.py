@@ -1,0 +1,145 @@
+"""The typed records of labelling: a label with its provenance, a benchmark entry, usage, reports.
+
+A benchmark file is ragsonde's JSON Lines format (``query_id``, ``query``, ``relevant``), one
+:class:`BenchmarkEntry` a line. ``relevant`` is what ``ragsonde eval`` scores with; ``labels``
+keeps every label with who or what gave it and when, so LLM labels stay apart from human ones and
+a report can say which it used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BenchmarkEntry",
+    "GenerateReport",
+    "JudgeReport",
+    "Label",
+    "LabelSource",
+    "Usage",
+]
+
+#: Who gave a label: a person (or a human benchmark), the generator (the query's source), an LLM.
+LabelSource = Literal["human", "generator", "llm"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Label(BaseModel):
+    """One graded (query, item) label with its provenance. Grades: 0 not relevant … 3 perfect."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1, description="Document id (or url, or chunk id).")
+    grade: int = Field(ge=0, le=3)
+    source: LabelSource
+    judge: str = Field(
+        min_length=1, description="Who or what: a name, 'offline:tfidf', 'openai:gpt-4o-mini'."
+    )
+    at: datetime = Field(default_factory=_now)
+    chunk_id: str | None = Field(default=None, description="The chunk that was read, if one was.")
+
+
+class BenchmarkEntry(BaseModel):
+    """One query of a benchmark file; unknown fields (``filters``, ``top_k``, …) are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    query_id: str = Field(min_length=1)
+    query: str = Field(min_length=1)
+    relevant: dict[str, int] = Field(default_factory=dict)
+    labels: list[Label] = Field(default_factory=list)
+    generator: str | None = None
+    source_chunk: str | None = None
+    source_doc: str | None = None
+
+    def labelled(self, sources: Iterable[LabelSource] | None = None) -> dict[str, int]:
+        """Item -> best grade among the labels from ``sources`` (all when None), zeros included."""
+        wanted = None if sources is None else set(sources)
+        out: dict[str, int] = {}
+        for lab in self.labels:
+            if wanted is None or lab.source in wanted:
+                out[lab.id] = max(out.get(lab.id, 0), lab.grade)
+        return out
+
+    def with_relevant_from(self, sources: Iterable[LabelSource]) -> BenchmarkEntry:
+        """A copy whose ``relevant`` holds the positive labels of ``sources`` only."""
+        rel = {k: g for k, g in self.labelled(sources).items() if g >= 1}
+        return self.model_copy(update={"relevant": rel})
+
+
+class Usage(BaseModel):
+    """What the LLM calls of one run cost."""
+
+    calls: int = 0
+    cached: int = 0
+    """Answers taken from the judgement cache: no call, no cost."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    failed: int = 0
+    """Calls that failed after retries, or whose answer could not be read."""
+    stopped_by_budget: bool = False
+
+    def add(self, other: Usage) -> None:
+        self.calls += other.calls
+        self.cached += other.cached
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cost_usd += other.cost_usd
+        self.failed += other.failed
+        self.stopped_by_budget = self.stopped_by_budget or other.stopped_by_budget
+
+
+class GenerateReport(BaseModel):
+    """What ``generate`` did."""
+
+    collection: str
+    generator: str
+    seed: int
+    requested: int
+    written: int
+    chunks_in_collection: int
+    documents_in_collection: int
+    documents_sampled: int
+    sections_sampled: int
+    out: str
+    usage: Usage | None = None
+    judged: JudgeReport | None = None
+    seconds: float = 0.0
+
+
+class JudgeReport(BaseModel):
+    """What ``judge`` did, and which labels the written benchmark's ``relevant`` uses."""
+
+    benchmark: str
+    collection: str
+    model: str
+    modes: list[str]
+    depth: int
+    queries: int
+    pooled: int
+    """(query, chunk) pairs in the pools."""
+    already_labelled: int
+    judged: int
+    """New LLM labels written (from calls or the cache)."""
+    grades: dict[str, int] = Field(default_factory=dict)
+    """Grade -> how many LLM labels got it."""
+    usage: Usage = Field(default_factory=Usage)
+    labels_used: list[LabelSource]
+    agreement: dict[str, float | int | None] | None = None
+    errors: dict[str, str] = Field(default_factory=dict)
+    """Query id -> why it could not be searched (it is left as it was)."""
+    stopped: str | None = None
+    """Why the run stopped before judging everything (budget spent, calls failing), if it did."""
+    out: str
+    seconds: float = 0.0
+
+
+GenerateReport.model_rebuild()

@@ -1,0 +1,102 @@
+"""The prompts, and reading the answers. Bump a ``*_VERSION`` when its prompt changes: the
+version is part of the cache key, so old answers are not reused for a new prompt.
+
+The judge prompt follows UMBRELA (Upadhyay et al., 2024, "UMBRELA: UMbrela is the (Open-Source
+Reproduction of the) Bing RELevance Assessor"), itself after Thomas et al. (2023): the TREC 0–3
+relevance scale spelled out, a decomposed instruction (the query's intent, how well the passage
+matches it, how trustworthy it is, then an overall grade), and the answer as one final number in a
+fixed format, with no reasoning written out, so it is cheap and can be parsed.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "JUDGE_VERSION",
+    "QUESTION_VERSION",
+    "judge_messages",
+    "longest_copied_run",
+    "parse_grade",
+    "parse_question",
+    "question_messages",
+]
+
+JUDGE_VERSION = "umbrela-v1"
+QUESTION_VERSION = "question-v1"
+
+_JUDGE = """You are a search quality rater judging how relevant a passage is to a search query.
+Give the passage an integer grade from 0 to 3:
+3 = the passage is dedicated to the query and contains the exact answer.
+2 = the passage has some answer for the query, but the answer may be a bit unclear, or hidden \
+amongst extraneous information.
+1 = the passage seems related to the query but does not answer it.
+0 = the passage has nothing to do with the query.
+Grade 1 when the passage is about the topic but not the question; grade 2 when it answers part of \
+it amid other material; grade 3 only when it answers it entirely. If none fits, grade 0.
+
+Query: {query}
+
+Passage: {passage}
+
+Work through these steps silently:
+1. Consider the underlying intent of the query.
+2. Measure how well the passage's content matches a likely intent of the query (M).
+3. Measure how trustworthy the passage is (T).
+4. Weigh M and T and decide the final grade (O), an integer from 0 to 3.
+Do not write out the steps or any reasoning. Answer with exactly one line:
+##final score: O"""
+
+_QUESTION = """Here is a passage from a document collection.
+
+Passage: {passage}
+
+Write one question that a user of this collection might ask and that this passage answers. \
+Use your own words: do not copy phrases of four or more words from the passage, and do not refer \
+to "the passage" or "the text". Answer with the question only, on one line."""
+
+_FINAL = re.compile(r"final\s*score\s*[:=]?\s*\**\s*([0-3])\b", re.IGNORECASE)
+_ALONE = re.compile(r"^\s*\**\s*([0-3])\s*\**\s*$")
+
+
+def judge_messages(query: str, passage: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": _JUDGE.format(query=query, passage=passage)}]
+
+
+def question_messages(passage: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": _QUESTION.format(passage=passage)}]
+
+
+def parse_grade(answer: str) -> int | None:
+    """The grade in ``##final score: N`` (or an answer that is only the digit); else None."""
+    found = _FINAL.findall(answer)
+    if found:
+        return int(found[-1])
+    alone = _ALONE.match(answer)
+    return int(alone.group(1)) if alone else None
+
+
+def parse_question(answer: str) -> str | None:
+    """The first non-empty line, without a ``Question:`` label or quotes; None if not a question."""
+    for line in answer.splitlines():
+        text = re.sub(r"^\s*(question\s*:\s*|q\s*:\s*|[-*\d.]+\s+)", "", line, flags=re.I)
+        text = text.strip().strip('"“”').strip()
+        if text:
+            return text if len(text.split()) >= 3 else None
+    return None
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def longest_copied_run(question: str, passage: str) -> int:
+    """The longest run of consecutive words of ``question`` that also occurs in ``passage``."""
+    q, p = _words(question), " " + " ".join(_words(passage)) + " "
+    best = 0
+    for i in range(len(q)):
+        j = i + best + 1
+        while j <= len(q) and f" {' '.join(q[i:j])} " in p:
+            best = j - i
+            j += 1
+    return best

@@ -1,0 +1,227 @@
+"""The LLM judge end to end: real embedded Qdrant, real BM25 pooling, the loopback chat API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragsonde.config import Settings
+from ragsonde.labels import BenchmarkEntry, Label, generate, read_entries, write_entries
+from ragsonde.labels.agreement import agreement
+from ragsonde.labels.chat import Budget, ChatClient
+from ragsonde.labels.judge import JudgeOptions, judge
+from ragsonde.store import open_store
+from ragsonde.testing.fake_chat_api import FakeChatAPI
+from tests.cli.test_cli import run
+from tests.labels.conftest import fill_sections
+
+MODEL = "openai:gpt-4o-mini"
+EMB: list = []  # the session's real model, set by the autouse fixture below
+
+
+@pytest.fixture(autouse=True)
+def _model(embedder):
+    EMB[:] = [embedder]
+
+
+pytestmark = pytest.mark.slow  # the real model embeds the queries of the dense and hybrid pools
+
+
+def chat(api: FakeChatAPI, **kw) -> ChatClient:
+    kw.setdefault("sleep", lambda s: None)
+    return ChatClient("gpt-4o-mini", base_url=f"{api.url}/v1", api_key=None, **kw)
+
+
+def opts(**kw) -> JudgeOptions:
+    return JudgeOptions(llm=MODEL, depth=8, **kw)
+
+
+@pytest.fixture
+def bench(bm25_docs, tmp_path):
+    settings, store = bm25_docs
+    path = tmp_path / "gen.jsonl"
+    generate(path, n=5, seed=3, settings=settings, store=store)
+    return path
+
+
+def judge_with(api, bm25_docs, bench, tmp_path, out="judged.jsonl", client=None, **kw):
+    settings, store = bm25_docs
+    return judge(
+        bench,
+        tmp_path / out,
+        options=opts(**kw),
+        settings=settings,
+        store=store,
+        client=client or chat(api),
+        embedder=EMB[0],
+    )
+
+
+def test_judge_grades_the_unjudged_pool_and_keeps_provenance(api_and_docs, bench, tmp_path):
+    api, docs = api_and_docs
+    report = judge_with(api, docs, bench, tmp_path)
+    assert report.queries == 5 and report.modes == ["dense", "sparse", "hybrid"]
+    assert 40 <= report.pooled <= 120 and not report.errors  # 8 hits x 3 modes x 5 queries
+    # The source document's chunks are already labelled by the generator; the rest are judged.
+    assert report.judged + report.already_labelled == report.pooled and report.judged > 0
+    assert report.usage.calls == api.completions == report.judged and report.usage.cached == 0
+    assert sum(report.grades.values()) == report.judged
+    assert report.labels_used == ["human", "generator", "llm"]
+    entries = read_entries(tmp_path / "judged.jsonl")
+    for e in entries:
+        llm = [lab for lab in e.labels if lab.source == "llm"]
+        assert all(lab.judge == MODEL and lab.chunk_id for lab in llm)
+        assert e.relevant[e.source_doc] == 3  # the generator's label stays
+        # Relevant from a document's best LLM grade 2 up; the source doc's grade untouched.
+        for doc, best in e.labelled(["llm"]).items():
+            assert (doc in e.relevant) == (best >= 2 or doc == e.source_doc)
+    assert any(lab.source == "llm" for e in entries for lab in e.labels)
+
+
+def test_a_rerun_costs_zero_calls(api_and_docs, bench, tmp_path):
+    api, docs = api_and_docs
+    first = judge_with(api, docs, bench, tmp_path, "a.jsonl")
+    calls = api.completions
+    again = judge_with(api, docs, bench, tmp_path, "b.jsonl")
+    assert api.completions == calls and again.usage.calls == 0
+    assert again.usage.cached == first.judged and again.usage.cost_usd == 0
+    a = [e.relevant for e in read_entries(tmp_path / "a.jsonl")]
+    assert a == [e.relevant for e in read_entries(tmp_path / "b.jsonl")]
+    # Judging the judged file again: everything is labelled already, nothing is asked.
+    third = judge(
+        tmp_path / "a.jsonl",
+        tmp_path / "c.jsonl",
+        options=opts(),
+        settings=docs[0],
+        store=docs[1],
+        client=chat(api),
+        embedder=EMB[0],
+    )
+    assert third.judged == 0 and third.usage.calls == 0 and third.usage.cached == 0
+
+
+def test_budget_stops_cleanly_and_saves_what_was_done(api_and_docs, bench, tmp_path):
+    api, docs = api_and_docs
+    r = judge_with(api, docs, bench, tmp_path, client=chat(api, budget=Budget(max_calls=3)))
+    assert r.judged == 3 and r.usage.calls == 3 and r.usage.stopped_by_budget
+    assert r.stopped == "the budget is spent"
+    saved = read_entries(tmp_path / "judged.jsonl")
+    assert sum(lab.source == "llm" for e in saved for lab in e.labels) == 3
+    rest = judge_with(api, docs, bench, tmp_path, "rest.jsonl")
+    assert rest.usage.cached == 3 and rest.usage.calls == rest.judged - 3
+
+
+def test_429_500_and_malformed_answers_during_a_run(api_and_docs, bench, tmp_path):
+    api, docs = api_and_docs
+    api.faults.rate_limited, api.faults.server_error, api.faults.malformed = 2, 1, 1
+    r = judge_with(api, docs, bench, tmp_path)
+    assert r.usage.failed == 1  # the malformed body; 429s and the 500 were retried
+    assert r.stopped is None and r.judged == r.pooled - r.already_labelled - 1
+    again = judge_with(api, docs, bench, tmp_path, "again.jsonl")
+    # Only what was not answered is asked again: the failed one (and any hit new to the pool).
+    assert again.usage.failed == 0 and again.usage.calls >= 1
+    assert again.usage.calls + again.usage.cached == again.judged
+
+
+def test_a_hang_is_bounded_and_failures_in_a_row_stop_the_run(api_and_docs, bench, tmp_path):
+    api, docs = api_and_docs
+    api.faults.hang = 1
+    r = judge_with(api, docs, bench, tmp_path, client=chat(api, timeout_s=0.3, max_retries=0))
+    # The hung call gave up after its timeout (bounded: see test_chat) and the run went on.
+    assert r.usage.failed == 1 and r.stopped is None
+    assert r.judged == r.pooled - r.already_labelled - 1
+    for f in (docs[0].home / "labels").glob("llm-cache.sqlite*"):
+        f.unlink()  # nothing cached: every grade needs a call
+    api.faults.server_error = 1000
+    r = judge_with(api, docs, bench, tmp_path, "down.jsonl", client=chat(api, max_retries=0))
+    assert r.usage.calls == 5 and r.judged == 0 and "5 calls in a row failed" in (r.stopped or "")
+    assert (tmp_path / "down.jsonl").is_file()
+
+
+def test_agreement_against_human_labels(api_and_docs, tmp_path):
+    api, docs = api_and_docs
+    human = tmp_path / "human.jsonl"
+    write_entries(
+        human,
+        [
+            BenchmarkEntry(query_id="q1", query="gyroscope heading drift", relevant={"imu": 1}),
+            BenchmarkEntry(query_id="q2", query="lithium cell voltage", relevant={"battery": 1}),
+        ],
+    )
+    r = judge(
+        human,
+        tmp_path / "j.jsonl",
+        options=opts(agreement=True),
+        settings=docs[0],
+        store=docs[1],
+        client=chat(api),
+        embedder=EMB[0],
+    )
+    a = r.agreement
+    assert a is not None and a["queries"] == 2 and r.judged == r.pooled >= 8
+    # Pairs are (query, document): a document's grade is the best of its judged chunks.
+    written = read_entries(tmp_path / "j.jsonl")
+    assert a["pairs"] == sum(len(e.labelled(["llm"])) for e in written) <= r.judged
+    assert a["both_relevant"] + a["human_only"] + a["llm_only"] + a["both_not"] == a["pairs"]
+    assert a["both_relevant"] >= 2 and a["kappa"] is not None and a["kappa"] > 0
+
+
+def test_kappa_by_hand():
+    def entry(qid, human, llm):
+        labels = [Label(id=d, grade=g, source="human", judge="me") for d, g in human.items()]
+        labels += [Label(id=d, grade=g, source="llm", judge=MODEL) for d, g in llm.items()]
+        return BenchmarkEntry(query_id=qid, query="q", labels=labels)
+
+    # human [1,1,0,0] vs llm [1,0,0,0]: po = 3/4, pe = 2/4*1/4 + 2/4*3/4 = 1/2, kappa = 0.5
+    a = agreement(
+        [entry("1", {"a": 1, "b": 2}, {"a": 3, "b": 1, "c": 0, "d": 1}), entry("2", {}, {"x": 3})]
+    )
+    assert a["queries"] == 1 and a["pairs"] == 4
+    assert a["kappa"] == pytest.approx(0.5) and a["raw_agreement"] == 0.75
+    assert agreement([entry("1", {"a": 1}, {"a": 3})])["kappa"] is None  # one class: undefined
+
+
+def test_cli_judge_then_rerun_costs_nothing(tmp_path, embedder):
+    home = tmp_path / "home"
+    store = open_store(Settings(home=home))
+    fill_sections(store, "site", embedder=embedder)
+    store.close()
+    bench = tmp_path / "b.jsonl"
+    write_entries(bench, [BenchmarkEntry(query_id="q1", query="ultrasonic echo", relevant={})])
+    with FakeChatAPI(api_key="sk-cli-key-12345") as api:
+        env = {
+            "RAGSONDE_HOME": str(home),
+            "OPENAI_BASE_URL": f"{api.url}/v1",
+            "OPENAI_API_KEY": "sk-cli-key-12345",
+        }
+        args = (
+            "judge",
+            str(bench),
+            "-c",
+            "site",
+            "--llm",
+            MODEL,
+            "--mode",
+            "sparse",
+            "--depth",
+            "3",
+            "--json",
+        )
+        first = run(*args, env=env)
+        assert first.returncode == 0, first.stderr
+        r1 = json.loads(first.stdout)
+        assert r1["judged"] == 3 and r1["usage"]["calls"] == 3 and api.completions == 3
+        assert (tmp_path / "b.judged.jsonl").is_file()
+        second = json.loads(run(*args, env=env).stdout)
+        assert second["usage"]["calls"] == 0 and second["usage"]["cached"] == 3
+        assert api.completions == 3
+        people = run(*args[:-1], "--max-calls", "0", env=env)
+        assert people.returncode == 0 and "3 answers from the cache" in people.stdout
+        bad = run(*args[:-1], "--max-calls", "-1", env=env)
+        assert bad.returncode == 2 and "VALIDATION_ERROR" in bad.stderr
+        env["OPENAI_API_KEY"] = "sk-wrong-key-999"
+        (home / "labels" / "llm-cache.sqlite").unlink()
+        denied = run(*args[:-1], env=env)
+        assert denied.returncode == 1 and "AUTH_ERROR" in denied.stderr
+        assert "sk-wrong-key-999" not in denied.stderr

@@ -1,0 +1,175 @@
+"""``generate --llm``: questions from the loopback chat API, cached, checked, pooled and judged."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragsonde.labels import generate, read_entries
+from ragsonde.labels.chat import Budget, ChatClient
+from ragsonde.labels.sampling import read_chunks
+from ragsonde.testing.fake_chat_api import FakeChatAPI
+from tests.cli.test_cli import run
+
+MODEL = "openai:gpt-4o-mini"
+
+
+def chat(api: FakeChatAPI, **kw) -> ChatClient:
+    kw.setdefault("sleep", lambda s: None)
+    return ChatClient("gpt-4o-mini", base_url=f"{api.url}/v1", api_key=None, **kw)
+
+
+def test_questions_with_provenance_and_a_rerun_costs_nothing(sectioned, tmp_path):
+    settings, store = sectioned
+    with FakeChatAPI() as api:
+        r = generate(
+            tmp_path / "q.jsonl",
+            n=6,
+            seed=1,
+            settings=settings,
+            store=store,
+            llm=MODEL,
+            judge=False,
+            client=chat(api),
+        )
+        assert r.written == 6 and r.usage is not None and r.usage.calls == 6 == api.completions
+        assert r.generator == "llm:openai:gpt-4o-mini" and r.judged is None
+        texts = {c.id: c.text for c in read_chunks(store, "docs")}
+        for e in read_entries(tmp_path / "q.jsonl"):
+            assert e.query.startswith("What is known about") and e.query.endswith("?")
+            assert e.relevant == {e.source_doc: 3} and e.source_chunk in texts
+            (lab,) = e.labels
+            assert lab.source == "generator" and lab.judge == MODEL
+            assert lab.chunk_id == e.source_chunk
+            # The prompt sent was the source chunk's text.
+        assert any(texts[e.source_chunk] in json.dumps(req.body) for req in api.requests)
+        again = generate(
+            tmp_path / "q2.jsonl",
+            n=6,
+            seed=1,
+            settings=settings,
+            store=store,
+            llm=MODEL,
+            judge=False,
+            client=chat(api),
+        )
+        assert again.usage is not None and again.usage.calls == 0 and again.usage.cached == 6
+        assert api.completions == 6
+        assert (tmp_path / "q.jsonl").read_text().count("What is known") == 6
+        assert [e.query for e in read_entries(tmp_path / "q2.jsonl")] == [
+            e.query for e in read_entries(tmp_path / "q.jsonl")
+        ]
+
+
+def test_copied_questions_are_refused_and_a_failing_model_stops_the_run(sectioned, tmp_path):
+    settings, store = sectioned
+    copy = FakeChatAPI(responder=lambda prompt: prompt.split("Passage: ")[1].split("\n")[0])
+    with copy as api:
+        r = generate(
+            tmp_path / "c.jsonl",
+            n=10,
+            seed=1,
+            settings=settings,
+            store=store,
+            llm=MODEL,
+            judge=False,
+            client=chat(api),
+        )
+        assert r.written == 0 and r.usage is not None and r.usage.failed == 5
+        assert api.completions == 5  # five refused in a row: stop asking
+
+
+def test_budget_and_faults_while_generating(sectioned, tmp_path):
+    settings, store = sectioned
+    with FakeChatAPI() as api:
+        api.faults.rate_limited, api.faults.server_error, api.faults.malformed = 1, 1, 1
+        r = generate(
+            tmp_path / "f.jsonl",
+            n=6,
+            seed=2,
+            settings=settings,
+            store=store,
+            llm=MODEL,
+            judge=False,
+            client=chat(api, budget=Budget(max_calls=4)),
+        )
+        assert r.usage is not None and r.usage.calls == 4 and r.usage.stopped_by_budget
+        assert r.usage.failed == 1 and r.written == 3  # 4 calls, the malformed one lost
+        rest = generate(
+            tmp_path / "g.jsonl",
+            n=6,
+            seed=2,
+            settings=settings,
+            store=store,
+            llm=MODEL,
+            judge=False,
+            client=chat(api),
+        )
+        assert rest.written == 6 and rest.usage is not None
+        assert rest.usage.cached == 3 and rest.usage.calls == 3
+
+
+@pytest.mark.slow  # the real model embeds the questions for the dense and hybrid pools
+def test_generated_questions_are_pooled_and_judged(bm25_docs, embedder, tmp_path):
+    settings, store = bm25_docs
+    with FakeChatAPI() as api:
+        r = generate(
+            tmp_path / "j.jsonl",
+            n=5,
+            seed=0,
+            settings=settings,
+            store=store,
+            llm=MODEL,
+            depth=8,
+            client=chat(api),
+            embedder=embedder,
+        )
+        assert r.judged is not None and r.judged.modes == ["dense", "sparse", "hybrid"]
+        assert r.judged.judged > 0 and r.usage is not None
+        assert r.usage.calls == 5 + r.judged.judged == api.completions
+        entries = read_entries(tmp_path / "j.jsonl")
+        assert all(e.relevant[e.source_doc] == 3 for e in entries)
+        assert sum(lab.source == "llm" for e in entries for lab in e.labels) == r.judged.judged
+
+
+@pytest.mark.slow  # a process
+def test_cli_generate_llm(tmp_path):
+    from ragsonde.config import Settings
+    from ragsonde.store import open_store
+    from tests.labels.conftest import fill_sections
+
+    home = tmp_path / "home"
+    store = open_store(Settings(home=home))
+    fill_sections(store, "site")
+    store.close()
+    with FakeChatAPI(api_key="sk-gen-key-4242") as api:
+        env = {
+            "RAGSONDE_HOME": str(home),
+            "OPENAI_BASE_URL": f"{api.url}/v1",
+            "OPENAI_API_KEY": "sk-gen-key-4242",
+        }
+        out = tmp_path / "g.jsonl"
+        args = (
+            "generate",
+            "-c",
+            "site",
+            "--n",
+            "4",
+            "--out",
+            str(out),
+            "--llm",
+            MODEL,
+            "--no-judge",
+            "--price-per-1k",
+            "1,2",
+        )
+        res = run(*args, "--json", env=env)
+        assert res.returncode == 0, res.stderr
+        report = json.loads(res.stdout)
+        assert report["written"] == 4 and report["usage"]["calls"] == 4
+        assert report["usage"]["cost_usd"] > 0
+        people = run(*args, env=env)
+        assert people.returncode == 0 and "0 LLM calls (4 answers from the cache" in people.stdout
+        bad = run("generate", "-c", "site", "--out", str(out), "--llm", "gpt-4o", env=env)
+        assert bad.returncode == 2 and "openai:MODEL" in bad.stderr
