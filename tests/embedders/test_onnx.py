@@ -183,5 +183,8 @@ def test_provenance_hashes_the_installed_files(onnx32):
     for c in checks.values():
         assert c.actual is not None and len(c.actual) == 64
         assert c.status == ("unknown" if c.expected is None else "match")
+    # The files that decide the vectors carry the upstream hashes, and the installed ones match.
+    for name in ("model.safetensors", "config.json", "tokenizer.json", "vocab.txt"):
+        assert checks[name].status == "match", name
     wrong = check_model_files(onnx32.model_dir.parent, MODEL)  # not the model folder
     assert {c.status for c in wrong} == {"missing"}
