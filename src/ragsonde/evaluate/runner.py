@@ -74,13 +74,26 @@ def _percentiles(values: Sequence[float]) -> Percentiles:
 
 
 def _collapse(results: Sequence[Result], key: Any) -> dict[str, float]:
-    """Ranked chunks -> ranked ids: the first (best) chunk of each id keeps its place."""
+    """Ranked chunks -> ranked ids: the first (best) chunk of each id keeps its place.
+
+    The score kept is ``similarity_score`` (higher is closer under every distance), never the
+    raw score, which for Euclid and Manhattan is a distance."""
     out: dict[str, float] = {}
     for r in results:
         k = key(r)
         if k is not None and str(k) not in out:
-            out[str(k)] = r.raw_score if r.raw_score is not None else r.similarity_score
+            out[str(k)] = r.similarity_score
     return out
+
+
+def _by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The run the metrics read: scores from the rank (n, n-1, …, 1).
+
+    ir-measures sorts by score, so the engine's order must be in the scores: a similarity score
+    clamped into [0, 1] ties (Dot above 1, Cosine below 0), and ties would be broken by id."""
+    return {
+        qid: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for qid, docs in run.items()
+    }
 
 
 class _Evaluation:
@@ -291,7 +304,7 @@ def evaluate(
             )
             if progress is not None:
                 progress.advance(1)
-        means, per_metric = compute_metrics(names, bench.qrels, run)
+        means, per_metric = compute_metrics(names, bench.qrels, _by_rank(run))
         for qid, values in per_metric.items():
             per_query[qid].metrics = {k: round(v, 6) for k, v in values.items()}
         report = EvalReport(
