@@ -10,11 +10,13 @@ import typer
 from ragsonde.cli._common import (
     CollectionOpt,
     EmbedderOpt,
+    FieldOpt,
     HomeOpt,
     JsonOpt,
     cli_errors,
     console,
     err_console,
+    parse_fields,
     print_json,
     settings_from_options,
 )
@@ -93,6 +95,15 @@ def eval_command(
             "relevant document: category, section, url:1 (url up to its first path segment).",
         ),
     ] = None,
+    field_paths: FieldOpt = None,
+    allow_missing: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing",
+            help="Score relevant ids missing from the collection as misses, even when they are "
+            "more than half (otherwise the evaluation fails, exit 1).",
+        ),
+    ] = False,
     no_throughput: Annotated[
         bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
     ] = False,
@@ -106,10 +117,15 @@ def eval_command(
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate)."""
+    """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate).
+
+    Exit 1 too when the benchmark's relevant ids resolve to no payload field, or more than half
+    of them are missing from the collection (unless --allow-missing)."""
     from ragsonde.evaluate import EvalOptions, evaluate
 
-    settings = settings_from_options(collection=collection, home=home, embedder=embedder)
+    settings = settings_from_options(
+        collection=collection, home=home, embedder=embedder, mapping=parse_fields(field_paths)
+    )
     options = EvalOptions(
         k=_ks(k),
         relevance_by=relevance_by,
@@ -123,6 +139,7 @@ def eval_command(
         max_recall_loss=max_recall_loss,
         ann_vs_exact=ann_vs_exact,
         by=by,
+        allow_missing=allow_missing,
     )
     if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
         run_versus(

@@ -149,7 +149,7 @@ class EvalOptions(BaseModel):
         return [parse_gate(g) for g in self.gates]
 
 
-def _checked(parse: Any, text: str) -> Any:
+def _checked(parse: Any, text: Any) -> Any:
     """Run a parser that raises QueryValidationError as a pydantic validator (a ValueError)."""
     try:
         return parse(text)

@@ -56,26 +56,17 @@ def resolve_relevance(
     )
 
 
-def check_missing(
-    missing: Sequence[str], total: int, field: RelevanceField | None, allow_missing: bool
-) -> str | None:
-    """A warning when some relevant ids are missing; RelevanceError when over half are
-    (unless ``allow_missing``)."""
-    if not missing:
-        return None
-    where = f" at '{field.path}'" if field is not None else ""
-    text = (
-        f"{len(missing)} of {total} relevant ids are not in the collection{where} "
-        "(scored as misses)"
-    )
+def check_missing(missing: Sequence[str], total: int, allow_missing: bool) -> None:
+    """RelevanceError when more than half of the ``total`` relevant ids are ``missing`` from
+    the collection, unless ``allow_missing``."""
     if 2 * len(missing) > total and not allow_missing:
         raise RelevanceError(
-            f"{text}: more than half, so the metrics would mean little. Check that the benchmark "
-            "belongs to this collection, set the field holding the document ids with --field "
-            "doc_id=PATH, or pass --allow-missing to score them as misses anyway.",
+            f"{len(missing)} of {total} relevant ids are not in the collection: more than half, "
+            "so the metrics would mean little. Check that the benchmark belongs to this "
+            "collection, set the field holding the document ids with --field doc_id=PATH, or "
+            "pass --allow-missing to score them as misses anyway.",
             field="relevant",
         )
-    return text
 
 
 def result_key(path: str | None) -> Callable[[Result], Any]:

@@ -127,6 +127,10 @@ class Integrity(_Part):
 
     checked_results: int = 0
     problems: int = 0
+    absent_fields: list[str] = Field(
+        default_factory=list,
+        description="Fields no checked result has: the layout stores none (added in 1.1).",
+    )
     counts: dict[str, int] = Field(default_factory=dict)
     examples: dict[str, list[str]] = Field(default_factory=dict)
 
