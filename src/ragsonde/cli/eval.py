@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -31,6 +31,10 @@ from ragsonde.cli._versus import (
 )
 from ragsonde.cli.app import app
 from ragsonde.errors import QueryValidationError
+
+if TYPE_CHECKING:
+    from ragsonde.config import Settings
+    from ragsonde.evaluate import EvalOptions
 
 __all__ = ["eval_command"]
 
@@ -104,6 +108,15 @@ def eval_command(
             "more than half (otherwise the evaluation fails, exit 1).",
         ),
     ] = False,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            help="A Qdrant URL holding a copy of the collection (http(s)://host:port, "
+            "path:/dir): run the benchmark on the embedded collection and on the copy, and "
+            "compare them per query with paired tests.",
+        ),
+    ] = None,
     no_throughput: Annotated[
         bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
     ] = False,
@@ -157,6 +170,9 @@ def eval_command(
             json_output=json_output,
         )
         return
+    if against is not None:
+        _run_against(dataset, against, settings, options, save, json_output)
+        return
     from ragsonde.cli.progress import RichProgress
     from ragsonde.cli.render import render_report
 
@@ -181,5 +197,38 @@ def eval_command(
                 console.print(f"wrote {what}: {path}")
     if not result.passed:
         failed = [g.gate for g in result.gates if not g.passed]
+        err_console.print(f"[bold red]gates failed[/]: {', '.join(failed)}")
+        raise typer.Exit(1)
+
+
+def _run_against(
+    dataset: str,
+    url: str,
+    settings: Settings,
+    options: EvalOptions,
+    save: Path | None,
+    json_output: bool,
+) -> None:
+    """``--against URL``: both reports and B (the URL) vs A (embedded); exit 1 on a failed gate."""
+    from ragsonde.cli.progress import RichProgress
+    from ragsonde.cli.render import render_comparison, render_side
+    from ragsonde.evaluate.against import evaluate_against
+    from ragsonde.store.push import describe_target
+
+    with RichProgress(
+        not json_output and err_console.is_terminal, "queries", passes=("embedded", "URL")
+    ) as bars:
+        result = evaluate_against(dataset, url, settings=settings, options=options, progress=bars)
+    if save is not None:
+        save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    if json_output:
+        print_json(result)
+    else:
+        render_side("A (embedded)", result.a)
+        render_side(f"B ({describe_target(url)})", result.b)
+        console.rule("[bold]B vs A[/]")
+        render_comparison(result.comparison)
+    failed = [g.gate for r in (result.a, result.b) for g in r.gates if not g.passed]
+    if failed:
         err_console.print(f"[bold red]gates failed[/]: {', '.join(failed)}")
         raise typer.Exit(1)
