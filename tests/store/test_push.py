@@ -298,3 +298,28 @@ def test_cli_errors_and_the_api_key_is_never_printed(home, tmp_path):
     nowhere = run("push", "-c", "docs", "--json", env={"RAGSONDE_HOME": str(home)})
     assert nowhere.returncode == 2
     assert json.loads(nowhere.stdout)["error"]["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize("distance", ["Euclid", "Manhattan", "Dot"])
+def test_push_creates_the_target_with_the_sources_distance(tmp_path: Path, target, distance):
+    from ragsonde.store import Distance
+
+    src = EdgeStore(tmp_path / "src")
+    try:
+        src.create_collection("d", 3, distance=Distance(distance))
+        src.upsert(
+            "d",
+            [
+                PointRecord(str(i), [float(i), 1.0, 0.5], {"text": f"t{i}", "doc_id": str(i)})
+                for i in range(1, 6)
+            ],
+        )
+        push(src, "d", target, batch_size=BATCH)
+        assert target.collection_info("d").distance is Distance(distance)
+        # the engine's order on the copy is the source's (a Cosine copy would rank otherwise)
+        spec = [SearchSpec(vector=[5.0, 1.0, 0.5], limit=5, exact=True)]
+        assert [h.id for h in target.search("d", spec)[0]] == [
+            h.id for h in src.search("d", spec)[0]
+        ]
+    finally:
+        src.close()

@@ -22,11 +22,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from ragsonde.config import Settings, load_settings
-from ragsonde.errors import ErrorCode, RagsondeError
+from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
 
 __all__ = [
     "CollectionOpt",
     "EmbedderOpt",
+    "FieldOpt",
     "HomeOpt",
     "JsonOpt",
     "cli_errors",
@@ -34,6 +35,7 @@ __all__ = [
     "err_console",
     "exit_code_for",
     "fail",
+    "parse_fields",
     "print_json",
     "settings_from_options",
 ]
@@ -83,7 +85,11 @@ HomeOpt = Annotated[
 
 
 def exit_code_for(exc: RagsondeError) -> int:
-    """2 for bad input, 1 for everything else."""
+    """2 for bad input, 1 for everything else; an error class may say otherwise with an
+    ``exit_code`` (a benchmark whose ids the collection lacks: the evaluation failed, 1)."""
+    code = getattr(type(exc), "exit_code", None)
+    if isinstance(code, int):
+        return code
     return 2 if exc.code is ErrorCode.VALIDATION_ERROR else 1
 
 
@@ -138,3 +144,31 @@ def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
             fail(exc, json_output=bool(bound.arguments.get("json_output", False)))
 
     return wrapper
+
+
+#: ``--field FIELD=PATH``: where the collection keeps a field (repeatable; merged over the
+#: ``mapping`` setting from ragsonde.toml / RAGSONDE_MAPPING__FIELD).
+FieldOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--field",
+        help="FIELD=PATH: read a field from another payload path, e.g. --field text=page_content "
+        "--field doc_id=metadata.source (dotted for nested; layout=langchain picks a layout).",
+    ),
+]
+
+
+def parse_fields(items: list[str] | None) -> dict[str, str] | None:
+    """``--field FIELD=PATH`` options as a ``mapping`` setting."""
+    if not items:
+        return None
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise QueryValidationError(
+                f"Bad --field {item!r}: write FIELD=PATH, e.g. --field doc_id=metadata.source.",
+                field="mapping",
+            )
+        out[key.strip()] = value.strip()
+    return out

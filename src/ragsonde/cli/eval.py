@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ragsonde.cli._common import (
     CollectionOpt,
     EmbedderOpt,
+    FieldOpt,
     HomeOpt,
     JsonOpt,
     cli_errors,
     console,
     err_console,
+    parse_fields,
     print_json,
     settings_from_options,
 )
@@ -29,6 +31,10 @@ from ragsonde.cli._versus import (
 )
 from ragsonde.cli.app import app
 from ragsonde.errors import QueryValidationError
+
+if TYPE_CHECKING:
+    from ragsonde.config import Settings
+    from ragsonde.evaluate import EvalOptions
 
 __all__ = ["eval_command"]
 
@@ -93,6 +99,24 @@ def eval_command(
             "relevant document: category, section, url:1 (url up to its first path segment).",
         ),
     ] = None,
+    field_paths: FieldOpt = None,
+    allow_missing: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing",
+            help="Score relevant ids missing from the collection as misses, even when they are "
+            "more than half (otherwise the evaluation fails, exit 1).",
+        ),
+    ] = False,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            help="A Qdrant URL holding a copy of the collection (http(s)://host:port, "
+            "path:/dir): run the benchmark on the embedded collection and on the copy, and "
+            "compare them per query with paired tests.",
+        ),
+    ] = None,
     no_throughput: Annotated[
         bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
     ] = False,
@@ -106,10 +130,15 @@ def eval_command(
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate)."""
+    """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate).
+
+    Exit 1 too when the benchmark's relevant ids resolve to no payload field, or more than half
+    of them are missing from the collection (unless --allow-missing)."""
     from ragsonde.evaluate import EvalOptions, evaluate
 
-    settings = settings_from_options(collection=collection, home=home, embedder=embedder)
+    settings = settings_from_options(
+        collection=collection, home=home, embedder=embedder, mapping=parse_fields(field_paths)
+    )
     options = EvalOptions(
         k=_ks(k),
         relevance_by=relevance_by,
@@ -123,6 +152,7 @@ def eval_command(
         max_recall_loss=max_recall_loss,
         ann_vs_exact=ann_vs_exact,
         by=by,
+        allow_missing=allow_missing,
     )
     if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
         run_versus(
@@ -139,6 +169,9 @@ def eval_command(
             single_report_outputs={"--report": report, "--run-out": run_out},
             json_output=json_output,
         )
+        return
+    if against is not None:
+        _run_against(dataset, against, settings, options, save, json_output)
         return
     from ragsonde.cli.progress import RichProgress
     from ragsonde.cli.render import render_report
@@ -164,5 +197,38 @@ def eval_command(
                 console.print(f"wrote {what}: {path}")
     if not result.passed:
         failed = [g.gate for g in result.gates if not g.passed]
+        err_console.print(f"[bold red]gates failed[/]: {', '.join(failed)}")
+        raise typer.Exit(1)
+
+
+def _run_against(
+    dataset: str,
+    url: str,
+    settings: Settings,
+    options: EvalOptions,
+    save: Path | None,
+    json_output: bool,
+) -> None:
+    """``--against URL``: both reports and B (the URL) vs A (embedded); exit 1 on a failed gate."""
+    from ragsonde.cli.progress import RichProgress
+    from ragsonde.cli.render import render_comparison, render_side
+    from ragsonde.evaluate.against import evaluate_against
+    from ragsonde.store.push import describe_target
+
+    with RichProgress(
+        not json_output and err_console.is_terminal, "queries", passes=("embedded", "URL")
+    ) as bars:
+        result = evaluate_against(dataset, url, settings=settings, options=options, progress=bars)
+    if save is not None:
+        save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    if json_output:
+        print_json(result)
+    else:
+        render_side("A (embedded)", result.a)
+        render_side(f"B ({describe_target(url)})", result.b)
+        console.rule("[bold]B vs A[/]")
+        render_comparison(result.comparison)
+    failed = [g.gate for r in (result.a, result.b) for g in r.gates if not g.passed]
+    if failed:
         err_console.print(f"[bold red]gates failed[/]: {', '.join(failed)}")
         raise typer.Exit(1)

@@ -13,12 +13,14 @@ from rich.table import Table
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    FieldOpt,
     HomeOpt,
     JsonOpt,
     cli_errors,
     console,
     err_console,
     exit_code_for,
+    parse_fields,
     print_json,
     settings_from_options,
 )
@@ -44,33 +46,6 @@ VectorOpt = Annotated[
         help="Named dense vector to search \\[default: RAGSONDE_VECTOR, else the only one]",
     ),
 ]
-
-#: ``--field FIELD=PATH``: where the collection keeps a field (repeatable; merged over the
-#: ``mapping`` setting from ragsonde.toml / RAGSONDE_MAPPING__FIELD).
-FieldOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--field",
-        help="FIELD=PATH: read a field from another payload path, e.g. --field text=page_content "
-        "--field doc_id=metadata.source (dotted for nested; layout=langchain picks a layout).",
-    ),
-]
-
-
-def _parse_fields(items: list[str] | None) -> dict[str, str] | None:
-    """``--field FIELD=PATH`` options as a ``mapping`` setting."""
-    if not items:
-        return None
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise QueryValidationError(
-                f"Bad --field {item!r}: write FIELD=PATH, e.g. --field doc_id=metadata.source.",
-                field="mapping",
-            )
-        out[key.strip()] = value.strip()
-    return out
 
 
 def _parse_filters(items: list[str] | None) -> dict[str, Any] | None:
@@ -143,7 +118,7 @@ def query(
 ) -> None:
     """Search a collection: query text → embedding → Qdrant → ranked chunks."""
     settings = settings_from_options(
-        collection=collection, home=home, vector=vector, mapping=_parse_fields(field_paths)
+        collection=collection, home=home, vector=vector, mapping=parse_fields(field_paths)
     )
     body: dict[str, Any] = {
         "query_text": text,
@@ -263,7 +238,7 @@ def batch(
     json_output: JsonOpt = False,
 ) -> None:
     """Run many queries at once: one embedding call, one search request."""
-    settings = settings_from_options(home=home, vector=vector, mapping=_parse_fields(field_paths))
+    settings = settings_from_options(home=home, vector=vector, mapping=parse_fields(field_paths))
     body = _read_batch_file(file)
     if collection and "collection" not in body:
         body["collection"] = collection
@@ -301,7 +276,7 @@ def inspect(
     from ragsonde.workspace import Workspace
 
     settings = settings_from_options(
-        collection=collection, home=home, vector=vector, mapping=_parse_fields(field_paths)
+        collection=collection, home=home, vector=vector, mapping=parse_fields(field_paths)
     )
     with Workspace(settings) as ws:
         try:

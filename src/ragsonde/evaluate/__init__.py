@@ -7,12 +7,14 @@
 
 from __future__ import annotations
 
+from ragsonde.evaluate.against import evaluate_against
 from ragsonde.evaluate.comparison import Comparison, NoRegressionGate, no_regression_gate
 from ragsonde.evaluate.datasets import LOADERS, Benchmark, BenchQuery, load_benchmark
 from ragsonde.evaluate.gates import Gate, parse_gate
 from ragsonde.evaluate.integrity import IntegrityReport
 from ragsonde.evaluate.metrics import DEFAULT_KS, METRICS, compute_metrics, parse_metric
 from ragsonde.evaluate.options import EvalOptions
+from ragsonde.evaluate.relevance import RelevanceError
 from ragsonde.evaluate.report import SCHEMA_VERSION, EvalReport, VersusReport, load_report
 from ragsonde.evaluate.runner import evaluate
 from ragsonde.progress import Progress as EvalProgress
@@ -31,9 +33,11 @@ __all__ = [
     "Gate",
     "IntegrityReport",
     "NoRegressionGate",
+    "RelevanceError",
     "VersusReport",
     "compute_metrics",
     "evaluate",
+    "evaluate_against",
     "load_benchmark",
     "load_report",
     "no_regression_gate",

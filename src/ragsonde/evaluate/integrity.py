@@ -1,9 +1,14 @@
 """Integrity checks on what retrieval returned: the data and the contract, not the ranking.
 
 Each check counts its problems and keeps a few examples. Checks: stored ``text`` against its
-``content_hash``; missing or malformed ``url``, ``title``, ``chunk_index``; scores outside [0, 1]
-or out of order; ``total_results`` that differs from the results; results that break the query's
-filters.
+``content_hash``; empty ``text``; missing or malformed ``url``, ``title``, ``chunk_index``; scores
+outside [0, 1] or out of order; ``total_results`` that differs from the results; results that
+break the query's filters.
+
+A ``*_missing`` count is a note, not a problem: a collection another pipeline built (LangChain,
+LlamaIndex) has no ``content_hash`` and often no ``url`` or ``chunk_index``. A field missing from
+every result is the layout, not the data, so :meth:`IntegrityReport.warnings` says it in one line
+(``absent_fields``) instead of thousands of counts drowning what matters.
 """
 
 from __future__ import annotations
@@ -43,10 +48,12 @@ def _no_content_hash(r: Result) -> bool:
 CHECKS: dict[str, Callable[[Result], bool]] = {
     "content_hash_mismatch": _hash_mismatch,
     "content_hash_missing": _no_content_hash,
+    "text_empty": lambda r: not r.text.strip(),
     "url_missing": lambda r: not r.url,
     "url_malformed": _bad_url,
     "title_missing": lambda r: not r.title,
-    "chunk_index_invalid": lambda r: r.chunk_index is None or r.chunk_index < 0,
+    # the mapping reads a negative or non-integer chunk_index as None: absent or invalid
+    "chunk_index_missing": lambda r: r.chunk_index is None,
     "score_out_of_range": lambda r: not 0.0 <= r.similarity_score <= 1.0,
 }
 
@@ -106,11 +113,41 @@ class IntegrityReport:
         """Problems that mean broken data or a broken contract (``*_missing`` ones are notes)."""
         return sum(v for k, v in self.counts.items() if not k.endswith("_missing"))
 
+    @property
+    def absent_fields(self) -> list[str]:
+        """Fields that no checked result has (``*_missing`` on every result): the layout."""
+        if not self.checked_results:
+            return []
+        return [
+            k.removesuffix("_missing")
+            for k, v in self.counts.items()
+            if k.endswith("_missing") and v == self.checked_results
+        ]
+
+    def warnings(self) -> list[str]:
+        """What a reader must know, in a line each: empty text first, then the layout's gaps."""
+        out: list[str] = []
+        empty = self.counts.get("text_empty", 0)
+        if empty:
+            out.append(
+                f"{empty} of {self.checked_results} results have empty text: the text is "
+                "probably at another payload path; see `ragsonde inspect` and set "
+                "--field text=PATH"
+            )
+        absent = self.absent_fields
+        if absent:
+            out.append(
+                f"no result has {', '.join(absent)}: the collection's layout does not store "
+                "them (notes, not integrity problems)"
+            )
+        return out
+
     def summary(self) -> Integrity:
         """The report's ``integrity`` part."""
         return Integrity(
             checked_results=self.checked_results,
             problems=self.problems,
+            absent_fields=self.absent_fields,
             counts=dict(self.counts),
             examples={k: list(v) for k, v in self.examples.items()},
         )

@@ -87,6 +87,16 @@ class EvalOptions(BaseModel):
     score_threshold: float = Field(
         default=0.0, ge=0.0, le=1.0, description="Drop results below this similarity."
     )
+    mapping: dict[str, str] | None = Field(
+        default=None,
+        description="Where the collection keeps each field, merged over the mapping setting: "
+        "{'doc_id': 'metadata.source'} (dotted paths; 'layout': 'langchain' picks a layout).",
+    )
+    allow_missing: bool = Field(
+        default=False,
+        description="Score relevant ids missing from the collection as misses even when they "
+        "are more than half (otherwise the evaluation fails).",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -120,6 +130,15 @@ class EvalOptions(BaseModel):
             _checked(parse_by, value)
         return value
 
+    @field_validator("mapping")
+    @classmethod
+    def _mapping(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None:
+            from ragsonde.store.payload import build_mapping
+
+            _checked(build_mapping, value)
+        return value
+
     @property
     def ks(self) -> list[int]:
         """The cutoffs, sorted, without repeats."""
@@ -130,7 +149,7 @@ class EvalOptions(BaseModel):
         return [parse_gate(g) for g in self.gates]
 
 
-def _checked(parse: Any, text: str) -> Any:
+def _checked(parse: Any, text: Any) -> Any:
     """Run a parser that raises QueryValidationError as a pydantic validator (a ValueError)."""
     try:
         return parse(text)

@@ -42,6 +42,7 @@ __all__ = [
     "Latency",
     "Percentiles",
     "QueryRow",
+    "RelevanceField",
     "SearchInfo",
     "StageTimings",
     "SweepRow",
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 class _Part(BaseModel):
@@ -126,6 +127,10 @@ class Integrity(_Part):
 
     checked_results: int = 0
     problems: int = 0
+    absent_fields: list[str] = Field(
+        default_factory=list,
+        description="Fields no checked result has: the layout stores none (added in 1.1).",
+    )
     counts: dict[str, int] = Field(default_factory=dict)
     examples: dict[str, list[str]] = Field(default_factory=dict)
 
@@ -153,6 +158,27 @@ class BenchmarkInfo(_Part):
         default_factory=dict, description="Query id -> 'CODE: message' of a failed query."
     )
     ingested: IngestSummary | None = None
+
+
+class RelevanceField(_Part):
+    """The payload path the benchmark's relevant ids were read from (added in 1.1)."""
+
+    path: str = Field(description="A dotted payload path, or '@id' for the point id.")
+    matched: int = Field(description="Distinct relevant ids seen at path in the sample.")
+    total: int = Field(description="Distinct relevant ids in the benchmark.")
+    sampled: int = Field(description="Payloads sampled.")
+    configured: bool = Field(
+        description="True when path is a mapped doc_id path; False when found by sampling."
+    )
+    tried: list[str] = Field(default_factory=list, description="Paths tried, in order.")
+
+    def describe(self) -> str:
+        """One line for a report: where the ids were read, and whether that was a guess."""
+        how = "the mapped doc_id path" if self.configured else "found by sampling payloads"
+        return (
+            f"relevance ids read from '{self.path}' ({how}): {self.matched} of {self.total} "
+            f"seen in {self.sampled} sampled points"
+        )
 
 
 class SearchInfo(_Part):
@@ -245,6 +271,9 @@ class EvalReport(_Part):
     threshold_sweep: ThresholdSweep | None = None
     index_health: IndexHealth | None = None
     breakdown: Breakdown | None = None
+    relevance_field: RelevanceField | None = Field(
+        default=None, description="Where the relevant ids were read (relevance by doc)."
+    )
     warnings: list[str] = Field(
         default_factory=list, description="What a reader should know about this run."
     )

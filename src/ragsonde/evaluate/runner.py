@@ -26,6 +26,7 @@ from ragsonde.evaluate.gates import Gate
 from ragsonde.evaluate.integrity import IntegrityReport
 from ragsonde.evaluate.metrics import compute_metrics, metric_names, parse_metric
 from ragsonde.evaluate.options import EvalOptions
+from ragsonde.evaluate.relevance import check_missing, resolve_relevance, result_key
 from ragsonde.evaluate.report import (
     BenchmarkInfo,
     EvalReport,
@@ -34,6 +35,7 @@ from ragsonde.evaluate.report import (
     Latency,
     Percentiles,
     QueryRow,
+    RelevanceField,
     SearchInfo,
     StageTimings,
     Throughput,
@@ -42,6 +44,8 @@ from ragsonde.models import Limits, Response, Result
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
 from ragsonde.store import Store
+from ragsonde.store.payload import PayloadMapping, build_mapping
+from ragsonde.store.resolve import POINT_ID
 from ragsonde.workspace import Workspace
 
 __all__ = ["RELEVANCE_KEYS", "evaluate"]
@@ -74,13 +78,26 @@ def _percentiles(values: Sequence[float]) -> Percentiles:
 
 
 def _collapse(results: Sequence[Result], key: Any) -> dict[str, float]:
-    """Ranked chunks -> ranked ids: the first (best) chunk of each id keeps its place."""
+    """Ranked chunks -> ranked ids: the first (best) chunk of each id keeps its place.
+
+    The score kept is ``similarity_score`` (higher is closer under every distance), never the
+    raw score, which for Euclid and Manhattan is a distance."""
     out: dict[str, float] = {}
     for r in results:
         k = key(r)
         if k is not None and str(k) not in out:
-            out[str(k)] = r.raw_score if r.raw_score is not None else r.similarity_score
+            out[str(k)] = r.similarity_score
     return out
+
+
+def _by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The run the metrics read: scores from the rank (n, n-1, …, 1).
+
+    ir-measures sorts by score, so the engine's order must be in the scores: a similarity score
+    clamped into [0, 1] ties (Dot above 1, Cosine below 0), and ties would be broken by id."""
+    return {
+        qid: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for qid, docs in run.items()
+    }
 
 
 class _Evaluation:
@@ -94,6 +111,8 @@ class _Evaluation:
         self.o = o
         self.depth = max(o.k)
         self.key = RELEVANCE_KEYS[o.relevance_by][1]
+        self.field_path = RELEVANCE_KEYS[o.relevance_by][0]
+        self.relevance: RelevanceField | None = None
         self.integrity = IntegrityReport()
         self.errors: dict[str, str] = {}
 
@@ -122,8 +141,17 @@ class _Evaluation:
             fetch = min(fetch * 2, _MAX_FETCH)
         return dict(list(ranked.items())[:want]), resp
 
+    def resolve(self, mapping: PayloadMapping) -> None:
+        """By document: find the payload path of the relevant ids (RelevanceError if none)."""
+        if self.o.relevance_by != "doc":
+            return
+        wanted = sorted({r for q in self.bench.queries for r in q.relevant})
+        self.relevance = resolve_relevance(self.store, self.collection, wanted, mapping)
+        self.field_path = None if self.relevance.path == POINT_ID else self.relevance.path
+        self.key = result_key(self.relevance.path)
+
     def missing_relevant(self) -> list[str]:
-        field_name = RELEVANCE_KEYS[self.o.relevance_by][0]
+        field_name = self.field_path
         wanted = sorted({r for q in self.bench.queries for r in q.relevant})
         if field_name is None:
             found = {p.id for p in self.store.retrieve(self.collection, wanted)}
@@ -254,13 +282,22 @@ def evaluate(
         st, emb = ws.store, ws.embedder
         ingested = _ensure_collection(bench, st, emb, coll, ingest, o.mode != "dense", corpus)
         limits = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
-        retriever = Retriever(cfg, store=st, embedder=emb, limits=limits, exact=o.exact)
+        mapping = build_mapping({**cfg.mapping, **(o.mapping or {})})
+        retriever = Retriever(
+            cfg, store=st, embedder=emb, limits=limits, exact=o.exact, mapping=mapping
+        )
         ev = _Evaluation(bench, retriever, st, coll, o)
+        # before any query runs: ids that resolve nowhere, or mostly missing, fail the run
+        ev.resolve(mapping)
         missing = ev.missing_relevant()
+        warnings: list[str] = []
+        if ev.relevance is not None and not ev.relevance.configured:
+            warnings.append(ev.relevance.describe())
+        # a minority missing is a note (relevant_missing_from_collection); a majority fails
+        check_missing(missing, len({r for q in bench.queries for r in q.relevant}), o.allow_missing)
         by_groups = None
         if o.by:  # before any query runs: a field no relevant chunk has fails fast
-            rel_field = RELEVANCE_KEYS[o.relevance_by][0]
-            by_groups = group_by_field(st, coll, bench.queries, rel_field, o.by)
+            by_groups = group_by_field(st, coll, bench.queries, ev.field_path, o.by)
         # Warm-up: model and caches, not counted.
         retriever.retrieve(ev.body(bench.queries[0], 1), collection=coll)
         if progress is not None:
@@ -291,7 +328,7 @@ def evaluate(
             )
             if progress is not None:
                 progress.advance(1)
-        means, per_metric = compute_metrics(names, bench.qrels, run)
+        means, per_metric = compute_metrics(names, bench.qrels, _by_rank(run))
         for qid, values in per_metric.items():
             per_query[qid].metrics = {k: round(v, 6) for k, v in values.items()}
         report = EvalReport(
@@ -323,6 +360,8 @@ def evaluate(
                 score_threshold=o.score_threshold,
             ),
             breakdown=build_breakdown(bench.queries, per_query, o.by, by_groups),
+            relevance_field=ev.relevance,
+            warnings=[*warnings, *ev.integrity.warnings()],
             created_at=datetime.now(UTC).isoformat(),
         ).with_run(run)
         if o.sweep_thresholds:

@@ -257,6 +257,7 @@ def _ensure_target(info: CollectionInfo, target: Store, name: str, writer: Paylo
             vector_name=info.vector_name,
             sparse_vector_name=info.sparse_vector_name,
             indexed_fields={writer.field_path(k): v for k, v in info.indexed_fields.items()},
+            distance=info.distance,
         )
         return True
     if existing.dimension != info.dimension:

@@ -1,0 +1,62 @@
+"""One benchmark on the embedded collection and on its copy at a Qdrant URL, compared per query.
+
+``ragsonde eval … --against URL`` proves a push faithful, and that a Qdrant server gives what the
+embedded store gave: both sides run the same queries with the same embedder and options, and the
+two reports are compared with the paired tests of :mod:`ragsonde.evaluate.compare` (B, the URL,
+against A, the embedded store). Identical retrieval shows as zero wins and losses on every metric.
+
+    versus = evaluate_against("scifact/", "http://localhost:6333", collection="scifact")
+    versus.comparison.metric("ndcg@10").losses   # queries the server ranks worse
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ragsonde.config import Settings, load_settings
+from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.evaluate.compare import compare_reports
+from ragsonde.evaluate.options import EvalOptions
+from ragsonde.evaluate.report import VersusReport
+from ragsonde.evaluate.runner import evaluate
+from ragsonde.progress import Progress
+
+__all__ = ["evaluate_against"]
+
+
+def evaluate_against(
+    dataset: str | Path,
+    url: str,
+    *,
+    collection: str | None = None,
+    options: EvalOptions | None = None,
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+    metrics: Sequence[str] | None = None,
+    alpha: float = 0.05,
+    progress: Progress | None = None,
+) -> VersusReport:
+    """Evaluate ``dataset`` on the embedded ``collection`` (A) and at ``url`` (B); compare.
+
+    ``url`` takes the ``QDRANT_URL`` forms (``http(s)://host:port``, ``path:/dir``); the API key
+    is the settings' ``qdrant_api_key``. ``progress.start`` is called once per side.
+    """
+    cfg = settings or load_settings()
+    data = cfg.model_dump()
+    local = Settings.model_validate({**data, "qdrant_url": None})
+    remote = Settings.model_validate({**data, "qdrant_url": url})
+    emb = embedder or get_embedder(cfg)
+    reports = [
+        evaluate(
+            dataset,
+            collection=collection,
+            options=options,
+            settings=side,
+            embedder=emb,
+            progress=progress,
+        )
+        for side in (local, remote)
+    ]
+    a, b = reports
+    return VersusReport(a=a, b=b, comparison=compare_reports(a, b, metrics, alpha=alpha))

@@ -1,0 +1,90 @@
+"""Where a benchmark's relevant ids live in the collection, and how to read them off a result.
+
+Before any query runs, the relevant ids are looked up: at the mapped ``doc_id`` path first, else
+at the payload field that :func:`~ragsonde.store.resolve.resolve_doc_id_field` finds by sampling
+(LangChain keeps the id at ``metadata.doc_id``). The report names the field it used. An
+evaluation never scores quietly against ids it cannot see:
+
+- no payload field holds any of the ids: :class:`RelevanceError`, naming the fields tried and the
+  flag to set;
+- more than half of the ids are missing from the collection: :class:`RelevanceError`, unless
+  ``allow_missing``.
+
+:class:`RelevanceError` is a VALIDATION_ERROR (the HTTP API answers 4xx), but the CLI exits 1
+with it, not 2: like a failed gate, the inputs were well-formed and the evaluation itself failed
+(the issue's "exit 1, never a quiet 0.0").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.report import RelevanceField
+from ragsonde.models import Result
+from ragsonde.store import Store
+from ragsonde.store.payload import PayloadMapping, get_path
+from ragsonde.store.resolve import POINT_ID, resolve_doc_id_field
+
+__all__ = ["RelevanceError", "check_missing", "resolve_relevance", "result_key"]
+
+
+class RelevanceError(QueryValidationError):
+    """The benchmark's relevant ids are not (enough) in the collection: the evaluation fails."""
+
+    exit_code: ClassVar[int] = 1
+
+
+def resolve_relevance(
+    store: Store, collection: str, ids: Sequence[str], mapping: PayloadMapping
+) -> RelevanceField:
+    """The payload path holding ``ids`` (see the module docstring); RelevanceError if none."""
+    try:
+        found = resolve_doc_id_field(store, collection, ids, mapping)
+    except RelevanceError:
+        raise
+    except QueryValidationError as e:
+        raise RelevanceError(e.message, field=e.field) from e
+    return RelevanceField(
+        path=found.path,
+        matched=found.matched,
+        total=found.total,
+        sampled=found.sampled,
+        configured=found.configured,
+        tried=list(found.tried),
+    )
+
+
+def check_missing(missing: Sequence[str], total: int, allow_missing: bool) -> None:
+    """RelevanceError when more than half of the ``total`` relevant ids are ``missing`` from
+    the collection, unless ``allow_missing``."""
+    if 2 * len(missing) > total and not allow_missing:
+        raise RelevanceError(
+            f"{len(missing)} of {total} relevant ids are not in the collection: more than half, "
+            "so the metrics would mean little. Check that the benchmark belongs to this "
+            "collection, set the field holding the document ids with --field doc_id=PATH, or "
+            "pass --allow-missing to score them as misses anyway.",
+            field="relevant",
+        )
+
+
+def result_key(path: str | None) -> Callable[[Result], Any]:
+    """Read a result's relevance id at ``path`` (``None`` or ``@id``: the point id).
+
+    A result keeps every payload field a contract field did not consume in ``metadata``, so a
+    path is read there; a path a contract field consumed (``url``) is read from that field.
+    """
+    if path is None or path == POINT_ID:
+        return lambda r: r.chunk_id
+
+    def key(r: Result) -> Any:
+        value = get_path(r.metadata, path)
+        if value is None and path in _CONTRACT:
+            value = getattr(r, path)
+        return value
+
+    return key
+
+
+_CONTRACT = frozenset({"url", "title", "section", "chunk_index", "text", "created_at"})

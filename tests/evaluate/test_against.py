@@ -1,0 +1,65 @@
+"""``eval --against URL``: the embedded collection and its pushed copy, compared per query."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragsonde.config import Settings
+from ragsonde.evaluate import EvalOptions
+from ragsonde.evaluate.against import evaluate_against
+from ragsonde.samples import robotics_benchmark
+from ragsonde.store import open_store
+from ragsonde.store.push import open_target, push
+from tests.cli.test_cli import run
+
+
+@pytest.mark.slow
+def test_a_pushed_copy_evaluates_exactly_like_the_embedded_collection(
+    sample_home: Path, embedder, tmp_path: Path
+):
+    settings = Settings(home=sample_home, collection="robotics")
+    url = f"path:{tmp_path / 'copy'}"
+    source, target = open_store(settings), open_target(url)
+    try:
+        push(source, "robotics", target)
+    finally:
+        source.close()
+        target.close()
+    options = EvalOptions(k=[5, 10], throughput=False, exact=True)
+    versus = evaluate_against(
+        robotics_benchmark(), url, settings=settings, embedder=embedder, options=options
+    )
+    assert versus.a.search.backend != versus.b.search.backend  # embedded Edge vs qdrant-client
+    assert versus.a.metrics["ndcg@10"] > 0.5
+    assert versus.b.metrics == versus.a.metrics
+    for qid, row in versus.a.per_query.items():
+        theirs = versus.b.per_query[qid].retrieved
+        assert [d for d, _ in theirs] == [d for d, _ in row.retrieved]
+        assert [s for _, s in theirs] == pytest.approx([s for _, s in row.retrieved], abs=1e-4)
+    ndcg = versus.comparison.metric("ndcg@10")
+    assert ndcg.wins == ndcg.losses == 0 and ndcg.delta == 0.0
+    assert versus.comparison.n_queries == versus.a.n_queries == 46
+
+
+@pytest.mark.slow
+def test_cli_eval_against_prints_both_reports_and_the_comparison(sample_home: Path, tmp_path: Path):
+    settings = Settings(home=sample_home, collection="robotics")
+    url = f"path:{tmp_path / 'copy'}"
+    source, target = open_store(settings), open_target(url)
+    try:
+        push(source, "robotics", target)
+    finally:
+        source.close()
+        target.close()
+    env = {"RAGSONDE_HOME": str(sample_home)}
+    args = ("eval", str(robotics_benchmark()), "-c", "robotics", "--no-throughput", "--exact")
+    res = run(*args, "--against", url, "--json", env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["kind"] == "versus"
+    assert out["a"]["metrics"] == out["b"]["metrics"]
+    ndcg = next(m for m in out["comparison"]["metrics"] if m["metric"] == "ndcg@10")
+    assert ndcg["wins"] == ndcg["losses"] == 0

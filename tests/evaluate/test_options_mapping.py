@@ -1,0 +1,37 @@
+"""The mapping is an evaluation option: one model for the library, the CLI and ``/v1/eval``."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate import EvalOptions
+from ragsonde.evaluate.relevance import RelevanceError, check_missing
+from ragsonde.server.routes_eval import EvalRequest
+
+
+def test_eval_request_carries_the_mapping_to_the_options():
+    req = EvalRequest.model_validate(
+        {"dataset": "b.jsonl", "mapping": {"doc_id": "metadata.source", "layout": "langchain"}}
+    )
+    assert req.options().mapping == {"doc_id": "metadata.source", "layout": "langchain"}
+    assert EvalOptions().mapping is None and not EvalOptions().allow_missing
+
+
+@pytest.mark.parametrize(
+    ("mapping", "said"),
+    [({"txt": "page_content"}, "Unknown mapping field"), ({"layout": "nope"}, "Unknown layout")],
+)
+def test_a_bad_mapping_is_a_validation_error_naming_it(mapping, said):
+    with pytest.raises(QueryValidationError) as err:
+        EvalOptions(mapping=mapping)
+    assert err.value.field == "mapping" and said in err.value.message
+
+
+def test_more_than_half_missing_fails_unless_allowed():
+    check_missing(["a"], 2, allow_missing=False)  # half: scored as misses
+    with pytest.raises(RelevanceError) as err:
+        check_missing(["a", "b"], 3, allow_missing=False)
+    assert "2 of 3" in err.value.message and "--allow-missing" in err.value.message
+    assert err.value.exit_code == 1
+    check_missing(["a", "b"], 3, allow_missing=True)
