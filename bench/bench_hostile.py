@@ -147,7 +147,12 @@ async def _client(
 
 async def run_block(url: str, clients: int, seconds: float, rate: float, t: Tally) -> None:
     texts = queries()
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    # Idle connections are dropped before uvicorn's 5 s keep-alive timeout: httpx's default
+    # expiry is also 5 s, and a request sent on a connection the server closes at that moment
+    # fails with ReadError, a client race that says nothing about the server.
+    limits = httpx.Limits(
+        max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2.0
+    )
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
         started = time.monotonic()
         until = started + seconds
