@@ -360,6 +360,36 @@ def serve_section(d: dict[str, Any]) -> list[str]:
     return out
 
 
+def hostile_section(d: dict[str, Any]) -> list[str]:
+    c, h = d["clean"], d["hostile"]
+    cl, hl = c["good_latency_ms"], h["good_latency_ms"]
+    kinds = ", ".join(
+        f"{kind} " + "/".join(f"{n}×{s}" for s, n in sorted(st.items())) if st else f"{kind} 0"
+        for kind, st in h["hostile_status"].items()
+    )
+    return [
+        "## Hostile requests among good ones (`bench/bench_hostile.py`)",
+        "",
+        f"{d['clients']} closed-loop clients against one real `ragsonde serve` (the sample robotics "
+        f"docs, micro-batching as shipped), {d['duration_s']:.0f} s with no hostile requests and "
+        f"{d['duration_s']:.0f} s with {d['hostile_rate']:.0%} of them hostile, in alternating "
+        f"blocks. Command: `{d['command']}`, {d['machine'].get('date', '')}.",
+        "",
+        "| run | good requests | errors among good | good/s | p50 ms | p95 ms | p99 ms |",
+        "|---|---|---|---|---|---|---|",
+        f"| clean | {c['good_requests']} | {c['good_errors']} | {_f(c['good_rps'], 1)} | "
+        f"{_f(cl['p50'], 1)} | {_f(cl['p95'], 1)} | {_f(cl['p99'], 1)} |",
+        f"| {d['hostile_rate']:.0%} hostile | {h['good_requests']} | {h['good_errors']} | "
+        f"{_f(h['good_rps'], 1)} | {_f(hl['p50'], 1)} | {_f(hl['p95'], 1)} | {_f(hl['p99'], 1)} |",
+        "",
+        f"Hostile requests: {h['hostile_requests']} ({kinds}; status 0 = no answer), "
+        f"{h['hostile_5xx']} answered 5xx, {h['hostile_not_contract_body']} without a contract "
+        f"error body. Target (0 errors among good requests, every hostile request a 4xx "
+        f"contract error): {_ok(d['met'])}. p95 hostile / clean: {d['ratio_p95']:.2f} ×.",
+        "",
+    ]
+
+
 def embed_section(d: dict[str, Any]) -> list[str]:
     b, r, t = d["backends"], d["ratios"], d["targets_met"]
     out = [
@@ -424,6 +454,10 @@ def targets_summary() -> list[str]:
         if peer:
             rows.append(("query: ragsonde vs LangChain, same store, p50", "< 1 ×",
                          f"{peer['ratio_p50']:.2f} ×", peer["target_met"]))  # fmt: skip
+    ho = _load("hostile")
+    if ho:
+        rows.append(("hostile: errors among good requests at 1 % hostile", "0",
+                     f"{ho['hostile']['good_errors']}", ho["met"]))  # fmt: skip
     st = _load("store")
     for t in st["targets"] if st else []:
         rows.append((f"store: {t['target']}", "", f"{t['value']}", t["met"]))
@@ -519,6 +553,7 @@ def main() -> None:
         ("modes", modes_section),
         ("index", index_section),
         ("serve", serve_section),
+        ("hostile", hostile_section),
         ("embed", embed_section),
         ("labels", labels_section),
     )

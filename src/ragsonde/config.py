@@ -172,6 +172,31 @@ class Settings(BaseSettings):
     microbatch_max: int = Field(
         default=32, ge=1, le=4096, description="Most query texts in one micro-batch."
     )
+    lock_wait_s: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description="RAGSONDE_LOCK_WAIT_S: how long a process waits for another one (the server, "
+        "an ingest) to let go of an embedded collection before it fails with CONNECTION_ERROR.",
+    )
+    server_idle_release_s: float = Field(
+        default=2.0,
+        gt=0,
+        description="RAGSONDE_SERVER_IDLE_RELEASE_S: the server lets go of an embedded collection "
+        "it has not queried for this long (at once when another process asks for it), so "
+        "`ragsonde ingest` into the same home can write; the next query reopens it.",
+    )
+    eval_datasets: list[Path] | None = Field(
+        default=None,
+        description="RAGSONDE_EVAL_DATASETS: the folders whose benchmark files the server's "
+        "/v1/eval may read by name; unset = <home>/datasets. Any other path is refused.",
+    )
+    eval_max_jobs: int = Field(
+        default=4,
+        ge=1,
+        le=1000,
+        description="The most /v1/eval jobs queued and running at once; more get 429.",
+    )
     mapping: dict[str, str] = Field(
         default_factory=dict,
         description='Where a collection keeps each field: ``[mapping] text = "page_content"``, '

@@ -21,7 +21,7 @@ def wait_done(api, job_id: str) -> dict:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         job = api.get(f"/v1/eval/{job_id}").json()
-        if job["status"] in {"done", "error"}:
+        if job["status"] in {"done", "error", "cancelled"}:
             return job
         time.sleep(0.2)
     raise AssertionError("the evaluation job did not finish")
@@ -49,21 +49,24 @@ def test_uploaded_benchmark_runs_as_a_job(api):
     assert any(j["job_id"] == job["job_id"] for j in listed)
 
 
-def test_dataset_path_on_the_server(api, tmp_path):
-    bench = tmp_path / "bench.jsonl"
+def test_dataset_path_on_the_server(api, server_settings):
+    folder = server_settings.home / "datasets"  # the default dataset folder
+    folder.mkdir(parents=True, exist_ok=True)
+    bench = folder / "bench.jsonl"
     bench.write_text('{"query": "A* heuristic search", "relevant": ["astar"]}\n')
-    resp = api.post("/v1/eval", json={"dataset": str(bench), "k": [1]})
-    done = wait_done(api, resp.json()["job_id"])
-    assert done["status"] == "done" and done["report"]["metrics"]["ndcg@1"] == 1.0
+    for name in ("bench.jsonl", str(bench)):  # by name, or by its full path inside the folder
+        resp = api.post("/v1/eval", json={"dataset": name, "k": [1]})
+        done = wait_done(api, resp.json()["job_id"])
+        assert done["status"] == "done" and done["report"]["metrics"]["ndcg@1"] == 1.0
 
 
 def test_bad_requests_are_contract_errors(api):
     both = api.post("/v1/eval", json={"benchmark": BENCH, "dataset": "/x"})
     assert both.status_code == 422 and both.json()["error"]["code"] == "VALIDATION_ERROR"
     missing = api.post("/v1/eval", json={"dataset": "/no/such/bench.jsonl"})
-    assert missing.status_code == 422 and "does not exist" in missing.json()["error"]["message"]
+    assert missing.status_code == 422 and "dataset folders" in missing.json()["error"]["message"]
     device = api.post("/v1/eval", json={"dataset": "/dev/zero"})  # would never finish loading
-    assert device.status_code == 422 and "regular file" in device.json()["error"]["message"]
+    assert device.status_code == 422 and device.json()["error"] == missing.json()["error"]
     wrong = api.post("/v1/eval", json={"benchmark": BENCH, "relevance_by": "paragraph"})
     assert wrong.status_code == 422 and "relevance_by" in wrong.json()["error"]["message"]
     assert api.get("/v1/eval/nope").status_code == 404

@@ -11,10 +11,10 @@ The operations are driven with ``APIOperation.as_strategy`` and Hypothesis' ``@g
 longer has. A test checks that the list fuzzed here is the list the server documents, so a new
 route cannot go unfuzzed.
 
-``POST /v1/eval`` starts an evaluation job when its body is valid, and a generated ``dataset``
-such as ``"/"`` names a real path on the server; only its validation is cheap. So its generated
-bodies are bent (:func:`_no_job`) to be refused for a reason the generator cannot undo: a
-``dataset`` under a folder that does not exist, or both ``dataset`` and ``benchmark``. Every one
+``POST /v1/eval`` starts an evaluation job when its body is valid; only its validation is cheap.
+So its generated bodies are bent (:func:`_no_job`) to be refused for a reason the generator
+cannot undo: a ``dataset`` outside the server's dataset folders, or both ``dataset`` and
+``benchmark``. Every one
 must then be a 4xx error Response and no job may start; the jobs themselves are tested in
 ``test_eval_api.py``.
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -59,6 +60,7 @@ OPERATIONS = (
     "GET /v1/eval",
     "POST /v1/eval",
     "GET /v1/eval/{job_id}",
+    "DELETE /v1/eval/{job_id}",
     "GET /v1/eval/{job_id}/report.html",
 )
 NO_SUCH_DIR = "/nonexistent-ragsonde-fuzz/"
@@ -207,3 +209,52 @@ def test_invalid_unicode_never_5xx_and_every_4xx_is_a_contract_body(fuzz_url, pa
                 assert Response.model_validate(r.json()).status == "success"
 
         run()
+
+
+#: Bodies of ``POST /v1/eval`` that must be refused, with invalid Unicode: a dataset outside the
+#: server's dataset folders (or not there), or rows and a dataset both.
+EVAL = st.one_of(
+    st.fixed_dictionaries(
+        {"dataset": HOSTILE_TEXT},
+        optional={"k": st.lists(st.integers(-2, 200), max_size=3), "collection": HOSTILE_TEXT},
+    ),
+    st.fixed_dictionaries(
+        {
+            "dataset": HOSTILE_TEXT,
+            "benchmark": st.lists(
+                st.fixed_dictionaries(
+                    {"query": HOSTILE_TEXT, "relevant": st.lists(HOSTILE_TEXT, max_size=2)}
+                ),
+                min_size=1,
+                max_size=3,
+            ),
+        }
+    ),
+)
+
+
+@pytest.mark.slow
+def test_eval_routes_with_invalid_unicode_answer_contract_errors(fuzz_url):
+    """No job starts, nothing answers 5xx, and every refusal is the contract's error body."""
+    with httpx.Client(base_url=fuzz_url, timeout=60) as client:
+
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(body=EVAL, job_id=HOSTILE_TEXT)
+        def run(body, job_id) -> None:
+            raw = json.dumps(body)
+            r = client.post("/v1/eval", content=raw, headers={"content-type": "application/json"})
+            assert r.status_code == 422, r.text
+            _contract_error(r)
+            quoted = quote(job_id.encode("utf-8", "surrogatepass"), safe="")
+            for method in ("GET", "DELETE"):
+                got = client.request(method, f"/v1/eval/x{quoted}")
+                assert got.status_code in {404, 422}, got.text
+                _contract_error(got)
+
+        run()
+    assert httpx.get(f"{fuzz_url}/v1/eval").json() == []

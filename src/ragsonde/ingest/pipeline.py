@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ragsonde.embedders import Embedder
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
@@ -182,6 +182,7 @@ class _Writer:
             p.id: p.payload
             for p in self.store.retrieve(self.collection, [r.id for r in records] + list(tails))
         }
+        _let_go(self.store)  # embedding takes long: hold no lock meanwhile
         to_embed = [
             r for r in records if stored.get(r.id, {}).get("embed_hash") != r.payload["embed_hash"]
         ]
@@ -220,6 +221,7 @@ class _Writer:
         for tail_id, doc_id in tails.items():
             if tail_id in stored:  # the document shrank
                 self._delete_tail(doc_id, len(dict(docs)[doc_id]))
+        _let_go(self.store)  # reading the next documents takes long too
 
     def _sparse(self, records: Sequence[ChunkRecord]) -> list[SparseVector | None]:
         if self.sparse is None:
@@ -236,6 +238,20 @@ class _Writer:
         if ids:
             self.store.delete_points(self.collection, ids)
             self.report.deleted += len(ids)
+
+
+@runtime_checkable
+class _Shared(Protocol):
+    """A store whose collections other processes may be waiting for (the embedded store)."""
+
+    def release_unused(self) -> None: ...
+
+
+def _let_go(store: Store) -> None:
+    """Let a server on the same home have the collection while this ingest reads files and
+    embeds: the lock is held only while it writes (see ragsonde.store.edge)."""
+    if isinstance(store, _Shared):
+        store.release_unused()
 
 
 def ensure_collection(
@@ -283,6 +299,7 @@ def ingest_documents(
     report = IngestReport(collection=collection)
     chunker = Chunker(ChunkerConfig.for_embedder(embedder, opts.chunk_size, opts.chunk_overlap))
     ensure_collection(store, embedder, collection, opts.sparse)
+    _let_go(store)
     writer = _Writer(store, embedder, collection, report, Bm25Encoder() if opts.sparse else None)
     seen: set[str] = set()
     if progress is not None:

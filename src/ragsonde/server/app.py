@@ -1,9 +1,13 @@
 """The FastAPI application: :func:`create_app` wires routers, error handlers and middleware.
 
 The app holds one :class:`~ragsonde.workspace.Workspace` (settings, store, embedder) and one
-:class:`~ragsonde.retriever.Retriever` over it for its whole life. Start-up loads the
-model and opens the store (so the process owns the embedded store while it runs, and the first
-query pays no loading cost); shutdown closes what start-up opened.
+:class:`~ragsonde.retriever.Retriever` over it for its whole life. Start-up loads the model and
+opens the store, so the first query pays no loading cost; shutdown closes what start-up opened.
+
+The embedded store is opened long-lived: a collection the server has not queried for
+``server_idle_release_s`` (or that another process waits for) is closed and unlocked, and the
+next query reopens it, waiting up to ``lock_wait_s`` for a writer to finish. So ``ragsonde
+ingest`` into the same home works while the server runs, and queries read what it wrote.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from ragsonde.server.errors import install_error_handlers
 from ragsonde.server.middleware import BodyLimitMiddleware, RequestLogMiddleware
 from ragsonde.server.security import require_api_key
 from ragsonde.server.state import ServerState
+from ragsonde.store import open_store
 from ragsonde.workspace import Workspace
 
 __all__ = ["ROUTERS", "RouterSpec", "create_app"]
@@ -120,6 +125,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             await run_in_threadpool(state.batcher.close)
         if state.owns_workspace:
             await run_in_threadpool(state.workspace.close)
+        if state.store is not None:
+            await run_in_threadpool(state.store.close)
 
 
 def _contract_schemas() -> dict[str, Any]:
@@ -188,13 +195,17 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
     else:
         settings = settings or load_settings()
         batcher = _batcher(settings)
-        ws = Workspace(settings, embedder=batcher)
+        # Long-lived: it lets go of collections it is not using, so `ragsonde ingest` can write
+        # into the same home while it serves (see ragsonde.store.edge).
+        store = open_store(settings, long_lived=True)
+        ws = Workspace(settings, store=store, embedder=batcher)
         state = ServerState(
             settings=settings,
             workspace=ws,
             retriever=Retriever(workspace=ws),
             owns_workspace=True,
             batcher=batcher,
+            store=store,
         )
     settings = state.settings
     # fastapi-offline: FastAPI with /docs and /redoc served from bundled Swagger UI and ReDoc

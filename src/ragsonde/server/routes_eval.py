@@ -1,10 +1,20 @@
 """``/v1/eval``: evaluations as background jobs, their progress, JSON and HTML reports.
 
-A job evaluates a benchmark already on the server's disk (``"dataset": "path"``) or uploaded in
-the body (``"benchmark": [{"query", "relevant", …}, …]``, ragsonde's own format) against a
+A job evaluates a benchmark uploaded in the body (``"benchmark": [{"query", "relevant", …}, …]``,
+ragsonde's own format) or one of the server's own datasets (``"dataset": "name"``) against a
 collection, with the server's own store and model. Jobs run one at a time in a worker thread, so
 queries keep being served meanwhile; finished reports stay in memory (and their files under
 ``RAGSONDE_HOME/eval-reports``).
+
+Bounds, so the route cannot be used to probe or flood the server:
+
+- ``dataset`` is read only from the folders in ``settings.eval_datasets`` (default
+  ``RAGSONDE_HOME/datasets``), after resolving symlinks. Any other path, existing or not, gets
+  the same 422 with the same message, so the answer says nothing about the server's files.
+- At most ``settings.eval_max_jobs`` jobs are queued or running; one more gets 429 with
+  ``Retry-After`` (code VALIDATION_ERROR, ``field: jobs``: the contract has no busy code).
+- ``DELETE /v1/eval/{job_id}`` cancels a job: a queued one never runs; a running one stops
+  before its next query (its progress callback raises); a finished one is forgotten.
 """
 
 from __future__ import annotations
@@ -13,7 +23,7 @@ import json
 import logging
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,14 +48,25 @@ State = Annotated[ServerState, Depends(get_state)]
 _MAX_JOBS = 100
 _log = logging.getLogger(__name__)
 _SUMMARY_METRICS = ("ndcg@10", "recall@10")
-JobStatus = Literal["queued", "running", "done", "error"]
+JobStatus = Literal["queued", "running", "done", "error", "cancelled"]
+_ACTIVE = frozenset({"queued", "running"})
+_RETRY_AFTER_S = 5
+#: The one answer for a dataset the server will not read, whether or not it exists.
+_REFUSED = (
+    "Datasets are read only from the server's dataset folders (RAGSONDE_EVAL_DATASETS, default "
+    "<home>/datasets): name a benchmark file or folder inside one, or upload the rows as "
+    '"benchmark".'
+)
 
 
 class EvalRequest(EvalOptions):
     """The evaluation options, plus what to evaluate: a dataset path on the server or an
     uploaded benchmark, against a collection."""
 
-    dataset: str | None = Field(default=None, description="A benchmark path on the server.")
+    dataset: str | None = Field(
+        default=None,
+        description="A benchmark file or folder inside one of the server's dataset folders.",
+    )
     benchmark: list[dict[str, Any]] | None = Field(
         default=None, min_length=1, max_length=10_000, description="ragsonde benchmark rows."
     )
@@ -90,21 +111,31 @@ class EvalJobStatus(EvalJobSummary):
     report: EvalReport | None = None
 
 
+class _Cancelled(Exception):
+    """Raised from a cancelled job's progress callback, to stop its evaluation."""
+
+
 @dataclass
 class EvalJob:
     job_id: str
     request: EvalRequest
+    #: The dataset the request names, resolved inside a dataset folder (None: uploaded rows).
+    path: Path | None = None
     status: JobStatus = "queued"
     done: int = 0
     total: int = 0
     report: EvalReport | None = None
     error: ErrorInfo | None = None
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    cancel: threading.Event = field(default_factory=threading.Event)
+    future: Future[None] | None = None
 
     def start(self, total: int | None, /) -> None:
         self.total = total or 0
 
     def advance(self, n: int, /, *counts: int) -> None:
+        if self.cancel.is_set():  # between two queries: the evaluation stops here
+            raise _Cancelled
         self.done += n
 
     def summary(self) -> EvalJobSummary:
@@ -149,9 +180,11 @@ def _run(job: EvalJob, state: ServerState) -> None:
     from ragsonde.evaluate import evaluate
 
     req = job.request
+    if job.cancel.is_set():
+        return
     job.status = "running"
     try:
-        path = Path(req.dataset) if req.dataset else _write_upload(job, state)
+        path = job.path if job.path is not None else _write_upload(job, state)
         job.report = evaluate(
             path,
             collection=req.collection,
@@ -163,6 +196,8 @@ def _run(job: EvalJob, state: ServerState) -> None:
         )
         _save(job, state)
         job.status = "done"
+    except _Cancelled:
+        job.status = "cancelled"
     except RagsondeError as e:
         job.error = ErrorInfo.from_exception(e)
         job.status = "error"
@@ -176,6 +211,26 @@ def _run(job: EvalJob, state: ServerState) -> None:
         # error object, and the traceback goes to the server log.
         job.status = "error"
         _log.exception("evaluation job %s failed", job.job_id)
+
+
+def dataset_roots(state: ServerState) -> list[Path]:
+    """The folders /v1/eval may read datasets from (resolved)."""
+    roots = state.settings.eval_datasets or [Path(state.settings.home) / "datasets"]
+    return [r.resolve() for r in roots]
+
+
+def resolve_dataset(state: ServerState, name: str) -> Path:
+    """``name`` (relative to a dataset folder, or absolute inside one) as a regular file or
+    folder inside one of :func:`dataset_roots`, after symlinks; else the one refusal."""
+    for root in dataset_roots(state):
+        try:
+            path = (root / name).resolve()
+            inside = path.is_relative_to(root) and path != root
+            if inside and (path.is_file() or path.is_dir()):
+                return path
+        except (OSError, ValueError):  # a NUL byte, a loop of symlinks, a name too long
+            continue
+    raise ApiError(QueryValidationError(_REFUSED, field="dataset"))
 
 
 def _reports_dir(state: ServerState) -> Path:
@@ -243,27 +298,28 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
                 field="dataset",
             )
         )
-    if req.dataset is not None:
-        dataset = Path(req.dataset)
-        if not dataset.exists():
-            raise ApiError(
-                QueryValidationError(f"Dataset '{req.dataset}' does not exist.", field="dataset")
-            )
-        if not (dataset.is_dir() or dataset.is_file()):  # a device or a FIFO would never finish
+    path = resolve_dataset(state, req.dataset) if req.dataset is not None else None
+    jobs = _jobs(request)
+    job = EvalJob(job_id=uuid.uuid4().hex, request=req, path=path)
+    with jobs.lock:
+        active = sum(1 for j in jobs.jobs.values() if j.status in _ACTIVE)
+        if active >= state.settings.eval_max_jobs:
             raise ApiError(
                 QueryValidationError(
-                    f"Dataset '{req.dataset}' is not a regular file or a folder.", field="dataset"
-                )
+                    f"{active} evaluation jobs are already queued or running (the most is "
+                    f"{state.settings.eval_max_jobs}): retry later, or cancel one with "
+                    "DELETE /v1/eval/{job_id}.",
+                    field="jobs",
+                ),
+                status=429,
+                headers={"Retry-After": str(_RETRY_AFTER_S)},
             )
-    jobs = _jobs(request)
-    job = EvalJob(job_id=uuid.uuid4().hex, request=req)
-    with jobs.lock:
         if len(jobs.jobs) >= _MAX_JOBS:  # forget the oldest finished job
-            oldest = next((k for k, j in jobs.jobs.items() if j.status in {"done", "error"}), None)
+            oldest = next((k for k, j in jobs.jobs.items() if j.status not in _ACTIVE), None)
             if oldest is not None:
                 del jobs.jobs[oldest]
         jobs.jobs[job.job_id] = job
-    jobs.pool.submit(_run, job, state)
+        job.future = jobs.pool.submit(_run, job, state)
     return JSONResponse(job.summary().model_dump(mode="json"), 202)
 
 
@@ -286,6 +342,21 @@ def _job(request: Request, job_id: str) -> EvalJob:
 async def get_eval(request: Request, job_id: str) -> EvalJobStatus:
     """Progress, and the whole report once done (its schema: ``ragsonde schema report``)."""
     return _job(request, job_id).status_with_report()
+
+
+@router.delete("/{job_id}", responses=ERROR_RESPONSES)
+async def cancel_eval(request: Request, job_id: str) -> EvalJobSummary:
+    """Cancel a job: a queued one is removed and never runs; a running one stops before its next
+    query (status ``cancelled``); a finished one is forgotten. Answers the job as it now is."""
+    jobs = _jobs(request)
+    with jobs.lock:
+        job = _job(request, job_id)
+        job.cancel.set()
+        if job.status == "queued" and job.future is not None and job.future.cancel():
+            job.status = "cancelled"
+        if job.status != "running":
+            del jobs.jobs[job_id]
+    return job.summary()
 
 
 @router.get("/{job_id}/report.html", response_class=HTMLResponse, responses=_json_errors())

@@ -1,4 +1,5 @@
-"""``GET /healthz`` (the process is alive) and ``GET /readyz`` (model loaded, store reachable).
+"""``GET /healthz`` (the process is alive) and ``GET /readyz`` (a query would succeed: the model is
+loaded, the store is reachable, and the default collection, when it exists, can be opened).
 
 Neither needs the API key: orchestrators probe them.
 """
@@ -58,7 +59,13 @@ def check_ready(state: ServerState) -> Readiness:
         report.model_load_ms = load_time(ws.embedder)
         store = ws.store
         report.store = store.backend
-        report.collections = len(store.list_collections())
+        names = store.list_collections()
+        report.collections = len(names)
+        default = state.settings.collection
+        if default in names:
+            # What a query does first: open the collection. Another process holding the
+            # embedded store's lock past lock_wait_s makes this fail, and the server not ready.
+            store.collection_info(default)
         report.store_reachable = True
     except RagsondeError as e:
         report.error = ErrorInfo.from_exception(e)

@@ -39,13 +39,19 @@ __all__ = [
 ]
 
 
-def _edge(settings: Settings) -> Store:
+def _edge(settings: Settings, idle_release_s: float | None) -> Store:
     from ragsonde.store.edge import EdgeStore
 
-    return EdgeStore(settings.home, hnsw_ef=settings.hnsw_ef, vector=settings.vector)
+    return EdgeStore(
+        settings.home,
+        hnsw_ef=settings.hnsw_ef,
+        vector=settings.vector,
+        idle_release_s=idle_release_s,
+        lock_wait_s=settings.lock_wait_s,
+    )
 
 
-def _client(settings: Settings) -> Store:
+def _client(settings: Settings, idle_release_s: float | None) -> Store:
     from ragsonde.store.client import QdrantClientStore
 
     store: Store = QdrantClientStore.from_settings(settings)
@@ -53,7 +59,7 @@ def _client(settings: Settings) -> Store:
 
 
 #: backend name -> factory. ``backend_for`` picks the name from the settings.
-BACKENDS: dict[str, Callable[[Settings], Store]] = {"edge": _edge, "qdrant": _client}
+BACKENDS: dict[str, Callable[[Settings, float | None], Store]] = {"edge": _edge, "qdrant": _client}
 
 
 def backend_for(settings: Settings) -> str:
@@ -61,6 +67,13 @@ def backend_for(settings: Settings) -> str:
     return "qdrant" if settings.qdrant_url else "edge"
 
 
-def open_store(settings: Settings) -> Store:
-    """The store the settings name. Close it (``store.close()``) when done."""
-    return BACKENDS[backend_for(settings)](settings)
+def open_store(settings: Settings, *, long_lived: bool = False) -> Store:
+    """The store the settings name. Close it (``store.close()``) when done.
+
+    Sharing the embedded store's home (see :mod:`ragsonde.store.edge`): a command waits up to
+    ``settings.lock_wait_s`` for a collection another process holds; a ``long_lived`` store (the
+    server's) lets go of one it has not used for ``settings.server_idle_release_s``, or at once
+    when another process waits for it. A Qdrant server needs none of this.
+    """
+    idle = settings.server_idle_release_s if long_lived else None
+    return BACKENDS[backend_for(settings)](settings, idle)

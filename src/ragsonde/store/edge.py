@@ -12,8 +12,13 @@ with ``idle_release_s``: a shard it has not used for that long is flushed, close
 a background thread, so another process can take it; the next request reopens it and so reads
 whatever was written meanwhile (no stale data, no file watching). With ``lock_wait_s`` a store
 that finds the lock taken waits that long for it instead of failing at once, so a request that
-arrives during a short write waits for it rather than erroring. One-shot commands keep the
-defaults (hold until closed, fail at once with the holder's pid and host).
+arrives during a short write waits for it rather than erroring. A waiter keeps a want file
+(``.ragsonde.want.<pid>``) fresh beside the lock; a holder with idle release sees it and lets go
+between two uses, so a server under constant load cannot starve an ingest (nor the reverse).
+:meth:`EdgeStore.release_unused` lets go at once (an ingest calls it before it embeds, so it holds
+the lock only while it writes). Built directly, a store keeps the strict defaults (hold until
+closed, fail at once naming the holder's pid and host); :func:`ragsonde.store.open_store` passes
+the settings' ``lock_wait_s`` (and, for the server, ``server_idle_release_s``).
 
 Errors are translated by type in :mod:`ragsonde.store._errors` (qdrant-edge raises the plain
 ``Exception`` class); what the engine would refuse by message is checked before each call.
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shutil
 import threading
@@ -111,9 +117,46 @@ _OPEN: dict[Path, _Shard] = {}
 _OPEN_LOCK = threading.Lock()
 
 
+_WANT_PREFIX = ".ragsonde.want."
+_WANT_FRESH_S = 2.0  # a want file not touched for this long is a waiter that died
+_WANT_POLL_S = 0.2
+
+
 def _acquire_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
+    """Take the shard's lock, waiting up to ``wait_s``. While it waits, it keeps a want file
+    (``.ragsonde.want.<pid>``) fresh beside the lock, so a long-lived holder that queries all
+    the time still lets go (see ``EdgeStore._reap_idle``) instead of starving the waiter."""
     with _translate(name, path):
-        return lock_shard(name, path, wait_s=wait_s)
+        if wait_s <= 0:
+            return lock_shard(name, path)
+        deadline = time.monotonic() + wait_s
+        want = path / f"{_WANT_PREFIX}{os.getpid()}"
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                try:
+                    return lock_shard(name, path, wait_s=max(0.0, min(remaining, _WANT_POLL_S)))
+                except StoreConnectionError:
+                    if remaining <= _WANT_POLL_S:
+                        raise
+                    want.touch(mode=0o600)
+        finally:
+            want.unlink(missing_ok=True)
+
+
+def _wanted(path: Path) -> bool:
+    """Whether another process is waiting for this shard (a fresh want file not ours)."""
+    mine = f"{_WANT_PREFIX}{os.getpid()}"
+    now = time.time()
+    try:
+        for entry in os.scandir(path):
+            if entry.name.startswith(_WANT_PREFIX) and entry.name != mine:
+                with contextlib.suppress(OSError):
+                    if now - entry.stat().st_mtime < _WANT_FRESH_S:
+                        return True
+    except OSError:
+        return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -212,24 +255,36 @@ class EdgeStore:
                 return
 
     def _reap_idle(self, idle_s: float) -> None:
-        """Release shards this store alone holds and has not used for ``idle_s`` seconds."""
-        while not self._stop.wait(max(0.05, idle_s / 2)):
+        """Release shards this store alone holds and has not used for ``idle_s`` seconds, or
+        at once (between two uses) when another process is waiting for one."""
+        while not self._stop.wait(min(_WANT_POLL_S, max(0.05, idle_s / 2))):
             for path, shard in list(self._mine.items()):
-                if time.monotonic() - shard.last_used < idle_s:
+                if time.monotonic() - shard.last_used < idle_s and not _wanted(path):
                     continue
-                with _OPEN_LOCK:
-                    if shard.refs != 1 or not shard.mutex.acquire(blocking=False):
-                        continue  # shared with another store here, or in use right now
-                    try:
-                        shard.closed = True
-                        shard.refs = 0
-                        _OPEN.pop(path, None)
-                        self._mine.pop(path, None)
-                        shard.close()
-                    except RagsondeError:
-                        pass  # a failed flush on release: the lock is released regardless
-                    finally:
-                        shard.mutex.release()
+                self._let_go(path, shard)
+
+    def _let_go(self, path: Path, shard: _Shard) -> None:
+        """Flush, close and unlock ``shard`` if this store alone holds it and nobody uses it
+        right now; the next use reopens it (and so reads what others wrote meanwhile)."""
+        with _OPEN_LOCK:
+            if shard.refs != 1 or not shard.mutex.acquire(blocking=False):
+                return  # shared with another store here, or in use right now
+            try:
+                shard.closed = True
+                shard.refs = 0
+                _OPEN.pop(path, None)
+                self._mine.pop(path, None)
+                shard.close()
+            except RagsondeError:
+                pass  # a failed flush on release: the lock is released regardless
+            finally:
+                shard.mutex.release()
+
+    def release_unused(self) -> None:
+        """Let other processes have the shards this store holds and is not using right now
+        (an ingest calls it before it embeds, so a server on the same home keeps answering)."""
+        for path, shard in list(self._mine.items()):
+            self._let_go(path, shard)
 
     @staticmethod
     def _load(name: str, path: Path, lock_wait_s: float = 0.0) -> _Shard:

@@ -1,0 +1,99 @@
+"""The bounds of ``/v1/eval`` (issue 13.4): datasets only from the server's dataset folders, with
+one answer for every other path; a cap on queued and running jobs (429 + Retry-After); cancel."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from ragsonde.server import create_app
+from tests.support import run_server
+
+pytestmark = pytest.mark.slow  # the real model behind a real server
+
+LONG = [
+    {"query_id": f"q{i}", "query": f"how does lidar measure distance {i}", "relevant": ["lidar"]}
+    for i in range(400)
+]
+
+
+def test_every_path_outside_the_dataset_folders_gets_the_same_answer(api, server_settings):
+    folder = server_settings.home / "datasets"
+    folder.mkdir(parents=True, exist_ok=True)
+    escape = folder / "escape.jsonl"
+    if not escape.is_symlink():
+        escape.symlink_to("/etc/passwd")  # a link inside the folder that leads out of it
+    names = [
+        "/etc/passwd",  # exists
+        "/no/such/bench.jsonl",  # does not
+        "../../../../../../etc/passwd",
+        "escape.jsonl",
+        "/dev/zero",
+        "bad\x00name",
+        str(folder),  # the folder itself
+        "missing.jsonl",  # inside the folder, but not there
+    ]
+    answers = [api.post("/v1/eval", json={"dataset": n, "k": [1]}) for n in names]
+    assert {r.status_code for r in answers} == {422}
+    errors = [r.json()["error"] for r in answers]
+    assert errors[0]["code"] == "VALIDATION_ERROR" and "dataset folders" in errors[0]["message"]
+    assert all(e == errors[0] for e in errors), errors
+    assert all(r.json()["status"] == "error" for r in answers)
+    assert not any("root:" in r.text for r in answers)
+
+
+@pytest.fixture
+def capped(server_settings, retriever) -> Iterator[httpx.Client]:
+    settings = server_settings.model_copy(update={"eval_max_jobs": 2, "max_body_bytes": 1_048_576})
+    with run_server(create_app(settings, retriever)) as url, httpx.Client(base_url=url) as c:
+        yield c
+
+
+def _post(client: httpx.Client) -> httpx.Response:
+    return client.post("/v1/eval", json={"benchmark": LONG, "k": [1]}, timeout=30)
+
+
+def _wait(client: httpx.Client, job_id: str, status: str) -> dict[str, object]:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        job: dict[str, object] = client.get(f"/v1/eval/{job_id}", timeout=30).json()
+        if job["status"] == status:
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} never became {status}")
+
+
+def test_the_job_cap_answers_429_and_delete_cancels(capped: httpx.Client) -> None:
+    first, second = _post(capped), _post(capped)
+    assert (first.status_code, second.status_code) == (202, 202), second.text
+    one, two = first.json()["job_id"], second.json()["job_id"]
+    _wait(capped, one, "running")
+    full = _post(capped)
+    assert full.status_code == 429 and int(full.headers["retry-after"]) > 0
+    assert full.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert "DELETE" in full.json()["error"]["message"]
+
+    # queued: removed, never runs, and its slot is free again
+    gone = capped.delete(f"/v1/eval/{two}")
+    assert gone.status_code == 200 and gone.json()["status"] == "cancelled"
+    assert capped.get(f"/v1/eval/{two}").status_code == 404
+    third = _post(capped)
+    assert third.status_code == 202
+
+    # running: stops at its next query
+    assert capped.delete(f"/v1/eval/{one}").status_code == 200
+    stopped = _wait(capped, one, "cancelled")
+    progress = stopped["progress"]
+    assert isinstance(progress, dict) and progress["done"] < progress["total"] == len(LONG)
+    assert stopped["report"] is None
+
+    three = third.json()["job_id"]
+    _wait(capped, three, "running")
+    assert capped.delete(f"/v1/eval/{three}").status_code == 200
+    _wait(capped, three, "cancelled")
+    assert capped.delete(f"/v1/eval/{three}").status_code == 200  # finished: forgotten
+    missing = capped.delete(f"/v1/eval/{three}")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "VALIDATION_ERROR"
