@@ -72,8 +72,9 @@ def serve(
 ) -> None:
     """Serve the retrieval API (/v1/query, docs at /docs) and the search page (/) over HTTP.
 
-    The model is loaded once at start-up and the process holds the embedded store until it
-    stops. Set RAGSONDE_API_KEY to require a key on every /v1/ route.
+    The model is loaded once at start-up. Embedded collections are opened per request and let go
+    when idle, so `ragsonde ingest` into the same home works while it serves. Set
+    RAGSONDE_API_KEY to require a key on every /v1/ route.
     """
     try:
         import uvicorn
