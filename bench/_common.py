@@ -134,8 +134,18 @@ def machine() -> dict[str, Any]:
 
 
 def command() -> str:
-    """The command line that produced the results, as a user would re-type it."""
-    return " ".join([Path(sys.executable).name, *sys.argv])
+    """The command line that produced the results, as a user would re-type it from the repo
+    (paths inside the checkout written relative to it: no path of the machine it ran on)."""
+    return " ".join([Path(sys.executable).name, *(repo_relative(a) for a in sys.argv)])
+
+
+def repo_relative(arg: str) -> str:
+    """``arg`` relative to the repository when it is a path inside it (``bench/x.py``)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        return str(Path(arg).resolve().relative_to(root)) if arg.startswith("/") else arg
+    except ValueError:
+        return arg
 
 
 def write_results(name: str, data: dict[str, Any]) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
@@ -25,7 +26,12 @@ OUT = RESULTS / "RESULTS.md" if QUICK else HERE / "RESULTS.md"
 
 def _load(name: str) -> dict[str, Any] | None:
     path = RESULTS / f"{name}.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    if not path.is_file():
+        return None
+    # Older results recorded the script by its absolute path on the machine that ran it: the
+    # report names commands relative to the repo (bench/x.py), never a machine's folders.
+    text = re.sub(r"(?:/[^\s\"'`/]+)+/(bench/[\w.]+\.py)", r"\1", path.read_text())
+    return json.loads(text)
 
 
 def _ok(met: bool | None) -> str:
