@@ -22,7 +22,19 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import RESULTS, machine  # noqa: E402  (bench/results, or results/quick with --quick)
 
-SCRIPTS = ("query", "ingest", "store", "eval", "modes", "index", "serve")
+SCRIPTS = (
+    "query",
+    "ingest",
+    "store",
+    "eval",
+    "modes",
+    "index",
+    "serve",
+    "hostile",
+    "embed",
+    "labels",
+    "tune",
+)
 #: Full-run extras: the store run keeps the 1M row (``make bench-1m``, ~30 min alone) in its file.
 FULL_ARGS = {"store": ["--merge"]}
 
