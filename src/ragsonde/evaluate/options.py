@@ -87,6 +87,10 @@ class EvalOptions(BaseModel):
     score_threshold: float = Field(
         default=0.0, ge=0.0, le=1.0, description="Drop results below this similarity."
     )
+    judged_only: bool = Field(
+        default=False,
+        description="Score over judged hits only: unjudged hits dropped, not counted as misses.",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
