@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import FileResponse
 
-from ragsonde.errors import QueryValidationError
+from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.evaluate.options import options_error
 from ragsonde.labels import manual
 from ragsonde.labels.benchfile import read_entries
@@ -167,7 +167,7 @@ async def pool_query(request: Request, state: State) -> PoolResponse:
     req = await _body(request, PoolRequest)
     try:
         return await run_in_threadpool(_pool, state, req)
-    except QueryValidationError as e:
+    except RagsondeError as e:  # a missing collection, a mode it lacks, a store error
         raise ApiError(e, query=req.query, collection=req.collection) from e
 
 
