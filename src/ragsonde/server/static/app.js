@@ -221,8 +221,6 @@
     cell(row, `${job.progress.done}/${job.progress.total}`);
     const ndcg = job.metrics === null ? undefined : job.metrics["ndcg@10"];
     cell(row, typeof ndcg === "number" ? ndcg.toFixed(4) : "");
-    const judged = job.metrics === null ? undefined : job.metrics["judged@10"];
-    cell(row, typeof judged === "number" ? judged.toFixed(2) : "");
     cell(row, job.passed === null ? "" : job.passed ? "pass" : "FAIL");
     const td = cell(row, "");
     if (job.links.html) {
