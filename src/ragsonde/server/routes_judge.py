@@ -8,8 +8,8 @@
   :mod:`ragsonde.labels.manual`).
 - ``GET /v1/judge/benchmarks/{name}/export``: the file itself, as a download.
 
-Bodies are JSON only (``Content-Type: application/json``): a form post from another site is
-refused before it is read. Benchmark names are plain file names, never paths.
+Bodies are JSON only (the app's middleware answers anything else with 415, so a form post from
+another site is refused before it is read). Benchmark names are plain file names, never paths.
 """
 
 from __future__ import annotations
@@ -94,15 +94,14 @@ def _summary(entry: BenchmarkEntry) -> QuerySummary:
     )
 
 
+def _documented(model: type[_Body]) -> dict[str, Any]:
+    """The body a route reads raw, documented as the model it validates against."""
+    schema = model.model_json_schema(mode="validation")
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
 async def _body(request: Request, model: type[_Body]) -> Any:
-    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if kind != "application/json":
-        raise ApiError(
-            QueryValidationError(
-                "Send the body as JSON (Content-Type: application/json).", field="body"
-            ),
-            status=415,
-        )
+    # Not JSON (a form post from another site) is refused with 415 by the middleware.
     data = await read_json(request)
     try:
         return model.model_validate(data)
@@ -161,7 +160,7 @@ def _pool(state: ServerState, req: PoolRequest) -> PoolResponse:
     )
 
 
-@router.post("/pool", responses=ERROR_RESPONSES)
+@router.post("/pool", responses=ERROR_RESPONSES, openapi_extra=_documented(PoolRequest))
 async def pool_query(request: Request, state: State) -> PoolResponse:
     """The hits to judge for one query."""
     req = await _body(request, PoolRequest)
@@ -171,7 +170,9 @@ async def pool_query(request: Request, state: State) -> PoolResponse:
         raise ApiError(e, query=req.query, collection=req.collection) from e
 
 
-@router.post("/benchmarks/{name}/grades", responses=ERROR_RESPONSES)
+@router.post(
+    "/benchmarks/{name}/grades", responses=ERROR_RESPONSES, openapi_extra=_documented(GradeRequest)
+)
 async def grade(name: str, request: Request, state: State) -> QuerySummary:
     """Save one grade; the query's grades as saved."""
     path = _path(state, name)
