@@ -50,6 +50,7 @@ def test_judge_reload_export_and_evaluate(
     grade_with_key(page, other, "0")
     expect(page.locator("#judge-status")).to_have_text(f"2 of {n} hits judged · modes dense")
     expect(page.locator("#hits .hit[data-doc-id='lidar'] .grade.on")).to_have_text("3")
+    page.screenshot(path=str(tmp_path / "judge.png"), full_page=True)
 
     # Reload: the view, the query and every grade come back; the order does not change.
     page.reload()
@@ -96,4 +97,5 @@ def test_judge_reload_export_and_evaluate(
     cells = row_node.locator("td").all_text_contents()
     assert cells[5] == "1.0000"  # nDCG@10
     expect(row_node.locator("a.open-report")).to_have_count(1)
+    page.screenshot(path=str(tmp_path / "reports.png"), full_page=True)
     assert page.problems == []
