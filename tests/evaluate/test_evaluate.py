@@ -150,7 +150,9 @@ def test_html_report_renders_in_chromium(sample_report, tmp_path):
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(path.as_uri())
         assert page.locator("svg.plot").count() >= 6  # metric@k, 4 latency stages, distribution
-        assert page.locator("svg.plot polyline.series").count() == 6  # one line per metric family
+        # One line per metric family: the six ranking metrics and judged@k.
+        assert page.locator("svg.plot polyline.series").count() == 7
+        assert page.locator("#coverage-warning").count() == 1  # one label per query: low
         assert page.locator("#worst tr").count() == 16  # header + 15 worst queries
         assert page.locator("#metrics").inner_text().count("ndcg") == 1
         assert "<img src=x onerror=alert(1)>" in page.locator("body").inner_text()

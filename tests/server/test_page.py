@@ -32,14 +32,14 @@ def test_search_threshold_and_untrusted_text(page, tmp_path, docs_count):
     cards = page.locator("#results .card")
     assert cards.count() == docs_count
     first = cards.nth(0)
-    assert first.locator(".rank").text_content() == "#0"
+    assert first.locator(".rank").text_content() == "#1"  # people count from 1
     assert first.locator(".title").text_content() == "LIDAR"
     assert first.locator(".title").get_attribute("href") == "https://docs.example/lidar"
     assert first.locator(".section").text_content() == "Sensors > Lidar"
     assert "laser pulses" in first.locator(".text").text_content()
     all_scores = scores(page)
     assert all_scores == sorted(all_scores, reverse=True)
-    assert [cards.nth(i).locator(".rank").text_content() for i in range(3)] == ["#0", "#1", "#2"]
+    assert [cards.nth(i).locator(".rank").text_content() for i in range(3)] == ["#1", "#2", "#3"]
     width = first.locator(".bar-fill").evaluate("e => e.style.width")
     assert width == f"{all_scores[0] * 100:.1f}%"
     timings = page.text_content("#timings")
@@ -86,6 +86,23 @@ def test_errors_are_shown_as_text(page):
     sections = page.locator("#results .card .section").all_text_contents()
     assert sorted(sections) == ["Power > Batteries", "Sensors > GPS"]
     assert page.dialogs == []
+
+
+def test_one_column_layout(page):
+    """Tabs, every view and the reports table sit in the page's centred column."""
+    page.set_viewport_size({"width": 1600, "height": 900})
+    column = page.locator(".page").bounding_box()
+    assert column["width"] <= 960 and column["x"] > 200
+    for view in ("search", "judge", "reports"):
+        page.click(f"#show-{view}")
+        for selector in (".views", f"#{view}-view"):
+            box = page.locator(selector).bounding_box()
+            assert (
+                box["x"] >= column["x"] and box["x"] + box["width"] <= column["x"] + column["width"]
+            )
+    table = page.locator("#reports").bounding_box()
+    assert table["width"] <= column["width"]
+    assert page.problems == []
 
 
 def test_interactive_docs_render_offline(browser, base_url, tmp_path):

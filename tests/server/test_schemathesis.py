@@ -62,6 +62,11 @@ OPERATIONS = (
     "GET /v1/eval/{job_id}",
     "DELETE /v1/eval/{job_id}",
     "GET /v1/eval/{job_id}/report.html",
+    "GET /v1/judge/benchmarks",
+    "GET /v1/judge/benchmarks/{name}",
+    "POST /v1/judge/pool",
+    "POST /v1/judge/benchmarks/{name}/grades",
+    "GET /v1/judge/benchmarks/{name}/export",
 )
 NO_SUCH_DIR = "/nonexistent-ragsonde-fuzz/"
 

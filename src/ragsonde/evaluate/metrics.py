@@ -15,7 +15,13 @@ mrr@k      RR@k / recip_rank (cut at k)   1 / rank of the first relevant result 
 mrr        RR / recip_rank                1 / rank of the first relevant result
 map@k      AP@k / map_cut_k               mean of precision at each relevant rank, over R
 hit_rate@k Success@k / success_k          1 if any relevant result is in the top k
+judged@k   Judged@k                       share of the top k hits returned that carry a label
 ========== ============================= ===========================================
+
+Coverage. ``judged@k`` says how far the other metrics can be trusted: an unjudged hit counts as a
+miss, so with judged@10 at 0.4 most of the top 10 was never looked at. ``judged_only=True``
+scores the condensed lists instead (unjudged hits dropped before ranking, as trec_eval ``-J``
+does); judged@k itself is always measured on the full list.
 """
 
 from __future__ import annotations
@@ -26,7 +32,14 @@ from typing import Any
 
 from ragsonde.errors import QueryValidationError
 
-__all__ = ["DEFAULT_KS", "METRICS", "compute_metrics", "metric_names", "parse_metric"]
+__all__ = [
+    "COVERAGE",
+    "DEFAULT_KS",
+    "METRICS",
+    "compute_metrics",
+    "metric_names",
+    "parse_metric",
+]
 
 DEFAULT_KS = (1, 3, 5, 10, 100)
 
@@ -45,9 +58,12 @@ METRICS: dict[str, Callable[[int | None], Any]] = {
     "mrr": lambda k: _im().RR @ k if k else _im().RR,
     "map": lambda k: _im().AP @ k if k else _im().AP,
     "hit_rate": lambda k: _im().Success @ k if k else _im().Success,
+    "judged": lambda k: _im().Judged @ k,
 }
+#: Families that measure the labels, not the ranking: never condensed by ``judged_only``.
+COVERAGE = frozenset({"judged"})
 _NEEDS_K = {"ndcg": False, "recall": True, "precision": True, "mrr": False, "map": False}
-_NEEDS_K["hit_rate"] = True
+_NEEDS_K |= {"hit_rate": True, "judged": True}
 _NAME = re.compile(r"^(?P<family>[a-z_]+)(?:@(?P<k>[1-9][0-9]*))?$")
 
 
@@ -71,7 +87,7 @@ def parse_metric(name: str) -> tuple[str, int | None]:
 
 
 def metric_names(ks: Sequence[int]) -> list[str]:
-    """Every metric at every k, plus uncut MRR."""
+    """Every metric at every k (judged@k included), plus uncut MRR."""
     names = [f"{family}@{k}" for family in METRICS for k in ks]
     return [*names, "mrr"]
 
@@ -80,29 +96,48 @@ def compute_metrics(
     names: Iterable[str],
     qrels: Mapping[str, Mapping[str, int]],
     run: Mapping[str, Mapping[str, float]],
+    *,
+    judged_only: bool = False,
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """``(means, per_query)`` for ``names`` over every query of ``qrels``.
 
     ``run`` maps query id -> {doc id: score}; ranks follow the scores (ties broken by doc id, as
-    trec_eval does). A query missing from ``run`` scores 0 on every metric.
+    trec_eval does). A query missing from ``run`` scores 0 on every metric. With
+    ``judged_only``, every metric but judged@k skips the hits ``qrels`` has no label for.
     """
     ir = _im()
-    measures: dict[Any, str] = {}
+    ranking: dict[Any, str] = {}
+    coverage: dict[Any, str] = {}
     for name in names:
         family, k = parse_metric(name)
-        measures[METRICS[family](k)] = name
+        (coverage if family in COVERAGE else ranking)[METRICS[family](k)] = name
     # Plain dicts go to pytrec_eval as they are; one evaluator per call. (Lists of ir-measures
     # Qrel/ScoredDoc tuples cost 2.5x more on 10k queries x 100 results: bench/bench_eval.py.)
     qrel_dict = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()}
     run_dict = {q: {d: float(s) for d, s in docs.items()} for q, docs in run.items()}
     per_query: dict[str, dict[str, float]] = {
-        q: dict.fromkeys(measures.values(), 0.0) for q in qrels
+        q: dict.fromkeys([*ranking.values(), *coverage.values()], 0.0) for q in qrels
     }
-    for metric in ir.evaluator(list(measures), qrel_dict).iter_calc(run_dict):
-        if metric.query_id in per_query:
-            per_query[metric.query_id][measures[metric.measure]] = float(metric.value)
+    passes: list[tuple[dict[Any, str], dict[str, dict[str, float]]]] = [(coverage, run_dict)]
+    if not judged_only:
+        passes = [(coverage | ranking, run_dict)]
+    else:
+        # The condensed list, made here rather than with ir-measures' ``judged_only`` parameter,
+        # which no provider supports for RR@k (and trec_eval -J is exactly this).
+        condensed = {
+            q: {d: s for d, s in docs.items() if d in qrel_dict.get(q, {})}
+            for q, docs in run_dict.items()
+        }
+        passes.append((ranking, condensed))
+    for measures, scored in passes:
+        if not measures:
+            continue
+        for metric in ir.evaluator(list(measures), qrel_dict).iter_calc(scored):
+            if metric.query_id in per_query:
+                per_query[metric.query_id][measures[metric.measure]] = float(metric.value)
     n = max(len(per_query), 1)
     means = {
-        name: sum(values[name] for values in per_query.values()) / n for name in measures.values()
+        name: sum(values[name] for values in per_query.values()) / n
+        for name in [*ranking.values(), *coverage.values()]
     }
     return means, per_query

@@ -97,6 +97,10 @@ class EvalOptions(BaseModel):
         description="Score relevant ids missing from the collection as misses even when they "
         "are more than half (otherwise the evaluation fails).",
     )
+    judged_only: bool = Field(
+        default=False,
+        description="Score over judged hits only: unjudged hits dropped, not counted as misses.",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:

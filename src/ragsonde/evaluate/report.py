@@ -11,9 +11,14 @@ reader accepts any report of its major version (unknown fields are ignored); a d
 is refused with a VALIDATION_ERROR. Reports saved before the version existed carry none: their
 fields are exactly those of 1.0, so they are read as 1.0.
 
-Room to grow: ``warnings`` holds what a reader should know about a run (later: judged@k coverage
-and label provenance, which payload field benchmark ids resolved to); new parts are optional
-fields, so older reports stay valid.
+Coverage. ``metrics`` holds ``judged@k`` (the share of the top k that carries a label) next to
+the ranking metrics; below :data:`LOW_COVERAGE` at k=10 (or the largest k under it) the report
+warns, because unjudged hits then count as misses. ``judged_only`` says the ranking metrics were
+scored over judged hits only (1.1).
+
+Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
+which payload field benchmark ids resolved to); new parts are optional fields, so older reports
+stay valid.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
 
 __all__ = [
+    "LOW_COVERAGE",
     "SCHEMA_VERSION",
     "BenchmarkInfo",
     "Breakdown",
@@ -55,6 +61,9 @@ __all__ = [
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
 SCHEMA_VERSION = "1.1"
+
+#: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
+LOW_COVERAGE = 0.5
 
 
 class _Part(BaseModel):
@@ -274,6 +283,9 @@ class EvalReport(_Part):
     relevance_field: RelevanceField | None = Field(
         default=None, description="Where the relevant ids were read (relevance by doc)."
     )
+    judged_only: bool = Field(
+        default=False, description="Ranking metrics scored over judged hits only (1.1)."
+    )
     warnings: list[str] = Field(
         default_factory=list, description="What a reader should know about this run."
     )
@@ -292,6 +304,18 @@ class EvalReport(_Part):
     def passed(self) -> bool:
         """Every gate passed (no gate: passed)."""
         return all(g.passed for g in self.gates)
+
+    def coverage(self) -> tuple[int, float] | None:
+        """``(k, judged@k)`` at k=10, or the largest cutoff under 10 (None: not measured)."""
+        ks = [k for k in self.ks if k <= 10 and f"judged@{k}" in self.metrics]
+        if not ks:
+            return None
+        return max(ks), self.metrics[f"judged@{max(ks)}"]
+
+    def low_coverage(self) -> tuple[int, float] | None:
+        """:meth:`coverage` when it is below :data:`LOW_COVERAGE`, else None."""
+        cov = self.coverage()
+        return cov if cov is not None and cov[1] < LOW_COVERAGE else None
 
     @property
     def run(self) -> dict[str, dict[str, float]]:

@@ -328,7 +328,9 @@ def evaluate(
             )
             if progress is not None:
                 progress.advance(1)
-        means, per_metric = compute_metrics(names, bench.qrels, _by_rank(run))
+        means, per_metric = compute_metrics(
+            names, bench.qrels, _by_rank(run), judged_only=o.judged_only
+        )
         for qid, values in per_metric.items():
             per_query[qid].metrics = {k: round(v, 6) for k, v in values.items()}
         report = EvalReport(
@@ -362,8 +364,16 @@ def evaluate(
             breakdown=build_breakdown(bench.queries, per_query, o.by, by_groups),
             relevance_field=ev.relevance,
             warnings=[*warnings, *ev.integrity.warnings()],
+            judged_only=o.judged_only,
             created_at=datetime.now(UTC).isoformat(),
         ).with_run(run)
+        low = report.low_coverage()
+        if low is not None:
+            report.warnings.append(
+                f"Low label coverage: judged@{low[0]} is {low[1]:.2f}, so most top-{low[0]} hits "
+                "were never labelled and count as misses. Judge the pooled hits (`ragsonde "
+                "judge`, or the page's Judge view), or score with judged_only."
+            )
         if o.sweep_thresholds:
             from ragsonde.evaluate.sweep import sweep_thresholds
 

@@ -65,6 +65,7 @@ ROUTERS: tuple[RouterSpec, ...] = (
     # EVAL ROUTER: the evaluation harness's `/v1/eval` endpoints (and the eval-reports view)
     # plug in here: a module `ragsonde.server.routes_eval` exposing `router: APIRouter`.
     RouterSpec("ragsonde.server.routes_eval", protected=True, optional=True),
+    RouterSpec("ragsonde.server.routes_judge", protected=True),
     RouterSpec("ragsonde.server.routes_page", protected=False),
 )
 

@@ -88,7 +88,8 @@
   function card(result) {
     const node = cardTemplate.content.firstElementChild.cloneNode(true);
     const score = Math.min(1, Math.max(0, Number(result.similarity_score) || 0));
-    setText(node.querySelector(".rank"), `#${result.rank}`);
+    // People count from 1; the JSON's rank stays 0-based.
+    setText(node.querySelector(".rank"), `#${Number(result.rank) + 1}`);
     setText(node.querySelector(".score"), score.toFixed(3));
     node.querySelector(".bar-fill").style.width = `${(score * 100).toFixed(1)}%`;
     const href = safeHref(result.url);
@@ -247,23 +248,112 @@
       }
       $("reports").tBodies[0].replaceChildren(...data.map(reportRow));
       setText(statusNode, data.length === 0 ? "No evaluations yet." : `${data.length} evaluations`);
+      return data;
     } catch (err) {
       setText(statusNode, `The server did not answer: ${err.message || err}`);
     }
   }
 
-  function showView(name) {
-    const reports = name === "reports";
-    $("reports-view").hidden = !reports;
-    $("search-view").hidden = reports;
-    $("show-reports").classList.toggle("active", reports);
-    $("show-search").classList.toggle("active", !reports);
-    if (reports) loadReports();
+  /** POST a JSON body; the parsed answer, or an Error carrying the contract's message. */
+  async function postJson(path, body) {
+    const answer = await fetch(path, { method: "POST", headers: headers(), body: JSON.stringify(body) });
+    const data = await answer.json();
+    if (!answer.ok) {
+      const err = data && data.error ? `${data.error.code}: ${data.error.message}` : `HTTP ${answer.status}`;
+      throw new Error(err);
+    }
+    return data;
   }
 
-  $("show-search").addEventListener("click", () => showView("search"));
-  $("show-reports").addEventListener("click", () => showView("reports"));
+  async function getJson(path) {
+    const answer = await fetch(path, { headers: headers() });
+    const data = await answer.json();
+    if (!answer.ok) throw new Error(data && data.error ? data.error.message : `HTTP ${answer.status}`);
+    return data;
+  }
+
+  function options(listId, values) {
+    $(listId).replaceChildren(
+      ...values.map((v) => {
+        const option = document.createElement("option");
+        option.value = v;
+        return option;
+      }),
+    );
+  }
+
+  /** The benchmark files under RAGSONDE_HOME/benchmarks, as names and as server paths. */
+  let benchmarks = [];
+  async function loadBenchmarks() {
+    try {
+      benchmarks = await getJson("/v1/judge/benchmarks");
+      options("benchmark-names", benchmarks.map((b) => b.name));
+      options("benchmark-paths", benchmarks.map((b) => b.name));
+    } catch (_) {
+      // A convenience list, like the collections.
+    }
+  }
+
+  async function startEval() {
+    const statusNode = $("reports-status");
+    const typed = $("eval-dataset").value.trim();
+    const known = benchmarks.find((b) => b.name === typed || `${b.name}.jsonl` === typed);
+    const body = { dataset: known ? known.path : typed, mode: $("eval-mode").value };
+    const collection = $("eval-collection").value.trim();
+    if (collection !== "") body.collection = collection;
+    $("eval-go").disabled = true;
+    try {
+      const job = await postJson("/v1/eval", body);
+      setText(statusNode, `Started ${job.job_id}`);
+      await pollReports();
+    } catch (err) {
+      setText(statusNode, String(err.message || err));
+    } finally {
+      $("eval-go").disabled = false;
+    }
+  }
+
+  /** Refresh the reports until no job is queued or running (the view may be left meanwhile). */
+  async function pollReports() {
+    for (;;) {
+      const data = await loadReports();
+      if (!data || !data.some((j) => j.status === "queued" || j.status === "running")) return;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  const VIEWS = ["search", "judge", "reports"];
+  function showView(name) {
+    for (const view of VIEWS) {
+      $(`${view}-view`).hidden = view !== name;
+      $(`show-${view}`).classList.toggle("active", view === name);
+    }
+    sessionStorage.setItem("ragsonde.view", name);
+    if (name === "reports") {
+      loadBenchmarks();
+      loadReports();
+    }
+    if (name === "judge") {
+      loadBenchmarks();
+      document.dispatchEvent(new CustomEvent("ragsonde:judge-view"));
+    }
+  }
+
+  for (const view of VIEWS) $(`show-${view}`).addEventListener("click", () => showView(view));
   $("refresh-reports").addEventListener("click", loadReports);
+  $("start-eval").addEventListener("submit", (event) => {
+    event.preventDefault();
+    startEval();
+  });
+
+  // The Judge view lives in judge.js and uses these.
+  window.ragsondePage = { $, headers, getJson, postJson, setText, options, showView };
+
+  // Deferred scripts have all run by DOMContentLoaded: judge.js is listening by then.
+  document.addEventListener("DOMContentLoaded", () => {
+    const view = sessionStorage.getItem("ragsonde.view");
+    if (VIEWS.includes(view)) showView(view);
+  });
 
   keyInput.value = sessionStorage.getItem(KEY_STORE) || "";
   keyInput.addEventListener("change", () => {

@@ -1,0 +1,202 @@
+"""``/v1/judge``: relevance judging from the web page (the Judge view), Quepid-style.
+
+- ``GET /v1/judge/benchmarks``: the benchmark files under ``RAGSONDE_HOME/benchmarks/``.
+- ``GET /v1/judge/benchmarks/{name}``: its queries, each with its grades by chunk.
+- ``POST /v1/judge/pool``: a query's hits pooled from every mode the collection supports (dense,
+  sparse, hybrid), in a stable order seeded by the query, without source, rank or score.
+- ``POST /v1/judge/benchmarks/{name}/grades``: one grade (0–3), saved at once (see
+  :mod:`ragsonde.labels.manual`).
+- ``GET /v1/judge/benchmarks/{name}/export``: the file itself, as a download.
+
+Bodies are JSON only (the app's middleware answers anything else with 415, so a form post from
+another site is refused before it is read). Benchmark names are plain file names, never paths.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import FileResponse
+
+from ragsonde.errors import QueryValidationError, RagsondeError
+from ragsonde.evaluate.options import options_error
+from ragsonde.labels import manual
+from ragsonde.labels.benchfile import read_entries
+from ragsonde.labels.models import BenchmarkEntry
+from ragsonde.labels.pool import modes_for, pool
+from ragsonde.server.errors import ERROR_RESPONSES, ApiError
+from ragsonde.server.routes_query import read_json
+from ragsonde.server.state import ServerState, get_state
+
+__all__ = ["BenchmarkFile", "GradeRequest", "PoolRequest", "PoolResponse", "router"]
+
+router = APIRouter(prefix="/v1/judge", tags=["judging"])
+State = Annotated[ServerState, Depends(get_state)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PoolRequest(_Body):
+    query: str = Field(min_length=1, max_length=2000)
+    collection: str | None = None
+    depth: int = Field(default=10, ge=1, le=50, description="Top k taken from each mode.")
+    benchmark: str | None = Field(default=None, description="Show this benchmark's grades.")
+
+
+class PoolHit(BaseModel):
+    """A hit to judge: what it says, not who found it or how high."""
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    grade: int | None = None
+
+
+class PoolResponse(BaseModel):
+    query: str
+    query_id: str
+    collection: str
+    modes: list[str]
+    hits: list[PoolHit]
+    judged: int
+
+
+class GradeRequest(_Body):
+    query: str = Field(min_length=1, max_length=2000)
+    chunk_id: str = Field(min_length=1, max_length=200)
+    doc_id: str = Field(min_length=1, max_length=500)
+    grade: int = Field(ge=0, le=3)
+    judge: str = Field(default="web", min_length=1, max_length=100, description="Who graded.")
+
+
+class QuerySummary(BaseModel):
+    query_id: str
+    query: str
+    grades: dict[str, int] = Field(description="Chunk id -> human grade.")
+    judged: int
+
+
+class BenchmarkFile(BaseModel):
+    name: str
+    path: str = Field(description="Where it is on the server (a dataset for /v1/eval).")
+    queries: list[QuerySummary] = Field(default_factory=list)
+
+
+def _summary(entry: BenchmarkEntry) -> QuerySummary:
+    grades = manual.judged_counts(entry)
+    return QuerySummary(
+        query_id=entry.query_id, query=entry.query, grades=grades, judged=len(grades)
+    )
+
+
+def _documented(model: type[_Body]) -> dict[str, Any]:
+    """The body a route reads raw, documented as the model it validates against."""
+    schema = model.model_json_schema(mode="validation")
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+async def _body(request: Request, model: type[_Body]) -> Any:
+    # Not JSON (a form post from another site) is refused with 415 by the middleware.
+    data = await read_json(request)
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise ApiError(options_error(e)) from e
+
+
+def _path(state: ServerState, name: str) -> Any:
+    try:
+        return manual.benchmark_path(state.settings.home, name)
+    except QueryValidationError as e:
+        raise ApiError(e) from e
+
+
+@router.get("/benchmarks", responses=ERROR_RESPONSES)
+async def list_benchmarks(state: State) -> list[BenchmarkFile]:
+    """The benchmark files a person can judge into (queries not included)."""
+    paths = manual.list_benchmarks(state.settings.home)
+    return [BenchmarkFile(name=p.stem, path=str(p)) for p in paths]
+
+
+@router.get("/benchmarks/{name}", responses=ERROR_RESPONSES)
+async def get_benchmark(name: str, state: State) -> BenchmarkFile:
+    """One benchmark: its queries and their grades (empty when the file is not made yet)."""
+    path = _path(state, name)
+    entries = await run_in_threadpool(read_entries, path) if path.exists() else []
+    return BenchmarkFile(name=path.stem, path=str(path), queries=[_summary(e) for e in entries])
+
+
+def _pool(state: ServerState, req: PoolRequest) -> PoolResponse:
+    collection = req.collection or state.settings.collection
+    retriever = state.retriever
+    modes = modes_for(retriever, collection, None)
+    entry = BenchmarkEntry(query_id=manual.query_id_for(req.query), query=req.query.strip())
+    grades: dict[str, int] = {}
+    if req.benchmark:
+        path = manual.benchmark_path(state.settings.home, req.benchmark)
+        entries = read_entries(path) if path.exists() else []
+        have = next((e for e in entries if e.query.strip() == entry.query), None)
+        if have is not None:
+            entry, grades = have, manual.judged_counts(have)
+    pools, errors = pool(retriever, collection, [entry], modes, req.depth)
+    if entry.query_id in errors and not pools.get(entry.query_id):
+        raise QueryValidationError(errors[entry.query_id], field="query")
+    hits = manual.shuffled(pools.get(entry.query_id, []), entry.query)
+    return PoolResponse(
+        query=entry.query,
+        query_id=entry.query_id,
+        collection=collection,
+        modes=modes,
+        hits=[
+            PoolHit(chunk_id=h.chunk_id, doc_id=h.doc_id, text=h.text, grade=grades.get(h.chunk_id))
+            for h in hits
+        ],
+        judged=sum(1 for h in hits if h.chunk_id in grades),
+    )
+
+
+@router.post("/pool", responses=ERROR_RESPONSES, openapi_extra=_documented(PoolRequest))
+async def pool_query(request: Request, state: State) -> PoolResponse:
+    """The hits to judge for one query."""
+    req = await _body(request, PoolRequest)
+    try:
+        return await run_in_threadpool(_pool, state, req)
+    except RagsondeError as e:  # a missing collection, a mode it lacks, a store error
+        raise ApiError(e, query=req.query, collection=req.collection) from e
+
+
+@router.post(
+    "/benchmarks/{name}/grades", responses=ERROR_RESPONSES, openapi_extra=_documented(GradeRequest)
+)
+async def grade(name: str, request: Request, state: State) -> QuerySummary:
+    """Save one grade; the query's grades as saved."""
+    path = _path(state, name)
+    req = await _body(request, GradeRequest)
+    entry = await run_in_threadpool(
+        lambda: manual.record_grade(
+            path,
+            req.query,
+            doc_id=req.doc_id,
+            chunk_id=req.chunk_id,
+            grade=req.grade,
+            judge=req.judge,
+        )
+    )
+    return _summary(entry)
+
+
+@router.get("/benchmarks/{name}/export", response_class=FileResponse, responses=ERROR_RESPONSES)
+async def export(name: str, state: State) -> FileResponse:
+    """The benchmark file, as ``ragsonde eval`` reads it."""
+    path = _path(state, name)
+    if not path.is_file():
+        raise ApiError(
+            QueryValidationError(f"Benchmark '{name}' has no grades yet.", field="benchmark"),
+            status=404,
+        )
+    return FileResponse(path, media_type="application/x-ndjson", filename=path.name)
