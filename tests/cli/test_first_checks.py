@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 
 import ragsonde
-from tests.cli.test_cli import ROOT, run
+from tests.support import ROOT, run
 
 
 def test_version_and_short_help():
