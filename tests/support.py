@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from click.testing import Result
+
 from ragsonde.store import PointRecord
 
 if TYPE_CHECKING:
@@ -34,6 +36,9 @@ SCIFACT = (
     Path(os.environ.get("RAGSONDE_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
     / "scifact"
 )
+
+#: The ``cli`` fixture (tests/cli/conftest.py): ``cli(*args, env=...)`` runs ``ragsonde`` in process.
+Cli = Callable[..., Result]
 
 #: A tiny corpus with clear right and wrong answers, for retrieval tests.
 DOCS = [
@@ -222,3 +227,20 @@ def together(fn: Callable[[Any], Any], args: list[Any]) -> list[Any]:
 
     with ThreadPoolExecutor(len(args)) as pool:
         return list(pool.map(call, args))
+
+
+#: ``versus`` runs (the ``versus`` fixture): the local model (A) against the loopback fake's
+#: hash-seeded 64-d embedder (B), each in its own derived collection, on the sample robotics set.
+HASHED = "openai:hashed-64"
+A_COLL = "robotics__local-sentence-transformers-all-minilm-l6-v2"
+B_COLL = "robotics__openai-hashed-64"
+#: Queries in ``versus_bench``: runs on collections that exist cost only their queries.
+SMALL = 15
+
+
+def per_query(report: dict[str, Any], metric: str) -> Any:
+    """``metric`` of every query of a report's JSON, in query-id order (a numpy array)."""
+    import numpy as np
+
+    ids = sorted(report["per_query"])
+    return np.asarray([report["per_query"][q]["metrics"][metric] for q in ids])
