@@ -11,13 +11,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ragsonde.config import Settings
 from ragsonde.embedders.local import LocalEmbedder
-from tests.support import SCIFACT
+
+if TYPE_CHECKING:
+    from ragsonde.evaluate.versus import VersusReport
+    from ragsonde.testing import FakeEmbeddingAPI
+from tests.support import HASHED, SCIFACT, SMALL
 
 #: Fixtures that load the real model or start a browser: a test using one (directly or through
 #: another fixture) is ``slow``.
@@ -117,3 +121,94 @@ def validate_report() -> Callable[[dict[str, Any]], None]:
         validator.validate(doc)
 
     return check
+
+
+@pytest.fixture(scope="session")
+def push_home(tmp_path_factory: pytest.TempPathFactory, embedder: LocalEmbedder) -> Path:
+    """An Edge home (released: no store left open) with ``docs``, a real ingest of four sample
+    pages, and ``hybrid``, the same plus BM25 vectors: the source of the ``push`` tests."""
+    import shutil
+
+    from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
+    from ragsonde.ingest import INDEXED_FIELDS, ingest
+    from ragsonde.samples import robotics_docs
+    from ragsonde.store import PointRecord
+    from ragsonde.store.edge import EdgeStore
+
+    root = tmp_path_factory.mktemp("push")
+    docs = root / "docs"
+    docs.mkdir()
+    for name in ("lidar", "imu", "gps", "docking"):
+        shutil.copy(robotics_docs() / f"{name}.md", docs / f"{name}.md")
+    store = EdgeStore(root / "home")
+    ingest(
+        str(docs),
+        settings=Settings(home=root / "home"),
+        store=store,
+        embedder=embedder,
+        collection="docs",
+    )
+    # As bench/bench_modes.py builds it: dense vectors copied, BM25 from the stored text.
+    store.create_collection(
+        "hybrid",
+        embedder.dimension,
+        sparse_vector_name=SPARSE_VECTOR_NAME,
+        indexed_fields=INDEXED_FIELDS,
+    )
+    bm25 = Bm25Encoder()
+    for batch in store.scroll("docs", with_vectors=True):
+        sparse = bm25.embed_documents([p.payload["text"] for p in batch])
+        store.upsert(
+            "hybrid",
+            [PointRecord(p.id, p.vector, p.payload, s) for p, s in zip(batch, sparse, strict=True)],
+        )
+    store.build_index("hybrid")
+    store.close()  # the CLI tests must be able to take the lock
+    return root / "home"
+
+
+@pytest.fixture(scope="session")
+def versus_api() -> Iterator[FakeEmbeddingAPI]:
+    """The loopback OpenAI-compatible fake serving B's 64-d hash-seeded vectors."""
+    from ragsonde.testing import FakeEmbeddingAPI
+
+    with FakeEmbeddingAPI(openai_dim=64) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def versus_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("versushome")
+
+
+@pytest.fixture(scope="session")
+def versus_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first ``SMALL`` sample queries: runs on collections that exist cost only their queries."""
+    from ragsonde.samples import robotics_benchmark
+
+    path = tmp_path_factory.mktemp("bench") / "small.jsonl"
+    lines = robotics_benchmark().read_text(encoding="utf-8").splitlines()[:SMALL]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def versus_settings(versus_home: Path, versus_api: FakeEmbeddingAPI) -> Settings:
+    return Settings(home=versus_home, collection="robotics", openai_base_url=f"{versus_api.url}/v1")
+
+
+@pytest.fixture(scope="session")
+def versus(versus_settings: Settings, embedder: LocalEmbedder) -> VersusReport:
+    """A against B on the whole sample benchmark, both collections ingested from the sample docs
+    into ``versus_home`` (left there for the tests that reuse them)."""
+    from ragsonde.evaluate import EvalOptions
+    from ragsonde.evaluate.versus import evaluate_versus
+    from ragsonde.samples import robotics_benchmark, robotics_docs
+
+    return evaluate_versus(
+        robotics_benchmark(),
+        (embedder, HASHED),
+        options=EvalOptions(throughput=False),
+        corpus=str(robotics_docs()),
+        settings=versus_settings,
+    )

@@ -7,17 +7,28 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from click.testing import Result
+
 from ragsonde.store import PointRecord
 
 if TYPE_CHECKING:
+    import httpx
     from fastapi import FastAPI
+
+    from ragsonde.models import Response
+
+#: The checkout: the working directory of the CLI processes.
+ROOT = Path(__file__).resolve().parents[1]
 
 #: The shared benchmark data, read in place: ``RAGSONDE_DATA`` or ``../shared/data`` beside the
 #: checkout. Tests that need it skip, saying where they looked, when it is absent.
@@ -25,6 +36,9 @@ SCIFACT = (
     Path(os.environ.get("RAGSONDE_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
     / "scifact"
 )
+
+#: The ``cli`` fixture (tests/cli/conftest.py): ``cli(*args, env=...)`` runs ``ragsonde`` in process.
+Cli = Callable[..., Result]
 
 #: A tiny corpus with clear right and wrong answers, for retrieval tests.
 DOCS = [
@@ -150,3 +164,83 @@ def closed_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def run(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``python -m ragsonde ARGS`` as a real process (QDRANT_URL unset unless ``env`` sets it)."""
+    full_env = {k: v for k, v in os.environ.items() if k != "QDRANT_URL"}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "ragsonde", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
+#: A query whose answer is the ``lidar`` page of :data:`DOCS`.
+LIDAR = "how does a laser rangefinder measure distance"
+
+
+def error_of(r: httpx.Response, status: int, code: str) -> Response:
+    """Assert ``r`` is the contract error Response with ``status`` and ``code``."""
+    from ragsonde.models import Response
+
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    assert "Traceback" not in r.text
+    resp = Response.model_validate(r.json())
+    assert resp.status == "error" and resp.results == [] and resp.total_results == 0
+    assert resp.error is not None and resp.error.code == code, resp.error
+    assert resp.error.message
+    return resp
+
+
+#: Queries about :data:`DOCS`, for concurrent callers.
+TEXTS = [
+    "how does a laser rangefinder measure distance",
+    "why does my heading drift over time",
+    "lithium battery safe voltage",
+    "A* heuristic search",
+    "map an unknown room while tracking the robot",
+    "centimetre accuracy from satellites",
+    "tune the derivative term of a controller",
+    "ultrasonic echo timing",
+    "gyroscope bias",
+    "what is SLAM",
+    "battery swelling",
+    "sensor fusion of wheel odometry and IMU",
+]
+
+
+def together(fn: Callable[[Any], Any], args: list[Any]) -> list[Any]:
+    """Call ``fn`` on every arg from its own thread, all released at once; results in order."""
+    barrier = threading.Barrier(len(args))
+
+    def call(arg: Any) -> Any:
+        barrier.wait()
+        return fn(arg)
+
+    with ThreadPoolExecutor(len(args)) as pool:
+        return list(pool.map(call, args))
+
+
+#: ``versus`` runs (the ``versus`` fixture): the local model (A) against the loopback fake's
+#: hash-seeded 64-d embedder (B), each in its own derived collection, on the sample robotics set.
+HASHED = "openai:hashed-64"
+A_COLL = "robotics__local-sentence-transformers-all-minilm-l6-v2"
+B_COLL = "robotics__openai-hashed-64"
+#: Queries in ``versus_bench``: runs on collections that exist cost only their queries.
+SMALL = 15
+
+
+def per_query(report: dict[str, Any], metric: str) -> Any:
+    """``metric`` of every query of a report's JSON, in query-id order (a numpy array)."""
+    import numpy as np
+
+    ids = sorted(report["per_query"])
+    return np.asarray([report["per_query"][q]["metrics"][metric] for q in ids])

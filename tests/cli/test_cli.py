@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,27 +11,10 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.store import open_store
-from tests.support import fill
+from tests.support import ROOT, fill, run
 
 #: Every test here runs ``python -m ragsonde`` in a subprocess.
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k != "QDRANT_URL"}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ragsonde", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=timeout,
-        cwd=ROOT,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -16,8 +13,7 @@ import ragsonde.cli.schema  # noqa: F401  (a second command keeps the app a grou
 from ragsonde.cli.app import app
 from ragsonde.evaluate.breakdown import NO_FILTER
 from ragsonde.samples import robotics_benchmark
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import run
 
 
 def _assert_means_of_members(report: dict, groups: dict) -> None:
@@ -34,15 +30,7 @@ def _assert_means_of_members(report: dict, groups: dict) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "QDRANT_URL"}
-    return subprocess.run(
-        [sys.executable, "-m", "ragsonde", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-    )
+    return run(*args, timeout=300)
 
 
 @pytest.mark.slow

@@ -1,34 +1,36 @@
-"""What a user checks first (issue 12.7): --version, -h, and messages printed as written."""
+"""What a user checks first (issue 12.7): --version, -h, and messages printed as written.
+
+In process (the ``cli`` fixture); ``ragsonde`` as a real process is tested in test_cli.py."""
 
 from __future__ import annotations
 
 import tomllib
 
 import ragsonde
-from tests.cli.test_cli import ROOT, run
+from tests.support import ROOT, Cli
 
 
-def test_version_and_short_help():
-    version = run("--version")
-    assert version.returncode == 0
+def test_version_and_short_help(cli: Cli):
+    version = cli("--version")
+    assert version.exit_code == 0
     assert version.stdout.strip() == f"ragsonde {ragsonde.__version__}"
-    short = run("-h")
-    assert short.returncode == 0
+    short = cli("-h")
+    assert short.exit_code == 0
     assert "query" in short.stdout and "--version" in short.stdout
-    sub = run("inspect", "-h")
-    assert sub.returncode == 0 and "--field" in sub.stdout
+    sub = cli("inspect", "-h")
+    assert sub.exit_code == 0 and "--field" in sub.stdout
 
 
-def test_error_messages_keep_their_brackets(tmp_path):
+def test_error_messages_keep_their_brackets(cli: Cli, tmp_path):
     # Rich would read '[local]' as markup and print "a b"
-    res = run("inspect", "-c", "a[local]b", "--home", str(tmp_path))
-    assert res.returncode == 2
+    res = cli("inspect", "-c", "a[local]b", "--home", str(tmp_path))
+    assert res.exit_code == 2
     assert "'a[local]b'" in res.stderr
 
 
-def test_push_refuses_an_unknown_layout(tmp_path):
-    res = run("push", "--to", ":memory:", "--layout", "nope", "--home", str(tmp_path))
-    assert res.returncode == 2
+def test_push_refuses_an_unknown_layout(cli: Cli, tmp_path):
+    res = cli("push", "--to", ":memory:", "--layout", "nope", "--home", str(tmp_path))
+    assert res.exit_code == 2
     assert "Unknown layout 'nope'" in res.stderr
 
 

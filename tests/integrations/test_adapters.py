@@ -12,9 +12,8 @@ from ragsonde.config import Settings
 from ragsonde.errors import CollectionNotFoundError
 from ragsonde.retriever import Retriever
 from ragsonde.store import open_store
-from tests.cli.test_cli import run
-from tests.integrations.conftest import lc_embeddings, li_embeddings, quiet_local_mode
-from tests.support import DOCS, fill
+from tests.integrations.support import lc_embeddings, li_embeddings, quiet_local_mode
+from tests.support import DOCS, fill, run
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ from ragsonde.store.client import QdrantClientStore
 from ragsonde.store.inspect import inspect_collection
 from ragsonde.store.payload import build_mapping
 from ragsonde.store.resolve import resolve_doc_id_field
-from tests.cli.test_cli import run
-from tests.integrations.conftest import Built, quiet_local_mode
+from tests.integrations.support import Built, quiet_local_mode
+from tests.support import run
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +30,7 @@ def _framework_search(
     b: Built, embedder, queries: list[str], k: int
 ) -> list[list[tuple[str, float]]]:
     """Top-k (point id, score) per query from the framework's own similarity search."""
-    from tests.integrations.conftest import lc_embeddings, li_embeddings
+    from tests.integrations.support import lc_embeddings, li_embeddings
 
     out: list[list[tuple[str, float]]] = []
     if b.framework == "langchain":

@@ -12,8 +12,8 @@ from ragsonde.evaluate.datasets import load_benchmark
 from ragsonde.labels import BenchmarkEntry, generate, read_entries
 from ragsonde.labels.offline import OFFLINE_GENERATOR
 from ragsonde.labels.sampling import read_chunks, stratified_sample
-from tests.cli.test_cli import run
-from tests.labels.conftest import WORDS
+from tests.labels.support import WORDS
+from tests.support import run
 
 
 def test_fewer_samples_than_documents_are_all_different_documents(sectioned):
@@ -95,7 +95,7 @@ def test_entries_keep_unknown_fields_and_old_files_get_provenance(tmp_path):
 def test_cli_generate(tmp_path):
     from ragsonde.config import Settings
     from ragsonde.store import open_store
-    from tests.labels.conftest import fill_sections
+    from tests.labels.support import fill_sections
 
     home = tmp_path / "home"
     store = open_store(Settings(home=home))

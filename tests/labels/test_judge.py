@@ -13,8 +13,8 @@ from ragsonde.labels.chat import Budget, ChatClient
 from ragsonde.labels.judge import JudgeOptions, judge
 from ragsonde.store import open_store
 from ragsonde.testing.fake_chat_api import FakeChatAPI
-from tests.cli.test_cli import run
-from tests.labels.conftest import fill_sections
+from tests.labels.support import fill_sections
+from tests.support import run
 
 MODEL = "openai:gpt-4o-mini"
 EMB: list = []  # the session's real model, set by the autouse fixture below

@@ -10,7 +10,7 @@ from ragsonde.labels import generate, read_entries
 from ragsonde.labels.chat import Budget, ChatClient
 from ragsonde.labels.sampling import read_chunks
 from ragsonde.testing.fake_chat_api import FakeChatAPI
-from tests.cli.test_cli import run
+from tests.support import run
 
 MODEL = "openai:gpt-4o-mini"
 
@@ -137,7 +137,7 @@ def test_generated_questions_are_pooled_and_judged(bm25_docs, embedder, tmp_path
 def test_cli_generate_llm(tmp_path):
     from ragsonde.config import Settings
     from ragsonde.store import open_store
-    from tests.labels.conftest import fill_sections
+    from tests.labels.support import fill_sections
 
     home = tmp_path / "home"
     store = open_store(Settings(home=home))

@@ -16,9 +16,7 @@ from ragsonde.models import BatchResponse
 from ragsonde.retriever import Retriever
 from ragsonde.server import create_app
 from ragsonde.server.batcher import MicroBatchingEmbedder
-from tests.server.conftest import run_server
-from tests.server.test_api import LIDAR, error_of
-from tests.server.test_batcher import TEXTS, together
+from tests.support import LIDAR, TEXTS, error_of, run_server, together
 
 pytestmark = pytest.mark.slow
 

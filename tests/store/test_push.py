@@ -1,19 +1,14 @@
-"""``push``: a real ingest into embedded Qdrant Edge, pushed to qdrant-client targets (local mode,
-on disk so a second store or process sees the same target), and ``ragsonde push`` as a process."""
+"""``push``: a real ingest into embedded Qdrant Edge (the ``push_home`` fixture, tests/conftest.py),
+pushed to qdrant-client targets (local mode, on disk so a second store sees the same target).
+``ragsonde push`` is tested in tests/cli/test_push_cli.py."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from ragsonde.config import Settings
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.errors import (
     CollectionNotFoundError,
@@ -22,56 +17,17 @@ from ragsonde.errors import (
     QueryValidationError,
     StoreConnectionError,
 )
-from ragsonde.ingest import INDEXED_FIELDS, ingest
-from ragsonde.samples import robotics_docs
 from ragsonde.store import PointRecord, SearchSpec, Store
 from ragsonde.store.edge import EdgeStore
 from ragsonde.store.push import describe_target, open_target, push
 
-ROOT = Path(__file__).resolve().parents[2]
-PAGES = ["lidar", "imu", "gps", "docking"]
 BATCH = 4
 QUERIES = ["how is distance measured with laser pulses?", "why does the heading drift?"]
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
-    """An Edge home with ``docs`` (a real ingest) and ``hybrid`` (the same plus BM25 vectors)."""
-    root = tmp_path_factory.mktemp("push")
-    docs = root / "docs"
-    docs.mkdir()
-    for name in PAGES:
-        shutil.copy(robotics_docs() / f"{name}.md", docs / f"{name}.md")
-    store = EdgeStore(root / "home")
-    ingest(
-        str(docs),
-        settings=Settings(home=root / "home"),
-        store=store,
-        embedder=embedder,
-        collection="docs",
-    )
-    # As bench/bench_modes.py builds it: dense vectors copied, BM25 from the stored text.
-    store.create_collection(
-        "hybrid",
-        embedder.dimension,
-        sparse_vector_name=SPARSE_VECTOR_NAME,
-        indexed_fields=INDEXED_FIELDS,
-    )
-    bm25 = Bm25Encoder()
-    for batch in store.scroll("docs", with_vectors=True):
-        sparse = bm25.embed_documents([p.payload["text"] for p in batch])
-        store.upsert(
-            "hybrid",
-            [PointRecord(p.id, p.vector, p.payload, s) for p, s in zip(batch, sparse, strict=True)],
-        )
-    store.build_index("hybrid")
-    store.close()  # the CLI test's process must be able to take the lock
-    return root / "home"
-
-
 @pytest.fixture
-def source(home: Path) -> Iterator[EdgeStore]:
-    store = EdgeStore(home)
+def source(push_home: Path) -> Iterator[EdgeStore]:
+    store = EdgeStore(push_home)
     yield store
     store.close()
 
@@ -239,65 +195,6 @@ def test_hybrid_collection_keeps_its_bm25_vectors(source, target, embedder):
             spec = [SearchSpec(vector=vector.tolist(), sparse=sparse, limit=3, mode=mode)]
             src, dst = source.search("hybrid", spec)[0], target.search("hybrid", spec)[0]
             assert dst[0].id == src[0].id, mode
-
-
-# -- the command line -----------------------------------------------------------------------------
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k not in ("QDRANT_URL", "QDRANT_API_KEY")}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ragsonde", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=120,
-        cwd=ROOT,
-    )
-
-
-def test_cli_push_json_then_resume(home, target_dir):
-    args = ("push", "-c", "docs", "--to", f"path:{target_dir}", "--batch-size", "5", "--json")
-    out = run(*args, env={"RAGSONDE_HOME": str(home)})
-    assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout)
-    assert set(report) == {
-        "collection",
-        "target",
-        "target_collection",
-        "points",
-        "copied",
-        "skipped",
-        "seconds",
-    }
-    assert report["collection"] == report["target_collection"] == "docs"
-    assert report["points"] == report["copied"] > 0 and report["skipped"] == 0
-    again = json.loads(run(*args, env={"RAGSONDE_HOME": str(home)}).stdout)
-    assert (again["copied"], again["skipped"]) == (0, report["points"])
-    human = run(*args[:-1], "--home", str(home))
-    assert human.returncode == 0 and f"{report['points']} already there" in human.stdout
-    target = open_target(f"path:{target_dir}")
-    try:
-        assert target.count("docs") == report["points"]
-    finally:
-        target.close()
-
-
-def test_cli_errors_and_the_api_key_is_never_printed(home, tmp_path):
-    secret = "s3cret-api-key-0123456789"
-    env = {"RAGSONDE_HOME": str(home), "QDRANT_API_KEY": secret}
-    down = run("push", "-c", "docs", "--to", "http://127.0.0.1:9", "--json", env=env)
-    assert down.returncode == 1, down.stdout + down.stderr
-    assert json.loads(down.stdout)["error"]["code"] == "CONNECTION_ERROR"
-    flag = run("push", "-c", "docs", "--to", "http://127.0.0.1:9", "--api-key", secret, env=env)
-    assert flag.returncode == 1 and "CONNECTION_ERROR" in flag.stderr
-    for out in (down, flag):
-        assert secret not in out.stdout + out.stderr and "Traceback" not in out.stderr
-    missing = run("push", "-c", "nope", "--to", ":memory:", "--json", env=env)
-    assert missing.returncode == 1
-    assert json.loads(missing.stdout)["error"]["code"] == "COLLECTION_NOT_FOUND"
-    nowhere = run("push", "-c", "docs", "--json", env={"RAGSONDE_HOME": str(home)})
-    assert nowhere.returncode == 2
-    assert json.loads(nowhere.stdout)["error"]["code"] == "VALIDATION_ERROR"
 
 
 @pytest.mark.parametrize("distance", ["Euclid", "Manhattan", "Dot"])

@@ -8,74 +8,14 @@ into an embedded collection, built once per session.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.store import PointRecord, Store, open_store
-
-SLICE_QUERIES = 25
-SLICE_EXTRA = 250
-
-
-def make_slice(scifact: Path, folder: Path, n_queries: int, n_extra: int) -> Path:
-    """A BEIR folder: the first ``n_queries`` test queries, their documents, ``n_extra`` others."""
-    qrels: dict[str, dict[str, int]] = {}
-    for line in (scifact / "qrels" / "test.tsv").read_text().splitlines()[1:]:
-        q, d, s = line.strip().split("\t")
-        qrels.setdefault(q, {})[d] = int(s)
-    chosen = list(qrels)[:n_queries]
-    wanted = {d for q in chosen for d in qrels[q]}
-    corpus = [json.loads(x) for x in (scifact / "corpus.jsonl").read_text().splitlines()]
-    keep = [c for c in corpus if c["_id"] in wanted]
-    keep += [c for c in corpus if c["_id"] not in wanted][:n_extra]
-    queries = [json.loads(x) for x in (scifact / "queries.jsonl").read_text().splitlines()]
-    (folder / "qrels").mkdir(parents=True, exist_ok=True)
-    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in keep) + "\n")
-    (folder / "queries.jsonl").write_text(
-        "\n".join(json.dumps(q) for q in queries if q["_id"] in chosen) + "\n"
-    )
-    (folder / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q in chosen for d in qrels[q])
-    )
-    return folder
-
-
-def _halves(doc: dict[str, str]) -> list[str]:
-    """Two chunks per document (title + each half of the abstract), so that how chunks are
-    aggregated into documents matters."""
-    words = doc["text"].split()
-    mid = max(1, len(words) // 2)
-    return [f"{doc['title']} {' '.join(part)}".strip() for part in (words[:mid], words[mid:])]
-
-
-def fill_from_slice(store: Store, name: str, folder: Path, embedder) -> int:
-    """Two points per document, dense and BM25, ``doc_id`` in the payload; returns the points."""
-    rows = [json.loads(x) for x in (folder / "corpus.jsonl").read_text().splitlines() if x]
-    docs = [d for d in rows for _ in range(2)]
-    texts = [t for d in rows for t in _halves(d)]
-    dense = embedder.embed_documents(texts)
-    sparse = Bm25Encoder().embed_documents(texts)
-    store.create_collection(
-        name,
-        embedder.dimension,
-        sparse_vector_name=SPARSE_VECTOR_NAME,
-        indexed_fields={"doc_id": "keyword"},
-    )
-    store.upsert(
-        name,
-        [
-            PointRecord(str(i), dense[i].tolist(), {"doc_id": d["_id"], "text": t}, sparse[i])
-            for i, (d, t) in enumerate(zip(docs, texts, strict=True))
-        ],
-    )
-    store.build_index(name)
-    return len(texts)
+from tests.tune.support import SLICE_EXTRA, SLICE_QUERIES, clustered, fill_from_slice, make_slice
 
 
 @pytest.fixture(scope="session")
@@ -94,14 +34,6 @@ def slice_home(scifact_slice: Path, embedder, tmp_path_factory: pytest.TempPathF
     finally:
         store.close()
     return home
-
-
-def clustered(n: int = 600, dim: int = 64, seed: int = 7) -> np.ndarray:
-    """Unit vectors in 12 loose clusters: neighbours are close, so ANN errors show."""
-    rng = np.random.default_rng(seed)
-    centres = rng.standard_normal((12, dim))
-    x = centres[rng.integers(0, 12, n)] + 0.6 * rng.standard_normal((n, dim))
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from ragsonde.store.variants import Bm25Params, FusionSpec, Hnsw, Quantization
 from ragsonde.tune import Grid, TuneOptions, TuneReport, save_config, tune
 from ragsonde.tune.grid import Aggregation
 from ragsonde.tune.html import render_html
-from tests.tune.conftest import SLICE_QUERIES, fill_from_slice
+from tests.tune.support import SLICE_QUERIES, fill_from_slice
 
 pytestmark = pytest.mark.slow
 

@@ -24,7 +24,7 @@ from ragsonde.store.variants import (
 )
 from ragsonde.tune.measures import overlap_recall
 from ragsonde.tune.runner import collection_warnings, dense_indexed, require_indexed
-from tests.tune.conftest import clustered
+from tests.tune.support import clustered
 
 
 @pytest.fixture

@@ -128,10 +128,9 @@ def query(
         "include_vectors": vectors,
         "mode": mode,
     }
-    try:
-        body["filters"] = _parse_filters(filters)
-    except QueryValidationError as e:
-        resp = Response.failure(
+
+    def failure(e: RagsondeError) -> Response:
+        return Response.failure(
             e,
             query=text,
             query_id=str(uuid.uuid4()),
@@ -139,21 +138,18 @@ def query(
             collection=settings.collection,
             model=settings.embedder,
         )
-        _emit(resp, json_output)
+
+    try:
+        body["filters"] = _parse_filters(filters)
+    except QueryValidationError as e:
+        _emit(failure(e), json_output)
         raise typer.Exit(exit_code_for(e)) from e
     load_ms: float | None = None
     with Retriever(settings) as retriever:
         try:
             load_ms = _preload(retriever, settings.collection) if mode != "sparse" else None
         except RagsondeError as e:
-            resp = Response.failure(
-                e,
-                query=text,
-                query_id=str(uuid.uuid4()),
-                top_k=top_k,
-                collection=settings.collection,
-                model=settings.embedder,
-            )
+            resp = failure(e)
         else:
             resp = retriever.retrieve(body)
     _emit(resp, json_output, load_ms)

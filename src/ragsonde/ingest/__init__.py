@@ -12,12 +12,12 @@ from ragsonde.ingest.document import Document, Failure, Section
 from ragsonde.ingest.pipeline import (
     INDEXED_FIELDS,
     IngestOptions,
-    IngestProgress,
     IngestReport,
     chunk_id,
     ingest_documents,
 )
 from ragsonde.ingest.sources import SOURCES, SourceOptions, detect_format, open_source
+from ragsonde.progress import Progress
 from ragsonde.store import Store
 from ragsonde.workspace import Workspace, using
 
@@ -27,7 +27,6 @@ __all__ = [
     "Document",
     "Failure",
     "IngestOptions",
-    "IngestProgress",
     "IngestReport",
     "Section",
     "SourceOptions",
@@ -50,7 +49,7 @@ def ingest(
     embedder: Embedder | None = None,
     options: IngestOptions | None = None,
     source_options: SourceOptions | None = None,
-    progress: IngestProgress | None = None,
+    progress: Progress | None = None,
 ) -> IngestReport:
     """Ingest ``location`` into ``collection`` (default: the configured one).
 

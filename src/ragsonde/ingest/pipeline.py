@@ -24,6 +24,7 @@ from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Failure
+from ragsonde.progress import Progress
 from ragsonde.store import PointRecord, Store
 from ragsonde.store.base import SparseVector
 
@@ -31,7 +32,6 @@ __all__ = [
     "INDEXED_FIELDS",
     "ChunkRecord",
     "IngestOptions",
-    "IngestProgress",
     "IngestReport",
     "chunk_document",
     "chunk_id",
@@ -104,14 +104,6 @@ class IngestReport:
             "failed": [f.to_json() for f in self.failed],
             "seconds": round(self.seconds, 3),
         }
-
-
-class IngestProgress(Protocol):
-    """Told about progress; the CLI draws a Rich bar from it."""
-
-    def start(self, total_documents: int | None) -> None: ...
-
-    def advance(self, documents: int, chunks: int) -> None: ...
 
 
 def chunk_document(
@@ -290,7 +282,7 @@ def ingest_documents(
     embedder: Embedder,
     collection: str,
     options: IngestOptions | None = None,
-    progress: IngestProgress | None = None,
+    progress: Progress | None = None,
     total: int | None = None,
 ) -> IngestReport:
     """Write ``documents`` into ``collection`` (created when missing) and build its index."""

@@ -73,6 +73,37 @@ class BenchmarkEntry(BaseModel):
         rel = {k: g for k, g in self.labelled(sources).items() if g >= 1}
         return self.model_copy(update={"relevant": rel})
 
+    @classmethod
+    def known_item(
+        cls,
+        query_id: str,
+        query: str,
+        *,
+        doc_id: str,
+        chunk_id: str,
+        generator: str,
+        judge: str,
+        at: datetime | None = None,
+    ) -> BenchmarkEntry:
+        """A generated query whose source document is relevant (grade 3, the generator's label)."""
+        label = Label(
+            id=doc_id,
+            grade=3,
+            source="generator",
+            judge=judge,
+            at=at or _now(),
+            chunk_id=chunk_id,
+        )
+        return cls(
+            query_id=query_id,
+            query=query,
+            relevant={doc_id: 3},
+            labels=[label],
+            generator=generator,
+            source_chunk=chunk_id,
+            source_doc=doc_id,
+        )
+
 
 class Usage(BaseModel):
     """What the LLM calls of one run cost."""

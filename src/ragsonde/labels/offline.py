@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragsonde.labels.models import BenchmarkEntry, Label
+from ragsonde.labels.models import BenchmarkEntry
 from ragsonde.labels.sampling import Chunk
 
 if TYPE_CHECKING:
@@ -104,22 +104,13 @@ def generate_offline(
         if not text:
             continue
         out.append(
-            BenchmarkEntry(
-                query_id=f"{prefix}-{n:05d}",
-                query=text,
-                relevant={c.doc_id: 3},
-                labels=[
-                    Label(
-                        id=c.doc_id,
-                        grade=3,
-                        source="generator",
-                        judge=OFFLINE_GENERATOR,
-                        chunk_id=c.id,
-                    )
-                ],
+            BenchmarkEntry.known_item(
+                f"{prefix}-{n:05d}",
+                text,
+                doc_id=c.doc_id,
+                chunk_id=c.id,
                 generator=OFFLINE_GENERATOR,
-                source_chunk=c.id,
-                source_doc=c.doc_id,
+                judge=OFFLINE_GENERATOR,
             )
         )
     return out

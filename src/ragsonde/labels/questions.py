@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from ragsonde.labels.asker import CachedAsker
 from ragsonde.labels.cache import LlmCache, text_hash
-from ragsonde.labels.models import BenchmarkEntry, Label
+from ragsonde.labels.models import BenchmarkEntry
 from ragsonde.labels.prompts import (
     QUESTION_VERSION,
     longest_copied_run,
@@ -55,23 +55,14 @@ def generate_questions(sample: Sequence[Chunk], asker: CachedAsker) -> list[Benc
                 break
             continue
         out.append(
-            BenchmarkEntry(
-                query_id=f"llm-{n:05d}",
-                query=question,
-                relevant={c.doc_id: 3},
-                labels=[
-                    Label(
-                        id=c.doc_id,
-                        grade=3,
-                        source="generator",
-                        judge=model,
-                        at=got[1],
-                        chunk_id=c.id,
-                    )
-                ],
+            BenchmarkEntry.known_item(
+                f"llm-{n:05d}",
+                question,
+                doc_id=c.doc_id,
+                chunk_id=c.id,
                 generator=f"llm:{model}",
-                source_chunk=c.id,
-                source_doc=c.doc_id,
+                judge=model,
+                at=got[1],
             )
         )
     return out

@@ -39,7 +39,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ragsonde.errors import (
@@ -48,13 +48,13 @@ from ragsonde.errors import (
     QueryValidationError,
     mask_secrets,
 )
+from ragsonde.progress import Progress
 from ragsonde.store.base import CollectionInfo, PointRecord, Store
 from ragsonde.store.payload import DEFAULT_MAPPING
 
 __all__ = [
     "PAYLOAD_WRITERS",
     "PayloadWriter",
-    "PushProgress",
     "PushReport",
     "describe_target",
     "open_target",
@@ -117,14 +117,6 @@ PAYLOAD_WRITERS: dict[str, PayloadWriter] = {
 }
 
 
-class PushProgress(Protocol):
-    """Told about progress; the CLI draws a Rich bar from it."""
-
-    def start(self, total_points: int) -> None: ...
-
-    def advance(self, copied: int, skipped: int) -> None: ...
-
-
 @dataclass
 class PushReport:
     """What a push did. ``points`` = ``copied`` + ``skipped`` = the source's points."""
@@ -184,7 +176,7 @@ def push(
     target_collection: str | None = None,
     target_label: str | None = None,
     batch_size: int = 256,
-    progress: PushProgress | None = None,
+    progress: Progress | None = None,
     layout: str = "ragsonde",
 ) -> PushReport:
     """Copy ``collection`` from ``source`` into ``target`` (see the module docstring).

@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,22 +194,17 @@ class IndexVariant:
 
         params = knobs.engine_params(qe)
         using = self.source.vector_name
-        out: list[list[tuple[str, float]]] = []
-        times: list[float] = []
         with _engine(f"searching variant {self.spec.label}"):
-            for row in queries:
-                req = qe.QueryRequest(
+            return self._timed(
+                qe.QueryRequest(
                     limit=limit,
                     query=qe.Query.Nearest(row.tolist(), using=using),
                     params=params,
                     with_payload=False,
                     with_vector=False,
                 )
-                t0 = time.perf_counter()
-                points = self._shard.query(req)
-                times.append((time.perf_counter() - t0) * 1000.0)
-                out.append([(str(p.id), float(p.score)) for p in points])
-        return out, times
+                for row in queries
+            )
 
     def hybrid(
         self,
@@ -229,12 +224,10 @@ class IndexVariant:
                 field="mode",
             )
         params = knobs.engine_params(qe)
-        out: list[list[tuple[str, float]]] = []
-        times: list[float] = []
         with _engine(f"searching variant {self.spec.label} ({fusion.label})"):
             engine_fusion = fusion.engine_fusion(qe)
-            for row, sv in zip(queries, sparse, strict=True):
-                req = qe.QueryRequest(
+            return self._timed(
+                qe.QueryRequest(
                     limit=limit,
                     query=engine_fusion,
                     prefetches=[
@@ -254,10 +247,18 @@ class IndexVariant:
                     with_payload=False,
                     with_vector=False,
                 )
-                t0 = time.perf_counter()
-                points = self._shard.query(req)
-                times.append((time.perf_counter() - t0) * 1000.0)
-                out.append([(str(p.id), float(p.score)) for p in points])
+                for row, sv in zip(queries, sparse, strict=True)
+            )
+
+    def _timed(self, requests: Iterable[Any]) -> tuple[list[list[tuple[str, float]]], list[float]]:
+        """Run each request on the shard, timing the query alone: hits and latencies in ms."""
+        out: list[list[tuple[str, float]]] = []
+        times: list[float] = []
+        for req in requests:
+            t0 = time.perf_counter()
+            points = self._shard.query(req)
+            times.append((time.perf_counter() - t0) * 1000.0)
+            out.append([(str(p.id), float(p.score)) for p in points])
         return out, times
 
     def quantization_in_effect(self, probe: np.ndarray) -> bool:

@@ -14,15 +14,16 @@ receives.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
 import numpy as np
+
+from ragsonde.testing._loopback import base_url, serve, shutdown
 
 __all__ = ["FakeEmbeddingAPI", "RecordedRequest", "fake_vector"]
 
@@ -74,40 +75,11 @@ class FakeEmbeddingAPI:
     def url(self) -> str:
         if self._server is None:
             raise RuntimeError("the fake API is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return base_url(self._server)
 
     def __enter__(self) -> FakeEmbeddingAPI:
-        api = self
         self._stopping.clear()
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                return
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw or b"null")
-                except ValueError:
-                    body = None
-                status, payload, headers = api._answer(self.path, dict(self.headers), body)
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    return  # the client gave up first (a timeout, a hang): nothing to answer
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = serve(self._answer)
         return self
 
     def __exit__(
@@ -118,8 +90,7 @@ class FakeEmbeddingAPI:
     ) -> None:
         self._stopping.set()
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            shutdown(self._server)
             self._server = None
 
     # -- behaviour -----------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""``ragsonde serve`` as a real process stopped by a signal: it shuts down cleanly (the app's
+shutdown runs, no traceback), exits as the signal says, and leaves the embedded store unlocked."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragsonde.store.edge import EdgeStore
+from tests.support import ROOT, closed_port
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    ("sig", "code"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM)],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_serve_stops_cleanly_on_a_signal(tmp_path: Path, sig: signal.Signals, code: int) -> None:
+    port = closed_port()
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if k not in ("QDRANT_URL", "RAGSONDE_API_KEY")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragsonde", "serve", "--port", str(port), "--home", str(home)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.2)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == code, err
+    assert "Application shutdown complete" in err and "Traceback" not in err
+    EdgeStore(home).close()  # the lock was released: the store opens again
