@@ -13,7 +13,7 @@ from ragsonde.evaluate.against import evaluate_against
 from ragsonde.samples import robotics_benchmark
 from ragsonde.store import open_store
 from ragsonde.store.push import open_target, push
-from tests.cli.test_cli import run
+from tests.support import run
 
 
 @pytest.mark.slow

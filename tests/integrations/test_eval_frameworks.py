@@ -12,8 +12,8 @@ import pytest
 import pytrec_eval
 
 from ragsonde.evaluate import EvalOptions, evaluate
-from tests.cli.test_cli import run
-from tests.integrations.conftest import Built, lc_embeddings, li_embeddings, quiet_local_mode
+from tests.integrations.support import Built, lc_embeddings, li_embeddings, quiet_local_mode
+from tests.support import run
 
 pytestmark = pytest.mark.slow
 DEPTH = 30  # every document of the slice: both sides rank the same candidates

@@ -18,21 +18,7 @@ from ragsonde.retriever import Retriever
 from ragsonde.server import create_app
 from ragsonde.server.errors import HTTP_STATUS
 from ragsonde.testing import FakeEmbeddingAPI
-from tests.support import MAX_BODY, closed_port, run_server
-
-LIDAR = "how does a laser rangefinder measure distance"
-
-
-def error_of(r: httpx.Response, status: int, code: str) -> Response:
-    """Assert ``r`` is the contract error Response with ``status`` and ``code``."""
-    assert r.status_code == status, r.text
-    assert r.headers["content-type"].startswith("application/json")
-    assert "Traceback" not in r.text
-    resp = Response.model_validate(r.json())
-    assert resp.status == "error" and resp.results == [] and resp.total_results == 0
-    assert resp.error is not None and resp.error.code == code, resp.error
-    assert resp.error.message
-    return resp
+from tests.support import LIDAR, MAX_BODY, closed_port, error_of, run_server
 
 
 # -- success --------------------------------------------------------------------------------------

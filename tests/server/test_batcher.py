@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import httpx
 import numpy as np
 import pytest
@@ -13,34 +10,7 @@ from ragsonde.errors import EmbeddingError
 from ragsonde.retriever import Retriever
 from ragsonde.server import create_app
 from ragsonde.server.batcher import MicroBatchingEmbedder
-from tests.support import run_server
-
-TEXTS = [
-    "how does a laser rangefinder measure distance",
-    "why does my heading drift over time",
-    "lithium battery safe voltage",
-    "A* heuristic search",
-    "map an unknown room while tracking the robot",
-    "centimetre accuracy from satellites",
-    "tune the derivative term of a controller",
-    "ultrasonic echo timing",
-    "gyroscope bias",
-    "what is SLAM",
-    "battery swelling",
-    "sensor fusion of wheel odometry and IMU",
-]
-
-
-def together(fn, args: list) -> list:
-    """Call ``fn`` on every arg from its own thread, all released at once; results in order."""
-    barrier = threading.Barrier(len(args))
-
-    def call(arg):
-        barrier.wait()
-        return fn(arg)
-
-    with ThreadPoolExecutor(len(args)) as pool:
-        return list(pool.map(call, args))
+from tests.support import TEXTS, run_server, together
 
 
 def test_concurrent_callers_get_their_own_vectors(embedder):
