@@ -113,7 +113,7 @@ def test_options_parse():
 
 
 def test_load_is_timed_once_and_threads_do_not_spin(onnx32):
-    fresh = OnnxEmbedder(MODEL, onnx32.model_dir, threads=1, export=False)
+    fresh = OnnxEmbedder(MODEL, onnx32.model_dir, threads=1)
     assert load_time(fresh) is None and fresh._session is None
     assert fresh.dimension == 384  # from the model's files, nothing loaded
     first = preload(fresh)
@@ -160,7 +160,7 @@ def test_an_export_is_used_only_while_it_matches_its_weights(model_copy, onnx32,
     shutil.copyfile(onnx32.model_dir / "model.safetensors", weights)
     assert find_export(model_copy, "fp32") is None
     with pytest.raises(EmbeddingError, match=r"ragsonde\.embedders\.export"):
-        OnnxEmbedder(MODEL, model_copy, export=False).embed_queries(["x"])
+        OnnxEmbedder(MODEL, model_copy).embed_queries(["x"])
     # A truncated file is not used either
     shutil.copytree(original[0].parent, model_copy / "onnx2")
     manifest = ExportManifest.model_validate_json(original[1].model_dump_json())
@@ -173,7 +173,7 @@ def test_export_writes_a_verified_file_beside_the_model(model_copy, embedder, mo
     assert path == model_copy / "onnx" / "model.onnx" and path.is_file()
     assert manifest.min_cosine >= 0.9999 and manifest.texts_checked == len(VERIFY_TEXTS)
     assert find_export(model_copy, "fp32") == (path, manifest)
-    emb = OnnxEmbedder(MODEL, model_copy, export=False)
+    emb = OnnxEmbedder(MODEL, model_copy)
     assert (emb.embed_queries(TEXTS) * embedder.embed_queries(TEXTS)).sum(1).min() >= 0.9999
 
 

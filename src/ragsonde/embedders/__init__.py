@@ -113,7 +113,15 @@ def _local(model: str, settings: Settings) -> Embedder:
         quant=options.quant,
         threads=options.threads,
         batch_size=settings.embed_batch_size,
+        exporter=_export_on_first_use,
     )
+
+
+def _export_on_first_use(model_dir: Path, quant: Literal["fp32", "int8"]) -> Path:
+    """Export ``model_dir`` to ONNX (verified against torch) when no export exists yet."""
+    from ragsonde.embedders.export import export_model
+
+    return export_model(model_dir, quant)[0]
 
 
 def _cohere(model: str, settings: Settings) -> Embedder:

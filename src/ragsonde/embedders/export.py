@@ -164,7 +164,7 @@ def _quantize(source: Path, target: Path) -> None:
 def _min_cosine(st: Any, model_dir: Path, onnx_path: Path, quant: Quant) -> float:
     """The least cosine, over :data:`VERIFY_TEXTS`, between the export's vectors and torch's."""
     texts = list(VERIFY_TEXTS)
-    candidate = OnnxEmbedder("verify", model_dir, quant=quant, batch_size=5, export=False)
+    candidate = OnnxEmbedder("verify", model_dir, quant=quant, batch_size=5)
     candidate._open(onnx_path)
     worst = 1.0
     for prompt_name, ours in (

@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -174,14 +174,16 @@ class OnnxEmbedder:
         quant: Quant = "fp32",
         threads: int | None = None,
         batch_size: int = 64,
-        export: bool = True,
+        exporter: Callable[[Path, Quant], Path] | None = None,
     ) -> None:
         self._model_name = model
         self.model_dir = model_dir
         self.quant: Quant = quant
         self.threads = threads or default_threads()
         self._batch_size = batch_size
-        self._export = export
+        # Makes a verified export on first use (the registry passes ragsonde.embedders.export's);
+        # None: a missing export is an EmbeddingError saying how to make one.
+        self._exporter = exporter
         self._session: Any = None
         self._tokenizer: Any = None
         self._inputs: list[str] = []
@@ -250,7 +252,7 @@ class OnnxEmbedder:
         found = find_export(self.model_dir, self.quant)
         if found is not None:
             return found[0]
-        if not self._export:
+        if self._exporter is None:
             raise EmbeddingError(self._missing_message())
         log.warning(
             "No verified ONNX export of %s (%s) yet: exporting it once from the installed "
@@ -258,11 +260,7 @@ class OnnxEmbedder:
             self._model_name,
             self.quant,
         )
-        try:
-            from ragsonde.embedders.export import export_model
-        except ImportError as e:  # pragma: no cover - the module itself is always there
-            raise EmbeddingError(self._missing_message()) from e
-        return export_model(self.model_dir, self.quant)[0]
+        return self._exporter(self.model_dir, self.quant)
 
     def _missing_message(self) -> str:
         return (

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import shutil
 import threading
@@ -49,7 +48,7 @@ from ragsonde.store import _convert as convert
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._errors import Where, edge_table, translating
 from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
-from ragsonde.store.lock import ShardLock, lock_shard
+from ragsonde.store.lock import WANT_POLL_S, ShardLock, acquire_lock, wanted
 from ragsonde.store.scores import Distance
 
 __all__ = ["EdgeStore", "validate_collection_name"]
@@ -117,46 +116,9 @@ _OPEN: dict[Path, _Shard] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-_WANT_PREFIX = ".ragsonde.want."
-_WANT_FRESH_S = 2.0  # a want file not touched for this long is a waiter that died
-_WANT_POLL_S = 0.2
-
-
 def _acquire_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
-    """Take the shard's lock, waiting up to ``wait_s``. While it waits, it keeps a want file
-    (``.ragsonde.want.<pid>``) fresh beside the lock, so a long-lived holder that queries all
-    the time still lets go (see ``EdgeStore._reap_idle``) instead of starving the waiter."""
     with _translate(name, path):
-        if wait_s <= 0:
-            return lock_shard(name, path)
-        deadline = time.monotonic() + wait_s
-        want = path / f"{_WANT_PREFIX}{os.getpid()}"
-        try:
-            while True:
-                remaining = deadline - time.monotonic()
-                try:
-                    return lock_shard(name, path, wait_s=max(0.0, min(remaining, _WANT_POLL_S)))
-                except StoreConnectionError:
-                    if remaining <= _WANT_POLL_S:
-                        raise
-                    want.touch(mode=0o600)
-        finally:
-            want.unlink(missing_ok=True)
-
-
-def _wanted(path: Path) -> bool:
-    """Whether another process is waiting for this shard (a fresh want file not ours)."""
-    mine = f"{_WANT_PREFIX}{os.getpid()}"
-    now = time.time()
-    try:
-        for entry in os.scandir(path):
-            if entry.name.startswith(_WANT_PREFIX) and entry.name != mine:
-                with contextlib.suppress(OSError):
-                    if now - entry.stat().st_mtime < _WANT_FRESH_S:
-                        return True
-    except OSError:
-        return False
-    return False
+        return acquire_lock(name, path, wait_s)
 
 
 @dataclass(frozen=True)
@@ -257,9 +219,9 @@ class EdgeStore:
     def _reap_idle(self, idle_s: float) -> None:
         """Release shards this store alone holds and has not used for ``idle_s`` seconds, or
         at once (between two uses) when another process is waiting for one."""
-        while not self._stop.wait(min(_WANT_POLL_S, max(0.05, idle_s / 2))):
+        while not self._stop.wait(min(WANT_POLL_S, max(0.05, idle_s / 2))):
             for path, shard in list(self._mine.items()):
-                if time.monotonic() - shard.last_used < idle_s and not _wanted(path):
+                if time.monotonic() - shard.last_used < idle_s and not wanted(path):
                     continue
                 self._let_go(path, shard)
 

@@ -9,6 +9,7 @@ CONNECTION_ERROR naming that pid and host.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -19,7 +20,7 @@ from typing import IO
 
 from ragsonde.errors import StoreConnectionError
 
-__all__ = ["LOCK_FILE", "ShardLock", "lock_shard"]
+__all__ = ["LOCK_FILE", "WANT_POLL_S", "ShardLock", "acquire_lock", "lock_shard", "wanted"]
 
 LOCK_FILE = ".ragsonde.lock"
 _MODE = 0o600
@@ -90,3 +91,44 @@ def lock_shard(name: str, folder: Path, *, wait_s: float = 0.0) -> ShardLock:
     handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
     handle.flush()
     return ShardLock(path, handle)
+
+
+_WANT_PREFIX = ".ragsonde.want."
+_WANT_FRESH_S = 2.0  # a want file not touched for this long is a waiter that died
+WANT_POLL_S = 0.2
+
+
+def acquire_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
+    """Take the shard's lock, waiting up to ``wait_s``. While it waits, it keeps a want file
+    (``.ragsonde.want.<pid>``) fresh beside the lock, so a long-lived holder that queries all
+    the time still lets go (see ``EdgeStore._reap_idle``) instead of starving the waiter."""
+    if wait_s <= 0:
+        return lock_shard(name, path)
+    deadline = time.monotonic() + wait_s
+    want = path / f"{_WANT_PREFIX}{os.getpid()}"
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return lock_shard(name, path, wait_s=max(0.0, min(remaining, WANT_POLL_S)))
+            except StoreConnectionError:
+                if remaining <= WANT_POLL_S:
+                    raise
+                want.touch(mode=0o600)
+    finally:
+        want.unlink(missing_ok=True)
+
+
+def wanted(path: Path) -> bool:
+    """Whether another process is waiting for this shard (a fresh want file not ours)."""
+    mine = f"{_WANT_PREFIX}{os.getpid()}"
+    now = time.time()
+    try:
+        for entry in os.scandir(path):
+            if entry.name.startswith(_WANT_PREFIX) and entry.name != mine:
+                with contextlib.suppress(OSError):
+                    if now - entry.stat().st_mtime < _WANT_FRESH_S:
+                        return True
+    except OSError:
+        return False
+    return False
