@@ -189,7 +189,8 @@ class Settings(BaseSettings):
     eval_datasets: list[Path] | None = Field(
         default=None,
         description="RAGSONDE_EVAL_DATASETS: the folders whose benchmark files the server's "
-        "/v1/eval may read by name; unset = <home>/datasets. Any other path is refused.",
+        "/v1/eval may read by name; unset = <home>/datasets and <home>/benchmarks (the Judge "
+        "view's). Any other path is refused.",
     )
     eval_max_jobs: int = Field(
         default=4,

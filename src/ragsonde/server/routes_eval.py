@@ -9,8 +9,9 @@ queries keep being served meanwhile; finished reports stay in memory (and their 
 Bounds, so the route cannot be used to probe or flood the server:
 
 - ``dataset`` is read only from the folders in ``settings.eval_datasets`` (default
-  ``RAGSONDE_HOME/datasets``), after resolving symlinks. Any other path, existing or not, gets
-  the same 422 with the same message, so the answer says nothing about the server's files.
+  ``RAGSONDE_HOME/datasets`` and ``RAGSONDE_HOME/benchmarks``, where the Judge view saves),
+  after resolving symlinks. Any other path, existing or not, gets the same 422 with the same
+  message, so the answer says nothing about the server's files.
 - At most ``settings.eval_max_jobs`` jobs are queued or running; one more gets 429 with
   ``Retry-After`` (code VALIDATION_ERROR, ``field: jobs``: the contract has no busy code).
 - ``DELETE /v1/eval/{job_id}`` cancels a job: a queued one never runs; a running one stops
@@ -215,7 +216,9 @@ def _run(job: EvalJob, state: ServerState) -> None:
 
 def dataset_roots(state: ServerState) -> list[Path]:
     """The folders /v1/eval may read datasets from (resolved)."""
-    roots = state.settings.eval_datasets or [Path(state.settings.home) / "datasets"]
+    home = Path(state.settings.home)
+    # benchmarks/: what the page's Judge view writes, so a judged benchmark can be evaluated.
+    roots = state.settings.eval_datasets or [home / "datasets", home / "benchmarks"]
     return [r.resolve() for r in roots]
 
 
