@@ -88,3 +88,16 @@ def test_a_real_evaluation_reports_coverage_and_scores_judged_only(sample_home, 
     assert condensed.metrics["mrr"] == pytest.approx(plain.metrics["hit_rate@10"])
     assert condensed.metrics["mrr"] > plain.metrics["mrr"]
     assert condensed.metrics["precision@10"] == pytest.approx(plain.metrics["precision@10"])
+
+
+def test_a_query_with_no_hits_scores_zero_judged_included():
+    from ragsonde.evaluate.metrics import compute_metrics
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": {"a": 2.0, "x": 1.0}, "q2": {}}
+    means, per_query = compute_metrics(["judged@10", "ndcg@10"], qrels, run)
+    assert per_query["q2"] == {"judged@10": 0.0, "ndcg@10": 0.0}
+    assert per_query["q1"]["judged@10"] == 0.5 and per_query["q1"]["ndcg@10"] == 1.0
+    assert means["judged@10"] == 0.25
+    _, condensed = compute_metrics(["ndcg@10"], qrels, run, judged_only=True)
+    assert condensed["q2"]["ndcg@10"] == 0.0 and condensed["q1"]["ndcg@10"] == 1.0

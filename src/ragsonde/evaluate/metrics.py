@@ -114,7 +114,9 @@ def compute_metrics(
     # Plain dicts go to pytrec_eval as they are; one evaluator per call. (Lists of ir-measures
     # Qrel/ScoredDoc tuples cost 2.5x more on 10k queries x 100 results: bench/bench_eval.py.)
     qrel_dict = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()}
-    run_dict = {q: {d: float(s) for d, s in docs.items()} for q, docs in run.items()}
+    # A query with no hits scores 0 everywhere (its zeros are set below); it is left out of the
+    # run because ir-measures' Judged@k divides by the number of hits returned.
+    run_dict = {q: {d: float(s) for d, s in docs.items()} for q, docs in run.items() if docs}
     per_query: dict[str, dict[str, float]] = {
         q: dict.fromkeys([*ranking.values(), *coverage.values()], 0.0) for q in qrels
     }
@@ -125,8 +127,9 @@ def compute_metrics(
         # The condensed list, made here rather than with ir-measures' ``judged_only`` parameter,
         # which no provider supports for RR@k (and trec_eval -J is exactly this).
         condensed = {
-            q: {d: s for d, s in docs.items() if d in qrel_dict.get(q, {})}
+            q: kept
             for q, docs in run_dict.items()
+            if (kept := {d: s for d, s in docs.items() if d in qrel_dict.get(q, {})})
         }
         passes.append((ranking, condensed))
     for measures, scored in passes:
