@@ -20,6 +20,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from ragsonde.errors import QueryValidationError
 from ragsonde.labels.benchfile import read_entries, write_entries
 from ragsonde.labels.models import BenchmarkEntry, Label
@@ -86,7 +88,12 @@ def record_grade(
 ) -> BenchmarkEntry:
     """Save one grade for ``query`` to the benchmark at ``path`` (made if missing); the entry."""
     text = query.strip()
-    label = Label(id=doc_id, grade=grade, source="human", judge=judge, chunk_id=chunk_id)
+    if not text:
+        raise QueryValidationError("The query has no text to judge.", field="query")
+    try:
+        label = Label(id=doc_id, grade=grade, source="human", judge=judge, chunk_id=chunk_id)
+    except ValidationError as e:
+        raise QueryValidationError(f"Bad grade: {e.errors()[0]['msg']}", field="grade") from e
     with _WRITE:
         entries = read_entries(path) if path.exists() else []
         entry = next((e for e in entries if e.query.strip() == text), None)
