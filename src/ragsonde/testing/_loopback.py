@@ -61,3 +61,13 @@ def shutdown(server: ThreadingHTTPServer) -> None:
     """Stop serving and release the port (requests held on purpose must be released first)."""
     server.shutdown()
     server.server_close()
+
+
+def take_fault(faults: Any, name: str, lock: threading.Lock) -> bool:
+    """Use up one of ``faults.<name>``, a countdown of injected failures; whether one was left."""
+    with lock:
+        left: int = getattr(faults, name)
+        if left > 0:
+            setattr(faults, name, left - 1)
+            return True
+        return False

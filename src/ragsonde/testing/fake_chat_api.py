@@ -24,7 +24,7 @@ from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from ragsonde.testing._loopback import base_url, serve, shutdown
+from ragsonde.testing._loopback import base_url, serve, shutdown, take_fault
 
 __all__ = ["ChatFaults", "FakeChatAPI", "RecordedChat", "default_responder"]
 
@@ -144,12 +144,7 @@ class FakeChatAPI:
 
     # -- behaviour -----------------------------------------------------------------------------
     def _take(self, name: str) -> bool:
-        with self._lock:
-            left = getattr(self.faults, name)
-            if left > 0:
-                setattr(self.faults, name, left - 1)
-                return True
-            return False
+        return take_fault(self.faults, name, self._lock)
 
     @staticmethod
     def _error(status: int, message: str, type_: str, code: str | None) -> dict[str, Any]:

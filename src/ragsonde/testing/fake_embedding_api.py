@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsonde.testing._loopback import base_url, serve, shutdown
+from ragsonde.testing._loopback import base_url, serve, shutdown, take_fault
 
 __all__ = ["FakeEmbeddingAPI", "RecordedRequest", "fake_vector"]
 
@@ -95,12 +95,7 @@ class FakeEmbeddingAPI:
 
     # -- behaviour -----------------------------------------------------------------------------
     def _take(self, name: str) -> bool:
-        with self._lock:
-            left = getattr(self.faults, name)
-            if left > 0:
-                setattr(self.faults, name, left - 1)
-                return True
-            return False
+        return take_fault(self.faults, name, self._lock)
 
     def _answer(
         self, path: str, headers: dict[str, str], body: Any
