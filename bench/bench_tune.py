@@ -77,11 +77,10 @@ def main() -> None:
     cut = "40,300" if args.quick else args.slice
 
     from ragsonde.config import Settings
-    from ragsonde.embedders.local import LocalEmbedder
+    from ragsonde.embedders import get_embedder
     from ragsonde.tune import TuneOptions, tune
     from ragsonde.tune.html import write_html
 
-    embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
     if cut:
         n_queries, n_extra = (int(x) for x in cut.split(","))
         dataset = slice_dataset(n_queries, n_extra)
@@ -89,6 +88,7 @@ def main() -> None:
     else:
         dataset, collection = SCIFACT, FULL_COLLECTION
     settings = Settings(home=BENCH_HOME, collection=collection)
+    embedder = get_embedder(settings)  # the default backend (ONNX fp32: torch's vectors)
     ingest_s = ensure_collection(settings, embedder, dataset)
     report = tune(
         dataset, settings=settings, embedder=embedder, options=TuneOptions(folds=args.folds)
