@@ -12,6 +12,8 @@ import ragsonde.cli.eval
 import ragsonde.cli.schema  # noqa: F401  (a second command keeps the app a group)
 from ragsonde.cli.app import app
 from ragsonde.evaluate.breakdown import NO_FILTER
+from ragsonde.evaluate.html import render_html_report
+from ragsonde.evaluate.report import EvalReport
 from ragsonde.samples import robotics_benchmark
 from tests.support import run
 
@@ -94,3 +96,27 @@ def test_cli_by_section_json(sample_home):
     assert set(doc["breakdown"]["filters"]["groups"]) >= {"category=sensors", NO_FILTER}
     bad = CliRunner().invoke(app, [*common, "--by", "sectoin"])
     assert bad.exit_code == 2 and "no relevant chunk" in bad.stderr
+
+
+@pytest.mark.slow
+def test_cli_judged_only_scores_over_labelled_hits_and_says_so(sample_home, tmp_path):
+    common = ["eval", str(robotics_benchmark()), "-c", "robotics", "--home", str(sample_home)]
+    common += ["--no-throughput", "--k", "1,10"]
+    plain = CliRunner().invoke(app, [*common, "--json"])
+    assert plain.exit_code == 0, plain.output
+    full = json.loads(plain.stdout)
+    assert full["judged_only"] is False
+    saved = tmp_path / "judged.json"
+    out = CliRunner().invoke(app, [*common, "--judged-only", "--save", str(saved)])
+    assert out.exit_code == 0, out.output
+    assert "scored over judged hits only" in out.stdout
+    assert "scored over judged hits only" not in CliRunner().invoke(app, common).stdout
+    condensed = json.loads(saved.read_text())
+    assert condensed["judged_only"] is True
+    # Coverage is never condensed; the ranking metrics are. Every label of the sample is
+    # relevant, so with unjudged hits dropped a query's first hit is relevant whenever one came
+    # back at all: MRR equals the uncondensed hit rate, and beats the uncondensed MRR.
+    assert condensed["metrics"]["judged@10"] == full["metrics"]["judged@10"] < 0.5
+    assert condensed["metrics"]["mrr"] == pytest.approx(full["metrics"]["hit_rate@10"])
+    assert condensed["metrics"]["mrr"] > full["metrics"]["mrr"]
+    assert "Scored over judged hits only" in render_html_report(EvalReport(**condensed))

@@ -117,6 +117,14 @@ def eval_command(
             "compare them per query with paired tests.",
         ),
     ] = None,
+    judged_only: Annotated[
+        bool,
+        typer.Option(
+            "--judged-only",
+            help="Score over judged hits only: hits the benchmark has no label for are dropped "
+            "from each ranking instead of counting as misses (judged@k is never condensed).",
+        ),
+    ] = False,
     no_throughput: Annotated[
         bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
     ] = False,
@@ -153,6 +161,7 @@ def eval_command(
         ann_vs_exact=ann_vs_exact,
         by=by,
         allow_missing=allow_missing,
+        judged_only=judged_only,
     )
     if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
         run_versus(
@@ -192,6 +201,11 @@ def eval_command(
         print_json(result)
     else:
         render_report(result)
+        if result.judged_only:
+            console.print(
+                "[bold]scored over judged hits only[/] (--judged-only): unjudged hits were "
+                "dropped, not counted as misses"
+            )
         for path, what in ((save, "report JSON"), (run_out, "TREC run"), (report, "HTML report")):
             if path is not None:
                 console.print(f"wrote {what}: {path}")
