@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import time
 
+import httpx
 from playwright.sync_api import expect
+
+from ragsonde.server import create_app
+from tests.support import run_server
 
 BENCH = [
     {
@@ -117,3 +122,62 @@ def test_one_options_model_errors_name_fields_and_the_openapi_has_the_report(api
     status_ref = ok["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
     report = spec["components"]["schemas"][status_ref]["properties"]["report"]
     assert any(alt.get("$ref", "").endswith("/EvalReport") for alt in report.get("anyOf", [report]))
+
+
+def test_saved_reports_outlive_the_server_and_bad_files_are_listed_not_500(
+    api, server_settings, retriever
+):
+    job = start(api, k=[1, 10])
+    done = wait_done(api, job["job_id"])
+    assert done["status"] == "done", done["error"]
+    assert set(done["metrics"]) == {"ndcg@10", "recall@10", "judged@10"}
+    folder = server_settings.home / "eval-reports"
+    bad = {
+        "broken-l15": "{not json",
+        "future-l15": json.dumps({**done["report"], "schema_version": "2.0"}),
+        "list-l15": "[1, 2]",
+    }
+    for name, text in bad.items():
+        (folder / f"{name}.json").write_text(text, encoding="utf-8")
+    try:
+        # A second server on the same home, as after a restart: no job in memory, the files.
+        with (
+            run_server(create_app(server_settings, retriever)) as url,
+            httpx.Client(base_url=url, timeout=30) as again,
+        ):
+            listed = again.get("/v1/eval")
+            assert listed.status_code == 200, listed.text
+            rows = {r["job_id"]: r for r in listed.json()}
+            times = [r["created_at"] for r in listed.json()]
+            assert times == sorted(times, reverse=True)  # newest first (all UTC isoformat)
+            mine = rows[job["job_id"]]
+            assert mine["saved"] is True and mine["status"] == "done"
+            assert mine["metrics"] == done["metrics"] and mine["passed"] == done["passed"]
+            assert mine["progress"] == {"done": 3, "total": 3}
+            assert mine["dataset"] == "uploaded benchmark" and mine["collection"] == "docs"
+            for name in bad:
+                row = rows[name]
+                assert row["status"] == "unreadable" and "html" not in row["links"]
+                assert row["error"]["code"] == "VALIDATION_ERROR"
+            assert "schema version 2.0" in rows["future-l15"]["error"]["message"]
+            assert "not a saved report" in rows["list-l15"]["error"]["message"]
+
+            back = again.get(f"/v1/eval/{job['job_id']}").json()
+            assert back["report"] == done["report"] and back["saved"] is True
+            html = again.get(mine["links"]["html"])
+            assert html.status_code == 200 and "<svg" in html.text
+            broken = again.get("/v1/eval/broken-l15")
+            assert broken.status_code == 200 and broken.json()["report"] is None
+            refused = again.get("/v1/eval/broken-l15/report.html")
+            assert refused.status_code == 409
+            assert refused.json()["error"] == rows["broken-l15"]["error"]
+            for nosuch in ("..%2Feval-reports%2Fbroken-l15", "nope", "broken-l15.json"):
+                assert again.get(f"/v1/eval/{nosuch}").status_code == 404
+
+            # Forgotten: the files go, on every server that reads the home.
+            assert again.delete(f"/v1/eval/{job['job_id']}").status_code == 200
+            assert not list(folder.glob(f"{job['job_id']}*"))
+            assert again.get(f"/v1/eval/{job['job_id']}").status_code == 404
+    finally:
+        for name in bad:
+            (folder / f"{name}.json").unlink(missing_ok=True)

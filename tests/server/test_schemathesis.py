@@ -84,10 +84,12 @@ def _no_job(case: schemathesis.Case) -> schemathesis.Case:
 
 
 @pytest.fixture(scope="module")
-def fuzz_url(server_settings, retriever) -> Iterator[str]:
+def fuzz_url(server_settings, retriever, tmp_path_factory) -> Iterator[str]:
     """A server of its own, auth off whatever the environment says, so fuzzing leaves the
-    session's shared server alone."""
-    settings_ = server_settings.model_copy(update={"api_key": None})
+    session's shared server alone; a home of its own too, so the reports other tests saved are
+    not listed (the store is the shared one, through the retriever)."""
+    home = tmp_path_factory.mktemp("fuzz") / "home"
+    settings_ = server_settings.model_copy(update={"api_key": None, "home": home})
     with run_server(create_app(settings_, retriever)) as url:
         yield url
 

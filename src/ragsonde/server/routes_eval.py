@@ -3,8 +3,11 @@
 A job evaluates a benchmark uploaded in the body (``"benchmark": [{"query", "relevant", …}, …]``,
 ragsonde's own format) or one of the server's own datasets (``"dataset": "name"``) against a
 collection, with the server's own store and model. Jobs run one at a time in a worker thread, so
-queries keep being served meanwhile; finished reports stay in memory (and their files under
-``RAGSONDE_HOME/eval-reports``).
+queries keep being served meanwhile; finished reports stay in memory, and their files under
+``RAGSONDE_HOME/eval-reports`` outlive the server: ``GET /v1/eval`` lists them too (``saved:
+true``, see :mod:`.saved_reports`), and ``GET /v1/eval/{id}`` and its ``report.html`` read them
+back. A saved file that is not a readable report is listed with status ``unreadable`` and the
+reason in ``error``.
 
 Bounds, so the route cannot be used to probe or flood the server:
 
@@ -15,7 +18,8 @@ Bounds, so the route cannot be used to probe or flood the server:
 - At most ``settings.eval_max_jobs`` jobs are queued or running; one more gets 429 with
   ``Retry-After`` (code VALIDATION_ERROR, ``field: jobs``: the contract has no busy code).
 - ``DELETE /v1/eval/{job_id}`` cancels a job: a queued one never runs; a running one stops
-  before its next query (its progress callback raises); a finished one is forgotten.
+  before its next query (its progress callback raises); a finished or saved one is forgotten,
+  its files deleted.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from ragsonde.evaluate.report import EvalReport
 from ragsonde.models import ErrorInfo
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
+from ragsonde.server.saved_reports import SavedReport, SavedReports
 from ragsonde.server.state import ServerState, get_state
 
 __all__ = ["EvalJob", "EvalJobStatus", "EvalJobSummary", "EvalRequest", "router"]
@@ -48,8 +53,8 @@ router = APIRouter(prefix="/v1/eval", tags=["evaluation"])
 State = Annotated[ServerState, Depends(get_state)]
 _MAX_JOBS = 100
 _log = logging.getLogger(__name__)
-_SUMMARY_METRICS = ("ndcg@10", "recall@10")
-JobStatus = Literal["queued", "running", "done", "error", "cancelled"]
+_SUMMARY_METRICS = ("ndcg@10", "recall@10", "judged@10")
+JobStatus = Literal["queued", "running", "done", "error", "cancelled", "unreadable"]
 _ACTIVE = frozenset({"queued", "running"})
 _RETRY_AFTER_S = 5
 #: The one answer for a dataset the server will not read, whether or not it exists.
@@ -100,10 +105,34 @@ class EvalJobSummary(BaseModel):
         "internal failure (see the server log).",
     )
     metrics: dict[str, float] | None = Field(
-        default=None, description="ndcg@10 and recall@10, once done."
+        default=None, description="ndcg@10, recall@10 and judged@10, once done."
     )
     passed: bool | None = Field(default=None, description="Every gate passed, once done.")
+    saved: bool = Field(
+        default=False,
+        description="Read from the server's eval-reports folder (a report from before a "
+        "restart, or saved there by `ragsonde eval --save`), not a job held in memory.",
+    )
     links: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def from_saved(cls, saved: SavedReport) -> EvalJobSummary:
+        out = cls(
+            job_id=saved.report_id,
+            status="unreadable" if saved.error is not None else "done",
+            created_at=saved.created_at,
+            progress=JobProgress(done=saved.n_queries, total=saved.n_queries),
+            dataset=saved.dataset,
+            collection=saved.collection,
+            error=saved.error,
+            metrics=saved.metrics,
+            passed=saved.passed,
+            saved=True,
+            links={"status": f"/v1/eval/{saved.report_id}"},
+        )
+        if saved.error is None:
+            out.links["html"] = f"/v1/eval/{saved.report_id}/report.html"
+        return out
 
 
 class EvalJobStatus(EvalJobSummary):
@@ -167,6 +196,7 @@ class _Jobs:
         self.jobs: dict[str, EvalJob] = {}
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragsonde-eval")
+        self.saved: SavedReports | None = None
 
 
 def _jobs(request: Request) -> _Jobs:
@@ -175,6 +205,14 @@ def _jobs(request: Request) -> _Jobs:
         jobs = _Jobs()
         request.app.state.ragsonde_eval_jobs = jobs
     return jobs
+
+
+def _saved(request: Request, state: ServerState) -> SavedReports:
+    """The reports saved under the server's home (made once per app)."""
+    jobs = _jobs(request)
+    if jobs.saved is None:
+        jobs.saved = SavedReports(_reports_dir(state), _SUMMARY_METRICS)
+    return jobs.saved
 
 
 def _run(job: EvalJob, state: ServerState) -> None:
@@ -326,51 +364,92 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
     return JSONResponse(job.summary().model_dump(mode="json"), 202)
 
 
+def _created(summary: EvalJobSummary) -> datetime:
+    try:
+        when = datetime.fromisoformat(summary.created_at)
+    except ValueError:  # a saved report's own field: sorted last rather than refused
+        return datetime.min.replace(tzinfo=UTC)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+# Plain ``def`` routes from here on: FastAPI runs them in a worker thread, so reading the saved
+# files never blocks the event loop that answers queries.
 @router.get("", responses=ERROR_RESPONSES)
-async def list_evals(request: Request) -> list[EvalJobSummary]:
-    """Every job, newest first (the web page's reports view)."""
-    return [j.summary() for j in reversed(_jobs(request).jobs.values())]
+def list_evals(request: Request, state: State) -> list[EvalJobSummary]:
+    """Every job, and every report saved under the server's home, newest first (the web page's
+    reports view)."""
+    jobs = _jobs(request)
+    with jobs.lock:
+        listed = [j.summary() for j in jobs.jobs.values()]
+    held = {j.job_id for j in listed}
+    saved = _saved(request, state).list()
+    listed += [EvalJobSummary.from_saved(s) for s in saved if s.report_id not in held]
+    return sorted(listed, key=_created, reverse=True)
 
 
-def _job(request: Request, job_id: str) -> EvalJob:
-    job = _jobs(request).jobs.get(job_id)
-    if job is None:
-        raise ApiError(
-            QueryValidationError(f"No evaluation job '{job_id}'.", field="job_id"), status=404
-        )
-    return job
+def _not_found(job_id: str) -> ApiError:
+    return ApiError(
+        QueryValidationError(f"No evaluation job '{job_id}'.", field="job_id"), status=404
+    )
 
 
 @router.get("/{job_id}", responses=ERROR_RESPONSES)
-async def get_eval(request: Request, job_id: str) -> EvalJobStatus:
-    """Progress, and the whole report once done (its schema: ``ragsonde schema report``)."""
-    return _job(request, job_id).status_with_report()
+def get_eval(request: Request, state: State, job_id: str) -> EvalJobStatus:
+    """Progress, and the whole report once done (its schema: ``ragsonde schema report``); a
+    saved report is read back from the server's eval-reports folder."""
+    job = _jobs(request).jobs.get(job_id)
+    if job is not None:
+        return job.status_with_report()
+    saved = _saved(request, state)
+    summary = saved.summary(job_id)
+    if summary is None:
+        raise _not_found(job_id)
+    report = None if summary.error is not None else saved.load(job_id)
+    return EvalJobStatus(**dict(EvalJobSummary.from_saved(summary)), report=report)
 
 
 @router.delete("/{job_id}", responses=ERROR_RESPONSES)
-async def cancel_eval(request: Request, job_id: str) -> EvalJobSummary:
+def cancel_eval(request: Request, state: State, job_id: str) -> EvalJobSummary:
     """Cancel a job: a queued one is removed and never runs; a running one stops before its next
-    query (status ``cancelled``); a finished one is forgotten. Answers the job as it now is."""
-    jobs = _jobs(request)
+    query (status ``cancelled``); a finished one, or a saved report, is forgotten and its files
+    deleted. Answers the job as it now is."""
+    jobs, saved = _jobs(request), _saved(request, state)
     with jobs.lock:
-        job = _job(request, job_id)
-        job.cancel.set()
-        if job.status == "queued" and job.future is not None and job.future.cancel():
-            job.status = "cancelled"
-        if job.status != "running":
-            del jobs.jobs[job_id]
-    return job.summary()
+        job = jobs.jobs.get(job_id)
+        if job is not None:
+            job.cancel.set()
+            if job.status == "queued" and job.future is not None and job.future.cancel():
+                job.status = "cancelled"
+            if job.status != "running":
+                del jobs.jobs[job_id]
+                saved.forget(job_id)
+            return job.summary()
+    summary = saved.summary(job_id)
+    if summary is None or not saved.forget(job_id):
+        raise _not_found(job_id)
+    return EvalJobSummary.from_saved(summary)
 
 
 @router.get("/{job_id}/report.html", response_class=HTMLResponse, responses=_json_errors())
-async def get_eval_html(request: Request, job_id: str) -> HTMLResponse:
-    """The job's self-contained HTML report."""
+def get_eval_html(request: Request, state: State, job_id: str) -> HTMLResponse:
+    """The job's self-contained HTML report (a saved report's, read back)."""
     from ragsonde.evaluate.html import render_html_report
 
-    job = _job(request, job_id)
-    if job.report is None:
+    job = _jobs(request).jobs.get(job_id)
+    if job is not None:
+        report = job.report
+        status: str = job.status
+    else:
+        try:
+            report = _saved(request, state).load(job_id)
+        except RagsondeError as e:  # an unreadable file: 409, with the reason
+            raise ApiError(e, status=409) from e
+        if report is None:
+            raise _not_found(job_id)
+        status = "done"
+    if report is None:
         raise ApiError(
-            QueryValidationError(f"Evaluation '{job_id}' is {job.status}.", field="job_id"),
+            QueryValidationError(f"Evaluation '{job_id}' is {status}.", field="job_id"),
             status=409,
         )
-    return HTMLResponse(render_html_report(job.report))
+    return HTMLResponse(render_html_report(report))
