@@ -244,3 +244,52 @@ def per_query(report: dict[str, Any], metric: str) -> Any:
 
     ids = sorted(report["per_query"])
     return np.asarray([report["per_query"][q]["metrics"][metric] for q in ids])
+
+
+def home_env(home: Path) -> dict[str, str]:
+    """The environment of a ``ragsonde`` process on ``home``: this checkout's ``src`` first, no
+    ``RAGSONDE_``/``QDRANT_`` variable of the caller's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGSONDE_", "QDRANT_"))}
+    env["PYTHONPATH"] = f"{ROOT / 'src'}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    env["RAGSONDE_HOME"] = str(home)
+    return env
+
+
+@contextmanager
+def serve_process(home: Path, *args: str) -> Iterator[str]:
+    """A real ``ragsonde serve ARGS`` process on ``home`` and a free loopback port; yields its
+    URL once ``/healthz`` answers, and terminates it afterwards (its stderr goes to a log file
+    beside ``home``, shown if it exits early)."""
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    log = home.parent / f"serve-{port}.log"
+    url = f"http://127.0.0.1:{port}"
+    with (
+        log.open("w") as err,
+        subprocess.Popen(
+            [sys.executable, "-m", "ragsonde", "serve", *args, "--port", str(port)],
+            env=home_env(home),
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        ) as proc,
+    ):
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                if proc.poll() is not None:
+                    raise AssertionError(f"serve exited {proc.returncode}: {log.read_text()}")
+                try:
+                    if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError("serve did not start in 120 s")
+                time.sleep(0.2)
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)

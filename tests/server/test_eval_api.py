@@ -159,6 +159,8 @@ def test_saved_reports_outlive_the_server_and_bad_files_are_listed_not_500(
                 row = rows[name]
                 assert row["status"] == "unreadable" and "html" not in row["links"]
                 assert row["error"]["code"] == "VALIDATION_ERROR"
+                assert str(folder) not in row["error"]["message"]  # no server path
+                assert f"{name}.json" in row["error"]["message"]
             assert "schema version 2.0" in rows["future-l15"]["error"]["message"]
             assert "not a saved report" in rows["list-l15"]["error"]["message"]
 

@@ -1,14 +1,17 @@
-"""Judging in a real Chromium: from an empty benchmark to an evaluated one, in the page alone."""
+"""Judging in a real Chromium: from an empty benchmark to an evaluated one, in the page alone,
+and the report still there after the server restarts."""
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import pytest
 from playwright.sync_api import expect
 
 from ragsonde.evaluate import EvalOptions, evaluate
+from tests.support import serve_process
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +29,16 @@ def grade_with_key(page, doc: str, key: str) -> None:
     page.locator(f'#hits .hit[data-doc-id="{doc}"]').focus()
     page.keyboard.press(key)
     expect(page.locator("#hits")).to_have_attribute("data-saved", str(int(before) + 1))
+
+
+def judged_at_10(report) -> str:
+    """The judged@10 cell of an opened HTML report's metrics table."""
+    report.wait_for_load_state()
+    ks = [
+        k.strip("@") for k in report.locator("#metrics tr").first.locator("th").all_text_contents()
+    ]
+    row = report.locator("#metrics tr", has=report.locator("th", has_text=re.compile("^judged$")))
+    return row.locator("td").all_text_contents()[ks.index("10") - 1]
 
 
 def test_judge_reload_export_and_evaluate(
@@ -94,8 +107,34 @@ def test_judge_reload_export_and_evaluate(
     page.click("#eval-go")
     row_node = page.locator("#reports tbody tr", has_text=f"{name}.jsonl").first
     expect(row_node).to_have_class("job done", timeout=60_000)
-    cells = row_node.locator("td").all_text_contents()
-    assert cells[5] == "1.0000"  # nDCG@10
-    expect(row_node.locator("a.open-report")).to_have_count(1)
+    judged = f"{report.metrics['judged@10']:.4f}"
+    assert row_node.locator("td").all_text_contents()[5:7] == ["1.0000", judged]  # nDCG, judged
+    job_id = row_node.get_attribute("data-job-id")
     page.screenshot(path=str(tmp_path / "reports.png"), full_page=True)
+    # The report opens, with its judged@10.
+    with page.context.expect_page() as popup:
+        row_node.locator("a.open-report").click()
+    assert judged_at_10(popup.value) == judged
+
+    # A restart: a new server process on the same home holds no job in memory, yet its reports
+    # view lists the saved report, and opens it.
+    # A file that is no report is listed as unreadable, with the reason, and cannot be opened.
+    broken = server_settings.home / "eval-reports" / f"{name}-broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    with serve_process(server_settings.home, "-c", "docs") as second:
+        page.goto(f"{second}/")
+        page.click("#show-reports")
+        saved = page.locator(f'#reports tbody tr[data-job-id="{job_id}"]')
+        expect(saved).to_have_class("job done saved")
+        assert saved.locator("td").all_text_contents()[5:7] == ["1.0000", judged]
+        expect(page.locator("#reports-status")).to_contain_text("saved earlier")
+        bad = page.locator(f'#reports tbody tr[data-job-id="{name}-broken"]')
+        expect(bad).to_have_class("job unreadable saved")
+        expect(bad.locator("td").nth(3)).to_contain_text("unreadable: cannot read report")
+        expect(bad.locator("a.open-report")).to_have_count(0)
+        broken.unlink()
+        page.screenshot(path=str(tmp_path / "restarted.png"), full_page=True)
+        with page.context.expect_page() as popup:
+            saved.locator("a.open-report").click()
+        assert judged_at_10(popup.value) == judged
     assert page.problems == []

@@ -5,80 +5,36 @@ because its queries succeed."""
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.support import home_env, serve_process
+
 pytestmark = pytest.mark.slow  # starts a server and ingest processes, loads the model
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 OLD = "Lidar sensors measure distance with pulsed laser light reflected by surfaces."
 NEW = "Quokkas are small marsupials living on Rottnest Island near Perth in Australia."
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGSONDE_", "QDRANT_"))}
-    env["PYTHONPATH"] = f"{SRC}{os.pathsep}{env.get('PYTHONPATH', '')}"
-    env["RAGSONDE_HOME"] = str(home)
-    return env
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "ragsonde", *args],
-        env=_env(home),
+        env=home_env(home),
         capture_output=True,
         text=True,
         timeout=300,
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def _serve(home: Path) -> Iterator[str]:
-    port = _free_port()
-    log = home.parent / f"serve-{port}.log"
-    url = f"http://127.0.0.1:{port}"
-    with (
-        log.open("w") as err,
-        subprocess.Popen(
-            [sys.executable, "-m", "ragsonde", "serve", "-c", "mydocs", "--port", str(port)],
-            env=_env(home),
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-        ) as proc,
-    ):
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                if proc.poll() is not None:
-                    raise AssertionError(f"serve exited {proc.returncode}: {log.read_text()}")
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise AssertionError("serve did not start in 120 s")
-                time.sleep(0.2)
-            yield url
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+def _serve(home: Path) -> AbstractContextManager[str]:
+    return serve_process(home, "-c", "mydocs")
 
 
 def _top(url: str, text: str) -> httpx.Response:

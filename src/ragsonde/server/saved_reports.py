@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragsonde.errors import RagsondeError
+from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.report import EvalReport, load_report
 from ragsonde.models import ErrorInfo
 
@@ -54,10 +54,19 @@ def _dataset_name(report: EvalReport, folder: Path) -> str:
     return path.name or report.benchmark.name
 
 
+def _read(path: Path) -> EvalReport:
+    """:func:`load_report`, its refusal naming the file but never the server's folders."""
+    try:
+        return load_report(path)
+    except QueryValidationError as e:
+        message = e.message.replace(str(path), path.name)
+        raise QueryValidationError(message, field="report") from e
+
+
 def _summarise(path: Path, metric_names: tuple[str, ...]) -> SavedReport:
     try:
-        report = load_report(path)
-    except RagsondeError as e:  # load_report's one refusal: the reason, as a contract error
+        report = _read(path)
+    except QueryValidationError as e:  # load_report's one refusal: the reason, listed
         mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
         return SavedReport(
             report_id=path.stem,
@@ -141,7 +150,7 @@ class SavedReports:
         """The whole report (None: there is no such file); an unreadable one raises the
         VALIDATION_ERROR that says why."""
         path = self.path(report_id)
-        return None if path is None else load_report(path)
+        return None if path is None else _read(path)
 
     def forget(self, report_id: str) -> bool:
         """Delete a saved report's files (its JSON, HTML and uploaded benchmark)."""

@@ -213,14 +213,19 @@
   /** One row of the reports view, from an EvalJobSummary (`GET /v1/eval`; see the OpenAPI). */
   function reportRow(job) {
     const row = document.createElement("tr");
-    row.className = `job ${job.status}`;
+    // A saved report was read from the server's eval-reports folder (e.g. from before a restart).
+    row.className = job.saved ? `job ${job.status} saved` : `job ${job.status}`;
+    row.dataset.jobId = job.job_id;
     cell(row, (job.created_at || "").replace("T", " ").slice(0, 19));
     cell(row, job.dataset);
-    cell(row, job.collection || "default");
-    cell(row, job.error ? `${job.status}: ${job.error.message}` : job.status);
+    cell(row, job.collection || (job.saved ? "" : "default"));
+    const status = job.saved && job.status === "done" ? "saved" : job.status;
+    cell(row, job.error ? `${status}: ${job.error.message}` : status);
     cell(row, `${job.progress.done}/${job.progress.total}`);
-    const ndcg = job.metrics === null ? undefined : job.metrics["ndcg@10"];
-    cell(row, typeof ndcg === "number" ? ndcg.toFixed(4) : "");
+    for (const name of ["ndcg@10", "judged@10"]) {
+      const value = job.metrics ? job.metrics[name] : undefined;
+      cell(row, typeof value === "number" ? value.toFixed(4) : "");
+    }
     cell(row, job.passed === null ? "" : job.passed ? "pass" : "FAIL");
     const td = cell(row, "");
     if (job.links.html) {
@@ -247,7 +252,12 @@
         return;
       }
       $("reports").tBodies[0].replaceChildren(...data.map(reportRow));
-      setText(statusNode, data.length === 0 ? "No evaluations yet." : `${data.length} evaluations`);
+      const saved = data.filter((j) => j.saved).length;
+      const count = `${data.length} evaluation${data.length === 1 ? "" : "s"}`;
+      setText(
+        statusNode,
+        data.length === 0 ? "No evaluations yet." : saved ? `${count} (${saved} saved earlier)` : count,
+      );
       return data;
     } catch (err) {
       setText(statusNode, `The server did not answer: ${err.message || err}`);
