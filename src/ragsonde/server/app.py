@@ -216,6 +216,9 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
         version=__version__,
         description="Retrieval over HTTP: the contract's Query in, Response out.",
         lifespan=_lifespan,
+        # An API path with a trailing slash is a 404 in the contract's error shape, not a 307 to
+        # another path (a job id such as "x%2F" used to redirect; found by schemathesis).
+        redirect_slashes=False,
     )
     app.state.ragsonde = state
     install_error_handlers(app)
