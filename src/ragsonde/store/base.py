@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ragsonde.store.scores import Distance
+from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = [
     "CollectionInfo",
@@ -54,6 +55,9 @@ class CollectionInfo:
     """Payload field -> index type (``keyword``, ``integer``, …)."""
     indexed_vectors_count: int = 0
     backend: str = ""
+    index: IndexConfig | None = None
+    """The dense vector's quantization and HNSW graph as the backend reports them; ``None``
+    where it keeps neither (qdrant-client's local mode: plain vectors, brute force)."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +127,14 @@ class Store(SearchStore, Protocol):
         sparse_vector_name: str | None = None,
         indexed_fields: Mapping[str, str] | None = None,
         distance: Distance = Distance.COSINE,
+        index: IndexConfig | None = None,
     ) -> CollectionInfo:
-        """Create a collection (cosine unless told) with indexes on ``indexed_fields``."""
+        """Create a collection (cosine unless told) with indexes on ``indexed_fields``.
+
+        ``index``: the dense vector's quantization and HNSW graph (``None``: the backend's
+        defaults). A backend that keeps neither (qdrant-client's local mode) creates the
+        collection all the same; its ``collection_info().index`` is then ``None``.
+        """
         ...
 
     def delete_collection(self, name: str) -> None: ...
