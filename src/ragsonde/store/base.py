@@ -59,6 +59,26 @@ class CollectionInfo:
     """The dense vector's quantization and HNSW graph as the backend reports them; ``None``
     where it keeps neither (qdrant-client's local mode: plain vectors, brute force)."""
 
+    def index_warnings(self, asked: IndexConfig | None) -> list[str]:
+        """What this existing collection has other than the ``asked`` index settings (they
+        apply only when a collection is created): one warning naming the difference, or none."""
+        if asked is None:
+            return []
+        if self.index is None:
+            return [
+                f"Collection '{self.name}' is on {self.backend}, which keeps plain vectors: the "
+                f"quantization and HNSW settings asked for ({asked.label}) are not measurable "
+                "on this backend."
+            ]
+        diff = asked.differences(self.index)
+        if not diff:
+            return []
+        return [
+            f"Collection '{self.name}' already exists with {'; '.join(diff)}. Quantization and "
+            "HNSW settings apply only when a collection is created: write into a new collection "
+            "(or use `ragsonde tune --apply NAME`) to build one with them."
+        ]
+
 
 @dataclass(frozen=True)
 class SearchSpec:
