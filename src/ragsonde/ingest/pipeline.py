@@ -269,14 +269,14 @@ def ensure_collection(
     try:
         info = store.collection_info(collection)
     except CollectionNotFoundError:
-        store.create_collection(
+        created = store.create_collection(
             collection,
             embedder.dimension,
             indexed_fields=INDEXED_FIELDS,
             sparse_vector_name=SPARSE_VECTOR_NAME if sparse else None,
             index=index,
         )
-        return []
+        return created.index_warnings(index)  # a backend that keeps plain vectors
     if sparse and info.sparse_vector_name is None:
         raise QueryValidationError(
             f"Collection '{collection}' was built without BM25 vectors, so --sparse cannot add "

@@ -351,7 +351,16 @@ class EdgeStore:
                     if index is None
                     else index.edge_vector_params(qe, dimension, engine_distance)
                 )
-                config = qe.EdgeConfig(vectors={vector_name or "": params}, sparse_vectors=sparse)
+                # An index asked for is built by build_index whatever the size (the engine's
+                # threshold would leave a small collection unquantized, its settings unused).
+                optimizers = (
+                    None if index is None else qe.EdgeOptimizersConfig(indexing_threshold=1)
+                )
+                config = qe.EdgeConfig(
+                    vectors={vector_name or "": params},
+                    sparse_vectors=sparse,
+                    optimizers=optimizers,
+                )
                 shard = qe.EdgeShard.create(str(path), config)
                 for field, kind in (indexed_fields or {}).items():
                     shard.update(qe.UpdateOperation.create_field_index(field, schema[kind]))

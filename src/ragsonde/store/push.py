@@ -256,7 +256,7 @@ def _ensure_target(
     try:
         existing = target.collection_info(name)
     except CollectionNotFoundError:
-        target.create_collection(
+        created = target.create_collection(
             name,
             info.dimension,
             vector_name=info.vector_name,
@@ -265,6 +265,7 @@ def _ensure_target(
             distance=info.distance,
             index=index,
         )
+        warnings += created.index_warnings(index)  # a backend that keeps plain vectors
         return True
     if existing.dimension != info.dimension:
         raise _dimension_mismatch(info, existing)
