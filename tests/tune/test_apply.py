@@ -122,3 +122,51 @@ def test_apply_with_bm25_parameters_reencodes_the_sparse_vectors(store: Store) -
     # without BM25 parameters in the spec, the stored vectors are copied as they are
     build_tuned_copy(store, "pts", "plain", VariantSpec(), reencode=encoder.embed_documents)
     assert _snapshot(store, "plain") == _snapshot(store, "pts")
+
+
+@pytest.mark.slow
+def test_cli_tune_apply_against_qdrant_url_local_mode(
+    scifact_slice: Path, embedder, tmp_path: Path
+) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.tune.support import fill_from_slice
+
+    url = f"path:{tmp_path / 'local'}"
+    store = QdrantClientStore(url)
+    try:
+        n = fill_from_slice(store, "slice", scifact_slice, embedder)
+        before = _snapshot(store, "slice")
+    finally:
+        store.close()
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'quantization = [{kind = "none"}, {kind = "scalar"}]\nhnsw = [{m = 16, ef_construct = 100}]\n'
+        "hnsw_ef = [64]\nrescore = [true]\noversampling = [2.0]\nfusion = []\n"
+        'aggregation = [{method = "max"}]\nbm25 = []\n'
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("RAGSONDE_HOME", "QDRANT_URL")}
+    env |= {"QDRANT_URL": url, "RAGSONDE_HOME": str(tmp_path / "edge")}
+    args = [sys.executable, "-m", "ragsonde", "tune", str(scifact_slice), "-c", "slice"]
+    args += ["--grid", str(grid), "--folds", "2", "--mode", "dense", "--json", "--apply", "tuned"]
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(args, capture_output=True, text=True, env=env, timeout=900, cwd=root)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["backend"] == "qdrant-local"
+    assert any(not v["measurable"] for v in data["variants"])  # scalar: not measurable here
+    assert "built tuned copy 'tuned'" in out.stderr
+    assert "not measurable on this backend" in out.stderr
+    store = QdrantClientStore(url)
+    try:
+        assert store.count("tuned") == store.count("slice") == n
+        assert _snapshot(store, "tuned") == before == _snapshot(store, "slice")
+    finally:
+        store.close()
+    again = subprocess.run(args, capture_output=True, text=True, env=env, timeout=900, cwd=root)
+    assert again.returncode == 2
+    assert json.loads(again.stdout)["error"]["code"] == "VALIDATION_ERROR"
+    assert "already exists" in json.loads(again.stdout)["error"]["message"]

@@ -166,6 +166,11 @@ def tune_command(
         options.grid = load_grid(grid)
     store = open_store(settings)
     try:
+        if apply and apply in store.list_collections():  # before the sweep, not after it
+            raise QueryValidationError(
+                f"Collection '{apply}' already exists: --apply never overwrites one.",
+                field="apply",
+            )
         with RichProgress(not json_output and err_console.is_terminal, "tune") as bar:
             report = tune(dataset, settings=settings, store=store, options=options, progress=bar)
         applied = None
