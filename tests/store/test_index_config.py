@@ -167,3 +167,47 @@ def test_client_local_mode_creates_plain_vectors_and_says_not_measurable() -> No
         assert "not measurable on this backend" in warning
     finally:
         store.close()
+
+
+def test_a_servers_collection_info_reads_back_its_quantization_and_hnsw() -> None:
+    """No Qdrant server runs here: its GET /collections/{name} body (the REST wire format),
+    parsed by qdrant-client's own model, is what the server backend reads."""
+    from ragsonde.store.client import _index_of
+
+    body = {
+        "status": "green",
+        "optimizer_status": "ok",
+        "indexed_vectors_count": 0,
+        "points_count": 0,
+        "segments_count": 2,
+        "config": {
+            "params": {"vectors": {"size": 384, "distance": "Cosine"}},
+            "hnsw_config": {"m": 32, "ef_construct": 200, "full_scan_threshold": 10000},
+            "optimizer_config": {
+                "deleted_threshold": 0.2,
+                "vacuum_min_vector_number": 1000,
+                "default_segment_number": 0,
+                "flush_interval_sec": 5,
+            },
+            "wal_config": {"wal_capacity_mb": 32, "wal_segments_ahead": 0},
+            "quantization_config": {
+                "binary": {"always_ram": True, "encoding": "one_and_half_bits"}
+            },
+        },
+        "payload_schema": {},
+    }
+    index = _index_of(m.CollectionInfo.model_validate(body), None)
+    assert index == IndexConfig(
+        quantization=quantization_named("binary-1.5bit"), hnsw=Hnsw(m=32, ef_construct=200)
+    )
+    # a named vector's own settings win over the collection's
+    body["config"]["params"]["vectors"] = {  # type: ignore[index]
+        "dense": {
+            "size": 384,
+            "distance": "Cosine",
+            "hnsw_config": {"m": 8},
+            "quantization_config": {"scalar": {"type": "int8", "always_ram": True}},
+        }
+    }
+    index = _index_of(m.CollectionInfo.model_validate(body), "dense")
+    assert (index.quantization.label, index.hnsw.m, index.hnsw.ef_construct) == ("int8", 8, 200)
