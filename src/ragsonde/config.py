@@ -29,6 +29,7 @@ __all__ = [
 ]
 if TYPE_CHECKING:
     from ragsonde.store.payload import PayloadMapping
+    from ragsonde.store.variant_specs import Bm25Params, IndexConfig
 
 
 DEFAULT_EMBEDDER = "local:sentence-transformers/all-MiniLM-L6-v2"
@@ -205,6 +206,55 @@ class Settings(BaseSettings):
         '``layout = "langchain"`` starts from a named layout. Empty: every known layout is '
         "read as is (see ragsonde.store.payload).",
     )
+
+    # -- How a collection is built: applied only when ingest or push CREATES one (an existing
+    # collection keeps its own; a difference is reported as a warning). Unset: Qdrant's defaults.
+    quantization: str | None = Field(
+        default=None,
+        description="RAGSONDE_QUANTIZATION: none, scalar (int8), binary (binary-1bit, "
+        "binary-1.5bit, binary-2bit), product (pq-x4 … pq-x64), turbo (turbo-1bit … "
+        "turbo-8bit); the names are ragsonde.store.variant_specs.QUANTIZATIONS.",
+    )
+    hnsw_m: int | None = Field(default=None, ge=2, le=128, description="HNSW edges per node.")
+    hnsw_ef_construct: int | None = Field(
+        default=None, ge=4, le=2000, description="HNSW candidate list size while building."
+    )
+    bm25_k1: float | None = Field(
+        default=None, gt=0, le=10, description="BM25 term-frequency saturation (default 1.2)."
+    )
+    bm25_b: float | None = Field(
+        default=None, ge=0, le=1, description="BM25 length normalisation (default 0.75)."
+    )
+
+    @field_validator("quantization")
+    @classmethod
+    def _check_quantization(cls, value: str | None) -> str | None:
+        from ragsonde.store.variant_specs import quantization_named  # store imports config
+
+        return None if value is None else quantization_named(value).label
+
+    @property
+    def index_config(self) -> IndexConfig | None:
+        """The quantization and HNSW graph asked for (only the fields set); ``None``: none."""
+        from ragsonde.store.variant_specs import Hnsw, IndexConfig, quantization_named
+
+        fields: dict[str, Any] = {}
+        if self.quantization is not None:
+            fields["quantization"] = quantization_named(self.quantization)
+        graph = {"m": self.hnsw_m, "ef_construct": self.hnsw_ef_construct}
+        if any(v is not None for v in graph.values()):
+            fields["hnsw"] = Hnsw(**{k: v for k, v in graph.items() if v is not None})
+        return IndexConfig(**fields) if fields else None
+
+    @property
+    def bm25_params(self) -> Bm25Params | None:
+        """The BM25 parameters asked for; ``None``: the encoder's defaults."""
+        from ragsonde.store.variant_specs import Bm25Params
+
+        given = {"k1": self.bm25_k1, "b": self.bm25_b}
+        if all(v is None for v in given.values()):
+            return None
+        return Bm25Params(**{k: v for k, v in given.items() if v is not None})
 
     @field_validator("embedder")
     @classmethod

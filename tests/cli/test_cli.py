@@ -156,6 +156,7 @@ def test_ingest_command_json_and_errors(tmp_path):
         "deleted",
         "failed",
         "seconds",
+        "warnings",
     }
     assert (report["documents"], report["chunks"], report["embedded"]) == (1, 2, 2)
     assert report["failed"][0]["source"] == "bad.md"

@@ -26,6 +26,7 @@ def test_cli_push_json_then_resume(cli: Cli, push_home: Path, tmp_path: Path) ->
         "copied",
         "skipped",
         "seconds",
+        "warnings",
     }
     assert report["collection"] == report["target_collection"] == "docs"
     assert report["points"] == report["copied"] > 0 and report["skipped"] == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ragsonde.cli._common import (
     CollectionOpt,
@@ -15,6 +16,13 @@ from ragsonde.cli._common import (
     err_console,
     print_json,
     settings_from_options,
+)
+from ragsonde.cli._index import (
+    Bm25BOpt,
+    Bm25K1Opt,
+    HnswEfConstructOpt,
+    HnswMOpt,
+    QuantizationOpt,
 )
 from ragsonde.cli.app import app
 from ragsonde.cli.progress import RichProgress
@@ -51,6 +59,11 @@ def ingest(
         str | None, typer.Option(help="URL prefix for files without a url in their front matter.")
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Pages fetched at a time (web).")] = 8,
+    quantization: QuantizationOpt = None,
+    hnsw_m: HnswMOpt = None,
+    hnsw_ef_construct: HnswEfConstructOpt = None,
+    bm25_k1: Bm25K1Opt = None,
+    bm25_b: Bm25BOpt = None,
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
@@ -58,11 +71,21 @@ def ingest(
 
     Exits 1 when pages of a docs site could not be fetched (they are listed); files skipped
     in a folder (not UTF-8, symlinks leading outside it) are listed and the exit is 0.
+    Quantization and HNSW options apply when the collection is created (a warning names what an
+    existing one has instead).
     """
     from ragsonde.ingest import IngestOptions, SourceOptions, detect_format
     from ragsonde.ingest import ingest as run_ingest
 
-    settings = settings_from_options(collection=collection, home=home)
+    settings = settings_from_options(
+        collection=collection,
+        home=home,
+        quantization=quantization,
+        hnsw_m=hnsw_m,
+        hnsw_ef_construct=hnsw_ef_construct,
+        bm25_k1=bm25_k1,
+        bm25_b=bm25_b,
+    )
     options = IngestOptions(
         chunk_size=chunk_size, chunk_overlap=chunk_overlap, prune=prune, sparse=sparse
     )
@@ -81,6 +104,8 @@ def ingest(
     # A page that could not be fetched is content the user asked for and did not get; a file
     # skipped in a folder is one the folder should not have held.
     failed_pages = bool(report.failed) and (fmt or detect_format(source)) == "web"
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
     if json_output:
         print_json(report)
         if failed_pages:

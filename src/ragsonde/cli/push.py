@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ragsonde.cli._common import (
     CollectionOpt,
@@ -16,6 +17,7 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
+from ragsonde.cli._index import HnswEfConstructOpt, HnswMOpt, QuantizationOpt
 from ragsonde.cli.app import app
 from ragsonde.cli.progress import RichProgress
 from ragsonde.errors import QueryValidationError, RagsondeError
@@ -60,16 +62,26 @@ def push(
             "(that framework's QdrantVectorStore reads the copy natively).",
         ),
     ] = "ragsonde",
+    quantization: QuantizationOpt = None,
+    hnsw_m: HnswMOpt = None,
+    hnsw_ef_construct: HnswEfConstructOpt = None,
     home: HomeOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Push an embedded collection (vectors, BM25 vectors, payloads) to a Qdrant server:
-    in batches, and resumable: run it again after a failure and what was copied is skipped."""
+    in batches, and resumable: run it again after a failure and what was copied is skipped.
+    Quantization and HNSW options apply when the target collection is created."""
     from ragsonde.store.push import describe_target, open_target
     from ragsonde.store.push import push as run_push
     from ragsonde.workspace import Workspace
 
-    settings = settings_from_options(collection=collection, home=home)
+    settings = settings_from_options(
+        collection=collection,
+        home=home,
+        quantization=quantization,
+        hnsw_m=hnsw_m,
+        hnsw_ef_construct=hnsw_ef_construct,
+    )
     url = to or settings.qdrant_url
     if not url:
         raise QueryValidationError(
@@ -98,6 +110,7 @@ def push(
                     batch_size=batch_size,
                     progress=bar,
                     layout=layout,
+                    index=settings.index_config,
                 )
         except RagsondeError:
             if bar.counts["copied"] and not json_output:
@@ -111,6 +124,8 @@ def push(
     if json_output:
         print_json(report)
         return
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
     console.print(
         f"[bold green]Pushed[/] '{report.collection}' → '{report.target_collection}' at "
         f"{report.target}: {report.points} points, {report.copied} copied, "

@@ -295,6 +295,11 @@ def inspect(
         f"{report.dimension}-dim {report.distance}, "
         f"{report.indexed_vectors_count} in the HNSW index"
     )
+    if report.index is not None:
+        q, g = report.index.quantization, report.index.hnsw
+        console.print(f"quantization {q.label}, HNSW m={g.m} ef_construct={g.ef_construct}")
+    elif not report.index_measurable:
+        console.print("quantization and HNSW: not measurable on this backend (plain vectors)")
     match = {True: "[green]matches[/]", False: "[red]DOES NOT match[/]", None: "unknown"}
     console.print(
         f"embedder {report.embedder} ({report.embedder_dimension}-dim): "

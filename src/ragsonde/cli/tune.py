@@ -26,6 +26,7 @@ from ragsonde.cli.progress import RichProgress
 from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
+    from ragsonde.store import Store
     from ragsonde.tune import TuneReport
 
 __all__ = ["render_tune", "tune_command"]
@@ -83,6 +84,27 @@ def render_tune(report: TuneReport) -> None:
     )
 
 
+def _apply(store: Store, report: TuneReport, target: str, quiet: bool) -> str:
+    """``--apply``: build ``target``, a copy of the tuned collection with the recommended
+    quantization, HNSW and BM25 parameters, on the user's own backend."""
+    from ragsonde.embedders.sparse import Bm25Encoder
+    from ragsonde.store.variant_specs import measurable
+    from ragsonde.store.variants import build_tuned_copy
+
+    chosen = report.config(report.recommendation.config or "")
+    spec = report.variant(chosen.variant).spec
+    bm25 = Bm25Encoder(k=spec.bm25.k1, b=spec.bm25.b).embed_documents if spec.bm25 else None
+    with RichProgress(not quiet and err_console.is_terminal, "points") as bar:
+        n = build_tuned_copy(store, report.collection, target, spec, reencode=bm25, progress=bar)
+    err_console.print(f"built tuned copy '{target}' ({n} points, {escape(spec.label)})")
+    if not measurable(store.backend, "quantization"):
+        err_console.print(
+            f"[yellow]warning[/]: {store.backend} keeps plain vectors: the copy's quantization "
+            "and HNSW settings are not measurable on this backend (a Qdrant server honours them)."
+        )
+    return target
+
+
 @app.command("tune")
 @cli_errors
 def tune_command(
@@ -124,7 +146,6 @@ def tune_command(
     """Tune quantization, HNSW and fusion on temporary copies of a collection, against your
     labels: Pareto front, cross-validated choice, saved or applied configuration."""
     from ragsonde.store import open_store
-    from ragsonde.store.variants import build_tuned_copy
     from ragsonde.tune import Constraints, TuneOptions, load_grid, tune
     from ragsonde.tune import save_config as save
     from ragsonde.tune.html import write_html
@@ -145,15 +166,18 @@ def tune_command(
         options.grid = load_grid(grid)
     store = open_store(settings)
     try:
+        if apply and apply in store.list_collections():  # before the sweep, not after it
+            raise QueryValidationError(
+                f"Collection '{apply}' already exists: --apply never overwrites one.",
+                field="apply",
+            )
         with RichProgress(not json_output and err_console.is_terminal, "tune") as bar:
             report = tune(dataset, settings=settings, store=store, options=options, progress=bar)
         applied = None
         if apply and report.recommendation.config:
-            chosen = report.config(report.recommendation.config)
-            spec = report.variant(chosen.variant).spec
-            n = build_tuned_copy(store, report.collection, apply, spec)
-            applied = apply
-            err_console.print(f"built tuned copy '{apply}' ({n} points, {spec.label})")
+            applied = _apply(store, report, apply, json_output)
+        elif apply:
+            err_console.print(f"nothing applied: no configuration met the constraints ('{apply}')")
     finally:
         store.close()
     if save_config is not None:

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.ingest.document import Document, Failure, Section
@@ -57,6 +59,13 @@ def ingest(
     ``settings``, ``store`` and ``embedder`` for this call (closing what it opened).
     """
     with using(workspace, settings, store=store, embedder=embedder) as ws:
+        opts = options or IngestOptions()
+        if opts.index is None or opts.bm25 is None:  # from the settings, unless given here
+            opts = replace(
+                opts,
+                index=opts.index or ws.settings.index_config,
+                bm25=opts.bm25 or ws.settings.bm25_params,
+            )
         source = open_source(location, fmt, source_options)  # before the store opens
         total = source.estimate() if progress is not None else None
         return ingest_documents(
@@ -64,7 +73,7 @@ def ingest(
             store=ws.store,
             embedder=ws.embedder,
             collection=collection or ws.settings.collection,
-            options=options,
+            options=opts,
             progress=progress,
             total=total,
         )

@@ -27,6 +27,7 @@ from ragsonde.ingest.document import Document, Failure
 from ragsonde.progress import Progress
 from ragsonde.store import PointRecord, Store
 from ragsonde.store.base import SparseVector
+from ragsonde.store.variant_specs import Bm25Params, IndexConfig
 
 __all__ = [
     "INDEXED_FIELDS",
@@ -80,6 +81,11 @@ class IngestOptions:
     prune: bool = False
     sparse: bool = False
     """Also write BM25 sparse vectors (for ``mode=sparse`` and ``mode=hybrid``)."""
+    index: IndexConfig | None = None
+    """Quantization and HNSW of a collection this ingest creates (an existing one keeps its
+    own; a difference becomes a warning)."""
+    bm25: Bm25Params | None = None
+    """BM25 ``k1``/``b`` of the documents' sparse vectors (``None``: 1.2, 0.75)."""
 
 
 @dataclass
@@ -92,6 +98,7 @@ class IngestReport:
     deleted: int = 0
     failed: list[Failure] = field(default_factory=list)
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,13 +110,17 @@ class IngestReport:
             "deleted": self.deleted,
             "failed": [f.to_json() for f in self.failed],
             "seconds": round(self.seconds, 3),
+            "warnings": list(self.warnings),
         }
 
 
 def chunk_document(
-    doc: Document, chunker: Chunker, embedder_name: str, sparse: bool = False
+    doc: Document, chunker: Chunker, embedder_name: str, sparse: bool | str = False
 ) -> list[ChunkRecord]:
-    """``doc``'s chunks, in order, with their full payloads (``created_at`` aside)."""
+    """``doc``'s chunks, in order, with their full payloads (``created_at`` aside).
+
+    ``sparse``: whether BM25 vectors are written, or (a string) which non-default BM25 parameters
+    encode them: part of ``embed_hash``, so changing them re-encodes the chunks."""
     records: list[ChunkRecord] = []
     meta = {k: _jsonable(v) for k, v in doc.metadata.items() if k not in _STANDARD}
     for section in doc.sections:
@@ -247,19 +258,25 @@ def _let_go(store: Store) -> None:
 
 
 def ensure_collection(
-    store: Store, embedder: Embedder, collection: str, sparse: bool = False
-) -> None:
-    """Create ``collection`` for ``embedder``, or check that the existing one fits it."""
+    store: Store,
+    embedder: Embedder,
+    collection: str,
+    sparse: bool = False,
+    index: IndexConfig | None = None,
+) -> list[str]:
+    """Create ``collection`` for ``embedder`` (with ``index``), or check that the existing one
+    fits it; return warnings (an existing collection built with another ``index``)."""
     try:
         info = store.collection_info(collection)
     except CollectionNotFoundError:
-        store.create_collection(
+        created = store.create_collection(
             collection,
             embedder.dimension,
             indexed_fields=INDEXED_FIELDS,
             sparse_vector_name=SPARSE_VECTOR_NAME if sparse else None,
+            index=index,
         )
-        return
+        return created.index_warnings(index)  # a backend that keeps plain vectors
     if sparse and info.sparse_vector_name is None:
         raise QueryValidationError(
             f"Collection '{collection}' was built without BM25 vectors, so --sparse cannot add "
@@ -273,6 +290,7 @@ def ensure_collection(
             embedder=embedder.name,
             embedder_dim=embedder.dimension,
         )
+    return info.index_warnings(index)
 
 
 def ingest_documents(
@@ -290,9 +308,13 @@ def ingest_documents(
     started = time.perf_counter()
     report = IngestReport(collection=collection)
     chunker = Chunker(ChunkerConfig.for_embedder(embedder, opts.chunk_size, opts.chunk_overlap))
-    ensure_collection(store, embedder, collection, opts.sparse)
+    report.warnings += ensure_collection(store, embedder, collection, opts.sparse, opts.index)
     _let_go(store)
-    writer = _Writer(store, embedder, collection, report, Bm25Encoder() if opts.sparse else None)
+    bm25 = opts.bm25 or Bm25Params()
+    encoder = Bm25Encoder(k=bm25.k1, b=bm25.b) if opts.sparse else None
+    # the hash keeps its old form for default parameters, so existing chunks are not re-encoded
+    sparse_key: bool | str = opts.sparse and (bm25 == Bm25Params() or bm25.label)
+    writer = _Writer(store, embedder, collection, report, encoder)
     seen: set[str] = set()
     if progress is not None:
         progress.start(total)
@@ -302,7 +324,7 @@ def ingest_documents(
             if progress is not None:
                 progress.advance(1, 0)
             continue
-        records = chunk_document(item, chunker, embedder.name, opts.sparse)
+        records = chunk_document(item, chunker, embedder.name, sparse_key)
         seen.add(item.doc_id)
         report.documents += 1
         report.chunks += len(records)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ragsonde.store.scores import Distance
+from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = [
     "CollectionInfo",
@@ -54,6 +55,29 @@ class CollectionInfo:
     """Payload field -> index type (``keyword``, ``integer``, …)."""
     indexed_vectors_count: int = 0
     backend: str = ""
+    index: IndexConfig | None = None
+    """The dense vector's quantization and HNSW graph as the backend reports them; ``None``
+    where it keeps neither (qdrant-client's local mode: plain vectors, brute force)."""
+
+    def index_warnings(self, asked: IndexConfig | None) -> list[str]:
+        """What this existing collection has other than the ``asked`` index settings (they
+        apply only when a collection is created): one warning naming the difference, or none."""
+        if asked is None:
+            return []
+        if self.index is None:
+            return [
+                f"Collection '{self.name}' is on {self.backend}, which keeps plain vectors: the "
+                f"quantization and HNSW settings asked for ({asked.label}) are not measurable "
+                "on this backend."
+            ]
+        diff = asked.differences(self.index)
+        if not diff:
+            return []
+        return [
+            f"Collection '{self.name}' already exists with {'; '.join(diff)}. Quantization and "
+            "HNSW settings apply only when a collection is created: write into a new collection "
+            "(or use `ragsonde tune --apply NAME`) to build one with them."
+        ]
 
 
 @dataclass(frozen=True)
@@ -123,8 +147,14 @@ class Store(SearchStore, Protocol):
         sparse_vector_name: str | None = None,
         indexed_fields: Mapping[str, str] | None = None,
         distance: Distance = Distance.COSINE,
+        index: IndexConfig | None = None,
     ) -> CollectionInfo:
-        """Create a collection (cosine unless told) with indexes on ``indexed_fields``."""
+        """Create a collection (cosine unless told) with indexes on ``indexed_fields``.
+
+        ``index``: the dense vector's quantization and HNSW graph (``None``: the backend's
+        defaults). A backend that keeps neither (qdrant-client's local mode) creates the
+        collection all the same; its ``collection_info().index`` is then ``None``.
+        """
         ...
 
     def delete_collection(self, name: str) -> None: ...

@@ -20,6 +20,7 @@ from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._errors import Where, client_table, translating
 from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
 from ragsonde.store.scores import Distance
+from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = ["QdrantClientStore"]
 
@@ -98,6 +99,7 @@ class QdrantClientStore:
         sparse_vector_name: str | None = None,
         indexed_fields: Mapping[str, str] | None = None,
         distance: Distance = Distance.COSINE,
+        index: IndexConfig | None = None,
     ) -> CollectionInfo:
         from qdrant_client import models as m
 
@@ -115,11 +117,15 @@ class QdrantClientStore:
                 else None
             )
             fields = dict(indexed_fields or {})
+            # Local mode keeps plain vectors and warns about index settings: send it none.
+            tuned = None if self._local else index
             self._client.create_collection(
                 name,
                 vectors_config={vector_name: params} if vector_name else params,
                 sparse_vectors_config=sparse,
                 metadata={_INDEX_META_KEY: json.dumps(fields)},
+                quantization_config=tuned.quantization.client_config(m) if tuned else None,
+                hnsw_config=tuned.hnsw.client_config(m) if tuned else None,
             )
             if not self._local:
                 for field, kind in fields.items():
@@ -172,6 +178,7 @@ class QdrantClientStore:
             indexed_fields=indexed,
             indexed_vectors_count=int(info.indexed_vectors_count or 0),
             backend=self.backend,
+            index=None if self._local else _index_of(info, dense.name),
         )
 
     def _vector_name(self, name: str, with_vectors: bool) -> str | None:
@@ -305,3 +312,21 @@ class QdrantClientStore:
     def close(self) -> None:
         with self._translate(""):
             self._client.close()
+
+
+def _index_of(info: Any, vector_name: str | None) -> IndexConfig:
+    """The dense vector's quantization and HNSW graph: its own, else the collection's."""
+    vectors = info.config.params.vectors
+    params = vectors.get(vector_name or "") if isinstance(vectors, Mapping) else vectors
+
+    def wire(*models: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for model in models:
+            if model is not None:
+                out |= model.model_dump(mode="json", exclude_none=True)
+        return out
+
+    own_q = getattr(params, "quantization_config", None)
+    quantization = wire(own_q if own_q is not None else info.config.quantization_config)
+    hnsw = wire(info.config.hnsw_config, getattr(params, "hnsw_config", None))
+    return IndexConfig.from_wire(quantization or None, hnsw)

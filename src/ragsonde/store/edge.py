@@ -50,6 +50,7 @@ from ragsonde.store._errors import Where, edge_table, translating
 from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
 from ragsonde.store.lock import WANT_POLL_S, ShardLock, acquire_lock, wanted
 from ragsonde.store.scores import Distance
+from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = ["EdgeStore", "validate_collection_name"]
 
@@ -87,17 +88,32 @@ def _layout(name: str, config: Mapping[str, Any]) -> VectorLayout:
     return VectorLayout(name, dense, tuple(config.get("sparse_vectors") or {}))
 
 
+def _indexes(config: Mapping[str, Any]) -> dict[str | None, IndexConfig]:
+    """Each dense vector's quantization and HNSW graph, from its ``edge_config.json``."""
+    return {
+        vname or None: IndexConfig.from_wire(p.get("quantization_config"), p.get("hnsw_config"))
+        for vname, p in (config.get("vectors") or {}).items()
+    }
+
+
 class _Shard:
     """One open Edge shard plus its lock file; shared within the process."""
 
     def __init__(
-        self, name: str, path: Path, shard: Any, lock: ShardLock, layout: VectorLayout
+        self,
+        name: str,
+        path: Path,
+        shard: Any,
+        lock: ShardLock,
+        layout: VectorLayout,
+        indexes: Mapping[str | None, IndexConfig],
     ) -> None:
         self.name = name
         self.path = path
         self.shard = shard
         self.lock = lock
         self.layout = layout
+        self.indexes = indexes
         self.refs = 0
         self.mutex = threading.Lock()
         self.closed = False  # set (under mutex) when released while a store still names it
@@ -260,7 +276,7 @@ class EdgeStore:
         except BaseException:
             lock.release()
             raise
-        return _Shard(name, path, shard, lock, _layout(name, config))
+        return _Shard(name, path, shard, lock, _layout(name, config), _indexes(config))
 
     def _release(self, path: Path) -> None:
         shard = self._mine.pop(path, None)
@@ -297,6 +313,7 @@ class EdgeStore:
         sparse_vector_name: str | None = None,
         indexed_fields: Mapping[str, str] | None = None,
         distance: Distance = Distance.COSINE,
+        index: IndexConfig | None = None,
     ) -> CollectionInfo:
         import qdrant_edge as qe
 
@@ -328,10 +345,22 @@ class EdgeStore:
                     if sparse_vector_name
                     else None
                 )
-                params = qe.EdgeVectorParams(
-                    size=dimension, distance=getattr(qe.Distance, Distance(distance).value)
+                engine_distance = getattr(qe.Distance, Distance(distance).value)
+                params = (
+                    qe.EdgeVectorParams(size=dimension, distance=engine_distance)
+                    if index is None
+                    else index.edge_vector_params(qe, dimension, engine_distance)
                 )
-                config = qe.EdgeConfig(vectors={vector_name or "": params}, sparse_vectors=sparse)
+                # An index asked for is built by build_index whatever the size (the engine's
+                # threshold would leave a small collection unquantized, its settings unused).
+                optimizers = (
+                    None if index is None else qe.EdgeOptimizersConfig(indexing_threshold=1)
+                )
+                config = qe.EdgeConfig(
+                    vectors={vector_name or "": params},
+                    sparse_vectors=sparse,
+                    optimizers=optimizers,
+                )
                 shard = qe.EdgeShard.create(str(path), config)
                 for field, kind in (indexed_fields or {}).items():
                     shard.update(qe.UpdateOperation.create_field_index(field, schema[kind]))
@@ -357,6 +386,7 @@ class EdgeStore:
     def collection_info(self, name: str) -> CollectionInfo:
         layout, dense = self._dense(name)
         with self._use(name) as shard:
+            index = shard.indexes.get(dense.name)
             info = shard.shard.info()
             schema = {
                 field: str(idx.data_type).rsplit(".", 1)[-1].lower()
@@ -372,6 +402,7 @@ class EdgeStore:
             indexed_fields=schema,
             indexed_vectors_count=int(info.indexed_vectors_count),
             backend=self.backend,
+            index=index,
         )
 
     # -- writes ------------------------------------------------------------------------------

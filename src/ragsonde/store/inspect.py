@@ -14,6 +14,7 @@ from ragsonde.store.payload import (
     detect_layout,
     detect_mapping,
 )
+from ragsonde.store.variant_specs import IndexConfig, measurable
 
 __all__ = ["CollectionReport", "FieldStat", "inspect_collection"]
 
@@ -51,6 +52,11 @@ class CollectionReport(BaseModel):
     embedder: str | None = None
     embedder_dimension: int | None = None
     dimension_matches: bool | None = None
+    index: IndexConfig | None = None
+    """The dense vector's quantization and HNSW graph, as the backend reports them."""
+    index_measurable: bool = True
+    """False where the backend keeps plain vectors (qdrant-client's local mode): quantization
+    and HNSW are then not measurable on this backend, and ``index`` is ``None``."""
 
 
 def inspect_collection(
@@ -112,6 +118,8 @@ def inspect_collection(
         dimension_matches=(
             None if embedder_dimension is None else embedder_dimension == info.dimension
         ),
+        index=info.index,
+        index_measurable=measurable(info.backend, "quantization"),
     )
 
 

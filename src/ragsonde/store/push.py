@@ -38,7 +38,7 @@ import itertools
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,6 +51,7 @@ from ragsonde.errors import (
 from ragsonde.progress import Progress
 from ragsonde.store.base import CollectionInfo, PointRecord, Store
 from ragsonde.store.payload import DEFAULT_MAPPING
+from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = [
     "PAYLOAD_WRITERS",
@@ -129,6 +130,7 @@ class PushReport:
     copied: int = 0
     skipped: int = 0
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -139,6 +141,7 @@ class PushReport:
             "copied": self.copied,
             "skipped": self.skipped,
             "seconds": round(self.seconds, 3),
+            "warnings": list(self.warnings),
         }
 
 
@@ -178,6 +181,7 @@ def push(
     batch_size: int = 256,
     progress: Progress | None = None,
     layout: str = "ragsonde",
+    index: IndexConfig | None = None,
 ) -> PushReport:
     """Copy ``collection`` from ``source`` into ``target`` (see the module docstring).
 
@@ -186,6 +190,8 @@ def push(
     QueryValidationError when it exists but cannot hold the source's points, and whatever the
     target raises when it cannot be reached (StoreConnectionError, AuthError). Run it again after
     a failure: what was copied is skipped. ``layout`` names a :data:`PAYLOAD_WRITERS` entry.
+    ``index``: the quantization and HNSW of a target collection this push creates (an existing
+    one keeps its own; a difference is in ``PushReport.warnings``).
     """
     if batch_size < 1:
         raise QueryValidationError("Batch size must be at least 1.", field="batch_size")
@@ -203,7 +209,7 @@ def push(
     first = next(batches, None)
     if first is not None:
         _check_sparse(info, first)
-    fresh = _ensure_target(info, target, name, writer)
+    fresh = _ensure_target(info, target, name, writer, index, report.warnings)
     if progress is not None:
         progress.start(total)
     for read in itertools.chain([first] if first is not None else [], batches):
@@ -237,20 +243,29 @@ def _rewrite(point: PointRecord, writer: PayloadWriter) -> PointRecord:
     return replace(point, payload=writer.convert(point))
 
 
-def _ensure_target(info: CollectionInfo, target: Store, name: str, writer: PayloadWriter) -> bool:
-    """Create the target collection like the source, or check the existing one fits.
-    True when the target collection is empty (nothing to compare against)."""
+def _ensure_target(
+    info: CollectionInfo,
+    target: Store,
+    name: str,
+    writer: PayloadWriter,
+    index: IndexConfig | None,
+    warnings: list[str],
+) -> bool:
+    """Create the target collection like the source (with ``index``), or check the existing one
+    fits (adding to ``warnings``). True when the target collection is empty."""
     try:
         existing = target.collection_info(name)
     except CollectionNotFoundError:
-        target.create_collection(
+        created = target.create_collection(
             name,
             info.dimension,
             vector_name=info.vector_name,
             sparse_vector_name=info.sparse_vector_name,
             indexed_fields={writer.field_path(k): v for k, v in info.indexed_fields.items()},
             distance=info.distance,
+            index=index,
         )
+        warnings += created.index_warnings(index)  # a backend that keeps plain vectors
         return True
     if existing.dimension != info.dimension:
         raise _dimension_mismatch(info, existing)
@@ -266,6 +281,7 @@ def _ensure_target(info: CollectionInfo, target: Store, name: str, writer: Paylo
             f"'{info.name}'. Push to another --target-collection.",
             field="target_collection",
         )
+    warnings += existing.index_warnings(index)
     return target.count(name) == 0
 
 

@@ -1,25 +1,33 @@
 """What an index variant is: quantization, HNSW, BM25 and search-time settings, as frozen models.
 
-:mod:`ragsonde.store.variants` builds and searches variants from these; the tune grid lists them.
-Each model turns itself into the matching ``qdrant_edge`` object (``engine_config``,
-``engine_params``, ``engine_fusion``), so the engine's names live in one place.
+:mod:`ragsonde.store.variants` builds and searches variants from these; the tune grid lists them;
+:class:`IndexConfig` (quantization + HNSW) is also what a store creates a collection with
+(``ingest --quantization``, ``push``, ``tune --apply``). Each model turns itself into the matching
+``qdrant_edge`` object (``engine_config``, ``engine_params``, ``engine_fusion``) and, for
+qdrant-client, into Qdrant's wire form (``wire``, ``client_config``), read back by ``from_wire``:
+the engine's names live in this module only. :data:`QUANTIZATIONS` names every quantization by
+its label (``int8``, ``binary-1.5bit``, ``pq-x16``, …), the one list the CLI and settings accept.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "DEFAULT_FULL_SCAN_KB",
+    "QUANTIZATIONS",
     "Bm25Params",
     "FusionSpec",
     "Hnsw",
+    "IndexConfig",
     "Quantization",
     "SearchKnobs",
     "VariantSpec",
     "measurable",
+    "quantization_named",
 ]
 
 #: Qdrant's default ``full_scan_threshold`` (KB of vectors): below it a search scans every point
@@ -109,6 +117,102 @@ class Quantization(BaseModel):
             query_encoding=getattr(qe.BinaryQuantizationQueryEncoding, query) if query else None,
         )
 
+    def wire(self) -> dict[str, Any] | None:
+        """Qdrant's JSON form (the REST API's, and Edge's ``edge_config.json``); ``None``: plain."""
+        if self.kind == "none":
+            return None
+        if self.kind == "scalar":
+            return {"scalar": {"type": "int8", "always_ram": True}}
+        if self.kind == "product":
+            return {"product": {"compression": f"x{self.compression}", "always_ram": True}}
+        if self.kind == "turbo":
+            bits = {v: k for k, v in _TURBO_BITS.items()}[self.bits or 4.0]
+            return {"turbo": {"always_ram": True, "bits": bits}}
+        binary: dict[str, Any] = {
+            "always_ram": True,
+            "encoding": {v: k for k, v in _BINARY_BITS.items()}[self.bits or 1.0],
+        }
+        if self.query_encoding != "default":
+            binary["query_encoding"] = {v: k for k, v in _QUERY_ENCODING.items()}[
+                self.query_encoding
+            ]
+        return {"binary": binary}
+
+    @classmethod
+    def from_wire(cls, config: Mapping[str, Any] | None) -> Quantization:
+        """The quantization a collection reports in Qdrant's JSON form (``None``: plain)."""
+        if not config:
+            return cls()
+        kind, params = next(iter(config.items()))
+        params = params or {}
+        if kind == "scalar":
+            return cls(kind="scalar")
+        if kind == "product":
+            return cls(kind="product", compression=int(str(params["compression"]).lstrip("x")))
+        if kind == "turbo":
+            bits = params.get("bits")
+            return cls(kind="turbo", bits=_TURBO_BITS[bits] if bits else None)
+        if kind == "binary":
+            query = params.get("query_encoding") or "default"
+            return cls(
+                kind="binary",
+                bits=_BINARY_BITS[params.get("encoding") or "one_bit"],
+                query_encoding=_QUERY_ENCODING.get(query, "default"),
+            )
+        raise ValueError(f"unknown quantization {kind!r}")
+
+    def client_config(self, m: Any) -> Any:
+        """The qdrant-client model (``m``: ``qdrant_client.models``), from the wire form."""
+        from pydantic import TypeAdapter
+
+        wire = self.wire()
+        return None if wire is None else TypeAdapter(m.QuantizationConfig).validate_python(wire)
+
+
+_BINARY_BITS = {"one_bit": 1.0, "one_and_half_bits": 1.5, "two_bits": 2.0}
+_TURBO_BITS = {"bits1": 1.0, "bits1_5": 1.5, "bits2": 2.0, "bits4": 4.0, "bits8": 8.0}
+_QUERY_ENCODING = {
+    "default": "default",
+    "scalar8bits": "scalar8",
+    "scalar4bits": "scalar4",
+    "binary": "binary",
+}
+
+
+def _all_quantizations() -> dict[str, Quantization]:
+    out = [Quantization(), Quantization(kind="scalar")]
+    out += [
+        Quantization(kind="binary", bits=b, query_encoding=q)
+        for b in _BINARY_BITS.values()
+        for q in _QUERY_ENCODING.values()
+    ]
+    out += [Quantization(kind="product", compression=c) for c in (4, 8, 16, 32, 64)]
+    out += [Quantization(kind="turbo", bits=b) for b in _TURBO_BITS.values()]
+    named = {q.label: q for q in out}
+    # the kinds alone, as the issue names them: Qdrant's usual choice of each
+    named |= {
+        "scalar": named["int8"],
+        "binary": named["binary-1bit"],
+        "product": named["pq-x16"],
+        "turbo": named["turbo-4bit"],
+    }
+    return named
+
+
+#: Every quantization by name: its :attr:`Quantization.label`, or a kind alone (``scalar``,
+#: ``binary``, ``product``, ``turbo``).
+QUANTIZATIONS: dict[str, Quantization] = _all_quantizations()
+
+
+def quantization_named(name: str) -> Quantization:
+    """The :data:`QUANTIZATIONS` entry ``name``; ValueError listing the names otherwise."""
+    try:
+        return QUANTIZATIONS[name.strip().lower()]
+    except KeyError:
+        raise ValueError(
+            f"unknown quantization {name!r}: use one of {', '.join(QUANTIZATIONS)}"
+        ) from None
+
 
 class Hnsw(BaseModel):
     """HNSW graph parameters (Qdrant's defaults: m=16, ef_construct=100)."""
@@ -120,6 +224,14 @@ class Hnsw(BaseModel):
     @property
     def label(self) -> str:
         return f"m{self.m}-efc{self.ef_construct}"
+
+    def engine_config(self, qe: Any, full_scan_threshold: int = DEFAULT_FULL_SCAN_KB) -> Any:
+        return qe.HnswIndexConfig(
+            m=self.m, ef_construct=self.ef_construct, full_scan_threshold=full_scan_threshold
+        )
+
+    def client_config(self, m: Any) -> Any:
+        return m.HnswConfigDiff(m=self.m, ef_construct=self.ef_construct)
 
 
 class Bm25Params(BaseModel):
@@ -135,16 +247,63 @@ class Bm25Params(BaseModel):
         return f"bm25-k{self.k1:g}-b{self.b:g}"
 
 
-class VariantSpec(BaseModel):
-    """How one temporary index variant is built.
+class IndexConfig(BaseModel):
+    """How a collection's dense vectors are indexed: quantization and HNSW graph.
 
-    ``bm25``: the documents' BM25 vectors are re-encoded with these parameters (the caller
-    passes them to :meth:`VariantBuilder.build`); ``None`` keeps the collection's own.
+    A store creates a collection with one (``Store.create_collection(index=...)``) and reports
+    the one in effect (``CollectionInfo.index``). The fields a caller set explicitly
+    (``model_fields_set``) are what :meth:`differences` compares: an unset field asks for nothing.
     """
 
     model_config = _Frozen
     quantization: Quantization = Quantization()
     hnsw: Hnsw = Hnsw()
+
+    @property
+    def label(self) -> str:
+        return f"{self.quantization.label}/{self.hnsw.label}"
+
+    def edge_vector_params(
+        self, qe: Any, size: int, distance: Any, full_scan_threshold: int = DEFAULT_FULL_SCAN_KB
+    ) -> Any:
+        """Edge's dense vector params; quantized originals stay on disk (the codes in RAM)."""
+        return qe.EdgeVectorParams(
+            size=size,
+            distance=distance,
+            on_disk=self.quantization.kind != "none",
+            quantization_config=self.quantization.engine_config(qe),
+            hnsw_config=self.hnsw.engine_config(qe, full_scan_threshold),
+        )
+
+    @classmethod
+    def from_wire(
+        cls, quantization: Mapping[str, Any] | None, hnsw: Mapping[str, Any] | None
+    ) -> IndexConfig:
+        """From Qdrant's JSON form of both (an absent HNSW config: Qdrant's defaults)."""
+        graph = {k: hnsw[k] for k in ("m", "ef_construct") if hnsw and hnsw.get(k) is not None}
+        return cls(quantization=Quantization.from_wire(quantization), hnsw=Hnsw(**graph))
+
+    def differences(self, actual: IndexConfig) -> list[str]:
+        """What ``actual`` has other than the fields set here, e.g. ``quantization: none, not
+        int8``."""
+        out: list[str] = []
+        if "quantization" in self.model_fields_set and actual.quantization != self.quantization:
+            out.append(f"quantization: {actual.quantization.label}, not {self.quantization.label}")
+        if "hnsw" in self.model_fields_set:
+            for name in sorted(self.hnsw.model_fields_set):
+                want, have = getattr(self.hnsw, name), getattr(actual.hnsw, name)
+                if want != have:
+                    out.append(f"hnsw {name}: {have}, not {want}")
+        return out
+
+
+class VariantSpec(IndexConfig):
+    """How one temporary index variant is built: an :class:`IndexConfig`, and BM25 parameters.
+
+    ``bm25``: the documents' BM25 vectors are re-encoded with these parameters (the caller
+    passes them to :meth:`VariantBuilder.build`); ``None`` keeps the collection's own.
+    """
+
     bm25: Bm25Params | None = None
 
     @property

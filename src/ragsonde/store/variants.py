@@ -12,9 +12,11 @@ Variants are always built in the embedded engine (the Qdrant segment code, in-pr
 user's backend would ignore a setting in production (qdrant-client's local mode has no
 quantization), :func:`measurable` says so and the report writes "not measurable on this backend".
 
-The store interface has no place yet for quantization, HNSW parameters or per-query search
-parameters, so this module talks to ``qdrant_edge`` directly; every qdrant-edge exception is
-translated into :class:`~ragsonde.errors.StoreConnectionError` in :func:`_engine`, here only.
+Temporary variants need knobs the store interface does not carry (forced indexing thresholds,
+per-query search parameters), so they talk to ``qdrant_edge`` directly; every qdrant-edge
+exception is translated into :class:`~ragsonde.errors.StoreConnectionError` in :func:`_engine`,
+here only. :func:`build_tuned_copy` (``--apply``) goes through the store interface instead
+(``create_collection(index=...)``), so it works on every backend.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +35,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ragsonde.errors import QueryValidationError, RagsondeError, StoreConnectionError
+from ragsonde.progress import Progress
 from ragsonde.store.base import SparseVector, Store
 from ragsonde.store.variant_specs import (
     DEFAULT_FULL_SCAN_KB,
     Bm25Params,
     FusionSpec,
     Hnsw,
+    IndexConfig,
     Quantization,
     SearchKnobs,
     VariantSpec,
@@ -320,22 +324,13 @@ class VariantBuilder:
 
         src = self.source
         target = path or Path(tempfile.mkdtemp(prefix="ragsonde-variant-", dir=self.workdir))
-        quantized = spec.quantization.kind != "none"
-        hnsw = qe.HnswIndexConfig(
-            m=spec.hnsw.m,
-            ef_construct=spec.hnsw.ef_construct,
-            full_scan_threshold=1 if self.force_index else DEFAULT_FULL_SCAN_KB,
-        )
+        full_scan = 1 if self.force_index else DEFAULT_FULL_SCAN_KB
         try:
             with _engine(f"building variant {spec.label}"):
                 config = qe.EdgeConfig(
                     vectors={
-                        src.vector_name: qe.EdgeVectorParams(
-                            size=src.dimension,
-                            distance=qe.Distance.Cosine,
-                            on_disk=quantized,
-                            quantization_config=spec.quantization.engine_config(qe),
-                            hnsw_config=hnsw,
+                        src.vector_name: spec.edge_vector_params(
+                            qe, src.dimension, qe.Distance.Cosine, full_scan
                         )
                     },
                     sparse_vectors=(
@@ -397,82 +392,58 @@ class VariantBuilder:
         )
 
 
-_SCHEMA = {
-    "keyword": "Keyword",
-    "integer": "Integer",
-    "float": "Float",
-    "bool": "Bool",
-    "text": "Text",
-    "datetime": "Datetime",
-}
+def build_tuned_copy(
+    store: Store,
+    collection: str,
+    target: str,
+    spec: VariantSpec,
+    *,
+    reencode: Callable[[Sequence[str]], Sequence[SparseVector]] | None = None,
+    progress: Progress | None = None,
+    batch_size: int = 256,
+) -> int:
+    """``--apply``: copy ``collection`` (payloads, payload indexes, dense and BM25 vectors) into
+    a new collection ``target`` of the same store, created with ``spec``'s quantization and HNSW;
+    return the points copied. Any store: the embedded one, or qdrant-client's (a server takes
+    the settings; local mode creates the copy with plain vectors).
 
-
-def build_tuned_copy(store: Store, collection: str, target: str, spec: VariantSpec) -> int:
-    """``--apply``: copy ``collection`` (payloads, payload indexes, vectors) into a new embedded
-    collection ``target`` built with ``spec``; return the points copied.
-
-    Needs the embedded store (it writes the shard where :class:`EdgeStore` finds it); Qdrant's
-    own defaults decide when the HNSW graph is built, as for any ingested collection.
+    ``reencode``: when ``spec.bm25`` is set, the BM25 encoder with those parameters (the
+    chunks' ``text`` payloads are re-encoded; ``None`` copies the stored BM25 vectors). Refuses
+    an existing ``target`` (VALIDATION_ERROR) and never writes to ``collection``.
     """
-    import qdrant_edge as qe
-
-    from ragsonde.store.edge import EdgeStore, validate_collection_name
-
-    if not isinstance(store, EdgeStore):
+    if target in store.list_collections():
         raise QueryValidationError(
-            f"--apply builds the tuned copy in the embedded store; the {store.backend} backend "
-            "cannot take quantization through ragsonde yet. Create it on the server with the "
-            "reported settings instead.",
+            f"Collection '{target}' already exists: --apply never overwrites one. Choose "
+            "another name, or delete it first.",
             field="apply",
         )
-    if target in store.list_collections():
-        raise QueryValidationError(f"Collection '{target}' already exists.", field="apply")
     info = store.collection_info(collection)
-    path = store.home / "collections" / validate_collection_name(target)
+    total = store.count(collection)
+    store.create_collection(
+        target,
+        info.dimension,
+        vector_name=info.vector_name,
+        sparse_vector_name=info.sparse_vector_name,
+        indexed_fields=info.indexed_fields,
+        distance=info.distance,
+        index=IndexConfig(quantization=spec.quantization, hnsw=spec.hnsw),
+    )
+    bm25 = reencode if spec.bm25 is not None and info.sparse_vector_name else None
     copied = 0
+    if progress is not None:
+        progress.start(total)
     try:
-        with _engine(f"building the tuned copy '{target}'"):
-            config = qe.EdgeConfig(
-                vectors={
-                    info.vector_name or "": qe.EdgeVectorParams(
-                        size=info.dimension,
-                        distance=qe.Distance.Cosine,
-                        on_disk=spec.quantization.kind != "none",
-                        quantization_config=spec.quantization.engine_config(qe),
-                        hnsw_config=qe.HnswIndexConfig(
-                            m=spec.hnsw.m,
-                            ef_construct=spec.hnsw.ef_construct,
-                            full_scan_threshold=DEFAULT_FULL_SCAN_KB,
-                        ),
-                    )
-                },
-                sparse_vectors=(
-                    {info.sparse_vector_name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
-                    if info.sparse_vector_name
-                    else None
-                ),
-            )
-            shard = qe.EdgeShard.create(str(path), config)
-            for name, kind in info.indexed_fields.items():
-                if kind in _SCHEMA:
-                    schema = getattr(qe.PayloadSchemaType, _SCHEMA[kind])
-                    shard.update(qe.UpdateOperation.create_field_index(name, schema))
-            for batch in store.scroll(collection, batch_size=512, with_vectors=True):
-                points = []
-                for p in batch:
-                    vector: dict[str, Any] = {info.vector_name or "": list(p.vector or [])}
-                    if p.sparse is not None and info.sparse_vector_name:
-                        vector[info.sparse_vector_name] = qe.SparseVector(
-                            p.sparse.indices, p.sparse.values
-                        )
-                    points.append(qe.Point(_engine_id(p.id), vector, p.payload))
-                shard.update(qe.UpdateOperation.upsert_points(points))
-                copied += len(points)
-            shard.flush()
-            shard.optimize()
-            shard.flush()
-            shard.close()
+        for batch in store.scroll(collection, batch_size=batch_size, with_vectors=True):
+            if bm25 is not None:
+                lexical = bm25([str(p.payload.get("text") or "") for p in batch])
+                batch = [replace(p, sparse=sv) for p, sv in zip(batch, lexical, strict=True)]
+            store.upsert(target, batch)
+            copied += len(batch)
+            if progress is not None:
+                progress.advance(len(batch))
+        store.build_index(target)
     except BaseException:
-        shutil.rmtree(path, ignore_errors=True)
+        with contextlib.suppress(RagsondeError):  # never leave half a copy behind
+            store.delete_collection(target)
         raise
     return copied

@@ -1,0 +1,45 @@
+"""Options that choose how a new collection is built (``ingest``, ``push``): quantization,
+HNSW and BM25. They become settings (``quantization``, ``hnsw_m``, …), which validate them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+__all__ = ["Bm25BOpt", "Bm25K1Opt", "HnswEfConstructOpt", "HnswMOpt", "QuantizationOpt"]
+
+#: ``--quantization``: a name from ``ragsonde.store.variant_specs.QUANTIZATIONS``.
+QuantizationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--quantization",
+        help="Quantization of a NEW collection: none | scalar | binary-1bit | binary-1.5bit | "
+        "binary-2bit | product (pq-x4…pq-x64) | turbo (turbo-1bit…turbo-8bit) "
+        "\\[default: RAGSONDE_QUANTIZATION, else none]",
+        show_default=False,
+    ),
+]
+HnswMOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--hnsw-m", help="HNSW edges per node of a NEW collection \\[default: 16]", min=2, max=128
+    ),
+]
+HnswEfConstructOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--hnsw-ef-construct",
+        help="HNSW build candidate list of a NEW collection \\[default: 100]",
+        min=4,
+        max=2000,
+    ),
+]
+Bm25K1Opt = Annotated[
+    float | None,
+    typer.Option("--bm25-k1", help="BM25 term-frequency saturation (--sparse) \\[default: 1.2]"),
+]
+Bm25BOpt = Annotated[
+    float | None,
+    typer.Option("--bm25-b", help="BM25 length normalisation (--sparse) \\[default: 0.75]"),
+]
