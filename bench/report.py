@@ -117,7 +117,11 @@ def query_section(q: dict[str, Any]) -> list[str]:
         "**Reading.** A query is the model: embedding is ~90 % of the end-to-end time, and "
         "search on the embedded engine is well under a millisecond at this size. What ragsonde "
         "adds (validation, payload mapping, the contract response) is the difference between the "
-        "two rows. The batch figure is bounded by the model too: a batch of 100 short queries is "
+        "first two rows. The floor is the default backend's encode (ONNX Runtime since issue 17, "
+        "timed on the very instance the retriever uses); torch's bare encode, the floor before, "
+        "is timed after the rest in a pass of its own (100 queries; torch's OpenMP threads keep "
+        "spinning after a call and would slow the ONNX calls around them), for reference only. "
+        "The batch figure is bounded by the model too: a batch of 100 short queries is "
         "one forward pass whose cost grows with the padded length, so the gain over one-at-a-time "
         "calls comes from amortising Python and tokenizer overhead, not from free compute on 2 "
         "cores.",
