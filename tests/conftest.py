@@ -16,19 +16,23 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.embedders.local import LocalEmbedder
+from ragsonde.embedders import get_embedder
+from ragsonde.embedders.onnx import OnnxEmbedder
 
 if TYPE_CHECKING:
+    from ragsonde.embedders.local import LocalEmbedder
     from ragsonde.evaluate.versus import VersusReport
     from ragsonde.testing import FakeEmbeddingAPI
 from tests.support import HASHED, SCIFACT, SMALL
 
 #: Fixtures that load the real model or start a browser: a test using one (directly or through
 #: another fixture) is ``slow``.
-SLOW_FIXTURES = frozenset({"embedder", "browser"})
-#: Modules only the model brings in: if a test not marked slow imports them, it loaded the model.
-MODEL_MODULES = ("torch", "sentence_transformers")
+SLOW_FIXTURES = frozenset({"embedder", "torch_embedder", "browser"})
+#: Modules only the model brings in (either backend's runtime): if a test not marked slow imports
+#: them, it loaded the model.
+MODEL_MODULES = ("torch", "sentence_transformers", "onnxruntime")
 _MODEL_BEFORE = pytest.StashKey[bool]()
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def _model_loaded() -> bool:
@@ -72,9 +76,21 @@ def scifact_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def embedder() -> LocalEmbedder:
-    """The real default model, loaded once for the whole run."""
-    return LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
+def embedder() -> OnnxEmbedder:
+    """The real default model on the default backend (ONNX Runtime, what users run), loaded once
+    for the whole run."""
+    emb = get_embedder(Settings(embedder=f"local:{MODEL}"))
+    assert isinstance(emb, OnnxEmbedder), f"the default backend is not ONNX: {emb!r}"
+    emb.load()
+    return emb
+
+
+@pytest.fixture(scope="session")
+def torch_embedder() -> LocalEmbedder:
+    """The same model on the torch backend (sentence-transformers), for the tests about torch."""
+    from ragsonde.embedders.local import LocalEmbedder
+
+    return LocalEmbedder(MODEL)
 
 
 @pytest.fixture
@@ -92,7 +108,7 @@ def store_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[S
 
 
 @pytest.fixture(scope="session")
-def sample_home(tmp_path_factory: pytest.TempPathFactory, embedder: LocalEmbedder) -> Path:
+def sample_home(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder) -> Path:
     """The sample robotics docs ingested once with the real model (collection ``robotics``)."""
     from ragsonde.ingest import ingest
     from ragsonde.samples import robotics_docs
@@ -124,7 +140,7 @@ def validate_report() -> Callable[[dict[str, Any]], None]:
 
 
 @pytest.fixture(scope="session")
-def push_home(tmp_path_factory: pytest.TempPathFactory, embedder: LocalEmbedder) -> Path:
+def push_home(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder) -> Path:
     """An Edge home (released: no store left open) with ``docs``, a real ingest of four sample
     pages, and ``hybrid``, the same plus BM25 vectors: the source of the ``push`` tests."""
     import shutil
@@ -198,7 +214,7 @@ def versus_settings(versus_home: Path, versus_api: FakeEmbeddingAPI) -> Settings
 
 
 @pytest.fixture(scope="session")
-def versus(versus_settings: Settings, embedder: LocalEmbedder) -> VersusReport:
+def versus(versus_settings: Settings, embedder: OnnxEmbedder) -> VersusReport:
     """A against B on the whole sample benchmark, both collections ingested from the sample docs
     into ``versus_home`` (left there for the tests that reuse them)."""
     from ragsonde.evaluate import EvalOptions

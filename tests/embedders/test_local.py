@@ -1,4 +1,4 @@
-"""The default embedder with the real all-MiniLM-L6-v2 model."""
+"""The torch backend (sentence-transformers) with the real all-MiniLM-L6-v2 model."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from ragsonde.errors import EmbeddingError
 pytestmark = pytest.mark.slow  # every test here loads (or tries to load) the model
 
 
-def test_vectors_are_384_dim_normalised_and_meaningful(embedder):
+def test_vectors_are_384_dim_normalised_and_meaningful(torch_embedder):
+    embedder = torch_embedder
     vecs = embedder.embed_documents(
         ["Lidar measures distance with laser pulses.", "A recipe for lemon cake."]
     )
@@ -36,7 +37,8 @@ def test_static_metadata_agrees_with_the_loaded_model():
     assert fresh.dimension == 384 and fresh.max_tokens == 256
 
 
-def test_same_text_same_vector_across_batches(embedder):
+def test_same_text_same_vector_across_batches(torch_embedder):
+    embedder = torch_embedder
     one = embedder.embed_documents(["IMU gyroscope bias"])[0]
     many = embedder.embed_documents(["something else entirely", "IMU gyroscope bias"])[1]
     assert np.allclose(one, many, atol=1e-5)

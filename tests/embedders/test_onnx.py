@@ -49,11 +49,11 @@ def int8() -> OnnxEmbedder:
     return emb
 
 
-def test_onnx_is_the_default_and_gives_torch_s_vectors(onnx32, embedder):
+def test_onnx_is_the_default_and_gives_torch_s_vectors(onnx32, torch_embedder):
     assert onnx32.backend == "onnx-fp32" and onnx32.name == f"local:{MODEL}"
     for ours, theirs in (
-        (onnx32.embed_documents, embedder.embed_documents),
-        (onnx32.embed_queries, embedder.embed_queries),
+        (onnx32.embed_documents, torch_embedder.embed_documents),
+        (onnx32.embed_queries, torch_embedder.embed_queries),
     ):
         a, b = ours(TEXTS), theirs(TEXTS)
         assert a.shape == b.shape == (len(TEXTS), 384) and a.dtype == np.float32
@@ -167,14 +167,14 @@ def test_an_export_is_used_only_while_it_matches_its_weights(model_copy, onnx32,
     assert not manifest.valid_for(model_copy, model_copy / "onnx2" / "missing.onnx")
 
 
-def test_export_writes_a_verified_file_beside_the_model(model_copy, embedder, monkeypatch):
+def test_export_writes_a_verified_file_beside_the_model(model_copy, torch_embedder, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(model_copy.parent / "cache"))
     path, manifest = export_model(model_copy, "fp32")
     assert path == model_copy / "onnx" / "model.onnx" and path.is_file()
     assert manifest.min_cosine >= 0.9999 and manifest.texts_checked == len(VERIFY_TEXTS)
     assert find_export(model_copy, "fp32") == (path, manifest)
     emb = OnnxEmbedder(MODEL, model_copy)
-    assert (emb.embed_queries(TEXTS) * embedder.embed_queries(TEXTS)).sum(1).min() >= 0.9999
+    assert (emb.embed_queries(TEXTS) * torch_embedder.embed_queries(TEXTS)).sum(1).min() >= 0.9999
 
 
 def test_provenance_hashes_the_installed_files(onnx32):

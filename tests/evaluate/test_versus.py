@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 from ragsonde.config import DEFAULT_EMBEDDER, Settings
-from ragsonde.embedders.local import LocalEmbedder
+from ragsonde.embedders import Embedder
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.evaluate import EvalOptions, load_benchmark
 from ragsonde.evaluate.versus import VersusReport, evaluate_versus, versus_collection
@@ -103,7 +103,7 @@ def test_b_is_significantly_worse_and_the_p_values_are_scipys(versus: VersusRepo
 def test_existing_collections_are_reused_and_checked(
     versus: VersusReport,
     versus_settings: Settings,
-    embedder: LocalEmbedder,
+    embedder: Embedder,
     versus_bench: Path,
 ) -> None:
     again = evaluate_versus(
@@ -137,9 +137,7 @@ def test_existing_collections_are_reused_and_checked(
 
 
 @pytest.mark.slow
-def test_bad_requests_fail_before_any_work(
-    versus_settings: Settings, embedder: LocalEmbedder
-) -> None:
+def test_bad_requests_fail_before_any_work(versus_settings: Settings, embedder: Embedder) -> None:
     bench = robotics_benchmark()
     with pytest.raises(QueryValidationError, match="exactly two embedders"):
         evaluate_versus(bench, (HASHED,), settings=versus_settings)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.config import Settings
-from ragsonde.embedders.local import LocalEmbedder
+from ragsonde.embedders import Embedder
 
 N_DOCS = 30
 
@@ -41,7 +41,7 @@ class Built:
         )
 
 
-def lc_embeddings(embedder: LocalEmbedder) -> Any:
+def lc_embeddings(embedder: Embedder) -> Any:
     from langchain_core.embeddings import Embeddings
 
     class RagsondeEmbeddings(Embeddings):
@@ -56,7 +56,7 @@ def lc_embeddings(embedder: LocalEmbedder) -> Any:
     return RagsondeEmbeddings()
 
 
-def li_embeddings(embedder: LocalEmbedder) -> Any:
+def li_embeddings(embedder: Embedder) -> Any:
     from llama_index.core.embeddings import BaseEmbedding
 
     class RagsondeEmbedding(BaseEmbedding):
