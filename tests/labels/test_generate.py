@@ -110,7 +110,7 @@ def test_cli_generate(tmp_path):
     report = json.loads(res.stdout)
     assert report["written"] == 6 and report["collection"] == "site"
     assert len(out.read_text().splitlines()) == 6
-    assert report["generator"] == "offline:sentence"  # the default method
+    assert report["generator"] == "offline:gist"  # the default method
     other = run(
         "generate", "-c", "site", "--n", "4", "--method", "terms", "--out", str(out), env=env
     )

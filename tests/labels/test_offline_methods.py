@@ -16,6 +16,7 @@ from ragsonde.labels.offline import (
     DEFAULT_METHOD,
     OFFLINE_GENERATOR,
     OFFLINE_METHODS,
+    GistReducer,
     MixedTermSampler,
     SentenceReducer,
     TermSampler,
@@ -50,8 +51,8 @@ def test_the_default_method_is_the_reworded_sentence_and_the_cli_agrees():
 
     from ragsonde.cli.generate import generate_command
 
-    assert DEFAULT_METHOD == "sentence" and OFFLINE_GENERATOR == "offline:sentence"
-    assert set(OFFLINE_METHODS) == {"sentence", "mixed", "terms"}
+    assert DEFAULT_METHOD == "gist" and OFFLINE_GENERATOR == "offline:gist"
+    assert set(OFFLINE_METHODS) == {"sentence", "gist", "mixed", "terms"}
     default = inspect.signature(generate_command).parameters["method"].default
     assert default == DEFAULT_METHOD
 
@@ -70,8 +71,9 @@ def test_every_method_keeps_the_stratification_and_the_source_document(sectioned
         assert len(e.query.split()) >= 2
 
 
-def test_sentence_queries_are_a_sentence_reworded_not_copied(scifact_chunks):
-    maker = SentenceReducer().fit(scifact_chunks)
+@pytest.mark.parametrize("method", ["sentence", "gist"])
+def test_sentence_queries_are_a_sentence_reworded_not_copied(scifact_chunks, method):
+    maker = OFFLINE_METHODS[method]().fit(scifact_chunks)
     rng = np.random.default_rng(0)
     made = 0
     for c in scifact_chunks[:100]:
@@ -83,7 +85,8 @@ def test_sentence_queries_are_a_sentence_reworded_not_copied(scifact_chunks):
         assert 3 <= len(q) <= 12 and not ENGLISH_STOP_WORDS & set(q)  # content words only
         assert query not in c.text.lower()  # never a verbatim span of the chunk
         # An in-order selection of one sentence's words, with at least one word dropped.
-        sentences = [_words(s) for s in re.split(r"(?<=[.!?])\s+", c.text)]
+        # (A sentence ends before a capital, digit or bracket: "S. pneumoniae" is not an end.)
+        sentences = [_words(s) for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])", c.text)]
         home = [s for s in sentences if _is_subsequence(q, s)]
         assert home, (query, c.text)
         assert any(len([w for w in s if w not in ENGLISH_STOP_WORDS]) > len(q) for s in home)
@@ -109,12 +112,13 @@ def _mean_idf(maker: TermSampler | SentenceReducer, chunks: list[Chunk]) -> floa
     return float(np.mean(got))
 
 
-def test_mixed_and_sentence_draw_less_rare_terms_than_tfidf_terms(scifact_chunks):
-    """The point of the two newer methods: fewer of the rare terms BM25 matches exactly."""
+def test_newer_methods_draw_fewer_rare_terms_than_tfidf_terms(scifact_chunks):
+    """The point of the newer methods: fewer of the rare terms BM25 matches exactly."""
     terms = _mean_idf(TermSampler(noise=0.0).fit(scifact_chunks), scifact_chunks)
     mixed = _mean_idf(MixedTermSampler(noise=0.0).fit(scifact_chunks), scifact_chunks)
     sentence = _mean_idf(SentenceReducer().fit(scifact_chunks), scifact_chunks)
-    assert sentence < mixed < terms
+    gist = _mean_idf(GistReducer().fit(scifact_chunks), scifact_chunks)
+    assert gist < sentence < mixed < terms
 
 
 def test_an_unknown_method_names_the_known_ones(sectioned, tmp_path):

@@ -43,10 +43,11 @@ def generate_command(
         str,
         typer.Option(
             "--method",
-            help="Offline method: sentence (a sentence of the chunk, reworded by dropping words), "
-            "mixed (popular + discriminative + random terms) or terms (tf-idf terms).",
+            help="Offline method: gist (a sentence of the chunk, rarest words dropped first), "
+            "sentence (words dropped at random), mixed (popular + discriminative + random "
+            "terms) or terms (tf-idf terms).",
         ),
-    ] = "sentence",
+    ] = "gist",
     no_judge: Annotated[
         bool, typer.Option("--no-judge", help="With --llm: skip pooling and judging.")
     ] = False,
