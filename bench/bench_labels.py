@@ -291,7 +291,8 @@ def labels_section(d: dict[str, Any]) -> list[str]:
     ]
     out += _methods_table(d)
     out += [
-        f"Bias check: nDCG@10 on `{coll_a}` ({d['collections'][coll_a]}) minus on `{coll_b}` "
+        f"Bias check (`{d['generator']}`): nDCG@10 on `{coll_a}` ({d['collections'][coll_a]}) "
+        f"minus on `{coll_b}` "
         f"({d['collections'][coll_b]}), per label set. A benchmark made from one collection's "
         "chunks that favours that collection shows a larger A − B than the human labels do.",
         "",
