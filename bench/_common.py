@@ -21,6 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 #: ``shared/data`` folder beside the checkout (``../shared/data``).
 DATA = Path(os.environ.get("RAGSONDE_DATA") or ROOT.parent / "shared" / "data")
 SCIFACT = DATA / "scifact"
+#: The benches' own ragsonde home (git-ignored): collections built once and reused across scripts.
+BENCH_HOME = ROOT / ".ragsonde-bench"
+#: All of SciFact, default chunker, dense + BM25: built by whichever of ``bench_tune.py`` and
+#: ``bench_labels.py`` runs first, reused by the other.
+SCIFACT_HYBRID = "scifact_hybrid"
 
 #: Where results go: ``bench/results/`` for full runs (committed, read by RESULTS.md);
 #: ``--quick`` runs go to ``bench/results/quick/`` (git-ignored) so a smoke run never overwrites
@@ -43,6 +48,46 @@ def require_scifact() -> Path:
             f"SciFact not found at {SCIFACT}: set RAGSONDE_DATA to the shared data folder"
         )
     return SCIFACT
+
+
+def ensure_collection(
+    settings: Any,
+    embedder: Any,
+    dataset: Path,
+    *,
+    collection: str | None = None,
+    chunk_size: int | None = None,
+    store: Any = None,
+) -> float:
+    """Ingest ``dataset``'s BEIR corpus (dense + BM25 vectors) unless the collection exists.
+
+    ``collection`` defaults to ``settings.collection``; ``chunk_size`` None is the default chunker.
+    Uses ``store`` when given (left open), else opens the settings' store for the call. Returns the
+    seconds spent ingesting: 0.0 when the collection was already there and is reused as it is
+    (delete it under ``BENCH_HOME`` to rebuild it).
+    """
+    from ragsonde.ingest import IngestOptions, ingest
+    from ragsonde.store import open_store
+
+    name = collection or settings.collection
+    st = store if store is not None else open_store(settings)
+    try:
+        if name in st.list_collections():
+            return 0.0
+        t0 = time.perf_counter()
+        ingest(
+            str(dataset),
+            fmt="beir",
+            collection=name,
+            settings=settings,
+            store=st,
+            embedder=embedder,
+            options=IngestOptions(sparse=True, chunk_size=chunk_size),
+        )
+        return round(time.perf_counter() - t0, 1)
+    finally:
+        if store is None:
+            st.close()
 
 
 def median_of(fn: Callable[[], float], repeats: int) -> float:

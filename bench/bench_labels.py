@@ -1,15 +1,20 @@
-"""How far can generated labels be trusted? Offline-generated benchmark vs SciFact's human labels.
+"""How far can generated labels be trusted? Offline-generated benchmarks vs SciFact's human labels.
 
-    .venv/bin/python bench/bench_labels.py [--quick] [--n 200] [--seed 0]
+    .venv/bin/python bench/bench_labels.py [--quick] [--n 200] [--seed 0] [--methods a,b]
 
-1. Ingests SciFact (``--quick``: the documents of 100 test queries plus 1,000 others) into a
-   collection with dense and BM25 vectors (collection A, the default chunker), and the same corpus
-   again with smaller chunks (collection B, 128 tokens) for the bias check.
-2. Generates a benchmark offline from A's chunks (``ragsonde generate``: tf-idf known-item queries,
-   stratified by document and section), and another from B's chunks.
+1. Collection A: SciFact with the default chunker, dense and BM25 vectors. The full run reuses
+   ``bench_tune.py``'s ``scifact_hybrid`` (same home, same name: whichever script runs first builds
+   it), so it ingests only collection B: the same corpus with smaller chunks (128 tokens), for the
+   bias check. ``--quick``: the documents of 100 test queries plus 1,000 others, both collections.
+   Ingestion is skipped for a collection that exists already.
+2. For each offline method (``ragsonde generate --method``: ``sentence``, ``mixed``, ``terms``),
+   generates a benchmark from A's chunks and another from B's (stratified by document and
+   section).
 3. Evaluates four systems, dense, BM25, hybrid RRF and hybrid DBSF, with SciFact's human labels and
-   with the generated ones, and reports nDCG@10 from both and Kendall's tau between the four
-   systems' orders (target: tau ≥ 0.67, at most one of the six pairs swapped).
+   with each generated set, and reports nDCG@10 from both and Kendall's tau between the four
+   systems' orders (target: tau ≥ 0.67, at most one of the six pairs swapped). The headline is
+   ragsonde's default method; it was chosen on the ``--quick`` slice, so the full run's tau is the
+   figure not used to choose it.
 4. Bias check: each generated benchmark scored on both collections, next to the human labels: if
    questions made from one pipeline's chunks favour that pipeline, the A-made benchmark rates A
    above B more than the human labels do, and the B-made one the other way round.
@@ -25,9 +30,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import SCIFACT, machine, print_table, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    BENCH_HOME,
+    SCIFACT,
+    SCIFACT_HYBRID,
+    ensure_collection,
+    machine,
+    print_table,
+    write_results,
+)
 
-BENCH_HOME = ROOT / ".ragsonde-bench"
 SYSTEMS = {  # name -> (mode, fusion)
     "dense": ("dense", "rrf"),
     "bm25": ("sparse", "rrf"),
@@ -36,24 +48,6 @@ SYSTEMS = {  # name -> (mode, fusion)
 }
 SMALL_CHUNKS = 128
 TARGET_TAU = 0.67
-
-
-def ensure_collection(store, embedder, corpus: Path, name: str, chunk_size: int | None) -> float:
-    """Ingest ``corpus`` (dense + BM25) into ``name``; seconds spent. Ingestion skips the chunks
-    already stored unchanged, so an interrupted run resumes where it stopped."""
-    from ragsonde.ingest import IngestOptions, ingest_documents, open_source
-
-    t0 = time.perf_counter()
-    rep = ingest_documents(
-        open_source(str(corpus), "beir"),
-        store=store,
-        embedder=embedder,
-        collection=name,
-        options=IngestOptions(sparse=True, chunk_size=chunk_size),
-    )
-    if rep.embedded:
-        store.build_index(name)
-    return round(time.perf_counter() - t0, 1)
 
 
 def score(store, embedder, dataset: Path, collection: str) -> dict[str, float]:
@@ -95,58 +89,14 @@ def order(scores: dict[str, float]) -> str:
     return " > ".join(sorted(scores, key=lambda n: -scores[n]))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--n", type=int, default=200, help="Generated queries per benchmark.")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-
-    from bench_eval import make_slice
-
-    from ragsonde.config import Settings
-    from ragsonde.embedders.local import LocalEmbedder
-    from ragsonde.labels import generate
-    from ragsonde.store import open_store
-
-    started = time.perf_counter()
-    prefix = "labels_q100" if args.quick else "labels_full"
-    dataset = make_slice(BENCH_HOME / f"{prefix}-data", 100, 1000) if args.quick else SCIFACT
-    corpus = dataset / "corpus.jsonl"
-    coll_a, coll_b = f"{prefix}_a", f"{prefix}_b{SMALL_CHUNKS}"
-    embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
-    store = open_store(Settings(home=BENCH_HOME))
-    gen_dir = BENCH_HOME / f"{prefix}-generated"
-    try:
-        ingest_s = {
-            coll_a: ensure_collection(store, embedder, corpus, coll_a, None),
-            coll_b: ensure_collection(store, embedder, corpus, coll_b, SMALL_CHUNKS),
-        }
-        gen: dict[str, Any] = {}
-        for coll in (coll_a, coll_b):
-            out = gen_dir / f"from_{coll}_seed{args.seed}.jsonl"
-            rep = generate(
-                out,
-                collection=coll,
-                n=args.n,
-                seed=args.seed,
-                settings=Settings(home=BENCH_HOME),
-                store=store,
-            )
-            gen[coll] = {"path": out, "report": rep.model_dump(mode="json")}
-        t0 = time.perf_counter()
-        human = {c: score(store, embedder, dataset, c) for c in (coll_a, coll_b)}
-        generated = {
-            src: {c: score(store, embedder, g["path"], c) for c in (coll_a, coll_b)}
-            for src, g in gen.items()
-        }
-        eval_s = time.perf_counter() - t0
-    finally:
-        store.close()
-
+def method_result(
+    method: str, gen: dict[str, Any], human: dict[str, dict[str, float]], generated: Any
+) -> dict[str, Any]:
+    """One offline method's figures: its labels' nDCG@10, order, tau and the bias check."""
+    coll_a, coll_b = list(human)
     main_gen = generated[coll_a][coll_a]
     agreement = tau(human[coll_a], main_gen)
-    bias = {
+    bias: dict[str, Any] = {
         f"generated_from_{src}": {
             "ndcg@10_on": {c: generated[src][c] for c in (coll_a, coll_b)},
             "a_minus_b": {
@@ -156,6 +106,97 @@ def main() -> None:
         }
         for src in generated
     }
+    return {
+        "generator": gen[coll_a]["report"]["generator"],
+        "generate": {
+            c: {
+                k: g["report"][k]
+                for k in ("written", "documents_sampled", "sections_sampled", "seconds")
+            }
+            for c, g in gen.items()
+        },
+        "ndcg@10": main_gen,
+        "order": order(main_gen),
+        "kendall": agreement,
+        "target_met": agreement["tau"] >= TARGET_TAU,
+        "bias": bias,
+    }
+
+
+def main() -> None:
+    from ragsonde.labels.offline import DEFAULT_METHOD, OFFLINE_METHODS
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--n", type=int, default=200, help="Generated queries per benchmark.")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--methods",
+        default=",".join(OFFLINE_METHODS),
+        help=f"Offline methods to compare, comma-separated (default: all; the headline is "
+        f"'{DEFAULT_METHOD}', ragsonde's default, when it is among them).",
+    )
+    args = ap.parse_args()
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = sorted(set(methods) - set(OFFLINE_METHODS))
+    if unknown or not methods:
+        ap.error(f"unknown method(s) {unknown}; choose from {sorted(OFFLINE_METHODS)}")
+    headline = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
+
+    from bench_eval import make_slice
+
+    from ragsonde.config import Settings
+    from ragsonde.embedders import get_embedder
+    from ragsonde.labels import generate
+    from ragsonde.store import open_store
+
+    started = time.perf_counter()
+    prefix = "labels_q100" if args.quick else "labels_full"
+    dataset = make_slice(BENCH_HOME / f"{prefix}-data", 100, 1000) if args.quick else SCIFACT
+    # The full run's collection A is bench_tune.py's: built once, reused by both scripts.
+    coll_a = f"{prefix}_a" if args.quick else SCIFACT_HYBRID
+    coll_b = f"{prefix}_b{SMALL_CHUNKS}"
+    colls = (coll_a, coll_b)
+    settings = Settings(home=BENCH_HOME)
+    embedder = get_embedder(settings)  # the default backend (ONNX)
+    store = open_store(settings)
+    gen_dir = BENCH_HOME / f"{prefix}-generated"
+    gens: dict[str, dict[str, Any]] = {}
+    generated: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    try:
+        ingest_s = {
+            coll_a: ensure_collection(settings, embedder, dataset, collection=coll_a, store=store),
+            coll_b: ensure_collection(
+                settings, embedder, dataset, collection=coll_b, chunk_size=SMALL_CHUNKS, store=store
+            ),
+        }
+        t0 = time.perf_counter()
+        human = {c: score(store, embedder, dataset, c) for c in colls}
+        for method in methods:
+            gens[method] = {}
+            for coll in colls:
+                out = gen_dir / f"{method}_from_{coll}_seed{args.seed}.jsonl"
+                rep = generate(
+                    out,
+                    collection=coll,
+                    n=args.n,
+                    seed=args.seed,
+                    method=method,
+                    settings=settings,
+                    store=store,
+                )
+                gens[method][coll] = {"path": out, "report": rep.model_dump(mode="json")}
+            generated[method] = {
+                src: {c: score(store, embedder, g["path"], c) for c in colls}
+                for src, g in gens[method].items()
+            }
+        eval_s = time.perf_counter() - t0
+    finally:
+        store.close()
+
+    per_method = {m: method_result(m, gens[m], human, generated[m]) for m in methods}
+    top = per_method[headline]
+    bias = dict(top["bias"])
     bias["human"] = {
         "ndcg@10_on": human,
         "a_minus_b": {n: round(human[coll_a][n] - human[coll_b][n], 4) for n in SYSTEMS},
@@ -165,23 +206,20 @@ def main() -> None:
         "quick": args.quick,
         "dataset": "scifact test"
         + (" (slice: 100 queries, their docs + 1,000 others)" if args.quick else ""),
-        "generator": gen[coll_a]["report"]["generator"],
+        # The headline: ragsonde's default offline method; every method compared is in "methods".
+        "method": headline,
+        "generator": top["generator"],
         "generated_queries": args.n,
         "seed": args.seed,
         "collections": {coll_a: "default chunker", coll_b: f"{SMALL_CHUNKS}-token chunks"},
-        "generate": {
-            c: {
-                k: g["report"][k]
-                for k in ("written", "documents_sampled", "sections_sampled", "seconds")
-            }
-            for c, g in gen.items()
-        },
-        "ndcg@10": {"human": human[coll_a], "generated": main_gen},
-        "order": {"human": order(human[coll_a]), "generated": order(main_gen)},
-        "kendall": agreement,
+        "generate": top["generate"],
+        "ndcg@10": {"human": human[coll_a], "generated": top["ndcg@10"]},
+        "order": {"human": order(human[coll_a]), "generated": top["order"]},
+        "kendall": top["kendall"],
         "target_tau": TARGET_TAU,
-        "target_met": agreement["tau"] >= TARGET_TAU,
+        "target_met": top["target_met"],
         "bias": bias,
+        "methods": per_method,
         "seconds": {
             "ingest": ingest_s,
             "evaluate": round(eval_s, 1),
@@ -191,20 +229,35 @@ def main() -> None:
     }
     path = write_results("labels", summary)
     print_table(
-        "nDCG@10 on collection A: human vs generated labels",
-        ["system", "human", "generated"],
-        [(n, f"{human[coll_a][n]:.4f}", f"{main_gen[n]:.4f}") for n in SYSTEMS],
-        caption=f"Kendall tau {agreement['tau']:+.3f} (target ≥ {TARGET_TAU}); swapped: "
-        f"{', '.join(agreement['swapped_pairs']) or 'none'}",
+        "nDCG@10 on collection A: human labels vs each offline method's generated labels",
+        ["system", "human", *methods],
+        [
+            (n, f"{human[coll_a][n]:.4f}", *(f"{per_method[m]['ndcg@10'][n]:.4f}" for m in methods))
+            for n in SYSTEMS
+        ],
+        caption=f"human order: {order(human[coll_a])}",
     )
     print_table(
-        "bias check: nDCG@10 on A minus on B",
-        ["system", "human", *(f"gen. from {c}" for c in gen)],
+        f"Kendall tau vs human labels (target ≥ {TARGET_TAU})",
+        ["method", "tau", "swapped pairs", "order"],
+        [
+            (
+                m,
+                f"{r['kendall']['tau']:+.3f}",
+                ", ".join(r["kendall"]["swapped_pairs"]) or "none",
+                r["order"],
+            )
+            for m, r in per_method.items()
+        ],
+    )
+    print_table(
+        f"bias check ({headline}): nDCG@10 on A minus on B",
+        ["system", "human", *(f"gen. from {c}" for c in colls)],
         [
             (
                 n,
                 f"{bias['human']['a_minus_b'][n]:+.4f}",
-                *(f"{bias[f'generated_from_{c}']['a_minus_b'][n]:+.4f}" for c in gen),
+                *(f"{bias[f'generated_from_{c}']['a_minus_b'][n]:+.4f}" for c in colls),
             )
             for n in SYSTEMS
         ],
@@ -235,7 +288,11 @@ def labels_section(d: dict[str, Any]) -> list[str]:
         f"tau = {k['tau']:+.3f} (p = {k['p']:.3g}; target ≥ {d['target_tau']}: {met}); swapped "
         f"pairs: {', '.join(k['swapped_pairs']) or 'none'}.",
         "",
-        f"Bias check: nDCG@10 on `{coll_a}` ({d['collections'][coll_a]}) minus on `{coll_b}` "
+    ]
+    out += _methods_table(d)
+    out += [
+        f"Bias check (`{d['generator']}`): nDCG@10 on `{coll_a}` ({d['collections'][coll_a]}) "
+        f"minus on `{coll_b}` "
         f"({d['collections'][coll_b]}), per label set. A benchmark made from one collection's "
         "chunks that favours that collection shows a larger A − B than the human labels do.",
         "",
@@ -248,6 +305,30 @@ def labels_section(d: dict[str, Any]) -> list[str]:
     for n in d["ndcg@10"]["human"]:
         cells = [f"{b[f'generated_from_{c}']['a_minus_b'][n]:+.4f}" for c in (coll_a, coll_b)]
         out.append(f"| {n} | {b['human']['a_minus_b'][n]:+.4f} | " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+def _methods_table(d: dict[str, Any]) -> list[str]:
+    """Every offline method compared: its tau, swapped pairs and nDCG@10 per system."""
+    methods = d.get("methods")
+    if not methods:  # results written before methods were compared
+        return []
+    systems = list(d["ndcg@10"]["human"])
+    out = [
+        f"Each offline method (`ragsonde generate --method`; the default is `{d['method']}`), "
+        "nDCG@10 per system under its generated labels:",
+        "",
+        "| method | tau | swapped pairs | " + " | ".join(systems) + " |",
+        "|---|---|---|" + "---|" * len(systems),
+        "| human labels | | | "
+        + " | ".join(f"{d['ndcg@10']['human'][n]:.4f}" for n in systems)
+        + " |",
+    ]
+    for m, r in methods.items():
+        cells = " | ".join(f"{r['ndcg@10'][n]:.4f}" for n in systems)
+        swapped = ", ".join(r["kendall"]["swapped_pairs"]) or "none"
+        out.append(f"| `{m}` | {r['kendall']['tau']:+.3f} | {swapped} | {cells} |")
     out.append("")
     return out
 

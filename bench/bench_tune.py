@@ -24,10 +24,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-from _common import SCIFACT, print_table, verdict, write_results  # noqa: E402
+from _common import (  # noqa: E402
+    BENCH_HOME,
+    SCIFACT,
+    SCIFACT_HYBRID,
+    ensure_collection,
+    print_table,
+    verdict,
+    write_results,
+)
 
-BENCH_HOME = ROOT / ".ragsonde-bench"
-FULL_COLLECTION = "scifact_hybrid"
+FULL_COLLECTION = SCIFACT_HYBRID  # shared with bench_labels.py (collection A of its full run)
 MEMORY_RATIO = 0.25
 NDCG_SLACK = 0.005
 HYBRID_TARGET = 0.745
@@ -39,29 +46,6 @@ def slice_dataset(queries: int, extra: int) -> Path:
     from bench_eval import make_slice
 
     return make_slice(BENCH_HOME / f"scifact_q{queries}-data", queries, extra)
-
-
-def ensure_collection(settings, embedder, dataset: Path) -> float:
-    """Ingest ``dataset``'s corpus with BM25 vectors unless the collection exists; seconds."""
-    from ragsonde.ingest import IngestOptions, ingest
-    from ragsonde.store import open_store
-
-    store = open_store(settings)
-    try:
-        if settings.collection in store.list_collections():
-            return 0.0
-        t0 = time.perf_counter()
-        ingest(
-            str(dataset),
-            collection=settings.collection,
-            settings=settings,
-            store=store,
-            embedder=embedder,
-            options=IngestOptions(sparse=True),
-        )
-        return time.perf_counter() - t0
-    finally:
-        store.close()
 
 
 def main() -> None:

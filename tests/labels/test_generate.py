@@ -110,6 +110,13 @@ def test_cli_generate(tmp_path):
     report = json.loads(res.stdout)
     assert report["written"] == 6 and report["collection"] == "site"
     assert len(out.read_text().splitlines()) == 6
+    assert report["generator"] == "offline:gist"  # the default method
+    other = run(
+        "generate", "-c", "site", "--n", "4", "--method", "terms", "--out", str(out), env=env
+    )
+    assert other.returncode == 0, other.stderr
+    assert "offline:terms" in other.stdout
+    assert {e.generator for e in read_entries(out)} == {"offline:terms"}
     bad = run("generate", "-c", "missing", "--out", str(out), env=env)
     assert bad.returncode == 1 and "COLLECTION_NOT_FOUND" in bad.stderr
 

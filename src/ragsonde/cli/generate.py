@@ -39,6 +39,15 @@ def generate_command(
     n: Annotated[int, typer.Option("--n", help="How many queries.")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Same seed, same benchmark.")] = 0,
     llm: LlmOpt = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="Offline method: gist (a sentence of the chunk, rarest words dropped first), "
+            "sentence (words dropped at random), mixed (popular + discriminative + random "
+            "terms) or terms (tf-idf terms).",
+        ),
+    ] = "gist",
     no_judge: Annotated[
         bool, typer.Option("--no-judge", help="With --llm: skip pooling and judging.")
     ] = False,
@@ -52,7 +61,7 @@ def generate_command(
 ) -> None:
     """Generate a benchmark: queries sampled across the collection, each with its source relevant.
 
-    Offline (no LLM): known-item queries of a chunk's most telling terms (tf-idf sampled).
+    Offline (no LLM, --method): by default a sentence of the chunk with its wording changed.
     With --llm: a question each chunk answers, then pooled and judged (see `ragsonde judge`).
     """
     from ragsonde.labels import generate
@@ -65,6 +74,7 @@ def generate_command(
         seed=seed,
         settings=settings,
         llm=llm,
+        method=method,
         judge=not no_judge,
         depth=depth,
         budget=budget,

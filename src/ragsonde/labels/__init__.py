@@ -1,7 +1,8 @@
 """Labels without a labelling team: generate a benchmark, judge it with an LLM, measure trust.
 
 - :func:`generate`: queries sampled across a collection's chunks (stratified by document and
-  section): offline known-item term samples, or LLM questions that are then pooled and judged.
+  section): offline (by default a sentence of the chunk with its wording changed), or LLM
+  questions that are then pooled and judged.
 - :func:`judge`: an LLM grades each query's pooled, unjudged hits 0–3 (UMBRELA-style prompt),
   cached, counted and within a budget; :func:`agreement` gives Cohen's kappa against humans.
 - Every label carries its provenance (:class:`Label`): human, generator or LLM, who, when.

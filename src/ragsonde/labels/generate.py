@@ -2,7 +2,8 @@
 
 Chunks are sampled across the collection (:mod:`.sampling`), each becomes one query whose source
 document is relevant, and the file is written in ragsonde's benchmark format with provenance.
-Offline, the query is a known-item term sample (:mod:`.offline`). With ``llm``, it is a question
+Offline, the query is made from the chunk with no model (:mod:`.offline`: by default a sentence
+of the chunk with its wording changed). With ``llm``, it is a question
 the chunk answers (:mod:`.questions`), and the questions are then pooled over the retrieval modes
 and judged (:mod:`.judge`), so other relevant documents are not counted as misses.
 """
@@ -18,7 +19,7 @@ from ragsonde.embedders import Embedder
 from ragsonde.errors import QueryValidationError
 from ragsonde.labels.benchfile import write_entries
 from ragsonde.labels.models import BenchmarkEntry, GenerateReport, JudgeReport, Usage
-from ragsonde.labels.offline import OFFLINE_GENERATOR, generate_offline
+from ragsonde.labels.offline import DEFAULT_METHOD, generate_offline, generator_name
 from ragsonde.labels.sampling import Chunk, read_chunks, stratified_sample
 from ragsonde.store import Store, open_store
 
@@ -37,6 +38,7 @@ def generate(
     settings: Settings | None = None,
     store: Store | None = None,
     llm: str | None = None,
+    method: str = DEFAULT_METHOD,
     judge: bool = True,
     depth: int = 10,
     budget: Budget | None = None,
@@ -46,8 +48,9 @@ def generate(
 ) -> GenerateReport:
     """Write up to ``n`` queries sampled from ``collection`` to ``out``.
 
-    Offline by default; with ``llm`` (``openai:MODEL``) the queries are LLM questions, pooled and
-    judged unless ``judge`` is False. ``usage`` counts every call of the run.
+    Offline by default, by ``method`` (a name in :data:`~.offline.OFFLINE_METHODS`); with ``llm``
+    (``openai:MODEL``) the queries are LLM questions, pooled and judged unless ``judge`` is
+    False. ``usage`` counts every call of the run.
     """
     if n < 1:
         raise QueryValidationError("--n must be at least 1.", field="n")
@@ -67,8 +70,8 @@ def generate(
                 field="collection",
             )
         if llm is None:
-            entries = generate_offline(chunks, sample, seed=seed)
-            generator = OFFLINE_GENERATOR
+            entries = generate_offline(chunks, sample, seed=seed, method=method)
+            generator = generator_name(method)
         else:
             entries, usage, judged = _with_llm(
                 sample, out, llm, cfg, st, coll, judge, depth, budget, price, embedder, client
