@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -18,7 +25,7 @@ from pydantic_settings import (
 )
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.models import Limits
+from ragsonde.models import Limits, SearchMode
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -28,6 +35,7 @@ __all__ = [
     "parse_qdrant_url",
 ]
 if TYPE_CHECKING:
+    from ragsonde.evaluate.aggregation import Aggregation
     from ragsonde.store.payload import PayloadMapping
 
 
@@ -142,13 +150,65 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(default=2000, ge=1, le=2000)
     max_top_k: int = Field(default=100, ge=1, le=100)
     max_batch_size: int = Field(default=100, ge=1, le=100)
-    hnsw_ef: int | None = Field(default=None, ge=1)
+    # -- search-time settings (`ragsonde tune --save-config` writes these; query, batch, eval and
+    # serve honour them; ragsonde.store._convert turns them into the engine's parameters) ------
+    mode: SearchMode = Field(
+        default="dense",
+        description="The search mode of a query (and of eval) that does not name one: dense, "
+        "sparse (BM25) or hybrid (both, fused inside Qdrant).",
+    )
+    exact: bool = Field(
+        default=False, description="Exact (brute-force) search instead of the HNSW index."
+    )
+    hnsw_ef: int | None = Field(
+        default=None, ge=1, description="HNSW search breadth; unset = the engine's default."
+    )
+    quantization_rescore: bool | None = Field(
+        default=None,
+        description="On a quantized collection: re-score the candidates with the original "
+        "vectors; unset = the engine's default (on).",
+    )
+    quantization_oversampling: float | None = Field(
+        default=None,
+        ge=1.0,
+        le=16.0,
+        description="On a quantized collection: fetch this many times top_k candidates from the "
+        "quantized index before rescoring; unset = the engine's default (1).",
+    )
     fusion: Literal["rrf", "dbsf"] = Field(
         default="dbsf",
         description="How mode=hybrid fuses dense and BM25 results inside Qdrant: dbsf "
         "(distribution-based score fusion; 0.736 nDCG@10 on SciFact against RRF's 0.703, "
         "bench/bench_modes.py) or rrf (reciprocal rank fusion).",
     )
+    rrf_k: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="fusion=rrf: the k of 1/(k + rank); unset = 60 (the embedded engine's and "
+        "the RRF paper's), or the server's own default.",
+    )
+    fusion_weights: tuple[float, float] | None = Field(
+        default=None,
+        description="fusion=rrf: weights of the dense and the BM25 list, e.g. [1.0, 0.5] "
+        "(weighted RRF); unset = equal.",
+    )
+    prefetch_limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000,
+        description="mode=hybrid: how many candidates each side hands to the fusion; unset = "
+        "max(4 × top_k, 100).",
+    )
+    aggregation: Literal["max", "sum"] = Field(
+        default="max",
+        description="Evaluation by document: a document scores as its best chunk (max) or as "
+        "the sum of its aggregation_n best chunk scores (sum).",
+    )
+    aggregation_n: int = Field(
+        default=1, ge=1, le=20, description="aggregation=sum: how many chunk scores are summed."
+    )
+    # -- end of the search-time settings ------------------------------------------------------
     api_key: SecretStr | None = Field(
         default=None,
         description="RAGSONDE_API_KEY: when set, the server's /v1/ routes require this key.",
@@ -228,6 +288,32 @@ class Settings(BaseSettings):
         except QueryValidationError as e:
             raise ValueError(e.message) from e
         return value
+
+    @field_validator("fusion_weights")
+    @classmethod
+    def _check_weights(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and (min(value) < 0 or max(value) <= 0):
+            raise ValueError("two weights (dense, sparse), none negative, not both 0")
+        return value
+
+    @model_validator(mode="after")
+    def _check_fusion(self) -> Settings:
+        for name in ("rrf_k", "fusion_weights"):
+            if getattr(self, name) is not None and self.fusion != "rrf":
+                raise ValueError(
+                    f"{name} applies to fusion=rrf only (fusion is {self.fusion!r}); "
+                    f'set fusion = "rrf" or remove {name}'
+                )
+        return self
+
+    @property
+    def aggregation_spec(self) -> Aggregation:
+        """How evaluation turns ranked chunks into ranked documents (the ``aggregation`` and
+        ``aggregation_n`` settings)."""
+        from ragsonde.evaluate.aggregation import Aggregation
+
+        n = self.aggregation_n if self.aggregation == "sum" else 1
+        return Aggregation(method=self.aggregation, n=n)
 
     @property
     def payload_mapping(self) -> PayloadMapping:
