@@ -1,10 +1,12 @@
 """Settings: init arguments, then environment (``RAGSONDE_…``, ``QDRANT_URL``, …), then
-``ragsonde.toml`` (or the file named by ``RAGSONDE_CONFIG``), then defaults."""
+``ragsonde.toml`` (or the file named by ``--config FILE``, else by ``RAGSONDE_CONFIG``), then
+defaults."""
 
 from __future__ import annotations
 
 import os
 import tomllib
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -43,8 +45,12 @@ DEFAULT_EMBEDDER = "local:sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_COLLECTION = "rag_embedding"
 
 
+#: The settings file a ``load_settings(config=...)`` call reads (``--config FILE``), while it runs.
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("ragsonde_config_file", default=None)
+
+
 def _config_file() -> Path:
-    return Path(os.environ.get("RAGSONDE_CONFIG", "ragsonde.toml"))
+    return _CONFIG_FILE.get() or Path(os.environ.get("RAGSONDE_CONFIG", "ragsonde.toml"))
 
 
 _URL_FORMS = (
@@ -346,15 +352,31 @@ class Settings(BaseSettings):
         )
 
 
-def load_settings(**overrides: Any) -> Settings:
+def load_settings(*, config: Path | str | None = None, **overrides: Any) -> Settings:
     """Build :class:`Settings`, dropping ``None`` overrides; bad values and a bad config file
-    (not TOML, not UTF-8, a folder) become VALIDATION_ERROR naming the file and the line."""
+    (not TOML, not UTF-8, a folder) become VALIDATION_ERROR naming the file and the line.
+
+    ``config``: the settings file to read instead of ``RAGSONDE_CONFIG`` / ``ragsonde.toml``
+    (``--config FILE``, e.g. the one ``ragsonde tune --save-config`` wrote); it must exist.
+    """
     clean = {k: v for k, v in overrides.items() if v is not None}
-    path = _config_file()
+    if config is not None:
+        path = Path(config)
+        if not path.exists():
+            raise QueryValidationError(f"The config file {path} does not exist.", field="config")
+        token = _CONFIG_FILE.set(path)
+        try:
+            return _load(path, clean)
+        finally:
+            _CONFIG_FILE.reset(token)
+    return _load(_config_file(), clean)
+
+
+def _load(path: Path, clean: dict[str, Any]) -> Settings:
     if path.exists() and not path.is_file():
         raise QueryValidationError(
             f"The config file {path} is a folder, not a file. Remove it, or point "
-            "RAGSONDE_CONFIG at a TOML file.",
+            "--config (RAGSONDE_CONFIG) at a TOML file.",
             field="config",
         )
     try:

@@ -8,6 +8,7 @@ import typer
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     HomeOpt,
     JsonOpt,
     cli_errors,
@@ -52,6 +53,7 @@ def ingest(
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Pages fetched at a time (web).")] = 8,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Ingest documents into a collection: idempotent, skips what is unchanged, shows progress.
@@ -62,7 +64,7 @@ def ingest(
     from ragsonde.ingest import IngestOptions, SourceOptions, detect_format
     from ragsonde.ingest import ingest as run_ingest
 
-    settings = settings_from_options(collection=collection, home=home)
+    settings = settings_from_options(config=config_file, collection=collection, home=home)
     options = IngestOptions(
         chunk_size=chunk_size, chunk_overlap=chunk_overlap, prune=prune, sparse=sparse
     )

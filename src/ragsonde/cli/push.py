@@ -8,6 +8,7 @@ import typer
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     HomeOpt,
     JsonOpt,
     cli_errors,
@@ -61,6 +62,7 @@ def push(
         ),
     ] = "ragsonde",
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Push an embedded collection (vectors, BM25 vectors, payloads) to a Qdrant server:
@@ -69,7 +71,7 @@ def push(
     from ragsonde.store.push import push as run_push
     from ragsonde.workspace import Workspace
 
-    settings = settings_from_options(collection=collection, home=home)
+    settings = settings_from_options(config=config_file, collection=collection, home=home)
     url = to or settings.qdrant_url
     if not url:
         raise QueryValidationError(
