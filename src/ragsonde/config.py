@@ -1,15 +1,24 @@
 """Settings: init arguments, then environment (``RAGSONDE_…``, ``QDRANT_URL``, …), then
-``ragsonde.toml`` (or the file named by ``RAGSONDE_CONFIG``), then defaults."""
+``ragsonde.toml`` (or the file named by ``--config FILE``, else by ``RAGSONDE_CONFIG``), then
+defaults."""
 
 from __future__ import annotations
 
 import os
 import tomllib
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -18,7 +27,7 @@ from pydantic_settings import (
 )
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.models import Limits
+from ragsonde.models import Limits, SearchMode
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -28,6 +37,7 @@ __all__ = [
     "parse_qdrant_url",
 ]
 if TYPE_CHECKING:
+    from ragsonde.evaluate.aggregation import Aggregation
     from ragsonde.store.payload import PayloadMapping
     from ragsonde.store.variant_specs import Bm25Params, IndexConfig
 
@@ -36,8 +46,12 @@ DEFAULT_EMBEDDER = "local:sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_COLLECTION = "rag_embedding"
 
 
+#: The settings file a ``load_settings(config=...)`` call reads (``--config FILE``), while it runs.
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("ragsonde_config_file", default=None)
+
+
 def _config_file() -> Path:
-    return Path(os.environ.get("RAGSONDE_CONFIG", "ragsonde.toml"))
+    return _CONFIG_FILE.get() or Path(os.environ.get("RAGSONDE_CONFIG", "ragsonde.toml"))
 
 
 _URL_FORMS = (
@@ -143,13 +157,65 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(default=2000, ge=1, le=2000)
     max_top_k: int = Field(default=100, ge=1, le=100)
     max_batch_size: int = Field(default=100, ge=1, le=100)
-    hnsw_ef: int | None = Field(default=None, ge=1)
+    # -- search-time settings (`ragsonde tune --save-config` writes these; query, batch, eval and
+    # serve honour them; ragsonde.store._convert turns them into the engine's parameters) ------
+    mode: SearchMode = Field(
+        default="dense",
+        description="The search mode of a query (and of eval) that does not name one: dense, "
+        "sparse (BM25) or hybrid (both, fused inside Qdrant).",
+    )
+    exact: bool = Field(
+        default=False, description="Exact (brute-force) search instead of the HNSW index."
+    )
+    hnsw_ef: int | None = Field(
+        default=None, ge=1, description="HNSW search breadth; unset = the engine's default."
+    )
+    quantization_rescore: bool | None = Field(
+        default=None,
+        description="On a quantized collection: re-score the candidates with the original "
+        "vectors; unset = the engine's default (on).",
+    )
+    quantization_oversampling: float | None = Field(
+        default=None,
+        ge=1.0,
+        le=16.0,
+        description="On a quantized collection: fetch this many times top_k candidates from the "
+        "quantized index before rescoring; unset = the engine's default (1).",
+    )
     fusion: Literal["rrf", "dbsf"] = Field(
         default="dbsf",
         description="How mode=hybrid fuses dense and BM25 results inside Qdrant: dbsf "
         "(distribution-based score fusion; 0.736 nDCG@10 on SciFact against RRF's 0.703, "
         "bench/bench_modes.py) or rrf (reciprocal rank fusion).",
     )
+    rrf_k: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="fusion=rrf: the k of 1/(k + rank); unset = 60 (the embedded engine's and "
+        "the RRF paper's), or the server's own default.",
+    )
+    fusion_weights: tuple[float, float] | None = Field(
+        default=None,
+        description="fusion=rrf: weights of the dense and the BM25 list, e.g. [1.0, 0.5] "
+        "(weighted RRF); unset = equal.",
+    )
+    prefetch_limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000,
+        description="mode=hybrid: how many candidates each side hands to the fusion; unset = "
+        "max(4 × top_k, 100).",
+    )
+    aggregation: Literal["max", "sum"] = Field(
+        default="max",
+        description="Evaluation by document: a document scores as its best chunk (max) or as "
+        "the sum of its aggregation_n best chunk scores (sum).",
+    )
+    aggregation_n: int = Field(
+        default=1, ge=1, le=20, description="aggregation=sum: how many chunk scores are summed."
+    )
+    # -- end of the search-time settings ------------------------------------------------------
     api_key: SecretStr | None = Field(
         default=None,
         description="RAGSONDE_API_KEY: when set, the server's /v1/ routes require this key.",
@@ -279,6 +345,32 @@ class Settings(BaseSettings):
             raise ValueError(e.message) from e
         return value
 
+    @field_validator("fusion_weights")
+    @classmethod
+    def _check_weights(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and (min(value) < 0 or max(value) <= 0):
+            raise ValueError("two weights (dense, sparse), none negative, not both 0")
+        return value
+
+    @model_validator(mode="after")
+    def _check_fusion(self) -> Settings:
+        for name in ("rrf_k", "fusion_weights"):
+            if getattr(self, name) is not None and self.fusion != "rrf":
+                raise ValueError(
+                    f"{name} applies to fusion=rrf only (fusion is {self.fusion!r}); "
+                    f'set fusion = "rrf" or remove {name}'
+                )
+        return self
+
+    @property
+    def aggregation_spec(self) -> Aggregation:
+        """How evaluation turns ranked chunks into ranked documents (the ``aggregation`` and
+        ``aggregation_n`` settings)."""
+        from ragsonde.evaluate.aggregation import Aggregation
+
+        n = self.aggregation_n if self.aggregation == "sum" else 1
+        return Aggregation(method=self.aggregation, n=n)
+
     @property
     def payload_mapping(self) -> PayloadMapping:
         """The payload mapping the ``mapping`` setting describes."""
@@ -310,15 +402,31 @@ class Settings(BaseSettings):
         )
 
 
-def load_settings(**overrides: Any) -> Settings:
+def load_settings(*, config: Path | str | None = None, **overrides: Any) -> Settings:
     """Build :class:`Settings`, dropping ``None`` overrides; bad values and a bad config file
-    (not TOML, not UTF-8, a folder) become VALIDATION_ERROR naming the file and the line."""
+    (not TOML, not UTF-8, a folder) become VALIDATION_ERROR naming the file and the line.
+
+    ``config``: the settings file to read instead of ``RAGSONDE_CONFIG`` / ``ragsonde.toml``
+    (``--config FILE``, e.g. the one ``ragsonde tune --save-config`` wrote); it must exist.
+    """
     clean = {k: v for k, v in overrides.items() if v is not None}
-    path = _config_file()
+    if config is not None:
+        path = Path(config)
+        if not path.exists():
+            raise QueryValidationError(f"The config file {path} does not exist.", field="config")
+        token = _CONFIG_FILE.set(path)
+        try:
+            return _load(path, clean)
+        finally:
+            _CONFIG_FILE.reset(token)
+    return _load(_config_file(), clean)
+
+
+def _load(path: Path, clean: dict[str, Any]) -> Settings:
     if path.exists() and not path.is_file():
         raise QueryValidationError(
             f"The config file {path} is a folder, not a file. Remove it, or point "
-            "RAGSONDE_CONFIG at a TOML file.",
+            "--config (RAGSONDE_CONFIG) at a TOML file.",
             field="config",
         )
     try:

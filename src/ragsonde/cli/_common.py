@@ -26,6 +26,7 @@ from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
 
 __all__ = [
     "CollectionOpt",
+    "ConfigOpt",
     "EmbedderOpt",
     "FieldOpt",
     "HomeOpt",
@@ -93,9 +94,31 @@ def exit_code_for(exc: RagsondeError) -> int:
     return 2 if exc.code is ErrorCode.VALIDATION_ERROR else 1
 
 
-def settings_from_options(**overrides: Any) -> Settings:
-    """Settings from CLI options (``None`` = not given), then environment, then ragsonde.toml."""
-    return load_settings(**overrides)
+#: ``--config FILE``: the settings file (TOML) to read instead of RAGSONDE_CONFIG/ragsonde.toml.
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Settings file (TOML), e.g. the one `ragsonde tune --save-config` writes; read "
+        "instead of RAGSONDE_CONFIG / ./ragsonde.toml (options and environment still win).",
+    ),
+]
+
+#: ``ragsonde --config FILE <command>``: the root option, for commands given no --config.
+_root: dict[str, Path | None] = {"config": None}
+
+
+def set_root_config(path: Path | None) -> None:
+    """Remember the root ``--config`` (the app's callback calls this on every invocation)."""
+    _root["config"] = path
+
+
+def settings_from_options(*, config: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from CLI options (``None`` = not given), then environment, then the settings
+    file: ``config`` (the command's ``--config``), else the root ``--config``, else
+    RAGSONDE_CONFIG or ragsonde.toml. A ``--config`` file that is missing or invalid is a
+    VALIDATION_ERROR naming it."""
+    return load_settings(config=config or _root["config"], **overrides)
 
 
 def _jsonable(obj: Any) -> Any:

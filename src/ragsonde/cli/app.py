@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -37,5 +38,15 @@ def _main(
             help="Print the version and exit.",
         ),
     ] = False,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="Settings file (TOML) for the command, as the command's own --config.",
+        ),
+    ] = None,
 ) -> None:
     """Does my retrieval actually work, and how fast? Retrieve, ingest and evaluate on Qdrant."""
+    from ragsonde.cli._common import set_root_config
+
+    set_root_config(config)

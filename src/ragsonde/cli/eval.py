@@ -9,6 +9,7 @@ import typer
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     EmbedderOpt,
     FieldOpt,
     HomeOpt,
@@ -79,7 +80,10 @@ def eval_command(
     exact: Annotated[
         bool, typer.Option("--exact", help="Exact (brute-force) search instead of HNSW.")
     ] = False,
-    mode: Annotated[str, typer.Option(help="dense | sparse | hybrid")] = "dense",
+    mode: Annotated[
+        str | None,
+        typer.Option(help="dense | sparse | hybrid \\[default: the mode setting, dense]"),
+    ] = None,
     sweep_thresholds: Annotated[
         bool,
         typer.Option("--sweep-thresholds", help="Calibrate score_threshold: P/R/F1 over 0–1."),
@@ -136,6 +140,7 @@ def eval_command(
     gate_no_regression: GateNoRegressionOpt = False,
     alpha: AlphaOpt = 0.05,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate).
@@ -145,14 +150,18 @@ def eval_command(
     from ragsonde.evaluate import EvalOptions, evaluate
 
     settings = settings_from_options(
-        collection=collection, home=home, embedder=embedder, mapping=parse_fields(field_paths)
+        config=config_file,
+        collection=collection,
+        home=home,
+        embedder=embedder,
+        mapping=parse_fields(field_paths),
     )
     options = EvalOptions(
         k=_ks(k),
         relevance_by=relevance_by,
         gates=gate or [],
-        exact=exact,
-        mode=mode,
+        exact=exact or settings.exact,
+        mode=mode or settings.mode,
         throughput=not no_throughput,
         split=split,
         queries_file=queries,

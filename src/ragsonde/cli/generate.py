@@ -9,6 +9,7 @@ import typer
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     EmbedderOpt,
     HomeOpt,
     JsonOpt,
@@ -57,6 +58,7 @@ def generate_command(
     price_per_1k: PriceOpt = None,
     embedder: EmbedderOpt = None,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Generate a benchmark: queries sampled across the collection, each with its source relevant.
@@ -67,7 +69,9 @@ def generate_command(
     from ragsonde.labels import generate
 
     budget, price = budget_and_price(max_calls, max_cost, price_per_1k)
-    settings = settings_from_options(collection=collection, home=home, embedder=embedder)
+    settings = settings_from_options(
+        config=config_file, collection=collection, home=home, embedder=embedder
+    )
     report = generate(
         out,
         n=n,

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     HomeOpt,
     JsonOpt,
     cli_errors,
@@ -65,6 +66,7 @@ def ingest(
     bm25_k1: Bm25K1Opt = None,
     bm25_b: Bm25BOpt = None,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Ingest documents into a collection: idempotent, skips what is unchanged, shows progress.
@@ -78,6 +80,7 @@ def ingest(
     from ragsonde.ingest import ingest as run_ingest
 
     settings = settings_from_options(
+        config=config_file,
         collection=collection,
         home=home,
         quantization=quantization,

@@ -9,6 +9,7 @@ import typer
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     EmbedderOpt,
     HomeOpt,
     JsonOpt,
@@ -64,6 +65,7 @@ def judge_command(
     price_per_1k: PriceOpt = None,
     embedder: EmbedderOpt = None,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """LLM-judge the unjudged hits of each query, pooled over dense, sparse and hybrid search.
@@ -85,7 +87,9 @@ def judge_command(
     except ValidationError as e:
         raise QueryValidationError("--use takes human, generator and/or llm.", field="use") from e
     budget, price = budget_and_price(max_calls, max_cost, price_per_1k)
-    settings = settings_from_options(collection=collection, home=home, embedder=embedder)
+    settings = settings_from_options(
+        config=config_file, collection=collection, home=home, embedder=embedder
+    )
     target = out or benchmark.with_name(f"{benchmark.stem}.judged.jsonl")
     options = JudgeOptions(
         llm=llm,

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     HomeOpt,
     JsonOpt,
     cli_errors,
@@ -66,6 +67,7 @@ def push(
     hnsw_m: HnswMOpt = None,
     hnsw_ef_construct: HnswEfConstructOpt = None,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Push an embedded collection (vectors, BM25 vectors, payloads) to a Qdrant server:
@@ -76,6 +78,7 @@ def push(
     from ragsonde.workspace import Workspace
 
     settings = settings_from_options(
+        config=config_file,
         collection=collection,
         home=home,
         quantization=quantization,

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     FieldOpt,
     HomeOpt,
     JsonOpt,
@@ -106,7 +107,10 @@ def query(
         list[str] | None,
         typer.Option("--filter", "-f", help="FIELD=VALUE payload condition (repeat for any-of)."),
     ] = None,
-    mode: Annotated[str, typer.Option(help="dense | sparse | hybrid")] = "dense",
+    mode: Annotated[
+        str | None,
+        typer.Option(help="dense | sparse | hybrid \\[default: the mode setting, dense]"),
+    ] = None,
     no_metadata: Annotated[
         bool, typer.Option("--no-metadata", help="Only chunk_id, text, score, rank.")
     ] = False,
@@ -114,11 +118,16 @@ def query(
     vector: VectorOpt = None,
     field_paths: FieldOpt = None,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Search a collection: query text → embedding → Qdrant → ranked chunks."""
     settings = settings_from_options(
-        collection=collection, home=home, vector=vector, mapping=parse_fields(field_paths)
+        config=config_file,
+        collection=collection,
+        home=home,
+        vector=vector,
+        mapping=parse_fields(field_paths),
     )
     body: dict[str, Any] = {
         "query_text": text,
@@ -126,7 +135,7 @@ def query(
         "score_threshold": threshold,
         "include_metadata": not no_metadata,
         "include_vectors": vectors,
-        "mode": mode,
+        "mode": mode or settings.mode,
     }
 
     def failure(e: RagsondeError) -> Response:
@@ -147,7 +156,7 @@ def query(
     load_ms: float | None = None
     with Retriever(settings) as retriever:
         try:
-            load_ms = _preload(retriever, settings.collection) if mode != "sparse" else None
+            load_ms = _preload(retriever, settings.collection) if body["mode"] != "sparse" else None
         except RagsondeError as e:
             resp = failure(e)
         else:
@@ -231,10 +240,13 @@ def batch(
     vector: VectorOpt = None,
     field_paths: FieldOpt = None,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Run many queries at once: one embedding call, one search request."""
-    settings = settings_from_options(home=home, vector=vector, mapping=parse_fields(field_paths))
+    settings = settings_from_options(
+        config=config_file, home=home, vector=vector, mapping=parse_fields(field_paths)
+    )
     body = _read_batch_file(file)
     if collection and "collection" not in body:
         body["collection"] = collection
@@ -265,6 +277,7 @@ def inspect(
     field_paths: FieldOpt = None,
     vector: VectorOpt = None,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Describe a collection: vectors, points, payload fields, its layout, the mapping that fits."""
@@ -272,7 +285,11 @@ def inspect(
     from ragsonde.workspace import Workspace
 
     settings = settings_from_options(
-        collection=collection, home=home, vector=vector, mapping=parse_fields(field_paths)
+        config=config_file,
+        collection=collection,
+        home=home,
+        vector=vector,
+        mapping=parse_fields(field_paths),
     )
     with Workspace(settings) as ws:
         try:

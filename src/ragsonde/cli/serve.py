@@ -11,6 +11,7 @@ import typer
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     HomeOpt,
     cli_errors,
     err_console,
@@ -66,6 +67,7 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
     collection: CollectionOpt = None,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     log_level: Annotated[
         LogLevel, typer.Option(case_sensitive=False, help="How much to log.")
     ] = LogLevel.info,
@@ -86,7 +88,7 @@ def serve(
             markup=False,
         )
         raise typer.Exit(1) from e
-    settings = settings_from_options(collection=collection, home=home)
+    settings = settings_from_options(config=config_file, collection=collection, home=home)
     sock = _bind(host, port)
     config = uvicorn.Config(
         create_app(settings),

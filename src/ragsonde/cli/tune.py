@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ragsonde.cli._common import (
     CollectionOpt,
+    ConfigOpt,
     EmbedderOpt,
     HomeOpt,
     JsonOpt,
@@ -141,6 +142,7 @@ def tune_command(
     ] = None,
     embedder: EmbedderOpt = None,
     home: HomeOpt = None,
+    config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Tune quantization, HNSW and fusion on temporary copies of a collection, against your
@@ -153,7 +155,9 @@ def tune_command(
     modes = {"all": ("dense", "hybrid"), "dense": ("dense",)}
     if mode not in modes:
         raise QueryValidationError(f"Unknown --mode {mode!r}: use all or dense.", field="mode")
-    settings = settings_from_options(collection=collection, embedder=embedder, home=home)
+    settings = settings_from_options(
+        config=config_file, collection=collection, embedder=embedder, home=home
+    )
     options = TuneOptions(
         folds=folds,
         split=split,
@@ -182,7 +186,7 @@ def tune_command(
         store.close()
     if save_config is not None:
         save(report, save_config, collection=applied)
-        err_console.print(f"saved settings to {save_config} (use RAGSONDE_CONFIG={save_config})")
+        err_console.print(f"saved settings to {save_config} (use it with --config {save_config})")
     if html is not None:
         write_html(report, html)
         err_console.print(f"wrote {html}")

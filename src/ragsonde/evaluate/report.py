@@ -197,6 +197,11 @@ class SearchInfo(_Part):
     backend: str = ""
     fetch_chunks: int = 0
     score_threshold: float = 0.0
+    aggregation: str = "max"
+    """How chunks became documents: ``max`` (best chunk), ``sumN`` (sum of the N best chunk
+    scores), or ``chunk`` (relevance by chunk: no aggregation)."""
+    fusion: str | None = None
+    """mode=hybrid: the fusion (``rrf`` or ``dbsf``)."""
 
 
 class GateResult(_Part):

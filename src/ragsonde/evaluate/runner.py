@@ -20,6 +20,7 @@ import numpy as np
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError
+from ragsonde.evaluate.aggregation import Aggregation, aggregate
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
 from ragsonde.evaluate.gates import Gate
@@ -43,7 +44,7 @@ from ragsonde.evaluate.report import (
 from ragsonde.models import Limits, Response, Result
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
-from ragsonde.store import Store
+from ragsonde.store import Distance, Store
 from ragsonde.store.payload import PayloadMapping, build_mapping
 from ragsonde.store.resolve import POINT_ID
 from ragsonde.workspace import Workspace
@@ -54,6 +55,7 @@ _STAGES = ("embedding_ms", "search_ms", "post_processing_ms", "total_ms")
 _MAX_FETCH = 5000
 _OVERSAMPLE = 3
 _SHOWN = 10
+_BEST_CHUNK = Aggregation()
 
 #: ``--relevance-by`` -> (payload field counted in the store, key of a result).
 RELEVANCE_KEYS: dict[str, tuple[str | None, Any]] = {
@@ -77,17 +79,22 @@ def _percentiles(values: Sequence[float]) -> Percentiles:
     )
 
 
-def _collapse(results: Sequence[Result], key: Any) -> dict[str, float]:
-    """Ranked chunks -> ranked ids: the first (best) chunk of each id keeps its place.
+def _collapse(
+    results: Sequence[Result], key: Any, how: Aggregation = _BEST_CHUNK, raw: bool = False
+) -> dict[str, float]:
+    """Ranked chunks -> ranked ids by the ``aggregation`` setting
+    (:func:`~ragsonde.evaluate.aggregation.aggregate`): by default the first (best) chunk of
+    each id keeps its place.
 
-    The score kept is ``similarity_score`` (higher is closer under every distance), never the
-    raw score, which for Euclid and Manhattan is a distance."""
-    out: dict[str, float] = {}
-    for r in results:
-        k = key(r)
-        if k is not None and str(k) not in out:
-            out[str(k)] = r.similarity_score
-    return out
+    The score kept is ``similarity_score`` (higher is closer under every distance), or with
+    ``raw`` the engine's score (where it is a similarity too: cosine, dot, BM25, fused), which
+    is what a sum adds up without the clamp's ties and what ``tune`` measured."""
+    pairs = (
+        (str(k), r.raw_score if raw and r.raw_score is not None else r.similarity_score)
+        for r in results
+        if (k := key(r)) is not None
+    )
+    return aggregate(pairs, how)
 
 
 def _by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -115,6 +122,10 @@ class _Evaluation:
         self.relevance: RelevanceField | None = None
         self.integrity = IntegrityReport()
         self.errors: dict[str, str] = {}
+        self.aggregation = retriever.settings.aggregation_spec
+        # a sum adds the engine's scores where they are similarities (not Euclid/Manhattan)
+        distance = store.collection_info(collection).distance
+        self.raw_scores = o.mode != "dense" or distance in (Distance.COSINE, Distance.DOT)
 
     def body(self, q: BenchQuery, top_k: int) -> dict[str, Any]:
         return {
@@ -134,7 +145,7 @@ class _Evaluation:
         fetch = self.fetch_size()
         while True:
             resp = self.retriever.retrieve(self.body(q, fetch), collection=self.collection)
-            ranked = _collapse(resp.results, self.key)
+            ranked = _collapse(resp.results, self.key, self.aggregation, self.raw_scores)
             exhausted = len(resp.results) < fetch
             if resp.status == "error" or len(ranked) >= want or exhausted or fetch >= _MAX_FETCH:
                 break
@@ -276,6 +287,12 @@ def evaluate(
     started = time.perf_counter()
     ws = workspace or Workspace(settings, store=store, embedder=embedder)
     cfg = ws.settings
+    # the mode and exact settings (ragsonde.toml, --config) unless the options name them
+    unset = {
+        name: getattr(cfg, name) for name in ("mode", "exact") if name not in o.model_fields_set
+    }
+    if unset:
+        o = o.model_copy(update=unset)
     coll = collection or cfg.collection
     try:
         bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
@@ -360,6 +377,8 @@ def evaluate(
                 backend=st.backend,
                 fetch_chunks=ev.fetch_size(),
                 score_threshold=o.score_threshold,
+                aggregation=ev.aggregation.label if o.relevance_by != "chunk" else "chunk",
+                fusion=cfg.fusion if o.mode == "hybrid" else None,
             ),
             breakdown=build_breakdown(bench.queries, per_query, o.by, by_groups),
             relevance_field=ev.relevance,

@@ -98,7 +98,7 @@ class Retriever:
         self.settings = self.workspace.settings
         self._sparse: Bm25Encoder | None = None
         self.limits = limits or self.settings.limits
-        self.exact = exact
+        self.exact = exact or self.settings.exact
         # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
         self.mapping = mapping if mapping is not None else self.settings.payload_mapping
         self._info: dict[str, tuple[float, CollectionInfo]] = {}
@@ -140,7 +140,7 @@ class Retriever:
         """Answer one query. Errors come back as an error Response, never raised."""
         t0 = time.perf_counter()
         try:
-            q = parse_query(query, self.limits)
+            q = self._parse(query)
         except QueryValidationError as e:
             return self._failure(
                 e, query, collection, Timings(total_ms=_ms(t0, time.perf_counter()))
@@ -195,7 +195,7 @@ class Retriever:
         pending: list[_Pending] = []
         for i, raw in enumerate(envelope.queries):
             try:
-                q = parse_query(raw, self.limits)
+                q = self._parse(raw)
                 pending.append(_Pending(i, q, q.collection or default_coll))
             except QueryValidationError as e:
                 responses[i] = self._failure(e, raw, default_coll, Timings())
@@ -247,6 +247,13 @@ class Retriever:
             responses=final,
             batch_latency_ms=_ms(t0, time.perf_counter()),
         )
+
+    def _parse(self, raw: Query | Mapping[str, Any]) -> Query:
+        """A valid query; one that names no mode gets the ``mode`` setting."""
+        q = parse_query(raw, self.limits)
+        if "mode" not in q.model_fields_set and q.mode != self.settings.mode:
+            q = q.model_copy(update={"mode": self.settings.mode})
+        return q
 
     def _envelope(self, batch: BatchRequest | Mapping[str, Any]) -> _Envelope:
         if isinstance(batch, BatchRequest):
@@ -352,6 +359,7 @@ class Retriever:
         base = p.spec
         if base is None or (p.vector is None and p.sparse is None):
             raise RuntimeError("query was not prepared and embedded")  # a bug, not user input
+        cfg = self.settings  # the search-time settings (ragsonde.toml, --config, tune's file)
         return SearchSpec(
             vector=p.vector,
             limit=base.limit,
@@ -360,7 +368,13 @@ class Retriever:
             exact=base.exact,
             mode=base.mode,
             sparse=p.sparse,
-            fusion=self.settings.fusion,
+            fusion=cfg.fusion,
+            hnsw_ef=cfg.hnsw_ef,
+            quantization_rescore=cfg.quantization_rescore,
+            quantization_oversampling=cfg.quantization_oversampling,
+            rrf_k=cfg.rrf_k,
+            fusion_weights=cfg.fusion_weights,
+            prefetch_limit=cfg.prefetch_limit,
         )
 
     def _format(self, q: Query, collection: str, hits: Sequence[Hit]) -> Response:

@@ -3,7 +3,12 @@
 qdrant-client's ``models`` and qdrant-edge spell filters with the same keyword constructors
 (``MatchValue(value=)``, ``MatchAny(any=)``, ``FieldCondition(key=, match=)``,
 ``Filter(must=)``) and return points with the same attributes (``id``, ``score``, ``payload``,
-``vector``), so one converter serves both; the backend passes its models module in.
+``vector``), so one converter serves both; the backend passes its models module in. They spell
+search parameters alike too (``SearchParams(hnsw_ef=, exact=, quantization=)``,
+``QuantizationSearchParams(ignore=, rescore=, oversampling=)``): :func:`search_params` is the one
+translation of the search-time knobs, used by both stores and by the ``tune`` sweep
+(:class:`~ragsonde.store.variant_specs.SearchKnobs`), so the sweep measures what the retriever
+then does. Fusion is spelled differently: :func:`edge_fusion` and :func:`client_fusion`.
 
 :class:`VectorLayout` is a collection's vectors read from either library's config, and
 :meth:`VectorLayout.choose` picks the dense vector to search (the ``vector`` setting, or the only
@@ -22,12 +27,18 @@ from ragsonde.store.base import FilterSpec, Hit, PointRecord, SearchSpec, Sparse
 from ragsonde.store.scores import Distance
 
 __all__ = [
+    "EDGE_RRF_K",
     "DenseVector",
     "VectorLayout",
     "check_specs",
+    "client_fusion",
+    "edge_fusion",
     "hybrid_depth",
     "point_id",
     "point_vectors",
+    "prefetch_depth",
+    "search_params",
+    "spec_params",
     "to_filter",
     "to_hit",
     "to_record",
@@ -170,6 +181,14 @@ def check_specs(layout: VectorLayout, dense: DenseVector, specs: Sequence[Search
                 "or use mode 'dense'.",
                 field="mode",
             )
+        if spec.fusion != "rrf":
+            for name in ("rrf_k", "fusion_weights"):
+                if getattr(spec, name) is not None:
+                    raise QueryValidationError(
+                        f"{name} applies to fusion 'rrf' only; this search fuses with "
+                        f"'{spec.fusion}'. Set fusion = \"rrf\" or remove {name}.",
+                        field=name,
+                    )
         if spec.vector is not None and len(spec.vector) != dense.size:
             raise QueryValidationError(
                 f"Vector of size {len(spec.vector)} does not fit collection "
@@ -179,8 +198,71 @@ def check_specs(layout: VectorLayout, dense: DenseVector, specs: Sequence[Search
 
 
 def hybrid_depth(limit: int) -> int:
-    """How many candidates each side of a hybrid search hands to the fusion."""
+    """How many candidates each side of a hybrid search hands to the fusion (by default)."""
     return max(limit * 4, 100)
+
+
+def prefetch_depth(spec: SearchSpec) -> int:
+    """The ``prefetch_limit`` setting, else :func:`hybrid_depth`."""
+    return spec.prefetch_limit or hybrid_depth(spec.limit)
+
+
+def search_params(
+    models: Any,
+    *,
+    hnsw_ef: int | None = None,
+    exact: bool = False,
+    rescore: bool | None = None,
+    oversampling: float | None = None,
+    ignore_quantization: bool = False,
+) -> Any:
+    """``SearchParams`` in either library; quantization parameters only when one is set, so an
+    unset knob leaves the engine's default."""
+    quant = (
+        models.QuantizationSearchParams(
+            ignore=ignore_quantization, rescore=rescore, oversampling=oversampling
+        )
+        if ignore_quantization or rescore is not None or oversampling is not None
+        else None
+    )
+    return models.SearchParams(hnsw_ef=hnsw_ef, exact=exact, quantization=quant)
+
+
+def spec_params(models: Any, spec: SearchSpec, hnsw_ef: int | None = None) -> Any:
+    """:func:`search_params` for one search (``hnsw_ef``: the store's fallback)."""
+    return search_params(
+        models,
+        hnsw_ef=spec.hnsw_ef if spec.hnsw_ef is not None else hnsw_ef,
+        exact=spec.exact,
+        rescore=spec.quantization_rescore,
+        oversampling=spec.quantization_oversampling,
+    )
+
+
+#: RRF's k when none is set, in the embedded engine (the RRF paper's 60; a Qdrant server's own
+#: default applies there instead).
+EDGE_RRF_K = 60
+
+
+def edge_fusion(
+    qe: Any, method: str, k: int | None = None, weights: Sequence[float] | None = None
+) -> Any:
+    """The ``qdrant_edge`` fusion: DBSF, or RRF with ``k`` and optional (dense, sparse) weights."""
+    if method == "dbsf":
+        return qe.Fusion.Dbsf()
+    return qe.Fusion.Rrf(k=k or EDGE_RRF_K, weights=list(weights) if weights else None)
+
+
+def client_fusion(
+    m: Any, method: str, k: int | None = None, weights: Sequence[float] | None = None
+) -> Any:
+    """The qdrant-client fusion query: ``FusionQuery`` (the server's defaults) unless ``k`` or
+    weights are set, then ``RrfQuery(rrf=Rrf(k=, weights=))``."""
+    if method == "dbsf":
+        return m.FusionQuery(fusion=m.Fusion.DBSF)
+    if k is None and weights is None:
+        return m.FusionQuery(fusion=m.Fusion.RRF)
+    return m.RrfQuery(rrf=m.Rrf(k=k, weights=list(weights) if weights else None))
 
 
 def point_vectors(

@@ -82,7 +82,12 @@ class CollectionInfo:
 
 @dataclass(frozen=True)
 class SearchSpec:
-    """One search. ``mode`` picks which vectors score it."""
+    """One search. ``mode`` picks which vectors score it.
+
+    The search-time knobs (the settings of the same names; ``None`` = the engine's default)
+    become engine parameters in one place, :mod:`ragsonde.store._convert`, which the ``tune``
+    sweep uses too.
+    """
 
     vector: Sequence[float] | None
     limit: int
@@ -92,6 +97,16 @@ class SearchSpec:
     mode: Literal["dense", "sparse", "hybrid"] = "dense"
     sparse: SparseVector | None = None
     fusion: Literal["rrf", "dbsf"] = "rrf"
+    hnsw_ef: int | None = None
+    """HNSW search breadth (``None``: the store's own ``hnsw_ef``, else the engine's)."""
+    quantization_rescore: bool | None = None
+    quantization_oversampling: float | None = None
+    rrf_k: int | None = None
+    """fusion=rrf: the k of 1/(k + rank)."""
+    fusion_weights: tuple[float, float] | None = None
+    """fusion=rrf: (dense, sparse) weights."""
+    prefetch_limit: int | None = None
+    """mode=hybrid: candidates per side (``None``: ``_convert.hybrid_depth``)."""
 
 
 @dataclass(frozen=True)

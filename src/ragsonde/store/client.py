@@ -231,8 +231,18 @@ class QdrantClientStore:
         return [[convert.to_hit(p, dense.name) for p in r.points] for r in responses]
 
     def _request(self, m: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None) -> Any:
-        # Local mode is always exact and warns about search params: send none there.
-        params = None if self._local else m.SearchParams(exact=spec.exact, hnsw_ef=self._hnsw_ef)
+        # Local mode is always exact and warns about search params: send none there. It keeps
+        # plain vectors (no quantization), so a quantization knob cannot take effect: refuse it.
+        if self._local:
+            for name in ("quantization_rescore", "quantization_oversampling"):
+                if getattr(spec, name) is not None:
+                    raise QueryValidationError(
+                        f"{name} cannot take effect on qdrant-client's local mode "
+                        f"({self._url}), which has no quantization; remove it from the "
+                        "settings, or search a Qdrant server or the embedded store.",
+                        field=name,
+                    )
+        params = None if self._local else convert.spec_params(m, spec, self._hnsw_ef)
         flt = convert.to_filter(m, spec.filter)
         dense = [float(x) for x in spec.vector] if spec.vector is not None else None
         sparse = (
@@ -250,14 +260,13 @@ class QdrantClientStore:
             return m.QueryRequest(query=dense, using=vname, params=params, **common)
         if spec.mode == "sparse":
             return m.QueryRequest(query=sparse, using=sparse_name, **common)
-        depth = convert.hybrid_depth(spec.limit)
-        fusion = m.Fusion.RRF if spec.fusion == "rrf" else m.Fusion.DBSF
+        depth = convert.prefetch_depth(spec)
         return m.QueryRequest(
             prefetch=[
                 m.Prefetch(query=dense, using=vname, limit=depth, filter=flt, params=params),
                 m.Prefetch(query=sparse, using=sparse_name, limit=depth, filter=flt),
             ],
-            query=m.FusionQuery(fusion=fusion),
+            query=convert.client_fusion(m, spec.fusion, spec.rrf_k, spec.fusion_weights),
             **common,
         )
 

@@ -454,7 +454,7 @@ class EdgeStore:
     def _request(
         self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
     ) -> Any:
-        params = qe.SearchParams(exact=spec.exact, hnsw_ef=self._hnsw_ef)
+        params = convert.spec_params(qe, spec, self._hnsw_ef)
         filt = convert.to_filter(qe, spec.filter)
         dense_q = (
             qe.Query.Nearest([float(x) for x in spec.vector], using=vname)
@@ -473,8 +473,8 @@ class EdgeStore:
             return qe.QueryRequest(query=dense_q, filter=filt, params=params, **common)
         if spec.mode == "sparse":
             return qe.QueryRequest(query=sparse_q, filter=filt, params=params, **common)
-        fusion = qe.Fusion.Rrf(k=60) if spec.fusion == "rrf" else qe.Fusion.Dbsf()
-        depth = convert.hybrid_depth(spec.limit)
+        fusion = convert.edge_fusion(qe, spec.fusion, spec.rrf_k, spec.fusion_weights)
+        depth = convert.prefetch_depth(spec)
         prefetches = [
             qe.Prefetch(limit=depth, query=dense_q, filter=filt, params=params),
             qe.Prefetch(limit=depth, query=sparse_q, filter=filt, params=params),

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ragsonde.store._convert import edge_fusion, search_params
+
 __all__ = [
     "DEFAULT_FULL_SCAN_KB",
     "QUANTIZATIONS",
@@ -323,16 +325,15 @@ class SearchKnobs(BaseModel):
     ignore_quantization: bool = False
 
     def engine_params(self, qe: Any) -> Any:
-        quant = (
-            qe.QuantizationSearchParams(
-                ignore=self.ignore_quantization,
-                rescore=self.rescore,
-                oversampling=self.oversampling,
-            )
-            if self.ignore_quantization or self.rescore is not None or self.oversampling
-            else None
+        """The engine's ``SearchParams``: the same translation the stores use."""
+        return search_params(
+            qe,
+            hnsw_ef=self.hnsw_ef,
+            exact=self.exact,
+            rescore=self.rescore,
+            oversampling=self.oversampling,
+            ignore_quantization=self.ignore_quantization,
         )
-        return qe.SearchParams(hnsw_ef=self.hnsw_ef, exact=self.exact, quantization=quant)
 
 
 class FusionSpec(BaseModel):
@@ -355,6 +356,5 @@ class FusionSpec(BaseModel):
         return f"rrf-k{self.k}{w}/pf{self.prefetch}"
 
     def engine_fusion(self, qe: Any) -> Any:
-        if self.method == "dbsf":
-            return qe.Fusion.Dbsf()
-        return qe.Fusion.Rrf(k=self.k, weights=list(self.weights) if self.weights else None)
+        """The engine's fusion: the same translation the embedded store uses."""
+        return edge_fusion(qe, self.method, self.k, self.weights)

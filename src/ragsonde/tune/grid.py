@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.aggregation import Aggregation
 from ragsonde.store.variants import (
     Bm25Params,
     FusionSpec,
@@ -32,19 +33,6 @@ from ragsonde.store.variants import (
 )
 
 __all__ = ["DEFAULT_GRID", "Aggregation", "Grid", "load_grid"]
-
-
-class Aggregation(BaseModel):
-    """How ranked chunks become ranked documents: the best chunk's score (``max``), or the sum
-    of a document's ``n`` best chunk scores (``sum``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    method: Literal["max", "sum"] = "max"
-    n: int = Field(default=1, ge=1, le=20)
-
-    @property
-    def label(self) -> str:
-        return "max" if self.method == "max" else f"sum{self.n}"
 
 
 class Grid(BaseModel):

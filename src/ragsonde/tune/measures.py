@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ragsonde.evaluate.aggregation import Aggregation
+from ragsonde.evaluate.aggregation import aggregate as aggregate_docs
 from ragsonde.evaluate.metrics import compute_metrics
-from ragsonde.tune.grid import Aggregation
 
 __all__ = ["QUALITY_METRICS", "aggregate", "latency", "overlap_recall", "score_run"]
 
@@ -20,16 +21,9 @@ Hits = Sequence[tuple[str, float]]
 
 
 def aggregate(hits: Hits, doc_of: Callable[[str], str], how: Aggregation) -> dict[str, float]:
-    """Ranked chunks -> document scores: the best chunk (``max``) or the sum of a document's
-    ``n`` best chunk scores (``sum``). Hits arrive best first."""
-    docs: dict[str, list[float]] = {}
-    for point_id, score in hits:
-        scores = docs.setdefault(doc_of(point_id), [])
-        if len(scores) < how.n:
-            scores.append(score)
-    if how.method == "max":
-        return {d: s[0] for d, s in docs.items()}
-    return {d: float(sum(s)) for d, s in docs.items()}
+    """Ranked chunks -> document scores, by :func:`ragsonde.evaluate.aggregation.aggregate`
+    (what ``eval`` does with the same setting). Hits arrive best first."""
+    return aggregate_docs(((doc_of(point_id), score) for point_id, score in hits), how)
 
 
 def score_run(

@@ -1,9 +1,12 @@
 """``--save-config``: the chosen configuration as a ragsonde settings file (TOML).
 
-Keys :class:`ragsonde.config.Settings` already honours (``hnsw_ef``, ``fusion``, ``collection``)
-take effect in ``query``, ``eval`` and ``serve`` when the file is the settings file
-(``RAGSONDE_CONFIG=tuned.toml``). The others (:data:`PENDING_KEYS`) record the rest of the choice;
-Settings ignores them until the retriever learns to honour them.
+Every command reads it with ``--config tuned.toml`` (or ``RAGSONDE_CONFIG=tuned.toml``). The
+search-time keys take effect in ``query``, ``batch``, ``eval`` and ``serve``: ``collection``,
+``mode``, ``exact``, ``hnsw_ef``, ``quantization_rescore``, ``quantization_oversampling``,
+``fusion``, ``rrf_k``, ``fusion_weights``, ``prefetch_limit`` (the retriever's search) and
+``aggregation``, ``aggregation_n`` (eval's chunk -> document scoring). The build-time keys
+(:data:`PENDING_KEYS`) describe how the collection itself must be built; they act where a
+collection is created (``ingest``, ``push``, ``tune --apply``), not at search time.
 """
 
 from __future__ import annotations
@@ -16,27 +19,14 @@ from ragsonde.tune.report import ConfigResult, TuneReport
 
 __all__ = ["PENDING_KEYS", "save_config", "settings_values"]
 
-#: Keys written for the retriever to honour later (Settings ignores unknown keys today).
-PENDING_KEYS = (
-    "mode",
-    "exact",
-    "quantization",
-    "quantization_rescore",
-    "quantization_oversampling",
-    "hnsw_m",
-    "hnsw_ef_construct",
-    "rrf_k",
-    "fusion_weights",
-    "prefetch_limit",
-    "aggregation",
-    "aggregation_n",
-    "bm25_k1",
-    "bm25_b",
-)
+#: Build-time keys: how the collection is built (quantization, HNSW graph, BM25 document
+#: vectors). Searching cannot change them; they are honoured at collection creation (the
+#: collection-building work on ingest/push/--apply), and ignored by search-time Settings.
+PENDING_KEYS = ("quantization", "hnsw_m", "hnsw_ef_construct", "bm25_k1", "bm25_b")
 
 
 def settings_values(config: ConfigResult, report: TuneReport) -> dict[str, Any]:
-    """The settings that reproduce ``config``: known keys first, then :data:`PENDING_KEYS`."""
+    """The settings that reproduce ``config``: search-time keys and :data:`PENDING_KEYS`."""
     spec = report.variant(config.variant).spec
     values: dict[str, Any] = {"collection": report.collection}
     if config.knobs.hnsw_ef is not None:
@@ -88,8 +78,8 @@ def save_config(
         f"# ragsonde tune: {chosen}\n"
         f"# nDCG@10 {report.config(chosen).ndcg:.4f} on {report.dataset} "
         f"({report.n_queries} queries), collection {report.collection}.\n"
-        f"# Use it with RAGSONDE_CONFIG={path.name}. Not yet read by Settings: "
-        f"{', '.join(k for k in PENDING_KEYS if k in values)}.\n"
+        f"# Use it with --config {path.name} (query, batch, eval, serve, ...). Build-time "
+        f"keys, for creating a collection: {', '.join(k for k in PENDING_KEYS if k in values)}.\n"
     )
     try:
         path.write_text(header + tomli_w.dumps(values), encoding="utf-8")
