@@ -12,8 +12,10 @@ Variants are always built in the embedded engine (the Qdrant segment code, in-pr
 user's backend would ignore a setting in production (qdrant-client's local mode has no
 quantization), :func:`measurable` says so and the report writes "not measurable on this backend".
 
-Temporary variants need knobs the store interface does not carry (forced indexing thresholds,
-per-query search parameters), so they talk to ``qdrant_edge`` directly; every qdrant-edge
+Temporary variants live in scratch folders outside any store and need a forced indexing
+threshold, so they talk to ``qdrant_edge`` directly; their searches go through the same knob →
+engine translation as the stores' (:mod:`ragsonde.store._convert`), so a tuned setting runs in
+``query``/``eval``/``serve`` exactly as the sweep measured it. Every qdrant-edge
 exception is translated into :class:`~ragsonde.errors.StoreConnectionError` in :func:`_engine`,
 here only. :func:`build_tuned_copy` (``--apply``) goes through the store interface instead
 (``create_collection(index=...)``), so it works on every backend.
