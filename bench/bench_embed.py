@@ -110,7 +110,7 @@ def child(spec: str, dataset: Path, singles: int) -> dict:
     t0 = time.perf_counter()
     report = ingest(str(dataset / "corpus.jsonl"), settings=settings, embedder=emb)
     ingest_s = time.perf_counter() - t0
-    ev = evaluate(str(dataset), settings=settings, embedder=emb).to_json()
+    ev = evaluate(str(dataset), settings=settings, embedder=emb).model_dump(mode="json")
     return {
         "spec": spec,
         "backend": getattr(emb, "backend", "?"),

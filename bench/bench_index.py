@@ -125,7 +125,7 @@ def main() -> None:
             store=store,
             embedder=embedder,
             options=EvalOptions(ann_vs_exact=True, throughput=False, ks=(1, 10, 100)),
-        ).to_json()
+        ).model_dump(mode="json")
         count = store.collection_info(target).points_count
         real = store.collection_info(source).points_count
     finally:

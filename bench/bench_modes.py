@@ -103,19 +103,19 @@ def main() -> None:
             s = Settings(home=BENCH_HOME, collection=coll, fusion=fusion)
             rep = evaluate(dataset, settings=s, store=store, embedder=embedder,
                            options=EvalOptions(mode=mode, throughput=False, ks=(1, 10, 100)))  # fmt: skip
-            doc = rep.to_json()
-            reports[name] = doc
+            doc = rep.model_dump(mode="json")
+            reports[name] = rep
             (RESULTS / f"{dense}_{name}.json").write_text(json.dumps(doc))
     finally:
         store.close()
-    best_hybrid = max(("hybrid_rrf", "hybrid_dbsf"), key=lambda n: reports[n]["metrics"]["ndcg@10"])
+    best_hybrid = max(("hybrid_rrf", "hybrid_dbsf"), key=lambda n: reports[n].metrics["ndcg@10"])
     comparisons = {
         f"dense_vs_{best_hybrid}": compare_reports(
             reports["dense"], reports[best_hybrid], ["ndcg@10", "recall@100"]
-        ).to_json(),
+        ).model_dump(mode="json"),
         f"sparse_vs_{best_hybrid}": compare_reports(
             reports["sparse"], reports[best_hybrid], ["ndcg@10", "recall@100"]
-        ).to_json(),
+        ).model_dump(mode="json"),
     }
     summary = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
@@ -129,7 +129,7 @@ def main() -> None:
                 "latency_total_ms_p50": r["latency"]["total_ms"]["p50"],
                 "latency_search_ms_p50": r["latency"]["search_ms"]["p50"],
             }
-            for n, r in reports.items()
+            for n, r in ((n, rep.model_dump(mode="json")) for n, rep in reports.items())
         },
         "targets": {"sparse ndcg@10": 0.66, "hybrid ndcg@10": 0.70},
         "comparisons": {k: {m["metric"]: m for m in v["metrics"]} for k, v in comparisons.items()},
