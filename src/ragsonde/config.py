@@ -187,7 +187,7 @@ class Settings(BaseSettings):
         description="How mode=hybrid fuses dense and BM25 results inside Qdrant: dbsf "
         "(distribution-based score fusion; 0.736 nDCG@10 on SciFact against RRF's 0.703, "
         "bench/bench_modes.py), rrf (reciprocal rank fusion), or linear (a weighted sum of "
-        "the cosine and the saturated BM25 score bm25 / (bm25 + 10); needs fusion_weights).",
+        "the cosine and the saturated BM25 score bm25 / (bm25 + 60); needs fusion_weights).",
     )
     rrf_k: int | None = Field(
         default=None,
