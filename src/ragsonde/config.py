@@ -16,8 +16,8 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
-    model_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -182,11 +182,12 @@ class Settings(BaseSettings):
         description="On a quantized collection: fetch this many times top_k candidates from the "
         "quantized index before rescoring; unset = the engine's default (1).",
     )
-    fusion: Literal["rrf", "dbsf"] = Field(
+    fusion: Literal["rrf", "dbsf", "linear"] = Field(
         default="dbsf",
         description="How mode=hybrid fuses dense and BM25 results inside Qdrant: dbsf "
         "(distribution-based score fusion; 0.736 nDCG@10 on SciFact against RRF's 0.703, "
-        "bench/bench_modes.py) or rrf (reciprocal rank fusion).",
+        "bench/bench_modes.py), rrf (reciprocal rank fusion), or linear (a weighted sum of "
+        "the cosine and the saturated BM25 score bm25 / (bm25 + 60); needs fusion_weights).",
     )
     rrf_k: int | None = Field(
         default=None,
@@ -198,7 +199,9 @@ class Settings(BaseSettings):
     fusion_weights: tuple[float, float] | None = Field(
         default=None,
         description="fusion=rrf: weights of the dense and the BM25 list, e.g. [1.0, 0.5] "
-        "(weighted RRF); unset = equal.",
+        "(weighted RRF); unset = equal. fusion=linear: required, the weights of the cosine "
+        "and the saturated BM25 score, e.g. [0.7, 0.3] (only their ratio changes the order). "
+        "None negative, not both 0.",
     )
     prefetch_limit: int | None = Field(
         default=None,
@@ -345,22 +348,21 @@ class Settings(BaseSettings):
             raise ValueError(e.message) from e
         return value
 
-    @field_validator("fusion_weights")
+    @field_validator("rrf_k", "fusion_weights", mode="after")
     @classmethod
-    def _check_weights(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
-        if value is not None and (min(value) < 0 or max(value) <= 0):
-            raise ValueError("two weights (dense, sparse), none negative, not both 0")
-        return value
+    def _check_fusion(cls, value: Any, info: ValidationInfo) -> Any:
+        """The fusion knobs' one rule (``_convert.fusion_problem``), reported under the field at
+        fault: ``rrf_k`` is checked first, then ``fusion_weights`` (fields validate in order)."""
+        from ragsonde.store._convert import fusion_problem  # ragsonde.store imports this module
 
-    @model_validator(mode="after")
-    def _check_fusion(self) -> Settings:
-        for name in ("rrf_k", "fusion_weights"):
-            if getattr(self, name) is not None and self.fusion != "rrf":
-                raise ValueError(
-                    f"{name} applies to fusion=rrf only (fusion is {self.fusion!r}); "
-                    f'set fusion = "rrf" or remove {name}'
-                )
-        return self
+        if "fusion" not in info.data:  # fusion itself is invalid: that error is enough
+            return value
+        rrf_k = value if info.field_name == "rrf_k" else None
+        weights = value if info.field_name == "fusion_weights" else None
+        problem = fusion_problem(info.data["fusion"], rrf_k, weights)
+        if problem is not None and problem[0] == info.field_name:
+            raise ValueError(problem[1])
+        return value
 
     @property
     def aggregation_spec(self) -> Aggregation:

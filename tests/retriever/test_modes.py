@@ -70,6 +70,24 @@ def test_dbsf_fusion(store_settings, hybrid):
     assert resp.status == "success" and resp.results[0].metadata["doc_id"] == "imu"
 
 
+def test_linear_fusion_weights_move_the_ranking(store_settings, hybrid):
+    def top(weights: tuple[float, float]) -> list[str]:
+        values = {**store_settings.model_dump(), "fusion": "linear", "fusion_weights": weights}
+        r = Retriever(Settings(**values), store=hybrid.store, embedder=hybrid.embedder)
+        resp = r.retrieve({"query": "GPS satellite fix accuracy", "mode": "hybrid", "top_k": 8})
+        assert resp.status == "success", resp.error
+        return [res.chunk_id for res in resp.results]
+
+    def alone(mode: str) -> list[str]:
+        resp = hybrid.retrieve({"query": "GPS satellite fix accuracy", "mode": mode, "top_k": 8})
+        return [res.chunk_id for res in resp.results]
+
+    # all weight on one side ranks as that side alone; the retriever passes the setting through
+    assert top((1.0, 0.0)) == alone("dense")
+    assert top((0.0, 1.0))[:3] == alone("sparse")[:3]
+    assert top((1.0, 0.0)) != top((0.0, 1.0))
+
+
 def test_dense_only_collection_refuses_sparse_modes(store_settings, embedder, tmp_path):
     docs = tmp_path / "d"
     docs.mkdir()

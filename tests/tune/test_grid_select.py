@@ -59,9 +59,26 @@ def test_grid_file_toml_and_yaml(tmp_path: Path) -> None:
     assert grid.hnsw == [Hnsw(m=4, ef_construct=16)] and grid.aggregation[0].label == "sum2"
 
 
+def test_default_grid_sweeps_linear_fusion_at_each_prefetch() -> None:
+    linear = [f for f in DEFAULT_GRID.fusion if f.method == "linear"]
+    prefetches = {f.prefetch for f in DEFAULT_GRID.fusion}
+    assert {(f.weights, f.prefetch) for f in linear} == {
+        (w, p) for w in ((0.3, 0.7), (0.5, 0.5), (0.7, 0.3)) for p in prefetches
+    }
+    assert "linear/w0.3:0.7/pf200" in {f.label for f in linear}
+
+
+def test_grid_file_with_linear_fusion(tmp_path: Path) -> None:
+    path = tmp_path / "grid.toml"
+    path.write_text('fusion = [{method = "linear", weights = [0.6, 0.4], prefetch = 80}]\n')
+    assert [f.label for f in load_grid(path).fusion] == ["linear/w0.6:0.4/pf80"]
+
+
 @pytest.mark.parametrize(
     ("text", "match"),
     [
+        ('fusion = [{method = "linear"}]\n', "fusion_weights"),
+        ('fusion = [{method = "dbsf", weights = [1.0, 1.0]}]\n', "fusion_weights"),
         ("hnsw_ef = []\n", "hnsw_ef"),
         ('quantization = [{kind = "binary", bits = 3}]\n', "bits"),
         ("colour = 1\n", "colour"),

@@ -29,7 +29,11 @@ SMALL = Grid(
     hnsw_ef=[64],
     rescore=[True],
     oversampling=[2.0],
-    fusion=[FusionSpec(method="dbsf"), FusionSpec(method="rrf", k=60, weights=(2.0, 1.0))],
+    fusion=[
+        FusionSpec(method="dbsf"),
+        FusionSpec(method="rrf", k=60, weights=(2.0, 1.0)),
+        FusionSpec(method="linear", weights=(0.7, 0.3)),
+    ],
     bm25=[Bm25Params(k1=0.9, b=0.4)],
     aggregation=[Aggregation(), Aggregation(method="sum", n=2)],
 )
@@ -47,8 +51,8 @@ def report(slice_home: Path, scifact_slice: Path, embedder) -> TuneReport:
 
 
 def test_every_configuration_is_measured(report: TuneReport) -> None:
-    # exact + 3 variants x 1 setting + 2 fusions x 2 BM25 encodings, each with 2 aggregations
-    assert len(report.configurations) == (1 + 3 + 2 * 2) * 2
+    # exact + 3 variants x 1 setting + 3 fusions x 2 BM25 encodings, each with 2 aggregations
+    assert len(report.configurations) == (1 + 3 + 3 * 2) * 2
     assert report.n_queries == SLICE_QUERIES and report.n_points > 500
     for c in report.configurations:
         assert 0.0 < c.ndcg <= 1.0 and 0.0 <= c.metrics["recall@100"] <= 1.0
@@ -80,6 +84,9 @@ def test_aggregation_and_fusion_change_the_ranking(report: TuneReport) -> None:
     assert dbsf.per_query_ndcg != weighted.per_query_ndcg
     assert dbsf.per_query_ndcg != summed.per_query_ndcg
     assert dbsf.per_query_ndcg != rebm25.per_query_ndcg
+    linear = report.config("hybrid linear/w0.7:0.3/pf100 none/m16-efc100 ef64 max")
+    assert linear.per_query_ndcg not in (dbsf.per_query_ndcg, weighted.per_query_ndcg)
+    assert 0.5 < linear.ndcg <= 1.0
 
 
 def test_cross_validation_and_recommendation(report: TuneReport) -> None:
@@ -132,6 +139,11 @@ def test_saved_config_round_trips_through_settings(
     rrf = report.config("hybrid rrf-k60/w2:1/pf100 none/m16-efc100 ef64 max")
     save_config(report, path, config_id=rrf.id)
     assert load_settings().fusion == "rrf"
+    linear = report.config("hybrid linear/w0.7:0.3/pf100 none/m16-efc100 ef64 max")
+    values = save_config(report, path, config_id=linear.id)
+    assert "rrf_k" not in values
+    settings = load_settings()
+    assert (settings.fusion, settings.fusion_weights) == ("linear", (0.7, 0.3))
 
 
 def test_local_mode_says_quantization_is_not_measurable(

@@ -201,7 +201,7 @@ class SearchInfo(_Part):
     """How chunks became documents: ``max`` (best chunk), ``sumN`` (sum of the N best chunk
     scores), or ``chunk`` (relevance by chunk: no aggregation)."""
     fusion: str | None = None
-    """mode=hybrid: the fusion (``rrf`` or ``dbsf``)."""
+    """mode=hybrid: the fusion (``rrf``, ``dbsf`` or ``linear``)."""
 
 
 class GateResult(_Part):

@@ -8,7 +8,8 @@ search parameters alike too (``SearchParams(hnsw_ef=, exact=, quantization=)``,
 ``QuantizationSearchParams(ignore=, rescore=, oversampling=)``): :func:`search_params` is the one
 translation of the search-time knobs, used by both stores and by the ``tune`` sweep
 (:class:`~ragsonde.store.variant_specs.SearchKnobs`), so the sweep measures what the retriever
-then does. Fusion is spelled differently: :func:`edge_fusion` and :func:`client_fusion`.
+then does. Fusion is spelled differently: :func:`edge_fusion` and :func:`client_fusion`
+(RRF, DBSF, and ``linear``, a weighted sum of the two sides' scores as a Qdrant formula).
 
 :class:`VectorLayout` is a collection's vectors read from either library's config, and
 :meth:`VectorLayout.choose` picks the dense vector to search (the ``vector`` setting, or the only
@@ -28,11 +29,13 @@ from ragsonde.store.scores import Distance
 
 __all__ = [
     "EDGE_RRF_K",
+    "LINEAR_BM25_HALF",
     "DenseVector",
     "VectorLayout",
     "check_specs",
     "client_fusion",
     "edge_fusion",
+    "fusion_problem",
     "hybrid_depth",
     "point_id",
     "point_vectors",
@@ -181,14 +184,9 @@ def check_specs(layout: VectorLayout, dense: DenseVector, specs: Sequence[Search
                 "or use mode 'dense'.",
                 field="mode",
             )
-        if spec.fusion != "rrf":
-            for name in ("rrf_k", "fusion_weights"):
-                if getattr(spec, name) is not None:
-                    raise QueryValidationError(
-                        f"{name} applies to fusion 'rrf' only; this search fuses with "
-                        f"'{spec.fusion}'. Set fusion = \"rrf\" or remove {name}.",
-                        field=name,
-                    )
+        problem = fusion_problem(spec.fusion, spec.rrf_k, spec.fusion_weights)
+        if problem is not None:
+            raise QueryValidationError(problem[1], field=problem[0])
         if spec.vector is not None and len(spec.vector) != dense.size:
             raise QueryValidationError(
                 f"Vector of size {len(spec.vector)} does not fit collection "
@@ -243,13 +241,108 @@ def spec_params(models: Any, spec: SearchSpec, hnsw_ef: int | None = None) -> An
 #: default applies there instead).
 EDGE_RRF_K = 60
 
+#: fusion=linear: the BM25 score that maps to 0.5. A convex combination needs both scores on one
+#: scale (Bruch, Gai & Ingber 2023, "An Analysis of Fusion Functions for Hybrid Retrieval"), and
+#: cosine lies in [-1, 1] while BM25 is unbounded. Their min-max normalisation needs each list's
+#: maximum, which a Qdrant formula cannot see: it scores one point at a time. The saturating
+#: s / (s + c) is computed per point, keeps BM25's order, and maps it into [0, 1) like a cosine,
+#: so no long query's large BM25 scores can swamp the dense side. c = 60 is about twice the median
+#: top BM25 score of a SciFact test query (32 on the corpus, 27.5 on bench_tune's quick slice; IDF
+#: as ragsonde ingests), so a top hit lands near 0.35, like a good MiniLM cosine, and the
+#: candidates stay in the transform's near-linear range. On the quick slice the best weight's
+#: nDCG@10 for c = 3, 10, 25, 40, 60, 100, 250 was 0.934, 0.941, 0.944, 0.948, 0.950, 0.948,
+#: 0.947 (DBSF: 0.919): flat from 40 up, worse when BM25 saturates early.
+LINEAR_BM25_HALF = 60.0
+
+_WEIGHTS_RULE = "two weights (dense, sparse), none negative, not both 0"
+
+
+def fusion_problem(
+    fusion: str, rrf_k: int | None, weights: Sequence[float] | None
+) -> tuple[str, str] | None:
+    """The field at fault and why, when these fusion knobs do not go together (else ``None``):
+    ``rrf_k`` is RRF's; ``fusion_weights`` weigh RRF's lists or linear's scores, and linear needs
+    them. The one rule of the settings, the stores and the tune grid."""
+    if rrf_k is not None and fusion != "rrf":
+        return "rrf_k", (
+            f"rrf_k applies to fusion 'rrf' only; this search fuses with '{fusion}'. "
+            'Set fusion = "rrf" or remove rrf_k.'
+        )
+    if weights is None:
+        if fusion == "linear":
+            return "fusion_weights", (
+                "fusion 'linear' scores w_dense * cosine + w_sparse * bm25 / (bm25 + "
+                f"{LINEAR_BM25_HALF:g}) and needs fusion_weights = [w_dense, w_sparse], "
+                "e.g. [0.7, 0.3]."
+            )
+        return None
+    if fusion not in ("rrf", "linear"):
+        return "fusion_weights", (
+            f"fusion_weights applies to fusion 'rrf' or 'linear' only; this search fuses with "
+            f'\'{fusion}\'. Set fusion = "linear" or "rrf", or remove fusion_weights.'
+        )
+    if len(weights) != 2 or min(weights) < 0 or max(weights) <= 0:
+        return "fusion_weights", f"fusion_weights {list(weights)}: expected {_WEIGHTS_RULE}."
+    return None
+
+
+def _linear_weights(weights: Sequence[float] | None) -> tuple[float, float]:
+    problem = fusion_problem("linear", None, weights)
+    if problem is not None or weights is None:
+        raise QueryValidationError(problem[1] if problem else _WEIGHTS_RULE, field="fusion_weights")
+    return float(weights[0]), float(weights[1])
+
+
+#: ``$score[i]``: the score of prefetch ``i`` (0: dense, 1: BM25); a point the other side did not
+#: fetch scores 0 there (no lexical match, or a cosine below that side's candidates).
+_LINEAR_DEFAULTS = {"$score[0]": 0.0, "$score[1]": 0.0}
+
+
+def _edge_linear(qe: Any, weights: Sequence[float] | None) -> Any:
+    dense_w, sparse_w = _linear_weights(weights)
+    e = qe.Expression
+    sparse = e.Variable("$score[1]")
+    saturated = e.Div(sparse, e.Sum([sparse, e.Constant(LINEAR_BM25_HALF)]), by_zero_default=0.0)
+    return qe.Formula(
+        e.Sum(
+            [
+                e.Mult([e.Constant(dense_w), e.Variable("$score[0]")]),
+                e.Mult([e.Constant(sparse_w), saturated]),
+            ]
+        ),
+        defaults=dict(_LINEAR_DEFAULTS),
+    )
+
+
+def _client_linear(m: Any, weights: Sequence[float] | None) -> Any:
+    dense_w, sparse_w = _linear_weights(weights)
+    saturated = m.DivExpression(
+        div=m.DivParams(
+            left="$score[1]",
+            right=m.SumExpression(sum=["$score[1]", LINEAR_BM25_HALF]),
+            by_zero_default=0.0,
+        )
+    )
+    return m.FormulaQuery(
+        formula=m.SumExpression(
+            sum=[
+                m.MultExpression(mult=[dense_w, "$score[0]"]),
+                m.MultExpression(mult=[sparse_w, saturated]),
+            ]
+        ),
+        defaults=dict(_LINEAR_DEFAULTS),
+    )
+
 
 def edge_fusion(
     qe: Any, method: str, k: int | None = None, weights: Sequence[float] | None = None
 ) -> Any:
-    """The ``qdrant_edge`` fusion: DBSF, or RRF with ``k`` and optional (dense, sparse) weights."""
+    """The ``qdrant_edge`` fusion: DBSF; RRF with ``k`` and optional (dense, sparse) weights; or
+    ``linear``, a formula over the two prefetches' scores (:data:`LINEAR_BM25_HALF`)."""
     if method == "dbsf":
         return qe.Fusion.Dbsf()
+    if method == "linear":
+        return _edge_linear(qe, weights)
     return qe.Fusion.Rrf(k=k or EDGE_RRF_K, weights=list(weights) if weights else None)
 
 
@@ -257,9 +350,12 @@ def client_fusion(
     m: Any, method: str, k: int | None = None, weights: Sequence[float] | None = None
 ) -> Any:
     """The qdrant-client fusion query: ``FusionQuery`` (the server's defaults) unless ``k`` or
-    weights are set, then ``RrfQuery(rrf=Rrf(k=, weights=))``."""
+    weights are set, then ``RrfQuery(rrf=Rrf(k=, weights=))``; ``linear``: a ``FormulaQuery``,
+    the same formula as :func:`edge_fusion`'s."""
     if method == "dbsf":
         return m.FusionQuery(fusion=m.Fusion.DBSF)
+    if method == "linear":
+        return _client_linear(m, weights)
     if k is None and weights is None:
         return m.FusionQuery(fusion=m.Fusion.RRF)
     return m.RrfQuery(rrf=m.Rrf(k=k, weights=list(weights) if weights else None))

@@ -98,7 +98,7 @@ class SearchSpec:
     exact: bool = False
     mode: Literal["dense", "sparse", "hybrid"] = "dense"
     sparse: SparseVector | None = None
-    fusion: Literal["rrf", "dbsf"] = "rrf"
+    fusion: Literal["rrf", "dbsf", "linear"] = "rrf"
     hnsw_ef: int | None = None
     """HNSW search breadth (``None``: the store's own ``hnsw_ef``, else the engine's)."""
     quantization_rescore: bool | None = None
@@ -106,7 +106,7 @@ class SearchSpec:
     rrf_k: int | None = None
     """fusion=rrf: the k of 1/(k + rank)."""
     fusion_weights: tuple[float, float] | None = None
-    """fusion=rrf: (dense, sparse) weights."""
+    """fusion=rrf: (dense, sparse) list weights; fusion=linear (required): score weights."""
     prefetch_limit: int | None = None
     """mode=hybrid: candidates per side (``None``: ``_convert.hybrid_depth``)."""
 

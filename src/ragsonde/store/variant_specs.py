@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ragsonde.store._convert import edge_fusion, search_params
+from ragsonde.store._convert import edge_fusion, fusion_problem, search_params
 
 __all__ = [
     "DEFAULT_FULL_SCAN_KB",
@@ -340,19 +340,30 @@ class FusionSpec(BaseModel):
     """How hybrid search fuses the dense and BM25 candidate lists inside Qdrant.
 
     ``rrf`` with ``weights`` is the weighted fusion: ``(dense, sparse)`` weights per list.
+    ``linear`` (``weights`` required) is the weighted sum of the scores, cosine and saturated BM25
+    (:func:`~ragsonde.store._convert.edge_fusion`); ``k`` is RRF's alone.
     """
 
     model_config = _Frozen
-    method: Literal["rrf", "dbsf"] = "dbsf"
+    method: Literal["rrf", "dbsf", "linear"] = "dbsf"
     k: int = Field(default=60, ge=1, le=1000)
     weights: tuple[float, float] | None = None
     prefetch: int = Field(default=100, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _check(self) -> FusionSpec:
+        problem = fusion_problem(self.method, None, self.weights)
+        if problem is not None:
+            raise ValueError(problem[1])
+        return self
 
     @property
     def label(self) -> str:
         if self.method == "dbsf":
             return f"dbsf/pf{self.prefetch}"
         w = f"/w{self.weights[0]:g}:{self.weights[1]:g}" if self.weights else ""
+        if self.method == "linear":
+            return f"linear{w}/pf{self.prefetch}"
         return f"rrf-k{self.k}{w}/pf{self.prefetch}"
 
     def engine_fusion(self, qe: Any) -> Any:

@@ -10,7 +10,7 @@ file (``--grid FILE``) with the same keys::
     quantization = [{kind = "none"}, {kind = "binary", bits = 2, query_encoding = "scalar8"}]
     hnsw = [{m = 16, ef_construct = 100}]
     hnsw_ef = [64, 128]
-    fusion = [{method = "dbsf", prefetch = 100}]
+    fusion = [{method = "dbsf", prefetch = 100}, {method = "linear", weights = [0.7, 0.3]}]
 """
 
 from __future__ import annotations
@@ -120,6 +120,10 @@ DEFAULT_GRID = Grid(
             ("rrf", 10, None),
             ("rrf", 60, (2.0, 1.0)),
             ("rrf", 60, (1.0, 2.0)),
+            # the convex combination of scores (Bruch et al. 2023), dense weight 0.3 to 0.7
+            ("linear", 60, (0.3, 0.7)),
+            ("linear", 60, (0.5, 0.5)),
+            ("linear", 60, (0.7, 0.3)),
         )
     ],
     bm25=[Bm25Params(k1=0.9, b=0.4)],
