@@ -48,6 +48,26 @@ def slice_dataset(queries: int, extra: int) -> Path:
     return make_slice(BENCH_HOME / f"scifact_q{queries}-data", queries, extra)
 
 
+def write_plots(report, stem: Path) -> None:
+    """The report's two plots as SVG files beside it (README's "Tune it" shows them)."""
+    import math
+
+    from ragsonde.tune.html import scatter_svg
+
+    front, chosen = set(report.pareto), report.recommendation.config
+    configs = [c for c in report.configurations if math.isfinite(c.ndcg)]
+    plots = {
+        "memory": (lambda c: c.vector_memory_mb, "vector memory (MB)"),
+        "latency": (lambda c: c.latency_p95_ms, "p95 latency (ms)"),
+    }
+    for key, (x, label) in plots.items():
+        svg = scatter_svg(configs, x, label, front, chosen)
+        # a standalone file: white ground and a font, which the HTML page otherwise gives
+        svg = svg.replace(">", '><rect width="100%" height="100%" fill="white"/>', 1)
+        svg = svg.replace("<svg ", '<svg font-family="sans-serif" font-size="12" ', 1)
+        stem.with_name(f"{stem.name}-{key}.svg").write_text(svg, encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
@@ -82,6 +102,7 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     name = "tune" if not cut or args.quick else f"tune_q{cut.split(',')[0]}"
     write_html(report, RESULTS / f"{name}.html")
+    write_plots(report, RESULTS / name)
 
     dense = [c for c in report.configurations if c.mode == "dense"]
     baseline = next(
