@@ -19,6 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import QUICK, RESULTS  # noqa: E402  (``--quick``: bench/results/quick/)
 from bench_labels import labels_section  # noqa: E402
+from bench_tune import tune_section  # noqa: E402
 
 #: The full suite's report is ``bench/RESULTS.md``; a quick run's sits beside its results.
 OUT = RESULTS / "RESULTS.md" if QUICK else HERE / "RESULTS.md"
@@ -604,6 +605,21 @@ def targets_summary() -> list[str]:
             ("embed: ingest docs/s, int8 vs torch", "≥ 1.5 ×", f"{r['int8_vs_torch_ingest']:.2f} ×",
              t["int8_ingest_ge_1.5x_torch"]),
         ]  # fmt: skip
+    tu = _load("tune")
+    if tu:
+        m, cheap, cv = tu["targets_met"], tu["cheapest_within_slack"], tu["hybrid_cross_validation"]
+        rows += [
+            ("tune: vector memory of a config within 0.005 nDCG@10 of float32", "≤ 0.25 ×",
+             f"{cheap['memory_ratio']:.3f} ×" if cheap else "none", m["quantized within slack"]),
+            ("tune: hybrid nDCG@10, held-out folds", "≥ 0.745",
+             f"{cv['held_out_ndcg']:.4f}" if cv else "n/a", m["hybrid held-out"]),
+            ("tune: full default sweep on SciFact", "≤ 600 s", f"{tu['sweep_s']:.0f} s",
+             m["sweep time"]),
+        ]  # fmt: skip
+    la = _load("labels")
+    if la:
+        rows.append(("labels: Kendall's tau, offline labels vs human, four systems", "≥ 0.67",
+                     f"{la['kendall']['tau']:+.3f}", la["target_met"]))  # fmt: skip
     if not rows:
         return []
     met = sum(1 for r in rows if r[3])
@@ -655,6 +671,7 @@ def main() -> None:
         ("hostile", hostile_section),
         ("embed", embed_section),
         ("labels", labels_section),
+        ("tune", tune_section),
     )
     for name, render in sections:
         data = _load(name)
