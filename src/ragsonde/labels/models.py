@@ -40,7 +40,7 @@ class Label(BaseModel):
     grade: int = Field(ge=0, le=3)
     source: LabelSource
     judge: str = Field(
-        min_length=1, description="Who or what: a name, 'offline:tfidf', 'openai:gpt-4o-mini'."
+        min_length=1, description="Who or what: a name, 'offline:gist', 'openai:gpt-4o-mini'."
     )
     at: datetime = Field(default_factory=_now)
     chunk_id: str | None = Field(default=None, description="The chunk that was read, if one was.")
