@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ragsonde.store.scores import Distance
-
-if TYPE_CHECKING:  # variant_specs reaches base through _convert: a type here, not an import
-    from ragsonde.store.variant_specs import IndexConfig
+from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = [
     "CollectionInfo",

@@ -1,9 +1,10 @@
-"""What an index variant is: quantization, HNSW, BM25 and search-time settings, as frozen models.
+"""What an index variant is: quantization, HNSW and BM25, as frozen models (the search-time
+knobs are in :mod:`ragsonde.store.search_specs`).
 
 :mod:`ragsonde.store.variants` builds and searches variants from these; the tune grid lists them;
 :class:`IndexConfig` (quantization + HNSW) is also what a store creates a collection with
 (``ingest --quantization``, ``push``, ``tune --apply``). Each model turns itself into the matching
-``qdrant_edge`` object (``engine_config``, ``engine_params``, ``engine_fusion``) and, for
+``qdrant_edge`` object (``engine_config``) and, for
 qdrant-client, into Qdrant's wire form (``wire``, ``client_config``), read back by ``from_wire``:
 the engine's names live in this module only. :data:`QUANTIZATIONS` names every quantization by
 its label (``int8``, ``binary-1.5bit``, ``pq-x16``, …), the one list the CLI and settings accept.
@@ -16,17 +17,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ragsonde.store._convert import edge_fusion, fusion_problem, search_params
-
 __all__ = [
     "DEFAULT_FULL_SCAN_KB",
     "QUANTIZATIONS",
     "Bm25Params",
-    "FusionSpec",
     "Hnsw",
     "IndexConfig",
     "Quantization",
-    "SearchKnobs",
     "VariantSpec",
     "measurable",
     "quantization_named",
@@ -312,60 +309,3 @@ class VariantSpec(IndexConfig):
     def label(self) -> str:
         bm25 = f"/{self.bm25.label}" if self.bm25 else ""
         return f"{self.quantization.label}/{self.hnsw.label}{bm25}"
-
-
-class SearchKnobs(BaseModel):
-    """Per-query search parameters."""
-
-    model_config = _Frozen
-    hnsw_ef: int | None = Field(default=None, ge=1)
-    exact: bool = False
-    rescore: bool | None = None
-    oversampling: float | None = Field(default=None, ge=1.0, le=16.0)
-    ignore_quantization: bool = False
-
-    def engine_params(self, qe: Any) -> Any:
-        """The engine's ``SearchParams``: the same translation the stores use."""
-        return search_params(
-            qe,
-            hnsw_ef=self.hnsw_ef,
-            exact=self.exact,
-            rescore=self.rescore,
-            oversampling=self.oversampling,
-            ignore_quantization=self.ignore_quantization,
-        )
-
-
-class FusionSpec(BaseModel):
-    """How hybrid search fuses the dense and BM25 candidate lists inside Qdrant.
-
-    ``rrf`` with ``weights`` is the weighted fusion: ``(dense, sparse)`` weights per list.
-    ``linear`` (``weights`` required) is the weighted sum of the scores, cosine and saturated BM25
-    (:func:`~ragsonde.store._convert.edge_fusion`); ``k`` is RRF's alone.
-    """
-
-    model_config = _Frozen
-    method: Literal["rrf", "dbsf", "linear"] = "dbsf"
-    k: int = Field(default=60, ge=1, le=1000)
-    weights: tuple[float, float] | None = None
-    prefetch: int = Field(default=100, ge=1, le=10_000)
-
-    @model_validator(mode="after")
-    def _check(self) -> FusionSpec:
-        problem = fusion_problem(self.method, None, self.weights)
-        if problem is not None:
-            raise ValueError(problem[1])
-        return self
-
-    @property
-    def label(self) -> str:
-        if self.method == "dbsf":
-            return f"dbsf/pf{self.prefetch}"
-        w = f"/w{self.weights[0]:g}:{self.weights[1]:g}" if self.weights else ""
-        if self.method == "linear":
-            return f"linear{w}/pf{self.prefetch}"
-        return f"rrf-k{self.k}{w}/pf{self.prefetch}"
-
-    def engine_fusion(self, qe: Any) -> Any:
-        """The engine's fusion: the same translation the embedded store uses."""
-        return edge_fusion(qe, self.method, self.k, self.weights)

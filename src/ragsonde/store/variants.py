@@ -39,14 +39,13 @@ from pydantic import BaseModel, ConfigDict
 from ragsonde.errors import QueryValidationError, RagsondeError, StoreConnectionError
 from ragsonde.progress import Progress
 from ragsonde.store.base import SparseVector, Store
+from ragsonde.store.search_specs import FusionSpec, SearchKnobs
 from ragsonde.store.variant_specs import (
     DEFAULT_FULL_SCAN_KB,
     Bm25Params,
-    FusionSpec,
     Hnsw,
     IndexConfig,
     Quantization,
-    SearchKnobs,
     VariantSpec,
     measurable,
 )
