@@ -28,13 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import shutil
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,110 +43,26 @@ from ragsonde.errors import (
 )
 from ragsonde.store import _convert as convert
 from ragsonde.store._convert import DenseVector, VectorLayout
-from ragsonde.store._errors import Where, edge_table, translating
+from ragsonde.store._edge_shard import (
+    Layout,
+    Shard,
+    acquire_shard_lock,
+    config_indexes,
+    config_layout,
+    translate,
+    validate_collection_name,
+)
 from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
-from ragsonde.store.lock import WANT_POLL_S, ShardLock, acquire_lock, wanted
+from ragsonde.store.lock import WANT_POLL_S, wanted
 from ragsonde.store.scores import Distance
 from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = ["EdgeStore", "validate_collection_name"]
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$")
 _UPSERT_BATCH = 512
 
-
-def validate_collection_name(name: str) -> str:
-    """Collection names become folder names: letters, digits, ``_ . -``, at most 255."""
-    if not _NAME_RE.match(name) or ".." in name:
-        raise QueryValidationError(
-            f"Invalid collection name {name!r}: use letters, digits, '_', '.', '-' "
-            "(at most 255 characters, starting with a letter or digit).",
-            field="collection",
-        )
-    return name
-
-
-def _translate(collection: str, path: Path) -> AbstractContextManager[None]:
-    """Translate qdrant-edge and OS errors raised in the block (see ``_errors``)."""
-    return translating(edge_table(), Where(str(path), collection))
-
-
-def _layout(name: str, config: Mapping[str, Any]) -> VectorLayout:
-    """A collection's vectors, from its ``edge_config.json``."""
-    dense = tuple(
-        DenseVector(
-            name=vname or None,
-            size=int(params["size"]),
-            distance=Distance(params.get("distance", "Cosine")),
-            multivector=params.get("multivector_config") is not None,
-        )
-        for vname, params in (config.get("vectors") or {}).items()
-    )
-    return VectorLayout(name, dense, tuple(config.get("sparse_vectors") or {}))
-
-
-def _indexes(config: Mapping[str, Any]) -> dict[str | None, IndexConfig]:
-    """Each dense vector's quantization and HNSW graph, from its ``edge_config.json``."""
-    return {
-        vname or None: IndexConfig.from_wire(p.get("quantization_config"), p.get("hnsw_config"))
-        for vname, p in (config.get("vectors") or {}).items()
-    }
-
-
-class _Shard:
-    """One open Edge shard plus its lock file; shared within the process."""
-
-    def __init__(
-        self,
-        name: str,
-        path: Path,
-        shard: Any,
-        lock: ShardLock,
-        layout: VectorLayout,
-        indexes: Mapping[str | None, IndexConfig],
-    ) -> None:
-        self.name = name
-        self.path = path
-        self.shard = shard
-        self.lock = lock
-        self.layout = layout
-        self.indexes = indexes
-        self.refs = 0
-        self.mutex = threading.Lock()
-        self.closed = False  # set (under mutex) when released while a store still names it
-        self.last_used = time.monotonic()
-
-    def close(self) -> None:
-        try:
-            with _translate(self.name, self.path):
-                self.shard.flush()
-                self.shard.close()
-        finally:
-            self.lock.release()
-
-
-_OPEN: dict[Path, _Shard] = {}
+_OPEN: dict[Path, Shard] = {}
 _OPEN_LOCK = threading.Lock()
-
-
-def _acquire_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
-    with _translate(name, path):
-        return acquire_lock(name, path, wait_s)
-
-
-@dataclass(frozen=True)
-class _Layout:
-    home: Path
-
-    @property
-    def root(self) -> Path:
-        return self.home / "collections"
-
-    def path(self, name: str) -> Path:
-        return self.root / validate_collection_name(name)
-
-    def exists(self, name: str) -> bool:
-        return (self.path(name) / "edge_config.json").is_file()
 
 
 class EdgeStore:
@@ -168,11 +81,11 @@ class EdgeStore:
         idle_release_s: float | None = None,
         lock_wait_s: float = 0.0,
     ) -> None:
-        self._layout = _Layout(Path(home))
+        self._layout = Layout(Path(home))
         self._hnsw_ef = hnsw_ef
         self._vector = vector
         self._lock_wait_s = lock_wait_s
-        self._mine: dict[Path, _Shard] = {}
+        self._mine: dict[Path, Shard] = {}
         self._resolved: dict[str, Path] = {}
         self._stop = threading.Event()
         if idle_release_s is not None:
@@ -189,7 +102,7 @@ class EdgeStore:
         return self._layout.home
 
     # -- shard lifecycle -------------------------------------------------------------------
-    def _open(self, name: str) -> _Shard:
+    def _open(self, name: str) -> Shard:
         path = self._resolved.get(name)
         if path is None:  # resolving is a few syscalls: once per name, not once per query
             path = self._resolved[name] = self._layout.path(name).resolve()
@@ -213,12 +126,12 @@ class EdgeStore:
         layout = self._open(name).layout
         return layout, layout.choose(self._vector)
 
-    def _vector_name(self, shard: _Shard, with_vectors: bool) -> str | None:
+    def _vector_name(self, shard: Shard, with_vectors: bool) -> str | None:
         """The dense vector to read back; payload-only reads work on any collection."""
         return shard.layout.choose(self._vector).name if with_vectors else None
 
     @contextlib.contextmanager
-    def _use(self, name: str) -> Iterator[_Shard]:
+    def _use(self, name: str) -> Iterator[Shard]:
         """The open shard, exclusively, with errors translated; reopened if the idle reaper
         released it between ``_open`` and here."""
         while True:
@@ -228,7 +141,7 @@ class EdgeStore:
                     self._mine.pop(shard.path, None)
                     continue
                 shard.last_used = time.monotonic()
-                with _translate(name, shard.path):
+                with translate(name, shard.path):
                     yield shard
                 return
 
@@ -241,7 +154,7 @@ class EdgeStore:
                     continue
                 self._let_go(path, shard)
 
-    def _let_go(self, path: Path, shard: _Shard) -> None:
+    def _let_go(self, path: Path, shard: Shard) -> None:
         """Flush, close and unlock ``shard`` if this store alone holds it and nobody uses it
         right now; the next use reopens it (and so reads what others wrote meanwhile)."""
         with _OPEN_LOCK:
@@ -265,18 +178,18 @@ class EdgeStore:
             self._let_go(path, shard)
 
     @staticmethod
-    def _load(name: str, path: Path, lock_wait_s: float = 0.0) -> _Shard:
+    def _load(name: str, path: Path, lock_wait_s: float = 0.0) -> Shard:
         import qdrant_edge as qe
 
-        lock = _acquire_lock(name, path, lock_wait_s)
+        lock = acquire_shard_lock(name, path, lock_wait_s)
         try:
-            with _translate(name, path):
+            with translate(name, path):
                 config = json.loads((path / "edge_config.json").read_text(encoding="utf-8"))
                 shard = qe.EdgeShard.load(str(path))
         except BaseException:
             lock.release()
             raise
-        return _Shard(name, path, shard, lock, _layout(name, config), _indexes(config))
+        return Shard(name, path, shard, lock, config_layout(name, config), config_indexes(config))
 
     def _release(self, path: Path) -> None:
         shard = self._mine.pop(path, None)
@@ -337,9 +250,9 @@ class EdgeStore:
                     f"{', '.join(sorted(schema))}.",
                     field="indexed_fields",
                 )
-        lock = _acquire_lock(name, path)
+        lock = acquire_shard_lock(name, path)
         try:
-            with _translate(name, path):
+            with translate(name, path):
                 sparse = (
                     {sparse_vector_name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
                     if sparse_vector_name
@@ -380,7 +293,7 @@ class EdgeStore:
             raise StoreConnectionError(
                 f"Collection '{name}' is still open in this process; close its other users first."
             )
-        with _translate(name, path):
+        with translate(name, path):
             shutil.rmtree(path)
 
     def collection_info(self, name: str) -> CollectionInfo:

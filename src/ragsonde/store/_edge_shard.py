@@ -1,0 +1,123 @@
+"""An open Qdrant Edge shard and what describes it on disk: the collection folder layout, its
+name rule, its vectors and index settings (read from ``edge_config.json``), and the lock file.
+:mod:`ragsonde.store.edge` (the store) opens and shares these."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.store._convert import DenseVector, VectorLayout
+from ragsonde.store._errors import Where, edge_table, translating
+from ragsonde.store.lock import ShardLock, acquire_lock
+from ragsonde.store.scores import Distance
+from ragsonde.store.variant_specs import IndexConfig
+
+__all__ = [
+    "Layout",
+    "Shard",
+    "acquire_shard_lock",
+    "config_indexes",
+    "config_layout",
+    "translate",
+    "validate_collection_name",
+]
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$")
+
+
+def validate_collection_name(name: str) -> str:
+    """Collection names become folder names: letters, digits, ``_ . -``, at most 255."""
+    if not _NAME_RE.match(name) or ".." in name:
+        raise QueryValidationError(
+            f"Invalid collection name {name!r}: use letters, digits, '_', '.', '-' "
+            "(at most 255 characters, starting with a letter or digit).",
+            field="collection",
+        )
+    return name
+
+
+def translate(collection: str, path: Path) -> AbstractContextManager[None]:
+    """Translate qdrant-edge and OS errors raised in the block (see ``_errors``)."""
+    return translating(edge_table(), Where(str(path), collection))
+
+
+def config_layout(name: str, config: Mapping[str, Any]) -> VectorLayout:
+    """A collection's vectors, from its ``edge_config.json``."""
+    dense = tuple(
+        DenseVector(
+            name=vname or None,
+            size=int(params["size"]),
+            distance=Distance(params.get("distance", "Cosine")),
+            multivector=params.get("multivector_config") is not None,
+        )
+        for vname, params in (config.get("vectors") or {}).items()
+    )
+    return VectorLayout(name, dense, tuple(config.get("sparse_vectors") or {}))
+
+
+def config_indexes(config: Mapping[str, Any]) -> dict[str | None, IndexConfig]:
+    """Each dense vector's quantization and HNSW graph, from its ``edge_config.json``."""
+    return {
+        vname or None: IndexConfig.from_wire(p.get("quantization_config"), p.get("hnsw_config"))
+        for vname, p in (config.get("vectors") or {}).items()
+    }
+
+
+class Shard:
+    """One open Edge shard plus its lock file; shared within the process."""
+
+    def __init__(
+        self,
+        name: str,
+        path: Path,
+        shard: Any,
+        lock: ShardLock,
+        layout: VectorLayout,
+        indexes: Mapping[str | None, IndexConfig],
+    ) -> None:
+        self.name = name
+        self.path = path
+        self.shard = shard
+        self.lock = lock
+        self.layout = layout
+        self.indexes = indexes
+        self.refs = 0
+        self.mutex = threading.Lock()
+        self.closed = False  # set (under mutex) when released while a store still names it
+        self.last_used = time.monotonic()
+
+    def close(self) -> None:
+        try:
+            with translate(self.name, self.path):
+                self.shard.flush()
+                self.shard.close()
+        finally:
+            self.lock.release()
+
+
+def acquire_shard_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
+    with translate(name, path):
+        return acquire_lock(name, path, wait_s)
+
+
+@dataclass(frozen=True)
+class Layout:
+    home: Path
+
+    @property
+    def root(self) -> Path:
+        return self.home / "collections"
+
+    def path(self, name: str) -> Path:
+        return self.root / validate_collection_name(name)
+
+    def exists(self, name: str) -> bool:
+        return (self.path(name) / "edge_config.json").is_file()
