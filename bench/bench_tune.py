@@ -49,19 +49,10 @@ def slice_dataset(queries: int, extra: int) -> Path:
 
 
 def write_plots(report, stem: Path) -> None:
-    """The report's two plots as SVG files beside it (README's "Tune it" shows them)."""
-    import math
+    """The report's plots as SVG files beside it (README's "Tune it" shows them)."""
+    from ragsonde.tune.html import report_plots
 
-    from ragsonde.tune.html import scatter_svg
-
-    front, chosen = set(report.pareto), report.recommendation.config
-    configs = [c for c in report.configurations if math.isfinite(c.ndcg)]
-    plots = {
-        "memory": (lambda c: c.vector_memory_mb, "vector memory (MB)"),
-        "latency": (lambda c: c.latency_p95_ms, "p95 latency (ms)"),
-    }
-    for key, (x, label) in plots.items():
-        svg = scatter_svg(configs, x, label, front, chosen)
+    for key, svg in report_plots(report).items():
         # a standalone file: white ground and a font, which the HTML page otherwise gives
         svg = svg.replace(">", '><rect width="100%" height="100%" fill="white"/>', 1)
         svg = svg.replace("<svg ", '<svg font-family="sans-serif" font-size="12" ', 1)

@@ -14,7 +14,7 @@ from pathlib import Path
 from ragsonde.errors import QueryValidationError
 from ragsonde.tune.report import ConfigResult, TuneReport
 
-__all__ = ["render_html", "scatter_svg", "write_html"]
+__all__ = ["render_html", "report_plots", "scatter_svg", "write_html"]
 
 _W, _H, _PAD = 480, 300, 48
 
@@ -90,6 +90,23 @@ def scatter_svg(
     return "".join(parts)
 
 
+def report_plots(report: TuneReport) -> dict[str, str]:
+    """The report's plots by name (``latency``, ``memory``): nDCG@10 against each cost, the
+    Pareto front in blue and the recommendation ringed. The HTML page and the bench's SVG files
+    both use these."""
+    front = set(report.pareto)
+    chosen = report.recommendation.config
+    configs = [c for c in report.configurations if math.isfinite(c.ndcg)]
+    return {
+        "latency": scatter_svg(
+            configs, lambda c: c.latency_p95_ms, "p95 latency (ms)", front, chosen
+        ),
+        "memory": scatter_svg(
+            configs, lambda c: c.vector_memory_mb, "vector memory (MB)", front, chosen
+        ),
+    }
+
+
 def render_html(report: TuneReport) -> str:
     """The report page (Jinja2 template ``templates/tune.html``, autoescaped)."""
     import jinja2
@@ -99,12 +116,7 @@ def render_html(report: TuneReport) -> str:
         autoescape=True,
     )
     front = set(report.pareto)
-    chosen = report.recommendation.config
-    configs = [c for c in report.configurations if math.isfinite(c.ndcg)]
-    plots = [
-        scatter_svg(configs, lambda c: c.latency_p95_ms, "p95 latency (ms)", front, chosen),
-        scatter_svg(configs, lambda c: c.vector_memory_mb, "vector memory (MB)", front, chosen),
-    ]
+    plots = list(report_plots(report).values())
     front_rows = sorted((c for c in report.configurations if c.id in front), key=lambda c: -c.ndcg)
     return env.get_template("tune.html").render(
         report=report, plots=plots, front=front_rows, fmt=_fmt
