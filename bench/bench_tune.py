@@ -198,10 +198,18 @@ def tune_section(d: dict) -> list[str]:
             f"| ≤ {d['targets']['memory ratio']} × | {met['quantized within slack']} |"
         )
     if cv:
+        se = f" ± {cv['held_out_se']:.4f} (standard error)" if cv.get("held_out_se") else ""
+        spread = cv.get("spread")
+        other = (
+            f"; over {spread['splits']} other fold splits {spread['mean']:.4f} "
+            f"({spread['min']:.4f} to {spread['max']:.4f})"
+            if spread
+            else ""
+        )
         out.append(
             f"| hybrid nDCG@10 on held-out folds (train {cv['train_ndcg']:.4f}) | "
-            f"{cv['held_out_ndcg']:.4f} | ≥ {d['targets']['hybrid held-out ndcg@10']} | "
-            f"{met['hybrid held-out']} |"
+            f"{cv['held_out_ndcg']:.4f}{se}{other} | ≥ {d['targets']['hybrid held-out ndcg@10']} "
+            f"| {met['hybrid held-out']} |"
         )
     out += [
         f"| sweep time, progress bar on | {d['sweep_s']:.0f} s | ≤ {d['targets']['sweep s']:.0f} s "

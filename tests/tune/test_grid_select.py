@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from ragsonde.store.variants import Hnsw, Quantization, SearchKnobs, VariantSpec
 from ragsonde.tune.grid import DEFAULT_GRID, Aggregation, Grid, load_grid
 from ragsonde.tune.measures import aggregate, overlap_recall
 from ragsonde.tune.report import ConfigResult, Constraints
-from ragsonde.tune.select import best, cross_validate, folds_of, pareto_front, recommend
+from ragsonde.tune.select import SEED, best, cross_validate, folds_of, pareto_front, recommend
 
 
 def test_default_grid_builds_each_quantization_once_and_each_hnsw_once() -> None:
@@ -208,3 +209,40 @@ def test_scatter_plot_marks_front_and_choice() -> None:
     assert svg.count('fill="#1f6feb"') == 2 and "(log)" in svg  # 10 / 0.3 > 20: log axis
     assert "c &lt;x&gt;" in svg and "<x>" not in svg
     assert scatter_svg([], lambda c: 0.0, "MB", set(), None) == ""
+
+
+def test_cross_validation_reports_its_standard_error_and_spread_over_fold_splits() -> None:
+    ids = [f"q{i}" for i in range(40)]
+    rng = random.Random(7)
+    configs = [cfg(f"c{j}", {q: rng.random() for q in ids}) for j in range(6)]
+    cv = cross_validate(configs, ids, 5, "dense")
+    assert cv is not None and cv.spread is not None and cv.held_out_se is not None
+    held = {q: 0.0 for q in ids}
+    for fold in cv.per_fold:
+        chosen = next(c for c in configs if c.id == fold.chosen)
+        for q in folds_of(ids, 5)[fold.fold]:
+            held[q] = chosen.per_query_ndcg[q]
+    values = list(held.values())
+    mean = sum(values) / len(values)
+    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+    assert cv.held_out_se == pytest.approx(sd / len(values) ** 0.5)
+    # the spread repeats the same selection (``best`` on the training folds) on other splits
+    figures = []
+    for seed in range(SEED + 1, SEED + 11):
+        folds = folds_of(ids, 5, seed)
+        scores = []
+        for i, held_out in enumerate(folds):
+            train = [q for j, f in enumerate(folds) if j != i for q in f]
+            chosen = best(configs, train)
+            assert chosen is not None
+            scores += [chosen.per_query_ndcg[q] for q in held_out]
+        figures.append(sum(scores) / len(scores))
+    assert cv.spread.splits == 10
+    assert cv.spread.mean == pytest.approx(sum(figures) / 10)
+    assert (cv.spread.min, cv.spread.max) == (
+        pytest.approx(min(figures)),
+        pytest.approx(max(figures)),
+    )
+    assert cv.spread.max > cv.spread.min  # random configurations: one split is one draw
+    quiet = cross_validate(configs, ids, 5, "dense", spread_splits=0)
+    assert quiet is not None and quiet.spread is None

@@ -94,6 +94,8 @@ def test_cross_validation_and_recommendation(report: TuneReport) -> None:
     for cv in report.cross_validation.values():
         assert cv.folds == 3 and sum(f.n_held_out for f in cv.per_fold) == SLICE_QUERIES
         assert 0.0 < cv.held_out_ndcg <= 1.0
+        assert cv.held_out_se is not None and 0.0 < cv.held_out_se < 0.5
+        assert cv.spread is not None and cv.spread.min <= cv.spread.mean <= cv.spread.max
     rec = report.recommendation
     assert rec.config is not None and rec.config in {c.id for c in report.configurations}
     assert rec.config in report.pareto
@@ -197,7 +199,8 @@ def test_cli_tune_json_save_html_apply(
     rec = data["recommendation"]
     # under 0.4 MB only the int8 codes fit (~560 x 384 floats are ~0.85 MB)
     assert rec["config"].startswith("dense int8/") and rec["feasible"] >= 1
-    assert "<svg" in (tmp_path / "t.html").read_text()
+    page = (tmp_path / "t.html").read_text()
+    assert "<svg" in page and "other fold splits" in page and "standard error" in page
     assert 'collection = "slice_tuned"' in (tmp_path / "tuned.toml").read_text()
     settings = Settings(home=slice_home, collection="slice_tuned")
     store = open_store(settings)

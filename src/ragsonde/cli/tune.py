@@ -74,10 +74,16 @@ def render_tune(report: TuneReport) -> None:
         if not v.measurable:
             console.print(f"{escape(v.label)}: {escape(v.note or '')}")
     for scope, cv in report.cross_validation.items():
+        se = f" ± {cv.held_out_se:.4f} (standard error)" if cv.held_out_se is not None else ""
         console.print(
             f"cross-validation ({scope}, {cv.folds} folds): held-out nDCG@10 "
-            f"[bold]{cv.held_out_ndcg:.4f}[/] (training folds {cv.train_ndcg:.4f})"
+            f"[bold]{cv.held_out_ndcg:.4f}[/]{se}; training folds {cv.train_ndcg:.4f}"
         )
+        if cv.spread:
+            console.print(
+                f"  over {cv.spread.splits} other fold splits: held-out {cv.spread.mean:.4f} "
+                f"(from {cv.spread.min:.4f} to {cv.spread.max:.4f})"
+            )
     rec = report.recommendation
     console.print(
         f"recommended: [bold]{escape(rec.config or 'none')}[/]: {escape(rec.reason)}",

@@ -20,6 +20,7 @@ __all__ = [
     "CrossValidation",
     "FoldResult",
     "Recommendation",
+    "SplitSpread",
     "TuneReport",
     "VariantResult",
 ]
@@ -112,6 +113,17 @@ class FoldResult(BaseModel):
     held_out_ndcg: float
 
 
+class SplitSpread(BaseModel):
+    """The held-out nDCG@10 of the same selection repeated over other seeded fold splits: how
+    much the headline figure owes to which queries happened to share a fold."""
+
+    model_config = ConfigDict(frozen=True)
+    splits: int = Field(description="fold splits, each with its own seed, the headline's aside")
+    mean: float
+    min: float
+    max: float
+
+
 class CrossValidation(BaseModel):
     """k-fold selection over the queries: chosen on k-1 folds, scored on the one left out."""
 
@@ -122,6 +134,11 @@ class CrossValidation(BaseModel):
     held_out_ndcg: float = Field(description="mean over all queries of their held-out fold")
     train_ndcg: float = Field(description="mean of the chosen configurations on their training")
     per_fold: list[FoldResult]
+    held_out_se: float | None = Field(
+        default=None,
+        description="standard error of held_out_ndcg over the queries (sample std / sqrt(n))",
+    )
+    spread: SplitSpread | None = None
 
 
 class Recommendation(BaseModel):

@@ -17,9 +17,19 @@ from ragsonde.tune.report import (
     CrossValidation,
     FoldResult,
     Recommendation,
+    SplitSpread,
 )
 
-__all__ = ["TIE", "best", "cross_validate", "folds_of", "pareto_front", "recommend"]
+__all__ = [
+    "SEED",
+    "SPREAD_SPLITS",
+    "TIE",
+    "best",
+    "cross_validate",
+    "folds_of",
+    "pareto_front",
+    "recommend",
+]
 
 TIE = 1e-4
 
@@ -58,48 +68,101 @@ def best(
     return min(near, key=lambda c: (c.vector_memory_mb, c.latency_p95_ms, c.id))
 
 
-def folds_of(query_ids: Sequence[str], k: int, seed: int = 13) -> list[list[str]]:
+#: The fold split of the headline held-out figure; the spread's splits use the seeds after it.
+SEED = 13
+#: How many other fold splits the spread repeats the selection over.
+SPREAD_SPLITS = 10
+
+
+def folds_of(query_ids: Sequence[str], k: int, seed: int = SEED) -> list[list[str]]:
     """``k`` disjoint folds covering ``query_ids`` (a seeded shuffle, so runs repeat)."""
     ordered = sorted(query_ids)
     ids = [ordered[i] for i in np.random.default_rng(seed).permutation(len(ordered))]
     return [ids[i::k] for i in range(k)]
 
 
+class _Selection:
+    """The configurations as a matrix (configuration x query nDCG@10, 0 where missing), so one
+    k-fold selection is a few array operations and the spread can repeat it cheaply."""
+
+    def __init__(self, configs: Sequence[ConfigResult], query_ids: Sequence[str]) -> None:
+        self.configs = list(configs)
+        self.column = {q: i for i, q in enumerate(query_ids)}
+        self.scores = np.array(
+            [[c.per_query_ndcg.get(q, 0.0) for q in query_ids] for c in self.configs]
+        )
+        # near ties go to less memory, then lower p95, then the id (as ``best``)
+        order = sorted(
+            range(len(self.configs)),
+            key=lambda i: (
+                self.configs[i].vector_memory_mb,
+                self.configs[i].latency_p95_ms,
+                self.configs[i].id,
+            ),
+        )
+        self.cheapness = np.empty(len(order), dtype=int)
+        self.cheapness[order] = np.arange(len(order))
+
+    def choose(self, train: Sequence[str]) -> int:
+        means = self.scores[:, [self.column[q] for q in train]].mean(axis=1)
+        near = np.flatnonzero(means >= means.max() - TIE)
+        return int(near[np.argmin(self.cheapness[near])])
+
+    def run(self, folds: Sequence[Sequence[str]]) -> tuple[list[FoldResult], np.ndarray]:
+        """Per-fold results and the held-out score of every query."""
+        per_fold: list[FoldResult] = []
+        held: list[float] = []
+        for i, held_out in enumerate(folds):
+            train = [q for j, f in enumerate(folds) if j != i for q in f]
+            chosen = self.choose(train)
+            row = self.scores[chosen]
+            scores = row[[self.column[q] for q in held_out]]
+            held.extend(scores.tolist())
+            per_fold.append(
+                FoldResult(
+                    fold=i,
+                    n_train=len(train),
+                    n_held_out=len(held_out),
+                    chosen=self.configs[chosen].id,
+                    train_ndcg=float(row[[self.column[q] for q in train]].mean()),
+                    held_out_ndcg=float(scores.mean()) if len(scores) else 0.0,
+                )
+            )
+        return per_fold, np.asarray(held)
+
+
 def cross_validate(
-    configs: Sequence[ConfigResult], query_ids: Sequence[str], k: int, scope: str
+    configs: Sequence[ConfigResult],
+    query_ids: Sequence[str],
+    k: int,
+    scope: str,
+    spread_splits: int = SPREAD_SPLITS,
 ) -> CrossValidation | None:
-    """Choose on k-1 folds, score the choice on the fold left out; ``None`` without configs."""
+    """Choose on k-1 folds, score the choice on the fold left out; ``None`` without configs.
+
+    Also the held-out figure's standard error over the queries, and (``spread_splits`` > 0) its
+    spread over as many other seeded fold splits: one split's figure is one draw."""
     if not configs:
         return None
     k = max(2, min(k, len(query_ids)))
-    folds = folds_of(query_ids, k)
-    per_fold: list[FoldResult] = []
-    held: list[float] = []
-    trained: list[float] = []
-    for i, held_out in enumerate(folds):
-        train = [q for j, f in enumerate(folds) if j != i for q in f]
-        chosen = best(configs, train)
-        if chosen is None:  # unreachable: configs is not empty
-            continue
-        train_score = _mean(chosen, train)
-        held.extend(chosen.per_query_ndcg.get(q, 0.0) for q in held_out)
-        trained.append(train_score)
-        per_fold.append(
-            FoldResult(
-                fold=i,
-                n_train=len(train),
-                n_held_out=len(held_out),
-                chosen=chosen.id,
-                train_ndcg=train_score,
-                held_out_ndcg=_mean(chosen, held_out),
-            )
-        )
+    selection = _Selection(configs, query_ids)
+    per_fold, held = selection.run(folds_of(query_ids, k))
+    others = [
+        float(selection.run(folds_of(query_ids, k, SEED + 1 + s))[1].mean())
+        for s in range(spread_splits)
+    ]
     return CrossValidation(
         scope=scope,
         folds=k,
-        held_out_ndcg=float(np.mean(held)),
-        train_ndcg=float(np.mean(trained)),
+        held_out_ndcg=float(held.mean()),
+        train_ndcg=float(np.mean([f.train_ndcg for f in per_fold])),
         per_fold=per_fold,
+        held_out_se=float(held.std(ddof=1) / np.sqrt(len(held))) if len(held) > 1 else None,
+        spread=SplitSpread(
+            splits=len(others), mean=float(np.mean(others)), min=min(others), max=max(others)
+        )
+        if others
+        else None,
     )
 
 
