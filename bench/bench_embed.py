@@ -58,30 +58,6 @@ def _read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def make_slice(out: Path, n_queries: int | None, n_docs: int) -> Path:
-    """A BEIR folder: the first ``n_queries`` test queries, their relevant documents, and
-    distractors up to ``n_docs`` documents (``n_queries=None``: SciFact whole)."""
-    if n_queries is None:
-        return SCIFACT
-    qrels = [
-        line.split("\t") for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]
-    ]
-    wanted_q = list(dict.fromkeys(q for q, _, _ in qrels))[:n_queries]
-    kept = [r for r in qrels if r[0] in set(wanted_q)]
-    relevant = {d for _, d, _ in kept}
-    corpus = _read_jsonl(SCIFACT / "corpus.jsonl")
-    docs = [d for d in corpus if d["_id"] in relevant]
-    docs += [d for d in corpus if d["_id"] not in relevant][: max(0, n_docs - len(docs))]
-    queries = [q for q in _read_jsonl(SCIFACT / "queries.jsonl") if q["_id"] in set(wanted_q)]
-    (out / "qrels").mkdir(parents=True, exist_ok=True)
-    (out / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join("\t".join(r) + "\n" for r in kept)
-    )
-    (out / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    (out / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
-    return out
-
-
 # -- one backend, in its own process ---------------------------------------------------------------
 def child(spec: str, dataset: Path, singles: int) -> dict:
     from ragsonde.config import load_settings
@@ -180,10 +156,14 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(BACKENDS[args.child], args.dataset, singles)))
         return
+
+    from ragsonde.testing import beir_slice
+
     rounds = args.rounds or (1 if QUICK else 2)
     n_cold = args.cold or (3 if QUICK else 5)
     root = Path(tempfile.mkdtemp(prefix="bench-embed-"))
-    dataset = make_slice(root / "scifact-slice", 100, 500) if QUICK else SCIFACT
+    # --quick: 100 test queries, their documents and 400 others (~520 documents)
+    dataset = beir_slice(SCIFACT, root / "scifact-slice", 100, 400) if QUICK else SCIFACT
     names = list(BACKENDS)
     per: dict[str, list[dict]] = {n: [] for n in names}
     for r in range(rounds):

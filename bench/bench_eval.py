@@ -17,7 +17,6 @@ Writes ``bench/results/eval.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import tempfile
@@ -32,26 +31,9 @@ BENCH_HOME = ROOT / ".ragsonde-bench"
 
 def make_slice(folder: Path, n_queries: int, n_extra: int) -> Path:
     """A BEIR folder: the first test queries, their documents, and other documents."""
-    qrels_lines = (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()
-    qrels: dict[str, dict[str, int]] = {}
-    for line in qrels_lines[1:]:
-        q, d, s = line.strip().split("\t")
-        qrels.setdefault(q, {})[d] = int(s)
-    chosen = list(qrels)[:n_queries]
-    wanted = {d for q in chosen for d in qrels[q]}
-    corpus = [json.loads(x) for x in (SCIFACT / "corpus.jsonl").read_text().splitlines()]
-    keep = [c for c in corpus if c["_id"] in wanted]
-    keep += [c for c in corpus if c["_id"] not in wanted][:n_extra]
-    queries = [json.loads(x) for x in (SCIFACT / "queries.jsonl").read_text().splitlines()]
-    (folder / "qrels").mkdir(parents=True, exist_ok=True)
-    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in keep) + "\n")
-    (folder / "queries.jsonl").write_text(
-        "\n".join(json.dumps(q) for q in queries if q["_id"] in chosen) + "\n"
-    )
-    (folder / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q in chosen for d in qrels[q])
-    )
-    return folder
+    from ragsonde.testing import beir_slice
+
+    return beir_slice(SCIFACT, folder, n_queries, n_extra)
 
 
 def beir_eval(dataset: Path, model_path: str) -> tuple[float, float]:

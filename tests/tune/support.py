@@ -9,6 +9,7 @@ import numpy as np
 
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.store import PointRecord, Store
+from ragsonde.testing import beir_slice
 
 SLICE_QUERIES = 25
 SLICE_EXTRA = 250
@@ -16,25 +17,7 @@ SLICE_EXTRA = 250
 
 def make_slice(scifact: Path, folder: Path, n_queries: int, n_extra: int) -> Path:
     """A BEIR folder: the first ``n_queries`` test queries, their documents, ``n_extra`` others."""
-    qrels: dict[str, dict[str, int]] = {}
-    for line in (scifact / "qrels" / "test.tsv").read_text().splitlines()[1:]:
-        q, d, s = line.strip().split("\t")
-        qrels.setdefault(q, {})[d] = int(s)
-    chosen = list(qrels)[:n_queries]
-    wanted = {d for q in chosen for d in qrels[q]}
-    corpus = [json.loads(x) for x in (scifact / "corpus.jsonl").read_text().splitlines()]
-    keep = [c for c in corpus if c["_id"] in wanted]
-    keep += [c for c in corpus if c["_id"] not in wanted][:n_extra]
-    queries = [json.loads(x) for x in (scifact / "queries.jsonl").read_text().splitlines()]
-    (folder / "qrels").mkdir(parents=True, exist_ok=True)
-    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in keep) + "\n")
-    (folder / "queries.jsonl").write_text(
-        "\n".join(json.dumps(q) for q in queries if q["_id"] in chosen) + "\n"
-    )
-    (folder / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q in chosen for d in qrels[q])
-    )
-    return folder
+    return beir_slice(scifact, folder, n_queries, n_extra)
 
 
 def _halves(doc: dict[str, str]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragsonde.testing.beir import beir_slice
 from ragsonde.testing.fake_embedding_api import FakeEmbeddingAPI, RecordedRequest, fake_vector
 
-__all__ = ["FakeEmbeddingAPI", "RecordedRequest", "fake_vector"]
+__all__ = ["FakeEmbeddingAPI", "RecordedRequest", "beir_slice", "fake_vector"]
