@@ -37,7 +37,6 @@ __all__ = [
     "parse_qdrant_url",
 ]
 if TYPE_CHECKING:
-    from ragsonde.evaluate.aggregation import Aggregation
     from ragsonde.store.payload import PayloadMapping
     from ragsonde.store.variant_specs import Bm25Params, IndexConfig
 
@@ -363,15 +362,6 @@ class Settings(BaseSettings):
         if problem is not None and problem[0] == info.field_name:
             raise ValueError(problem[1])
         return value
-
-    @property
-    def aggregation_spec(self) -> Aggregation:
-        """How evaluation turns ranked chunks into ranked documents (the ``aggregation`` and
-        ``aggregation_n`` settings)."""
-        from ragsonde.evaluate.aggregation import Aggregation
-
-        n = self.aggregation_n if self.aggregation == "sum" else 1
-        return Aggregation(method=self.aggregation, n=n)
 
     @property
     def payload_mapping(self) -> PayloadMapping:

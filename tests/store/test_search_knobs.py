@@ -13,6 +13,7 @@ import pytest
 
 from ragsonde.config import Settings, load_settings
 from ragsonde.errors import ErrorCode, QueryValidationError
+from ragsonde.evaluate.aggregation import Aggregation
 from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store, open_store
 from ragsonde.store._convert import LINEAR_BM25_HALF
 from ragsonde.store.variants import Hnsw, Quantization, SourcePoints, VariantBuilder, VariantSpec
@@ -297,13 +298,11 @@ def test_search_settings_from_a_file(tmp_path: Path) -> None:
     s = load_settings(config=path, collection="mine")
     assert (s.mode, s.fusion, s.rrf_k, s.fusion_weights) == ("hybrid", "rrf", 20, (2.0, 1.0))
     assert (s.prefetch_limit, s.quantization_rescore, s.quantization_oversampling) == (50, True, 2)
-    assert s.exact and s.aggregation_spec.label == "sum3" and s.collection == "mine"
+    assert s.exact and s.collection == "mine"
+    assert Aggregation.of(s.aggregation, s.aggregation_n).label == "sum3"
     defaults = Settings()
-    assert (defaults.mode, defaults.exact, defaults.aggregation_spec.label) == (
-        "dense",
-        False,
-        "max",
-    )
+    default_aggregation = Aggregation.of(defaults.aggregation, defaults.aggregation_n)
+    assert (defaults.mode, defaults.exact, default_aggregation.label) == ("dense", False, "max")
     with pytest.raises(QueryValidationError, match="does not exist") as e:
         load_settings(config=tmp_path / "missing.toml")
     assert "missing.toml" in e.value.message

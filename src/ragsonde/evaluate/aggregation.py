@@ -39,6 +39,11 @@ class Aggregation(BaseModel):
     method: AggregationMethod = "max"
     n: int = Field(default=1, ge=1, le=20)
 
+    @classmethod
+    def of(cls, method: AggregationMethod, n: int) -> Aggregation:
+        """From the ``aggregation`` and ``aggregation_n`` settings (``n`` counts for ``sum``)."""
+        return cls(method=method, n=n if method == "sum" else 1)
+
     @property
     def label(self) -> str:
         return "max" if self.method == "max" else f"sum{self.n}"

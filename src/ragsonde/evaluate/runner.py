@@ -122,7 +122,8 @@ class _Evaluation:
         self.relevance: RelevanceField | None = None
         self.integrity = IntegrityReport()
         self.errors: dict[str, str] = {}
-        self.aggregation = retriever.settings.aggregation_spec
+        settings = retriever.settings
+        self.aggregation = Aggregation.of(settings.aggregation, settings.aggregation_n)
         # a sum adds the engine's scores where they are similarities (not Euclid/Manhattan)
         distance = store.collection_info(collection).distance
         self.raw_scores = o.mode != "dense" or distance in (Distance.COSINE, Distance.DOT)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ragsonde.config import Settings
 from ragsonde.store.base import (
     CollectionInfo,
     FilterSpec,
@@ -18,6 +17,7 @@ from ragsonde.store.base import (
     SearchStore,
     SparseVector,
     Store,
+    StoreSettings,
 )
 from ragsonde.store.scores import SIMILARITY, Distance, similarity_of
 
@@ -33,13 +33,14 @@ __all__ = [
     "SearchStore",
     "SparseVector",
     "Store",
+    "StoreSettings",
     "backend_for",
     "open_store",
     "similarity_of",
 ]
 
 
-def _edge(settings: Settings, idle_release_s: float | None) -> Store:
+def _edge(settings: StoreSettings, idle_release_s: float | None) -> Store:
     from ragsonde.store.edge import EdgeStore
 
     return EdgeStore(
@@ -51,7 +52,7 @@ def _edge(settings: Settings, idle_release_s: float | None) -> Store:
     )
 
 
-def _client(settings: Settings, idle_release_s: float | None) -> Store:
+def _client(settings: StoreSettings, idle_release_s: float | None) -> Store:
     from ragsonde.store.client import QdrantClientStore
 
     store: Store = QdrantClientStore.from_settings(settings)
@@ -59,15 +60,18 @@ def _client(settings: Settings, idle_release_s: float | None) -> Store:
 
 
 #: backend name -> factory. ``backend_for`` picks the name from the settings.
-BACKENDS: dict[str, Callable[[Settings, float | None], Store]] = {"edge": _edge, "qdrant": _client}
+BACKENDS: dict[str, Callable[[StoreSettings, float | None], Store]] = {
+    "edge": _edge,
+    "qdrant": _client,
+}
 
 
-def backend_for(settings: Settings) -> str:
+def backend_for(settings: StoreSettings) -> str:
     """``qdrant`` when QDRANT_URL is set (a server, or ``:memory:``), else ``edge``."""
     return "qdrant" if settings.qdrant_url else "edge"
 
 
-def open_store(settings: Settings, *, long_lived: bool = False) -> Store:
+def open_store(settings: StoreSettings, *, long_lived: bool = False) -> Store:
     """The store the settings name. Close it (``store.close()``) when done.
 
     Sharing the embedded store's home (see :mod:`ragsonde.store.edge`): a command waits up to

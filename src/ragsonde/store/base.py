@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ragsonde.store.scores import Distance
 from ragsonde.store.variant_specs import IndexConfig
+
+if TYPE_CHECKING:
+    from pydantic import SecretStr
 
 __all__ = [
     "CollectionInfo",
@@ -23,6 +27,7 @@ __all__ = [
     "SearchStore",
     "SparseVector",
     "Store",
+    "StoreSettings",
 ]
 
 #: Field path -> accepted values (any of). All fields must match (AND of ORs).
@@ -130,6 +135,28 @@ class PointRecord:
 
 
 @runtime_checkable
+class StoreSettings(Protocol):
+    """What opening a store reads from the settings. :class:`ragsonde.config.Settings` has every
+    field (the store names them here instead of importing the settings, which sit above it)."""
+
+    @property
+    def home(self) -> Path: ...
+    @property
+    def qdrant_url(self) -> str | None: ...
+    @property
+    def qdrant_api_key(self) -> SecretStr | None: ...
+    @property
+    def qdrant_timeout_s(self) -> float: ...
+    @property
+    def vector(self) -> str | None: ...
+    @property
+    def hnsw_ef(self) -> int | None: ...
+    @property
+    def lock_wait_s(self) -> float: ...
+    @property
+    def server_idle_release_s(self) -> float: ...
+
+
 class SearchStore(Protocol):
     """What the retriever needs."""
 

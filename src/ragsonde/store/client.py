@@ -13,12 +13,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ragsonde.config import Settings
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError, mask_secrets
 from ragsonde.store import _convert as convert
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._errors import Where, client_table, translating
-from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
+from ragsonde.store.base import (
+    CollectionInfo,
+    FilterSpec,
+    Hit,
+    PointRecord,
+    SearchSpec,
+    StoreSettings,
+)
 from ragsonde.store.scores import Distance
 from ragsonde.store.variant_specs import IndexConfig
 
@@ -66,7 +72,7 @@ class QdrantClientStore:
                 )
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> QdrantClientStore:
+    def from_settings(cls, settings: StoreSettings) -> QdrantClientStore:
         key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         return cls(
             settings.qdrant_url or ":memory:",
