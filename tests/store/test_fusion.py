@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
 import pytest
@@ -39,7 +40,17 @@ def test_ties_break_by_ascending_id_whatever_the_input_order() -> None:
     fused = fuse_linear(dense, sparse, (0.5, 0.5), 10)
     assert [pid for pid, _ in fused] == ["a", "m", "q", "z"]
     assert fused == fuse_linear(list(reversed(dense)), list(reversed(sparse)), (0.5, 0.5), 10)
-    assert fuse_linear([(9, 0.1), (10, 0.1)], [], (1.0, 1.0), 2) == [(9, 0.1), (10, 0.1)]
+    # integer ids by value; at the cut, the tie goes to the lower id
+    assert fuse_linear([(10, 0.1), (9, 0.1)], [], (1.0, 1.0), 2) == [(9, 0.1), (10, 0.1)]
+    assert fuse_linear([(7, 0.5), (12, 0.2), (3, 0.2), (5, 0.1)], [], (1.0, 0.0), 2) == [
+        (7, 0.5),
+        (3, 0.2),
+    ]
+    uuids = [(uuid.UUID(int=n), 0.3) for n in (9, 2, 5)]
+    assert [p for p, _ in fuse_linear(uuids, [], (1.0, 0.0), 2)] == [
+        uuid.UUID(int=2),
+        uuid.UUID(int=5),
+    ]
 
 
 def test_empty_or_zero_sparse_list_adds_nothing() -> None:

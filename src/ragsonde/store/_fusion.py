@@ -21,8 +21,9 @@ batch of searches, shared by both stores. The ``tune`` sweep fuses with the same
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from ragsonde.store._convert import to_fused_hit
@@ -30,7 +31,12 @@ from ragsonde.store.base import Hit, SearchSpec
 
 __all__ = ["SearchPlan", "fuse_linear", "fused_here"]
 
-Id = TypeVar("Id", str, int)
+Id = TypeVar("Id", bound=Hashable)
+
+
+def _id_order(pid: Hashable) -> tuple[int, int, str]:
+    """Ties' order: integer ids by value, then the others (UUIDs) by their text."""
+    return (0, pid, "") if isinstance(pid, int) else (1, 0, str(pid))
 
 
 def fuse_linear(
@@ -41,9 +47,10 @@ def fuse_linear(
 ) -> list[tuple[Id, float]]:
     """The ``limit`` best points of ``w_dense * cosine + w_sparse * bm25 / max(bm25)``.
 
-    ``dense`` and ``sparse``: each side's candidates as ``(id, raw score)``; ``weights``:
-    ``(w_dense, w_sparse)``. Best first; equal scores in ascending id order, so the result never
-    depends on the engine's order of ties.
+    ``dense`` and ``sparse``: each side's candidates as ``(id, raw score)``, ids as the engine
+    gives them (ints, UUIDs or strings); ``weights``: ``(w_dense, w_sparse)``. Best first; equal
+    scores by id (integers by value, others by text), so the result never depends on the
+    engine's order of ties.
     """
     w_dense, w_sparse = float(weights[0]), float(weights[1])
     top = max((s for _, s in sparse), default=0.0)
@@ -51,8 +58,14 @@ def fuse_linear(
     fused: dict[Id, float] = {pid: w_dense * float(s) for pid, s in dense}
     for pid, s in sparse:
         fused[pid] = fused.get(pid, 0.0) + scale * float(s)
-    ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-    return ranked[: max(0, limit)]
+    if limit <= 0:
+        return []
+    ranked = sorted(fused.items(), key=itemgetter(1), reverse=True)
+    if len(ranked) > limit:  # order ties by id only where it matters: up to the cut's score
+        cut = ranked[limit - 1][1]
+        ranked = [item for item in ranked if item[1] >= cut]
+    ranked.sort(key=lambda item: (-item[1], _id_order(item[0])))
+    return ranked[:limit]
 
 
 def fused_here(spec: SearchSpec) -> bool:
@@ -107,10 +120,11 @@ class SearchPlan:
         direct: list[list[Hit] | None] = []
         for spec in self.specs:
             if fused_here(spec):
-                dense = [(str(p.id), float(p.score)) for p in next(answers)]
-                sparse = [(str(p.id), float(p.score)) for p in next(answers)]
+                dense = [(p.id, p.score) for p in next(answers)]
+                sparse = [(p.id, p.score) for p in next(answers)]
                 weights = spec.fusion_weights or (0.0, 0.0)  # validated before: never None
-                fused.append(fuse_linear(dense, sparse, weights, spec.limit))
+                best = fuse_linear(dense, sparse, weights, spec.limit)
+                fused.append([(str(pid), float(score)) for pid, score in best])
                 direct.append(None)
             else:
                 fused.append(None)

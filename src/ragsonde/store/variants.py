@@ -294,14 +294,11 @@ class IndexVariant:
         for batch in batches:
             t0 = time.perf_counter()
             dense, sparse = self._shard.query_batch(batch)
-            fused = fuse_linear(
-                [(str(p.id), float(p.score)) for p in dense],
-                [(str(p.id), float(p.score)) for p in sparse],
-                weights,
-                limit,
+            best = fuse_linear(
+                [(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse], weights, limit
             )
+            out.append([(str(pid), float(score)) for pid, score in best])
             times.append((time.perf_counter() - t0) * 1000.0)
-            out.append(fused)
         return out, times
 
     def quantization_in_effect(self, probe: np.ndarray) -> bool:
