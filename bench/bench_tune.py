@@ -232,7 +232,8 @@ def tune_section(d: dict) -> list[str]:
         "back: binary 1-bit keeps nDCG@10 within a few thousandths at 1/32 of the memory. The "
         "hybrid target (0.745) is not reached by any configuration of the grid, so no choice of "
         "folds could reach it: the best single configuration over all queries is the one "
-        "recommended. DBSF beats RRF, weighted RRF and linear fusion on this corpus.",
+        "recommended. The fold table shows the fusion each fold chose (linear: the convex "
+        "combination with theoretical min-max normalisation, fused by ragsonde).",
         "",
     ]
     for w in d["warnings"]:

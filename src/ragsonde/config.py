@@ -183,10 +183,12 @@ class Settings(BaseSettings):
     )
     fusion: Literal["rrf", "dbsf", "linear"] = Field(
         default="dbsf",
-        description="How mode=hybrid fuses dense and BM25 results inside Qdrant: dbsf "
+        description="How mode=hybrid fuses dense and BM25 results: inside Qdrant, dbsf "
         "(distribution-based score fusion; 0.736 nDCG@10 on SciFact against RRF's 0.703, "
-        "bench/bench_modes.py), rrf (reciprocal rank fusion), or linear (a weighted sum of "
-        "the cosine and the saturated BM25 score bm25 / (bm25 + 60); needs fusion_weights).",
+        "bench/bench_modes.py) or rrf (reciprocal rank fusion); or linear, fused by ragsonde "
+        "from Qdrant's two candidate lists (on the embedded store and a server alike): "
+        "w_dense * cosine + w_sparse * bm25 / max_bm25, max_bm25 the best BM25 score among the "
+        "query's BM25 candidates (theoretical min-max, Bruch et al. 2023); needs fusion_weights.",
     )
     rrf_k: int | None = Field(
         default=None,
@@ -199,7 +201,7 @@ class Settings(BaseSettings):
         default=None,
         description="fusion=rrf: weights of the dense and the BM25 list, e.g. [1.0, 0.5] "
         "(weighted RRF); unset = equal. fusion=linear: required, the weights of the cosine "
-        "and the saturated BM25 score, e.g. [0.7, 0.3] (only their ratio changes the order). "
+        "and of bm25 / max_bm25, e.g. [0.7, 0.3] (only their ratio changes the order). "
         "None negative, not both 0.",
     )
     prefetch_limit: int | None = Field(

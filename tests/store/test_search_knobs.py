@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pytest
@@ -15,7 +14,6 @@ from ragsonde.config import Settings, load_settings
 from ragsonde.errors import ErrorCode, QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation
 from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store, open_store
-from ragsonde.store._convert import LINEAR_BM25_HALF
 from ragsonde.store.variants import Hnsw, Quantization, SourcePoints, VariantBuilder, VariantSpec
 from ragsonde.tune.measures import overlap_recall
 from tests.tune.support import clustered
@@ -46,12 +44,10 @@ def hybrid_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Sto
         store.close()
 
 
-def _hybrid(
-    store: Store, limit: int = 10, term_weight: float = 1.0, **knobs: object
-) -> list[tuple[str, float]]:
+def _hybrid(store: Store, limit: int = 10, **knobs: object) -> list[tuple[str, float]]:
     spec = SearchSpec(
         vector=[1.0, 0.0, 0.0, 0.0],
-        sparse=SparseVector([TERM], [term_weight]),
+        sparse=SparseVector([TERM], [1.0]),
         limit=limit,
         mode="hybrid",
         **knobs,  # type: ignore[arg-type]
@@ -85,79 +81,6 @@ def test_prefetch_limit_bounds_the_candidates(hybrid_store: Store) -> None:
     assert {"1", "2"} <= {pid for pid, _ in few}
 
 
-#: the query term's weight in the linear-fusion tests: BM25 scores near ``LINEAR_BM25_HALF``, so
-#: both sides of the weighted sum matter
-HEAVY = 90.0
-
-
-def _side(store: Store, mode: Literal["dense", "sparse"]) -> dict[str, float]:
-    """One side of the hybrid search alone (query term weight :data:`HEAVY`): scores by id."""
-    spec = SearchSpec(
-        vector=[1.0, 0.0, 0.0, 0.0], sparse=SparseVector([TERM], [HEAVY]), limit=20, mode=mode
-    )
-    return {h.id: h.score for h in store.search("h", [spec])[0]}
-
-
-def test_linear_fusion_is_the_weighted_sum_of_cosine_and_saturated_bm25(
-    hybrid_store: Store,
-) -> None:
-    dense, sparse = _side(hybrid_store, "dense"), _side(hybrid_store, "sparse")
-    half = LINEAR_BM25_HALF
-
-    def expected(w: tuple[float, float]) -> dict[str, float]:
-        ids = dense.keys() | sparse.keys()
-        s = {i: sparse.get(i, 0.0) for i in ids}
-        return {i: w[0] * dense.get(i, 0.0) + w[1] * s[i] / (s[i] + half) for i in ids}
-
-    for w in ((1.0, 0.0), (0.0, 1.0), (0.5, 0.5), (0.3, 0.7)):
-        fused = _hybrid(
-            hybrid_store,
-            limit=20,
-            term_weight=HEAVY,
-            fusion="linear",
-            fusion_weights=w,
-            prefetch_limit=20,
-        )
-        want = expected(w)
-        assert [s for _, s in fused] == sorted([s for _, s in fused], reverse=True)
-        assert {pid: s for pid, s in fused} == pytest.approx({p: want[p] for p, _ in fused})
-    # (1, 0) ranks as dense alone, (0, 1) as BM25 alone; an even mix is neither
-    dense_only = _hybrid(
-        hybrid_store, term_weight=HEAVY, fusion="linear", fusion_weights=(1.0, 0.0)
-    )
-    assert [pid for pid, _ in dense_only][:5] == sorted(dense, key=lambda i: -dense[i])[:5]
-    sparse_only = _hybrid(
-        hybrid_store, term_weight=HEAVY, fusion="linear", fusion_weights=(0.0, 1.0)
-    )
-    assert sparse_only[0][0] == "2" == max(sparse, key=lambda i: sparse[i])
-    assert [s for _, s in sparse_only] == pytest.approx(
-        sorted((v / (v + half) for v in sparse.values()), reverse=True)[: len(sparse_only)]
-    )
-    mixed = [
-        pid
-        for pid, _ in _hybrid(
-            hybrid_store, term_weight=HEAVY, fusion="linear", fusion_weights=(0.5, 0.5)
-        )
-    ]
-    assert mixed not in ([p for p, _ in dense_only], [p for p, _ in sparse_only])
-
-
-def test_linear_fusion_scores_a_missing_side_as_zero(hybrid_store: Store) -> None:
-    # one candidate per side: "1" (dense-top, no BM25 match) and "2" (BM25-top, cosine 0)
-    dense, sparse = _side(hybrid_store, "dense"), _side(hybrid_store, "sparse")
-    fused = dict(
-        _hybrid(
-            hybrid_store,
-            term_weight=HEAVY,
-            fusion="linear",
-            fusion_weights=(0.6, 0.4),
-            prefetch_limit=1,
-        )
-    )
-    s2 = sparse["2"]
-    assert fused == pytest.approx({"1": 0.6 * dense["1"], "2": 0.4 * s2 / (s2 + LINEAR_BM25_HALF)})
-
-
 @pytest.mark.parametrize(
     ("knobs", "field"),
     [
@@ -171,7 +94,7 @@ def test_bad_linear_fusion_is_refused_naming_the_field(
     hybrid_store: Store, knobs: dict[str, object], field: str
 ) -> None:
     with pytest.raises(QueryValidationError) as e:
-        _hybrid(hybrid_store, term_weight=HEAVY, fusion="linear", **knobs)
+        _hybrid(hybrid_store, fusion="linear", **knobs)
     assert e.value.code is ErrorCode.VALIDATION_ERROR
     assert e.value.field == field and field in e.value.message
 

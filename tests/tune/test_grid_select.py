@@ -60,13 +60,16 @@ def test_grid_file_toml_and_yaml(tmp_path: Path) -> None:
     assert grid.hnsw == [Hnsw(m=4, ef_construct=16)] and grid.aggregation[0].label == "sum2"
 
 
-def test_default_grid_sweeps_linear_fusion_at_each_prefetch() -> None:
+def test_default_grid_sweeps_tm2c2_linear_fusion_on_deep_lists() -> None:
     linear = [f for f in DEFAULT_GRID.fusion if f.method == "linear"]
-    prefetches = {f.prefetch for f in DEFAULT_GRID.fusion}
-    assert {(f.weights, f.prefetch) for f in linear} == {
-        (w, p) for w in ((0.3, 0.7), (0.5, 0.5), (0.7, 0.3)) for p in prefetches
-    }
-    assert "linear/w0.3:0.7/pf200" in {f.label for f in linear}
+    assert sorted((f.weights, f.prefetch) for f in linear) == sorted(
+        (w, p) for w in ((0.6, 0.4), (0.7, 0.3), (0.8, 0.2)) for p in (200, 1000)
+    )
+    assert "linear/w0.7:0.3/pf1000" in {f.label for f in linear}
+    # RRF and DBSF stay at each of their prefetch depths
+    others = [f for f in DEFAULT_GRID.fusion if f.method != "linear"]
+    assert len(others) == 15 and {f.prefetch for f in others} == {50, 100, 200}
+    assert sum(f.method == "dbsf" for f in others) == 3
 
 
 def test_grid_file_with_linear_fusion(tmp_path: Path) -> None:

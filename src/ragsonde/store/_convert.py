@@ -8,8 +8,9 @@ search parameters alike too (``SearchParams(hnsw_ef=, exact=, quantization=)``,
 ``QuantizationSearchParams(ignore=, rescore=, oversampling=)``): :func:`search_params` is the one
 translation of the search-time knobs, used by both stores and by the ``tune`` sweep
 (:class:`~ragsonde.store.variant_specs.SearchKnobs`), so the sweep measures what the retriever
-then does. Fusion is spelled differently: :func:`edge_fusion` and :func:`client_fusion`
-(RRF, DBSF, and ``linear``, a weighted sum of the two sides' scores as a Qdrant formula).
+then does. Fusion is spelled differently: :func:`edge_fusion` and :func:`client_fusion` (RRF and
+DBSF, fused inside Qdrant); ``linear`` is fused by ragsonde from Qdrant's two candidate lists
+(:mod:`ragsonde.store._fusion`).
 
 :class:`VectorLayout` is a collection's vectors read from either library's config, and
 :meth:`VectorLayout.choose` picks the dense vector to search (the ``vector`` setting, or the only
@@ -29,7 +30,6 @@ from ragsonde.store.scores import Distance
 
 __all__ = [
     "EDGE_RRF_K",
-    "LINEAR_BM25_HALF",
     "DenseVector",
     "VectorLayout",
     "check_specs",
@@ -43,6 +43,7 @@ __all__ = [
     "search_params",
     "spec_params",
     "to_filter",
+    "to_fused_hit",
     "to_hit",
     "to_record",
 ]
@@ -100,6 +101,16 @@ def to_hit(point: Any, vname: str | None) -> Hit:
         score=float(point.score),
         payload=dict(point.payload or {}),
         vector=_dense(point.vector, vname),
+    )
+
+
+def to_fused_hit(record: Any, score: float, vname: str | None, with_vectors: bool) -> Hit:
+    """A hit from a record read back after ragsonde fused its ``score``."""
+    return Hit(
+        id=str(record.id),
+        score=score,
+        payload=dict(record.payload or {}),
+        vector=_dense(record.vector, vname) if with_vectors else None,
     )
 
 
@@ -241,19 +252,6 @@ def spec_params(models: Any, spec: SearchSpec, hnsw_ef: int | None = None) -> An
 #: default applies there instead).
 EDGE_RRF_K = 60
 
-#: fusion=linear: the BM25 score that maps to 0.5. A convex combination needs both scores on one
-#: scale (Bruch, Gai & Ingber 2023, "An Analysis of Fusion Functions for Hybrid Retrieval"), and
-#: cosine lies in [-1, 1] while BM25 is unbounded. Their min-max normalisation needs each list's
-#: maximum, which a Qdrant formula cannot see: it scores one point at a time. The saturating
-#: s / (s + c) is computed per point, keeps BM25's order, and maps it into [0, 1) like a cosine,
-#: so no long query's large BM25 scores can swamp the dense side. c = 60 is about twice the median
-#: top BM25 score of a SciFact test query (32 on the corpus, 27.5 on bench_tune's quick slice; IDF
-#: as ragsonde ingests), so a top hit lands near 0.35, like a good MiniLM cosine, and the
-#: candidates stay in the transform's near-linear range. On the quick slice the best weight's
-#: nDCG@10 for c = 3, 10, 25, 40, 60, 100, 250 was 0.934, 0.941, 0.944, 0.948, 0.950, 0.948,
-#: 0.947 (DBSF: 0.919): flat from 40 up, worse when BM25 saturates early.
-LINEAR_BM25_HALF = 60.0
-
 _WEIGHTS_RULE = "two weights (dense, sparse), none negative, not both 0"
 
 
@@ -271,9 +269,9 @@ def fusion_problem(
     if weights is None:
         if fusion == "linear":
             return "fusion_weights", (
-                "fusion 'linear' scores w_dense * cosine + w_sparse * bm25 / (bm25 + "
-                f"{LINEAR_BM25_HALF:g}) and needs fusion_weights = [w_dense, w_sparse], "
-                "e.g. [0.7, 0.3]."
+                "fusion 'linear' scores w_dense * cosine + w_sparse * bm25 / max_bm25 (max_bm25: "
+                "the best BM25 score among the query's BM25 candidates) and needs "
+                "fusion_weights = [w_dense, w_sparse], e.g. [0.7, 0.3]."
             )
         return None
     if fusion not in ("rrf", "linear"):
@@ -286,63 +284,21 @@ def fusion_problem(
     return None
 
 
-def _linear_weights(weights: Sequence[float] | None) -> tuple[float, float]:
-    problem = fusion_problem("linear", None, weights)
-    if problem is not None or weights is None:
-        raise QueryValidationError(problem[1] if problem else _WEIGHTS_RULE, field="fusion_weights")
-    return float(weights[0]), float(weights[1])
-
-
-#: ``$score[i]``: the score of prefetch ``i`` (0: dense, 1: BM25); a point the other side did not
-#: fetch scores 0 there (no lexical match, or a cosine below that side's candidates).
-_LINEAR_DEFAULTS = {"$score[0]": 0.0, "$score[1]": 0.0}
-
-
-def _edge_linear(qe: Any, weights: Sequence[float] | None) -> Any:
-    dense_w, sparse_w = _linear_weights(weights)
-    e = qe.Expression
-    sparse = e.Variable("$score[1]")
-    saturated = e.Div(sparse, e.Sum([sparse, e.Constant(LINEAR_BM25_HALF)]), by_zero_default=0.0)
-    return qe.Formula(
-        e.Sum(
-            [
-                e.Mult([e.Constant(dense_w), e.Variable("$score[0]")]),
-                e.Mult([e.Constant(sparse_w), saturated]),
-            ]
-        ),
-        defaults=dict(_LINEAR_DEFAULTS),
-    )
-
-
-def _client_linear(m: Any, weights: Sequence[float] | None) -> Any:
-    dense_w, sparse_w = _linear_weights(weights)
-    saturated = m.DivExpression(
-        div=m.DivParams(
-            left="$score[1]",
-            right=m.SumExpression(sum=["$score[1]", LINEAR_BM25_HALF]),
-            by_zero_default=0.0,
+def _fused_by_qdrant(method: str) -> None:
+    if method not in ("rrf", "dbsf"):
+        raise ValueError(
+            f"fusion {method!r} is not fused inside Qdrant (linear: ragsonde.store._fusion)"
         )
-    )
-    return m.FormulaQuery(
-        formula=m.SumExpression(
-            sum=[
-                m.MultExpression(mult=[dense_w, "$score[0]"]),
-                m.MultExpression(mult=[sparse_w, saturated]),
-            ]
-        ),
-        defaults=dict(_LINEAR_DEFAULTS),
-    )
 
 
 def edge_fusion(
     qe: Any, method: str, k: int | None = None, weights: Sequence[float] | None = None
 ) -> Any:
-    """The ``qdrant_edge`` fusion: DBSF; RRF with ``k`` and optional (dense, sparse) weights; or
-    ``linear``, a formula over the two prefetches' scores (:data:`LINEAR_BM25_HALF`)."""
+    """The ``qdrant_edge`` fusion: DBSF, or RRF with ``k`` and optional (dense, sparse)
+    weights."""
+    _fused_by_qdrant(method)
     if method == "dbsf":
         return qe.Fusion.Dbsf()
-    if method == "linear":
-        return _edge_linear(qe, weights)
     return qe.Fusion.Rrf(k=k or EDGE_RRF_K, weights=list(weights) if weights else None)
 
 
@@ -350,12 +306,10 @@ def client_fusion(
     m: Any, method: str, k: int | None = None, weights: Sequence[float] | None = None
 ) -> Any:
     """The qdrant-client fusion query: ``FusionQuery`` (the server's defaults) unless ``k`` or
-    weights are set, then ``RrfQuery(rrf=Rrf(k=, weights=))``; ``linear``: a ``FormulaQuery``,
-    the same formula as :func:`edge_fusion`'s."""
+    weights are set, then ``RrfQuery(rrf=Rrf(k=, weights=))``."""
+    _fused_by_qdrant(method)
     if method == "dbsf":
         return m.FusionQuery(fusion=m.Fusion.DBSF)
-    if method == "linear":
-        return _client_linear(m, weights)
     if k is None and weights is None:
         return m.FusionQuery(fusion=m.Fusion.RRF)
     return m.RrfQuery(rrf=m.Rrf(k=k, weights=list(weights) if weights else None))

@@ -17,6 +17,7 @@ from ragsonde.errors import CollectionNotFoundError, QueryValidationError, mask_
 from ragsonde.store import _convert as convert
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._errors import Where, client_table, translating
+from ragsonde.store._fusion import SearchPlan
 from ragsonde.store.base import (
     CollectionInfo,
     FilterSpec,
@@ -224,6 +225,9 @@ class QdrantClientStore:
 
     # -- reads -------------------------------------------------------------------------------
     def search(self, collection: str, specs: Sequence[SearchSpec]) -> list[list[Hit]]:
+        """All ``specs`` in one ``query_batch_points`` round trip; a linear hybrid search is
+        fused here (:class:`~ragsonde.store._fusion.SearchPlan`), its winners' payloads read in
+        one more call."""
         from qdrant_client import models as m
 
         if not specs:
@@ -231,12 +235,31 @@ class QdrantClientStore:
         _, layout = self._describe(collection)
         dense = layout.choose(self._vector)
         convert.check_specs(layout, dense, specs)
-        requests = [self._request(m, s, dense.name, layout.sparse_name) for s in specs]
+        plan = SearchPlan.build(
+            specs,
+            lambda s: self._request(m, s, dense.name, layout.sparse_name),
+            lambda s: self._sides(m, s, dense.name, layout.sparse_name),
+        )
         with self._translate(collection):
-            responses = self._client.query_batch_points(collection, requests=requests)
-        return [[convert.to_hit(p, dense.name) for p in r.points] for r in responses]
+            responses = self._client.query_batch_points(collection, requests=list(plan.requests))
 
-    def _request(self, m: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None) -> Any:
+        def fetch(ids: list[str], with_vectors: bool) -> dict[str, Any]:
+            pids = [convert.point_id(i) for i in ids]
+            with self._translate(collection):
+                records = self._client.retrieve(
+                    collection, ids=pids, with_payload=True, with_vectors=with_vectors
+                )
+            return {str(r.id): r for r in records}
+
+        return plan.hits(
+            [r.points for r in responses],
+            lambda p: convert.to_hit(p, dense.name),
+            fetch,
+            dense.name,
+        )
+
+    def _parts(self, m: Any, spec: SearchSpec) -> tuple[Any, Any, Any, Any]:
+        """The search parameters, the filter, the dense and the BM25 query of ``spec``."""
         # Local mode is always exact and warns about search params: send none there. It keeps
         # plain vectors (no quantization), so a quantization knob cannot take effect: refuse it.
         if self._local:
@@ -256,6 +279,10 @@ class QdrantClientStore:
             if spec.sparse is not None
             else None
         )
+        return params, flt, dense, sparse
+
+    def _request(self, m: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None) -> Any:
+        params, flt, dense, sparse = self._parts(m, spec)
         common: dict[str, Any] = {
             "limit": spec.limit,
             "with_payload": True,
@@ -274,6 +301,22 @@ class QdrantClientStore:
             ],
             query=convert.client_fusion(m, spec.fusion, spec.rrf_k, spec.fusion_weights),
             **common,
+        )
+
+    def _sides(
+        self, m: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
+    ) -> tuple[Any, Any]:
+        """The dense and the BM25 candidates of a search fused here: ids and scores only."""
+        params, flt, dense, sparse = self._parts(m, spec)
+        bare: dict[str, Any] = {
+            "limit": convert.prefetch_depth(spec),
+            "filter": flt,
+            "with_payload": False,
+            "with_vector": False,
+        }
+        return (
+            m.QueryRequest(query=dense, using=vname, params=params, **bare),
+            m.QueryRequest(query=sparse, using=sparse_name, **bare),
         )
 
     def retrieve(

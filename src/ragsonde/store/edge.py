@@ -52,6 +52,7 @@ from ragsonde.store._edge_shard import (
     translate,
     validate_collection_name,
 )
+from ragsonde.store._fusion import SearchPlan
 from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
 from ragsonde.store.lock import WANT_POLL_S, wanted
 from ragsonde.store.scores import Distance
@@ -350,23 +351,37 @@ class EdgeStore:
 
     # -- reads -------------------------------------------------------------------------------
     def search(self, collection: str, specs: Sequence[SearchSpec]) -> list[list[Hit]]:
+        """All ``specs`` in one engine batch; a linear hybrid search is fused here
+        (:class:`~ragsonde.store._fusion.SearchPlan`), its winners' payloads read in one call."""
         import qdrant_edge as qe
 
         if not specs:
             return []
         layout, dense = self._dense(collection)
         convert.check_specs(layout, dense, specs)
-        requests = [self._request(qe, s, dense.name, layout.sparse_name) for s in specs]
+        plan = SearchPlan.build(
+            specs,
+            lambda s: self._request(qe, s, dense.name, layout.sparse_name),
+            lambda s: self._sides(qe, s, dense.name, layout.sparse_name),
+        )
         with self._use(collection) as shard:
-            if len(requests) == 1:
-                batches = [shard.shard.query(requests[0])]
+            engine = shard.shard
+            if len(plan.requests) == 1:
+                batches = [engine.query(plan.requests[0])]
             else:
-                batches = shard.shard.query_batch(qe.QueryBatchRequest(requests))
-        return [[convert.to_hit(p, dense.name) for p in points] for points in batches]
+                batches = engine.query_batch(qe.QueryBatchRequest(list(plan.requests)))
 
-    def _request(
+            def fetch(ids: list[str], with_vectors: bool) -> dict[str, Any]:
+                pids = [convert.point_id(i) for i in ids]
+                records = engine.retrieve(pids, with_payload=True, with_vector=with_vectors)
+                return {str(r.id): r for r in records}
+
+            return plan.hits(batches, lambda p: convert.to_hit(p, dense.name), fetch, dense.name)
+
+    def _queries(
         self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
-    ) -> Any:
+    ) -> tuple[Any, Any, Any, Any]:
+        """The search parameters, the filter, the dense and the BM25 query of ``spec``."""
         params = convert.spec_params(qe, spec, self._hnsw_ef)
         filt = convert.to_filter(qe, spec.filter)
         dense_q = (
@@ -381,6 +396,12 @@ class EdgeStore:
             if spec.sparse is not None
             else None
         )
+        return params, filt, dense_q, sparse_q
+
+    def _request(
+        self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
+    ) -> Any:
+        params, filt, dense_q, sparse_q = self._queries(qe, spec, vname, sparse_name)
         common = {"limit": spec.limit, "with_payload": True, "with_vector": spec.with_vectors}
         if spec.mode == "dense":
             return qe.QueryRequest(query=dense_q, filter=filt, params=params, **common)
@@ -393,6 +414,22 @@ class EdgeStore:
             qe.Prefetch(limit=depth, query=sparse_q, filter=filt, params=params),
         ]
         return qe.QueryRequest(query=fusion, prefetches=prefetches, filter=filt, **common)
+
+    def _sides(
+        self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
+    ) -> tuple[Any, Any]:
+        """The dense and the BM25 candidates of a search fused here: ids and scores only."""
+        params, filt, dense_q, sparse_q = self._queries(qe, spec, vname, sparse_name)
+        bare = {
+            "limit": convert.prefetch_depth(spec),
+            "filter": filt,
+            "with_payload": False,
+            "with_vector": False,
+        }
+        return (
+            qe.QueryRequest(query=dense_q, params=params, **bare),
+            qe.QueryRequest(query=sparse_q, **bare),
+        )
 
     def retrieve(
         self, collection: str, ids: Sequence[str], *, with_vectors: bool = False

@@ -17,6 +17,19 @@ Manhattan     L1 distance d ≥ 0       1 / (1 + d)            d ≤ 1/t − 1
 Cosine and Dot keep the contract's "cosine similarity clamped into [0, 1]", so a collection of
 unit vectors gives the same ``similarity_score`` under either. Clamping is monotone but not
 strictly: scores below 0 (or, for Dot, above 1) tie at the bound, and their order is the engine's.
+
+In ``mode=hybrid`` the raw score is the fusion's, not a distance, and ``similarity_score`` is the
+same clamp of it:
+
+============  =========================================  ====================================
+fusion        raw score                                  range
+============  =========================================  ====================================
+rrf           Σ weight / (k + rank) over the two lists   (0, 2/k] with equal weights
+dbsf          Σ of each list's score, normalised by its  about [0, 2]
+              mean ± 3 standard deviations
+linear        w_d · cosine + w_s · bm25 / max_bm25       [−w_d, w_d + w_s]
+              (fused by ragsonde: ``store._fusion``)
+============  =========================================  ====================================
 """
 
 from __future__ import annotations

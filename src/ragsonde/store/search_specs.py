@@ -41,11 +41,15 @@ class SearchKnobs(BaseModel):
 
 
 class FusionSpec(BaseModel):
-    """How hybrid search fuses the dense and BM25 candidate lists inside Qdrant.
+    """How hybrid search fuses the dense and BM25 candidate lists (``prefetch`` per side).
 
-    ``rrf`` with ``weights`` is the weighted fusion: ``(dense, sparse)`` weights per list.
-    ``linear`` (``weights`` required) is the weighted sum of the scores, cosine and saturated BM25
-    (:func:`~ragsonde.store._convert.edge_fusion`); ``k`` is RRF's alone.
+    ``rrf`` and ``dbsf`` are fused inside Qdrant; ``rrf`` with ``weights`` is the weighted fusion:
+    ``(dense, sparse)`` weights per list. ``linear`` (``weights`` required) is the convex
+    combination with theoretical min-max normalisation (TM2C2, Bruch et al. 2023):
+    ``w_dense * cosine + w_sparse * bm25 / max_bm25``, ``max_bm25`` the best BM25 score of the
+    query's BM25 candidates; Qdrant cannot see a list's maximum, so ragsonde fuses it from the
+    two lists (:func:`~ragsonde.store._fusion.fuse_linear`), on the embedded store and on a
+    server alike. ``k`` is RRF's alone.
     """
 
     model_config = _Frozen
@@ -71,5 +75,6 @@ class FusionSpec(BaseModel):
         return f"rrf-k{self.k}{w}/pf{self.prefetch}"
 
     def engine_fusion(self, qe: Any) -> Any:
-        """The engine's fusion: the same translation the embedded store uses."""
+        """The engine's fusion (``rrf``, ``dbsf``): the same translation the embedded store
+        uses. ``linear`` has none: it is fused by ragsonde."""
         return edge_fusion(qe, self.method, self.k, self.weights)

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragsonde.errors import QueryValidationError, RagsondeError, StoreConnectionError
 from ragsonde.progress import Progress
+from ragsonde.store._fusion import fuse_linear
 from ragsonde.store.base import SparseVector, Store
 from ragsonde.store.search_specs import FusionSpec, SearchKnobs
 from ragsonde.store.variant_specs import (
@@ -219,7 +220,9 @@ class IndexVariant:
         fusion: FusionSpec,
         knobs: SearchKnobs,
     ) -> tuple[list[list[tuple[str, float]]], list[float]]:
-        """Dense + BM25 fused inside the engine, one request per query."""
+        """Dense + BM25 fused, one query at a time (so each is timed): inside the engine (RRF,
+        DBSF), or, for ``linear``, by :func:`~ragsonde.store._fusion.fuse_linear` from the two
+        candidate lists fetched in one engine batch, as the stores do."""
         import qdrant_edge as qe
 
         if self.source.sparse_name is None:
@@ -229,30 +232,45 @@ class IndexVariant:
                 field="mode",
             )
         params = knobs.engine_params(qe)
+        using, sparse_using = self.source.vector_name, self.source.sparse_name
+        rows = [
+            (
+                qe.Query.Nearest(row.tolist(), using=using),
+                qe.Query.Nearest(qe.SparseVector(sv.indices, sv.values), using=sparse_using),
+            )
+            for row, sv in zip(queries, sparse, strict=True)
+        ]
         with _engine(f"searching variant {self.spec.label} ({fusion.label})"):
+            if fusion.method == "linear":
+                bare: dict[str, Any] = {
+                    "limit": fusion.prefetch,
+                    "with_payload": False,
+                    "with_vector": False,
+                }
+                sides = [
+                    qe.QueryBatchRequest(
+                        [
+                            qe.QueryRequest(query=dense_q, params=params, **bare),
+                            qe.QueryRequest(query=sparse_q, **bare),
+                        ]
+                    )
+                    for dense_q, sparse_q in rows
+                ]
+                weights = fusion.weights or (0.0, 0.0)  # FusionSpec requires them for linear
+                return self._timed_linear(sides, weights, limit)
             engine_fusion = fusion.engine_fusion(qe)
             return self._timed(
                 qe.QueryRequest(
                     limit=limit,
                     query=engine_fusion,
                     prefetches=[
-                        qe.Prefetch(
-                            limit=fusion.prefetch,
-                            query=qe.Query.Nearest(row.tolist(), using=self.source.vector_name),
-                            params=params,
-                        ),
-                        qe.Prefetch(
-                            limit=fusion.prefetch,
-                            query=qe.Query.Nearest(
-                                qe.SparseVector(sv.indices, sv.values),
-                                using=self.source.sparse_name,
-                            ),
-                        ),
+                        qe.Prefetch(limit=fusion.prefetch, query=dense_q, params=params),
+                        qe.Prefetch(limit=fusion.prefetch, query=sparse_q),
                     ],
                     with_payload=False,
                     with_vector=False,
                 )
-                for row, sv in zip(queries, sparse, strict=True)
+                for dense_q, sparse_q in rows
             )
 
     def _timed(self, requests: Iterable[Any]) -> tuple[list[list[tuple[str, float]]], list[float]]:
@@ -264,6 +282,23 @@ class IndexVariant:
             points = self._shard.query(req)
             times.append((time.perf_counter() - t0) * 1000.0)
             out.append([(str(p.id), float(p.score)) for p in points])
+        return out, times
+
+    def _timed_linear(
+        self, batches: Iterable[Any], weights: tuple[float, float], limit: int
+    ) -> tuple[list[list[tuple[str, float]]], list[float]]:
+        """Each query's (dense, BM25) batch, fused: hits and latencies (both searches and the
+        fusion) in ms."""
+        out: list[list[tuple[str, float]]] = []
+        times: list[float] = []
+        for batch in batches:
+            t0 = time.perf_counter()
+            dense, sparse = self._shard.query_batch(batch)
+            best = fuse_linear(
+                [(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse], weights, limit
+            )
+            out.append([(str(pid), float(score)) for pid, score in best])
+            times.append((time.perf_counter() - t0) * 1000.0)
         return out, times
 
     def quantization_in_effect(self, probe: np.ndarray) -> bool:

@@ -1,0 +1,75 @@
+"""``fuse_linear``: the TM2C2 convex combination, computed by hand on small lists."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import pytest
+
+from ragsonde.store._fusion import fuse_linear
+
+
+def same(got: Sequence[tuple[object, float]], want: Sequence[tuple[object, float]]) -> bool:
+    """Same ids in the same order, scores equal to rounding."""
+    return [p for p, _ in got] == [p for p, _ in want] and [s for _, s in got] == pytest.approx(
+        [s for _, s in want]
+    )
+
+
+def test_cosine_as_is_and_bm25_over_the_lists_maximum() -> None:
+    dense = [("a", 0.9), ("b", 0.5), ("c", -0.2)]
+    sparse = [("b", 20.0), ("d", 10.0), ("a", 5.0)]
+    fused = fuse_linear(dense, sparse, (0.7, 0.3), 10)
+    # a: 0.63 + 0.3 * 5/20; b: 0.35 + 0.3; d: 0.3 * 10/20; c: 0.7 * -0.2 (no BM25 match)
+    assert [pid for pid, _ in fused] == ["a", "b", "d", "c"]
+    assert dict(fused) == pytest.approx({"a": 0.705, "b": 0.65, "d": 0.15, "c": -0.14})
+
+
+def test_limit_keeps_the_best() -> None:
+    dense = [("a", 0.9), ("b", 0.5)]
+    sparse = [("c", 3.0), ("b", 1.0)]
+    assert same(fuse_linear(dense, sparse, (0.5, 0.5), 2), [("c", 0.5), ("a", 0.45)])
+    assert fuse_linear(dense, sparse, (0.5, 0.5), 0) == []
+
+
+def test_ties_break_by_ascending_id_whatever_the_input_order() -> None:
+    dense = [("z", 0.5), ("m", 0.5), ("a", 0.25)]
+    sparse = [("a", 2.0), ("q", 1.0)]
+    # a: 0.125 + 0.5; z, m (0.5 * 0.5, no BM25) and q (0.5 * 1/2) tie at 0.25
+    fused = fuse_linear(dense, sparse, (0.5, 0.5), 10)
+    assert [pid for pid, _ in fused] == ["a", "m", "q", "z"]
+    assert fused == fuse_linear(list(reversed(dense)), list(reversed(sparse)), (0.5, 0.5), 10)
+    # integer ids by value; at the cut, the tie goes to the lower id
+    assert fuse_linear([(10, 0.1), (9, 0.1)], [], (1.0, 1.0), 2) == [(9, 0.1), (10, 0.1)]
+    assert fuse_linear([(7, 0.5), (12, 0.2), (3, 0.2), (5, 0.1)], [], (1.0, 0.0), 2) == [
+        (7, 0.5),
+        (3, 0.2),
+    ]
+    uuids = [(uuid.UUID(int=n), 0.3) for n in (9, 2, 5)]
+    assert [p for p, _ in fuse_linear(uuids, [], (1.0, 0.0), 2)] == [
+        uuid.UUID(int=2),
+        uuid.UUID(int=5),
+    ]
+
+
+def test_empty_or_zero_sparse_list_adds_nothing() -> None:
+    dense = [("a", 0.8), ("b", 0.6)]
+    want = [("a", 0.4), ("b", 0.3)]
+    assert same(fuse_linear(dense, [], (0.5, 0.5), 5), want)
+    # every BM25 score 0: no maximum to divide by, the sparse part is 0 (not a division error)
+    zero = fuse_linear(dense, [("b", 0.0), ("c", 0.0)], (0.5, 0.5), 5)
+    assert same(zero, [*want, ("c", 0.0)])
+    assert fuse_linear([], [], (0.5, 0.5), 5) == []
+
+
+def test_empty_dense_list_ranks_by_bm25_alone() -> None:
+    fused = fuse_linear([], [("x", 4.0), ("y", 8.0)], (0.9, 0.1), 5)
+    assert same(fused, [("y", 0.1), ("x", 0.05)])
+
+
+def test_weights_move_the_order_toward_their_side() -> None:
+    dense = [("d", 0.9), ("s", 0.1)]
+    sparse = [("s", 30.0), ("d", 3.0)]
+    assert fuse_linear(dense, sparse, (0.8, 0.2), 2)[0][0] == "d"
+    assert fuse_linear(dense, sparse, (0.2, 0.8), 2)[0][0] == "s"

@@ -1,0 +1,100 @@
+"""The tune sweep measures what ``query`` runs: a variant's hybrid search (``IndexVariant.hybrid``)
+and the embedded store's search of the same shard, with the same settings, return the same ids
+and scores, for every fusion (RRF and DBSF inside Qdrant, ``linear`` fused by ragsonde)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragsonde.config import Settings
+from ragsonde.store import PointRecord, SearchSpec, SparseVector, open_store
+from ragsonde.store.variants import (
+    FusionSpec,
+    SearchKnobs,
+    SourcePoints,
+    VariantBuilder,
+    VariantSpec,
+)
+from tests.tune.support import clustered
+
+TERMS = 40
+
+
+def _sparse(rng: np.random.Generator, n_terms: int) -> SparseVector:
+    terms = sorted(rng.choice(TERMS, size=n_terms, replace=False).tolist())
+    return SparseVector(terms, [float(v) for v in rng.uniform(0.2, 3.0, size=n_terms)])
+
+
+def _above_last(hits: list[tuple[str, float]]) -> set[str]:
+    last = hits[-1][1]
+    return {p for p, s in hits if s > last + 1e-9}
+
+
+@pytest.mark.parametrize(
+    "fusion",
+    [
+        FusionSpec(method="dbsf", prefetch=40),
+        FusionSpec(method="rrf", k=60, weights=(2.0, 1.0), prefetch=40),
+        FusionSpec(method="linear", weights=(0.7, 0.3), prefetch=40),
+        FusionSpec(method="linear", weights=(0.3, 0.7), prefetch=300),
+    ],
+    ids=lambda f: f.label,
+)
+def test_sweep_and_query_agree(fusion: FusionSpec, tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    x = clustered(n=300, dim=16)
+    home = tmp_path / "home"
+    store = open_store(Settings(home=home))
+    store.create_collection("src", 16, sparse_vector_name="bm25")
+    store.upsert(
+        "src",
+        [PointRecord(str(i), r.tolist(), {}, _sparse(rng, 5)) for i, r in enumerate(x)],
+    )
+    source = SourcePoints.read(store, "src")
+    queries = clustered(n=12, dim=16, seed=42)
+    lexical = [_sparse(rng, 3) for _ in queries]
+    knobs = SearchKnobs(hnsw_ef=32)
+    # the variant is written straight into the store's home, so both search one shard
+    variant = VariantBuilder(source, tmp_path).build(
+        VariantSpec(), path=home / "collections" / "tuned"
+    )
+    try:
+        swept, times = variant.hybrid(queries, lexical, 10, fusion, knobs)
+    finally:
+        variant._shard.close()  # keep the folder: the store opens it as a collection
+    assert len(times) == len(queries) and all(t > 0 for t in times)
+    try:
+        specs = [
+            SearchSpec(
+                vector=q.tolist(),
+                sparse=sv,
+                limit=10,
+                mode="hybrid",
+                fusion=fusion.method,
+                rrf_k=fusion.k if fusion.method == "rrf" else None,
+                fusion_weights=fusion.weights,
+                prefetch_limit=fusion.prefetch,
+                hnsw_ef=knobs.hnsw_ef,
+            )
+            for q, sv in zip(queries, lexical, strict=True)
+        ]
+        queried = [[(h.id, h.score) for h in hits] for hits in store.search("tuned", specs)]
+    finally:
+        store.close()
+    assert all(len(hits) == 10 for hits in swept)
+    for got, want in zip(queried, swept, strict=True):
+        assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+        if fusion.method == "rrf":
+            # RRF ties often (equal rank sums) and the engine orders ties as it finds them:
+            # the same ids above the last score, and the same scores
+            assert _above_last(got) == _above_last(want)
+        else:  # linear breaks ties by id
+            assert [p for p, _ in got] == [p for p, _ in want]
+    if fusion.method == "linear":
+        # the fused scores: w_dense * cosine plus at most w_sparse (the BM25 best scores w_sparse)
+        w_dense, w_sparse = fusion.weights or (0.0, 0.0)
+        tops = [hits[0][1] for hits in swept]
+        assert all(-w_dense - 1e-6 <= t <= w_dense + w_sparse + 1e-6 for t in tops)
