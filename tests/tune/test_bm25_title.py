@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from ragsonde.config import Settings
+from ragsonde.config import Settings, load_settings
+from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.errors import QueryValidationError
+from ragsonde.ingest.pipeline import bm25_reencoder
 from ragsonde.store import open_store
-from ragsonde.store.variants import Bm25Params, FusionSpec, Hnsw, Quantization
-from ragsonde.tune import Grid, TuneOptions, TuneReport, tune
+from ragsonde.store.variants import Bm25Params, FusionSpec, Hnsw, Quantization, build_tuned_copy
+from ragsonde.tune import Grid, TuneOptions, TuneReport, save_config, tune
 from ragsonde.tune.grid import DEFAULT_GRID, load_grid
 
 
@@ -126,3 +128,27 @@ def test_tune_measures_the_title_weight_only_where_chunks_have_titles(
     }
     assert weighted and all(c.mode == "hybrid" for c in weighted)
     assert any(c.per_query_ndcg != plain[c.id.replace("-t2", "")].per_query_ndcg for c in weighted)
+
+    # --save-config writes the weight as a build key, which settings read back
+    [chosen] = [c for c in weighted if c.aggregation.n == 1]
+    path = tmp_path / "tuned.toml"
+    values = save_config(titled, path, config_id=chosen.id)
+    assert values["bm25_title_weight"] == 2
+    assert load_settings(config=path).bm25_params == Bm25Params(k1=0.9, b=0.4, title_weight=2)
+    # --apply builds the copy with the titles weighed in
+    spec = titled.variant(chosen.variant).spec
+    assert spec.bm25 is not None
+    store = open_store(Settings(home=home))
+    try:
+        build_tuned_copy(store, "titled", "applied", spec, reencode=bm25_reencoder(spec.bm25))
+        before = {p.id: p for b in store.scroll("titled", with_vectors=True) for p in b}
+        after = {p.id: p.sparse for b in store.scroll("applied", with_vectors=True) for p in b}
+    finally:
+        store.close()
+    assert after.keys() == before.keys()
+    ids = list(before)
+    twin = bm25_reencoder(Bm25Params(k1=0.9, b=0.4))([before[p].payload for p in ids])
+    titles_terms = Bm25Encoder().embed_queries([str(before[p].payload["title"]) for p in ids])
+    for pid, plain, terms in zip(ids, twin, titles_terms, strict=True):
+        new, old = (dict(zip(v.indices, v.values, strict=True)) for v in (after[pid], plain))
+        assert terms.indices and all(new[t] > old[t] for t in terms.indices)
