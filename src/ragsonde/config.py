@@ -295,6 +295,12 @@ class Settings(BaseSettings):
     bm25_b: float | None = Field(
         default=None, ge=0, le=1, description="BM25 length normalisation (default 0.75)."
     )
+    bm25_title_weight: int | None = Field(
+        default=None,
+        ge=0,
+        le=5,
+        description="Extra times a chunk's title counts in its BM25 vector (default 0).",
+    )
 
     @field_validator("quantization")
     @classmethod
@@ -321,7 +327,7 @@ class Settings(BaseSettings):
         """The BM25 parameters asked for; ``None``: the encoder's defaults."""
         from ragsonde.store.variant_specs import Bm25Params
 
-        given = {"k1": self.bm25_k1, "b": self.bm25_b}
+        given = {"k1": self.bm25_k1, "b": self.bm25_b, "title_weight": self.bm25_title_weight}
         if all(v is None for v in given.values()):
             return None
         return Bm25Params(**{k: v for k, v in given.items() if v is not None})

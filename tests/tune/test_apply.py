@@ -10,6 +10,7 @@ import pytest
 
 from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.errors import QueryValidationError
+from ragsonde.ingest.pipeline import bm25_reencoder
 from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store
 from ragsonde.store.client import QdrantClientStore
 from ragsonde.store.edge import EdgeStore
@@ -112,7 +113,8 @@ def test_apply_refuses_an_existing_target_and_changes_nothing(store: Store) -> N
 def test_apply_with_bm25_parameters_reencodes_the_sparse_vectors(store: Store) -> None:
     encoder = Bm25Encoder(k=0.9, b=0.4)
     spec = VariantSpec(bm25=Bm25Params(k1=0.9, b=0.4))
-    build_tuned_copy(store, "pts", "tuned", spec, reencode=encoder.embed_documents)
+    reencode = bm25_reencoder(Bm25Params(k1=0.9, b=0.4))
+    build_tuned_copy(store, "pts", "tuned", spec, reencode=reencode)
     texts = {p.id: p.payload["text"] for batch in store.scroll("pts") for p in batch}
     copied = {p.id: p.sparse for batch in store.scroll("tuned", with_vectors=True) for p in batch}
     assert len(copied) == N
@@ -120,7 +122,7 @@ def test_apply_with_bm25_parameters_reencodes_the_sparse_vectors(store: Store) -
         [expected] = encoder.embed_documents([str(texts[pid])])
         assert sparse is not None and sorted(sparse.indices) == sorted(expected.indices)
     # without BM25 parameters in the spec, the stored vectors are copied as they are
-    build_tuned_copy(store, "pts", "plain", VariantSpec(), reencode=encoder.embed_documents)
+    build_tuned_copy(store, "pts", "plain", VariantSpec(), reencode=reencode)
     assert _snapshot(store, "plain") == _snapshot(store, "pts")
 
 

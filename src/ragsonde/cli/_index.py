@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["Bm25BOpt", "Bm25K1Opt", "HnswEfConstructOpt", "HnswMOpt", "QuantizationOpt"]
+__all__ = [
+    "Bm25BOpt",
+    "Bm25K1Opt",
+    "Bm25TitleWeightOpt",
+    "HnswEfConstructOpt",
+    "HnswMOpt",
+    "QuantizationOpt",
+]
 
 #: ``--quantization``: a name from ``ragsonde.store.variant_specs.QUANTIZATIONS``.
 QuantizationOpt = Annotated[
@@ -42,4 +49,13 @@ Bm25K1Opt = Annotated[
 Bm25BOpt = Annotated[
     float | None,
     typer.Option("--bm25-b", help="BM25 length normalisation (--sparse) \\[default: 0.75]"),
+]
+Bm25TitleWeightOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--bm25-title-weight",
+        help="Extra times a chunk's title counts in its BM25 vector (--sparse) \\[default: 0]",
+        min=0,
+        max=5,
+    ),
 ]

@@ -21,6 +21,7 @@ from ragsonde.cli._common import (
 from ragsonde.cli._index import (
     Bm25BOpt,
     Bm25K1Opt,
+    Bm25TitleWeightOpt,
     HnswEfConstructOpt,
     HnswMOpt,
     QuantizationOpt,
@@ -65,6 +66,7 @@ def ingest(
     hnsw_ef_construct: HnswEfConstructOpt = None,
     bm25_k1: Bm25K1Opt = None,
     bm25_b: Bm25BOpt = None,
+    bm25_title_weight: Bm25TitleWeightOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
@@ -88,6 +90,7 @@ def ingest(
         hnsw_ef_construct=hnsw_ef_construct,
         bm25_k1=bm25_k1,
         bm25_b=bm25_b,
+        bm25_title_weight=bm25_title_weight,
     )
     options = IngestOptions(
         chunk_size=chunk_size, chunk_overlap=chunk_overlap, prune=prune, sparse=sparse

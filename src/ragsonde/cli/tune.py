@@ -94,13 +94,13 @@ def render_tune(report: TuneReport) -> None:
 def _apply(store: Store, report: TuneReport, target: str, quiet: bool) -> str:
     """``--apply``: build ``target``, a copy of the tuned collection with the recommended
     quantization, HNSW and BM25 parameters, on the user's own backend."""
-    from ragsonde.embedders.sparse import Bm25Encoder
+    from ragsonde.ingest.pipeline import bm25_reencoder
     from ragsonde.store.variant_specs import measurable
     from ragsonde.store.variants import build_tuned_copy
 
     chosen = report.config(report.recommendation.config or "")
     spec = report.variant(chosen.variant).spec
-    bm25 = Bm25Encoder(k=spec.bm25.k1, b=spec.bm25.b).embed_documents if spec.bm25 else None
+    bm25 = bm25_reencoder(spec.bm25) if spec.bm25 else None
     with RichProgress(not quiet and err_console.is_terminal, "points") as bar:
         n = build_tuned_copy(store, report.collection, target, spec, reencode=bm25, progress=bar)
     err_console.print(f"built tuned copy '{target}' ({n} points, {escape(spec.label)})")

@@ -4,6 +4,10 @@ The tokenizer, stemmer and term weighting are the Qdrant engine's own (``qdrant_
 documents carry their BM25 term-frequency part, queries their terms, and the collection's sparse
 vector has the IDF modifier, so Qdrant computes the IDF from the collection itself. The same
 vectors work on the embedded store and on a Qdrant server.
+
+A document's vector may count its title more than once (:attr:`Bm25Params.title_weight`, a
+BM25F-style field boost): :func:`bm25_document_text` is the one place that text is made, for
+ingest and for tune's re-encoded variants alike.
 """
 
 from __future__ import annotations
@@ -14,11 +18,21 @@ from typing import Any
 
 from ragsonde.errors import EmbeddingError
 from ragsonde.store.base import SparseVector
+from ragsonde.store.variant_specs import Bm25Params
 
-__all__ = ["SPARSE_VECTOR_NAME", "Bm25Encoder"]
+__all__ = ["SPARSE_VECTOR_NAME", "Bm25Encoder", "bm25_document_text"]
 
 #: The name of the sparse vector in collections ingested with ``--sparse``.
 SPARSE_VECTOR_NAME = "bm25"
+
+
+def bm25_document_text(text: str, title: str | None, title_weight: int) -> str:
+    """The text a chunk's BM25 vector is encoded from: its ``title`` on ``title_weight`` lines
+    of its own, then ``text`` (the text its dense vector was embedded from). No title, or a
+    weight of 0: ``text`` unchanged."""
+    if not title or title_weight <= 0:
+        return text
+    return "\n".join([title] * title_weight + [text])
 
 
 class Bm25Encoder:
@@ -32,6 +46,12 @@ class Bm25Encoder:
         self.b = b
         self._model: Any = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def for_params(cls, params: Bm25Params) -> Bm25Encoder:
+        """The encoder of ``params``' ``k1`` and ``b`` (the title weight acts on the text:
+        :func:`bm25_document_text`)."""
+        return cls(k=params.k1, b=params.b)
 
     def _load(self) -> Any:
         with self._lock:

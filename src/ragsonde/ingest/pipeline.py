@@ -6,6 +6,11 @@ whose embedded text (``embed_hash``) and embedder are unchanged is not embedded 
 whose payload is unchanged too is not written at all. A document that shrank loses its chunks past
 its new end; ``prune`` deletes documents that left the source. Killed at any point, a run started
 again converges to the same collection, since every write is an idempotent upsert.
+
+:func:`encoded_text` reads back, from a stored payload, the text a chunk was embedded from (its
+``title: section`` prefix included where the ``embed_hash`` proves it), and
+:func:`bm25_reencoder` re-encodes stored chunks' BM25 vectors with other parameters exactly as
+ingest would have: ``tune`` measures and ``tune --apply`` builds with it.
 """
 
 from __future__ import annotations
@@ -14,19 +19,20 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ragsonde.embedders import Embedder
-from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
+from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder, bm25_document_text
 from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.progress import Progress
 from ragsonde.store import PointRecord, Store
 from ragsonde.store.base import SparseVector
+from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping
 from ragsonde.store.variant_specs import Bm25Params, IndexConfig
 
 __all__ = [
@@ -34,8 +40,10 @@ __all__ = [
     "ChunkRecord",
     "IngestOptions",
     "IngestReport",
+    "bm25_reencoder",
     "chunk_document",
     "chunk_id",
+    "encoded_text",
     "ingest_documents",
 ]
 
@@ -58,6 +66,17 @@ def chunk_id(doc_id: str, index: int) -> str:
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _embed_hash(embedder_name: str, sparse: bool | str, embed_text: str) -> str:
+    """What ``embed_hash`` holds: the embedder, the BM25 key and the text embedded."""
+    return _sha256(f"{embedder_name}\x1f{sparse}\x1f{embed_text}")
+
+
+def _title_prefix(title: str | None, section: str | None) -> str:
+    """The ``title: section`` line a document with ``embed_title`` puts before each chunk."""
+    label = ": ".join(p for p in (title, section) if p)
+    return f"{label}\n" if label else ""
 
 
 def _jsonable(value: Any) -> Any:
@@ -85,7 +104,8 @@ class IngestOptions:
     """Quantization and HNSW of a collection this ingest creates (an existing one keeps its
     own; a difference becomes a warning)."""
     bm25: Bm25Params | None = None
-    """BM25 ``k1``/``b`` of the documents' sparse vectors (``None``: 1.2, 0.75)."""
+    """BM25 ``k1``/``b``/``title_weight`` of the documents' sparse vectors (``None``: 1.2,
+    0.75, 0)."""
 
 
 @dataclass
@@ -120,14 +140,12 @@ def chunk_document(
     """``doc``'s chunks, in order, with their full payloads (``created_at`` aside).
 
     ``sparse``: whether BM25 vectors are written, or (a string) which non-default BM25 parameters
-    encode them: part of ``embed_hash``, so changing them re-encodes the chunks."""
+    encode them: part of ``embed_hash``, so changing them re-encodes the chunks; such a label is
+    also kept as the ``bm25`` payload field (:func:`encoded_text` needs it to check the hash)."""
     records: list[ChunkRecord] = []
     meta = {k: _jsonable(v) for k, v in doc.metadata.items() if k not in _STANDARD}
     for section in doc.sections:
-        prefix = ""
-        if doc.embed_title:
-            label = ": ".join(p for p in (doc.title, section.name) if p)
-            prefix = f"{label}\n" if label else ""
+        prefix = _title_prefix(doc.title, section.name) if doc.embed_title else ""
         reserved = chunker.length(prefix) if prefix else 0
         for piece in chunker.split(section.text, reserved):
             index = len(records)
@@ -142,8 +160,10 @@ def chunk_document(
                 "doc_id": doc.doc_id,
                 "content_hash": _sha256(piece),
                 "embedder": embedder_name,
-                "embed_hash": _sha256(f"{embedder_name}\x1f{sparse}\x1f{embed_text}"),
+                "embed_hash": _embed_hash(embedder_name, sparse, embed_text),
             }
+            if isinstance(sparse, str):
+                payload["bm25"] = sparse
             records.append(ChunkRecord(chunk_id(doc.doc_id, index), embed_text, payload))
     return records
 
@@ -162,8 +182,10 @@ class _Writer:
         collection: str,
         report: IngestReport,
         sparse: Bm25Encoder | None = None,
+        title_weight: int = 0,
     ) -> None:
         self.sparse = sparse
+        self.title_weight = title_weight
         self.store = store
         self.embedder = embedder
         self.collection = collection
@@ -229,7 +251,11 @@ class _Writer:
     def _sparse(self, records: Sequence[ChunkRecord]) -> list[SparseVector | None]:
         if self.sparse is None:
             return [None] * len(records)
-        return list(self.sparse.embed_documents([r.embed_text for r in records]))
+        texts = [
+            bm25_document_text(r.embed_text, r.payload.get("title"), self.title_weight)
+            for r in records
+        ]
+        return list(self.sparse.embed_documents(texts))
 
     def _delete_tail(self, doc_id: str, keep: int) -> None:
         ids = [
@@ -311,10 +337,10 @@ def ingest_documents(
     report.warnings += ensure_collection(store, embedder, collection, opts.sparse, opts.index)
     _let_go(store)
     bm25 = opts.bm25 or Bm25Params()
-    encoder = Bm25Encoder(k=bm25.k1, b=bm25.b) if opts.sparse else None
+    encoder = Bm25Encoder.for_params(bm25) if opts.sparse else None
     # the hash keeps its old form for default parameters, so existing chunks are not re-encoded
     sparse_key: bool | str = opts.sparse and (bm25 == Bm25Params() or bm25.label)
-    writer = _Writer(store, embedder, collection, report, encoder)
+    writer = _Writer(store, embedder, collection, report, encoder, bm25.title_weight)
     seen: set[str] = set()
     if progress is not None:
         progress.start(total)
@@ -353,3 +379,39 @@ def _prune(store: Store, collection: str, seen: set[str], failed: Sequence[Failu
     if ids:
         store.delete_points(collection, ids)
     return len(ids)
+
+
+def encoded_text(payload: Mapping[str, Any], mapping: PayloadMapping = DEFAULT_MAPPING) -> str:
+    """The text a stored chunk was embedded from, read back from its payload.
+
+    Ingest embeds ``title: section`` + newline + text for documents with ``embed_title``, and
+    stores only the text; the prefix is put back when the payload's ``embed_hash`` proves it
+    (for the BM25 key of default parameters, or the payload's own ``bm25`` label). Anything
+    else, a foreign collection's payload included, is its plain (mapped) text.
+    """
+    fields = mapping.read(payload)
+    prefix = _title_prefix(fields.title, fields.section)
+    stored, embedder = payload.get("embed_hash"), payload.get("embedder")
+    if prefix and isinstance(stored, str) and isinstance(embedder, str):
+        candidate = prefix + fields.text
+        keys = dict.fromkeys(("True", str(payload.get("bm25") or "True")))
+        if any(_embed_hash(embedder, key, candidate) == stored for key in keys):
+            return candidate
+    return fields.text
+
+
+def bm25_reencoder(
+    params: Bm25Params, mapping: PayloadMapping = DEFAULT_MAPPING
+) -> Callable[[Sequence[Mapping[str, Any]]], list[SparseVector]]:
+    """Stored payloads -> BM25 vectors with ``params``, encoded as ingest would encode them:
+    :func:`encoded_text`, with the (mapped) title counted ``params.title_weight`` extra times."""
+    encoder = Bm25Encoder.for_params(params)
+
+    def encode(payloads: Sequence[Mapping[str, Any]]) -> list[SparseVector]:
+        texts = [
+            bm25_document_text(encoded_text(p, mapping), mapping.read(p).title, params.title_weight)
+            for p in payloads
+        ]
+        return encoder.embed_documents(texts)
+
+    return encode

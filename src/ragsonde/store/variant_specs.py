@@ -235,15 +235,19 @@ class Hnsw(BaseModel):
 
 class Bm25Params(BaseModel):
     """BM25 term-frequency saturation ``k1`` and length normalisation ``b`` of the documents'
-    sparse vectors (ragsonde ingests with k1=1.2, b=0.75)."""
+    sparse vectors (ragsonde ingests with k1=1.2, b=0.75), and ``title_weight``: how many extra
+    times a chunk's title is counted in its vector, a BM25F-style field boost (0: none)."""
 
     model_config = _Frozen
     k1: float = Field(default=1.2, gt=0, le=10)
     b: float = Field(default=0.75, ge=0, le=1)
+    title_weight: int = Field(default=0, ge=0, le=5)
 
     @property
     def label(self) -> str:
-        return f"bm25-k{self.k1:g}-b{self.b:g}"
+        # no title part at 0, so that ids and reports of earlier sweeps keep their names
+        title = f"-t{self.title_weight}" if self.title_weight else ""
+        return f"bm25-k{self.k1:g}-b{self.b:g}{title}"
 
 
 class IndexConfig(BaseModel):

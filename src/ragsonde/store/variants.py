@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -101,8 +101,9 @@ class SourcePoints:
     vector_name: str
     sparse_name: str | None
     indexed_vectors: int
-    texts: list[str] | None = None
-    """The stored chunk texts (``text`` payload), kept for collections with BM25 vectors."""
+    payloads: list[dict[str, Any]] | None = None
+    """The stored payloads, kept for collections with BM25 vectors: a variant re-encodes those
+    from them (text, title, and the ``embed_hash`` that tells what ingest encoded)."""
 
     @property
     def dimension(self) -> int:
@@ -116,7 +117,7 @@ class SourcePoints:
         rows: list[Sequence[float]] = []
         sparse: list[SparseVector] = []
         docs: list[str] = []
-        texts: list[str] = []
+        payloads: list[dict[str, Any]] = []
         for batch in store.scroll(collection, batch_size=512, with_vectors=True):
             for p in batch:
                 if p.vector is None:
@@ -126,7 +127,7 @@ class SourcePoints:
                 sparse.append(p.sparse or SparseVector([], []))
                 doc = p.payload.get(doc_field)
                 docs.append(str(doc) if doc is not None else p.id)
-                texts.append(str(p.payload.get("text") or ""))
+                payloads.append(p.payload)
         if not ids:
             raise QueryValidationError(
                 f"Collection '{collection}' holds no dense vectors to tune.", field="collection"
@@ -141,7 +142,7 @@ class SourcePoints:
             vector_name=info.vector_name or "",
             sparse_name=info.sparse_vector_name,
             indexed_vectors=info.indexed_vectors_count,
-            texts=texts if info.sparse_vector_name else None,
+            payloads=payloads if info.sparse_vector_name else None,
         )
 
 
@@ -434,7 +435,7 @@ def build_tuned_copy(
     target: str,
     spec: VariantSpec,
     *,
-    reencode: Callable[[Sequence[str]], Sequence[SparseVector]] | None = None,
+    reencode: Callable[[Sequence[Mapping[str, Any]]], Sequence[SparseVector]] | None = None,
     progress: Progress | None = None,
     batch_size: int = 256,
 ) -> int:
@@ -443,9 +444,9 @@ def build_tuned_copy(
     return the points copied. Any store: the embedded one, or qdrant-client's (a server takes
     the settings; local mode creates the copy with plain vectors).
 
-    ``reencode``: when ``spec.bm25`` is set, the BM25 encoder with those parameters (the
-    chunks' ``text`` payloads are re-encoded; ``None`` copies the stored BM25 vectors). Refuses
-    an existing ``target`` (VALIDATION_ERROR) and never writes to ``collection``.
+    ``reencode``: when ``spec.bm25`` is set, stored payloads -> BM25 vectors with those
+    parameters (``ragsonde.ingest.pipeline.bm25_reencoder``; ``None`` copies the stored BM25
+    vectors). Refuses an existing ``target`` (VALIDATION_ERROR) and never writes to ``collection``.
     """
     if target in store.list_collections():
         raise QueryValidationError(
@@ -471,7 +472,7 @@ def build_tuned_copy(
     try:
         for batch in store.scroll(collection, batch_size=batch_size, with_vectors=True):
             if bm25 is not None:
-                lexical = bm25([str(p.payload.get("text") or "") for p in batch])
+                lexical = bm25([p.payload for p in batch])
                 batch = [replace(p, sparse=sv) for p, sv in zip(batch, lexical, strict=True)]
             store.upsert(target, batch)
             copied += len(batch)

@@ -19,9 +19,11 @@ from ragsonde.embedders import Embedder
 from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.evaluate.datasets import Benchmark, load_benchmark
+from ragsonde.ingest.pipeline import bm25_reencoder
 from ragsonde.progress import Progress
 from ragsonde.store import Store
 from ragsonde.store.base import CollectionInfo, SparseVector
+from ragsonde.store.payload import PayloadMapping
 from ragsonde.store.variants import (
     DEFAULT_FULL_SCAN_KB,
     Bm25Params,
@@ -302,6 +304,22 @@ def _measure_variant(
     return result, configs, warnings
 
 
+def _bm25_specs(
+    grid: Grid, source: SourcePoints, mapping: PayloadMapping
+) -> tuple[list[VariantSpec], list[str]]:
+    """The BM25 variants to build, and a warning when the points have no title to weigh (a
+    title-weight variant would then only repeat its weight-0 twin)."""
+    specs = grid.bm25_variants()
+    weighted = [s for s in specs if s.bm25 is not None and s.bm25.title_weight]
+    if not weighted or any(mapping.read(p).title for p in source.payloads or ()):
+        return specs, []
+    note = (
+        f"Collection '{source.collection}' has no `title` payload: BM25 title weight not "
+        f"measurable (skipped {', '.join(s.label for s in weighted)})."
+    )
+    return [s for s in specs if s not in weighted], [note]
+
+
 def _not_measurable(spec: VariantSpec, backend: str) -> VariantResult:
     from ragsonde.store.variants import VariantStats
 
@@ -365,11 +383,16 @@ def tune(
     quant_ok = measurable(backend, "quantization")
     hnsw_ok = measurable(backend, "hnsw")
     builder = VariantBuilder(source, options.workdir, force_index=options.force_index)
+    mapping = settings.payload_mapping
+    bm25_specs: list[VariantSpec] = []
+    if hybrid and source.payloads is not None:
+        bm25_specs, notes = _bm25_specs(grid, source, mapping)
+        warnings += notes
     if progress:
         progress.start(
             len(specs)
             + sum(len(grid.dense_knobs(s)) for s in specs)
-            + ((1 + len(grid.bm25)) * len(grid.fusion) + len(grid.bm25) if hybrid else 0)
+            + ((1 + len(bm25_specs)) * len(grid.fusion) + len(bm25_specs) if hybrid else 0)
         )
     variants: list[VariantResult] = []
     configs: list[ConfigResult] = []
@@ -389,23 +412,22 @@ def tune(
         variants.append(result)
         configs += found
         warnings += notes
-    if hybrid and source.texts is not None:
-        for spec in grid.bm25_variants():
-            params = spec.bm25 or Bm25Params()
-            encoder = Bm25Encoder(k=params.k1, b=params.b)
-            result, found, notes = _measure_variant(
-                ctx,
-                builder,
-                spec,
-                reference=False,
-                hybrid=True,
-                progress=progress,
-                dense=False,
-                sparse=encoder.embed_documents(source.texts),
-            )
-            variants.append(result)
-            configs += found
-            warnings += notes
+    for spec in bm25_specs:
+        # the documents' vectors re-encoded from what ingest encoded (see bm25_reencoder)
+        encode = bm25_reencoder(spec.bm25 or Bm25Params(), mapping)
+        result, found, notes = _measure_variant(
+            ctx,
+            builder,
+            spec,
+            reference=False,
+            hybrid=True,
+            progress=progress,
+            dense=False,
+            sparse=encode(source.payloads or []),
+        )
+        variants.append(result)
+        configs += found
+        warnings += notes
     if not quant_ok:
         warnings.append(
             f"The {backend} backend has no quantization: quantized variants are {NOT_MEASURABLE}."

@@ -22,7 +22,14 @@ __all__ = ["PENDING_KEYS", "save_config", "settings_values"]
 #: Build-time keys: how the collection is built (quantization, HNSW graph, BM25 document
 #: vectors). Searching cannot change them; they are honoured at collection creation (the
 #: collection-building work on ingest/push/--apply), and ignored by search-time Settings.
-PENDING_KEYS = ("quantization", "hnsw_m", "hnsw_ef_construct", "bm25_k1", "bm25_b")
+PENDING_KEYS = (
+    "quantization",
+    "hnsw_m",
+    "hnsw_ef_construct",
+    "bm25_k1",
+    "bm25_b",
+    "bm25_title_weight",
+)
 
 
 def settings_values(config: ConfigResult, report: TuneReport) -> dict[str, Any]:
@@ -52,6 +59,7 @@ def settings_values(config: ConfigResult, report: TuneReport) -> dict[str, Any]:
     if spec.bm25 is not None:  # the documents' BM25 vectors must be re-encoded (re-ingest)
         values["bm25_k1"] = spec.bm25.k1
         values["bm25_b"] = spec.bm25.b
+        values["bm25_title_weight"] = spec.bm25.title_weight
     values["aggregation"] = config.aggregation.method
     values["aggregation_n"] = config.aggregation.n
     return values
