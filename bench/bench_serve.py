@@ -63,13 +63,13 @@ from _serve_load import (
 
 from ragsonde.embedders.onnx import default_threads
 from ragsonde.samples import demo_queries, robotics_benchmark
-from ragsonde.server.batcher import BATCHED_BY_DEFAULT
 
 HOME = ROOT / ".ragsonde-bench" / "serve"
 #: What the package ships, decided over several runs of this script (not this run alone).
 SHIPPED = (
-    f"RAGSONDE_MICROBATCH unset: on for the {', '.join(sorted(BATCHED_BY_DEFAULT))} embedder, off "
-    "for remote APIs; the figures behind it are in ragsonde.server.batcher's docstring"
+    "RAGSONDE_MICROBATCH unset: on for the torch model, off for ONNX Runtime and remote APIs "
+    "(each embedder class's microbatch_by_default); the figures behind it are in "
+    "ragsonde.server.batcher's docstring"
 )
 RATES = (("low", 0.10), ("mid", 0.70), ("overload", 1.30))
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"

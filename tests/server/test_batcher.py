@@ -134,9 +134,15 @@ def test_the_setting_puts_the_batcher_in_front_of_the_model(server_settings):
 
 @pytest.mark.parametrize(
     ("embedder", "batched"),
-    [("local:sentence-transformers/all-MiniLM-L6-v2", True), ("cohere:embed-v4.0", False)],
+    [
+        ("local:sentence-transformers/all-MiniLM-L6-v2?backend=torch", True),
+        ("local:sentence-transformers/all-MiniLM-L6-v2?backend=onnx", False),
+        ("local:sentence-transformers/all-MiniLM-L6-v2", False),  # ONNX, the default backend
+        ("cohere:embed-v4.0", False),
+        ("nope:model", False),  # a bad setting: unbatched, and it surfaces at warm-up as before
+    ],
 )
-def test_unset_batches_the_local_model_only(server_settings, embedder, batched):
+def test_unset_batches_the_torch_model_only(server_settings, embedder, batched):
     settings = server_settings.model_copy(update={"embedder": embedder, "microbatch": None})
     assert (create_app(settings).state.ragsonde.batcher is not None) is batched
 

@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Preloadable", "Vectors"]
+__all__ = ["Embedder", "Preloadable", "Vectors", "microbatched_by_default"]
 
 #: A 2-D float32 array, one row per input text.
 Vectors = npt.NDArray[np.float32]
@@ -49,3 +49,10 @@ class Preloadable(Protocol):
     def load(self) -> float:
         """Load now; the milliseconds it took (0 when already loaded)."""
         ...
+
+
+def microbatched_by_default(embedder: object) -> bool:
+    """Whether ``ragsonde serve`` micro-batches this embedder when ``RAGSONDE_MICROBATCH`` is
+    unset: its class says so with ``microbatch_by_default = True`` (only where a bench run
+    showed it pays; see :mod:`ragsonde.server.batcher`). Others, remote APIs included: no."""
+    return getattr(embedder, "microbatch_by_default", False) is True

@@ -59,6 +59,10 @@ def resolve_model_path(model: str) -> str:
 class LocalEmbedder:
     """sentence-transformers on the CPU, vectors L2-normalised (cosine = dot product)."""
 
+    #: The server micro-batches this model by default (torch's per-call overhead is large:
+    #: capacity x1.5-1.7 in ``bench/bench_serve.py``; see :mod:`ragsonde.server.batcher`).
+    microbatch_by_default = True
+
     def __init__(self, model: str, *, device: str = "cpu", batch_size: int = 64) -> None:
         self._model_name = model
         self._device = device

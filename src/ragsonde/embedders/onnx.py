@@ -166,6 +166,10 @@ class OnnxEmbedder:
     missing export is an :class:`EmbeddingError` that says how to make one.
     """
 
+    #: Not micro-batched by default: a batch of one costs ONNX Runtime little, so coalescing
+    #: gained nothing (capacity x0.93; see :mod:`ragsonde.server.batcher`).
+    microbatch_by_default = False
+
     def __init__(
         self,
         model: str,

@@ -28,10 +28,11 @@ from starlette.concurrency import run_in_threadpool
 from ragsonde import __version__
 from ragsonde.config import Settings, load_settings
 from ragsonde.embedders import get_embedder, preload
+from ragsonde.embedders.base import Embedder, microbatched_by_default
 from ragsonde.errors import RagsondeError
 from ragsonde.models import BatchRequest, Query
 from ragsonde.retriever import Retriever
-from ragsonde.server.batcher import BATCHED_BY_DEFAULT, MicroBatchingEmbedder
+from ragsonde.server.batcher import MicroBatchingEmbedder
 from ragsonde.server.errors import install_error_handlers
 from ragsonde.server.middleware import BodyLimitMiddleware, RequestLogMiddleware
 from ragsonde.server.security import require_api_key
@@ -161,15 +162,22 @@ def _install_openapi(app: FastAPI) -> None:
 
 
 def _batcher(settings: Settings) -> MicroBatchingEmbedder | None:
-    """The micro-batching embedder when RAGSONDE_MICROBATCH is on, or unset and the embedder's
-    scheme is one batched by default (see server.batcher)."""
-    on = settings.microbatch
-    if on is None:
-        on = settings.embedder.partition(":")[0] in BATCHED_BY_DEFAULT
-    if not on:
+    """The micro-batching embedder when RAGSONDE_MICROBATCH is on, or unset and the embedder is
+    one batched by default (:func:`~ragsonde.embedders.base.microbatched_by_default`; see
+    server.batcher for the measurements)."""
+    if settings.microbatch is False:
         return None
+    inner: Embedder | None = None
+    if settings.microbatch is None:
+        try:  # builds the embedder object only: its model loads on first use
+            inner = get_embedder(settings)
+        except RagsondeError:  # a bad setting surfaces at warm-up and in /readyz, as before
+            return None
+        if not microbatched_by_default(inner):
+            return None
     return MicroBatchingEmbedder(
-        factory=lambda: get_embedder(settings),
+        inner,
+        factory=None if inner is not None else lambda: get_embedder(settings),
         name=settings.embedder,
         window_ms=settings.microbatch_ms,
         max_batch=settings.microbatch_max,

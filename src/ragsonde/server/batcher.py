@@ -14,11 +14,14 @@ It lives where the worker threads meet the model rather than as an asyncio task 
 loop: an asyncio batcher would need the route to split the retriever's stages, or each worker
 thread to hop back to the loop and out again, for the same result.
 
-**Decision: on by default for the local model, off for remote APIs** (``RAGSONDE_MICROBATCH``
-unset; ``1``/``0`` force it). Measured with ``bench/bench_serve.py`` (two ``ragsonde serve``
-processes, off and on with ``RAGSONDE_MICROBATCH_MS=0``, open loop, 50 clients, 30 s per rate
-in alternating blocks; 2 cores shared with other work; ``bench/results/serve.json`` holds the
-last run), three full runs:
+**Decision: on by default for the torch model only** (``RAGSONDE_MICROBATCH`` unset; ``1``/``0``
+force it); each embedder class says so (``microbatch_by_default``, read by
+:func:`ragsonde.embedders.base.microbatched_by_default`). Measured with ``bench/bench_serve.py``
+(``ragsonde serve`` processes off and on with ``RAGSONDE_MICROBATCH_MS=0``, open loop, 50
+clients, 30 s per rate in alternating blocks; 2 cores; ``bench/results/serve.json`` holds the
+last run).
+
+torch, three full runs on a machine shared with other work:
 
 - capacity (50 closed-loop clients): 19 → 30, 22 → 34 and 18 → 31 req/s (x1.54, x1.52, x1.68);
 - overload (130 % of the capacity without it): p95 2,265 → 133, 4,004 → 127 and
@@ -26,6 +29,11 @@ last run), three full runs:
   query x0.84, x0.69, x0.72;
 - low load (10 % of capacity, so each batch holds one query): p50 x1.04, x1.04, x0.78 and p95
   x1.11, x0.98, x0.97, within the noise of 60-66 queries per server on a busy machine.
+
+ONNX Runtime (the default backend), a quiet machine (``--backends onnx``): capacity 72 → 67
+req/s (x0.93), low load p50 x1.06 and p95 x1.14, overload p95 x1.97. A call of one query costs
+ONNX Runtime little (about 14 ms against torch's 76 ms), so waiting for company only adds a
+queue; an earlier run at load 12-15 gave x0.81. So it is off for ONNX.
 
 The rule, fixed before the runs: on only if capacity gains >= 10 % and low-load p50 and p95
 cost <= 10 %. The first run missed it by its p95 (x1.11), the next two met it. A remote API
@@ -44,11 +52,7 @@ from dataclasses import dataclass, field
 from ragsonde.embedders.base import Embedder, Vectors
 from ragsonde.embedders.isolate import embed_groups
 
-__all__ = ["BATCHED_BY_DEFAULT", "MicroBatchingEmbedder"]
-
-#: Embedder schemes micro-batched when RAGSONDE_MICROBATCH is unset (the module docstring says
-#: why): the CPU-bound local model, not the remote APIs.
-BATCHED_BY_DEFAULT = frozenset({"local"})
+__all__ = ["MicroBatchingEmbedder"]
 
 
 @dataclass(eq=False)
