@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import FileResponse
 
@@ -41,8 +41,12 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+#: A query to pool or grade: stripped, and not blank once stripped (a 422, never a 500).
+QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+
+
 class PoolRequest(_Body):
-    query: str = Field(min_length=1, max_length=2000)
+    query: QueryText
     collection: str | None = None
     depth: int = Field(default=10, ge=1, le=50, description="Top k taken from each mode.")
     benchmark: str | None = Field(default=None, description="Show this benchmark's grades.")
@@ -67,7 +71,7 @@ class PoolResponse(BaseModel):
 
 
 class GradeRequest(_Body):
-    query: str = Field(min_length=1, max_length=2000)
+    query: QueryText
     chunk_id: str = Field(min_length=1, max_length=200)
     doc_id: str = Field(min_length=1, max_length=500)
     grade: int = Field(ge=0, le=3)
