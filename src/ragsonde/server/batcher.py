@@ -30,10 +30,12 @@ torch, three full runs on a machine shared with other work:
 - low load (10 % of capacity, so each batch holds one query): p50 x1.04, x1.04, x0.78 and p95
   x1.11, x0.98, x0.97, within the noise of 60-66 queries per server on a busy machine.
 
-ONNX Runtime (the default backend), a quiet machine (``--backends onnx``): capacity 72 → 67
-req/s (x0.93), low load p50 x1.06 and p95 x1.14, overload p95 x1.97. A call of one query costs
-ONNX Runtime little (about 14 ms against torch's 76 ms), so waiting for company only adds a
-queue; an earlier run at load 12-15 gave x0.81. So it is off for ONNX.
+ONNX Runtime (the default backend), two runs on a quiet machine (load average below 3): capacity
+72 → 67 and 74.5 → 65.6 req/s (x0.93, x0.88); low load p50 x1.06, x0.99 and p95 x1.14, x0.87;
+overload p95 x1.97, x0.31. A call of one query costs ONNX Runtime little (about 14 ms against
+torch's 76 ms), so waiting for company mostly adds a queue; an earlier run at load 12-15 gave
+x0.81. So it is off for ONNX. The second full run confirmed torch: capacity 26.5 → 81.3 (x3.07),
+low load p50 x1.00 and p95 x0.84.
 
 The rule, fixed before the runs: on only if capacity gains >= 10 % and low-load p50 and p95
 cost <= 10 %. The first run missed it by its p95 (x1.11), the next two met it. A remote API
