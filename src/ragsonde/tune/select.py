@@ -52,6 +52,11 @@ def pareto_front(configs: Sequence[ConfigResult]) -> list[str]:
     return front
 
 
+def _cheapness(c: ConfigResult) -> tuple[float, float, str]:
+    """How near ties are broken: less vector memory, then lower p95, then the id."""
+    return (c.vector_memory_mb, c.latency_p95_ms, c.id)
+
+
 def _mean(c: ConfigResult, queries: Sequence[str]) -> float:
     return float(np.mean([c.per_query_ndcg.get(q, 0.0) for q in queries])) if queries else 0.0
 
@@ -65,7 +70,7 @@ def best(
     scored = [(c.ndcg if queries is None else _mean(c, queries), c) for c in configs]
     top = max(s for s, _ in scored)
     near = [c for s, c in scored if s >= top - TIE]
-    return min(near, key=lambda c: (c.vector_memory_mb, c.latency_p95_ms, c.id))
+    return min(near, key=_cheapness)
 
 
 #: The fold split of the headline held-out figure; the spread's splits use the seeds after it.
@@ -91,15 +96,8 @@ class _Selection:
         self.scores = np.array(
             [[c.per_query_ndcg.get(q, 0.0) for q in query_ids] for c in self.configs]
         )
-        # near ties go to less memory, then lower p95, then the id (as ``best``)
-        order = sorted(
-            range(len(self.configs)),
-            key=lambda i: (
-                self.configs[i].vector_memory_mb,
-                self.configs[i].latency_p95_ms,
-                self.configs[i].id,
-            ),
-        )
+        # near ties are broken as ``best`` breaks them
+        order = sorted(range(len(self.configs)), key=lambda i: _cheapness(self.configs[i]))
         self.cheapness = np.empty(len(order), dtype=int)
         self.cheapness[order] = np.arange(len(order))
 
