@@ -203,14 +203,17 @@ class IndexVariant:
         using = self.source.vector_name
         with _engine(f"searching variant {self.spec.label}"):
             return self._timed(
-                qe.QueryRequest(
-                    limit=limit,
-                    query=qe.Query.Nearest(row.tolist(), using=using),
-                    params=params,
-                    with_payload=False,
-                    with_vector=False,
-                )
-                for row in queries
+                (
+                    qe.QueryRequest(
+                        limit=limit,
+                        query=qe.Query.Nearest(row.tolist(), using=using),
+                        params=params,
+                        with_payload=False,
+                        with_vector=False,
+                    )
+                    for row in queries
+                ),
+                self._query,
             )
 
     def hybrid(
@@ -258,49 +261,51 @@ class IndexVariant:
                     for dense_q, sparse_q in rows
                 ]
                 weights = fusion.weights or (0.0, 0.0)  # FusionSpec requires them for linear
-                return self._timed_linear(sides, weights, limit)
+                return self._timed(sides, lambda batch: self._fused(batch, weights, limit))
             engine_fusion = fusion.engine_fusion(qe)
             return self._timed(
-                qe.QueryRequest(
-                    limit=limit,
-                    query=engine_fusion,
-                    prefetches=[
-                        qe.Prefetch(limit=fusion.prefetch, query=dense_q, params=params),
-                        qe.Prefetch(limit=fusion.prefetch, query=sparse_q),
-                    ],
-                    with_payload=False,
-                    with_vector=False,
-                )
-                for dense_q, sparse_q in rows
+                (
+                    qe.QueryRequest(
+                        limit=limit,
+                        query=engine_fusion,
+                        prefetches=[
+                            qe.Prefetch(limit=fusion.prefetch, query=dense_q, params=params),
+                            qe.Prefetch(limit=fusion.prefetch, query=sparse_q),
+                        ],
+                        with_payload=False,
+                        with_vector=False,
+                    )
+                    for dense_q, sparse_q in rows
+                ),
+                self._query,
             )
 
-    def _timed(self, requests: Iterable[Any]) -> tuple[list[list[tuple[str, float]]], list[float]]:
-        """Run each request on the shard, timing the query alone: hits and latencies in ms."""
-        out: list[list[tuple[str, float]]] = []
-        times: list[float] = []
-        for req in requests:
-            t0 = time.perf_counter()
-            points = self._shard.query(req)
-            times.append((time.perf_counter() - t0) * 1000.0)
-            out.append([(str(p.id), float(p.score)) for p in points])
-        return out, times
-
-    def _timed_linear(
-        self, batches: Iterable[Any], weights: tuple[float, float], limit: int
+    def _timed(
+        self, items: Iterable[Any], run: Callable[[Any], Sequence[tuple[Any, float]]]
     ) -> tuple[list[list[tuple[str, float]]], list[float]]:
-        """Each query's (dense, BM25) batch, fused: hits and latencies (both searches and the
-        fusion) in ms."""
+        """``run`` each item (one query's engine request or requests), timing the run alone:
+        its ranked ``(id, score)`` pairs with text ids, and the latencies in ms."""
         out: list[list[tuple[str, float]]] = []
         times: list[float] = []
-        for batch in batches:
+        for item in items:
             t0 = time.perf_counter()
-            dense, sparse = self._shard.query_batch(batch)
-            best = fuse_linear(
-                [(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse], weights, limit
-            )
-            out.append([(str(pid), float(score)) for pid, score in best])
+            ranked = run(item)
             times.append((time.perf_counter() - t0) * 1000.0)
+            out.append([(str(pid), float(score)) for pid, score in ranked])
         return out, times
+
+    def _query(self, request: Any) -> list[tuple[Any, float]]:
+        """One engine request's hits as ``(id, score)``."""
+        return [(p.id, p.score) for p in self._shard.query(request)]
+
+    def _fused(
+        self, batch: Any, weights: tuple[float, float], limit: int
+    ) -> list[tuple[Any, float]]:
+        """One query's (dense, BM25) candidate batch, fused as the stores fuse ``linear``."""
+        dense, sparse = self._shard.query_batch(batch)
+        return fuse_linear(
+            [(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse], weights, limit
+        )
 
     def quantization_in_effect(self, probe: np.ndarray) -> bool:
         """True when the codes exist on disk and un-rescored scores differ from exact ones.
