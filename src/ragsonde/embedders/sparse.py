@@ -40,18 +40,21 @@ class Bm25Encoder:
 
     name = "qdrant-bm25"
 
-    def __init__(self, avg_len: float = 256.0, k: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self, avg_len: float = 256.0, k: float = 1.2, b: float = 0.75, title_weight: int = 0
+    ) -> None:
         self.avg_len = avg_len
         self.k = k
         self.b = b
+        self.title_weight = title_weight
         self._model: Any = None
         self._lock = threading.Lock()
 
     @classmethod
     def for_params(cls, params: Bm25Params) -> Bm25Encoder:
-        """The encoder of ``params``' ``k1`` and ``b`` (the title weight acts on the text:
-        :func:`bm25_document_text`)."""
-        return cls(k=params.k1, b=params.b)
+        """The encoder of ``params``: ``k1`` and ``b``, and the title weight that
+        :meth:`embed_chunks` applies."""
+        return cls(k=params.k1, b=params.b, title_weight=params.title_weight)
 
     def _load(self) -> Any:
         with self._lock:
@@ -72,6 +75,17 @@ class Bm25Encoder:
     def embed_documents(self, texts: Sequence[str]) -> list[SparseVector]:
         model = self._load()
         return [self._convert(model.embed_document(t)) for t in texts]
+
+    def embed_chunks(
+        self, texts: Sequence[str], titles: Sequence[str | None]
+    ) -> list[SparseVector]:
+        """Chunks' BM25 vectors: each text with its title counted ``title_weight`` extra times
+        (:func:`bm25_document_text`)."""
+        weighted = [
+            bm25_document_text(t, title, self.title_weight)
+            for t, title in zip(texts, titles, strict=True)
+        ]
+        return self.embed_documents(weighted)
 
     def embed_queries(self, texts: Sequence[str]) -> list[SparseVector]:
         model = self._load()

@@ -25,14 +25,14 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ragsonde.embedders import Embedder
-from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder, bm25_document_text
+from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.progress import Progress
 from ragsonde.store import PointRecord, Store
 from ragsonde.store.base import SparseVector
-from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping
+from ragsonde.store.payload import DEFAULT_MAPPING, ChunkFields, PayloadMapping
 from ragsonde.store.variant_specs import Bm25Params, IndexConfig
 
 __all__ = [
@@ -182,10 +182,8 @@ class _Writer:
         collection: str,
         report: IngestReport,
         sparse: Bm25Encoder | None = None,
-        title_weight: int = 0,
     ) -> None:
         self.sparse = sparse
-        self.title_weight = title_weight
         self.store = store
         self.embedder = embedder
         self.collection = collection
@@ -251,11 +249,8 @@ class _Writer:
     def _sparse(self, records: Sequence[ChunkRecord]) -> list[SparseVector | None]:
         if self.sparse is None:
             return [None] * len(records)
-        texts = [
-            bm25_document_text(r.embed_text, r.payload.get("title"), self.title_weight)
-            for r in records
-        ]
-        return list(self.sparse.embed_documents(texts))
+        texts = [r.embed_text for r in records]
+        return list(self.sparse.embed_chunks(texts, [r.payload.get("title") for r in records]))
 
     def _delete_tail(self, doc_id: str, keep: int) -> None:
         ids = [
@@ -340,7 +335,7 @@ def ingest_documents(
     encoder = Bm25Encoder.for_params(bm25) if opts.sparse else None
     # the hash keeps its old form for default parameters, so existing chunks are not re-encoded
     sparse_key: bool | str = opts.sparse and (bm25 == Bm25Params() or bm25.label)
-    writer = _Writer(store, embedder, collection, report, encoder, bm25.title_weight)
+    writer = _Writer(store, embedder, collection, report, encoder)
     seen: set[str] = set()
     if progress is not None:
         progress.start(total)
@@ -389,7 +384,11 @@ def encoded_text(payload: Mapping[str, Any], mapping: PayloadMapping = DEFAULT_M
     (for the BM25 key of default parameters, or the payload's own ``bm25`` label). Anything
     else, a foreign collection's payload included, is its plain (mapped) text.
     """
-    fields = mapping.read(payload)
+    return _encoded_text(payload, mapping.read(payload))
+
+
+def _encoded_text(payload: Mapping[str, Any], fields: ChunkFields) -> str:
+    """:func:`encoded_text`, from the payload's fields as the mapping read them."""
     prefix = _title_prefix(fields.title, fields.section)
     stored, embedder = payload.get("embed_hash"), payload.get("embedder")
     if prefix and isinstance(stored, str) and isinstance(embedder, str):
@@ -408,10 +407,8 @@ def bm25_reencoder(
     encoder = Bm25Encoder.for_params(params)
 
     def encode(payloads: Sequence[Mapping[str, Any]]) -> list[SparseVector]:
-        texts = [
-            bm25_document_text(encoded_text(p, mapping), mapping.read(p).title, params.title_weight)
-            for p in payloads
-        ]
-        return encoder.embed_documents(texts)
+        fields = [mapping.read(p) for p in payloads]
+        texts = [_encoded_text(p, f) for p, f in zip(payloads, fields, strict=True)]
+        return encoder.embed_chunks(texts, [f.title for f in fields])
 
     return encode
