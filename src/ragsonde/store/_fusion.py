@@ -21,12 +21,12 @@ batch of searches, shared by both stores. The ``tune`` sweep fuses with the same
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, TypeVar
 
-from ragsonde.store._convert import to_fused_hit
+from ragsonde.store._convert import point_id, to_fused_hit
 from ragsonde.store.base import Hit, SearchSpec
 
 __all__ = ["SearchPlan", "fuse_linear", "fused_here"]
@@ -107,13 +107,13 @@ class SearchPlan:
         self,
         responses: Sequence[Sequence[Any]],
         to_hit: Callable[[Any], Hit],
-        fetch: Callable[[list[str], bool], Mapping[str, Record]],
+        fetch: Callable[[list[Any], bool], Iterable[Record]],
         vector_name: str | None,
     ) -> list[list[Hit]]:
         """One hit list per search from the engine's ``responses`` (one per request, in order).
 
-        ``fetch(ids, with_vectors)``: the records of those ids by id, read in one call. A point
-        deleted between the search and the read is left out.
+        ``fetch(ids, with_vectors)``: the records of those ids (the engine's id types), read in
+        one call. A point deleted between the search and the read is left out.
         """
         answers = iter(responses)
         fused: list[list[tuple[str, float]] | None] = []
@@ -133,7 +133,8 @@ class SearchPlan:
         records: Mapping[str, Record] = {}
         if wanted:
             vectors = any(s.with_vectors for s, r in zip(self.specs, fused, strict=True) if r)
-            records = fetch(sorted(wanted), vectors)
+            found = fetch([point_id(pid) for pid in sorted(wanted)], vectors)
+            records = {str(r.id): r for r in found}
         out: list[list[Hit]] = []
         for spec, ranked, hits in zip(self.specs, fused, direct, strict=True):
             if hits is not None:

@@ -243,13 +243,13 @@ class QdrantClientStore:
         with self._translate(collection):
             responses = self._client.query_batch_points(collection, requests=list(plan.requests))
 
-        def fetch(ids: list[str], with_vectors: bool) -> dict[str, Any]:
-            pids = [convert.point_id(i) for i in ids]
+        def fetch(ids: list[Any], with_vectors: bool) -> list[Any]:
             with self._translate(collection):
-                records = self._client.retrieve(
-                    collection, ids=pids, with_payload=True, with_vectors=with_vectors
+                return list(
+                    self._client.retrieve(
+                        collection, ids=ids, with_payload=True, with_vectors=with_vectors
+                    )
                 )
-            return {str(r.id): r for r in records}
 
         return plan.hits(
             [r.points for r in responses],

@@ -371,10 +371,8 @@ class EdgeStore:
             else:
                 batches = engine.query_batch(qe.QueryBatchRequest(list(plan.requests)))
 
-            def fetch(ids: list[str], with_vectors: bool) -> dict[str, Any]:
-                pids = [convert.point_id(i) for i in ids]
-                records = engine.retrieve(pids, with_payload=True, with_vector=with_vectors)
-                return {str(r.id): r for r in records}
+            def fetch(ids: list[Any], with_vectors: bool) -> list[Any]:
+                return list(engine.retrieve(ids, with_payload=True, with_vector=with_vectors))
 
             return plan.hits(batches, lambda p: convert.to_hit(p, dense.name), fetch, dense.name)
 
