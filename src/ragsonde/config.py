@@ -152,6 +152,14 @@ class Settings(BaseSettings):
     )
     embed_max_retries: int = Field(default=4, ge=0, le=10)
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
+    embed_tokens_per_batch: int = Field(
+        default=256,
+        ge=1,
+        le=1_000_000,
+        description="RAGSONDE_EMBED_TOKENS_PER_BATCH: the ONNX backend runs texts in passes of "
+        "at most this many padded tokens (and at most embed_batch_size texts); small passes stay "
+        "in the CPU's cache (ragsonde.embedders.onnx.DEFAULT_TOKENS_PER_BATCH).",
+    )
     device: str = "cpu"
     max_query_chars: int = Field(default=2000, ge=1, le=2000)
     max_top_k: int = Field(default=100, ge=1, le=100)

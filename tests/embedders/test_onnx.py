@@ -64,6 +64,20 @@ def test_onnx_is_the_default_and_gives_torch_s_vectors(onnx32, torch_embedder):
     assert onnx32.embed_queries([]).shape == (0, 384)
 
 
+def test_passes_of_any_token_budget_give_the_same_vectors(onnx32):
+    """Texts run in passes of at most ``tokens_per_batch`` padded tokens: one text per pass,
+    the default budget and one pass for all must agree (padding changes nothing)."""
+    model_dir = onnx32.model_dir
+    vectors = []
+    for budget in (1, 256, 10**6):
+        emb = OnnxEmbedder(MODEL, model_dir, tokens_per_batch=budget)
+        vectors.append(emb.embed_documents(TEXTS))
+        assert emb.tokens_per_batch == budget
+    for other in vectors[1:]:
+        assert np.allclose(vectors[0], other, atol=1e-5)
+    assert get_embedder(Settings(embed_tokens_per_batch=32)).tokens_per_batch == 32
+
+
 def test_cut_at_256_word_pieces_as_sentence_transformers_does(onnx32):
     assert onnx32.max_tokens == 256
     long = "lidar " * 300

@@ -113,6 +113,7 @@ def _local(model: str, settings: Settings) -> Embedder:
         quant=options.quant,
         threads=options.threads,
         batch_size=settings.embed_batch_size,
+        tokens_per_batch=settings.embed_tokens_per_batch,
         exporter=_export_on_first_use,
     )
 
@@ -160,7 +161,18 @@ def get_embedder(settings: Settings) -> Embedder:
             + " (RAGSONDE_EMBEDDER).",
             field="embedder",
         )
-    key = (spec, settings.model_dump_json(include={"device", "cohere_base_url", "openai_base_url"}))
+    # every setting a factory reads, so that changing one gives an embedder that honours it
+    built_from = {
+        "device",
+        "cohere_base_url",
+        "openai_base_url",
+        "embed_batch_size",
+        "embed_tokens_per_batch",
+        "embed_timeout_s",
+        "embed_max_retries",
+        "embed_deadline_s",
+    }
+    key = (spec, settings.model_dump_json(include=built_from))
     with _lock:
         if key not in _cache:
             _cache[key] = factory(model, settings)
