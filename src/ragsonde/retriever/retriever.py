@@ -67,7 +67,7 @@ class _Pending:
     spec: SearchSpec | None = None
     vector: list[float] | None = None
     sparse: SparseVector | None = None
-    language: str | None = None
+    language: str = DEFAULT_BM25_LANGUAGE
     """The BM25 language of a sparse or hybrid query (its collection's)."""
 
 
@@ -349,8 +349,8 @@ class Retriever:
                 else:
                     p.vector = outcome[0].tolist()
         lexical = [p for p in pending if p.query.mode != "dense" and p.index not in failed]
-        for language in dict.fromkeys(p.language or DEFAULT_BM25_LANGUAGE for p in lexical):
-            group = [p for p in lexical if (p.language or DEFAULT_BM25_LANGUAGE) == language]
+        for language in dict.fromkeys(p.language for p in lexical):
+            group = [p for p in lexical if p.language == language]
             sparse = self.sparse_encoder(language).embed_queries(
                 [p.query.query_text for p in group]
             )
