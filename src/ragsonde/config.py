@@ -309,6 +309,13 @@ class Settings(BaseSettings):
         le=5,
         description="Extra times a chunk's title counts in its BM25 vector (default 0).",
     )
+    bm25_language: str | None = Field(
+        default=None,
+        description="The language BM25 tokenizes in (stopwords, stemmer): a name from "
+        "ragsonde.store.variant_specs.BM25_LANGUAGES (default english). Ingest encodes with it; "
+        "queries use the language a collection records, and this setting for one that records "
+        "none.",
+    )
 
     @field_validator("quantization")
     @classmethod
@@ -316,6 +323,13 @@ class Settings(BaseSettings):
         from ragsonde.store.variant_specs import quantization_named  # store imports config
 
         return None if value is None else quantization_named(value).label
+
+    @field_validator("bm25_language")
+    @classmethod
+    def _check_bm25_language(cls, value: str | None) -> str | None:
+        from ragsonde.store.variant_specs import bm25_language_named  # store imports config
+
+        return None if value is None else bm25_language_named(value)
 
     @property
     def index_config(self) -> IndexConfig | None:
@@ -335,7 +349,12 @@ class Settings(BaseSettings):
         """The BM25 parameters asked for; ``None``: the encoder's defaults."""
         from ragsonde.store.variant_specs import Bm25Params
 
-        given = {"k1": self.bm25_k1, "b": self.bm25_b, "title_weight": self.bm25_title_weight}
+        given = {
+            "k1": self.bm25_k1,
+            "b": self.bm25_b,
+            "title_weight": self.bm25_title_weight,
+            "language": self.bm25_language,
+        }
         if all(v is None for v in given.values()):
             return None
         return Bm25Params(**{k: v for k, v in given.items() if v is not None})

@@ -10,6 +10,7 @@ import typer
 __all__ = [
     "Bm25BOpt",
     "Bm25K1Opt",
+    "Bm25LanguageOpt",
     "Bm25TitleWeightOpt",
     "HnswEfConstructOpt",
     "HnswMOpt",
@@ -57,5 +58,14 @@ Bm25TitleWeightOpt = Annotated[
         help="Extra times a chunk's title counts in its BM25 vector (--sparse) \\[default: 0]",
         min=0,
         max=5,
+    ),
+]
+Bm25LanguageOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--bm25-language",
+        help="Language of the BM25 stopwords and stemmer (--sparse): english | german | french | "
+        "… (ragsonde.store.variant_specs.BM25_LANGUAGES) \\[default: english]",
+        show_default=False,
     ),
 ]

@@ -21,6 +21,7 @@ from ragsonde.cli._common import (
 from ragsonde.cli._index import (
     Bm25BOpt,
     Bm25K1Opt,
+    Bm25LanguageOpt,
     Bm25TitleWeightOpt,
     HnswEfConstructOpt,
     HnswMOpt,
@@ -67,6 +68,7 @@ def ingest(
     bm25_k1: Bm25K1Opt = None,
     bm25_b: Bm25BOpt = None,
     bm25_title_weight: Bm25TitleWeightOpt = None,
+    bm25_language: Bm25LanguageOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
@@ -91,6 +93,7 @@ def ingest(
         bm25_k1=bm25_k1,
         bm25_b=bm25_b,
         bm25_title_weight=bm25_title_weight,
+        bm25_language=bm25_language,
     )
     options = IngestOptions(
         chunk_size=chunk_size, chunk_overlap=chunk_overlap, prune=prune, sparse=sparse

@@ -8,19 +8,29 @@ vectors work on the embedded store and on a Qdrant server.
 A document's vector may count its title more than once (:attr:`Bm25Params.title_weight`, a
 BM25F-style field boost): :func:`bm25_document_text` is the one place that text is made, for
 ingest and for tune's re-encoded variants alike.
+
+The language (:attr:`Bm25Params.language`: stopwords and stemmer) must be the same on both sides:
+a collection ingested with a non-English one records it in each chunk's ``bm25`` label, and
+:func:`query_language` picks the language a collection's queries are encoded with.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragsonde.errors import EmbeddingError
+from ragsonde.errors import EmbeddingError, QueryValidationError
 from ragsonde.store.base import SparseVector
-from ragsonde.store.variant_specs import Bm25Params
+from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE, Bm25Params
 
-__all__ = ["SPARSE_VECTOR_NAME", "Bm25Encoder", "bm25_document_text"]
+__all__ = [
+    "SPARSE_VECTOR_NAME",
+    "Bm25Encoder",
+    "bm25_document_text",
+    "query_language",
+    "recorded_language",
+]
 
 #: The name of the sparse vector in collections ingested with ``--sparse``.
 SPARSE_VECTOR_NAME = "bm25"
@@ -35,26 +45,62 @@ def bm25_document_text(text: str, title: str | None, title_weight: int) -> str:
     return "\n".join([title] * title_weight + [text])
 
 
+def recorded_language(payload: Mapping[str, Any]) -> str | None:
+    """The BM25 language a chunk's payload records: its ``bm25`` label's (non-default BM25
+    parameters), English for a chunk ragsonde ingested with the defaults (an ``embed_hash`` and
+    no label), ``None`` for a chunk another pipeline wrote (it records nothing)."""
+    label = payload.get("bm25")
+    if isinstance(label, str):
+        return Bm25Params.language_of_label(label)
+    return DEFAULT_BM25_LANGUAGE if "embed_hash" in payload else None
+
+
+def query_language(collection: str, recorded: str | None, setting: str | None) -> str:
+    """The language ``collection``'s queries are BM25-encoded with: the one its chunks record
+    (``recorded``), else the ``bm25_language`` setting, else English. A setting that contradicts
+    the record is a VALIDATION_ERROR: queries tokenized in one language and documents in another
+    match silently fewer terms."""
+    if recorded is None:
+        return setting or DEFAULT_BM25_LANGUAGE
+    if setting is not None and setting != recorded:
+        raise QueryValidationError(
+            f"Collection '{collection}' has BM25 vectors built for {recorded}, but the "
+            f"bm25_language setting (RAGSONDE_BM25_LANGUAGE, --bm25-language) is {setting}. "
+            f"Unset the setting to query in {recorded}, or re-ingest the collection with "
+            f"--bm25-language {setting}.",
+            field="bm25_language",
+        )
+    return recorded
+
+
 class Bm25Encoder:
     """Text -> BM25 sparse vector. ``avg_len``: the corpus's average document length in tokens."""
 
     name = "qdrant-bm25"
 
     def __init__(
-        self, avg_len: float = 256.0, k: float = 1.2, b: float = 0.75, title_weight: int = 0
+        self,
+        avg_len: float = 256.0,
+        k: float = 1.2,
+        b: float = 0.75,
+        title_weight: int = 0,
+        language: str = DEFAULT_BM25_LANGUAGE,
     ) -> None:
         self.avg_len = avg_len
         self.k = k
         self.b = b
         self.title_weight = title_weight
+        self.language = language
         self._model: Any = None
         self._lock = threading.Lock()
 
     @classmethod
     def for_params(cls, params: Bm25Params) -> Bm25Encoder:
-        """The encoder of ``params``: ``k1`` and ``b``, and the title weight that
+        """The encoder of ``params``: ``k1``, ``b`` and the language, and the title weight that
         :meth:`embed_chunks` applies."""
-        return cls(k=params.k1, b=params.b, title_weight=params.title_weight)
+        return cls(
+            k=params.k1, b=params.b, title_weight=params.title_weight, language=params.language
+        )
 
     def _load(self) -> Any:
         with self._lock:
@@ -65,7 +111,15 @@ class Bm25Encoder:
                     raise EmbeddingError(
                         "BM25 vectors need qdrant-edge-py: pip install 'qdrant-edge-py>=0.9,<0.10'."
                     ) from e
-                self._model = qe.Bm25(qe.Bm25Config(k=self.k, b=self.b, avg_len=self.avg_len))
+                config = qe.Bm25Config(
+                    k=self.k, b=self.b, avg_len=self.avg_len, language=self.language
+                )
+                try:
+                    self._model = qe.Bm25(config)
+                except ValueError as e:  # the engine's "unsupported language"
+                    raise QueryValidationError(
+                        f"BM25 cannot tokenize {self.language!r}: {e}.", field="bm25_language"
+                    ) from e
         return self._model
 
     @staticmethod

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.embedders.isolate import embed_groups
-from ragsonde.embedders.sparse import Bm25Encoder
+from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_language
 from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
 from ragsonde.models import (
     BatchRequest,
@@ -36,6 +36,7 @@ from ragsonde.retriever.filters import FilterResolver
 from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store, similarity_of
 from ragsonde.store.base import SparseVector
 from ragsonde.store.payload import PayloadMapping
+from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE
 from ragsonde.workspace import Workspace
 
 __all__ = ["Retriever"]
@@ -66,6 +67,8 @@ class _Pending:
     spec: SearchSpec | None = None
     vector: list[float] | None = None
     sparse: SparseVector | None = None
+    language: str = DEFAULT_BM25_LANGUAGE
+    """The BM25 language of a sparse or hybrid query (its collection's)."""
 
 
 class Retriever:
@@ -96,12 +99,13 @@ class Retriever:
             raise TypeError("pass a workspace or settings/store/embedder, not both")
         self.workspace = workspace
         self.settings = self.workspace.settings
-        self._sparse: Bm25Encoder | None = None
+        self._sparse: dict[str, Bm25Encoder] = {}
         self.limits = limits or self.settings.limits
         self.exact = exact or self.settings.exact
         # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
         self.mapping = mapping if mapping is not None else self.settings.payload_mapping
         self._info: dict[str, tuple[float, CollectionInfo]] = {}
+        self._recorded: dict[str, tuple[float, str | None]] = {}
         self._filters = FilterResolver(self.mapping)
 
     # -- components, from the workspace (opened there on first use) ---------------------------
@@ -308,6 +312,8 @@ class Retriever:
                         "vectors, or use mode 'dense'.",
                         field="mode",
                     )
+                if p.query.mode != "dense":
+                    p.language = self._bm25_language(p.collection)
                 filt = self._filters.resolve(p.query.filters, info, self.store)
                 p.spec = SearchSpec(
                     vector=None,
@@ -343,17 +349,33 @@ class Retriever:
                 else:
                     p.vector = outcome[0].tolist()
         lexical = [p for p in pending if p.query.mode != "dense" and p.index not in failed]
-        if lexical:
-            sparse = self.sparse_encoder.embed_queries([p.query.query_text for p in lexical])
-            for p, sv in zip(lexical, sparse, strict=True):
+        for language in dict.fromkeys(p.language for p in lexical):
+            group = [p for p in lexical if p.language == language]
+            sparse = self.sparse_encoder(language).embed_queries(
+                [p.query.query_text for p in group]
+            )
+            for p, sv in zip(group, sparse, strict=True):
                 p.sparse = sv
         return failed
 
-    @property
-    def sparse_encoder(self) -> Bm25Encoder:
-        if self._sparse is None:
-            self._sparse = Bm25Encoder()
-        return self._sparse
+    def sparse_encoder(self, language: str = DEFAULT_BM25_LANGUAGE) -> Bm25Encoder:
+        """The BM25 query encoder of ``language``, made once."""
+        if language not in self._sparse:
+            self._sparse[language] = Bm25Encoder(language=language)
+        return self._sparse[language]
+
+    def _bm25_language(self, collection: str) -> str:
+        """The language ``collection``'s BM25 queries are encoded in: the one its chunks record
+        (read from one stored payload, kept as long as the collection's info), else the
+        ``bm25_language`` setting; a setting that contradicts the record is a VALIDATION_ERROR
+        (:func:`~ragsonde.embedders.sparse.query_language`)."""
+        now = time.monotonic()
+        cached = self._recorded.get(collection)
+        if cached is None or now - cached[0] >= _INFO_TTL_S:
+            first = next(iter(self.store.scroll(collection, batch_size=1)), [])
+            cached = (now, recorded_language(first[0].payload) if first else None)
+            self._recorded[collection] = cached
+        return query_language(collection, cached[1], self.settings.bm25_language)
 
     def _spec(self, p: _Pending) -> SearchSpec:
         base = p.spec

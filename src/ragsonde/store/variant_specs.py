@@ -15,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "BM25_LANGUAGES",
+    "DEFAULT_BM25_LANGUAGE",
     "DEFAULT_FULL_SCAN_KB",
     "QUANTIZATIONS",
     "Bm25Params",
@@ -25,6 +27,7 @@ __all__ = [
     "IndexConfig",
     "Quantization",
     "VariantSpec",
+    "bm25_language_named",
     "measurable",
     "quantization_named",
 ]
@@ -233,21 +236,87 @@ class Hnsw(BaseModel):
         return m.HnswConfigDiff(m=self.m, ef_construct=self.ef_construct)
 
 
+#: The languages the engine's BM25 tokenizes (``qdrant_edge.Language``'s members, lower-cased,
+#: as ``Bm25Config(language=...)`` and Qdrant's server-side BM25 name them): each brings its
+#: stopwords and Snowball stemmer. Kept here so that validating one does not import the engine;
+#: a test checks the tuple against ``qdrant_edge.Language``.
+BM25_LANGUAGES: tuple[str, ...] = (
+    "arabic",
+    "azerbaijani",
+    "basque",
+    "bengali",
+    "catalan",
+    "chinese",
+    "danish",
+    "dutch",
+    "english",
+    "finnish",
+    "french",
+    "german",
+    "greek",
+    "hebrew",
+    "hinglish",
+    "hungarian",
+    "indonesian",
+    "italian",
+    "japanese",
+    "kazakh",
+    "nepali",
+    "norwegian",
+    "portuguese",
+    "romanian",
+    "russian",
+    "slovene",
+    "spanish",
+    "swedish",
+    "tajik",
+    "turkish",
+)
+#: The engine's default, and what a collection that records no language was encoded with.
+DEFAULT_BM25_LANGUAGE = "english"
+
+
+def bm25_language_named(name: str) -> str:
+    """The :data:`BM25_LANGUAGES` entry ``name`` (any case); ValueError listing them otherwise."""
+    language = name.strip().lower()
+    if language not in BM25_LANGUAGES:
+        raise ValueError(
+            f"unsupported BM25 language {name!r}: use one of {', '.join(BM25_LANGUAGES)}"
+        )
+    return language
+
+
 class Bm25Params(BaseModel):
     """BM25 term-frequency saturation ``k1`` and length normalisation ``b`` of the documents'
-    sparse vectors (ragsonde ingests with k1=1.2, b=0.75), and ``title_weight``: how many extra
-    times a chunk's title is counted in its vector, a BM25F-style field boost (0: none)."""
+    sparse vectors (ragsonde ingests with k1=1.2, b=0.75), ``title_weight``: how many extra
+    times a chunk's title is counted in its vector, a BM25F-style field boost (0: none), and
+    ``language``: whose stopwords and stemmer tokenize documents and queries alike."""
 
     model_config = _Frozen
     k1: float = Field(default=1.2, gt=0, le=10)
     b: float = Field(default=0.75, ge=0, le=1)
     title_weight: int = Field(default=0, ge=0, le=5)
+    language: str = DEFAULT_BM25_LANGUAGE
+
+    @field_validator("language")
+    @classmethod
+    def _check_language(cls, value: str) -> str:
+        return bm25_language_named(value)
 
     @property
     def label(self) -> str:
-        # no title part at 0, so that ids and reports of earlier sweeps keep their names
+        # no title part at 0 and no language part for English, so that ids and reports of
+        # earlier sweeps keep their names
         title = f"-t{self.title_weight}" if self.title_weight else ""
-        return f"bm25-k{self.k1:g}-b{self.b:g}{title}"
+        language = f"-{self.language}" if self.language != DEFAULT_BM25_LANGUAGE else ""
+        return f"bm25-k{self.k1:g}-b{self.b:g}{title}{language}"
+
+    @staticmethod
+    def language_of_label(label: str) -> str:
+        """The language a :attr:`label` records (its last part when that names one; English
+        otherwise: labels without a language part are English)."""
+        last = label.rsplit("-", 1)[-1]
+        return last if last in BM25_LANGUAGES else DEFAULT_BM25_LANGUAGE
 
 
 class IndexConfig(BaseModel):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
-from ragsonde.embedders.sparse import Bm25Encoder
+from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_language
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.evaluate.datasets import Benchmark, load_benchmark
 from ragsonde.ingest.pipeline import bm25_reencoder
@@ -24,6 +24,7 @@ from ragsonde.progress import Progress
 from ragsonde.store import Store
 from ragsonde.store.base import CollectionInfo, SparseVector
 from ragsonde.store.payload import PayloadMapping
+from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE
 from ragsonde.store.variants import (
     DEFAULT_FULL_SCAN_KB,
     Bm25Params,
@@ -304,12 +305,26 @@ def _measure_variant(
     return result, configs, warnings
 
 
+def _bm25_language(source: SourcePoints, settings: Settings) -> str:
+    """The language the collection's BM25 vectors were encoded in (what its chunks record, else
+    the ``bm25_language`` setting): the queries and every re-encoded variant use it."""
+    payloads = source.payloads or []
+    recorded = recorded_language(payloads[0]) if payloads else None
+    return query_language(source.collection, recorded, settings.bm25_language)
+
+
 def _bm25_specs(
-    grid: Grid, source: SourcePoints, mapping: PayloadMapping
+    grid: Grid, source: SourcePoints, mapping: PayloadMapping, language: str
 ) -> tuple[list[VariantSpec], list[str]]:
-    """The BM25 variants to build, and a warning when the points have no title to weigh (a
-    title-weight variant would then only repeat its weight-0 twin)."""
-    specs = grid.bm25_variants()
+    """The BM25 variants to build, in the collection's ``language``, and a warning when the
+    points have no title to weigh (a title-weight variant would then only repeat its weight-0
+    twin)."""
+    specs = [
+        s.model_copy(update={"bm25": s.bm25.model_copy(update={"language": language})})
+        if s.bm25 is not None and s.bm25.language != language
+        else s
+        for s in grid.bm25_variants()
+    ]
     weighted = [s for s in specs if s.bm25 is not None and s.bm25.title_weight]
     if not weighted or any(mapping.read(p).title for p in source.payloads or ()):
         return specs, []
@@ -375,7 +390,8 @@ def tune(
         texts = [q.text for q in bench.queries]
         queries = np.asarray(emb.embed_queries(texts), dtype=np.float32)
     hybrid = "hybrid" in options.modes and source.sparse_name is not None and bool(grid.fusion)
-    sparse = Bm25Encoder().embed_queries(texts) if hybrid else None
+    language = _bm25_language(source, settings) if hybrid else DEFAULT_BM25_LANGUAGE
+    sparse = Bm25Encoder(language=language).embed_queries(texts) if hybrid else None
     ctx = _Context(bench, source, queries, sparse, grid)
     warnings = collection_warnings(info, source, options.force_index)
     backend = source.backend
@@ -386,7 +402,7 @@ def tune(
     mapping = settings.payload_mapping
     bm25_specs: list[VariantSpec] = []
     if hybrid and source.payloads is not None:
-        bm25_specs, notes = _bm25_specs(grid, source, mapping)
+        bm25_specs, notes = _bm25_specs(grid, source, mapping, language)
         warnings += notes
     if progress:
         progress.start(

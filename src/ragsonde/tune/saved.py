@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE
 from ragsonde.tune.report import ConfigResult, TuneReport
 
 __all__ = ["PENDING_KEYS", "save_config", "settings_values"]
@@ -29,6 +30,7 @@ PENDING_KEYS = (
     "bm25_k1",
     "bm25_b",
     "bm25_title_weight",
+    "bm25_language",
 )
 
 
@@ -60,6 +62,8 @@ def settings_values(config: ConfigResult, report: TuneReport) -> dict[str, Any]:
         values["bm25_k1"] = spec.bm25.k1
         values["bm25_b"] = spec.bm25.b
         values["bm25_title_weight"] = spec.bm25.title_weight
+        if spec.bm25.language != DEFAULT_BM25_LANGUAGE:  # the collection's own language
+            values["bm25_language"] = spec.bm25.language
     values["aggregation"] = config.aggregation.method
     values["aggregation_n"] = config.aggregation.n
     return values
