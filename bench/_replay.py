@@ -152,17 +152,22 @@ def top(scores: Matrix, k: int) -> Matrix:
 def _dbsf_scale(t: Matrix) -> Matrix:
     """Qdrant's DBSF: each list scaled by its mean ± 3 (sample) standard deviations; 0 off it."""
     found = np.isfinite(t)
-    x = np.where(found, t, np.nan)
-    mu = np.nanmean(x, axis=1, keepdims=True)
-    sd = np.nanstd(x, axis=1, ddof=1, keepdims=True)
-    lo, hi = mu - 3 * sd, mu + 3 * sd
-    return np.where(found, (x - lo) / (hi - lo), 0.0)
+    n = found.sum(axis=1, keepdims=True)
+    mu = np.where(found, t, 0.0).sum(axis=1, keepdims=True) / np.maximum(n, 1)
+    d = np.where(found, t - mu, 0.0)
+    sd = np.sqrt((d * d).sum(axis=1, keepdims=True) / np.maximum(n - 1, 1))
+    return np.where(found, (d + 3 * sd) / np.where(sd > 0, 6 * sd, 1.0), 0.0)
 
 
 def _ranks(t: Matrix) -> Matrix:
-    order = np.argsort(-t, axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    ranks[np.arange(t.shape[0])[:, None], order] = np.arange(t.shape[1])[None, :]
+    """Each candidate's rank in its list, 0 for the best (only a list's entries are meant)."""
+    ranks = np.zeros(t.shape, dtype=np.int64)
+    k = int(np.isfinite(t).sum(axis=1).max())
+    if k == 0:
+        return ranks
+    idx = np.argpartition(-t, k - 1, axis=1)[:, :k]
+    idx = np.take_along_axis(idx, np.argsort(-np.take_along_axis(t, idx, 1), 1, kind="stable"), 1)
+    ranks[np.arange(t.shape[0])[:, None], idx] = np.arange(k)[None, :]
     return ranks
 
 
@@ -210,8 +215,12 @@ class Fusion:
         return f"{self.method}{p} pf{self.prefetch}"
 
     def __call__(self, dense: Matrix, sparse: Matrix) -> Matrix:
-        fuse = FUSIONS[self.method]
-        return fuse(top(dense, self.prefetch), top(sparse, self.prefetch), self.param)
+        """The fused scores of two full score matrices."""
+        return self.fuse(top(dense, self.prefetch), top(sparse, self.prefetch))
+
+    def fuse(self, dense_top: Matrix, sparse_top: Matrix) -> Matrix:
+        """The fused scores of each side's top ``prefetch`` (:func:`top`)."""
+        return FUSIONS[self.method](dense_top, sparse_top, self.param)
 
 
 PREFETCH = (100, 200, 500, 1000)

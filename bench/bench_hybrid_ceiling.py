@@ -88,7 +88,7 @@ REFERENCE = {
     "stemmer off (best fusion)": 0.7261,
     "stopwords off (best fusion)": 0.7418,
     "title-vector feature (best)": 0.7425,
-    "sum of top 2 chunks (best)": 0.5952,
+    "sum of top 2 chunks, tm2c2 0.7 pf1000, t2 k0.9 b0.4": 0.5952,
     "document-level tm2c2 (best)": 0.7414,
 }
 
@@ -103,6 +103,7 @@ class Probe:
         self.results: dict[str, np.ndarray] = {}
         self.families: dict[str, list[str]] = {}
         self._bm25: dict[Build, Matrix] = {}
+        self._dense_tops: dict[int, Matrix] = {}
         self.encode_s = 0.0
 
     def bm25(self, build: Build) -> Matrix:
@@ -119,12 +120,18 @@ class Probe:
     def fusions(self, family: str, builds: Iterable[Build], fusions: Sequence[Fusion]) -> None:
         for build in builds:
             sparse = self.bm25(build)
+            sparse_tops: dict[int, Matrix] = {}  # each side's top k, once per depth
             for f in fusions:
-                config = f"{build.label} | {f.label} | best chunk"
+                config = f"{build.label}, {f.label}, best chunk"
                 if config in self.results:
                     self.add(family, config, self.results[config])
-                else:
-                    self.add(family, config, self.scorer.ndcg(f(self.dense, sparse)))
+                    continue
+                if f.prefetch not in self._dense_tops:
+                    self._dense_tops[f.prefetch] = top(self.dense, f.prefetch)
+                if f.prefetch not in sparse_tops:
+                    sparse_tops[f.prefetch] = top(sparse, f.prefetch)
+                fused = f.fuse(self._dense_tops[f.prefetch], sparse_tops[f.prefetch])
+                self.add(family, config, self.scorer.ndcg(fused))
             print(f"  {family}: {build.label} ({len(self.results)} configurations)", flush=True)
 
     def best(self, names: Iterable[str]) -> tuple[str, float]:
@@ -172,7 +179,7 @@ def probe(p: Probe, quick: bool, title_vectors: Callable[[], Matrix] | None) -> 
         for name, combine in aggregations.items():
             p.add(
                 "chunk aggregation",
-                f"{tuned.label} | {f.label} | {name}",
+                f"{tuned.label}, {f.label}, {name}",
                 p.scorer.aggregated(fused, combine),
             )
     print(f"  chunk aggregation ({len(p.results)} configurations)", flush=True)
@@ -180,7 +187,7 @@ def probe(p: Probe, quick: bool, title_vectors: Callable[[], Matrix] | None) -> 
     for f in grid:
         p.add(
             "document-level fusion",
-            f"{tuned.label} | {f.label} over documents' best chunks",
+            f"{tuned.label}, {f.label} over documents' best chunks",
             p.scorer.ndcg(documents=f(dense_docs, sparse_docs)),
         )
     print(f"  document-level fusion ({len(p.results)} configurations)", flush=True)
@@ -191,7 +198,7 @@ def probe(p: Probe, quick: bool, title_vectors: Callable[[], Matrix] | None) -> 
             for g in (0.05, 0.1, 0.15, 0.2, 0.3):
                 p.add(
                     "title vector",
-                    f"{tuned.label} | tm2c2 {w:g} pf1000 + {g:g} x cos(query, title) | best chunk",
+                    f"{tuned.label}, tm2c2 {w:g} pf1000 + {g:g} x cos(query, title), best chunk",
                     p.scorer.ndcg(base + g * titles),
                 )
         base = Fusion("tm2c2", 1000, 0.7)(p.dense, sparse)
@@ -204,7 +211,7 @@ def probe(p: Probe, quick: bool, title_vectors: Callable[[], Matrix] | None) -> 
             )
             p.add(
                 "title vector",
-                f"{tuned.label} | tm2c2 0.7 pf1000 + {g:g} x title list pf200 | best chunk",
+                f"{tuned.label}, tm2c2 0.7 pf1000 + {g:g} x title list pf200, best chunk",
                 p.scorer.ndcg(fused),
             )
         print(f"  title vector ({len(p.results)} configurations)", flush=True)
@@ -293,7 +300,7 @@ def reference_figures(p: Probe) -> dict[str, dict[str, float | None]]:
     tuned, r = Build(**TUNED), p.results
 
     def cfg(build: Build, fusion: str) -> float | None:
-        name = f"{build.label} | {fusion} | best chunk"
+        name = f"{build.label}, {fusion}, best chunk"
         return float(r[name].mean()) if name in r else None
 
     def best_of(keep: Callable[[str], bool]) -> float | None:
@@ -308,13 +315,15 @@ def reference_figures(p: Probe) -> dict[str, dict[str, float | None]]:
         "dbsf pf200, t2 k0.9 b0.4": cfg(tuned, "dbsf pf200"),
         "tm2c2 0.7 pf1000, t2 k0.9 b0.4": cfg(tuned, "tm2c2 0.7 pf1000"),
         "stemmer off (best fusion)": best_of(
-            lambda n: n.startswith(Build(**TUNED, tokenizer="stemmer off").label + " |")
+            lambda n: n.startswith(Build(**TUNED, tokenizer="stemmer off").label + ",")
         ),
         "stopwords off (best fusion)": best_of(
-            lambda n: n.startswith(Build(**TUNED, tokenizer="stopwords off").label + " |")
+            lambda n: n.startswith(Build(**TUNED, tokenizer="stopwords off").label + ",")
         ),
         "title-vector feature (best)": best_of(lambda n: n in p.families.get("title vector", [])),
-        "sum of top 2 chunks (best)": best_of(lambda n: n.endswith("| sum of top 2")),
+        "sum of top 2 chunks, tm2c2 0.7 pf1000, t2 k0.9 b0.4": (
+            float(r[f"{tuned.label}, tm2c2 0.7 pf1000, sum of top 2"].mean())
+        ),
         "document-level tm2c2 (best)": best_of(
             lambda n: "tm2c2" in n and n in p.families.get("document-level fusion", [])
         ),
