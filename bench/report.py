@@ -32,6 +32,7 @@ from _sections import (  # noqa: E402
     serve_section,
     store_section,
 )
+from bench_hybrid_ceiling import hybrid_ceiling_section  # noqa: E402
 from bench_labels import labels_section  # noqa: E402
 from bench_tune import tune_section  # noqa: E402
 
@@ -200,6 +201,7 @@ def main() -> None:
         ("embed", embed_section),
         ("labels", labels_section),
         ("tune", tune_section),
+        ("hybrid_ceiling", hybrid_ceiling_section),
     )
     for name, render in sections:
         data = _load(name)
