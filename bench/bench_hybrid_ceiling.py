@@ -78,7 +78,7 @@ from _replay import (
 #: build of tune's grid).
 TUNED = {"k1": 0.9, "b": 0.4, "title_weight": 2}
 HYBRID_TARGET = 0.745
-#: The lead's offline exploration (all 300 queries), which this script makes re-runnable.
+#: The first offline exploration for issue 16 (all 300 queries), which this script makes re-runnable.
 REFERENCE = {
     "dense": 0.6467,
     "bm25 (ingest's k1 1.2, b 0.75)": 0.6783,
@@ -297,7 +297,7 @@ def cv_summary(per: dict[str, np.ndarray], qids: Sequence[str]) -> dict[str, Any
 
 
 def reference_figures(p: Probe) -> dict[str, dict[str, float | None]]:
-    """The lead's offline figures beside this run's (a missing configuration: None)."""
+    """The first exploration's figures beside this run's (a missing configuration: None)."""
     tuned, r = Build(**TUNED), p.results
 
     def cfg(build: Build, fusion: str) -> float | None:
@@ -409,7 +409,7 @@ def main() -> None:
         [[f, d["configurations"], f"{d['ndcg@10']:.4f}", d["best"]] for f, d in families.items()],
     )
     print_table(
-        "the lead's offline figures",
+        "the first exploration's figures",
         ["figure", "lead", "this run"],
         [
             [k, f"{v['lead']:.4f}", "—" if v["this run"] is None else f"{v['this run']:.4f}"]
@@ -487,7 +487,7 @@ def hybrid_ceiling_section(d: dict[str, Any]) -> list[str]:
         verdict = f"The cross-validated figure meets the issue's {target}."
     out += [
         "",
-        "The lead's offline exploration for issue 16 (all 300 queries), re-run by this script "
+        "The first offline exploration for issue 16 (all 300 queries), re-run by this script "
         "(its title-vector grid also tries the weights 0.65 and 0.75):",
         "",
         "| figure | exploration | this run |",
