@@ -410,7 +410,7 @@ def main() -> None:
     )
     print_table(
         "the first exploration's figures",
-        ["figure", "lead", "this run"],
+        ["figure", "exploration", "this run"],
         [
             [k, f"{v['lead']:.4f}", "—" if v["this run"] is None else f"{v['this run']:.4f}"]
             for k, v in summary["reference"].items()
