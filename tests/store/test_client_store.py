@@ -227,3 +227,54 @@ def test_one_search_gives_what_query_batch_points_gives_for_the_same_request(sto
     assert [(h.id, h.payload) for h in got] == [(str(p.id), p.payload) for p in want]
     assert [h.score for h in got] == [p.score for p in want]
     assert len(got) > 0 and all(h.payload["parity"] == 0 for h in got)
+
+
+# -- through the retriever ------------------------------------------------------------------
+@pytest.mark.slow
+def test_the_retriever_answers_a_collection_changed_behind_it_with_a_contract_code(embedder):
+    """Deleted: COLLECTION_NOT_FOUND naming what exists; rebuilt with a named vector: its
+    results. Never an unmapped error (a 500 from the server)."""
+    from ragsonde.config import Settings
+    from ragsonde.retriever import Retriever
+
+    texts = ["Aspirin lowers the risk of heart attack.", "Penguins live in the south."]
+    vecs = embedder.embed_documents(texts).tolist()
+    store = QdrantClientStore(":memory:")
+    store.create_collection("docs", embedder.dimension)
+    store.create_collection("other", embedder.dimension)
+    store.upsert(
+        "docs",
+        [
+            PointRecord(str(i), v, {"text": t})
+            for i, (t, v) in enumerate(zip(texts, vecs, strict=True))
+        ],
+    )
+    retriever = Retriever(
+        Settings(qdrant_url=":memory:", collection="docs"), store=store, embedder=embedder
+    )
+    try:
+        first = retriever.retrieve({"query_text": "heart attack", "top_k": 2})
+        assert first.status == "success" and first.results[0].chunk_id == "0"
+
+        client = shared(store)
+        client.delete_collection("docs")
+        gone = retriever.retrieve({"query_text": "heart attack", "top_k": 2})
+        assert gone.status == "error" and gone.error is not None
+        assert gone.error.code == ErrorCode.COLLECTION_NOT_FOUND
+        assert "Existing collections: other." in gone.error.message
+
+        params = m.VectorParams(size=embedder.dimension, distance=m.Distance.COSINE)
+        client.create_collection("docs", vectors_config={"minilm": params})
+        client.upsert(
+            "docs",
+            [
+                m.PointStruct(id=7 + i, vector={"minilm": v}, payload={"text": t})
+                for i, (t, v) in enumerate(zip(texts, vecs, strict=True))
+            ],
+        )
+        back = retriever.retrieve({"query_text": "penguins", "top_k": 2})
+        assert back.status == "success", back.error
+        assert [r.chunk_id for r in back.results] == ["8", "7"]
+    finally:
+        retriever.close()
+        store.close()
