@@ -172,6 +172,29 @@ def test_a_search_the_collection_refuses_is_refused_once_the_layout_is_confirmed
     assert counts == {"get_collection": 1, "query_points": 0}
 
 
+def test_a_layout_read_while_this_store_rebuilds_the_collection_is_not_kept(store, monkeypatch):
+    """A read of the server that started before the rebuild (another thread, in the server)
+    finishes after it: the rebuilt collection's layout stays cached, not the old one."""
+    client = shared(store)
+    real = client.get_collection
+    state = {"raced": False}
+
+    def racing(name: str, *a: Any, **kw: Any) -> Any:
+        info = real(name, *a, **kw)
+        if not state["raced"]:  # while this read is on its way back, the collection changes
+            state["raced"] = True
+            store.delete_collection("c")
+            store.create_collection("c", 8)
+            store.upsert("c", [PointRecord(str(i), v, {}) for i, v in enumerate(vectors(8, 4))])
+        return info
+
+    monkeypatch.setattr(client, "get_collection", racing)
+    assert store.collection_info("c").dimension == 4  # the read that was overtaken
+    counts = calls(monkeypatch, client, "get_collection")
+    assert len(store.search("c", [dense(8)])[0]) == 5
+    assert counts == {"get_collection": 0}
+
+
 # -- one request: query_points -------------------------------------------------------------
 SPECS = {
     "dense": dense(limit=10),
