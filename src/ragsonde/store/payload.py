@@ -109,9 +109,38 @@ class ChunkFields:
     metadata: dict[str, Any]
 
 
-#: Per contract field, its candidate paths with their parts:
-#: ``(("text", (("text", ("text",)), ...)), ...)``.
-_Compiled = tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...]
+#: A candidate path split for reading: ``(path, first step, the steps after it)``, e.g.
+#: ``("metadata.url", "metadata", ("url",))``; a flat path has no steps after the first.
+_Step = tuple[str, str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class _Field:
+    """One mapped field's candidate paths, split once: ``read`` runs for every result."""
+
+    name: str
+    steps: tuple[_Step, ...]
+    paths: frozenset[str]
+
+    @classmethod
+    def of(cls, name: str, paths: tuple[str, ...]) -> _Field:
+        steps = []
+        for path in paths:
+            head, *rest = path.split(".")
+            steps.append((path, head, tuple(rest)))
+        return cls(name, tuple(steps), frozenset(paths))
+
+    def first(self, payload: Mapping[str, Any], cache: _Decoded) -> tuple[str, Any] | None:
+        """The first candidate path ``payload`` has (non-null), and its value."""
+        get = payload.get
+        for path, head, rest in self.steps:
+            # the first step inline: most paths are flat, or miss at their first step
+            value = get(head)
+            if value is not None and rest:
+                value = _get_parts(value, rest, cache)
+            if value is not None:
+                return path, value
+        return None
 
 
 @dataclass(frozen=True)
@@ -120,15 +149,17 @@ class PayloadMapping:
 
     paths: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: _default_paths())
 
-    _compiled: _Compiled = field(init=False, repr=False, compare=False)
+    _fields: dict[str, _Field] = field(init=False, repr=False, compare=False)
+    _contract: tuple[_Field, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # Each field's candidate paths split once: ``read`` runs for every result of every query.
-        compiled = tuple(
-            (name, tuple((path, tuple(path.split("."))) for path in self.paths.get(name, ())))
-            for name in CONTRACT_FIELDS
-        )
-        object.__setattr__(self, "_compiled", compiled)
+        fields = {name: _Field.of(name, tuple(self.paths.get(name, ()))) for name in MAPPED_FIELDS}
+        object.__setattr__(self, "_fields", fields)
+        object.__setattr__(self, "_contract", tuple(fields[name] for name in CONTRACT_FIELDS))
+
+    def _field(self, name: str) -> _Field:
+        known = self._fields.get(name)
+        return known if known is not None else _Field.of(name, tuple(self.paths.get(name, ())))
 
     def with_overrides(self, overrides: Mapping[str, str]) -> PayloadMapping:
         """A mapping where each overridden field reads only the given path."""
@@ -139,32 +170,27 @@ class PayloadMapping:
 
     def path_for(self, name: str, payload: Mapping[str, Any]) -> str | None:
         """The first path for ``name`` that ``payload`` has (non-null)."""
-        cache: _Decoded = {}
-        for path in self.paths.get(name, ()):
-            if _get_parts(payload, path.split("."), cache) is not None:
-                return path
-        return None
+        found = self._field(name).first(payload, {})
+        return None if found is None else found[0]
 
     def value(self, name: str, payload: Mapping[str, Any]) -> Any:
         """The value of field ``name`` (e.g. ``doc_id``) in ``payload``, or ``None``."""
-        path = self.path_for(name, payload)
-        return None if path is None else get_path(payload, path)
+        found = self._field(name).first(payload, {})
+        return None if found is None else found[1]
 
     def read(self, payload: Mapping[str, Any]) -> ChunkFields:
         """Read the contract fields; every other top-level field goes to ``metadata``."""
         found: dict[str, Any] = {}
         used_top: set[str] = set()
         cache: _Decoded = {}
-        for name, candidates in self._compiled:
-            for path, parts in candidates:
-                value = _get_parts(payload, parts, cache)
-                if value is not None:
-                    found[name] = value
-                    if len(parts) == 1:
-                        used_top.add(path)
-                    break
+        for mapped in self._contract:
+            hit = mapped.first(payload, cache)
+            if hit is not None:
+                path, found[mapped.name] = hit[0], hit[1]
+                if "." not in path:
+                    used_top.add(path)
             else:  # a field stored as null is still that field, not metadata
-                used_top.update(path for path, _ in candidates if path in payload)
+                used_top.update(payload.keys() & mapped.paths)
         text = found.get("text")
         index = found.get("chunk_index")
         return ChunkFields(
