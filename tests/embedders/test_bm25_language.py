@@ -71,6 +71,8 @@ def test_what_a_payload_records() -> None:
     assert recorded_language({"text": "x", "embed_hash": "h"}) == "english"
     # another pipeline's chunk records nothing
     assert recorded_language({"page_content": "x", "metadata": {}}) is None
+    # nor does one whose own "bm25" field is not a ragsonde label
+    assert recorded_language({"page_content": "x", "bm25": "yes"}) is None
 
 
 def test_the_query_language_is_the_recorded_one_and_a_contradiction_says_both() -> None:
