@@ -60,6 +60,7 @@ def test_labels_name_a_language_other_than_english_only() -> None:
         ):
             assert Bm25Params.language_of_label(params.label) == language
     assert Bm25Params.language_of_label(Bm25Params(title_weight=2).label) == "english"
+    assert Bm25Params.language_of_label("yes") is None  # not a label
 
 
 def test_what_a_payload_records() -> None:

@@ -50,8 +50,9 @@ def recorded_language(payload: Mapping[str, Any]) -> str | None:
     parameters), English for a chunk ragsonde ingested with the defaults (an ``embed_hash`` and
     no label), ``None`` for a chunk another pipeline wrote (it records nothing)."""
     label = payload.get("bm25")
-    if isinstance(label, str) and label.startswith("bm25-k"):  # not another pipeline's field
-        return Bm25Params.language_of_label(label)
+    language = Bm25Params.language_of_label(label) if isinstance(label, str) else None
+    if language is not None:
+        return language
     return DEFAULT_BM25_LANGUAGE if "embed_hash" in payload else None
 
 

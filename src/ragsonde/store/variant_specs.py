@@ -312,9 +312,12 @@ class Bm25Params(BaseModel):
         return f"bm25-k{self.k1:g}-b{self.b:g}{title}{language}"
 
     @staticmethod
-    def language_of_label(label: str) -> str:
+    def language_of_label(label: str) -> str | None:
         """The language a :attr:`label` records (its last part when that names one; English
-        otherwise: labels without a language part are English)."""
+        otherwise: labels without a language part are English); ``None`` for a string that is
+        not such a label (another pipeline's own ``bm25`` field, say)."""
+        if not label.startswith("bm25-k"):  # how :attr:`label` begins
+            return None
         last = label.rsplit("-", 1)[-1]
         return last if last in BM25_LANGUAGES else DEFAULT_BM25_LANGUAGE
 
