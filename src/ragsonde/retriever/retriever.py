@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -42,6 +42,20 @@ from ragsonde.workspace import Workspace
 __all__ = ["Retriever"]
 
 _INFO_TTL_S = 5.0
+
+
+_T = TypeVar("_T")
+
+
+def _fresh(cache: dict[str, tuple[float, _T]], key: str, load: Callable[[], _T]) -> _T:
+    """``cache[key]`` while younger than ``_INFO_TTL_S``, else ``load()``, kept with its time."""
+    now = time.monotonic()
+    kept = cache.get(key)
+    if kept is not None and now - kept[0] < _INFO_TTL_S:
+        return kept[1]
+    value = load()
+    cache[key] = (now, value)
+    return value
 
 
 def _ms(start: float, end: float) -> float:
@@ -282,13 +296,7 @@ class Retriever:
 
     # -- shared stages ------------------------------------------------------------------------
     def _collection_info(self, name: str) -> CollectionInfo:
-        now = time.monotonic()
-        cached = self._info.get(name)
-        if cached and now - cached[0] < _INFO_TTL_S:
-            return cached[1]
-        info = self.store.collection_info(name)
-        self._info[name] = (now, info)
-        return info
+        return _fresh(self._info, name, lambda: self.store.collection_info(name))
 
     def _prepare(self, pending: Sequence[_Pending]) -> list[CollectionInfo | RagsondeError]:
         """Check each query against its collection (exists, size, mode, filters) before any
@@ -369,13 +377,13 @@ class Retriever:
         (read from one stored payload, kept as long as the collection's info), else the
         ``bm25_language`` setting; a setting that contradicts the record is a VALIDATION_ERROR
         (:func:`~ragsonde.embedders.sparse.query_language`)."""
-        now = time.monotonic()
-        cached = self._recorded.get(collection)
-        if cached is None or now - cached[0] >= _INFO_TTL_S:
+
+        def read() -> str | None:
             first = next(iter(self.store.scroll(collection, batch_size=1)), [])
-            cached = (now, recorded_language(first[0].payload) if first else None)
-            self._recorded[collection] = cached
-        return query_language(collection, cached[1], self.settings.bm25_language)
+            return recorded_language(first[0].payload) if first else None
+
+        recorded = _fresh(self._recorded, collection, read)
+        return query_language(collection, recorded, self.settings.bm25_language)
 
     def _spec(self, p: _Pending) -> SearchSpec:
         base = p.spec
