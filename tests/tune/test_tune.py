@@ -135,17 +135,17 @@ def test_saved_config_round_trips_through_settings(
     values = save_config(report, path, config_id=chosen.id)
     monkeypatch.setenv("RAGSONDE_CONFIG", str(path))
     settings = load_settings()
-    assert settings.hnsw_ef == 64 and settings.fusion == "dbsf"
+    assert settings.search.hnsw_ef == 64 and settings.search.fusion == "dbsf"
     assert settings.collection == "slice"
-    assert values["prefetch_limit"] == 100 and values["aggregation"] == "max"
+    assert values["search"]["prefetch_limit"] == 100 and values["search"]["aggregation"] == "max"
     rrf = report.config("hybrid rrf-k60/w2:1/pf100 none/m16-efc100 ef64 max")
     save_config(report, path, config_id=rrf.id)
-    assert load_settings().fusion == "rrf"
+    assert load_settings().search.fusion == "rrf"
     linear = report.config("hybrid linear/w0.7:0.3/pf100 none/m16-efc100 ef64 max")
     values = save_config(report, path, config_id=linear.id)
-    assert "rrf_k" not in values
+    assert "rrf_k" not in values["search"]
     settings = load_settings()
-    assert (settings.fusion, settings.fusion_weights) == ("linear", (0.7, 0.3))
+    assert (settings.search.fusion, settings.search.fusion_weights) == ("linear", (0.7, 0.3))
 
 
 def test_local_mode_says_quantization_is_not_measurable(
@@ -225,13 +225,13 @@ def test_cli_tune_json_save_html_apply(
 
 
 def test_hybrid_default_is_dbsf_and_rrf_stays_selectable(slice_home: Path, embedder) -> None:
-    assert Settings().fusion == "dbsf"
+    assert Settings().search.fusion == "dbsf"
     store = open_store(Settings(home=slice_home))
     query = {"query_text": "vitamin D and bone density", "top_k": 5, "mode": "hybrid"}
     try:
         scores = {}
         for fusion in ("dbsf", "rrf"):
-            settings = Settings(home=slice_home, collection="slice", fusion=fusion)
+            settings = Settings(home=slice_home, collection="slice", search={"fusion": fusion})
             with Retriever(settings, store=store, embedder=embedder) as r:
                 resp = r.retrieve(query)
             assert resp.status == "success" and len(resp.results) == 5

@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "tune",
     "schema",
     "serve",
+    "config",
 )
 
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
+from ragsonde.models.params import IndexParams, SearchParams
 
 __all__ = [
     "LOW_COVERAGE",
@@ -60,7 +61,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
@@ -201,7 +202,12 @@ class SearchInfo(_Part):
     """How chunks became documents: ``max`` (best chunk), ``sumN`` (sum of the N best chunk
     scores), or ``chunk`` (relevance by chunk: no aggregation)."""
     fusion: str | None = None
-    """mode=hybrid: the fusion (``rrf``, ``dbsf`` or ``linear``)."""
+    """mode=hybrid: the fusion and its knobs (``dbsf``, ``rrf-k60/w1:0.5``, ``linear/w0.7:0.3``)."""
+    params: SearchParams | None = None
+    """Every search parameter that ran (1.2): the settings with the run's own on top."""
+    collection_index: IndexParams | None = None
+    """How the collection searched was built, as far as it records (1.2): quantization, HNSW
+    graph, BM25 parameters."""
 
 
 class GateResult(_Part):

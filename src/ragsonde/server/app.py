@@ -61,6 +61,7 @@ class RouterSpec:
 #: Every router of the app, in order: the one place routes are added.
 ROUTERS: tuple[RouterSpec, ...] = (
     RouterSpec("ragsonde.server.routes_health", protected=False),
+    RouterSpec("ragsonde.server.routes_config", protected=True),
     RouterSpec("ragsonde.server.routes_query", protected=True),
     RouterSpec("ragsonde.server.routes_collections", protected=True),
     # EVAL ROUTER: the evaluation harness's `/v1/eval` endpoints (and the eval-reports view)

@@ -310,7 +310,7 @@ def _bm25_language(source: SourcePoints, settings: Settings) -> str:
     the ``bm25_language`` setting): the queries and every re-encoded variant use it."""
     payloads = source.payloads or []
     recorded = recorded_language(payloads[0]) if payloads else None
-    return query_language(source.collection, recorded, settings.bm25_language)
+    return query_language(source.collection, recorded, settings.index.bm25_language)
 
 
 def _bm25_specs(
