@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
@@ -36,12 +35,12 @@ from ragsonde.store.variants import (
     VariantSpec,
     measurable,
 )
-from ragsonde.tune.grid import DEFAULT_GRID, Grid
+from ragsonde.tune.grid import Grid
 from ragsonde.tune.measures import Hits, aggregate, latency, overlap_recall, score_run
+from ragsonde.tune.options import TuneOptions
 from ragsonde.tune.report import (
     NOT_MEASURABLE,
     ConfigResult,
-    Constraints,
     CrossValidation,
     TuneReport,
     VariantResult,
@@ -65,20 +64,6 @@ _RECALL_K = 10
 #: Told about the sweep: ``start(total)`` once (builds + measured configurations), then
 #: ``advance(1)`` per step. The one progress protocol of :mod:`ragsonde.progress`.
 TuneProgress = Progress
-
-
-@dataclass
-class TuneOptions:
-    grid: Grid = DEFAULT_GRID
-    folds: int = 5
-    constraints: Constraints = field(default_factory=Constraints)
-    split: str = "test"
-    modes: Sequence[Literal["dense", "hybrid"]] = ("dense", "hybrid")
-    """Which searches to sweep; hybrid only where the collection has BM25 vectors."""
-    workdir: Path | None = None
-    """Where the temporary variants go (default: the system's temporary folder)."""
-    force_index: bool = True
-    """Build and use the HNSW graph even where the collection is small (see the warnings)."""
 
 
 def require_indexed(variant: IndexVariant) -> None:
