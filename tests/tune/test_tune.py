@@ -314,3 +314,28 @@ def test_a_missing_or_bad_config_file_is_a_validation_error(
         assert out.returncode == 2, (command, out.stderr)
         assert "VALIDATION_ERROR" in out.stderr and "bad.toml" in out.stderr
         assert "rrf_k" in out.stderr
+
+
+def test_the_recommendation_is_tested_against_the_current_configuration(
+    report: TuneReport, slice_home: Path, scifact_slice: Path
+) -> None:
+    """The current side is what `ragsonde eval` scores on the collection as it is; tune's side
+    is each query's held-out score; the verdict follows the paired test, never the means."""
+    vs = report.versus_current
+    assert vs is not None
+    assert vs.current_search.mode == "dense" and vs.current_index.hnsw_m == 16
+    with Retriever(Settings(home=slice_home, collection="slice")) as r:
+        from ragsonde.evaluate import EvalOptions, evaluate
+
+        plain = evaluate(
+            scifact_slice, workspace=r.workspace, options=EvalOptions(k=[10], throughput=False)
+        )
+    assert vs.current_ndcg == pytest.approx(plain.metrics["ndcg@10"], abs=1e-9)
+    cv = report.cross_validation["all"]
+    assert vs.tuned_held_out_ndcg == pytest.approx(cv.held_out_ndcg, abs=1e-9)
+    assert vs.chosen_per_fold == [f.chosen for f in cv.per_fold]
+    c = vs.comparison
+    assert c.wins + c.ties + c.losses == SLICE_QUERIES
+    assert (vs.verdict == "adopt") is (c.significant and c.delta > 0)
+    assert vs.verdict in report.recommendation.reason
+    assert f"{c.ci_low:+.4f}" in vs.reason

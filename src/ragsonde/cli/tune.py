@@ -90,6 +90,10 @@ def render_tune(report: TuneReport) -> None:
         f"recommended: [bold]{escape(rec.config or 'none')}[/]: {escape(rec.reason)}",
         soft_wrap=True,
     )
+    vs = report.versus_current
+    if vs is not None:
+        colour = "green" if vs.verdict == "adopt" else "yellow"
+        console.print(f"against the current configuration: [{colour}][bold]{vs.verdict}[/][/]")
 
 
 def _apply(store: Store, report: TuneReport, target: str, quiet: bool) -> str:

@@ -35,6 +35,15 @@ class TuneOptions(BaseModel):
         default=None,
         description="Where the temporary variants go (default: the system's temporary folder).",
     )
+    versus_current: bool = Field(
+        default=True,
+        description="Also measure the collection's current configuration (the settings' "
+        "search, through `ragsonde eval`'s path) and test the recommendation against it on "
+        "held-out folds.",
+    )
+    alpha: float = Field(
+        default=0.05, gt=0, lt=1, description="Significance level of that paired test."
+    )
     force_index: bool = Field(
         default=True,
         description="Build and use the HNSW graph even where the collection is small.",

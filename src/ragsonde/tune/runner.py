@@ -35,6 +35,7 @@ from ragsonde.store.variants import (
     VariantSpec,
     measurable,
 )
+from ragsonde.tune.current import versus_current
 from ragsonde.tune.grid import Grid
 from ragsonde.tune.measures import Hits, aggregate, latency, overlap_recall, score_run
 from ragsonde.tune.options import TuneOptions
@@ -358,6 +359,7 @@ def tune(
     t0 = time.perf_counter()
     options = options or TuneOptions()
     grid = options.grid
+    parts = (workspace, settings, store, embedder)
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         settings = ws.settings
         bench = load_benchmark(dataset, split=options.split)
@@ -444,6 +446,13 @@ def tune(
         result_cv = cross_validate(pool, qids, options.folds, scope)
         if result_cv is not None:
             cv[scope] = result_cv
+    versus = None
+    if options.versus_current and admitted:
+        with using(parts[0], parts[1], store=parts[2], embedder=parts[3]) as ws:
+            versus = versus_current(dataset, ws, options, admitted, qids)
+    rec = recommend(configs, options.constraints, cv.get("all"))
+    if versus is not None:
+        rec = rec.model_copy(update={"reason": f"{rec.reason} {versus.reason}"})
     return TuneReport(
         dataset=bench.name,
         collection=collection,
@@ -457,7 +466,8 @@ def tune(
         configurations=configs,
         pareto=pareto_front(configs),
         cross_validation=cv,
-        recommendation=recommend(configs, options.constraints, cv.get("all")),
+        recommendation=rec,
+        versus_current=versus,
         warnings=warnings,
         seconds=time.perf_counter() - t0,
     )
