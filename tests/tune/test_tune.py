@@ -339,3 +339,23 @@ def test_the_recommendation_is_tested_against_the_current_configuration(
     assert (vs.verdict == "adopt") is (c.significant and c.delta > 0)
     assert vs.verdict in report.recommendation.reason
     assert f"{c.ci_low:+.4f}" in vs.reason
+
+
+def test_every_saved_search_key_is_what_a_query_then_runs(
+    report: TuneReport, slice_home: Path, tmp_path: Path
+) -> None:
+    """Tune's saved config is a surface like any other: each [search] key it writes is the value
+    the response says ran, and its [index] is what the warning compares with the collection."""
+    for config_id in (
+        "hybrid rrf-k60/w2:1/pf100 none/m16-efc100 ef64 max",
+        "hybrid linear/w0.7:0.3/pf100 none/m16-efc100 ef64 sum2",
+    ):
+        path = tmp_path / "tuned.toml"
+        values = save_config(report, path, config_id=config_id)
+        with Retriever(load_settings(config=path, home=slice_home)) as r:
+            resp = r.retrieve({"query": "vitamin D and bone density"})
+        assert resp.status == "success" and resp.search is not None
+        ran = resp.search.model_dump()
+        for key, value in values["search"].items():
+            assert ran[key] == (tuple(value) if isinstance(value, list) else value), key
+        assert resp.index is not None and set(values["index"]) <= set(resp.index.model_dump())
