@@ -99,7 +99,8 @@ class Pipeline(BaseModel):
     def of_settings(cls, settings: Settings, k: int, doc_path: str, **over: Any) -> Pipeline:
         """What ``ragsonde eval`` would search with for cutoff ``k`` under ``settings``."""
         n = int(_setting(settings, "aggregation_n") or 1)
-        how = Aggregation.of("sum", n) if _setting(settings, "aggregation") == "sum" else Aggregation()
+        summed = _setting(settings, "aggregation") == "sum"
+        how = Aggregation.of("sum", n) if summed else Aggregation()
         fields: dict[str, Any] = {
             "mode": settings.mode,
             "exact": settings.exact,
