@@ -1,0 +1,93 @@
+"""``ragsonde explain``: one benchmark query's miss ladder, step by step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragsonde.cli._common import (
+    CollectionOpt,
+    ConfigOpt,
+    EmbedderOpt,
+    FieldOpt,
+    HomeOpt,
+    JsonOpt,
+    cli_errors,
+    parse_fields,
+    print_json,
+    settings_from_options,
+)
+from ragsonde.cli.app import app
+
+__all__ = ["explain_command"]
+
+
+@app.command("explain")
+@cli_errors
+def explain_command(
+    dataset: Annotated[
+        str,
+        typer.Argument(
+            help="A BEIR folder, TREC qrels (with --queries), or a .jsonl/.yaml benchmark."
+        ),
+    ],
+    query_id: Annotated[str, typer.Option("--query-id", "-q", help="The query to explain.")],
+    collection: CollectionOpt = None,
+    k: Annotated[
+        int, typer.Option("--k", help="A miss is a relevant document outside this top k.")
+    ] = 10,
+    mode: Annotated[
+        str | None,
+        typer.Option(help="dense | sparse | hybrid \\[default: the mode setting, dense]"),
+    ] = None,
+    fetch: Annotated[
+        int | None,
+        typer.Option(help="Chunks fetched before collapsing into documents \\[default: k × 3]."),
+    ] = None,
+    score_threshold: Annotated[
+        float | None, typer.Option(help="Drop results below this similarity (0–1).")
+    ] = None,
+    split: Annotated[str, typer.Option(help="BEIR qrels split.")] = "test",
+    queries: Annotated[
+        Path | None, typer.Option(help="Queries TSV (id<TAB>text) for TREC qrels.")
+    ] = None,
+    field_paths: FieldOpt = None,
+    embedder: EmbedderOpt = None,
+    home: HomeOpt = None,
+    config_file: ConfigOpt = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Why did a query miss? Each relevant document outside the top k, up the ladder: in the
+    collection, text, filter, threshold, quantization, HNSW, crowding, fusion, truncation,
+    ranking; blamed on the first stage whose relaxation brings it back."""
+    from ragsonde.explain import explain_query
+
+    settings = settings_from_options(
+        config=config_file,
+        collection=collection,
+        home=home,
+        embedder=embedder,
+        mode=mode,
+        mapping=parse_fields(field_paths),
+    )
+    section = explain_query(
+        dataset,
+        query_id,
+        k=k,
+        split=split,
+        queries=queries,
+        fetch=fetch,
+        score_threshold=score_threshold,
+        settings=settings,
+    )
+    if json_output:
+        print_json(section)
+        return
+    from ragsonde.cli._misses import render_ladder
+
+    for qid, q in section.per_query.items():
+        render_ladder(qid, q, section.k)
+    for stage, why in section.not_measurable.items():
+        typer.echo(f"not measurable here: {stage}: {why}")
