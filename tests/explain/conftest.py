@@ -5,8 +5,8 @@
   fetch; a benchmark whose queries each meet one fault.
 - ``scifact_indexes``: a SciFact slice (titles, embedded once) in two collections: ``binary``
   (1-bit binary quantization) and ``weak_hnsw`` (a sparse HNSW graph, m=4 and ef_construct=8,
-  plus 6,000 random filler points so that the engine searches its graph: below Qdrant's
-  full-scan threshold of 10 MB of vectors it would scan every point instead).
+  plus 8,000 filler points, noisy copies of the titles' vectors, so that the engine searches
+  its graph: below Qdrant's full-scan threshold of 10 MB of vectors it scans every point).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.store import PointRecord, open_store
 from ragsonde.store.variant_specs import Hnsw, IndexConfig, Quantization
 from ragsonde.testing import beir_slice
-from tests.explain.support import PLANTED_QUERIES, Indexes, Planted, planted_rows
+from tests.explain.support import FILLERS, PLANTED_QUERIES, Indexes, Planted, planted_rows
 from tests.support import INDEXED
 
 
@@ -64,9 +64,6 @@ def planted(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder) ->
     return Planted(settings, bench)
 
 
-FILLERS = 6000
-
-
 @pytest.fixture(scope="session")
 def scifact_indexes(
     tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder, scifact_dir: Path
@@ -80,7 +77,8 @@ def scifact_indexes(
         for i, r in enumerate(rows)
     ]
     rng = np.random.default_rng(0)
-    noise = rng.standard_normal((FILLERS, embedder.dimension)).astype(np.float32)
+    near = vectors[rng.integers(0, len(rows), FILLERS)]
+    noise = near + 0.08 * rng.standard_normal(near.shape).astype(np.float32)
     noise /= np.linalg.norm(noise, axis=1, keepdims=True)
     fillers = [
         PointRecord(str(100_000 + i), noise[i].tolist(), {"doc_id": f"filler-{i}", "text": "x"})

@@ -34,6 +34,8 @@ FILLER = " ".join(
 ANSWER = "The capybara reactor vents xenon gas through its seventh brass valve."
 REACTOR = "which reactor vents xenon through a brass valve"
 TUNE = "how do I tune the gains of a PID controller"
+#: Filler points of ``weak_hnsw``: enough for its vectors to pass the 10 MB full-scan threshold.
+FILLERS = 8000
 #: How many chunks the crowding document has (all of them closer to TUNE than the PID page).
 CROWD = 30
 
