@@ -4,7 +4,7 @@
   than the model's window whose answer sits past it, and a 30-chunk document that crowds the
   fetch; a benchmark whose queries each meet one fault.
 - ``scifact_indexes``: a SciFact slice (titles, embedded once) in two collections: ``binary``
-  (1-bit binary quantization) and ``weak_hnsw`` (a sparse HNSW graph, m=4 and ef_construct=8,
+  (1-bit binary quantization, with 4,000 of the fillers below) and ``weak_hnsw`` (a sparse HNSW graph, m=4 and ef_construct=8,
   plus 8,000 filler points, noisy copies of the titles' vectors, so that the engine searches
   its graph: below Qdrant's full-scan threshold of 10 MB of vectors it scans every point).
 """
@@ -69,7 +69,7 @@ def scifact_indexes(
     tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder, scifact_dir: Path
 ) -> Indexes:
     root = tmp_path_factory.mktemp("scifact_indexes")
-    bench = beir_slice(scifact_dir, root / "slice", 40, 260)
+    bench = beir_slice(scifact_dir, root / "slice", 25, 200)
     rows = [json.loads(x) for x in (bench / "corpus.jsonl").read_text().splitlines() if x]
     vectors = embedder.embed_documents([r["title"] for r in rows])
     points = [
@@ -88,7 +88,9 @@ def scifact_indexes(
     store = open_store(settings)
     try:
         for name, index, extra in (
-            ("binary", IndexConfig(quantization=Quantization(kind="binary")), []),
+            # half the fillers: crowded enough for 1-bit codes to err, below the full-scan
+            # threshold (the engine scans every code, so only quantization can lose a document)
+            ("binary", IndexConfig(quantization=Quantization(kind="binary")), fillers[:4000]),
             ("weak_hnsw", IndexConfig(hnsw=Hnsw(m=4, ef_construct=8)), fillers),
         ):
             store.create_collection(
