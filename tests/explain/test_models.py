@@ -61,3 +61,5 @@ def test_retrievability_dead_documents_and_their_fields() -> None:
 def test_a_field_with_one_value_or_an_id_per_document_is_no_group() -> None:
     docs = {str(i): {"lang": "en", "title": f"t{i}"} for i in range(60)}
     assert field_shares({"1"}, docs) == []
+    few = {str(i): {"hash": f"h{i}", "kind": "ab"[i % 2]} for i in range(10)}
+    assert [f.field for f in field_shares({"1"}, few)] == ["kind"]

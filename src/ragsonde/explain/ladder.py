@@ -258,7 +258,7 @@ class Ranking(Rung):
         a.evidence["kth_score"] = None if kth is None else round(kth, 4)
         a.evidence["gap"] = None if own is None or kth is None else round(kth - own, 4)
         a.evidence["near_miss"] = r == a.k + 1
-        where = f"rank {r}" if r is not None else f"beyond the {len(deep.docs)} documents searched"
+        where = str(r) if r is not None else f"beyond the {len(deep.docs)} documents searched"
         return self.step(
             "blamed",
             f"everything relaxed, it ranks {where}; score {_fmt(own)} vs {_fmt(kth)} at rank {a.k}",

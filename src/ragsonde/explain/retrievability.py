@@ -62,7 +62,8 @@ def collection_documents(store: Store, collection: str, path: str) -> dict[str, 
 
 def field_shares(dead: set[str], docs: Mapping[str, Mapping[str, str]]) -> list[FieldShare]:
     """Dead documents per value of each field that groups documents: present on most of them,
-    more than one value and at most 50 (an id or a title is not a group)."""
+    more than one value and at most 50, two documents per value on average (an id, a title or
+    a hash is not a group)."""
     by_field: dict[str, dict[str, list[int]]] = {}
     for doc, fields in docs.items():
         for key, value in fields.items():
@@ -72,7 +73,7 @@ def field_shares(dead: set[str], docs: Mapping[str, Mapping[str, str]]) -> list[
     out: list[FieldShare] = []
     for key, groups in sorted(by_field.items()):
         present = sum(c[0] for c in groups.values())
-        if not 1 < len(groups) <= _MAX_GROUPS or present * 2 < len(docs):
+        if not 1 < len(groups) <= min(_MAX_GROUPS, present // 2) or present * 2 < len(docs):
             continue
         ranked = sorted(groups.items(), key=lambda kv: (-kv[1][0], kv[0]))
         values = {v: (c[0], c[1]) for v, c in ranked[:_SHOWN_GROUPS]}
