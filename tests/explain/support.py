@@ -70,4 +70,6 @@ PLANTED_QUERIES: list[dict[str, Any]] = [
     {"query_id": "truncated", "query": REACTOR, "relevant": ["long"]},
     {"query_id": "crowded", "query": TUNE, "relevant": ["pid"]},
     {"query_id": "near", "query": LIDAR, "relevant": ["sonar"]},
+    # its own top_k of 1: an evaluation ranks one document, the ladder searches as for k
+    {"query_id": "short", "query": LIDAR, "relevant": ["sonar"], "top_k": 1},
 ]

@@ -53,6 +53,11 @@ def render_misses(section: MissesReport, worst: int = _WORST) -> None:
         console.print(f"[yellow]not measurable here[/]: {stage}: {escape(why)}")
     for qid, why in section.unexplained_queries.items():
         console.print(f"[yellow]not explained[/]: {escape(qid)}: {escape(why)}")
+    for qid, docs in section.not_reproduced.items():
+        console.print(
+            f"[yellow]not reproduced[/] (within k in the ladder's own search, not counted): "
+            f"{escape(qid)}: {escape(', '.join(docs))}"
+        )
     r = section.retrievability
     if r is not None:
         console.print(

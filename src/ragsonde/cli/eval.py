@@ -183,6 +183,12 @@ def eval_command(
         allow_missing=allow_missing,
         judged_only=judged_only,
     )
+    if explain and (versus is not None or collection_b or against is not None):
+        raise QueryValidationError(
+            "explain: --explain explains one evaluation; run it without --versus/--against "
+            "(or on each collection alone).",
+            field="explain",
+        )
     if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
         run_versus(
             dataset,

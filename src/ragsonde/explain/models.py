@@ -146,6 +146,12 @@ class MissesReport(_Part):
         default_factory=dict,
         description="Query id -> why its misses are not in the counts (the query failed).",
     )
+    not_reproduced: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Query id -> relevant documents the run missed but the ladder's own search "
+        "as run holds within k (a query with a smaller top_k of its own, say): listed, not "
+        "counted, since no stage can be blamed.",
+    )
     searches: int = Field(default=0, description="Store searches the ladder ran.")
     seconds: float = 0.0
     per_query: dict[str, QueryMisses] = Field(default_factory=dict)

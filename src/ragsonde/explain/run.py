@@ -72,17 +72,25 @@ def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[C
     return cases
 
 
-def _explain(setup: Setup, cases: Sequence[Case]) -> dict[str, QueryMisses]:
+def _explain(
+    setup: Setup, cases: Sequence[Case]
+) -> tuple[dict[str, QueryMisses], dict[str, list[str]]]:
+    """Each case's misses up the ladder; and per query the misses its search as run does not
+    reproduce (the document is within k after all), which no stage can be blamed for."""
     out: dict[str, QueryMisses] = {}
+    unreproduced: dict[str, list[str]] = {}
     for p in probe(setup, cases):
-        out[p.case.query_id] = _query(setup, p)
-    return out
+        held = [d for d in p.case.missed or [] if p.base.within(d, setup.k, kept=True)]
+        if held:
+            unreproduced[p.case.query_id] = held
+        out[p.case.query_id] = _query(setup, p, held)
+    return out, unreproduced
 
 
-def _query(setup: Setup, p: Probe) -> QueryMisses:
+def _query(setup: Setup, p: Probe, held: Sequence[str] = ()) -> QueryMisses:
     c = p.case
     relevant = {d: g for d, g in c.relevant.items() if g > 0}
-    missed = c.missed or []
+    missed = [d for d in c.missed or [] if d not in held]
     found = {d: r for d in relevant if d not in missed and (r := p.base.rank(d, kept=True))}
     return QueryMisses(
         query=c.text,
@@ -157,7 +165,7 @@ def explain_report(
         cases = _cases(ws, setup, todo)
         for c in cases:
             c.missed = missed[c.query_id]
-        per_query = _explain(setup, cases)
+        per_query, unreproduced = _explain(setup, cases)
         if progress is not None:
             progress.advance(len(todo))
         tops = {qid: list(run)[:k] for qid, run in report.run.items() if qid not in failed}
@@ -167,6 +175,7 @@ def explain_report(
             per_query,
             not_measurable=setup.unmeasurable,
             unexplained_queries={qid: f"the query failed: {why}" for qid, why in failed.items()},
+            not_reproduced=unreproduced,
             searches=setup.searches,
             seconds=round(time.perf_counter() - started, 3),
             retrievability=retrievability(tops, docs, k),
@@ -220,7 +229,7 @@ def explain_query(
             mapping=mapping,
             tokens=TokenWindow.of(ws.embedder),
         )
-        per_query = _explain(setup, _cases(ws, setup, [q]))
+        per_query, _ = _explain(setup, _cases(ws, setup, [q]))
         return MissesReport.build(
             k,
             per_query,
