@@ -81,7 +81,7 @@ class Setup:
 
     def __post_init__(self) -> None:
         p, index, backend = self.pipeline, self.info.index, self.info.backend or "this backend"
-        if index is None:
+        if index is None and p.mode != "sparse":  # BM25 has neither, on any backend
             self.unmeasurable["quantization"] = f"{backend} keeps plain vectors: no quantization"
             self.unmeasurable["ann"] = f"{backend} searches by brute force: no HNSW graph"
         if p.mode == "sparse":
