@@ -43,10 +43,10 @@ def run_mode(dataset: Path, collection: str, mode: str, embedder: Any) -> dict[s
     from ragsonde.explain import explain_report
     from ragsonde.workspace import Workspace
 
-    settings = Settings(home=BENCH_HOME, collection=collection, mode=mode)
+    settings = Settings(home=BENCH_HOME, collection=collection)
     with Workspace(settings, embedder=embedder) as ws:
         t0 = time.perf_counter()
-        report = evaluate(dataset, options=EvalOptions(mode=mode), workspace=ws)
+        report = evaluate(dataset, options=EvalOptions(search={"mode": mode}), workspace=ws)
         eval_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         misses = explain_report(report, dataset, k=K, workspace=ws)

@@ -15,13 +15,12 @@ from tests.explain.support import FILLERS, Indexes
 K = 10
 
 
-def _eval(ix: Indexes, embedder: OnnxEmbedder, collection: str, **over: Any) -> EvalReport:
-    exact = bool(over.pop("exact", False))
-    settings = ix.settings.model_copy(update={"collection": collection, **over})
+def _eval(ix: Indexes, embedder: OnnxEmbedder, collection: str, **search: Any) -> EvalReport:
+    settings = ix.settings.model_copy(update={"collection": collection})
     with Workspace(settings, embedder=embedder) as ws:
         return evaluate(
             ix.bench,
-            options=EvalOptions(k=[1, K], exact=exact, throughput=False),
+            options=EvalOptions(k=[1, K], search=search, throughput=False),
             workspace=ws,
         )
 
@@ -35,8 +34,9 @@ def _lost(exact: EvalReport, approx: EvalReport) -> int:
     return n
 
 
-def _explain(ix: Indexes, embedder: OnnxEmbedder, report: EvalReport, **over: Any) -> MissesReport:
-    settings = ix.settings.model_copy(update={"collection": report.collection, **over})
+def _explain(ix: Indexes, embedder: OnnxEmbedder, report: EvalReport) -> MissesReport:
+    """The ladder with the search parameters the report says ran (``search.params``)."""
+    settings = ix.settings.model_copy(update={"collection": report.collection})
     with Workspace(settings, embedder=embedder) as ws:
         return explain_report(report, ix.bench, k=K, workspace=ws)
 
@@ -54,7 +54,7 @@ def test_quantization_without_rescoring(scifact_indexes: Indexes, embedder: Onnx
     ix = scifact_indexes
     quantized = _eval(ix, embedder, "binary", quantization_rescore=False)
     exact = _eval(ix, embedder, "binary", exact=True)
-    section = _explain(ix, embedder, quantized, quantization_rescore=False)
+    section = _explain(ix, embedder, quantized)
     assert quantized.misses is section and section.pairs == _missed(quantized)
     lost = _lost(exact, quantized)
     assert lost > 0, "binary quantization lost nothing: the slice is too easy to test with"
@@ -75,7 +75,7 @@ def test_the_ann_count_equals_exact_vs_hnsw(
     ix = scifact_indexes
     hnsw = _eval(ix, embedder, "weak_hnsw", hnsw_ef=1)
     exact = _eval(ix, embedder, "weak_hnsw", exact=True)
-    section = _explain(ix, embedder, hnsw, hnsw_ef=1)
+    section = _explain(ix, embedder, hnsw)
     lost = _lost(exact, hnsw)
     assert lost > 0, "the weak graph lost nothing: the test could not fail"
     assert section.counts["ann"] == lost

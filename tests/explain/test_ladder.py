@@ -17,7 +17,8 @@ from tests.explain.support import CROWD, Planted
 def _explain(
     planted: Planted, embedder: OnnxEmbedder, qid: str, k: int = 2, **over: Any
 ) -> MissesReport:
-    settings = planted.settings.model_copy(update=over.pop("settings", {}))
+    search = planted.settings.search.overlay(over.pop("search", None))
+    settings = planted.settings.model_copy(update={"search": search})
     with Workspace(settings, embedder=embedder) as ws:
         return explain_query(planted.bench, qid, k=k, workspace=ws, **over)
 
@@ -83,7 +84,7 @@ def test_a_chunk_longer_than_the_window_is_truncation(planted, embedder) -> None
 def test_a_fused_list_that_drops_a_branch_hit(planted, embedder) -> None:
     # the same long document in hybrid search: BM25 reads all of it and ranks it first, the
     # dense branch never saw its answer, and the fusion leaves it out of the top k
-    section = _explain(planted, embedder, "truncated", settings={"mode": "hybrid"})
+    section = _explain(planted, embedder, "truncated", search={"mode": "hybrid"})
     miss = _only_miss(section, "long")
     assert miss.stage == "fusion"
     assert miss.evidence["rank_sparse"] == 1

@@ -21,6 +21,19 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
+from ragsonde.cli._search import (
+    ExactOpt,
+    FusionOpt,
+    FusionWeightsOpt,
+    HnswEfOpt,
+    ModeOpt,
+    OversamplingOpt,
+    PrefetchOpt,
+    RescoreOpt,
+    RrfKOpt,
+    ThresholdOpt,
+    search_flags,
+)
 from ragsonde.cli._versus import (
     AlphaOpt,
     CollectionBOpt,
@@ -77,13 +90,16 @@ def eval_command(
     queries: Annotated[
         Path | None, typer.Option(help="Queries TSV (id<TAB>text) for TREC qrels.")
     ] = None,
-    exact: Annotated[
-        bool, typer.Option("--exact", help="Exact (brute-force) search instead of HNSW.")
-    ] = False,
-    mode: Annotated[
-        str | None,
-        typer.Option(help="dense | sparse | hybrid \\[default: the mode setting, dense]"),
-    ] = None,
+    mode: ModeOpt = None,
+    threshold: ThresholdOpt = None,
+    fusion: FusionOpt = None,
+    rrf_k: RrfKOpt = None,
+    fusion_weights: FusionWeightsOpt = None,
+    prefetch_limit: PrefetchOpt = None,
+    hnsw_ef: HnswEfOpt = None,
+    exact: ExactOpt = None,
+    rescore: RescoreOpt = None,
+    oversampling: OversamplingOpt = None,
     sweep_thresholds: Annotated[
         bool,
         typer.Option("--sweep-thresholds", help="Calibrate score_threshold: P/R/F1 over 0–1."),
@@ -166,13 +182,23 @@ def eval_command(
         home=home,
         embedder=embedder,
         mapping=parse_fields(field_paths),
+        search=search_flags(
+            mode=mode,
+            threshold=threshold,
+            fusion=fusion,
+            rrf_k=rrf_k,
+            fusion_weights=fusion_weights,
+            prefetch_limit=prefetch_limit,
+            hnsw_ef=hnsw_ef,
+            exact=exact,
+            rescore=rescore,
+            oversampling=oversampling,
+        ),
     )
     options = EvalOptions(
         k=_ks(k),
         relevance_by=relevance_by,
         gates=gate or [],
-        exact=exact or settings.exact,
-        mode=mode or settings.mode,
         throughput=not no_throughput,
         split=split,
         queries_file=queries,

@@ -19,6 +19,15 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
+from ragsonde.cli._search import (
+    ExactOpt,
+    FusionOpt,
+    HnswEfOpt,
+    ModeOpt,
+    RescoreOpt,
+    ThresholdOpt,
+    search_flags,
+)
 from ragsonde.cli.app import app
 
 __all__ = ["explain_command"]
@@ -38,17 +47,16 @@ def explain_command(
     k: Annotated[
         int, typer.Option("--k", help="A miss is a relevant document outside this top k.")
     ] = 10,
-    mode: Annotated[
-        str | None,
-        typer.Option(help="dense | sparse | hybrid \\[default: the mode setting, dense]"),
-    ] = None,
+    mode: ModeOpt = None,
     fetch: Annotated[
         int | None,
         typer.Option(help="Chunks fetched before collapsing into documents \\[default: k × 3]."),
     ] = None,
-    score_threshold: Annotated[
-        float | None, typer.Option(help="Drop results below this similarity (0–1).")
-    ] = None,
+    threshold: ThresholdOpt = None,
+    fusion: FusionOpt = None,
+    hnsw_ef: HnswEfOpt = None,
+    exact: ExactOpt = None,
+    rescore: RescoreOpt = None,
     split: Annotated[str, typer.Option(help="BEIR qrels split.")] = "test",
     queries: Annotated[
         Path | None, typer.Option(help="Queries TSV (id<TAB>text) for TREC qrels.")
@@ -69,8 +77,15 @@ def explain_command(
         collection=collection,
         home=home,
         embedder=embedder,
-        mode=mode,
         mapping=parse_fields(field_paths),
+        search=search_flags(
+            mode=mode,
+            threshold=threshold,
+            fusion=fusion,
+            hnsw_ef=hnsw_ef,
+            exact=exact,
+            rescore=rescore,
+        ),
     )
     section = explain_query(
         dataset,
@@ -79,7 +94,6 @@ def explain_command(
         split=split,
         queries=queries,
         fetch=fetch,
-        score_threshold=score_threshold,
         settings=settings,
     )
     if json_output:

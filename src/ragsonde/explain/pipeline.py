@@ -3,8 +3,9 @@
 :class:`Pipeline` is what a run searched with: the mode, the search-time parameters, the
 threshold, how many chunks were fetched before collapsing them into documents, and how chunks
 became documents. It is read from an evaluation report's ``search`` block
-(:meth:`Pipeline.of_report`); parameters that block does not carry yet come from the settings.
-:meth:`Pipeline.spec` turns it into the store's :class:`~ragsonde.store.SearchSpec` for one query;
+(:meth:`Pipeline.of_report`: ``params``, every parameter that ran), or from the settings for one
+query (:meth:`Pipeline.of_settings`). :meth:`Pipeline.spec` turns it into the store's
+:class:`~ragsonde.store.SearchSpec` for one query (``SearchSpec.of``, as the retriever does);
 the ladder (:mod:`.ladder`) relaxes copies of that spec, one stage at a time.
 """
 
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.evaluate.aggregation import Aggregation, aggregate
+from ragsonde.models.params import SearchParams
 from ragsonde.store import Distance, FilterSpec, Hit, SearchSpec, similarity_of
 from ragsonde.store.base import SparseVector
 from ragsonde.store.payload import get_path
@@ -24,29 +26,12 @@ from ragsonde.store.resolve import POINT_ID
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings
+    from ragsonde.evaluate.report import SearchInfo
 
-__all__ = ["Pipeline", "Ranking"]
+__all__ = ["Pipeline", "Ranking", "doc_of", "parse_aggregation"]
 
-#: The search-time parameters read from the settings when a report does not name them.
-_KNOBS = (
-    "hnsw_ef",
-    "quantization_rescore",
-    "quantization_oversampling",
-    "rrf_k",
-    "fusion_weights",
-    "prefetch_limit",
-)
 #: Chunks fetched per document of k when relevance is by document (the evaluation's oversampling).
 OVERSAMPLE = 3
-
-
-def _setting(settings: Settings, name: str) -> Any:
-    """A search setting: the nested ``search`` block where the settings have one, else the flat
-    field of the same name."""
-    nested = getattr(settings, "search", None)
-    if nested is not None and hasattr(nested, name):
-        return getattr(nested, name)
-    return getattr(settings, name, None)
 
 
 def parse_aggregation(label: str) -> Aggregation:
@@ -57,62 +42,75 @@ def parse_aggregation(label: str) -> Aggregation:
 
 
 class Pipeline(BaseModel):
-    """One run's search, everything the ladder relaxes."""
+    """One run's search, everything the ladder relaxes: the search parameters that ran, how many
+    chunks were fetched before collapsing, and where a chunk names its document."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    mode: Literal["dense", "sparse", "hybrid"] = "dense"
-    exact: bool = False
-    fusion: Literal["rrf", "dbsf", "linear"] = "rrf"
-    score_threshold: float = Field(default=0.0, ge=0.0, le=1.0)
+    params: SearchParams
     fetch: int = Field(ge=1, description="Chunks fetched before collapsing into documents.")
     aggregation: str = "max"
     doc_path: str = Field(description="Payload path of a document's id ('@id': the point id).")
-    hnsw_ef: int | None = None
-    quantization_rescore: bool | None = None
-    quantization_oversampling: float | None = None
-    rrf_k: int | None = None
-    fusion_weights: tuple[float, float] | None = None
-    prefetch_limit: int | None = None
 
     @classmethod
-    def of_report(cls, search: Any, settings: Settings, doc_path: str) -> Pipeline:
-        """From an :class:`~ragsonde.evaluate.report.SearchInfo` (what the run used); the knobs
-        it does not carry come from ``settings`` (what the run read them from)."""
-        knobs = {
-            name: getattr(search, name, None)
-            if getattr(search, name, None) is not None
-            else _setting(settings, name)
-            for name in _KNOBS
-        }
+    def of_report(cls, search: SearchInfo, settings: Settings, doc_path: str) -> Pipeline:
+        """From a report's ``search`` block: the parameters that ran (``params``); a report
+        saved before they were recorded gives its mode, exact and threshold, over the settings'."""
+        params = search.params
+        if params is None:
+            params = settings.search.overlay(
+                {
+                    "mode": search.mode,
+                    "exact": search.exact,
+                    "score_threshold": search.score_threshold,
+                }
+            )
         return cls(
-            mode=search.mode,
-            exact=search.exact,
-            fusion=search.fusion or _setting(settings, "fusion") or "rrf",
-            score_threshold=search.score_threshold,
+            params=params,
             fetch=max(1, search.fetch_chunks),
             aggregation=search.aggregation,
             doc_path=doc_path,
-            **knobs,
         )
 
     @classmethod
-    def of_settings(cls, settings: Settings, k: int, doc_path: str, **over: Any) -> Pipeline:
+    def of_settings(
+        cls,
+        settings: Settings,
+        k: int,
+        doc_path: str,
+        *,
+        fetch: int | None = None,
+        score_threshold: float | None = None,
+    ) -> Pipeline:
         """What ``ragsonde eval`` would search with for cutoff ``k`` under ``settings``."""
-        n = int(_setting(settings, "aggregation_n") or 1)
-        summed = _setting(settings, "aggregation") == "sum"
-        how = Aggregation.of("sum", n) if summed else Aggregation()
-        fields: dict[str, Any] = {
-            "mode": settings.mode,
-            "exact": settings.exact,
-            "fusion": _setting(settings, "fusion") or "rrf",
-            "score_threshold": _setting(settings, "score_threshold") or 0.0,
-            "fetch": k if doc_path == POINT_ID else k * OVERSAMPLE,
-            "aggregation": how.label,
-            "doc_path": doc_path,
-            **{name: _setting(settings, name) for name in _KNOBS},
-        }
-        fields.update({key: v for key, v in over.items() if v is not None})
-        return cls(**fields)
+        params = settings.search.overlay({"score_threshold": score_threshold})
+        how = Aggregation.of(params.aggregation, params.aggregation_n)
+        default = k if doc_path == POINT_ID else k * OVERSAMPLE
+        return cls(params=params, fetch=fetch or default, aggregation=how.label, doc_path=doc_path)
+
+    # the parameters the ladder reads, by name
+    @property
+    def mode(self) -> Literal["dense", "sparse", "hybrid"]:
+        return self.params.mode
+
+    @property
+    def exact(self) -> bool:
+        return self.params.exact
+
+    @property
+    def fusion(self) -> str:
+        return self.params.fusion
+
+    @property
+    def score_threshold(self) -> float:
+        return self.params.score_threshold
+
+    @property
+    def hnsw_ef(self) -> int | None:
+        return self.params.hnsw_ef
+
+    @property
+    def quantization_rescore(self) -> bool | None:
+        return self.params.quantization_rescore
 
     @property
     def by_chunk(self) -> bool:
@@ -125,20 +123,12 @@ class Pipeline(BaseModel):
         filter: FilterSpec | None,
     ) -> SearchSpec:
         """The search as the run made it, for one embedded query."""
-        return SearchSpec(
+        return SearchSpec.of(
+            self.params,
             vector=vector if self.mode != "sparse" else None,
-            limit=self.fetch,
-            filter=filter,
-            exact=self.exact,
-            mode=self.mode,
             sparse=sparse if self.mode != "dense" else None,
-            fusion=self.fusion,
-            hnsw_ef=self.hnsw_ef,
-            quantization_rescore=self.quantization_rescore,
-            quantization_oversampling=self.quantization_oversampling,
-            rrf_k=self.rrf_k,
-            fusion_weights=self.fusion_weights,
-            prefetch_limit=self.prefetch_limit,
+            filter=filter,
+            limit=self.fetch,
         )
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ragsonde.errors import QueryValidationError
 from ragsonde.explain.ladder import climb
 from ragsonde.explain.models import MissesReport, QueryMisses
-from ragsonde.explain.pipeline import Pipeline, _setting
+from ragsonde.explain.pipeline import Pipeline
 from ragsonde.explain.probe import Case, Probe, Setup, TokenWindow, probe
 from ragsonde.explain.retrievability import collection_documents, retrievability
 from ragsonde.progress import Progress
@@ -58,9 +58,7 @@ def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[C
     if mode != "dense":
         first = next(iter(setup.store.scroll(setup.collection, batch_size=1)), [])
         recorded = recorded_language(first[0].payload) if first else None
-        language = query_language(
-            setup.collection, recorded, _setting(ws.settings, "bm25_language")
-        )
+        language = query_language(setup.collection, recorded, ws.settings.index.bm25_language)
         sparse = list(Bm25Encoder(language=language).embed_queries(texts))
     resolver = FilterResolver(setup.mapping)
     cases = []

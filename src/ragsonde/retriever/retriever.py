@@ -19,7 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.embedders.isolate import embed_groups
-from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_language
+from ragsonde.embedders.sparse import (
+    Bm25Encoder,
+    query_language,
+    recorded_bm25,
+    recorded_language,
+)
 from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
 from ragsonde.models import (
     BatchRequest,
@@ -32,6 +37,7 @@ from ragsonde.models import (
     parse_query,
     validation_error_from_pydantic,
 )
+from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.retriever.filters import FilterResolver
 from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store, similarity_of
 from ragsonde.store.base import SparseVector
@@ -78,6 +84,8 @@ class _Pending:
     index: int
     query: Query
     collection: str
+    params: SearchParams
+    """What this query runs with (:meth:`Retriever.params_for`)."""
     spec: SearchSpec | None = None
     vector: list[float] | None = None
     sparse: SparseVector | None = None
@@ -100,12 +108,16 @@ class Retriever:
         store: Store | None = None,
         embedder: Embedder | None = None,
         limits: Limits | None = None,
-        exact: bool = False,
+        search: SearchParams | None = None,
         mapping: PayloadMapping | None = None,
     ) -> None:
         """Answer with ``workspace``'s store and embedder (its owner closes it), or with a
         workspace of its own built from ``settings``, ``store`` and ``embedder`` (closed by
-        :meth:`close`, which closes only what that workspace opened)."""
+        :meth:`close`, which closes only what that workspace opened).
+
+        ``search``: the search parameters to run with; those it does not set inherit the
+        settings' (``settings.search``). A query's own ``mode``, ``top_k``,
+        ``score_threshold`` and ``search`` override them for that query alone."""
         self._own_workspace = workspace is None
         if workspace is None:
             workspace = Workspace(settings, store=store, embedder=embedder)
@@ -115,11 +127,12 @@ class Retriever:
         self.settings = self.workspace.settings
         self._sparse: dict[str, Bm25Encoder] = {}
         self.limits = limits or self.settings.limits
-        self.exact = exact or self.settings.exact
+        self.search = self.settings.search.overlay(search)
         # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
         self.mapping = mapping if mapping is not None else self.settings.payload_mapping
         self._info: dict[str, tuple[float, CollectionInfo]] = {}
         self._recorded: dict[str, tuple[float, str | None]] = {}
+        self._index: dict[str, tuple[float, IndexParams]] = {}
         self._filters = FilterResolver(self.mapping)
 
     # -- components, from the workspace (opened there on first use) ---------------------------
@@ -166,7 +179,7 @@ class Retriever:
         name = q.collection or collection or self.settings.collection
         timings = Timings()
         try:
-            pending = _Pending(0, q, name)
+            pending = _Pending(0, q, name, self.params_for(q))
             info = self._prepare([pending])[0]
             if isinstance(info, RagsondeError):
                 raise info
@@ -179,7 +192,7 @@ class Retriever:
             hits = self.store.search(name, [self._spec(pending)])[0]
             t3 = time.perf_counter()
             timings.search_ms = _ms(t2, t3)
-            response = self._format(q, name, hits)
+            response = self._format(pending, hits)
             t4 = time.perf_counter()
             timings.post_processing_ms = _ms(t3, t4)
             timings.total_ms = _ms(t0, t4)
@@ -214,7 +227,7 @@ class Retriever:
         for i, raw in enumerate(envelope.queries):
             try:
                 q = self._parse(raw)
-                pending.append(_Pending(i, q, q.collection or default_coll))
+                pending.append(_Pending(i, q, q.collection or default_coll, self.params_for(q)))
             except QueryValidationError as e:
                 responses[i] = self._failure(e, raw, default_coll, Timings())
         prepared = self._prepare(pending)
@@ -247,7 +260,7 @@ class Retriever:
             search_ms = _ms(t2, time.perf_counter()) / len(group)
             for p, hits in zip(group, hit_lists, strict=True):
                 t3 = time.perf_counter()
-                resp = self._format(p.query, name, hits)
+                resp = self._format(p, hits)
                 post_ms = _ms(t3, time.perf_counter())
                 resp.timings = Timings(
                     embedding_ms=embed_ms,
@@ -267,11 +280,55 @@ class Retriever:
         )
 
     def _parse(self, raw: Query | Mapping[str, Any]) -> Query:
-        """A valid query; one that names no mode gets the ``mode`` setting."""
-        q = parse_query(raw, self.limits)
-        if "mode" not in q.model_fields_set and q.mode != self.settings.mode:
-            q = q.model_copy(update={"mode": self.settings.mode})
-        return q
+        """A valid query under this retriever's limits."""
+        return parse_query(raw, self.limits)
+
+    def params_for(self, q: Query) -> SearchParams:
+        """The search ``q`` runs: this retriever's parameters, then the query's ``search``
+        block, then the contract fields it sets (``mode``, ``top_k``, ``score_threshold``).
+        Only what the query *sets* counts: an unset field inherits."""
+        own: dict[str, Any] = {
+            k: getattr(q, k)
+            for k in ("mode", "top_k", "score_threshold")
+            if k in q.model_fields_set
+        }
+        try:
+            params = self.search.overlay(q.search).overlay(own)
+        except ValidationError as e:
+            raise validation_error_from_pydantic(e) from e
+        if params.top_k > self.limits.max_top_k:
+            raise QueryValidationError(
+                f"Invalid query: top_k: must be between 1 and {self.limits.max_top_k} (got "
+                f"{params.top_k}, from the search.top_k setting).",
+                field="top_k",
+            )
+        return params
+
+    def index_params(self, collection: str) -> IndexParams:
+        """How ``collection`` was built, as far as it records: quantization and HNSW graph from
+        the engine, BM25 parameters from the label its chunks carry (kept as long as its
+        info)."""
+
+        def read() -> IndexParams:
+            info = self._collection_info(collection)
+            fields: dict[str, Any] = {}
+            if info.index is not None:
+                fields["quantization"] = info.index.quantization.label
+                fields["hnsw_m"] = info.index.hnsw.m
+                fields["hnsw_ef_construct"] = info.index.hnsw.ef_construct
+            if info.sparse_vector_name is not None:
+                first = next(iter(self.store.scroll(collection, batch_size=1)), [])
+                bm25 = recorded_bm25(first[0].payload) if first else None
+                if bm25 is not None:
+                    fields.update(
+                        bm25_k1=bm25.k1,
+                        bm25_b=bm25.b,
+                        bm25_title_weight=bm25.title_weight,
+                        bm25_language=bm25.language,
+                    )
+            return IndexParams(**fields)
+
+        return _fresh(self._index, collection, read)
 
     def _envelope(self, batch: BatchRequest | Mapping[str, Any]) -> _Envelope:
         if isinstance(batch, BatchRequest):
@@ -313,24 +370,17 @@ class Retriever:
                         embedder=self.model_name,
                         embedder_dim=dim,
                     )
-                if p.query.mode != "dense" and info.sparse_vector_name is None:
+                if p.params.mode != "dense" and info.sparse_vector_name is None:
                     raise QueryValidationError(
                         f"Collection '{p.collection}' was built for dense search only, so mode "
-                        f"'{p.query.mode}' is not available. Re-ingest it with sparse (BM25) "
+                        f"'{p.params.mode}' is not available. Re-ingest it with sparse (BM25) "
                         "vectors, or use mode 'dense'.",
                         field="mode",
                     )
-                if p.query.mode != "dense":
+                if p.params.mode != "dense":
                     p.language = self._bm25_language(p.collection)
                 filt = self._filters.resolve(p.query.filters, info, self.store)
-                p.spec = SearchSpec(
-                    vector=None,
-                    limit=p.query.top_k,
-                    filter=filt,
-                    with_vectors=p.query.include_vectors,
-                    exact=self.exact,
-                    mode=p.query.mode,
-                )
+                p.spec = SearchSpec(vector=None, limit=p.params.top_k, filter=filt)
                 out.append(info)
             except RagsondeError as e:
                 out.append(e)
@@ -344,7 +394,7 @@ class Retriever:
         retries them one by one only when the combined call fails).
         """
         failed: dict[int, RagsondeError] = {}
-        dense = [p for p in pending if p.query.mode != "sparse"]
+        dense = [p for p in pending if p.params.mode != "sparse"]
         if dense:
             outcomes = embed_groups(
                 self.embedder.embed_queries, [[p.query.query_text] for p in dense]
@@ -356,7 +406,7 @@ class Retriever:
                     raise outcome  # not mapped at the embedder boundary: a bug, not an input
                 else:
                     p.vector = outcome[0].tolist()
-        lexical = [p for p in pending if p.query.mode != "dense" and p.index not in failed]
+        lexical = [p for p in pending if p.params.mode != "dense" and p.index not in failed]
         for language in dict.fromkeys(p.language for p in lexical):
             group = [p for p in lexical if p.language == language]
             sparse = self.sparse_encoder(language).embed_queries(
@@ -383,37 +433,28 @@ class Retriever:
             return recorded_language(first[0].payload) if first else None
 
         recorded = _fresh(self._recorded, collection, read)
-        return query_language(collection, recorded, self.settings.bm25_language)
+        return query_language(collection, recorded, self.settings.index.bm25_language)
 
     def _spec(self, p: _Pending) -> SearchSpec:
         base = p.spec
         if base is None or (p.vector is None and p.sparse is None):
             raise RuntimeError("query was not prepared and embedded")  # a bug, not user input
-        cfg = self.settings  # the search-time settings (ragsonde.toml, --config, tune's file)
-        return SearchSpec(
+        return SearchSpec.of(
+            p.params,
             vector=p.vector,
-            limit=base.limit,
-            filter=base.filter,
-            with_vectors=base.with_vectors,
-            exact=base.exact,
-            mode=base.mode,
             sparse=p.sparse,
-            fusion=cfg.fusion,
-            hnsw_ef=cfg.hnsw_ef,
-            quantization_rescore=cfg.quantization_rescore,
-            quantization_oversampling=cfg.quantization_oversampling,
-            rrf_k=cfg.rrf_k,
-            fusion_weights=cfg.fusion_weights,
-            prefetch_limit=cfg.prefetch_limit,
+            filter=base.filter,
+            with_vectors=p.query.include_vectors,
         )
 
-    def _format(self, q: Query, collection: str, hits: Sequence[Hit]) -> Response:
+    def _format(self, p: _Pending, hits: Sequence[Hit]) -> Response:
+        q, collection = p.query, p.collection
         results: list[Result] = []
         # The engine's order stands; the distance decides how its raw score maps into [0, 1].
         similarity = similarity_of(self._collection_info(collection).distance)
         for hit in hits:
             score = similarity(hit.score)
-            if score < q.score_threshold:
+            if score < p.params.score_threshold:
                 continue
             fields = self.mapping.read(hit.payload)
             result = Result(
@@ -437,9 +478,11 @@ class Retriever:
             status="success",
             results=results,
             total_results=len(results),
-            top_k_requested=q.top_k,
+            top_k_requested=p.params.top_k,
             collection=collection,
             model=self.model_name,
+            search=p.params,
+            index=self.index_params(collection),
         )
 
     def _error_for(self, p: _Pending, exc: RagsondeError, timings: Timings) -> Response:

@@ -80,9 +80,7 @@ class EvalRequest(EvalOptions):
 
     def options(self) -> EvalOptions:
         """The options alone (what :func:`~ragsonde.evaluate.evaluate` takes)."""
-        return EvalOptions.model_validate(
-            self.model_dump(exclude={"dataset", "benchmark", "collection"})
-        )
+        return EvalOptions(**self.given())
 
 
 class JobProgress(BaseModel):
@@ -228,9 +226,7 @@ def _run(job: EvalJob, state: ServerState) -> None:
             path,
             collection=req.collection,
             options=req.options(),
-            settings=state.settings,
-            store=state.workspace.store,
-            embedder=state.workspace.embedder,
+            workspace=state.workspace,
             progress=job,
         )
         _save(job, state)
