@@ -21,6 +21,7 @@ from ragsonde.explain.pipeline import Pipeline
 from ragsonde.explain.probe import Case, Probe, Setup, TokenWindow, probe
 from ragsonde.explain.retrievability import collection_documents, retrievability
 from ragsonde.progress import Progress
+from ragsonde.store.base import SparseVector
 from ragsonde.store.resolve import POINT_ID
 from ragsonde.workspace import Workspace, using
 
@@ -53,8 +54,10 @@ def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[C
         return []
     mode = setup.pipeline.mode
     texts = [q.text for q in queries]
-    vectors = ws.embedder.embed_queries(texts).tolist() if mode != "sparse" else [None] * len(texts)
-    sparse: list[object] = [None] * len(texts)
+    vectors: list[list[float] | None] = [None] * len(texts)
+    if mode != "sparse":
+        vectors = list(ws.embedder.embed_queries(texts).tolist())
+    sparse: list[SparseVector | None] = [None] * len(texts)
     if mode != "dense":
         first = next(iter(setup.store.scroll(setup.collection, batch_size=1)), [])
         recorded = recorded_language(first[0].payload) if first else None
@@ -64,9 +67,8 @@ def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[C
     cases = []
     for q, vec, sv in zip(queries, vectors, sparse, strict=True):
         filt = resolver.resolve(q.filters, setup.info, setup.store)
-        cases.append(
-            Case(q.query_id, q.text, dict(q.relevant), filt, setup.pipeline.spec(vec, sv, filt))  # type: ignore[arg-type]
-        )
+        spec = setup.pipeline.spec(vec, sv, filt)
+        cases.append(Case(q.query_id, q.text, dict(q.relevant), filt, spec))
     return cases
 
 
