@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "ingest",
     "push",
     "eval",
+    "explain",
     "compare",
     "generate",
     "judge",

@@ -148,6 +148,17 @@ def eval_command(
     no_throughput: Annotated[
         bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
     ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Blame each missed relevant document on the pipeline stage that lost it "
+            "(a 'misses' section: stage histogram, worst queries, retrievability).",
+        ),
+    ] = False,
+    explain_k: Annotated[
+        int, typer.Option("--explain-k", help="--explain: a miss is outside this top k.")
+    ] = 10,
     corpus: CorpusOpt = None,
     embedder: EmbedderOpt = None,
     versus: VersusOpt = None,
@@ -198,6 +209,12 @@ def eval_command(
         allow_missing=allow_missing,
         judged_only=judged_only,
     )
+    if explain and (versus is not None or collection_b or against is not None):
+        raise QueryValidationError(
+            "explain: --explain explains one evaluation; run it without --versus/--against "
+            "(or on each collection alone).",
+            field="explain",
+        )
     if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
         run_versus(
             dataset,
@@ -224,6 +241,12 @@ def eval_command(
         result = evaluate(
             dataset, settings=settings, options=options, progress=bar, ingest=ingest, corpus=corpus
         )
+    if explain:
+        from ragsonde.explain import explain_report
+
+        explain_report(
+            result, dataset, k=explain_k, split=split, queries=queries, settings=settings
+        )
     if save is not None:
         save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
     if run_out is not None:
@@ -236,6 +259,10 @@ def eval_command(
         print_json(result)
     else:
         render_report(result)
+        if result.misses is not None:
+            from ragsonde.cli._misses import render_misses
+
+            render_misses(result.misses)
         if result.judged_only:
             console.print(
                 "[bold]scored over judged hits only[/] (--judged-only): unjudged hits were "

@@ -54,7 +54,7 @@ def render_response(resp: Response, model_load_ms: float | None = None) -> None:
             source.append(f"\n{r.url}", style="cyan")
         snippet = r.text if len(r.text) <= 300 else r.text[:300] + "…"
         table.add_row(
-            str(r.rank),
+            str(r.rank + 1),  # 1-based, as the web page shows it
             _score_bar(r.similarity_score) + Text(f" {r.similarity_score:.3f}"),
             source,
             Text(snippet),

@@ -107,6 +107,8 @@ class SearchSpec:
     """HNSW search breadth (``None``: the store's own ``hnsw_ef``, else the engine's)."""
     quantization_rescore: bool | None = None
     quantization_oversampling: float | None = None
+    quantization_ignore: bool = False
+    """Search the full-precision vectors, not the quantized ones (``explain``'s relaxation)."""
     rrf_k: int | None = None
     """fusion=rrf: the k of 1/(k + rank)."""
     fusion_weights: tuple[float, float] | None = None
