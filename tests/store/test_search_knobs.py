@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragsonde.config_sources import FlatNameWarning
 from ragsonde.config import Settings, load_settings
+from ragsonde.config_sources import FlatNameWarning
 from ragsonde.errors import ErrorCode, QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation
 from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store, open_store

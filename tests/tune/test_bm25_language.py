@@ -87,7 +87,9 @@ def test_tune_re_encodes_in_the_collections_language_and_saves_it(
     assert values["index"]["bm25_language"] == "german"
     assert load_settings(config=path).bm25_params == Bm25Params(k1=0.9, b=0.4, language="german")
 
-    contrary = settings.model_copy(update={"index": settings.index.overlay({"bm25_language": "english"})})
+    contrary = settings.model_copy(
+        update={"index": settings.index.overlay({"bm25_language": "english"})}
+    )
     with pytest.raises(QueryValidationError, match=r"built for german.*is english"):
         tune(
             dataset,
