@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -22,8 +22,6 @@ from ragsonde.embedders.isolate import embed_groups
 from ragsonde.embedders.sparse import (
     Bm25Encoder,
     query_language,
-    recorded_bm25,
-    recorded_language,
 )
 from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
 from ragsonde.models import (
@@ -38,6 +36,7 @@ from ragsonde.models import (
     validation_error_from_pydantic,
 )
 from ragsonde.models.params import IndexParams, SearchParams
+from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
 from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store, similarity_of
 from ragsonde.store.base import SparseVector
@@ -46,22 +45,6 @@ from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE
 from ragsonde.workspace import Workspace
 
 __all__ = ["Retriever"]
-
-_INFO_TTL_S = 5.0
-
-
-_T = TypeVar("_T")
-
-
-def _fresh(cache: dict[str, tuple[float, _T]], key: str, load: Callable[[], _T]) -> _T:
-    """``cache[key]`` while younger than ``_INFO_TTL_S``, else ``load()``, kept with its time."""
-    now = time.monotonic()
-    kept = cache.get(key)
-    if kept is not None and now - kept[0] < _INFO_TTL_S:
-        return kept[1]
-    value = load()
-    cache[key] = (now, value)
-    return value
 
 
 def _ms(start: float, end: float) -> float:
@@ -130,9 +113,7 @@ class Retriever:
         self.search = self.settings.search.overlay(search)
         # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
         self.mapping = mapping if mapping is not None else self.settings.payload_mapping
-        self._info: dict[str, tuple[float, CollectionInfo]] = {}
-        self._recorded: dict[str, tuple[float, str | None]] = {}
-        self._index: dict[str, tuple[float, IndexParams]] = {}
+        self._facts = CollectionFacts(lambda: self.store)
         self._filters = FilterResolver(self.mapping)
 
     # -- components, from the workspace (opened there on first use) ---------------------------
@@ -305,30 +286,9 @@ class Retriever:
         return params
 
     def index_params(self, collection: str) -> IndexParams:
-        """How ``collection`` was built, as far as it records: quantization and HNSW graph from
-        the engine, BM25 parameters from the label its chunks carry (kept as long as its
-        info)."""
-
-        def read() -> IndexParams:
-            info = self._collection_info(collection)
-            fields: dict[str, Any] = {}
-            if info.index is not None:
-                fields["quantization"] = info.index.quantization.label
-                fields["hnsw_m"] = info.index.hnsw.m
-                fields["hnsw_ef_construct"] = info.index.hnsw.ef_construct
-            if info.sparse_vector_name is not None:
-                first = next(iter(self.store.scroll(collection, batch_size=1)), [])
-                bm25 = recorded_bm25(first[0].payload) if first else None
-                if bm25 is not None:
-                    fields.update(
-                        bm25_k1=bm25.k1,
-                        bm25_b=bm25.b,
-                        bm25_title_weight=bm25.title_weight,
-                        bm25_language=bm25.language,
-                    )
-            return IndexParams(**fields)
-
-        return _fresh(self._index, collection, read)
+        """How ``collection`` was built, as far as it records
+        (:meth:`~ragsonde.retriever.facts.CollectionFacts.index_params`)."""
+        return self._facts.index_params(collection)
 
     def _envelope(self, batch: BatchRequest | Mapping[str, Any]) -> _Envelope:
         if isinstance(batch, BatchRequest):
@@ -353,7 +313,7 @@ class Retriever:
 
     # -- shared stages ------------------------------------------------------------------------
     def _collection_info(self, name: str) -> CollectionInfo:
-        return _fresh(self._info, name, lambda: self.store.collection_info(name))
+        return self._facts.info(name)
 
     def _prepare(self, pending: Sequence[_Pending]) -> list[CollectionInfo | RagsondeError]:
         """Check each query against its collection (exists, size, mode, filters) before any
@@ -428,11 +388,7 @@ class Retriever:
         ``bm25_language`` setting; a setting that contradicts the record is a VALIDATION_ERROR
         (:func:`~ragsonde.embedders.sparse.query_language`)."""
 
-        def read() -> str | None:
-            first = next(iter(self.store.scroll(collection, batch_size=1)), [])
-            return recorded_language(first[0].payload) if first else None
-
-        recorded = _fresh(self._recorded, collection, read)
+        recorded = self._facts.recorded_language(collection)
         return query_language(collection, recorded, self.settings.index.bm25_language)
 
     def _spec(self, p: _Pending) -> SearchSpec:
