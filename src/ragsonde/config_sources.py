@@ -70,8 +70,9 @@ def _set_fields(value: Any) -> Any:
 
 
 def nest_flat(data: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """``data`` with deprecated flat names moved into their tables (a value the table itself
-    gives wins: it is the new spelling, in the same layer) and parameter models as dicts."""
+    """``data`` with deprecated flat names moved into their tables (a flat name given beside
+    its table wins: ``Settings(**{**s.model_dump(), "mode": "hybrid"})`` means hybrid) and
+    parameter models as dicts of the fields they set."""
     out = {k: _set_fields(v) for k, v in data.items() if k not in DEPRECATED_FLAT}
     for name, value in data.items():
         table = DEPRECATED_FLAT.get(name)
@@ -80,7 +81,7 @@ def nest_flat(data: Mapping[str, Any], where: str) -> dict[str, Any]:
         _warn_flat(name, table, where)
         nested = out.get(table)
         nested = dict(nested) if isinstance(nested, Mapping) else {}
-        nested.setdefault(name, value)
+        nested[name] = value  # named on purpose in this layer: more specific than the table
         out[table] = nested
     return out
 
