@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "push",
     "eval",
     "compare",
+    "history",
     "generate",
     "judge",
     "tune",

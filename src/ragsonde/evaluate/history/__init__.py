@@ -14,11 +14,14 @@ from ragsonde.evaluate.history.baseline import load_exported, resolve_baseline, 
 from ragsonde.evaluate.history.diff import diff_runs, fingerprint_changes, query_flips
 from ragsonde.evaluate.history.fingerprint import build_fingerprint
 from ragsonde.evaluate.history.models import (
+    ExportResult,
     FieldChange,
     Fingerprint,
+    PruneResult,
     QueryFlip,
     RunDiff,
     RunList,
+    RunShow,
     RunSummary,
     Trend,
     TrendPoint,
@@ -28,13 +31,16 @@ from ragsonde.evaluate.history.store import HistoryStore, RecordedRun
 from ragsonde.evaluate.history.trend import sparkline, trend, write_svg
 
 __all__ = [
+    "ExportResult",
     "FieldChange",
     "Fingerprint",
     "HistoryStore",
+    "PruneResult",
     "QueryFlip",
     "RecordedRun",
     "RunDiff",
     "RunList",
+    "RunShow",
     "RunSummary",
     "Trend",
     "TrendPoint",

@@ -19,8 +19,10 @@ from ragsonde.evaluate.history.models import FieldChange, Fingerprint, QueryFlip
 from ragsonde.evaluate.history.store import RecordedRun
 from ragsonde.evaluate.report import EvalReport
 
-__all__ = ["diff_runs", "fingerprint_changes", "flip_metric", "query_flips"]
+__all__ = ["DEFAULT_METRICS", "diff_runs", "fingerprint_changes", "flip_metric", "query_flips"]
 
+#: The metrics a diff compares when none is named (those both runs have).
+DEFAULT_METRICS = ("ndcg@10", "recall@10", "mrr@10", "hit_rate@10")
 #: The metric whose hits and misses are listed, first one both runs have.
 _FLIP_PREFERENCE = ("hit_rate@10", "hit_rate@5", "recall@10", "ndcg@10")
 
@@ -75,7 +77,8 @@ def diff_runs(
     across_benchmarks: bool = False,
     gate: bool = False,
 ) -> RunDiff:
-    """B against A. ``gate``: add the no-regression verdict on ``metrics`` (default ndcg@10)."""
+    """B against A on ``metrics`` (default: :data:`DEFAULT_METRICS`, else all both have).
+    ``gate``: add the no-regression verdict (on ndcg@10 when compared)."""
     from ragsonde.evaluate.compare import compare_reports
 
     changes = fingerprint_changes(a.fingerprint, b.fingerprint)
@@ -93,6 +96,9 @@ def diff_runs(
             ),
             changes=changes,
         )
+    if not metrics:
+        shared = a.report.metrics.keys() & b.report.metrics.keys()
+        metrics = [m for m in DEFAULT_METRICS if m in shared] or None
     comparison = compare_reports(a.report, b.report, metrics, alpha=alpha, n_resamples=n_resamples)
     verdict = no_regression_gate(comparison, metrics) if gate else None
     flip = flip_metric(a.report, b.report)

@@ -21,12 +21,15 @@ __all__ = [
     "CodePart",
     "ContentPart",
     "EmbedderPart",
+    "ExportResult",
     "FieldChange",
     "Fingerprint",
     "IndexPart",
+    "PruneResult",
     "QueryFlip",
     "RunDiff",
     "RunList",
+    "RunShow",
     "RunSummary",
     "Trend",
     "TrendPoint",
@@ -195,3 +198,26 @@ class Trend(_Frozen):
     confidence: float
     points: list[TrendPoint]
     sparkline: str
+
+
+class RunShow(_Frozen):
+    """``history show RUN``: the run, what it ran against, its metrics with their bands."""
+
+    run: RunSummary
+    fingerprint: Fingerprint
+    bands: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="Metric -> 95 % bootstrap interval of its mean."
+    )
+    warnings: list[str] = Field(default_factory=list)
+
+
+class PruneResult(_Frozen):
+    history: str
+    deleted: int
+    kept: int
+
+
+class ExportResult(_Frozen):
+    history: str
+    path: str
+    runs: int

@@ -412,6 +412,16 @@ class HistoryStore:
         data["per_query"] = {qid: QueryRow.model_validate(r) for qid, r in rows.items()}
         return RecordedRun(summary, fingerprint, EvalReport.model_validate(data))
 
+    def bands(self, run_id: int) -> dict[str, tuple[float, float]]:
+        """Metric -> the bootstrap interval recorded with the run."""
+        with self._mapped():
+            return {
+                m: (lo, hi)
+                for m, lo, hi in self._db.execute(
+                    "SELECT metric, ci_low, ci_high FROM run_metrics WHERE run_id = ?", (run_id,)
+                )
+            }
+
     def ids(self, *, benchmark_sha256: str | None = None) -> list[int]:
         sql, args = "SELECT id FROM runs", []
         if benchmark_sha256:
