@@ -11,10 +11,8 @@ run in one history file:
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from typer.testing import CliRunner
 
 from ragsonde.config import Settings
 from ragsonde.embedders.onnx import OnnxEmbedder
+from tests.evaluate.history.support import Story, changed_labels
 from tests.support import Cli
 
 
@@ -42,25 +41,7 @@ def cli() -> Cli:
     return invoke
 
 
-@dataclass(frozen=True)
-class Story:
-    home: Path
-    history: Path
-    bench: Path
-    changed_labels: Path
-    runs: dict[str, int]
-
-
-def changed_labels(bench: Path, out: Path) -> Path:
-    """``bench`` with the first query's relevant document swapped for another one."""
-    lines = bench.read_text(encoding="utf-8").splitlines()
-    first = json.loads(lines[0])
-    first["relevant"] = ["imu"] if first["relevant"] != ["imu"] else ["lidar"]
-    out.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
-    return out
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def story(
     tmp_path_factory: pytest.TempPathFactory, sample_home: Path, embedder: OnnxEmbedder
 ) -> Story:
@@ -96,4 +77,4 @@ def story(
     (root / "v2").mkdir()
     labels = changed_labels(bench, root / "v2" / bench.name)  # same name: only labels differ
     runs["labels"] = run(tuned, labels)
-    return Story(home=home, history=history, bench=bench, changed_labels=labels, runs=runs)
+    return Story(home, history, bench, labels, runs, embedder)
