@@ -71,25 +71,16 @@ def test_two_evals_at_once_record_both_runs(story, tmp_path: Path):
         home = tmp_path / name
         shutil.copytree(story.home, home)
         env = {**home_env(home), "RAGSONDE_HISTORY": str(history)}
+        args = ["eval", str(story.bench), "-c", "robotics", "--no-throughput", "--json"]
         procs.append(
             subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "ragsonde",
-                    "eval",
-                    str(story.bench),
-                    "-c",
-                    "robotics",
-                    "--no-throughput",
-                    "--json",
-                ],
+                [sys.executable, "-m", "ragsonde", *args],
                 env=env,
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
-            )  # fmt: skip
+            )
         )
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (_, err) in zip(procs, outs, strict=True):
