@@ -5,7 +5,6 @@ error ``code`` (the table of codes in ``docs/CONTRACT.md``, the contract's copy 
 
     RagsondeError                      (base; never raised itself)
     ├── QueryValidationError           VALIDATION_ERROR      bad input: a query, a file, a setting
-    │   └── HistoryFileError           VALIDATION_ERROR      the run history file is damaged
     ├── StoreConnectionError           CONNECTION_ERROR      Qdrant unreachable, timed out, locked
     ├── AuthError                      AUTH_ERROR            Qdrant or embedding API refused the key
     ├── CollectionNotFoundError        COLLECTION_NOT_FOUND  no such collection
@@ -31,7 +30,6 @@ __all__ = [
     "DimensionMismatchError",
     "EmbeddingError",
     "ErrorCode",
-    "HistoryFileError",
     "QueryValidationError",
     "RagsondeError",
     "StoreConnectionError",
@@ -74,21 +72,6 @@ class QueryValidationError(RagsondeError):
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
-
-
-class HistoryFileError(QueryValidationError):
-    """The run history (an SQLite file) is damaged, truncated, or from a newer ragsonde.
-
-    ``path`` is the file; it is never rewritten: the message says how to move it aside."""
-
-    def __init__(self, path: object, what: str) -> None:
-        super().__init__(
-            f"History file {path} is {what}. It was left untouched. Move it aside to start a new "
-            f"history (mv '{path}' '{path}.damaged'), or salvage its runs with `sqlite3 '{path}' "
-            ".recover`; evaluate without recording meanwhile with --no-record (RAGSONDE_RECORD=0).",
-            field="history",
-        )
-        self.path = path
 
 
 class StoreConnectionError(RagsondeError):

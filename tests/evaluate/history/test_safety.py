@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.errors import HistoryFileError
-from ragsonde.evaluate.history import HistoryStore
+from ragsonde.evaluate.history import HistoryFileError, HistoryStore
 from ragsonde.workspace import Workspace
 from tests.evaluate.history.support import Story
 from tests.support import ROOT, home_env
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.slow  # processes and the model
 
 _WRITER = """
 import sys
-from ragsonde.evaluate.history import HistoryStore
+from ragsonde.evaluate.history import HistoryFileError, HistoryStore
 from ragsonde.evaluate.history.baseline import load_exported
 run = load_exported(__import__("pathlib").Path(sys.argv[2]))
 for _ in range(int(sys.argv[3])):

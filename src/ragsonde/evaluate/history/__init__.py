@@ -27,13 +27,14 @@ from ragsonde.evaluate.history.models import (
     TrendPoint,
 )
 from ragsonde.evaluate.history.record import history_path, record_eval, recording_on
-from ragsonde.evaluate.history.store import HistoryStore, RecordedRun
+from ragsonde.evaluate.history.store import HistoryFileError, HistoryStore, RecordedRun
 from ragsonde.evaluate.history.trend import sparkline, trend, write_svg
 
 __all__ = [
     "ExportResult",
     "FieldChange",
     "Fingerprint",
+    "HistoryFileError",
     "HistoryStore",
     "PruneResult",
     "QueryFlip",

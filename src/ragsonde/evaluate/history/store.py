@@ -31,11 +31,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from ragsonde.errors import HistoryFileError, QueryValidationError, StoreConnectionError
+from ragsonde.errors import QueryValidationError, StoreConnectionError
 from ragsonde.evaluate.history.models import Fingerprint, RunSummary
 from ragsonde.evaluate.report import EvalReport, QueryRow
 
-__all__ = ["MIGRATIONS", "HistoryStore", "RecordedRun"]
+__all__ = ["MIGRATIONS", "HistoryFileError", "HistoryStore", "RecordedRun"]
 
 #: Schema migrations, in order: the database's ``schema_version`` is how many were applied.
 MIGRATIONS: tuple[str, ...] = (
@@ -99,6 +99,21 @@ _SUMMARY_COLUMNS = (
     "id, created_at, dataset, benchmark, benchmark_sha256, collection, embedder, n_queries, "
     "passed, seconds"
 )
+
+
+class HistoryFileError(QueryValidationError):
+    """The history file is damaged, truncated, or from a newer ragsonde (VALIDATION_ERROR:
+    a bad input file). ``path`` is the file; it is never rewritten: the message says how to
+    move it aside."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        super().__init__(
+            f"History file {path} is {what}. It was left untouched. Move it aside to start a new "
+            f"history (mv '{path}' '{path}.damaged'), or salvage its runs with `sqlite3 '{path}' "
+            ".recover`; evaluate without recording meanwhile with --no-record (RAGSONDE_RECORD=0).",
+            field="history",
+        )
+        self.path = path
 
 
 class RecordedRun:
