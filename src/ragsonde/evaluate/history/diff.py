@@ -96,11 +96,12 @@ def diff_runs(
             ),
             changes=changes,
         )
+    named = list(metrics) if metrics else None
     if not metrics:
         shared = a.report.metrics.keys() & b.report.metrics.keys()
         metrics = [m for m in DEFAULT_METRICS if m in shared] or None
     comparison = compare_reports(a.report, b.report, metrics, alpha=alpha, n_resamples=n_resamples)
-    verdict = no_regression_gate(comparison, metrics) if gate else None
+    verdict = no_regression_gate(comparison, named) if gate else None
     flip = flip_metric(a.report, b.report)
     return RunDiff(
         a=a.summary,
