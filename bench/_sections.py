@@ -494,3 +494,40 @@ def embed_section(d: dict[str, Any]) -> list[str]:
         "",
     ]
     return out
+
+
+def history_section(h: dict[str, Any]) -> list[str]:
+    o, s = h["overhead"], h["scale"]
+    return [
+        "## Run history (`bench/bench_history.py`)",
+        "",
+        f"Run {h['date']}. Recording: a SciFact eval of {o['queries']} test queries (their "
+        f"documents and others as distractors), evaluated without and with recording, interleaved, same "
+        f"process; the recording alone (fingerprint + one SQLite transaction) timed inside the "
+        f"recorded runs. Scale: that run recorded {s['runs']} times ({s['queries_per_run']} "
+        f"queries each, {s['file_mb']} MB), the fingerprint changing every 100 runs.",
+        "",
+        "| figure | value | target | |",
+        "|---|---|---|---|",
+        f"| eval, not recorded / recorded (s, median) | {fmt(o['eval_s'])} / "
+        f"{fmt(o['eval_recorded_s'])} (× {fmt(o['ratio_wall'], 3)}) | | |",
+        f"| recording alone (s) / share of the eval | {fmt(o['recording_s'], 3)} / "
+        f"{o['recording_share']:.1%} | ≤ 5 % | {met_mark(o['target_met'])} |",
+        f"| `history list`, library (s) | {fmt(s['list_library_s'], 3)} | < 1 s | "
+        f"{met_mark(s['list_library_s'] < 1)} |",
+        f"| `history trend ndcg@10` + SVG, library (s) | {fmt(s['trend_library_s'], 3)} | < 1 s "
+        f"| {met_mark(s['trend_library_s'] < 1)} |",
+        f"| `ragsonde history list --json`, whole process (s) | {fmt(s['list_cli_s'], 3)} | | |",
+        f"| `ragsonde history trend ndcg@10`, whole process (s) | {fmt(s['trend_cli_s'], 3)} | | |",
+        f"| … of which Python start + `import ragsonde.cli` (s) | {fmt(s['python_start_s'], 3)} "
+        "| | |",
+        "",
+        "**Reading.** The recording's cost is fixed per run plus one row per (query, metric): "
+        "the collection's info, one scroll of 512 payloads, the model weights' hash (once per "
+        "file, then remembered in the history), `git rev-parse`, and one transaction. The "
+        "wall-time ratio of the two evals is the noisier figure on a shared machine; the share "
+        "timed inside the run is the one the target reads. `list` and `trend` read only the "
+        "runs and run-metrics tables (indexed); the per-query tables are read by `show`, "
+        "`diff` and `export`.",
+        "",
+    ]

@@ -23,6 +23,7 @@ from _sections import (  # noqa: E402
     budget_rps,
     embed_section,
     eval_section,
+    history_section,
     hostile_section,
     index_section,
     ingest_section,
@@ -202,6 +203,7 @@ def main() -> None:
         ("labels", labels_section),
         ("tune", tune_section),
         ("hybrid_ceiling", hybrid_ceiling_section),
+        ("history", history_section),
     )
     for name, render in sections:
         data = _load(name)
