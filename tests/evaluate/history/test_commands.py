@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from ragsonde.evaluate.schema import get_schema
-from tests.evaluate.history.support import Story
+from tests.evaluate.history.support import Story, degraded_copy
 from tests.support import Cli
 
 
@@ -81,20 +81,9 @@ def test_export_then_prune(cli: Cli, story: Story, tmp_path: Path):
 def test_eval_baseline_from_an_export_gates_on_a_regression(cli: Cli, story: Story, tmp_path: Path):
     """The exported baseline against the same collection passes; against a copy that lost
     two thirds of its documents, the gate fails (exit 1) and the diff names what changed."""
-    from ragsonde.store.edge import EdgeStore
-
     exported = tmp_path / "baseline.jsonl"
     assert cli("history", "export", "1", "--history", str(story.history), "-o", str(exported))
-    degraded = tmp_path / "degraded"
-    shutil.copytree(story.home, degraded, ignore=shutil.ignore_patterns("history.sqlite*"))
-    store = EdgeStore(degraded)
-    try:
-        points = [p for batch in store.scroll("robotics") for p in batch]
-        docs = sorted({p.payload["doc_id"] for p in points})
-        kept = set(docs[::3])
-        store.delete_points("robotics", [p.id for p in points if p.payload["doc_id"] not in kept])
-    finally:
-        store.close()
+    degraded = degraded_copy(story.home, tmp_path / "degraded")
     history = tmp_path / "h.sqlite"
     args = ["eval", str(story.bench), "-c", "robotics", "--no-throughput"]
     ok = cli(
@@ -126,3 +115,17 @@ def test_no_record_records_nothing(cli: Cli, story: Story, tmp_path: Path, flag:
     assert "recorded as run" not in r.stdout and not history.exists()
     r = cli(*args, env=env)
     assert "recorded as run 1" in r.stdout and history.exists()
+
+
+def test_the_pytest_plugin_fails_on_a_regression_against_an_exported_baseline(
+    cli: Cli, story: Story, tmp_path: Path
+):
+    from ragsonde.config import Settings
+    from ragsonde.testing.pytest_plugin import retrieval_gates
+
+    exported = tmp_path / "baseline.jsonl"
+    assert cli("history", "export", "1", "--history", str(story.history), "-o", str(exported))
+    degraded = degraded_copy(story.home, tmp_path / "degraded")
+    settings = Settings(home=degraded, collection="robotics")
+    with pytest.raises(AssertionError, match=r"regressed against baseline run 1 .*\n  ndcg@10"):
+        retrieval_gates(story.bench, [], settings=settings, baseline=exported, allow_missing=True)
