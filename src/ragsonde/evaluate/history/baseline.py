@@ -21,6 +21,9 @@ from ragsonde.evaluate.report import EvalReport
 
 __all__ = ["load_exported", "resolve_baseline", "resolve_run"]
 
+#: Run ids are SQLite integers (at most 2**63 - 1: 19 digits).
+_MAX_ID_DIGITS = 18
+
 
 def resolve_run(
     hs: HistoryStore,
@@ -33,7 +36,9 @@ def resolve_run(
     """The id ``ref`` names (``12``, ``last``, ``last~N``, ``best``); ``benchmark_sha256``
     restricts ``last``/``best`` to runs of that benchmark; ``exclude`` is never chosen."""
     ref = ref.strip()
-    if ref.isdigit():
+    if ref.isascii() and ref.isdigit():
+        if len(ref) > _MAX_ID_DIGITS:  # past SQLite's integers: no such run
+            raise QueryValidationError(f"no run {ref[:20]}… in history {hs.path}.", field="run")
         hs.summary(int(ref))  # a VALIDATION_ERROR when there is none
         return int(ref)
     ids = [i for i in hs.ids(benchmark_sha256=benchmark_sha256) if i != exclude]
