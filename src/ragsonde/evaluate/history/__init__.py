@@ -11,6 +11,7 @@ into it once a report is finished, so it sits beside the report, not above the r
 from __future__ import annotations
 
 from ragsonde.evaluate.history.baseline import load_exported, resolve_baseline, resolve_run
+from ragsonde.evaluate.history.damage import HistoryFileError
 from ragsonde.evaluate.history.diff import diff_runs, fingerprint_changes, query_flips
 from ragsonde.evaluate.history.fingerprint import build_fingerprint
 from ragsonde.evaluate.history.models import (
@@ -27,7 +28,7 @@ from ragsonde.evaluate.history.models import (
     TrendPoint,
 )
 from ragsonde.evaluate.history.record import history_path, record_eval, recording_on
-from ragsonde.evaluate.history.store import HistoryFileError, HistoryStore, RecordedRun
+from ragsonde.evaluate.history.store import HistoryStore, RecordedRun
 from ragsonde.evaluate.history.trend import sparkline, trend, write_svg
 
 __all__ = [

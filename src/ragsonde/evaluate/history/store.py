@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from ragsonde.errors import QueryValidationError, StoreConnectionError
+from ragsonde.evaluate.history.damage import HistoryFileError, check_file
 from ragsonde.evaluate.history.models import Fingerprint, RunSummary
 from ragsonde.evaluate.report import EvalReport, QueryRow
 
-__all__ = ["MIGRATIONS", "HistoryFileError", "HistoryStore", "RecordedRun"]
+__all__ = ["MIGRATIONS", "HistoryStore", "RecordedRun"]
 
 #: Schema migrations, in order: the database's ``schema_version`` is how many were applied.
 MIGRATIONS: tuple[str, ...] = (
@@ -87,7 +88,6 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
-_HEADER = b"SQLite format 3\x00"
 #: SQLite's primary result codes for a damaged file (``sqlite_errorcode & 0xff``).
 _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_BUSY, _SQLITE_LOCKED = 11, 26, 5, 6
 #: How long a writer waits for another process's transaction (milliseconds).
@@ -101,21 +101,6 @@ _SUMMARY_COLUMNS = (
 )
 
 
-class HistoryFileError(QueryValidationError):
-    """The history file is damaged, truncated, or from a newer ragsonde (VALIDATION_ERROR:
-    a bad input file). ``path`` is the file; it is never rewritten: the message says how to
-    move it aside."""
-
-    def __init__(self, path: Path, what: str) -> None:
-        super().__init__(
-            f"History file {path} is {what}. It was left untouched. Move it aside to start a new "
-            f"history (mv '{path}' '{path}.damaged'), or salvage its runs with `sqlite3 '{path}' "
-            ".recover`; evaluate without recording meanwhile with --no-record (RAGSONDE_RECORD=0).",
-            field="history",
-        )
-        self.path = path
-
-
 class RecordedRun:
     """A run as read back: its summary, fingerprint and whole report."""
 
@@ -125,37 +110,12 @@ class RecordedRun:
         self.report = report
 
 
-def _check_file(path: Path) -> None:
-    """Refuse, before SQLite touches it, a file that is not a database or is cut short."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return
-    if size == 0:
-        return  # SQLite's own empty database
-    with path.open("rb") as fh:
-        head = fh.read(100)
-    if len(head) < 100 or not head.startswith(_HEADER):
-        raise HistoryFileError(path, "not an SQLite database (its header is not SQLite's)")
-    page_size = int.from_bytes(head[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(head[28:32], "big")
-    valid = head[24:28] == head[92:96]  # the in-header page count is current
-    wal = path.with_name(path.name + "-wal")
-    pending = wal.is_file() and wal.stat().st_size > 0  # a WAL may hold pages not yet copied
-    if not pending and (size % page_size or (valid and size < page_size * pages)):
-        raise HistoryFileError(
-            path,
-            f"truncated ({size} bytes; its header says {pages} pages of {page_size} bytes)",
-        )
-
-
 class HistoryStore:
     """The history file at ``path`` (created, with its folder, when missing)."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        _check_file(self.path)
+        check_file(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
