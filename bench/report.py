@@ -23,6 +23,7 @@ from _sections import (  # noqa: E402
     budget_rps,
     embed_section,
     eval_section,
+    history_section,
     hostile_section,
     index_section,
     ingest_section,
@@ -204,6 +205,7 @@ def main() -> None:
         ("tune", tune_section),
         ("hybrid_ceiling", hybrid_ceiling_section),
         ("explain", explain_section),
+        ("history", history_section),
     )
     for name, render in sections:
         data = _load(name)

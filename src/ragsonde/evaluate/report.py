@@ -310,6 +310,9 @@ class EvalReport(_Part):
     seconds: float = 0.0
     per_query: dict[str, QueryRow]
     _run: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)
+    history_run: int | None = Field(
+        default=None, exclude=True, description="The run's id in the run history, if recorded."
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

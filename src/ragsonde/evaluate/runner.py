@@ -260,6 +260,23 @@ def _ensure_collection(
     return IngestSummary.model_validate(report.to_json())
 
 
+def _record(
+    report: EvalReport, bench: Benchmark, ws: Workspace, record: bool | None, history: Any
+) -> None:
+    """The run into the history, after the report is finished (nothing in it changes)."""
+    from ragsonde.evaluate.history.record import record_eval, recording_on
+
+    if recording_on(record):
+        report.history_run = record_eval(
+            report,
+            bench,
+            store=ws.store,
+            embedder=ws.embedder,
+            settings=ws.settings,
+            history=history,
+        )
+
+
 def evaluate(
     dataset: str | Path,
     *,
@@ -273,6 +290,8 @@ def evaluate(
     ingest: bool = False,
     corpus: str | None = None,
     workspace: Workspace | None = None,
+    record: bool | None = None,
+    history: Path | str | None = None,
 ) -> EvalReport:
     """Evaluate retrieval on ``dataset`` against ``collection``; see :class:`EvalReport`.
 
@@ -280,6 +299,10 @@ def evaluate(
     ``store`` and ``embedder`` (it closes only what it opened). ``gates`` are added to
     ``options.gates``. With ``ingest``, a missing collection is first ingested from ``corpus``
     (any ``ragsonde ingest`` source), else the benchmark's BEIR corpus.
+
+    The finished report is recorded in the run history (``history``, else ``RAGSONDE_HISTORY``,
+    else ``<home>/history.sqlite``) unless ``record`` is False (or ``RAGSONDE_RECORD=0``); its
+    id is ``report.history_run``. See :mod:`ragsonde.evaluate.history`.
     """
     o = (options or EvalOptions()).with_gates(gates)
     names = metric_names(o.k)
@@ -409,6 +432,7 @@ def evaluate(
             report.index_health = ev.index_health(timings["search_ms"])
         report.gates = [g.evaluate(report) for g in o.parsed_gates]
         report.seconds = round(time.perf_counter() - started, 3)
+        _record(report, bench, ws, record, history)
         return report
     finally:
         if workspace is None:
