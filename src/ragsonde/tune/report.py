@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragsonde.store.variants import FusionSpec, SearchKnobs, VariantSpec, VariantStats
 from ragsonde.tune.grid import Aggregation, Grid
+from ragsonde.tune.variants import FusionSpec, SearchKnobs, VariantSpec, VariantStats
 
 __all__ = [
     "NOT_MEASURABLE",
