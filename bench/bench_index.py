@@ -126,7 +126,8 @@ def main() -> None:
                 settings=settings.model_copy(update={"collection": source}),
                 store=store,
                 embedder=embedder,
-                options=EvalOptions(ingest=True, throughput=False),
+                options=EvalOptions(throughput=False),
+                ingest=True,
             )
         build_s = build(store, source, target, points)
         rep = evaluate(

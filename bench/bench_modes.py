@@ -95,7 +95,8 @@ def main() -> None:
                 settings=settings,
                 store=store,
                 embedder=embedder,
-                options=EvalOptions(ingest=True, throughput=False),
+                options=EvalOptions(throughput=False),
+                ingest=True,
             )
         t0 = time.perf_counter()
         build_hybrid(store, embedder, dense, hybrid)
