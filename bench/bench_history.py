@@ -1,6 +1,6 @@
 """Run history: what recording costs an evaluation, and how fast ``history`` answers.
 
-    .venv/bin/python bench/bench_history.py [--quick] [--runs 1000]
+    .venv/bin/python -m bench.bench_history [--quick] [--runs 1000]
 
 1. Recording overhead. A SciFact eval (all 300 test queries, their documents and 300 others;
    quick: 50 queries, 100 others), built once, then evaluated ``--repeats`` times without and
@@ -25,8 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-from _common import SCIFACT, print_table, require_scifact, write_results  # noqa: E402
+from bench._common import SCIFACT, print_table, require_scifact, results_dir, write_results
 
 
 def overhead(tmp: Path, n_queries: int, n_extra: int, repeats: int) -> dict[str, object]:
@@ -55,7 +54,7 @@ def overhead(tmp: Path, n_queries: int, n_extra: int, repeats: int) -> dict[str,
         finally:
             recording.append(time.perf_counter() - t)
 
-    rec.record_eval = timed  # type: ignore[assignment]
+    rec.record_eval = timed
     evaluate(dataset, settings=settings, embedder=embedder, options=opts, history=history)
     recording.clear()  # the warm-up (and the weights' first hash) is not counted
     plain, recorded = [], []
@@ -174,14 +173,12 @@ def main() -> None:
     if args.scale_from:
         import json
 
-        from _common import RESULTS
-
         with tempfile.TemporaryDirectory() as name:
             scale = at_scale(
                 Path(name), Path(args.scale_from[0]), int(args.scale_from[1]), args.runs
             )
-        old = json.loads((RESULTS / "history.json").read_text(encoding="utf-8"))
-        print(f"wrote {write_results('history', {**old, 'scale': scale})}: {scale}")
+        old = json.loads((results_dir(False) / "history.json").read_text(encoding="utf-8"))
+        print(f"wrote {write_results('history', {**old, 'scale': scale}, quick=False)}: {scale}")
         return
     require_scifact()
     n_queries, n_extra = (50, 100) if args.quick else (300, 300)
@@ -209,7 +206,7 @@ def main() -> None:
         ["figure", "seconds"],
         [[k, v] for k, v in scale.items() if k.endswith("_s")],
     )
-    print(f"wrote {write_results('history', result)}")
+    print(f"wrote {write_results('history', result, quick=args.quick)}")
 
 
 if __name__ == "__main__":

@@ -10,13 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ragsonde.errors import RelevanceError
 from ragsonde.evaluate.comparison import Comparison, NoRegressionGate, no_regression_gate
 from ragsonde.evaluate.datasets import LOADERS, Benchmark, BenchQuery, load_benchmark
 from ragsonde.evaluate.gates import Gate, parse_gate
 from ragsonde.evaluate.integrity import IntegrityReport
 from ragsonde.evaluate.metrics import DEFAULT_KS, METRICS, compute_metrics, parse_metric
 from ragsonde.evaluate.options import EvalOptions
-from ragsonde.evaluate.relevance import RelevanceError
 from ragsonde.evaluate.report import SCHEMA_VERSION, EvalReport, VersusReport, load_report
 from ragsonde.evaluate.runner import evaluate
 from ragsonde.progress import Progress as EvalProgress

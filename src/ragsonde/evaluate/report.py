@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
-from ragsonde.explain.models import MissesReport
+from ragsonde.evaluate.misses import MissesReport
 from ragsonde.models.params import IndexParams, SearchParams
 
 __all__ = [

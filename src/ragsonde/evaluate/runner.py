@@ -41,13 +41,13 @@ from ragsonde.evaluate.report import (
     StageTimings,
     Throughput,
 )
+from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.models import Limits, Response, Result
 from ragsonde.models.params import SearchParams, index_differences
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
 from ragsonde.store import Distance, Store
 from ragsonde.store.payload import PayloadMapping, build_mapping
-from ragsonde.store.resolve import POINT_ID
 from ragsonde.workspace import Workspace
 
 __all__ = ["RELEVANCE_KEYS", "evaluate"]
