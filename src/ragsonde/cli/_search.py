@@ -5,6 +5,7 @@ default); a flag given is the top layer of the settings (:mod:`ragsonde.config_s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -112,33 +113,27 @@ def _weights(text: str | None) -> list[float] | str | None:
         return text  # the settings' validation names the field and the rule
 
 
-def search_flags(
-    *,
-    mode: str | None = None,
-    top_k: int | None = None,
-    threshold: float | None = None,
-    fusion: str | None = None,
-    rrf_k: int | None = None,
-    fusion_weights: str | None = None,
-    prefetch_limit: int | None = None,
-    hnsw_ef: int | None = None,
-    exact: bool | None = None,
-    rescore: bool | None = None,
-    oversampling: float | None = None,
-) -> dict[str, Any] | None:
-    """The ``search`` table the flags given make (``None``: none given)."""
-    given = {
-        "mode": mode,
-        "top_k": top_k,
-        "score_threshold": threshold,
-        "fusion": fusion,
-        "rrf_k": rrf_k,
-        "fusion_weights": _weights(fusion_weights),
-        "prefetch_limit": prefetch_limit,
-        "hnsw_ef": hnsw_ef,
-        "exact": exact,
-        "quantization_rescore": rescore,
-        "quantization_oversampling": oversampling,
-    }
-    out = {k: v for k, v in given.items() if v is not None}
+#: The flags' parameter names in a command (``threshold`` is ``score_threshold``, ``rescore``
+#: and ``oversampling`` the quantization ones).
+_FLAGS = {
+    "mode": "mode",
+    "top_k": "top_k",
+    "threshold": "score_threshold",
+    "fusion": "fusion",
+    "rrf_k": "rrf_k",
+    "fusion_weights": "fusion_weights",
+    "prefetch_limit": "prefetch_limit",
+    "hnsw_ef": "hnsw_ef",
+    "exact": "exact",
+    "rescore": "quantization_rescore",
+    "oversampling": "quantization_oversampling",
+}
+
+
+def search_flags(given: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``search`` table made by the search flags among a command's arguments (``given``,
+    e.g. its ``locals()``): those not given (``None``) inherit; ``None``: none given."""
+    out = {name: given[flag] for flag, name in _FLAGS.items() if given.get(flag) is not None}
+    if "fusion_weights" in out:
+        out["fusion_weights"] = _weights(out["fusion_weights"])
     return out or None

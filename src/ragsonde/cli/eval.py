@@ -254,18 +254,7 @@ def _eval(
         home=home,
         embedder=embedder,
         mapping=parse_fields(field_paths),
-        search=search_flags(
-            mode=mode,
-            threshold=threshold,
-            fusion=fusion,
-            rrf_k=rrf_k,
-            fusion_weights=fusion_weights,
-            prefetch_limit=prefetch_limit,
-            hnsw_ef=hnsw_ef,
-            exact=exact,
-            rescore=rescore,
-            oversampling=oversampling,
-        ),
+        search=search_flags(locals()),
     )
     options = EvalOptions(
         k=_ks(k),

@@ -78,14 +78,7 @@ def explain_command(
         home=home,
         embedder=embedder,
         mapping=parse_fields(field_paths),
-        search=search_flags(
-            mode=mode,
-            threshold=threshold,
-            fusion=fusion,
-            hnsw_ef=hnsw_ef,
-            exact=exact,
-            rescore=rescore,
-        ),
+        search=search_flags(locals()),
     )
     section = explain_query(
         dataset,

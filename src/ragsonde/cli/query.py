@@ -145,19 +145,7 @@ def query(
         home=home,
         vector=vector,
         mapping=parse_fields(field_paths),
-        search=search_flags(
-            mode=mode,
-            top_k=top_k,
-            threshold=threshold,
-            fusion=fusion,
-            rrf_k=rrf_k,
-            fusion_weights=fusion_weights,
-            prefetch_limit=prefetch_limit,
-            hnsw_ef=hnsw_ef,
-            exact=exact,
-            rescore=rescore,
-            oversampling=oversampling,
-        ),
+        search=search_flags(locals()),
     )
     body: dict[str, Any] = {
         "query_text": text,
@@ -289,19 +277,7 @@ def batch(
         home=home,
         vector=vector,
         mapping=parse_fields(field_paths),
-        search=search_flags(
-            mode=mode,
-            top_k=top_k,
-            threshold=threshold,
-            fusion=fusion,
-            rrf_k=rrf_k,
-            fusion_weights=fusion_weights,
-            prefetch_limit=prefetch_limit,
-            hnsw_ef=hnsw_ef,
-            exact=exact,
-            rescore=rescore,
-            oversampling=oversampling,
-        ),
+        search=search_flags(locals()),
     )
     body = _read_batch_file(file)
     if collection and "collection" not in body:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.params import fusion_problem
 from ragsonde.store.base import FilterSpec, Hit, PointRecord, SearchSpec, SparseVector
 from ragsonde.store.scores import Distance
 
@@ -252,37 +253,6 @@ def spec_params(models: Any, spec: SearchSpec, hnsw_ef: int | None = None) -> An
 #: RRF's k when none is set, in the embedded engine (the RRF paper's 60; a Qdrant server's own
 #: default applies there instead).
 EDGE_RRF_K = 60
-
-_WEIGHTS_RULE = "two weights (dense, sparse), none negative, not both 0"
-
-
-def fusion_problem(
-    fusion: str, rrf_k: int | None, weights: Sequence[float] | None
-) -> tuple[str, str] | None:
-    """The field at fault and why, when these fusion knobs do not go together (else ``None``):
-    ``rrf_k`` is RRF's; ``fusion_weights`` weigh RRF's lists or linear's scores, and linear needs
-    them. The one rule of the settings, the stores and the tune grid."""
-    if rrf_k is not None and fusion != "rrf":
-        return "rrf_k", (
-            f"rrf_k applies to fusion 'rrf' only; this search fuses with '{fusion}'. "
-            'Set fusion = "rrf" or remove rrf_k.'
-        )
-    if weights is None:
-        if fusion == "linear":
-            return "fusion_weights", (
-                "fusion 'linear' scores w_dense * cosine + w_sparse * bm25 / max_bm25 (max_bm25: "
-                "the best BM25 score among the query's BM25 candidates) and needs "
-                "fusion_weights = [w_dense, w_sparse], e.g. [0.7, 0.3]."
-            )
-        return None
-    if fusion not in ("rrf", "linear"):
-        return "fusion_weights", (
-            f"fusion_weights applies to fusion 'rrf' or 'linear' only; this search fuses with "
-            f'\'{fusion}\'. Set fusion = "linear" or "rrf", or remove fusion_weights.'
-        )
-    if len(weights) != 2 or min(weights) < 0 or max(weights) <= 0:
-        return "fusion_weights", f"fusion_weights {list(weights)}: expected {_WEIGHTS_RULE}."
-    return None
 
 
 def _fused_by_qdrant(method: str) -> None:
