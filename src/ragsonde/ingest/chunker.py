@@ -97,5 +97,11 @@ class Chunker:
 
     def split(self, text: str, reserved: int = 0) -> list[str]:
         """Chunks of ``text``, each at most ``size - reserved`` units long."""
+        return [c for _, c in self.split_at(text, reserved)]
+
+    def split_at(self, text: str, reserved: int = 0) -> list[tuple[int, str]]:
+        """:meth:`split`'s chunks with where each starts in ``text`` (a ``str`` index):
+        ``text[start : start + len(chunk)] == chunk``."""
         capacity = max(self.config.size - reserved, _MIN_CAPACITY)
-        return [c for c in self._splitter(capacity).chunks(text) if c.strip()]
+        pieces = self._splitter(capacity).chunk_indices(text)
+        return [(int(start), c) for start, c in pieces if c.strip()]
