@@ -223,12 +223,16 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
             raise _bad(path, f"{where}: each reference is an object {{doc_id, start, end}}")
         doc = ref.get("doc_id", doc_id)
         start, end = ref.get("start", ref.get("start_index")), ref.get("end", ref.get("end_index"))
-        if doc is None or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in (start, end)
+        if (
+            doc is None
+            or not isinstance(start, int)
+            or not isinstance(end, int)
+            or isinstance(start, bool)
+            or isinstance(end, bool)
         ):
             raise _bad(path, f"{where}: a reference needs doc_id and integer start and end")
         try:
-            out.append(Span(str(doc), int(start), int(end)))
+            out.append(Span(str(doc), start, end))
         except QueryValidationError as e:
             raise _bad(path, f"{where}: {e.message}") from None
     return tuple(out)
