@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "generate",
     "judge",
     "tune",
+    "chunking",
     "schema",
     "serve",
 )

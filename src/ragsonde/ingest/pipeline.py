@@ -105,6 +105,9 @@ class ChunkRecord:
 class IngestOptions:
     chunk_size: int | None = None
     chunk_overlap: int | None = None
+    splitter: str = "recursive"
+    """A key of :data:`~ragsonde.ingest.splitters.SPLITTERS` (what ``ragsonde chunking``
+    recommends)."""
     batch_size: int = 256
     """Chunks per embed call and per upsert."""
     prune: bool = False
@@ -348,7 +351,9 @@ def ingest_documents(
     opts = options or IngestOptions()
     started = time.perf_counter()
     report = IngestReport(collection=collection)
-    chunker = Chunker(ChunkerConfig.for_embedder(embedder, opts.chunk_size, opts.chunk_overlap))
+    chunker = Chunker(
+        ChunkerConfig.for_embedder(embedder, opts.chunk_size, opts.chunk_overlap, opts.splitter)
+    )
     report.warnings += ensure_collection(store, embedder, collection, opts.sparse, opts.index)
     _let_go(store)
     bm25 = opts.bm25 or Bm25Params()
