@@ -55,7 +55,7 @@ def setup(tmp_path_factory, embedder):
 
 
 def run(setup, embedder, **kw) -> ChunkingReport:
-    root, bench, settings = setup
+    _, bench, settings = setup
     options = SweepOptions(configs=tuple(parse_configs(list(CONFIGS))), **kw)
     with Workspace(settings, embedder=embedder) as ws:
         return sweep_chunking(
@@ -67,7 +67,7 @@ def run(setup, embedder, **kw) -> ChunkingReport:
 def report(setup, embedder) -> ChunkingReport:
     from ragsonde.ingest import ingest
 
-    root, _, settings = setup
+    _, _, settings = setup
     # the user's own collection: the sweep must leave it as it is
     mine = root / "mine.jsonl"
     mine.write_text(json.dumps({"id": "x", "text": "The user's own document."}), encoding="utf-8")
@@ -173,7 +173,7 @@ def test_a_rerun_reads_every_configuration_back(report, setup, embedder):
 
 
 def test_a_stopped_sweep_resumes_without_embedding_again(report, setup, embedder):
-    root, _, settings = setup
+    _, _, settings = setup
     saved = next((settings.home / "chunking" / "runs").glob("*/fixed-200-100.json"))
     saved.unlink()  # as if the sweep had stopped before finishing it
     again = run(setup, embedder)
