@@ -67,7 +67,7 @@ def run(setup, embedder, **kw) -> ChunkingReport:
 def report(setup, embedder) -> ChunkingReport:
     from ragsonde.ingest import ingest
 
-    _, _, settings = setup
+    root, _, settings = setup
     # the user's own collection: the sweep must leave it as it is
     mine = root / "mine.jsonl"
     mine.write_text(json.dumps({"id": "x", "text": "The user's own document."}), encoding="utf-8")
@@ -105,7 +105,9 @@ def test_span_metrics_agree_with_an_independent_implementation(report):
             m = row["metrics"]
             fit = int(m["chunks@budget"])
             for cut, suffix in ((k, str(k)), (fit, f"{budget}t")):
-                recall, precision, iou, p_omega = chroma(refs, row["retrieved"][:cut], config["chunks"])
+                recall, precision, iou, p_omega = chroma(
+                    refs, row["retrieved"][:cut], config["chunks"]
+                )
                 assert m[f"span_recall@{suffix}"] == pytest.approx(recall, abs=1e-9)
                 assert m[f"span_precision@{suffix}"] == pytest.approx(precision, abs=1e-9)
                 assert m[f"span_iou@{suffix}"] == pytest.approx(iou, abs=1e-9)
@@ -129,7 +131,9 @@ def test_the_report_per_configuration(report):
     fixed = report.config("fixed 200/100")
     assert fixed.lengths.p50 == 200 and fixed.lengths.over_window == 0
     # 200-token windows 100 apart: every character but the first and last window's is in two
-    assert fixed.costs.points == pytest.approx(2 * report.config("recursive 200/0").costs.points, rel=0.25)
+    assert fixed.costs.points == pytest.approx(
+        2 * report.config("recursive 200/0").costs.points, rel=0.25
+    )
     best = max(report.configurations, key=lambda c: c.metrics[report.primary])
     assert report.best == best.label and best.versus_best is None
     for c in report.configurations:
