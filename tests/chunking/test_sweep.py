@@ -192,3 +192,57 @@ def test_a_benchmark_without_spans_is_refused(setup, embedder, tmp_path):
     bench.write_text(json.dumps({"query": "q", "relevant": [CORPUS]}), encoding="utf-8")
     with pytest.raises(QueryValidationError, match="labels no answer by span"):
         run((setup[0], bench, setup[2]), embedder)
+
+
+def test_the_cli_reads_the_sweep_back_and_ingest_uses_its_choice(report, setup, embedder):
+    """``ragsonde chunking`` (the finished configurations read back: same inputs), its JSON,
+    HTML plot and saved choice; ``ragsonde ingest --chunking`` chunks with that choice."""
+    from typer.testing import CliRunner
+
+    import ragsonde.cli
+    from ragsonde.cli.app import app
+
+    root, bench, settings = setup
+    ragsonde.cli._register()
+    env = {"RAGSONDE_HOME": None, "QDRANT_URL": None, "RAGSONDE_QDRANT_URL": None}
+    corpus = str(CHUNKING / "corpora" / f"{CORPUS}.md")
+    grid = [a for c in CONFIGS for a in ("-g", c)]
+    toml, html = root / "chunking.toml", root / "chunking.html"
+    home = ["--home", str(settings.home)]
+    files = ["--save-config", str(toml), "--html", str(html)]
+    out = CliRunner().invoke(
+        app, ["chunking", corpus, str(bench), *grid, *home, "--json", *files], env=env
+    )
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert doc["resumed"] == list(CONFIGS)
+    assert doc["recommended"] == report.recommended
+    assert "<svg" in html.read_text(encoding="utf-8")
+    saved = toml.read_text(encoding="utf-8")
+    assert "[chunking]" in saved and 'splitter = "' in saved
+    table = CliRunner().invoke(app, ["chunking", corpus, str(bench), *grid, *home], env=env)
+    assert table.exit_code == 0, table.output
+    assert "recommended:" in table.stdout and "fixed 200/100" in table.stdout
+
+    out = CliRunner().invoke(
+        app, ["ingest", corpus, "-c", "chosen", "--chunking", str(toml), *home], env=env
+    )
+    assert out.exit_code == 0, out.output
+    chosen = report.config(report.recommended)
+    with Workspace(settings, embedder=embedder) as ws:
+        points = [p for batch in ws.store.scroll("chosen") for p in batch]
+    text = (CHUNKING / "corpora" / f"{CORPUS}.md").read_text(encoding="utf-8")
+    assert all(text[p.payload["start"] : p.payload["end"]] == p.payload["text"] for p in points)
+    if chosen.config.splitter != "ragsonde":  # ingest's own reserves room for its title line
+        assert abs(len(points) - chosen.costs.points) <= 0.2 * chosen.costs.points
+
+
+def test_bad_configurations_are_validation_errors():
+    with pytest.raises(QueryValidationError, match="SPLITTER SIZE/OVERLAP"):
+        parse_configs(["recursive"])  # no size
+    with pytest.raises(QueryValidationError, match="unknown splitter"):
+        parse_configs(["semantic 200/0"])
+    with pytest.raises(QueryValidationError, match="at most half"):
+        parse_configs(["fixed 200/150"])
+    with pytest.raises(QueryValidationError, match="repeat"):
+        parse_configs(["fixed 200/0", "fixed  200 / 0"])
