@@ -32,6 +32,7 @@ from _sections import (  # noqa: E402
     serve_section,
     store_section,
 )
+from bench_chunking import chunking_section  # noqa: E402
 from bench_hybrid_ceiling import hybrid_ceiling_section  # noqa: E402
 from bench_labels import labels_section  # noqa: E402
 from bench_tune import tune_section  # noqa: E402
@@ -202,6 +203,7 @@ def main() -> None:
         ("labels", labels_section),
         ("tune", tune_section),
         ("hybrid_ceiling", hybrid_ceiling_section),
+        ("chunking", chunking_section),
     )
     for name, render in sections:
         data = _load(name)

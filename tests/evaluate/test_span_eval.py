@@ -98,6 +98,10 @@ def test_eval_shows_span_metrics_beside_the_document_metrics(world, embedder):
         assert row.metrics["span_precision_omega"] == pytest.approx(expected.precision, abs=1e-6)
         assert row.metrics["span_recall@3"] == 1.0
         assert row.metrics["span_precision@3"] < row.metrics["span_precision@1"]
+    from ragsonde.evaluate.html import render_html_report
+
+    page = render_html_report(report)
+    assert "<th class=\"l\">span_iou</th>" in page and "span precision_omega" in page
 
 
 def test_a_collection_without_spans_says_not_available(world, embedder):
@@ -135,6 +139,9 @@ def test_a_collection_without_spans_says_not_available(world, embedder):
     assert report.spans is not None and not report.spans.available
     assert "not available" in report.spans.note and report.spans.metrics == {}
     assert all("span_recall@1" not in r.metrics for r in report.per_query.values())
+    from ragsonde.evaluate.html import render_html_report
+
+    assert "Span metrics not available" in render_html_report(report)
 
 
 def test_the_cli_prints_the_span_metrics(world):
