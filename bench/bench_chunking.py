@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/bench_chunking.py [--quick]
 
-The default sweep (``ragsonde.chunking.DEFAULT_GRID``: recursive 128/0, 200/0, 400/200 and
-800/400 tokens, fixed 200/0 and 800/0, markdown 200/0, ragsonde's default) over
+The default sweep (``ragsonde.chunking.DEFAULT_GRID``: recursive 200/0, 400/200 and 800/400
+tokens, fixed 200/0 and 800/0, markdown 200/0, ragsonde's default) over
 state_of_the_union, wikitexts and pubmed (one collection per configuration, all three corpora
 in it) against their 319 span-labelled questions, with all-MiniLM-L6-v2 and exact search.
 Span recall/IoU/precision_Ω at k = 5 and at 1000 retrieved word pieces, document nDCG@10, costs.
@@ -13,7 +13,8 @@ the same questions). Targets (issue 25):
 - the full default sweep, from an empty cache, in at most 15 minutes;
 - a re-run after completion in under a minute (every configuration read back).
 
-``--quick``: state_of_the_union only (76 questions). Writes ``bench/results/chunking.json``,
+``--keep``: keep the cache of an earlier (stopped) run: the first sweep resumes it, and its time
+is not a cold run's. ``--quick``: state_of_the_union only (76 questions). Writes ``bench/results/chunking.json``,
 ``chunking.html`` and ``chunking-quality.svg`` (the README's plot).
 """
 
@@ -159,6 +160,7 @@ def main() -> None:
         "sweep_s": round(sweep_s, 1),
         "rerun_s": round(rerun_s, 2),
         "cold": not args.keep,
+        "load_average": [round(x, 1) for x in __import__("os").getloadavg()],
         "configurations": rows,
         "per_corpus": per_corpus(report),
         "best": report.best,
