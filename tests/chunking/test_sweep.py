@@ -235,14 +235,3 @@ def test_the_cli_reads_the_sweep_back_and_ingest_uses_its_choice(report, setup, 
     assert all(text[p.payload["start"] : p.payload["end"]] == p.payload["text"] for p in points)
     if chosen.config.splitter != "ragsonde":  # ingest's own reserves room for its title line
         assert abs(len(points) - chosen.costs.points) <= 0.2 * chosen.costs.points
-
-
-def test_bad_configurations_are_validation_errors():
-    with pytest.raises(QueryValidationError, match="SPLITTER SIZE/OVERLAP"):
-        parse_configs(["recursive"])  # no size
-    with pytest.raises(QueryValidationError, match="unknown splitter"):
-        parse_configs(["semantic 200/0"])
-    with pytest.raises(QueryValidationError, match="at most half"):
-        parse_configs(["fixed 200/150"])
-    with pytest.raises(QueryValidationError, match="repeat"):
-        parse_configs(["fixed 200/0", "fixed  200 / 0"])

@@ -101,7 +101,7 @@ def test_eval_shows_span_metrics_beside_the_document_metrics(world, embedder):
     from ragsonde.evaluate.html import render_html_report
 
     page = render_html_report(report)
-    assert "<th class=\"l\">span_iou</th>" in page and "span precision_omega" in page
+    assert '<th class="l">span_iou</th>' in page and "span precision_omega" in page
 
 
 def test_a_collection_without_spans_says_not_available(world, embedder):

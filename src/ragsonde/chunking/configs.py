@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.splitters import SPLITTERS, TOKEN_UNITS
@@ -62,7 +62,7 @@ def parse_configs(labels: list[str]) -> list[ChunkingConfig]:
     out = []
     for label in labels:
         m = _LABEL.match(label)
-        if m is None:
+        if m is None or (m.group(2) is None and m.group(1) != RAGSONDE):
             raise QueryValidationError(
                 f"chunking configuration {label!r}: write SPLITTER SIZE/OVERLAP "
                 f"(e.g. 'recursive 400/200') or '{RAGSONDE}'",
@@ -74,9 +74,10 @@ def parse_configs(labels: list[str]) -> list[ChunkingConfig]:
                     splitter=m.group(1), size=int(m.group(2) or 0), overlap=int(m.group(3) or 0)
                 )
             )
-        except ValueError as e:
+        except ValidationError as e:
+            why = "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in e.errors())
             raise QueryValidationError(
-                f"chunking configuration {label!r}: {e}", field="configs"
+                f"chunking configuration {label!r}: {why}", field="configs"
             ) from None
     if len({c.label for c in out}) != len(out):
         raise QueryValidationError("chunking configurations repeat", field="configs")
