@@ -235,3 +235,11 @@ def test_the_cli_reads_the_sweep_back_and_ingest_uses_its_choice(report, setup, 
     assert all(text[p.payload["start"] : p.payload["end"]] == p.payload["text"] for p in points)
     if chosen.config.splitter != "ragsonde":  # ingest's own reserves room for its title line
         assert abs(len(points) - chosen.costs.points) <= 0.2 * chosen.costs.points
+
+
+def test_references_past_the_end_of_their_document_are_refused(setup, embedder, tmp_path):
+    bench = tmp_path / "far.jsonl"
+    refs = [{"doc_id": CORPUS, "start": 10, "end": 10**7}]
+    bench.write_text(json.dumps({"query": "q", "references": refs}), encoding="utf-8")
+    with pytest.raises(QueryValidationError, match="end past the text"):
+        run((setup[0], bench, setup[2]), embedder)

@@ -398,6 +398,24 @@ def sweep_chunking(
             f"{', '.join(missing[:5])} (documents there: {', '.join(sorted(known)[:5])}).",
             field="dataset",
         )
+    ends = {
+        d.doc_id: max(
+            (s.offset + len(s.text) for s in d.sections if s.offset is not None), default=0
+        )
+        for d in documents
+    }
+    beyond = [
+        f"{q.query_id} ({r.doc_id} {r.start}:{r.end})"
+        for q in bench.queries
+        for r in q.references
+        if r.end > ends[r.doc_id]
+    ]
+    if beyond:  # offsets into another version of the text: every span metric would be wrong
+        raise QueryValidationError(
+            f"{len(beyond)} references end past the text of their document: "
+            f"{', '.join(beyond[:5])}. Are the offsets for these documents?",
+            field="dataset",
+        )
     ws = workspace or Workspace()
     home = ws.settings.home / "chunking"
     cache = EmbeddingCache(home / "embeddings.sqlite")
