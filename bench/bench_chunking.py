@@ -76,6 +76,27 @@ def per_corpus(report) -> dict[str, dict[str, dict[str, float]]]:
     return out
 
 
+def fixed_tests(report) -> tuple:
+    """The best fixed-size window, and the paired tests of the recommended configuration and of
+    the best one (when they differ from it) against it."""
+    from ragsonde.evaluate.compare import compare_values
+
+    primary = report.primary
+    fixed = [c for c in report.configurations if c.config.splitter == "fixed"]
+    best_fixed = max(fixed, key=lambda c: c.metrics[primary])
+    ids = list(best_fixed.per_question)
+    tests: dict[str, dict] = {}
+    for who in dict.fromkeys((report.recommended, report.best)):
+        if who == best_fixed.label:
+            continue
+        other = report.config(who)
+        for metric in (primary, "span_recall@5", "span_iou@5"):
+            a = [best_fixed.per_question[q].metrics[metric] for q in ids]
+            b = [other.per_question[q].metrics[metric] for q in ids]
+            tests[f"{who} | {metric}"] = compare_values(metric, a, b).model_dump(mode="json")
+    return best_fixed, tests
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
@@ -87,7 +108,6 @@ def main() -> None:
     from ragsonde.chunking import SweepOptions, sweep_chunking
     from ragsonde.chunking.html import quality_cost_svg, write_html
     from ragsonde.config import Settings
-    from ragsonde.evaluate.compare import compare_values
     from ragsonde.workspace import Workspace
 
     if args.quick:
@@ -117,15 +137,8 @@ def main() -> None:
     (RESULTS / f"{name}-quality.svg").write_text(svg, encoding="utf-8")
 
     primary = report.primary
-    rec = report.config(report.recommended)
-    fixed = [c for c in report.configurations if c.config.splitter == "fixed"]
-    best_fixed = max(fixed, key=lambda c: c.metrics[primary])
-    ids = list(rec.per_question)
-    tests = {}
-    for metric in (primary, "span_recall@5", "span_iou@5"):
-        a = [best_fixed.per_question[q].metrics[metric] for q in ids]
-        b = [rec.per_question[q].metrics[metric] for q in ids]
-        tests[metric] = compare_values(metric, a, b).model_dump(mode="json")
+
+    best_fixed, tests = fixed_tests(report)
     rows = [
         {
             "config": c.label,
@@ -167,7 +180,7 @@ def main() -> None:
         "recommended": report.recommended,
         "recommendation": report.recommendation,
         "best_fixed": best_fixed.label,
-        "recommended_vs_best_fixed": tests,
+        "versus_best_fixed": tests,
         "warnings": report.warnings,
         "targets_met": {
             "sweep_15_min": sweep_s <= SWEEP_S_TARGET,
@@ -187,9 +200,9 @@ def main() -> None:
             + f"{r['points']:>8}{r['ingest_s']:>10.1f}"
         )
     print(f"best {report.best}; recommended {report.recommendation}")
-    for metric, t in tests.items():
+    for key, t in tests.items():
         print(
-            f"recommended {rec.label} vs best fixed {best_fixed.label} on {metric}: "
+            f"{key} vs best fixed {best_fixed.label}: "
             f"{t['mean_b']:.4f} vs {t['mean_a']:.4f}, delta {t['delta']:+.4f}, "
             f"p(t) {t['p_ttest']:.3g}, p(perm) {t['p_permutation']:.3g}: {t['verdict']}"
         )
@@ -208,7 +221,8 @@ def chunking_section(d: dict) -> list[str]:
     out = [
         "## Which chunking (`bench/bench_chunking.py`)",
         "",
-        f"Run {d['date']}: `ragsonde chunking` on Chroma's corpora ({d['documents']}), "
+        f"Run {d['date']}: `ragsonde chunking` on Chroma's three corpora "
+        "(`../shared/data/chunking/corpora`), "
         f"{d['questions']} span-labelled questions, {d['embedder']} (reads {d['window']} word "
         f"pieces), exact search; one temporary collection per configuration.",
         "",
@@ -233,11 +247,13 @@ def chunking_section(d: dict) -> list[str]:
             f"{r['search_p95_ms']:.2f} | {r['tokens_p50']:.0f}/{r['tokens_p95']:.0f} | {vs} |"
         )
     out += ["", f"Recommended: {d['recommendation']}", ""]
-    for metric, t in d["recommended_vs_best_fixed"].items():
+    out.append(f"Against the best fixed-size window, {d['best_fixed']} (paired, same questions):")
+    out.append("")
+    for key, t in d["versus_best_fixed"].items():
+        who, metric = key.split(" | ")
         out.append(
-            f"- recommended {d['recommended']} vs the best fixed-size window {d['best_fixed']} "
-            f"on {metric}: {t['mean_b']:.4f} vs {t['mean_a']:.4f} ({t['delta']:+.4f}; paired "
-            f"t-test p {t['p_ttest']:.3g}, permutation p {t['p_permutation']:.3g}, "
+            f"- {who} on {metric}: {t['mean_b']:.4f} vs {t['mean_a']:.4f} ({t['delta']:+.4f}; "
+            f"paired t-test p {t['p_ttest']:.3g}, permutation p {t['p_permutation']:.3g}, "
             f"{t['confidence']:.0%} CI [{t['ci_low']:+.4f}, {t['ci_high']:+.4f}]): {t['verdict']}"
         )
     out += [
@@ -258,12 +274,16 @@ def chunking_section(d: dict) -> list[str]:
         )
     out += [
         "",
-        f"Timing: the default sweep from an empty cache {d['sweep_s']:.0f} s (≤ 15 min: "
-        f"{met['sweep_15_min']}), the re-run after completion {d['rerun_s']:.1f} s (< 1 min: "
-        f"{met['rerun_under_1_min']}); the model load ({d['model_load_s']} s) before both.",
+        f"Timing: the default sweep {d['sweep_s']:.0f} s "
+        + ("from an empty cache" if d.get("cold", True) else d.get("timing_note", "(not cold)"))
+        + f" (≤ 15 min: {met['sweep_15_min']}), the re-run after completion "
+        f"{d['rerun_s']:.1f} s (< 1 min: {met['rerun_under_1_min']}); load average at the end "
+        f"{d.get('load_average')} on 2 cores; the model load ({d['model_load_s']} s) before both.",
         "",
     ]
     out += [f"- warning: {w}" for w in d["warnings"]]
+    if d.get("reading"):
+        out += ["", f"**Reading.** {d['reading']}"]
     return [*out, ""]
 
 

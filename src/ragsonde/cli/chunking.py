@@ -39,18 +39,18 @@ def render_chunking(report: ChunkingReport) -> None:
         title=f"{len(report.questions)} questions · {report.embedder} · exact search · "
         f"k={k} · budget {b} word pieces"
     )
-    table.add_column("configuration", no_wrap=True)
+    table.add_column("config", no_wrap=True)
     names = [
         (f"span_recall@{k}", f"R@{k}"),
         (f"span_iou@{k}", f"IoU@{k}"),
         ("span_precision_omega", "PΩ"),
-        (f"span_recall@{b}t", f"R@{b}t"),
-        (f"span_iou@{b}t", f"IoU@{b}t"),
-        ("ndcg@10", "nDCG@10"),
+        (f"span_recall@{b}t", "R@B"),
+        (f"span_iou@{b}t", "IoU@B"),
+        ("ndcg@10", "nDCG"),
     ]
     for _, head in names:
-        table.add_column(head, justify="right")
-    for head in ("points", "MB", "ingest s", "p50 ms", "p95 ms", "tokens", "vs best"):
+        table.add_column(head, justify="right", no_wrap=True)
+    for head in ("points", "MB", "s", "p95", "vs best"):
         table.add_column(head, justify="right", no_wrap=True)
     for r in report.configurations:
         versus = r.versus_best
@@ -59,20 +59,18 @@ def render_chunking(report: ChunkingReport) -> None:
         style = "[bold]" if r.label == report.recommended else ""
         table.add_row(
             style + escape(r.label),
-            *(f"{r.metrics[n]:.4f}" if n in r.metrics else "–" for n, _ in names),
+            *(f"{r.metrics[n]:.3f}" if n in r.metrics else "–" for n, _ in names),
             str(r.costs.points),
             f"{r.costs.vector_memory_mb:.2f}",
-            f"{r.costs.ingest_s:.1f}",
-            f"{r.costs.search_p50_ms:.2f}",
-            f"{r.costs.search_p95_ms:.2f}",
-            f"{r.lengths.p50:.0f}/{r.lengths.p95:.0f}",
+            f"{r.costs.ingest_s:.0f}",
+            f"{r.costs.search_p95_ms:.1f}",
             test,
         )
     table.caption = (
-        f"R, IoU, PΩ: span recall, IoU, precision_Ω (Chroma's definitions); @{b}t: chunks "
-        f"taken while they fit in {b} word pieces; MB: vector memory; ms: exact search; tokens: "
-        f"chunk length p50/p95; vs best: paired tests on {report.primary} (≈: no significant "
-        "difference)"
+        f"R, IoU, PΩ: span recall, IoU, precision_Ω (Chroma's definitions); @B: chunks taken "
+        f"while they fit in {b} word pieces; nDCG@10 by document; MB: vector memory; s: ingest; "
+        f"p95: exact search ms; vs best: paired tests on {report.primary} (≈: no significant "
+        "difference); chunk lengths in --json/--html"
     )
     console.print(table)
     console.print(
