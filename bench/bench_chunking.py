@@ -79,7 +79,7 @@ def per_corpus(report) -> dict[str, dict[str, dict[str, float]]]:
 def fixed_tests(report) -> tuple:
     """The best fixed-size window, and the paired tests of the recommended configuration and of
     the best one (when they differ from it) against it."""
-    from ragsonde.evaluate.compare import compare_values
+    from ragsonde.evaluate.compare import paired_comparison
 
     primary = report.primary
     fixed = [c for c in report.configurations if c.config.splitter == "fixed"]
@@ -93,7 +93,7 @@ def fixed_tests(report) -> tuple:
         for metric in (primary, "span_recall@5", "span_iou@5"):
             a = [best_fixed.per_question[q].metrics[metric] for q in ids]
             b = [other.per_question[q].metrics[metric] for q in ids]
-            tests[f"{who} | {metric}"] = compare_values(metric, a, b).model_dump(mode="json")
+            tests[f"{who} | {metric}"] = paired_comparison(metric, a, b).model_dump(mode="json")
     return best_fixed, tests
 
 

@@ -100,7 +100,7 @@ def main() -> None:
             "hybrid_dbsf": (hybrid, "hybrid", "dbsf"),
         }
         for name, (coll, mode, fusion) in runs.items():
-            s = Settings(home=BENCH_HOME, collection=coll, fusion=fusion)
+            s = Settings(home=BENCH_HOME, collection=coll, search={"fusion": fusion})
             rep = evaluate(dataset, settings=s, store=store, embedder=embedder,
                            options=EvalOptions(mode=mode, throughput=False, ks=(1, 10, 100)))  # fmt: skip
             doc = rep.model_dump(mode="json")

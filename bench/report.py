@@ -33,6 +33,7 @@ from _sections import (  # noqa: E402
     store_section,
 )
 from bench_chunking import chunking_section  # noqa: E402
+from bench_explain import explain_section  # noqa: E402
 from bench_hybrid_ceiling import hybrid_ceiling_section  # noqa: E402
 from bench_labels import labels_section  # noqa: E402
 from bench_tune import tune_section  # noqa: E402
@@ -203,6 +204,7 @@ def main() -> None:
         ("labels", labels_section),
         ("tune", tune_section),
         ("hybrid_ceiling", hybrid_ceiling_section),
+        ("explain", explain_section),
         ("chunking", chunking_section),
     )
     for name, render in sections:

@@ -6,39 +6,40 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic import (
-    AliasChoices,
-    Field,
-    SecretStr,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-)
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from ragsonde.config_sources import setting_sources
 from ragsonde.errors import QueryValidationError
-from ragsonde.models import Limits, SearchMode
+from ragsonde.models import Limits
+from ragsonde.models.params import IndexParams, SearchParams
+from ragsonde.store.variant_specs import (
+    Bm25Params,
+    Hnsw,
+    IndexConfig,
+    bm25_language_named,
+    quantization_named,
+)
 
 __all__ = [
     "DEFAULT_COLLECTION",
     "DEFAULT_EMBEDDER",
+    "IndexParams",
+    "SearchParams",
     "Settings",
+    "bm25_params_of",
+    "index_config_of",
     "load_settings",
     "parse_qdrant_url",
 ]
 if TYPE_CHECKING:
     from ragsonde.store.payload import PayloadMapping
-    from ragsonde.store.variant_specs import Bm25Params, IndexConfig
 
 
 DEFAULT_EMBEDDER = "local:sentence-transformers/all-MiniLM-L6-v2"
@@ -47,6 +48,11 @@ DEFAULT_COLLECTION = "rag_embedding"
 
 #: The settings file a ``load_settings(config=...)`` call reads (``--config FILE``), while it runs.
 _CONFIG_FILE: ContextVar[Path | None] = ContextVar("ragsonde_config_file", default=None)
+
+
+def config_file_path() -> Path:
+    """The settings file read when none is named: RAGSONDE_CONFIG, else ./ragsonde.toml."""
+    return _config_file()
 
 
 def _config_file() -> Path:
@@ -164,70 +170,19 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(default=2000, ge=1, le=2000)
     max_top_k: int = Field(default=100, ge=1, le=100)
     max_batch_size: int = Field(default=100, ge=1, le=100)
-    # -- search-time settings (`ragsonde tune --save-config` writes these; query, batch, eval and
-    # serve honour them; ragsonde.store._convert turns them into the engine's parameters) ------
-    mode: SearchMode = Field(
-        default="dense",
-        description="The search mode of a query (and of eval) that does not name one: dense, "
-        "sparse (BM25) or hybrid (both, fused inside Qdrant).",
+    # -- how a search runs and how a collection is built: one nested model each, the same names
+    # on every surface (ragsonde.models.params). Today's flat names (RAGSONDE_MODE, ``mode = …``
+    # at the top of ragsonde.toml, ``Settings(mode=…)``) still work for one release, with a
+    # warning: :data:`DEPRECATED_FLAT`.
+    search: SearchParams = Field(
+        default_factory=SearchParams,
+        description="How a search runs: [search] in ragsonde.toml, RAGSONDE_SEARCH__<NAME>.",
     )
-    exact: bool = Field(
-        default=False, description="Exact (brute-force) search instead of the HNSW index."
+    index: IndexParams = Field(
+        default_factory=IndexParams,
+        description="How a collection is built (applied when one is created): [index] in "
+        "ragsonde.toml, RAGSONDE_INDEX__<NAME>.",
     )
-    hnsw_ef: int | None = Field(
-        default=None, ge=1, description="HNSW search breadth; unset = the engine's default."
-    )
-    quantization_rescore: bool | None = Field(
-        default=None,
-        description="On a quantized collection: re-score the candidates with the original "
-        "vectors; unset = the engine's default (on).",
-    )
-    quantization_oversampling: float | None = Field(
-        default=None,
-        ge=1.0,
-        le=16.0,
-        description="On a quantized collection: fetch this many times top_k candidates from the "
-        "quantized index before rescoring; unset = the engine's default (1).",
-    )
-    fusion: Literal["rrf", "dbsf", "linear"] = Field(
-        default="dbsf",
-        description="How mode=hybrid fuses dense and BM25 results: inside Qdrant, dbsf "
-        "(distribution-based score fusion; 0.736 nDCG@10 on SciFact against RRF's 0.703, "
-        "bench/bench_modes.py) or rrf (reciprocal rank fusion); or linear, fused by ragsonde "
-        "from Qdrant's two candidate lists (on the embedded store and a server alike): "
-        "w_dense * cosine + w_sparse * bm25 / max_bm25, max_bm25 the best BM25 score among the "
-        "query's BM25 candidates (theoretical min-max, Bruch et al. 2023); needs fusion_weights.",
-    )
-    rrf_k: int | None = Field(
-        default=None,
-        ge=1,
-        le=1000,
-        description="fusion=rrf: the k of 1/(k + rank); unset = 60 (the embedded engine's and "
-        "the RRF paper's), or the server's own default.",
-    )
-    fusion_weights: tuple[float, float] | None = Field(
-        default=None,
-        description="fusion=rrf: weights of the dense and the BM25 list, e.g. [1.0, 0.5] "
-        "(weighted RRF); unset = equal. fusion=linear: required, the weights of the cosine "
-        "and of bm25 / max_bm25, e.g. [0.7, 0.3] (only their ratio changes the order). "
-        "None negative, not both 0.",
-    )
-    prefetch_limit: int | None = Field(
-        default=None,
-        ge=1,
-        le=10_000,
-        description="mode=hybrid: how many candidates each side hands to the fusion; unset = "
-        "max(4 × top_k, 100).",
-    )
-    aggregation: Literal["max", "sum"] = Field(
-        default="max",
-        description="Evaluation by document: a document scores as its best chunk (max) or as "
-        "the sum of its aggregation_n best chunk scores (sum).",
-    )
-    aggregation_n: int = Field(
-        default=1, ge=1, le=20, description="aggregation=sum: how many chunk scores are summed."
-    )
-    # -- end of the search-time settings ------------------------------------------------------
     api_key: SecretStr | None = Field(
         default=None,
         description="RAGSONDE_API_KEY: when set, the server's /v1/ routes require this key.",
@@ -285,79 +240,35 @@ class Settings(BaseSettings):
         "read as is (see ragsonde.store.payload).",
     )
 
-    # -- How a collection is built: applied only when ingest or push CREATES one (an existing
-    # collection keeps its own; a difference is reported as a warning). Unset: Qdrant's defaults.
-    quantization: str | None = Field(
-        default=None,
-        description="RAGSONDE_QUANTIZATION: none, scalar (int8), binary (binary-1bit, "
-        "binary-1.5bit, binary-2bit), product (pq-x4 … pq-x64), turbo (turbo-1bit … "
-        "turbo-8bit); the names are ragsonde.store.variant_specs.QUANTIZATIONS.",
-    )
-    hnsw_m: int | None = Field(default=None, ge=2, le=128, description="HNSW edges per node.")
-    hnsw_ef_construct: int | None = Field(
-        default=None, ge=4, le=2000, description="HNSW candidate list size while building."
-    )
-    bm25_k1: float | None = Field(
-        default=None, gt=0, le=10, description="BM25 term-frequency saturation (default 1.2)."
-    )
-    bm25_b: float | None = Field(
-        default=None, ge=0, le=1, description="BM25 length normalisation (default 0.75)."
-    )
-    bm25_title_weight: int | None = Field(
-        default=None,
-        ge=0,
-        le=5,
-        description="Extra times a chunk's title counts in its BM25 vector (default 0).",
-    )
-    bm25_language: str | None = Field(
-        default=None,
-        description="The language BM25 tokenizes in (stopwords, stemmer): a name from "
-        "ragsonde.store.variant_specs.BM25_LANGUAGES (default english). Ingest encodes with it; "
-        "queries use the language a collection records, and this setting for one that records "
-        "none.",
-    )
-
-    @field_validator("quantization")
+    @field_validator("index")
     @classmethod
-    def _check_quantization(cls, value: str | None) -> str | None:
-        from ragsonde.store.variant_specs import quantization_named  # store imports config
-
-        return None if value is None else quantization_named(value).label
-
-    @field_validator("bm25_language")
-    @classmethod
-    def _check_bm25_language(cls, value: str | None) -> str | None:
-        from ragsonde.store.variant_specs import bm25_language_named  # store imports config
-
-        return None if value is None else bm25_language_named(value)
+    def _check_index(cls, value: IndexParams) -> IndexParams:
+        """Quantization and BM25 language by their names (the store's tables), normalised."""
+        fixed: dict[str, Any] = {}
+        checks: dict[str, Callable[[str], str]] = {
+            "quantization": lambda v: quantization_named(v).label,
+            "bm25_language": bm25_language_named,
+        }
+        for name, check in checks.items():
+            given = getattr(value, name)
+            if given is None:
+                continue
+            try:
+                fixed[name] = check(given)
+            except (QueryValidationError, ValueError) as e:  # "name: why": _load places it
+                why = e.message if isinstance(e, QueryValidationError) else str(e)
+                raise ValueError(f"{name}: {why}") from e
+        return value.overlay(fixed)
 
     @property
     def index_config(self) -> IndexConfig | None:
         """The quantization and HNSW graph asked for (only the fields set); ``None``: none."""
-        from ragsonde.store.variant_specs import Hnsw, IndexConfig, quantization_named
-
-        fields: dict[str, Any] = {}
-        if self.quantization is not None:
-            fields["quantization"] = quantization_named(self.quantization)
-        graph = {"m": self.hnsw_m, "ef_construct": self.hnsw_ef_construct}
-        if any(v is not None for v in graph.values()):
-            fields["hnsw"] = Hnsw(**{k: v for k, v in graph.items() if v is not None})
-        return IndexConfig(**fields) if fields else None
+        return index_config_of(self.index)
 
     @property
     def bm25_params(self) -> Bm25Params | None:
         """The BM25 parameters asked for; ``None``: the encoder's defaults."""
-        from ragsonde.store.variant_specs import Bm25Params
-
-        given = {
-            "k1": self.bm25_k1,
-            "b": self.bm25_b,
-            "title_weight": self.bm25_title_weight,
-            "language": self.bm25_language,
-        }
-        if all(v is None for v in given.values()):
-            return None
-        return Bm25Params(**{k: v for k, v in given.items() if v is not None})
+        return bm25_params_of(self.index)
 
     @field_validator("embedder")
     @classmethod
@@ -380,22 +291,6 @@ class Settings(BaseSettings):
             build_mapping(value)
         except QueryValidationError as e:
             raise ValueError(e.message) from e
-        return value
-
-    @field_validator("rrf_k", "fusion_weights", mode="after")
-    @classmethod
-    def _check_fusion(cls, value: Any, info: ValidationInfo) -> Any:
-        """The fusion knobs' one rule (``_convert.fusion_problem``), reported under the field at
-        fault: ``rrf_k`` is checked first, then ``fusion_weights`` (fields validate in order)."""
-        from ragsonde.store._convert import fusion_problem  # ragsonde.store imports this module
-
-        if "fusion" not in info.data:  # fusion itself is invalid: that error is enough
-            return value
-        rrf_k = value if info.field_name == "rrf_k" else None
-        weights = value if info.field_name == "fusion_weights" else None
-        problem = fusion_problem(info.data["fusion"], rrf_k, weights)
-        if problem is not None and problem[0] == info.field_name:
-            raise ValueError(problem[1])
         return value
 
     @property
@@ -422,11 +317,31 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (
-            init_settings,
-            env_settings,
-            TomlConfigSettingsSource(settings_cls, toml_file=_config_file()),
-        )
+        return setting_sources(settings_cls, init_settings, env_settings, _config_file())
+
+
+def index_config_of(index: IndexParams) -> IndexConfig | None:
+    """The store's quantization and HNSW graph for ``index`` (only the fields set); ``None``."""
+    fields: dict[str, Any] = {}
+    if index.quantization is not None:
+        fields["quantization"] = quantization_named(index.quantization)
+    graph = {"m": index.hnsw_m, "ef_construct": index.hnsw_ef_construct}
+    if any(v is not None for v in graph.values()):
+        fields["hnsw"] = Hnsw(**{k: v for k, v in graph.items() if v is not None})
+    return IndexConfig(**fields) if fields else None
+
+
+def bm25_params_of(index: IndexParams) -> Bm25Params | None:
+    """The store's BM25 parameters for ``index``; ``None``: the encoder's defaults."""
+    given = {
+        "k1": index.bm25_k1,
+        "b": index.bm25_b,
+        "title_weight": index.bm25_title_weight,
+        "language": index.bm25_language,
+    }
+    if all(v is None for v in given.values()):
+        return None
+    return Bm25Params(**{k: v for k, v in given.items() if v is not None})
 
 
 def load_settings(*, config: Path | str | None = None, **overrides: Any) -> Settings:
@@ -449,6 +364,23 @@ def load_settings(*, config: Path | str | None = None, **overrides: Any) -> Sett
     return _load(_config_file(), clean)
 
 
+_TABLES: dict[str, frozenset[str]] = {
+    "search": frozenset(SearchParams.model_fields),
+    "index": frozenset(IndexParams.model_fields),
+}
+
+
+def _located(err: Any) -> tuple[str, str]:
+    """An error's dotted field and message; a table's own check that says ``name: why`` (the
+    index names) is placed under that name: ``index.bm25_language``."""
+    where = ".".join(str(p) for p in err["loc"])
+    why = str(err["msg"]).removeprefix("Value error, ")
+    name, sep, rest = why.partition(": ")
+    if sep and name in _TABLES.get(where, ()):
+        return f"{where}.{name}", rest
+    return where, why
+
+
 def _load(path: Path, clean: dict[str, Any]) -> Settings:
     if path.exists() and not path.is_file():
         raise QueryValidationError(
@@ -459,13 +391,11 @@ def _load(path: Path, clean: dict[str, Any]) -> Settings:
     try:
         return Settings(**clean)
     except ValidationError as e:
-        parts = [
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-            for err in e.errors(include_url=False)
-        ]
+        located = [_located(err) for err in e.errors(include_url=False)]
         raise QueryValidationError(
-            f"Invalid settings ({path} / environment): " + "; ".join(parts),
-            field=".".join(str(p) for p in e.errors()[0]["loc"]),
+            f"Invalid settings ({path} / environment): "
+            + "; ".join(f"{where}: {why}" for where, why in located),
+            field=located[0][0],
         ) from e
     except tomllib.TOMLDecodeError as e:  # its message ends "(at line L, column C)"
         raise QueryValidationError(

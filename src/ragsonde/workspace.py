@@ -30,6 +30,8 @@ class Workspace:
     ``ragsonde.toml``) with ``overrides`` (``None`` values are dropped) on top.
     ``store`` / ``embedder``: use these objects instead of opening them; the workspace will not
     close them. (To name another embedder, set ``embedder`` in the settings.)
+    ``long_lived``: the store is held by a long-running process (the server), which lets go of
+    embedded collections it is not using (:func:`ragsonde.store.open_store`).
     """
 
     def __init__(
@@ -38,6 +40,7 @@ class Workspace:
         *,
         store: Store | None = None,
         embedder: Embedder | None = None,
+        long_lived: bool = False,
         **overrides: Any,
     ) -> None:
         if settings is not None and any(v is not None for v in overrides.values()):
@@ -46,6 +49,7 @@ class Workspace:
         self._store = store
         self._embedder = embedder
         self._opened_store: Store | None = None
+        self._long_lived = long_lived
         # Two server threads may ask for the store first at once; only one may open it, or the
         # other's store would be left open with nobody to close it.
         self._lock = threading.Lock()
@@ -57,7 +61,9 @@ class Workspace:
         if store is None:
             with self._lock:
                 if self._store is None:
-                    self._store = self._opened_store = open_store(self.settings)
+                    self._store = self._opened_store = open_store(
+                        self.settings, long_lived=self._long_lived
+                    )
                 store = self._store
         return store
 
@@ -71,6 +77,12 @@ class Workspace:
                     self._embedder = get_embedder(self.settings)
                 embedder = self._embedder
         return embedder
+
+    @staticmethod
+    def embedder_for(settings: Settings) -> Embedder:
+        """The embedder ``settings`` name (the :data:`ragsonde.embedders.EMBEDDERS` registry;
+        shared per process), for a caller that wraps it before a workspace holds it."""
+        return get_embedder(settings)
 
     @property
     def embedder_name(self) -> str:

@@ -53,6 +53,7 @@ def test_the_schema_rejects_what_is_not_a_report() -> None:
         ("by", ["--by", "section:1"], "breakdown"),
         ("sweep", ["--sweep-thresholds"], "threshold_sweep"),
         ("ann-vs-exact", ["--ann-vs-exact"], "index_health"),
+        ("explain", ["--explain", "--explain-k", "5"], "misses"),
     ],
 )
 def test_eval_json_validates_against_the_schema(

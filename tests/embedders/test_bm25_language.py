@@ -30,16 +30,16 @@ def test_an_unknown_language_is_a_validation_error_naming_the_valid_ones(
     with pytest.raises(ValueError, match=r"unsupported BM25 language 'klingon'.*german"):
         Bm25Params(language="klingon")
     assert Bm25Params(language=" German ").language == "german"
-    monkeypatch.setenv("RAGSONDE_BM25_LANGUAGE", "klingon")
+    monkeypatch.setenv("RAGSONDE_INDEX__BM25_LANGUAGE", "klingon")
     with pytest.raises(QueryValidationError) as caught:
         load_settings()
     assert caught.value.code is ErrorCode.VALIDATION_ERROR
-    assert caught.value.field == "bm25_language"
+    assert caught.value.field == "index.bm25_language"
     assert "'klingon'" in caught.value.message
     assert all(name in caught.value.message for name in BM25_LANGUAGES)
-    monkeypatch.setenv("RAGSONDE_BM25_LANGUAGE", "FRENCH")
+    monkeypatch.setenv("RAGSONDE_INDEX__BM25_LANGUAGE", "FRENCH")
     settings = load_settings()
-    assert settings.bm25_language == "french"
+    assert settings.index.bm25_language == "french"
     assert settings.bm25_params == Bm25Params(language="french")
     # an encoder built around the model (no Bm25Params) still fails inside the error tree
     with pytest.raises(QueryValidationError, match="unsupported language"):

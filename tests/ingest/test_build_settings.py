@@ -63,7 +63,9 @@ def test_bm25_parameters_shape_the_sparse_vectors_and_re_encode(
             assert sorted(sv.indices) == sorted(old.indices)  # same terms ...
         assert any(tuned[p].values != default[p].values for p in tuned)  # ... other weights
         # the same parameters as settings (RAGSONDE_BM25_K1/_B) give the same vectors
-        from_settings = edge_settings.model_copy(update={"bm25_k1": 0.5, "bm25_b": 0.2})
+        from_settings = edge_settings.model_copy(
+            update={"index": edge_settings.index.overlay({"bm25_k1": 0.5, "bm25_b": 0.2})}
+        )
         assert run("b", from_settings) == first
         assert _sparse(store, "b") == tuned
     finally:
@@ -74,7 +76,9 @@ def test_index_settings_apply_at_creation_and_warn_on_an_existing_collection(
     docs: Path, store_settings: Settings, embedder: Embedder
 ) -> None:
     store = open_store(store_settings)
-    asked = store_settings.model_copy(update={"quantization": "int8", "hnsw_m": 32})
+    asked = store_settings.model_copy(
+        update={"index": store_settings.index.overlay({"quantization": "int8", "hnsw_m": 32})}
+    )
     try:
         report = ingest(str(docs), collection="q", settings=asked, store=store, embedder=embedder)
         info = store.collection_info("q")
@@ -87,7 +91,9 @@ def test_index_settings_apply_at_creation_and_warn_on_an_existing_collection(
             assert info.index is None
             [warning] = report.warnings
             assert "not measurable on this backend" in warning
-        other = store_settings.model_copy(update={"quantization": "binary-2bit"})
+        other = store_settings.model_copy(
+            update={"index": store_settings.index.overlay({"quantization": "binary-2bit"})}
+        )
         again = ingest(str(docs), collection="q", settings=other, store=store, embedder=embedder)
         assert again.embedded == 0
         [warning] = again.warnings
@@ -123,7 +129,9 @@ def test_title_weight_re_encodes_counts_the_title_and_is_what_tune_re_encodes(
         common = {"store": store, "embedder": embedder, "options": opts}
         first = ingest(str(docs), collection="a", settings=edge_settings, **common).embedded
         default, before = _sparse(store, "a"), payloads(store, "a")
-        weighted = edge_settings.model_copy(update={"bm25_title_weight": 2})
+        weighted = edge_settings.model_copy(
+            update={"index": edge_settings.index.overlay({"bm25_title_weight": 2})}
+        )
         # a new title weight re-encodes every chunk: it is part of the embed hash
         assert ingest(str(docs), collection="a", settings=weighted, **common).embedded == first
         after, tuned = payloads(store, "a"), _sparse(store, "a")

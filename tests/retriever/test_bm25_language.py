@@ -103,7 +103,9 @@ def test_a_setting_that_contradicts_the_collection_is_a_validation_error(
     german: tuple[Settings, Store], embedder: Embedder, setting: str, collection: str, recorded: str
 ) -> None:
     settings, store = german
-    contrary = settings.model_copy(update={"bm25_language": setting})
+    contrary = settings.model_copy(
+        update={"index": settings.index.overlay({"bm25_language": setting})}
+    )
     with Retriever(contrary, store=store, embedder=embedder) as r:
         resp = r.retrieve({"query": "Haus", "mode": "sparse"}, collection=collection)
         assert resp.status == "error" and resp.error is not None
@@ -114,7 +116,9 @@ def test_a_setting_that_contradicts_the_collection_is_a_validation_error(
         dense = r.retrieve({"query": "Haus", "mode": "dense"}, collection=collection)
         assert dense.status == "success"
         # the agreeing setting answers
-    agreeing = settings.model_copy(update={"bm25_language": recorded})
+    agreeing = settings.model_copy(
+        update={"index": settings.index.overlay({"bm25_language": recorded})}
+    )
     with Retriever(agreeing, store=store, embedder=embedder) as r:
         resp = r.retrieve({"query": "Haus", "mode": "sparse"}, collection=collection)
         assert resp.status == "success"
@@ -146,7 +150,9 @@ def test_a_foreign_collection_is_queried_in_the_settings_language(
     # plurals the German stemmer reduces to the documents' stems, the English one does not
     with Retriever(settings, store=store, embedder=embedder) as r:  # English, by default
         assert _top(r, "foreign", "Häuser Kinder") == []
-    in_german = settings.model_copy(update={"bm25_language": "german"})
+    in_german = settings.model_copy(
+        update={"index": settings.index.overlay({"bm25_language": "german"})}
+    )
     with Retriever(in_german, store=store, embedder=embedder) as r:
         assert _top(r, "foreign", "Häuser")[:1] == ["wohnen"]
         assert _top(r, "foreign", "Kinder")[:1] == ["schule"]

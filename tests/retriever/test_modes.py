@@ -62,7 +62,7 @@ def test_batch_mixes_modes(hybrid):
 
 def test_dbsf_fusion(store_settings, hybrid):
     dbsf = Retriever(
-        Settings(**{**store_settings.model_dump(), "fusion": "dbsf"}),
+        Settings(**{**store_settings.model_dump(), "search": {"fusion": "dbsf"}}),
         store=hybrid.store,
         embedder=hybrid.embedder,
     )
@@ -72,7 +72,8 @@ def test_dbsf_fusion(store_settings, hybrid):
 
 def test_linear_fusion_weights_move_the_ranking(store_settings, hybrid):
     def top(weights: tuple[float, float]) -> list[str]:
-        values = {**store_settings.model_dump(), "fusion": "linear", "fusion_weights": weights}
+        search = {"fusion": "linear", "fusion_weights": weights}
+        values = {**store_settings.model_dump(), "search": search}
         r = Retriever(Settings(**values), store=hybrid.store, embedder=hybrid.embedder)
         resp = r.retrieve({"query": "GPS satellite fix accuracy", "mode": "hybrid", "top_k": 8})
         assert resp.status == "success", resp.error

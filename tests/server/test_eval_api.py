@@ -183,3 +183,31 @@ def test_saved_reports_outlive_the_server_and_bad_files_are_listed_not_500(
     finally:
         for name in bad:
             (folder / f"{name}.json").unlink(missing_ok=True)
+
+
+def test_eval_over_http_explains_its_misses(api):
+    """``explain`` on /v1/eval: the report carries the misses section, its counts adding up to
+    the misses of the report's own run at that k."""
+    # a label that no search puts first: at least one miss to explain
+    bench = [
+        *BENCH,
+        {"query_id": "d", "query": "lithium battery safe voltage", "relevant": ["imu"]},
+    ]
+    resp = api.post(
+        "/v1/eval", json={"benchmark": bench, "k": [1, 3], "explain": True, "explain_k": 1}
+    )
+    assert resp.status_code == 202, resp.text
+    done = wait_done(api, resp.json()["job_id"])
+    assert done["status"] == "done", done["error"]
+    report = done["report"]
+    misses = report["misses"]
+    assert misses["k"] == 1
+    top1 = {q: [d for d, _ in row["retrieved"][:1]] for q, row in report["per_query"].items()}
+    expected = sum(
+        1 for row in bench for doc in row["relevant"] if doc not in top1[row["query_id"]]
+    )
+    assert expected >= 1
+    assert misses["pairs"] == sum(misses["counts"].values()) == expected
+    assert "d" in misses["per_query"]
+    bad = api.post("/v1/eval", json={"benchmark": BENCH, "explain": True, "explain_k": 0})
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "VALIDATION_ERROR"

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ragsonde.config import Settings, load_settings
+from ragsonde.config_sources import FlatNameWarning
 from ragsonde.errors import ErrorCode, QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation
 from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store, open_store
@@ -203,29 +204,37 @@ def test_bad_search_settings_are_validation_errors(
     import tomli_w
 
     path = tmp_path / "tuned.toml"
-    path.write_text(tomli_w.dumps(values))
+    path.write_text(tomli_w.dumps({"search": values}))
     with pytest.raises(QueryValidationError) as e:
         load_settings(config=path)
     assert e.value.code is ErrorCode.VALIDATION_ERROR
-    assert (e.value.field or "").split(".")[0] == field
-    assert field in e.value.message and str(path) in e.value.message
+    assert (e.value.field or "").split(".")[:2] == ["search", field]
+    assert f"search.{field}" in e.value.message and str(path) in e.value.message
 
 
 def test_search_settings_from_a_file(tmp_path: Path) -> None:
     path = tmp_path / "tuned.toml"
-    path.write_text(
+    body = (
         'mode = "hybrid"\nfusion = "rrf"\nrrf_k = 20\nfusion_weights = [2.0, 1.0]\n'
         "prefetch_limit = 50\nquantization_rescore = true\nquantization_oversampling = 2.0\n"
         'exact = true\naggregation = "sum"\naggregation_n = 3\n'
     )
-    s = load_settings(config=path, collection="mine")
+    path.write_text("[search]\n" + body)
+    s = load_settings(config=path, collection="mine").search
     assert (s.mode, s.fusion, s.rrf_k, s.fusion_weights) == ("hybrid", "rrf", 20, (2.0, 1.0))
     assert (s.prefetch_limit, s.quantization_rescore, s.quantization_oversampling) == (50, True, 2)
-    assert s.exact and s.collection == "mine"
+    assert s.exact and load_settings(config=path, collection="mine").collection == "mine"
     assert Aggregation.of(s.aggregation, s.aggregation_n).label == "sum3"
-    defaults = Settings()
+    defaults = Settings().search
     default_aggregation = Aggregation.of(defaults.aggregation, defaults.aggregation_n)
     assert (defaults.mode, defaults.exact, default_aggregation.label) == ("dense", False, "max")
+    # ragsonde 0.1's flat keys, at the top of the file, still read the same, with a warning
+    # naming the new spelling
+    flat = tmp_path / "flat.toml"
+    flat.write_text(body)
+    with pytest.warns(FlatNameWarning) as said:
+        assert load_settings(config=flat).search == s
+    assert any("'rrf_k' (" in str(w.message) and "'search.rrf_k'" in str(w.message) for w in said)
     with pytest.raises(QueryValidationError, match="does not exist") as e:
         load_settings(config=tmp_path / "missing.toml")
     assert "missing.toml" in e.value.message

@@ -84,10 +84,12 @@ def test_tune_re_encodes_in_the_collections_language_and_saves_it(
     assert len(hybrid) == 2 and all(c.ndcg == pytest.approx(1.0) for c in hybrid)
     path = tmp_path / "tuned.toml"
     values = save_config(report, path, config_id=chosen.id)
-    assert values["bm25_language"] == "german"
+    assert values["index"]["bm25_language"] == "german"
     assert load_settings(config=path).bm25_params == Bm25Params(k1=0.9, b=0.4, language="german")
 
-    contrary = settings.model_copy(update={"bm25_language": "english"})
+    contrary = settings.model_copy(
+        update={"index": settings.index.overlay({"bm25_language": "english"})}
+    )
     with pytest.raises(QueryValidationError, match=r"built for german.*is english"):
         tune(
             dataset,

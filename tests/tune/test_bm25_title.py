@@ -133,7 +133,7 @@ def test_tune_measures_the_title_weight_only_where_chunks_have_titles(
     [chosen] = [c for c in weighted if c.aggregation.n == 1]
     path = tmp_path / "tuned.toml"
     values = save_config(titled, path, config_id=chosen.id)
-    assert values["bm25_title_weight"] == 2
+    assert values["index"]["bm25_title_weight"] == 2
     assert load_settings(config=path).bm25_params == Bm25Params(k1=0.9, b=0.4, title_weight=2)
     # --apply builds the copy with the titles weighed in
     spec = titled.variant(chosen.variant).spec

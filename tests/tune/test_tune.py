@@ -135,17 +135,17 @@ def test_saved_config_round_trips_through_settings(
     values = save_config(report, path, config_id=chosen.id)
     monkeypatch.setenv("RAGSONDE_CONFIG", str(path))
     settings = load_settings()
-    assert settings.hnsw_ef == 64 and settings.fusion == "dbsf"
+    assert settings.search.hnsw_ef == 64 and settings.search.fusion == "dbsf"
     assert settings.collection == "slice"
-    assert values["prefetch_limit"] == 100 and values["aggregation"] == "max"
+    assert values["search"]["prefetch_limit"] == 100 and values["search"]["aggregation"] == "max"
     rrf = report.config("hybrid rrf-k60/w2:1/pf100 none/m16-efc100 ef64 max")
     save_config(report, path, config_id=rrf.id)
-    assert load_settings().fusion == "rrf"
+    assert load_settings().search.fusion == "rrf"
     linear = report.config("hybrid linear/w0.7:0.3/pf100 none/m16-efc100 ef64 max")
     values = save_config(report, path, config_id=linear.id)
-    assert "rrf_k" not in values
+    assert "rrf_k" not in values["search"]
     settings = load_settings()
-    assert (settings.fusion, settings.fusion_weights) == ("linear", (0.7, 0.3))
+    assert (settings.search.fusion, settings.search.fusion_weights) == ("linear", (0.7, 0.3))
 
 
 def test_local_mode_says_quantization_is_not_measurable(
@@ -225,13 +225,13 @@ def test_cli_tune_json_save_html_apply(
 
 
 def test_hybrid_default_is_dbsf_and_rrf_stays_selectable(slice_home: Path, embedder) -> None:
-    assert Settings().fusion == "dbsf"
+    assert Settings().search.fusion == "dbsf"
     store = open_store(Settings(home=slice_home))
     query = {"query_text": "vitamin D and bone density", "top_k": 5, "mode": "hybrid"}
     try:
         scores = {}
         for fusion in ("dbsf", "rrf"):
-            settings = Settings(home=slice_home, collection="slice", fusion=fusion)
+            settings = Settings(home=slice_home, collection="slice", search={"fusion": fusion})
             with Retriever(settings, store=store, embedder=embedder) as r:
                 resp = r.retrieve(query)
             assert resp.status == "success" and len(resp.results) == 5
@@ -314,3 +314,48 @@ def test_a_missing_or_bad_config_file_is_a_validation_error(
         assert out.returncode == 2, (command, out.stderr)
         assert "VALIDATION_ERROR" in out.stderr and "bad.toml" in out.stderr
         assert "rrf_k" in out.stderr
+
+
+def test_the_recommendation_is_tested_against_the_current_configuration(
+    report: TuneReport, slice_home: Path, scifact_slice: Path
+) -> None:
+    """The current side is what `ragsonde eval` scores on the collection as it is; tune's side
+    is each query's held-out score; the verdict follows the paired test, never the means."""
+    vs = report.versus_current
+    assert vs is not None
+    assert vs.current_search.mode == "dense" and vs.current_index.hnsw_m == 16
+    with Retriever(Settings(home=slice_home, collection="slice")) as r:
+        from ragsonde.evaluate import EvalOptions, evaluate
+
+        plain = evaluate(
+            scifact_slice, workspace=r.workspace, options=EvalOptions(k=[10], throughput=False)
+        )
+    assert vs.current_ndcg == pytest.approx(plain.metrics["ndcg@10"], abs=1e-6)  # rounded
+    cv = report.cross_validation["all"]
+    assert vs.tuned_held_out_ndcg == pytest.approx(cv.held_out_ndcg, abs=1e-9)
+    assert vs.chosen_per_fold == [f.chosen for f in cv.per_fold]
+    c = vs.comparison
+    assert c.wins + c.ties + c.losses == SLICE_QUERIES
+    assert (vs.verdict == "adopt") is (c.significant and c.delta > 0)
+    assert vs.verdict in report.recommendation.reason
+    assert f"{c.ci_low:+.4f}" in vs.reason
+
+
+def test_every_saved_search_key_is_what_a_query_then_runs(
+    report: TuneReport, slice_home: Path, tmp_path: Path
+) -> None:
+    """Tune's saved config is a surface like any other: each [search] key it writes is the value
+    the response says ran, and its [index] is what the warning compares with the collection."""
+    for config_id in (
+        "hybrid rrf-k60/w2:1/pf100 none/m16-efc100 ef64 max",
+        "hybrid linear/w0.7:0.3/pf100 none/m16-efc100 ef64 sum2",
+    ):
+        path = tmp_path / "tuned.toml"
+        values = save_config(report, path, config_id=config_id)
+        with Retriever(load_settings(config=path, home=slice_home)) as r:
+            resp = r.retrieve({"query": "vitamin D and bone density"})
+        assert resp.status == "success" and resp.search is not None
+        ran = resp.search.model_dump()
+        for key, value in values["search"].items():
+            assert ran[key] == (tuple(value) if isinstance(value, list) else value), key
+        assert resp.index is not None and set(values["index"]) <= set(resp.index.model_dump())

@@ -10,7 +10,7 @@ import numpy as np
 
 from ragsonde.chunking.report import ConfigResult
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate.compare import compare_values
+from ragsonde.evaluate.compare import paired_comparison
 
 __all__ = ["Verdict", "judge"]
 
@@ -48,7 +48,7 @@ def judge(
     tested = []
     for r in results:
         b = [r.per_question[q].metrics[metric] for q in ids]
-        versus = None if r is best or len(ids) < 2 else compare_values(metric, a, b, alpha=alpha)
+        versus = None if r is best or len(ids) < 2 else paired_comparison(metric, a, b, alpha=alpha)
         tested.append(r.model_copy(update={"versus_best": versus}))
     tied = [r for r in tested if r.versus_best is None or not r.versus_best.significant]
     chosen = min(tied, key=lambda r: (r.costs.points, -r.metrics[metric]))

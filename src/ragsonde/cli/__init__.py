@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "ingest",
     "push",
     "eval",
+    "explain",
     "compare",
     "generate",
     "judge",
@@ -29,6 +30,7 @@ _COMMAND_MODULES = (
     "chunking",
     "schema",
     "serve",
+    "config",
 )
 
 
@@ -61,8 +63,32 @@ def _check_argv(argv: Sequence[str]) -> None:
         raise SystemExit(2)
 
 
+def _plain_warnings() -> None:
+    """ragsonde's own warnings (a deprecated setting name) as one line on stderr, not with the
+    library line that happened to raise them."""
+    import warnings
+
+    from ragsonde.config_sources import FlatNameWarning
+
+    shown = warnings.formatwarning
+
+    def formatwarning(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        line: str | None = None,
+    ) -> str:
+        if issubclass(category, FlatNameWarning):
+            return f"warning: {message}\n"
+        return shown(message, category, filename, lineno, line)
+
+    warnings.formatwarning = formatwarning
+
+
 def main() -> None:
     """Entry point of the ``ragsonde`` script."""
     _check_argv(sys.argv[1:])
+    _plain_warnings()
     _register()
     app()

@@ -113,6 +113,14 @@ def set_root_config(path: Path | None) -> None:
     _root["config"] = path
 
 
+def config_file_in_use(config: Path | None = None) -> Path:
+    """The settings file a command reads: its ``--config``, the root one, else
+    RAGSONDE_CONFIG or ./ragsonde.toml (which may not exist)."""
+    from ragsonde.config import config_file_path
+
+    return config or _root["config"] or config_file_path()
+
+
 def settings_from_options(*, config: Path | None = None, **overrides: Any) -> Settings:
     """Settings from CLI options (``None`` = not given), then environment, then the settings
     file: ``config`` (the command's ``--config``), else the root ``--config``, else

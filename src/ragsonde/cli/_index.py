@@ -1,9 +1,10 @@
 """Options that choose how a new collection is built (``ingest``, ``push``): quantization,
-HNSW and BM25. They become settings (``quantization``, ``hnsw_m``, …), which validate them."""
+HNSW and BM25. They become the ``index`` settings (``index.quantization``, ``index.hnsw_m``, …),
+which validate them."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -69,3 +70,9 @@ Bm25LanguageOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+def index_flags(**given: Any) -> dict[str, Any] | None:
+    """The ``index`` table the flags given make (``None`` values: not given; ``None``: none)."""
+    out = {k: v for k, v in given.items() if v is not None}
+    return out or None

@@ -21,6 +21,19 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
+from ragsonde.cli._search import (
+    ExactOpt,
+    FusionOpt,
+    FusionWeightsOpt,
+    HnswEfOpt,
+    ModeOpt,
+    OversamplingOpt,
+    PrefetchOpt,
+    RescoreOpt,
+    RrfKOpt,
+    ThresholdOpt,
+    search_flags,
+)
 from ragsonde.cli._versus import (
     AlphaOpt,
     CollectionBOpt,
@@ -77,13 +90,16 @@ def eval_command(
     queries: Annotated[
         Path | None, typer.Option(help="Queries TSV (id<TAB>text) for TREC qrels.")
     ] = None,
-    exact: Annotated[
-        bool, typer.Option("--exact", help="Exact (brute-force) search instead of HNSW.")
-    ] = False,
-    mode: Annotated[
-        str | None,
-        typer.Option(help="dense | sparse | hybrid \\[default: the mode setting, dense]"),
-    ] = None,
+    mode: ModeOpt = None,
+    threshold: ThresholdOpt = None,
+    fusion: FusionOpt = None,
+    rrf_k: RrfKOpt = None,
+    fusion_weights: FusionWeightsOpt = None,
+    prefetch_limit: PrefetchOpt = None,
+    hnsw_ef: HnswEfOpt = None,
+    exact: ExactOpt = None,
+    rescore: RescoreOpt = None,
+    oversampling: OversamplingOpt = None,
     sweep_thresholds: Annotated[
         bool,
         typer.Option("--sweep-thresholds", help="Calibrate score_threshold: P/R/F1 over 0–1."),
@@ -132,6 +148,17 @@ def eval_command(
     no_throughput: Annotated[
         bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
     ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Blame each missed relevant document on the pipeline stage that lost it "
+            "(a 'misses' section: stage histogram, worst queries, retrievability).",
+        ),
+    ] = False,
+    explain_k: Annotated[
+        int, typer.Option("--explain-k", help="--explain: a miss is outside this top k.")
+    ] = 10,
     corpus: CorpusOpt = None,
     embedder: EmbedderOpt = None,
     versus: VersusOpt = None,
@@ -155,13 +182,23 @@ def eval_command(
         home=home,
         embedder=embedder,
         mapping=parse_fields(field_paths),
+        search=search_flags(
+            mode=mode,
+            threshold=threshold,
+            fusion=fusion,
+            rrf_k=rrf_k,
+            fusion_weights=fusion_weights,
+            prefetch_limit=prefetch_limit,
+            hnsw_ef=hnsw_ef,
+            exact=exact,
+            rescore=rescore,
+            oversampling=oversampling,
+        ),
     )
     options = EvalOptions(
         k=_ks(k),
         relevance_by=relevance_by,
         gates=gate or [],
-        exact=exact or settings.exact,
-        mode=mode or settings.mode,
         throughput=not no_throughput,
         split=split,
         queries_file=queries,
@@ -172,6 +209,12 @@ def eval_command(
         allow_missing=allow_missing,
         judged_only=judged_only,
     )
+    if explain and (versus is not None or collection_b or against is not None):
+        raise QueryValidationError(
+            "explain: --explain explains one evaluation; run it without --versus/--against "
+            "(or on each collection alone).",
+            field="explain",
+        )
     if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
         run_versus(
             dataset,
@@ -198,6 +241,12 @@ def eval_command(
         result = evaluate(
             dataset, settings=settings, options=options, progress=bar, ingest=ingest, corpus=corpus
         )
+    if explain:
+        from ragsonde.explain import explain_report
+
+        explain_report(
+            result, dataset, k=explain_k, split=split, queries=queries, settings=settings
+        )
     if save is not None:
         save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
     if run_out is not None:
@@ -210,6 +259,10 @@ def eval_command(
         print_json(result)
     else:
         render_report(result)
+        if result.misses is not None:
+            from ragsonde.cli._misses import render_misses
+
+            render_misses(result.misses)
         if result.judged_only:
             console.print(
                 "[bold]scored over judged hits only[/] (--judged-only): unjudged hits were "

@@ -27,6 +27,7 @@ from ragsonde.cli._index import (
     HnswEfConstructOpt,
     HnswMOpt,
     QuantizationOpt,
+    index_flags,
 )
 from ragsonde.cli.app import app
 from ragsonde.cli.progress import RichProgress
@@ -96,13 +97,15 @@ def ingest(
         config=config_file,
         collection=collection,
         home=home,
-        quantization=quantization,
-        hnsw_m=hnsw_m,
-        hnsw_ef_construct=hnsw_ef_construct,
-        bm25_k1=bm25_k1,
-        bm25_b=bm25_b,
-        bm25_title_weight=bm25_title_weight,
-        bm25_language=bm25_language,
+        index=index_flags(
+            quantization=quantization,
+            hnsw_m=hnsw_m,
+            hnsw_ef_construct=hnsw_ef_construct,
+            bm25_k1=bm25_k1,
+            bm25_b=bm25_b,
+            bm25_title_weight=bm25_title_weight,
+            bm25_language=bm25_language,
+        ),
     )
     splitter = "recursive"
     if chunking is not None:

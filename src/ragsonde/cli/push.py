@@ -18,7 +18,7 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
-from ragsonde.cli._index import HnswEfConstructOpt, HnswMOpt, QuantizationOpt
+from ragsonde.cli._index import HnswEfConstructOpt, HnswMOpt, QuantizationOpt, index_flags
 from ragsonde.cli.app import app
 from ragsonde.cli.progress import RichProgress
 from ragsonde.errors import QueryValidationError, RagsondeError
@@ -81,9 +81,9 @@ def push(
         config=config_file,
         collection=collection,
         home=home,
-        quantization=quantization,
-        hnsw_m=hnsw_m,
-        hnsw_ef_construct=hnsw_ef_construct,
+        index=index_flags(
+            quantization=quantization, hnsw_m=hnsw_m, hnsw_ef_construct=hnsw_ef_construct
+        ),
     )
     url = to or settings.qdrant_url
     if not url:

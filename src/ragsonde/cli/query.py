@@ -25,6 +25,20 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
+from ragsonde.cli._search import (
+    ExactOpt,
+    FusionOpt,
+    FusionWeightsOpt,
+    HnswEfOpt,
+    ModeOpt,
+    OversamplingOpt,
+    PrefetchOpt,
+    RescoreOpt,
+    RrfKOpt,
+    ThresholdOpt,
+    TopKOpt,
+    search_flags,
+)
 from ragsonde.cli.app import app
 from ragsonde.cli.render import render_response
 from ragsonde.errors import (
@@ -99,18 +113,21 @@ def _exit_for(codes: list[ErrorCode]) -> None:
 def query(
     text: Annotated[str, typer.Argument(help="The question to search for.")],
     collection: CollectionOpt = None,
-    top_k: Annotated[int, typer.Option("--top-k", "-k", help="How many results (1–100).")] = 5,
-    threshold: Annotated[
-        float, typer.Option("--threshold", "-t", help="Minimum similarity score, 0.0–1.0.")
-    ] = 0.0,
     filters: Annotated[
         list[str] | None,
         typer.Option("--filter", "-f", help="FIELD=VALUE payload condition (repeat for any-of)."),
     ] = None,
-    mode: Annotated[
-        str | None,
-        typer.Option(help="dense | sparse | hybrid \\[default: the mode setting, dense]"),
-    ] = None,
+    top_k: TopKOpt = None,
+    threshold: ThresholdOpt = None,
+    mode: ModeOpt = None,
+    fusion: FusionOpt = None,
+    rrf_k: RrfKOpt = None,
+    fusion_weights: FusionWeightsOpt = None,
+    prefetch_limit: PrefetchOpt = None,
+    hnsw_ef: HnswEfOpt = None,
+    exact: ExactOpt = None,
+    rescore: RescoreOpt = None,
+    oversampling: OversamplingOpt = None,
     no_metadata: Annotated[
         bool, typer.Option("--no-metadata", help="Only chunk_id, text, score, rank.")
     ] = False,
@@ -128,14 +145,24 @@ def query(
         home=home,
         vector=vector,
         mapping=parse_fields(field_paths),
+        search=search_flags(
+            mode=mode,
+            top_k=top_k,
+            threshold=threshold,
+            fusion=fusion,
+            rrf_k=rrf_k,
+            fusion_weights=fusion_weights,
+            prefetch_limit=prefetch_limit,
+            hnsw_ef=hnsw_ef,
+            exact=exact,
+            rescore=rescore,
+            oversampling=oversampling,
+        ),
     )
     body: dict[str, Any] = {
         "query_text": text,
-        "top_k": top_k,
-        "score_threshold": threshold,
         "include_metadata": not no_metadata,
         "include_vectors": vectors,
-        "mode": mode or settings.mode,
     }
 
     def failure(e: RagsondeError) -> Response:
@@ -143,7 +170,7 @@ def query(
             e,
             query=text,
             query_id=str(uuid.uuid4()),
-            top_k=top_k,
+            top_k=settings.search.top_k,
             collection=settings.collection,
             model=settings.embedder,
         )
@@ -156,7 +183,8 @@ def query(
     load_ms: float | None = None
     with Retriever(settings) as retriever:
         try:
-            load_ms = _preload(retriever, settings.collection) if body["mode"] != "sparse" else None
+            sparse = settings.search.mode == "sparse"
+            load_ms = None if sparse else _preload(retriever, settings.collection)
         except RagsondeError as e:
             resp = failure(e)
         else:
@@ -237,15 +265,43 @@ def _read_batch_file(path: Path) -> dict[str, Any]:
 def batch(
     file: Annotated[Path, typer.Argument(help="JSON Lines (one query per line) or a JSON array.")],
     collection: CollectionOpt = None,
+    top_k: TopKOpt = None,
+    threshold: ThresholdOpt = None,
+    mode: ModeOpt = None,
+    fusion: FusionOpt = None,
+    rrf_k: RrfKOpt = None,
+    fusion_weights: FusionWeightsOpt = None,
+    prefetch_limit: PrefetchOpt = None,
+    hnsw_ef: HnswEfOpt = None,
+    exact: ExactOpt = None,
+    rescore: RescoreOpt = None,
+    oversampling: OversamplingOpt = None,
     vector: VectorOpt = None,
     field_paths: FieldOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Run many queries at once: one embedding call, one search request."""
+    """Run many queries at once: one embedding call, one search request. The search flags
+    apply to every query that does not set the same field itself."""
     settings = settings_from_options(
-        config=config_file, home=home, vector=vector, mapping=parse_fields(field_paths)
+        config=config_file,
+        home=home,
+        vector=vector,
+        mapping=parse_fields(field_paths),
+        search=search_flags(
+            mode=mode,
+            top_k=top_k,
+            threshold=threshold,
+            fusion=fusion,
+            rrf_k=rrf_k,
+            fusion_weights=fusion_weights,
+            prefetch_limit=prefetch_limit,
+            hnsw_ef=hnsw_ef,
+            exact=exact,
+            rescore=rescore,
+            oversampling=oversampling,
+        ),
     )
     body = _read_batch_file(file)
     if collection and "collection" not in body:
@@ -272,6 +328,10 @@ def batch(
 @app.command()
 @cli_errors
 def inspect(
+    name: Annotated[
+        str | None,
+        typer.Argument(help="The collection \\[default: --collection, or the collection setting]"),
+    ] = None,
     collection: CollectionOpt = None,
     sample: Annotated[int, typer.Option(help="How many payloads to sample.")] = 1000,
     field_paths: FieldOpt = None,
@@ -284,9 +344,15 @@ def inspect(
     from ragsonde.store.inspect import inspect_collection
     from ragsonde.workspace import Workspace
 
+    if name is not None and collection is not None and name != collection:
+        raise QueryValidationError(
+            f"inspect: the collection is named twice ({name!r} and --collection {collection!r}): "
+            "give one.",
+            field="collection",
+        )
     settings = settings_from_options(
         config=config_file,
-        collection=collection,
+        collection=name or collection,
         home=home,
         vector=vector,
         mapping=parse_fields(field_paths),
@@ -317,6 +383,13 @@ def inspect(
         console.print(f"quantization {q.label}, HNSW m={g.m} ef_construct={g.ef_construct}")
     elif not report.index_measurable:
         console.print("quantization and HNSW: not measurable on this backend (plain vectors)")
+    if report.bm25 is not None:
+        b = report.bm25
+        console.print(
+            f"BM25 k1={b.k1:g} b={b.b:g} title_weight={b.title_weight} language={b.language}"
+        )
+    elif report.sparse_vector_name is not None:
+        console.print("BM25: sparse vectors whose parameters the collection does not record")
     match = {True: "[green]matches[/]", False: "[red]DOES NOT match[/]", None: "unknown"}
     console.print(
         f"embedder {report.embedder} ({report.embedder_dimension}-dim): "

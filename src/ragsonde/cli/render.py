@@ -14,11 +14,12 @@ from rich.table import Table
 from rich.text import Text
 
 from ragsonde.cli._common import console, err_console
+from ragsonde.models import Response
+from ragsonde.models.params import SearchParams
 
 if TYPE_CHECKING:
     from ragsonde.evaluate.comparison import Comparison, MetricComparison, NoRegressionGate
     from ragsonde.evaluate.report import EvalReport, GroupSummary
-    from ragsonde.models import Response
 
 __all__ = ["render_comparison", "render_gate", "render_report", "render_response", "render_side"]
 
@@ -53,7 +54,7 @@ def render_response(resp: Response, model_load_ms: float | None = None) -> None:
             source.append(f"\n{r.url}", style="cyan")
         snippet = r.text if len(r.text) <= 300 else r.text[:300] + "…"
         table.add_row(
-            str(r.rank),
+            str(r.rank + 1),  # 1-based, as the web page shows it
             _score_bar(r.similarity_score) + Text(f" {r.similarity_score:.3f}"),
             source,
             Text(snippet),
@@ -68,8 +69,39 @@ def render_response(resp: Response, model_load_ms: float | None = None) -> None:
         f"{t.search_ms:.1f} ms · post {t.post_processing_ms:.1f} ms · total {t.total_ms:.1f} ms"
         f" · {resp.model}[/]"
     )
+    if resp.search is not None:
+        console.print(f"[dim]search: {escape(_params_line(resp.search))}[/]")
     if model_load_ms:
         console.print(f"[dim]model load {model_load_ms:.0f} ms (once per process, not in embed)[/]")
+
+
+def _params_line(p: SearchParams) -> str:
+    """The parameters a search ran with, the ones at their defaults left out."""
+    defaults = SearchParams()
+    shown = [f"mode {p.mode}" + (f" ({p.fusion_label})" if p.fusion_label else "")]
+    for name in ("top_k", "score_threshold", "hnsw_ef", "exact", "quantization_rescore"):
+        value = getattr(p, name)
+        if value != getattr(defaults, name):
+            shown.append(f"{name} {value}")
+    if p.quantization_oversampling is not None:
+        shown.append(f"quantization_oversampling {p.quantization_oversampling}")
+    return " · ".join(shown)
+
+
+def _search_line(report: EvalReport) -> str:
+    """The search that ran, in a few words: mode (fusion), index, and every knob set."""
+    s = report.search
+    words = [s.mode + (f" {s.fusion}" if s.fusion else ""), s.index]
+    p = s.params
+    if p is not None:
+        knobs = {
+            "hnsw_ef": p.hnsw_ef,
+            "rescore": p.quantization_rescore,
+            "oversampling": p.quantization_oversampling,
+            "threshold": p.score_threshold or None,
+        }
+        words += [f"{k} {v}" for k, v in knobs.items() if v is not None]
+    return " · ".join(words)
 
 
 def render_report(report: EvalReport) -> None:
@@ -77,7 +109,7 @@ def render_report(report: EvalReport) -> None:
     families = list(dict.fromkeys(name.split("@")[0] for name in report.metrics if "@" in name))
     table = Table(
         title=f"{report.n_queries} queries · {report.collection} · {report.embedder} · "
-        f"{report.search.index} · relevance by {report.relevance_by}"
+        f"{_search_line(report)} · relevance by {report.relevance_by}"
     )
     table.add_column("metric")
     for k in report.ks:

@@ -25,6 +25,7 @@ from ragsonde.cli._common import (
 from ragsonde.cli.app import app
 from ragsonde.cli.progress import RichProgress
 from ragsonde.errors import QueryValidationError
+from ragsonde.workspace import Workspace
 
 if TYPE_CHECKING:
     from ragsonde.store import Store
@@ -89,6 +90,10 @@ def render_tune(report: TuneReport) -> None:
         f"recommended: [bold]{escape(rec.config or 'none')}[/]: {escape(rec.reason)}",
         soft_wrap=True,
     )
+    vs = report.versus_current
+    if vs is not None:
+        colour = "green" if vs.verdict == "adopt" else "yellow"
+        console.print(f"against the current configuration: [{colour}][bold]{vs.verdict}[/][/]")
 
 
 def _apply(store: Store, report: TuneReport, target: str, quiet: bool) -> str:
@@ -153,7 +158,6 @@ def tune_command(
 ) -> None:
     """Tune quantization, HNSW and fusion on temporary copies of a collection, against your
     labels: Pareto front, cross-validated choice, saved or applied configuration."""
-    from ragsonde.store import open_store
     from ragsonde.tune import Constraints, TuneOptions, load_grid, tune
     from ragsonde.tune import save_config as save
     from ragsonde.tune.html import write_html
@@ -167,14 +171,14 @@ def tune_command(
     options = TuneOptions(
         folds=folds,
         split=split,
-        modes=modes[mode],  # type: ignore[arg-type]
+        modes=modes[mode],
         constraints=Constraints(
             max_latency_ms=max_latency_ms, min_recall=min_recall, max_memory_mb=max_memory_mb
         ),
+        **({"grid": load_grid(grid)} if grid is not None else {}),
     )
-    if grid is not None:
-        options.grid = load_grid(grid)
-    store = open_store(settings)
+    ws = Workspace(settings)
+    store = ws.store
     try:
         if apply and apply in store.list_collections():  # before the sweep, not after it
             raise QueryValidationError(
@@ -182,14 +186,14 @@ def tune_command(
                 field="apply",
             )
         with RichProgress(not json_output and err_console.is_terminal, "tune") as bar:
-            report = tune(dataset, settings=settings, store=store, options=options, progress=bar)
+            report = tune(dataset, workspace=ws, options=options, progress=bar)
         applied = None
         if apply and report.recommendation.config:
             applied = _apply(store, report, apply, json_output)
         elif apply:
             err_console.print(f"nothing applied: no configuration met the constraints ('{apply}')")
     finally:
-        store.close()
+        ws.close()
     if save_config is not None:
         save(report, save_config, collection=applied)
         err_console.print(f"saved settings to {save_config} (use it with --config {save_config})")

@@ -56,6 +56,11 @@ def recorded_language(payload: Mapping[str, Any]) -> str | None:
     return DEFAULT_BM25_LANGUAGE if "embed_hash" in payload else None
 
 
+def recorded_bm25(payload: Mapping[str, Any]) -> Bm25Params | None:
+    """The BM25 parameters a chunk's payload records (:meth:`Bm25Params.recorded_in`)."""
+    return Bm25Params.recorded_in(payload)
+
+
 def query_language(collection: str, recorded: str | None, setting: str | None) -> str:
     """The language ``collection``'s queries are BM25-encoded with: the one its chunks record
     (``recorded``), else the ``bm25_language`` setting, else English. A setting that contradicts
@@ -69,7 +74,7 @@ def query_language(collection: str, recorded: str | None, setting: str | None) -
             f"bm25_language setting (RAGSONDE_BM25_LANGUAGE, --bm25-language) is {setting}. "
             f"Unset the setting to query in {recorded}, or re-ingest the collection with "
             f"--bm25-language {setting}.",
-            field="bm25_language",
+            field="index.bm25_language",
         )
     return recorded
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragsonde.config import Settings, load_settings
-from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.config import Settings, load_settings, parse_qdrant_url
+from ragsonde.embedders import Embedder
+from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.compare import compare_reports
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
 from ragsonde.progress import Progress
+from ragsonde.workspace import Workspace
 
 __all__ = ["evaluate_against"]
 
@@ -43,20 +45,25 @@ def evaluate_against(
     is the settings' ``qdrant_api_key``. ``progress.start`` is called once per side.
     """
     cfg = settings or load_settings()
-    data = cfg.model_dump()
-    local = Settings.model_validate({**data, "qdrant_url": None})
-    remote = Settings.model_validate({**data, "qdrant_url": url})
-    emb = embedder or get_embedder(cfg)
-    reports = [
-        evaluate(
-            dataset,
-            collection=collection,
-            options=options,
-            settings=side,
-            embedder=emb,
-            progress=progress,
-        )
-        for side in (local, remote)
-    ]
+    # copies, not a dump rebuilt: the search parameters keep which fields were set
+    try:
+        remote = parse_qdrant_url(url)
+    except ValueError as e:
+        raise QueryValidationError(str(e), field="against") from e
+    sides = [cfg.model_copy(update={"qdrant_url": u}) for u in (None, remote)]
+    with Workspace(cfg, embedder=embedder) as shared:
+        emb = shared.embedder  # one model for both sides
+        reports = []
+        for side in sides:
+            with Workspace(side, embedder=emb) as ws:
+                reports.append(
+                    evaluate(
+                        dataset,
+                        collection=collection,
+                        options=options,
+                        workspace=ws,
+                        progress=progress,
+                    )
+                )
     a, b = reports
     return VersusReport(a=a, b=b, comparison=compare_reports(a, b, metrics, alpha=alpha))

@@ -37,7 +37,7 @@ from ragsonde.evaluate.comparison import (
 )
 from ragsonde.evaluate.report import EvalReport, QueryRow
 
-__all__ = ["compare_reports", "compare_values"]
+__all__ = ["compare_reports", "paired_comparison"]
 
 #: How many query ids an error message shows before "…".
 _SHOWN_IDS = 5
@@ -240,6 +240,27 @@ def _most_changed(
     ]
 
 
+def paired_comparison(
+    name: str,
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    alpha: float = 0.05,
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> MetricComparison:
+    """``b`` against ``a``, query by query (the same queries in the same order): the deltas,
+    both paired tests and the bootstrap interval that :func:`compare_reports` gives a metric."""
+    if len(a) != len(b) or not a:
+        raise QueryValidationError(
+            f"paired comparison of {name}: {len(a)} and {len(b)} scores; it needs the same "
+            "queries on both sides, at least one.",
+            field="metric",
+        )
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return _compare_metric(name, va, vb, alpha=alpha, n_resamples=n_resamples, seed=seed)
+
+
 def compare_reports(
     a: EvalReport,
     b: EvalReport,
@@ -282,22 +303,3 @@ def compare_reports(
             queries=_most_changed(qb, ids, _values(qa, ids, first), _values(qb, ids, first)),
         ),
     )
-
-
-def compare_values(
-    name: str,
-    a: Sequence[float],
-    b: Sequence[float],
-    *,
-    alpha: float = 0.05,
-    n_resamples: int = 10000,
-    seed: int = 0,
-) -> MetricComparison:
-    """The paired tests of :func:`compare_reports` on one metric's per-query values, ``a`` and
-    ``b`` in the same query order (B against A)."""
-    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if va.shape != vb.shape or va.size < 2:
-        raise QueryValidationError(
-            f"{name}: paired values need the same queries, at least two", field="metrics"
-        )
-    return _compare_metric(name, va, vb, alpha=alpha, n_resamples=n_resamples, seed=seed)

@@ -28,6 +28,7 @@ _W, _H, _PAD = 520, 240, 40
 _COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"]
 _WORST = 15
 _SHOWN_IDS = 10
+_MISS_ROWS = 100
 
 
 @dataclass
@@ -145,8 +146,16 @@ def _context(report: EvalReport) -> dict[str, Any]:
             [f"{r.threshold:g}" for r in sweep],
             1.0,
         )
+    misses = report.misses
+    misses_chart = (
+        bar_chart(list(misses.counts.values()), list(misses.counts), "#dc2626")
+        if misses is not None
+        else None
+    )
     return {
         "r": report,
+        "misses_chart": misses_chart,
+        "miss_rows": misses.worst(_MISS_ROWS) if misses is not None else [],
         "title": f"ragsonde report: {report.dataset}",
         "series": series,
         "metric_chart": line_chart(series, [f"@{k}" for k in ks], 1.0),

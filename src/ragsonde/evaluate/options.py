@@ -8,6 +8,7 @@ server evaluates collections it already has.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,13 +19,14 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.breakdown import parse_by
 from ragsonde.evaluate.gates import Gate, parse_gate
 from ragsonde.evaluate.metrics import DEFAULT_KS
-from ragsonde.models import SearchMode
+from ragsonde.models.params import SEARCH_FIELDS, SearchParams
 
 __all__ = ["EvalOptions", "RelevanceBy", "options_error"]
 
@@ -69,8 +71,13 @@ class EvalOptions(BaseModel):
         max_length=50,
         description="Pass/fail gates: 'ndcg@10>=0.6', 'latency.total_ms.p95<=50'.",
     )
-    exact: bool = Field(default=False, description="Exact (brute-force) search instead of HNSW.")
-    mode: SearchMode = "dense"
+    search: SearchParams = Field(
+        default_factory=SearchParams,
+        description="The search parameters this evaluation sets (mode, fusion, hnsw_ef, exact, "
+        "score_threshold, …); those it does not set inherit the settings' (ragsonde.toml, "
+        "environment, the server's own). The same names may be given at the top level: "
+        '{"mode": "hybrid"} is {"search": {"mode": "hybrid"}}.',
+    )
     throughput: bool = Field(default=True, description="Also measure batched throughput.")
     split: str = Field(default="test", description="BEIR qrels split.")
     queries_file: Path | None = Field(
@@ -83,9 +90,6 @@ class EvalOptions(BaseModel):
     ann_vs_exact: bool = Field(default=False, description="HNSW recall@k against exact search.")
     by: str | None = Field(
         default=None, description="Also report metrics per value of this payload field."
-    )
-    score_threshold: float = Field(
-        default=0.0, ge=0.0, le=1.0, description="Drop results below this similarity."
     )
     mapping: dict[str, str] | None = Field(
         default=None,
@@ -107,6 +111,35 @@ class EvalOptions(BaseModel):
             super().__init__(**data)
         except ValidationError as e:
             raise options_error(e) from e
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest_search(cls, data: Any) -> Any:
+        """Search parameters named at the top level (``mode``, ``exact``, ``hnsw_ef``) go into
+        ``search``; given in both places, the top-level one wins (it is the more specific)."""
+        if not isinstance(data, dict):
+            return data
+        top = {k: data[k] for k in SEARCH_FIELDS if k in data}
+        if not top:
+            return data
+        rest = {k: v for k, v in data.items() if k not in top}
+        search = rest.get("search")
+        base = search.set_fields() if isinstance(search, SearchParams) else dict(search or {})
+        return {**rest, "search": {**base, **top}}
+
+    def given(self) -> dict[str, Any]:
+        """Only the options set (so a copy of them keeps "unset inherits")."""
+        return {k: getattr(self, k) for k in self.model_fields_set if k in EvalOptions.model_fields}
+
+    def with_gates(self, gates: Sequence[Gate | str]) -> EvalOptions:
+        """These options with ``gates`` added (parsed like the others)."""
+        if not gates:
+            return self
+        return EvalOptions(**{**self.given(), "gates": [*self.gates, *(str(g) for g in gates)]})
+
+    def effective_search(self, settings: SearchParams) -> SearchParams:
+        """The search that runs: ``settings`` with what these options set on top."""
+        return settings.overlay(self.search)
 
     @field_validator("k")
     @classmethod

@@ -14,7 +14,8 @@ fields are exactly those of 1.0, so they are read as 1.0.
 Coverage. ``metrics`` holds ``judged@k`` (the share of the top k that carries a label) next to
 the ranking metrics; below :data:`LOW_COVERAGE` at k=10 (or the largest k under it) the report
 warns, because unjudged hits then count as misses. ``judged_only`` says the ranking metrics were
-scored over judged hits only (1.1).
+scored over judged hits only (1.1). ``misses`` (``--explain``) blames each missed relevant document
+on the pipeline stage that lost it (1.3; :mod:`ragsonde.explain`).
 
 Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
 which payload field benchmark ids resolved to); new parts are optional fields, so older reports
@@ -31,6 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
+from ragsonde.explain.models import MissesReport
+from ragsonde.models.params import IndexParams, SearchParams
 
 __all__ = [
     "LOW_COVERAGE",
@@ -61,7 +64,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.3"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
@@ -202,7 +205,12 @@ class SearchInfo(_Part):
     """How chunks became documents: ``max`` (best chunk), ``sumN`` (sum of the N best chunk
     scores), or ``chunk`` (relevance by chunk: no aggregation)."""
     fusion: str | None = None
-    """mode=hybrid: the fusion (``rrf``, ``dbsf`` or ``linear``)."""
+    """mode=hybrid: the fusion and its knobs (``dbsf``, ``rrf-k60/w1:0.5``, ``linear/w0.7:0.3``)."""
+    params: SearchParams | None = None
+    """Every search parameter that ran (1.2): the settings with the run's own on top."""
+    collection_index: IndexParams | None = None
+    """How the collection searched was built, as far as it records (1.2): quantization, HNSW
+    graph, BM25 parameters."""
 
 
 class SpanSummary(_Part):
@@ -307,6 +315,10 @@ class EvalReport(_Part):
     )
     judged_only: bool = Field(
         default=False, description="Ranking metrics scored over judged hits only (1.1)."
+    )
+    misses: MissesReport | None = Field(
+        default=None,
+        description="Each missed relevant document blamed on a pipeline stage (--explain, 1.3).",
     )
     warnings: list[str] = Field(
         default_factory=list, description="What a reader should know about this run."

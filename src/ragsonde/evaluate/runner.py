@@ -43,6 +43,7 @@ from ragsonde.evaluate.report import (
 )
 from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
+from ragsonde.models.params import SearchParams, index_differences
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
 from ragsonde.store import Distance, Store
@@ -110,24 +111,30 @@ def _by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
 
 class _Evaluation:
     def __init__(
-        self, bench: Benchmark, retriever: Retriever, store: Store, collection: str, o: EvalOptions
+        self,
+        bench: Benchmark,
+        retriever: Retriever,
+        store: Store,
+        collection: str,
+        o: EvalOptions,
+        params: SearchParams,
     ) -> None:
         self.bench = bench
         self.retriever = retriever
         self.store = store
         self.collection = collection
         self.o = o
+        self.params = params
         self.depth = max(o.k)
         self.key = RELEVANCE_KEYS[o.relevance_by][1]
         self.field_path = RELEVANCE_KEYS[o.relevance_by][0]
         self.relevance: RelevanceField | None = None
         self.integrity = IntegrityReport()
         self.errors: dict[str, str] = {}
-        settings = retriever.settings
-        self.aggregation = Aggregation.of(settings.aggregation, settings.aggregation_n)
+        self.aggregation = Aggregation.of(params.aggregation, params.aggregation_n)
         # a sum adds the engine's scores where they are similarities (not Euclid/Manhattan)
         distance = store.collection_info(collection).distance
-        self.raw_scores = o.mode != "dense" or distance in (Distance.COSINE, Distance.DOT)
+        self.raw_scores = params.mode != "dense" or distance in (Distance.COSINE, Distance.DOT)
 
     def body(self, q: BenchQuery, top_k: int) -> dict[str, Any]:
         return {
@@ -135,8 +142,8 @@ class _Evaluation:
             "top_k": top_k,
             "filters": q.filters,
             "query_id": q.query_id,
-            "mode": self.o.mode,
-            "score_threshold": self.o.score_threshold,
+            "mode": self.params.mode,
+            "score_threshold": self.params.score_threshold,
         }
 
     def fetch_size(self) -> int:
@@ -174,11 +181,10 @@ class _Evaluation:
     def index_health(self, ann_search_ms: Sequence[float]) -> IndexHealth:
         """Every query again with exact search: recall@k of the HNSW index against it."""
         exact = Retriever(
-            self.retriever.settings,
-            store=self.store,
-            embedder=self.retriever.embedder,
+            workspace=self.retriever.workspace,
             limits=self.retriever.limits,
-            exact=True,
+            search=self.params.overlay({"exact": True}),
+            mapping=self.retriever.mapping,
         )
         overlap: dict[int, list[float]] = {k: [] for k in self.o.k}
         exact_ms: list[float] = []
@@ -276,10 +282,7 @@ def evaluate(
     ``options.gates``. With ``ingest``, a missing collection is first ingested from ``corpus``
     (any ``ragsonde ingest`` source), else the benchmark's BEIR corpus.
     """
-    o = options or EvalOptions()
-    if gates:
-        o = o.model_copy(update={"gates": [*o.gates, *(str(g) for g in gates)]})
-        o = EvalOptions(**o.model_dump())  # the added gates are parsed like the others
+    o = (options or EvalOptions()).with_gates(gates)
     names = metric_names(o.k)
     for gate in o.parsed_gates:
         if "." not in gate.path:
@@ -289,23 +292,19 @@ def evaluate(
     started = time.perf_counter()
     ws = workspace or Workspace(settings, store=store, embedder=embedder)
     cfg = ws.settings
-    # the mode and exact settings (ragsonde.toml, --config) unless the options name them
-    unset = {
-        name: getattr(cfg, name) for name in ("mode", "exact") if name not in o.model_fields_set
-    }
-    if unset:
-        o = o.model_copy(update=unset)
+    # the settings' search (ragsonde.toml, environment, --config, the server's) with what the
+    # options set on top: the one search every query of this run makes
+    params = o.effective_search(cfg.search)
     coll = collection or cfg.collection
     try:
         bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
         st, emb = ws.store, ws.embedder
-        ingested = _ensure_collection(bench, st, emb, coll, ingest, o.mode != "dense", corpus)
+        ingested = _ensure_collection(bench, st, emb, coll, ingest, params.mode != "dense", corpus)
         limits = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
         mapping = build_mapping({**cfg.mapping, **(o.mapping or {})})
-        retriever = Retriever(
-            cfg, store=st, embedder=emb, limits=limits, exact=o.exact, mapping=mapping
-        )
-        ev = _Evaluation(bench, retriever, st, coll, o)
+        retriever = Retriever(workspace=ws, limits=limits, search=params, mapping=mapping)
+        ev = _Evaluation(bench, retriever, st, coll, o, params)
+        built = retriever.index_params(coll)
         # before any query runs: ids that resolve nowhere, or mostly missing, fail the run
         ev.resolve(mapping)
         missing = ev.missing_relevant()
@@ -381,19 +380,25 @@ def evaluate(
                 ingested=ingested,
             ),
             search=SearchInfo(
-                mode=o.mode,
-                exact=o.exact,
-                index="exact (brute force)" if o.exact else "HNSW",
+                mode=params.mode,
+                exact=params.exact,
+                index="exact (brute force)" if params.exact else "HNSW",
                 backend=st.backend,
                 fetch_chunks=ev.fetch_size(),
-                score_threshold=o.score_threshold,
+                score_threshold=params.score_threshold,
                 aggregation=ev.aggregation.label if o.relevance_by != "chunk" else "chunk",
-                fusion=cfg.fusion if o.mode == "hybrid" else None,
+                fusion=params.fusion_label,
+                params=params,
+                collection_index=built,
             ),
             breakdown=build_breakdown(bench.queries, per_query, o.by, by_groups),
             spans=span_summary,
             relevance_field=ev.relevance,
-            warnings=[*warnings, *ev.integrity.warnings()],
+            warnings=[
+                *index_differences(cfg.index, built, coll),
+                *warnings,
+                *ev.integrity.warnings(),
+            ],
             judged_only=o.judged_only,
             created_at=datetime.now(UTC).isoformat(),
         ).with_run(run)

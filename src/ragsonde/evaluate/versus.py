@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragsonde.config import Settings
-from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.embedders import Embedder
 from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
 from ragsonde.evaluate.compare import compare_reports
 from ragsonde.evaluate.metrics import metric_names, parse_metric
@@ -52,7 +52,7 @@ def versus_collection(base: str, embedder: str) -> str:
 
 def _side_embedder(spec: str | Embedder, cfg: Settings) -> Embedder:
     if isinstance(spec, str):
-        return get_embedder(cfg.model_copy(update={"embedder": spec}))
+        return Workspace.embedder_for(cfg.model_copy(update={"embedder": spec}))
     return spec
 
 

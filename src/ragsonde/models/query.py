@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.params import SearchParams
 from ragsonde.models.text import UnicodeStr, check_text, printable
 
 __all__ = [
@@ -111,7 +112,16 @@ class Query(BaseModel):
         default_factory=_new_id
     )
     collection: Annotated[UnicodeStr | None, Field(min_length=1, max_length=255)] = None
-    mode: SearchMode = "dense"
+    mode: SearchMode = Field(
+        default="dense",
+        description="dense, sparse or hybrid; unset = the deployment's search.mode setting.",
+    )
+    search: SearchParams | None = Field(
+        default=None,
+        description="Search parameters for this query alone (fusion, hnsw_ef, exact, "
+        "quantization_rescore, …); those it does not set inherit the deployment's settings. "
+        "mode, top_k and score_threshold given at the top level win over the same names here.",
+    )
 
     @field_validator("query_text")
     @classmethod
@@ -198,7 +208,10 @@ def parse_query(data: Query | Mapping[str, Any], limits: Limits = DEFAULT_LIMITS
     """Validate ``data`` into a :class:`Query` under ``limits``; raise QueryValidationError."""
     try:
         if isinstance(data, Query):
-            data = data.model_dump(exclude_unset=False)
+            # only what the caller set, so unset fields keep inheriting the settings (the id
+            # is kept: it was made when the query was)
+            kept = data.model_fields_set | {"query_id"}
+            data = {k: getattr(data, k) for k in kept}
         if not isinstance(data, Mapping):
             raise QueryValidationError(
                 f"A query must be a JSON object, not {type(data).__name__}.", field="body"

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from ragsonde.errors import ErrorCode, RagsondeError
+from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.models.text import printable
 
 __all__ = [
@@ -124,6 +125,16 @@ class Response(BaseModel):
     model: Echo
     timestamp: str = Field(default_factory=utc_now)
     timings: Timings = Field(default_factory=Timings)
+    search: SearchParams | None = Field(
+        default=None,
+        description="The search parameters that ran (the settings with the query's own on "
+        "top); absent on an error before the search was settled.",
+    )
+    index: IndexParams | None = Field(
+        default=None,
+        description="How the collection searched was built, as far as it records "
+        "(quantization, HNSW graph, BM25 parameters).",
+    )
     error: ErrorInfo | None = None
 
     @classmethod

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.embedders.isolate import embed_groups
-from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_language
+from ragsonde.embedders.sparse import (
+    Bm25Encoder,
+    query_language,
+)
 from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
 from ragsonde.models import (
     BatchRequest,
@@ -32,6 +35,8 @@ from ragsonde.models import (
     parse_query,
     validation_error_from_pydantic,
 )
+from ragsonde.models.params import IndexParams, SearchParams
+from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
 from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store, similarity_of
 from ragsonde.store.base import SparseVector
@@ -40,22 +45,6 @@ from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE
 from ragsonde.workspace import Workspace
 
 __all__ = ["Retriever"]
-
-_INFO_TTL_S = 5.0
-
-
-_T = TypeVar("_T")
-
-
-def _fresh(cache: dict[str, tuple[float, _T]], key: str, load: Callable[[], _T]) -> _T:
-    """``cache[key]`` while younger than ``_INFO_TTL_S``, else ``load()``, kept with its time."""
-    now = time.monotonic()
-    kept = cache.get(key)
-    if kept is not None and now - kept[0] < _INFO_TTL_S:
-        return kept[1]
-    value = load()
-    cache[key] = (now, value)
-    return value
 
 
 def _ms(start: float, end: float) -> float:
@@ -78,6 +67,8 @@ class _Pending:
     index: int
     query: Query
     collection: str
+    params: SearchParams
+    """What this query runs with (:meth:`Retriever.params_for`)."""
     spec: SearchSpec | None = None
     vector: list[float] | None = None
     sparse: SparseVector | None = None
@@ -100,12 +91,16 @@ class Retriever:
         store: Store | None = None,
         embedder: Embedder | None = None,
         limits: Limits | None = None,
-        exact: bool = False,
+        search: SearchParams | None = None,
         mapping: PayloadMapping | None = None,
     ) -> None:
         """Answer with ``workspace``'s store and embedder (its owner closes it), or with a
         workspace of its own built from ``settings``, ``store`` and ``embedder`` (closed by
-        :meth:`close`, which closes only what that workspace opened)."""
+        :meth:`close`, which closes only what that workspace opened).
+
+        ``search``: the search parameters to run with; those it does not set inherit the
+        settings' (``settings.search``). A query's own ``mode``, ``top_k``,
+        ``score_threshold`` and ``search`` override them for that query alone."""
         self._own_workspace = workspace is None
         if workspace is None:
             workspace = Workspace(settings, store=store, embedder=embedder)
@@ -115,11 +110,10 @@ class Retriever:
         self.settings = self.workspace.settings
         self._sparse: dict[str, Bm25Encoder] = {}
         self.limits = limits or self.settings.limits
-        self.exact = exact or self.settings.exact
+        self.search = self.settings.search.overlay(search)
         # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
         self.mapping = mapping if mapping is not None else self.settings.payload_mapping
-        self._info: dict[str, tuple[float, CollectionInfo]] = {}
-        self._recorded: dict[str, tuple[float, str | None]] = {}
+        self._facts = CollectionFacts(lambda: self.store)
         self._filters = FilterResolver(self.mapping)
 
     # -- components, from the workspace (opened there on first use) ---------------------------
@@ -166,7 +160,7 @@ class Retriever:
         name = q.collection or collection or self.settings.collection
         timings = Timings()
         try:
-            pending = _Pending(0, q, name)
+            pending = _Pending(0, q, name, self.params_for(q))
             info = self._prepare([pending])[0]
             if isinstance(info, RagsondeError):
                 raise info
@@ -179,7 +173,7 @@ class Retriever:
             hits = self.store.search(name, [self._spec(pending)])[0]
             t3 = time.perf_counter()
             timings.search_ms = _ms(t2, t3)
-            response = self._format(q, name, hits)
+            response = self._format(pending, hits)
             t4 = time.perf_counter()
             timings.post_processing_ms = _ms(t3, t4)
             timings.total_ms = _ms(t0, t4)
@@ -214,7 +208,7 @@ class Retriever:
         for i, raw in enumerate(envelope.queries):
             try:
                 q = self._parse(raw)
-                pending.append(_Pending(i, q, q.collection or default_coll))
+                pending.append(_Pending(i, q, q.collection or default_coll, self.params_for(q)))
             except QueryValidationError as e:
                 responses[i] = self._failure(e, raw, default_coll, Timings())
         prepared = self._prepare(pending)
@@ -247,7 +241,7 @@ class Retriever:
             search_ms = _ms(t2, time.perf_counter()) / len(group)
             for p, hits in zip(group, hit_lists, strict=True):
                 t3 = time.perf_counter()
-                resp = self._format(p.query, name, hits)
+                resp = self._format(p, hits)
                 post_ms = _ms(t3, time.perf_counter())
                 resp.timings = Timings(
                     embedding_ms=embed_ms,
@@ -267,11 +261,34 @@ class Retriever:
         )
 
     def _parse(self, raw: Query | Mapping[str, Any]) -> Query:
-        """A valid query; one that names no mode gets the ``mode`` setting."""
-        q = parse_query(raw, self.limits)
-        if "mode" not in q.model_fields_set and q.mode != self.settings.mode:
-            q = q.model_copy(update={"mode": self.settings.mode})
-        return q
+        """A valid query under this retriever's limits."""
+        return parse_query(raw, self.limits)
+
+    def params_for(self, q: Query) -> SearchParams:
+        """The search ``q`` runs: this retriever's parameters, then the query's ``search``
+        block, then the contract fields it sets (``mode``, ``top_k``, ``score_threshold``).
+        Only what the query *sets* counts: an unset field inherits."""
+        own: dict[str, Any] = {
+            k: getattr(q, k)
+            for k in ("mode", "top_k", "score_threshold")
+            if k in q.model_fields_set
+        }
+        try:
+            params = self.search.overlay(q.search).overlay(own)
+        except ValidationError as e:
+            raise validation_error_from_pydantic(e) from e
+        if params.top_k > self.limits.max_top_k:
+            raise QueryValidationError(
+                f"Invalid query: top_k: must be between 1 and {self.limits.max_top_k} (got "
+                f"{params.top_k}, from the search.top_k setting).",
+                field="top_k",
+            )
+        return params
+
+    def index_params(self, collection: str) -> IndexParams:
+        """How ``collection`` was built, as far as it records
+        (:meth:`~ragsonde.retriever.facts.CollectionFacts.index_params`)."""
+        return self._facts.index_params(collection)
 
     def _envelope(self, batch: BatchRequest | Mapping[str, Any]) -> _Envelope:
         if isinstance(batch, BatchRequest):
@@ -296,7 +313,7 @@ class Retriever:
 
     # -- shared stages ------------------------------------------------------------------------
     def _collection_info(self, name: str) -> CollectionInfo:
-        return _fresh(self._info, name, lambda: self.store.collection_info(name))
+        return self._facts.info(name)
 
     def _prepare(self, pending: Sequence[_Pending]) -> list[CollectionInfo | RagsondeError]:
         """Check each query against its collection (exists, size, mode, filters) before any
@@ -313,24 +330,17 @@ class Retriever:
                         embedder=self.model_name,
                         embedder_dim=dim,
                     )
-                if p.query.mode != "dense" and info.sparse_vector_name is None:
+                if p.params.mode != "dense" and info.sparse_vector_name is None:
                     raise QueryValidationError(
                         f"Collection '{p.collection}' was built for dense search only, so mode "
-                        f"'{p.query.mode}' is not available. Re-ingest it with sparse (BM25) "
+                        f"'{p.params.mode}' is not available. Re-ingest it with sparse (BM25) "
                         "vectors, or use mode 'dense'.",
                         field="mode",
                     )
-                if p.query.mode != "dense":
+                if p.params.mode != "dense":
                     p.language = self._bm25_language(p.collection)
                 filt = self._filters.resolve(p.query.filters, info, self.store)
-                p.spec = SearchSpec(
-                    vector=None,
-                    limit=p.query.top_k,
-                    filter=filt,
-                    with_vectors=p.query.include_vectors,
-                    exact=self.exact,
-                    mode=p.query.mode,
-                )
+                p.spec = SearchSpec(vector=None, limit=p.params.top_k, filter=filt)
                 out.append(info)
             except RagsondeError as e:
                 out.append(e)
@@ -344,7 +354,7 @@ class Retriever:
         retries them one by one only when the combined call fails).
         """
         failed: dict[int, RagsondeError] = {}
-        dense = [p for p in pending if p.query.mode != "sparse"]
+        dense = [p for p in pending if p.params.mode != "sparse"]
         if dense:
             outcomes = embed_groups(
                 self.embedder.embed_queries, [[p.query.query_text] for p in dense]
@@ -356,7 +366,7 @@ class Retriever:
                     raise outcome  # not mapped at the embedder boundary: a bug, not an input
                 else:
                     p.vector = outcome[0].tolist()
-        lexical = [p for p in pending if p.query.mode != "dense" and p.index not in failed]
+        lexical = [p for p in pending if p.params.mode != "dense" and p.index not in failed]
         for language in dict.fromkeys(p.language for p in lexical):
             group = [p for p in lexical if p.language == language]
             sparse = self.sparse_encoder(language).embed_queries(
@@ -378,42 +388,29 @@ class Retriever:
         ``bm25_language`` setting; a setting that contradicts the record is a VALIDATION_ERROR
         (:func:`~ragsonde.embedders.sparse.query_language`)."""
 
-        def read() -> str | None:
-            first = next(iter(self.store.scroll(collection, batch_size=1)), [])
-            return recorded_language(first[0].payload) if first else None
-
-        recorded = _fresh(self._recorded, collection, read)
-        return query_language(collection, recorded, self.settings.bm25_language)
+        recorded = self._facts.recorded_language(collection)
+        return query_language(collection, recorded, self.settings.index.bm25_language)
 
     def _spec(self, p: _Pending) -> SearchSpec:
         base = p.spec
         if base is None or (p.vector is None and p.sparse is None):
             raise RuntimeError("query was not prepared and embedded")  # a bug, not user input
-        cfg = self.settings  # the search-time settings (ragsonde.toml, --config, tune's file)
-        return SearchSpec(
+        return SearchSpec.of(
+            p.params,
             vector=p.vector,
-            limit=base.limit,
-            filter=base.filter,
-            with_vectors=base.with_vectors,
-            exact=base.exact,
-            mode=base.mode,
             sparse=p.sparse,
-            fusion=cfg.fusion,
-            hnsw_ef=cfg.hnsw_ef,
-            quantization_rescore=cfg.quantization_rescore,
-            quantization_oversampling=cfg.quantization_oversampling,
-            rrf_k=cfg.rrf_k,
-            fusion_weights=cfg.fusion_weights,
-            prefetch_limit=cfg.prefetch_limit,
+            filter=base.filter,
+            with_vectors=p.query.include_vectors,
         )
 
-    def _format(self, q: Query, collection: str, hits: Sequence[Hit]) -> Response:
+    def _format(self, p: _Pending, hits: Sequence[Hit]) -> Response:
+        q, collection = p.query, p.collection
         results: list[Result] = []
         # The engine's order stands; the distance decides how its raw score maps into [0, 1].
         similarity = similarity_of(self._collection_info(collection).distance)
         for hit in hits:
             score = similarity(hit.score)
-            if score < q.score_threshold:
+            if score < p.params.score_threshold:
                 continue
             fields = self.mapping.read(hit.payload)
             result = Result(
@@ -437,9 +434,11 @@ class Retriever:
             status="success",
             results=results,
             total_results=len(results),
-            top_k_requested=q.top_k,
+            top_k_requested=p.params.top_k,
             collection=collection,
             model=self.model_name,
+            search=p.params,
+            index=self.index_params(collection),
         )
 
     def _error_for(self, p: _Pending, exc: RagsondeError, timings: Timings) -> Response:

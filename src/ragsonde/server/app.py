@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ragsonde import __version__
 from ragsonde.config import Settings, load_settings
-from ragsonde.embedders import get_embedder, preload
+from ragsonde.embedders import preload
 from ragsonde.embedders.base import Embedder, microbatched_by_default
 from ragsonde.errors import RagsondeError
 from ragsonde.models import BatchRequest, Query
@@ -37,7 +37,6 @@ from ragsonde.server.errors import install_error_handlers
 from ragsonde.server.middleware import BodyLimitMiddleware, RequestLogMiddleware
 from ragsonde.server.security import require_api_key
 from ragsonde.server.state import ServerState
-from ragsonde.store import open_store
 from ragsonde.workspace import Workspace
 
 __all__ = ["ROUTERS", "RouterSpec", "create_app"]
@@ -61,6 +60,7 @@ class RouterSpec:
 #: Every router of the app, in order: the one place routes are added.
 ROUTERS: tuple[RouterSpec, ...] = (
     RouterSpec("ragsonde.server.routes_health", protected=False),
+    RouterSpec("ragsonde.server.routes_config", protected=True),
     RouterSpec("ragsonde.server.routes_query", protected=True),
     RouterSpec("ragsonde.server.routes_collections", protected=True),
     # EVAL ROUTER: the evaluation harness's `/v1/eval` endpoints (and the eval-reports view)
@@ -125,10 +125,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         if state.batcher is not None:
             await run_in_threadpool(state.batcher.close)
-        if state.owns_workspace:
+        if state.owns_workspace:  # closes the store it opened
             await run_in_threadpool(state.workspace.close)
-        if state.store is not None:
-            await run_in_threadpool(state.store.close)
 
 
 def _contract_schemas() -> dict[str, Any]:
@@ -170,14 +168,14 @@ def _batcher(settings: Settings) -> MicroBatchingEmbedder | None:
     inner: Embedder | None = None
     if settings.microbatch is None:
         try:  # builds the embedder object only: its model loads on first use
-            inner = get_embedder(settings)
+            inner = Workspace.embedder_for(settings)
         except RagsondeError:  # a bad setting surfaces at warm-up and in /readyz, as before
             return None
         if not microbatched_by_default(inner):
             return None
     return MicroBatchingEmbedder(
         inner,
-        factory=None if inner is not None else lambda: get_embedder(settings),
+        factory=None if inner is not None else lambda: Workspace.embedder_for(settings),
         name=settings.embedder,
         window_ms=settings.microbatch_ms,
         max_batch=settings.microbatch_max,
@@ -206,15 +204,13 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
         batcher = _batcher(settings)
         # Long-lived: it lets go of collections it is not using, so `ragsonde ingest` can write
         # into the same home while it serves (see ragsonde.store.edge).
-        store = open_store(settings, long_lived=True)
-        ws = Workspace(settings, store=store, embedder=batcher)
+        ws = Workspace(settings, embedder=batcher, long_lived=True)
         state = ServerState(
             settings=settings,
             workspace=ws,
             retriever=Retriever(workspace=ws),
             owns_workspace=True,
             batcher=batcher,
-            store=store,
         )
     settings = state.settings
     # fastapi-offline: FastAPI with /docs and /redoc served from bundled Swagger UI and ReDoc

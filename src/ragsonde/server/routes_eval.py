@@ -77,12 +77,18 @@ class EvalRequest(EvalOptions):
         default=None, min_length=1, max_length=10_000, description="ragsonde benchmark rows."
     )
     collection: str | None = None
+    explain: bool = Field(
+        default=False,
+        description="Also explain every missed relevant document: the pipeline stage that lost "
+        "it, with its evidence (the report's `misses` section; `ragsonde eval --explain`).",
+    )
+    explain_k: int = Field(
+        default=10, ge=1, le=1000, description="explain: a miss is outside this top k."
+    )
 
     def options(self) -> EvalOptions:
         """The options alone (what :func:`~ragsonde.evaluate.evaluate` takes)."""
-        return EvalOptions.model_validate(
-            self.model_dump(exclude={"dataset", "benchmark", "collection"})
-        )
+        return EvalOptions(**self.given())
 
 
 class JobProgress(BaseModel):
@@ -228,11 +234,20 @@ def _run(job: EvalJob, state: ServerState) -> None:
             path,
             collection=req.collection,
             options=req.options(),
-            settings=state.settings,
-            store=state.workspace.store,
-            embedder=state.workspace.embedder,
+            workspace=state.workspace,
             progress=job,
         )
+        if req.explain:
+            from ragsonde.explain import explain_report
+
+            explain_report(
+                job.report,
+                path,
+                k=req.explain_k,
+                split=req.split,
+                queries=req.queries_file,
+                workspace=state.workspace,
+            )
         _save(job, state)
         job.status = "done"
     except _Cancelled:

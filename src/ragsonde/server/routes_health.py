@@ -1,7 +1,8 @@
 """``GET /healthz`` (the process is alive) and ``GET /readyz`` (a query would succeed: the model is
 loaded, the store is reachable, and the default collection, when it exists, can be opened).
 
-Neither needs the API key: orchestrators probe them.
+Neither needs the API key: orchestrators probe them. ``GET /v1/health``
+(:mod:`ragsonde.server.routes_config`, behind the key) says what the server runs.
 """
 
 from __future__ import annotations

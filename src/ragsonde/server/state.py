@@ -10,7 +10,6 @@ from ragsonde.config import Settings
 from ragsonde.errors import RagsondeError
 from ragsonde.retriever import Retriever
 from ragsonde.server.batcher import MicroBatchingEmbedder
-from ragsonde.store import Store
 from ragsonde.workspace import Workspace
 
 __all__ = ["ServerState", "get_state"]
@@ -30,8 +29,6 @@ class ServerState:
     retriever: Retriever
     owns_workspace: bool
     batcher: MicroBatchingEmbedder | None = None
-    #: The store the app opened itself (closed on shutdown); None when it was handed one.
-    store: Store | None = None
     model_loaded: bool = False
     startup_error: RagsondeError | None = None
 

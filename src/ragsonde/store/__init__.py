@@ -45,7 +45,7 @@ def _edge(settings: StoreSettings, idle_release_s: float | None) -> Store:
 
     return EdgeStore(
         settings.home,
-        hnsw_ef=settings.hnsw_ef,
+        hnsw_ef=settings.search.hnsw_ef,
         vector=settings.vector,
         idle_release_s=idle_release_s,
         lock_wait_s=settings.lock_wait_s,

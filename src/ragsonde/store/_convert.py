@@ -245,6 +245,7 @@ def spec_params(models: Any, spec: SearchSpec, hnsw_ef: int | None = None) -> An
         exact=spec.exact,
         rescore=spec.quantization_rescore,
         oversampling=spec.quantization_oversampling,
+        ignore_quantization=spec.quantization_ignore,
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from ragsonde.models.params import SearchParams
 from ragsonde.store.scores import Distance
 from ragsonde.store.variant_specs import IndexConfig
 
@@ -106,12 +107,45 @@ class SearchSpec:
     """HNSW search breadth (``None``: the store's own ``hnsw_ef``, else the engine's)."""
     quantization_rescore: bool | None = None
     quantization_oversampling: float | None = None
+    quantization_ignore: bool = False
+    """Search the full-precision vectors, not the quantized ones (``explain``'s relaxation)."""
     rrf_k: int | None = None
     """fusion=rrf: the k of 1/(k + rank)."""
     fusion_weights: tuple[float, float] | None = None
     """fusion=rrf: (dense, sparse) list weights; fusion=linear (required): score weights."""
     prefetch_limit: int | None = None
     """mode=hybrid: candidates per side (``None``: ``_convert.hybrid_depth``)."""
+
+    @classmethod
+    def of(
+        cls,
+        params: SearchParams,
+        *,
+        vector: Sequence[float] | None,
+        sparse: SparseVector | None = None,
+        filter: FilterSpec | None = None,
+        with_vectors: bool = False,
+        limit: int | None = None,
+    ) -> SearchSpec:
+        """One search as ``params`` describe it (``limit``: instead of ``params.top_k``). The
+        one place a parameter model becomes a store search, for the retriever, tune and
+        explain alike."""
+        return cls(
+            vector=vector,
+            limit=params.top_k if limit is None else limit,
+            filter=filter,
+            with_vectors=with_vectors,
+            exact=params.exact,
+            mode=params.mode,
+            sparse=sparse,
+            fusion=params.fusion,
+            hnsw_ef=params.hnsw_ef,
+            quantization_rescore=params.quantization_rescore,
+            quantization_oversampling=params.quantization_oversampling,
+            rrf_k=params.rrf_k,
+            fusion_weights=params.fusion_weights,
+            prefetch_limit=params.prefetch_limit,
+        )
 
 
 @dataclass(frozen=True)
@@ -150,7 +184,10 @@ class StoreSettings(Protocol):
     @property
     def vector(self) -> str | None: ...
     @property
-    def hnsw_ef(self) -> int | None: ...
+    def search(self) -> SearchParams:
+        """The search parameters: the store applies ``hnsw_ef`` where a search sets none."""
+        ...
+
     @property
     def lock_wait_s(self) -> float: ...
     @property

@@ -95,7 +95,7 @@ class QdrantClientStore:
             settings.qdrant_url or ":memory:",
             api_key=key,
             timeout_s=settings.qdrant_timeout_s,
-            hnsw_ef=settings.hnsw_ef,
+            hnsw_ef=settings.search.hnsw_ef,
             vector=settings.vector,
         )
 

@@ -14,7 +14,7 @@ from ragsonde.store.payload import (
     detect_layout,
     detect_mapping,
 )
-from ragsonde.store.variant_specs import IndexConfig, measurable
+from ragsonde.store.variant_specs import Bm25Params, IndexConfig, measurable
 
 __all__ = ["CollectionReport", "FieldStat", "inspect_collection"]
 
@@ -54,6 +54,9 @@ class CollectionReport(BaseModel):
     dimension_matches: bool | None = None
     index: IndexConfig | None = None
     """The dense vector's quantization and HNSW graph, as the backend reports them."""
+    bm25: Bm25Params | None = None
+    """The BM25 parameters its sparse vectors were built with, as its chunks record them;
+    ``None`` without sparse vectors, or where another pipeline wrote them (it records none)."""
     index_measurable: bool = True
     """False where the backend keeps plain vectors (qdrant-client's local mode): quantization
     and HNSW are then not measurable on this backend, and ``index`` is ``None``."""
@@ -119,6 +122,11 @@ def inspect_collection(
             None if embedder_dimension is None else embedder_dimension == info.dimension
         ),
         index=info.index,
+        bm25=(
+            next((b for p in payloads if (b := Bm25Params.recorded_in(p)) is not None), None)
+            if info.sparse_vector_name is not None
+            else None
+        ),
         index_measurable=measurable(info.backend, "quantization"),
     )
 

@@ -311,6 +311,41 @@ class Bm25Params(BaseModel):
         language = f"-{self.language}" if self.language != DEFAULT_BM25_LANGUAGE else ""
         return f"bm25-k{self.k1:g}-b{self.b:g}{title}{language}"
 
+    @classmethod
+    def from_label(cls, label: str) -> Bm25Params | None:
+        """The parameters a :attr:`label` records (``bm25-k0.9-b0.4-t2``); ``None`` for a string
+        that is not such a label."""
+        language = cls.language_of_label(label)
+        if language is None:
+            return None
+        fields: dict[str, Any] = {"language": language}
+        for part in label.removeprefix("bm25-").split("-"):
+            try:
+                if part[:1] == "k":
+                    fields["k1"] = float(part[1:])
+                elif part[:1] == "b":
+                    fields["b"] = float(part[1:])
+                elif part[:1] == "t":
+                    fields["title_weight"] = int(part[1:])
+            except ValueError:
+                return None
+        try:
+            return cls(**fields)
+        except ValueError:
+            return None
+
+    @classmethod
+    def recorded_in(cls, payload: Mapping[str, Any]) -> Bm25Params | None:
+        """The parameters a chunk's payload records: its ``bm25`` label's, the defaults for a
+        chunk ragsonde ingested with them (an ``embed_hash`` and no label), ``None`` for a chunk
+        another pipeline wrote (it records nothing)."""
+        label = payload.get("bm25")
+        if isinstance(label, str):
+            params = cls.from_label(label)
+            if params is not None:
+                return params
+        return cls() if "embed_hash" in payload else None
+
     @staticmethod
     def language_of_label(label: str) -> str | None:
         """The language a :attr:`label` records (its last part when that names one; English

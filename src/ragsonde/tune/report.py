@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragsonde.evaluate.comparison import MetricComparison
+from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.store.variants import FusionSpec, SearchKnobs, VariantSpec, VariantStats
 from ragsonde.tune.grid import Aggregation, Grid
 
@@ -150,6 +152,26 @@ class Recommendation(BaseModel):
     held_out_ndcg: float | None = None
 
 
+class VersusCurrent(BaseModel):
+    """Tune's choice against what the collection runs now, on held-out folds.
+
+    ``current``: the settings' search on the collection as it is (measured by ``evaluate``,
+    the same path ``ragsonde eval`` takes). ``tuned``: per query, the configuration chosen on
+    the other folds. The comparison is paired, query by query (t-test, permutation test,
+    bootstrap interval of the difference): when it is not significant, the verdict is to keep
+    what you have."""
+
+    model_config = ConfigDict(frozen=True)
+    current_search: SearchParams
+    current_index: IndexParams
+    current_ndcg: float
+    tuned_held_out_ndcg: float
+    chosen_per_fold: list[str]
+    comparison: MetricComparison
+    verdict: Literal["adopt", "keep what you have"]
+    reason: str
+
+
 class TuneReport(BaseModel):
     """Everything one ``ragsonde tune`` run measured, and what it recommends."""
 
@@ -168,6 +190,8 @@ class TuneReport(BaseModel):
     pareto: list[str] = Field(description="ids on the quality / p95 latency / memory front")
     cross_validation: dict[str, CrossValidation]
     recommendation: Recommendation
+    versus_current: VersusCurrent | None = None
+    """The recommendation's held-out gain over the collection's current configuration."""
     warnings: list[str] = Field(default_factory=list)
     seconds: float = 0.0
     created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())

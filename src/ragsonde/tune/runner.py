@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
@@ -36,12 +35,13 @@ from ragsonde.store.variants import (
     VariantSpec,
     measurable,
 )
-from ragsonde.tune.grid import DEFAULT_GRID, Grid
+from ragsonde.tune.current import versus_current
+from ragsonde.tune.grid import Grid
 from ragsonde.tune.measures import Hits, aggregate, latency, overlap_recall, score_run
+from ragsonde.tune.options import TuneOptions
 from ragsonde.tune.report import (
     NOT_MEASURABLE,
     ConfigResult,
-    Constraints,
     CrossValidation,
     TuneReport,
     VariantResult,
@@ -65,20 +65,6 @@ _RECALL_K = 10
 #: Told about the sweep: ``start(total)`` once (builds + measured configurations), then
 #: ``advance(1)`` per step. The one progress protocol of :mod:`ragsonde.progress`.
 TuneProgress = Progress
-
-
-@dataclass
-class TuneOptions:
-    grid: Grid = DEFAULT_GRID
-    folds: int = 5
-    constraints: Constraints = field(default_factory=Constraints)
-    split: str = "test"
-    modes: Sequence[Literal["dense", "hybrid"]] = ("dense", "hybrid")
-    """Which searches to sweep; hybrid only where the collection has BM25 vectors."""
-    workdir: Path | None = None
-    """Where the temporary variants go (default: the system's temporary folder)."""
-    force_index: bool = True
-    """Build and use the HNSW graph even where the collection is small (see the warnings)."""
 
 
 def require_indexed(variant: IndexVariant) -> None:
@@ -310,7 +296,7 @@ def _bm25_language(source: SourcePoints, settings: Settings) -> str:
     the ``bm25_language`` setting): the queries and every re-encoded variant use it."""
     payloads = source.payloads or []
     recorded = recorded_language(payloads[0]) if payloads else None
-    return query_language(source.collection, recorded, settings.bm25_language)
+    return query_language(source.collection, recorded, settings.index.bm25_language)
 
 
 def _bm25_specs(
@@ -373,6 +359,7 @@ def tune(
     t0 = time.perf_counter()
     options = options or TuneOptions()
     grid = options.grid
+    parts = (workspace, settings, store, embedder)
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         settings = ws.settings
         bench = load_benchmark(dataset, split=options.split)
@@ -459,6 +446,13 @@ def tune(
         result_cv = cross_validate(pool, qids, options.folds, scope)
         if result_cv is not None:
             cv[scope] = result_cv
+    versus = None
+    if options.versus_current and admitted:
+        with using(parts[0], parts[1], store=parts[2], embedder=parts[3]) as ws:
+            versus = versus_current(dataset, ws, options, admitted, qids)
+    rec = recommend(configs, options.constraints, cv.get("all"))
+    if versus is not None:
+        rec = rec.model_copy(update={"reason": f"{rec.reason} {versus.reason}"})
     return TuneReport(
         dataset=bench.name,
         collection=collection,
@@ -472,7 +466,8 @@ def tune(
         configurations=configs,
         pareto=pareto_front(configs),
         cross_validation=cv,
-        recommendation=recommend(configs, options.constraints, cv.get("all")),
+        recommendation=rec,
+        versus_current=versus,
         warnings=warnings,
         seconds=time.perf_counter() - t0,
     )

@@ -1,12 +1,10 @@
 """``--save-config``: the chosen configuration as a ragsonde settings file (TOML).
 
 Every command reads it with ``--config tuned.toml`` (or ``RAGSONDE_CONFIG=tuned.toml``). The
-search-time keys take effect in ``query``, ``batch``, ``eval`` and ``serve``: ``collection``,
-``mode``, ``exact``, ``hnsw_ef``, ``quantization_rescore``, ``quantization_oversampling``,
-``fusion``, ``rrf_k``, ``fusion_weights``, ``prefetch_limit`` (the retriever's search) and
-``aggregation``, ``aggregation_n`` (eval's chunk -> document scoring). The build-time keys
-(:data:`PENDING_KEYS`) describe how the collection itself must be built; they act where a
-collection is created (``ingest``, ``push``, ``tune --apply``), not at search time.
+``[search]`` table takes effect in ``query``, ``batch``, ``eval`` and ``serve``; the ``[index]``
+table (:data:`PENDING_KEYS`) describes how the collection itself must be built: it acts where a
+collection is created (``ingest``, ``push``, ``tune --apply``), and a command run against a
+collection built otherwise warns, naming each difference.
 """
 
 from __future__ import annotations
@@ -15,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE
 from ragsonde.tune.report import ConfigResult, TuneReport
 
@@ -35,38 +34,44 @@ PENDING_KEYS = (
 
 
 def settings_values(config: ConfigResult, report: TuneReport) -> dict[str, Any]:
-    """The settings that reproduce ``config``: search-time keys and :data:`PENDING_KEYS`."""
+    """The settings that reproduce ``config``: ``collection``, a ``search`` table and an
+    ``index`` table (:data:`PENDING_KEYS`, how the collection must be built), with the names of
+    :class:`~ragsonde.models.params.SearchParams` and
+    :class:`~ragsonde.models.params.IndexParams`."""
     spec = report.variant(config.variant).spec
-    values: dict[str, Any] = {"collection": report.collection}
+    search: dict[str, Any] = {"mode": config.mode}
     if config.knobs.hnsw_ef is not None:
-        values["hnsw_ef"] = config.knobs.hnsw_ef
-    if config.fusion is not None:
-        values["fusion"] = config.fusion.method
-    values["mode"] = config.mode
+        search["hnsw_ef"] = config.knobs.hnsw_ef
     if config.knobs.exact:
-        values["exact"] = True
-    values["quantization"] = spec.quantization.label
+        search["exact"] = True
     if config.knobs.rescore is not None:
-        values["quantization_rescore"] = config.knobs.rescore
+        search["quantization_rescore"] = config.knobs.rescore
     if config.knobs.oversampling is not None:
-        values["quantization_oversampling"] = config.knobs.oversampling
-    values["hnsw_m"] = spec.hnsw.m
-    values["hnsw_ef_construct"] = spec.hnsw.ef_construct
+        search["quantization_oversampling"] = config.knobs.oversampling
     if config.fusion is not None:
+        search["fusion"] = config.fusion.method
         if config.fusion.method == "rrf":
-            values["rrf_k"] = config.fusion.k
+            search["rrf_k"] = config.fusion.k
         if config.fusion.weights is not None:
-            values["fusion_weights"] = list(config.fusion.weights)
-        values["prefetch_limit"] = config.fusion.prefetch
+            search["fusion_weights"] = list(config.fusion.weights)
+        search["prefetch_limit"] = config.fusion.prefetch
+    search["aggregation"] = config.aggregation.method
+    search["aggregation_n"] = config.aggregation.n
+    index: dict[str, Any] = {
+        "quantization": spec.quantization.label,
+        "hnsw_m": spec.hnsw.m,
+        "hnsw_ef_construct": spec.hnsw.ef_construct,
+    }
     if spec.bm25 is not None:  # the documents' BM25 vectors must be re-encoded (re-ingest)
-        values["bm25_k1"] = spec.bm25.k1
-        values["bm25_b"] = spec.bm25.b
-        values["bm25_title_weight"] = spec.bm25.title_weight
+        index["bm25_k1"] = spec.bm25.k1
+        index["bm25_b"] = spec.bm25.b
+        index["bm25_title_weight"] = spec.bm25.title_weight
         if spec.bm25.language != DEFAULT_BM25_LANGUAGE:  # the collection's own language
-            values["bm25_language"] = spec.bm25.language
-    values["aggregation"] = config.aggregation.method
-    values["aggregation_n"] = config.aggregation.n
-    return values
+            index["bm25_language"] = spec.bm25.language
+    # validated here, so a file tune writes is one every command reads
+    SearchParams.model_validate(search)
+    IndexParams.model_validate(index)
+    return {"collection": report.collection, "search": search, "index": index}
 
 
 def save_config(
@@ -90,8 +95,8 @@ def save_config(
         f"# ragsonde tune: {chosen}\n"
         f"# nDCG@10 {report.config(chosen).ndcg:.4f} on {report.dataset} "
         f"({report.n_queries} queries), collection {report.collection}.\n"
-        f"# Use it with --config {path.name} (query, batch, eval, serve, ...). Build-time "
-        f"keys, for creating a collection: {', '.join(k for k in PENDING_KEYS if k in values)}.\n"
+        f"# Use it with --config {path.name} (query, batch, eval, serve, ...). [index] says how "
+        "the collection must be built: a collection built otherwise is warned about, by name.\n"
     )
     try:
         path.write_text(header + tomli_w.dumps(values), encoding="utf-8")

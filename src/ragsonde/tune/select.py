@@ -27,6 +27,7 @@ __all__ = [
     "best",
     "cross_validate",
     "folds_of",
+    "held_out_scores",
     "pareto_front",
     "recommend",
 ]
@@ -127,6 +128,20 @@ class _Selection:
                 )
             )
         return per_fold, np.asarray(held)
+
+
+def held_out_scores(
+    configs: Sequence[ConfigResult], query_ids: Sequence[str], k: int
+) -> tuple[dict[str, float], list[str]]:
+    """Each query's score under the configuration chosen on the *other* folds (the headline
+    split, :data:`SEED`), and the configuration chosen for each fold: what adopting tune's
+    choice would have scored on queries it never saw."""
+    k = max(2, min(k, len(query_ids)))
+    selection = _Selection(configs, query_ids)
+    folds = folds_of(query_ids, k)
+    per_fold, held = selection.run(folds)
+    order = [q for fold in folds for q in fold]
+    return dict(zip(order, held.tolist(), strict=True)), [f.chosen for f in per_fold]
 
 
 def cross_validate(

@@ -1,0 +1,314 @@
+"""The miss ladder: which stage of the pipeline lost a relevant document.
+
+For one query and one relevant document outside the top k, the stages of :data:`LADDER` are
+tried in the documented order (:data:`~ragsonde.explain.models.STAGES`); the miss is blamed on the
+first one whose relaxation brings the document into the top k. The relaxations accumulate, each
+on top of the ones before, as the query's searches were planned (:mod:`.probe`):
+
+1. ``not_in_collection`` — no point carries the document's id;
+2. ``no_text`` — every chunk of it has empty or missing text;
+3. ``filter`` — the query's filter excludes every chunk of it (each excluding condition named);
+4. ``threshold`` — in the top k once the score threshold is dropped (its score vs the threshold);
+5. ``quantization`` — in the top k once full-precision vectors are searched;
+6. ``ann`` — in the top k of the exact search (exact rank vs HNSW rank, the ``hnsw_ef``);
+7. ``crowding`` — in the top k documents once many more chunks are fetched before collapsing;
+8. ``fusion`` (hybrid) — one branch alone ranks it within k, the fused list does not;
+9. ``truncation`` — its best chunk is longer than the embedder's window (tokens vs window);
+10. ``chunking`` — needs answer spans: reported "not measurable" until a benchmark has them;
+11. ``ranking`` — none of the above: its rank r with everything relaxed, the gap to the k-th.
+
+A stage is one small object: :meth:`Rung.check` reads the probe and returns a
+:class:`~ragsonde.explain.models.Step`; adding a stage is adding a rung to :data:`LADDER`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ragsonde.explain.models import STAGES, Miss, Outcome, Stage, Step
+from ragsonde.explain.probe import DocFacts, Probe, Setup
+
+__all__ = ["LADDER", "Rung", "climb"]
+
+_SNIPPET = 300
+
+
+@dataclass
+class Attempt:
+    """One missed document on its way up the ladder."""
+
+    setup: Setup
+    probe: Probe
+    doc: str
+    facts: DocFacts
+    evidence: dict[str, str | int | float | bool | None] = field(default_factory=dict)
+
+    @property
+    def k(self) -> int:
+        return self.setup.k
+
+
+class Rung:
+    """One stage: check it for a missed document, say what was found."""
+
+    stage: ClassVar[Stage]
+
+    def check(self, a: Attempt) -> Step:
+        raise NotImplementedError
+
+    def step(self, outcome: Outcome, detail: str) -> Step:
+        return Step(stage=self.stage, outcome=outcome, detail=detail)
+
+    def skipped(self, a: Attempt) -> Step | None:
+        """The step for a stage this run cannot relax (backend) or has nothing to relax."""
+        if self.stage in a.setup.unmeasurable:
+            return self.step("not_measurable", a.setup.unmeasurable[self.stage])
+        if self.stage in a.setup.inapplicable:
+            return self.step("not_applicable", a.setup.inapplicable[self.stage])
+        return None
+
+
+class NotInCollection(Rung):
+    stage = "not_in_collection"
+
+    def check(self, a: Attempt) -> Step:
+        n = a.facts.chunks
+        if n == 0:
+            a.evidence["path"] = a.setup.pipeline.doc_path
+            return self.step("blamed", f"no point carries '{a.doc}' at {a.setup.pipeline.doc_path}")
+        return self.step("passed", f"{n} chunk(s) carry it")
+
+
+class NoText(Rung):
+    stage = "no_text"
+
+    def check(self, a: Attempt) -> Step:
+        if a.facts.empty_text == a.facts.chunks:
+            a.evidence["chunks"] = a.facts.chunks
+            a.evidence["empty"] = a.facts.empty_text
+            return self.step("blamed", f"all {a.facts.chunks} chunk(s) have empty or no text")
+        return self.step("passed", f"{a.facts.chunks - a.facts.empty_text} chunk(s) have text")
+
+
+class Filter(Rung):
+    stage = "filter"
+
+    def check(self, a: Attempt) -> Step:
+        if not a.probe.case.filter:
+            return self.step("not_applicable", "the query has no filter")
+        if a.facts.passes_filter:
+            return self.step("passed", "at least one chunk passes the query's filter")
+        for path, (wanted, has) in a.facts.excluding.items():
+            a.evidence[f"filter.{path}"] = f"wants {wanted}, the document has {has}"
+        which = ", ".join(a.facts.excluding) or "the conditions together"
+        return self.step("blamed", f"the filter excludes every chunk of it ({which})")
+
+
+class Threshold(Rung):
+    stage = "threshold"
+
+    def check(self, a: Attempt) -> Step:
+        threshold = a.setup.pipeline.score_threshold
+        if threshold <= 0:
+            return self.step("not_applicable", "no score threshold")
+        base = a.probe.base
+        if base.within(a.doc, a.k):
+            score = a.facts.similarity
+            a.evidence["score"] = None if score is None else round(score, 4)
+            a.evidence["threshold"] = threshold
+            a.evidence["rank_without_threshold"] = base.rank(a.doc)
+            return self.step(
+                "blamed",
+                f"rank {base.rank(a.doc)} without the threshold; its best similarity "
+                f"{_fmt(score)} is below {threshold:g}",
+            )
+        return self.step("passed", "not in the top k without the threshold either")
+
+
+class Quantization(Rung):
+    stage = "quantization"
+
+    def check(self, a: Attempt) -> Step:
+        relaxed = a.probe.unquantized
+        skipped = self.skipped(a)
+        if skipped is not None or relaxed is None:
+            return skipped or self.step("not_applicable", "nothing to relax")
+        if relaxed.within(a.doc, a.k):
+            a.evidence["quantization"] = a.setup.quantization_label
+            a.evidence["rescore"] = a.setup.pipeline.quantization_rescore
+            a.evidence["rank_quantized"] = a.probe.base.rank(a.doc)
+            a.evidence["rank_full_precision"] = relaxed.rank(a.doc)
+            return self.step(
+                "blamed",
+                f"full-precision vectors rank it {relaxed.rank(a.doc)} "
+                f"(quantized {_rank(a.probe.base.rank(a.doc))})",
+            )
+        return self.step("passed", f"full-precision rank {_rank(relaxed.rank(a.doc))}")
+
+
+class Ann(Rung):
+    stage = "ann"
+
+    def check(self, a: Attempt) -> Step:
+        exact = a.probe.exact
+        skipped = self.skipped(a)
+        if skipped is not None or exact is None:
+            return skipped or self.step("not_applicable", "nothing to relax")
+        before = a.probe.before_exact.rank(a.doc)
+        if exact.within(a.doc, a.k):
+            a.evidence["rank_exact"] = exact.rank(a.doc)
+            a.evidence["rank_hnsw"] = before
+            a.evidence["hnsw_ef"] = a.setup.hnsw_ef_label
+            return self.step(
+                "blamed",
+                f"exact search ranks it {exact.rank(a.doc)}, HNSW {_rank(before)} "
+                f"(hnsw_ef {a.setup.hnsw_ef_label})",
+            )
+        return self.step("passed", f"exact rank {_rank(exact.rank(a.doc))}")
+
+
+class Crowding(Rung):
+    stage = "crowding"
+
+    def check(self, a: Attempt) -> Step:
+        if a.setup.pipeline.by_chunk:
+            return self.step("not_applicable", "relevance by chunk: nothing is collapsed")
+        deep = a.probe.deep
+        fetched = a.probe.before_deep
+        if deep.within(a.doc, a.k):
+            crowder, n = max(fetched.chunks.items(), key=lambda kv: kv[1], default=("", 0))
+            a.evidence["fetched_chunks"] = fetched.fetched
+            a.evidence["documents_in_fetch"] = len(fetched.docs)
+            a.evidence["deep_chunks"] = deep.fetched
+            a.evidence["rank_deep"] = deep.rank(a.doc)
+            a.evidence["crowded_by"] = crowder
+            a.evidence["crowder_chunks"] = n
+            return self.step(
+                "blamed",
+                f"{fetched.fetched} chunks held only {len(fetched.docs)} documents ('{crowder}' "
+                f"took {n}); fetching {deep.fetched} ranks it {deep.rank(a.doc)}",
+            )
+        return self.step("passed", f"rank {_rank(deep.rank(a.doc))} with {deep.fetched} chunks")
+
+
+class Fusion(Rung):
+    stage = "fusion"
+
+    def check(self, a: Attempt) -> Step:
+        dense, sparse = a.probe.dense_branch, a.probe.sparse_branch
+        if dense is None or sparse is None:
+            return self.step("not_applicable", "not a hybrid search")
+        rd, rs = dense.rank(a.doc), sparse.rank(a.doc)
+        fused = a.probe.deep.rank(a.doc)
+        if dense.within(a.doc, a.k) or sparse.within(a.doc, a.k):
+            a.evidence["rank_dense"] = rd
+            a.evidence["rank_sparse"] = rs
+            a.evidence["rank_fused"] = fused
+            a.evidence["fusion"] = a.setup.pipeline.fusion
+            return self.step(
+                "blamed",
+                f"dense ranks it {_rank(rd)}, BM25 {_rank(rs)}; "
+                f"{a.setup.pipeline.fusion} fusion {_rank(fused)}",
+            )
+        return self.step("passed", f"dense {_rank(rd)}, BM25 {_rank(rs)}: neither within k")
+
+
+class Truncation(Rung):
+    stage = "truncation"
+
+    def check(self, a: Attempt) -> Step:
+        window = a.setup.window
+        skipped = self.skipped(a)
+        if skipped is not None or window is None:
+            return skipped or self.step("not_measurable", "no token window")
+        tokens = a.facts.best_tokens
+        if tokens is None:
+            return self.step("passed", "no chunk text to count")
+        if tokens > window:
+            a.evidence["tokens"] = tokens
+            a.evidence["window"] = window
+            return self.step(
+                "blamed",
+                f"its best chunk is {tokens} tokens; the model reads {window}: "
+                f"{tokens - window} were never embedded",
+            )
+        return self.step("passed", f"its best chunk is {tokens} tokens (window {window})")
+
+
+class Chunking(Rung):
+    stage = "chunking"
+
+    def check(self, a: Attempt) -> Step:
+        return self.skipped(a) or self.step("passed", "the answer span sits in one chunk")
+
+
+class Ranking(Rung):
+    stage = "ranking"
+
+    def check(self, a: Attempt) -> Step:
+        deep = a.probe.deep
+        r = deep.rank(a.doc)
+        scores = list(deep.docs.values())
+        kth = scores[a.k - 1] if len(scores) >= a.k else None
+        own = deep.docs.get(a.doc, a.facts.score)
+        a.evidence["rank"] = r
+        a.evidence["searched_documents"] = len(deep.docs)
+        a.evidence["score"] = None if own is None else round(own, 4)
+        a.evidence["kth_score"] = None if kth is None else round(kth, 4)
+        a.evidence["gap"] = None if own is None or kth is None else round(kth - own, 4)
+        a.evidence["near_miss"] = r == a.k + 1
+        where = str(r) if r is not None else f"beyond the {len(deep.docs)} documents searched"
+        return self.step(
+            "blamed",
+            f"everything relaxed, it ranks {where}; score {_fmt(own)} vs {_fmt(kth)} at rank {a.k}",
+        )
+
+
+#: The stages, in ladder order (a test checks it against STAGES).
+LADDER: tuple[Rung, ...] = (
+    NotInCollection(),
+    NoText(),
+    Filter(),
+    Threshold(),
+    Quantization(),
+    Ann(),
+    Crowding(),
+    Fusion(),
+    Truncation(),
+    Chunking(),
+    Ranking(),
+)
+if tuple(r.stage for r in LADDER) != STAGES:  # pragma: no cover - a bug
+    raise RuntimeError("LADDER and STAGES disagree")
+
+
+def climb(setup: Setup, probe: Probe, doc: str, grade: int, facts: DocFacts) -> Miss:
+    """One missed document up the ladder: the first blamed stage is the verdict."""
+    a = Attempt(setup, probe, doc, facts)
+    steps: list[Step] = []
+    blamed: Stage = "ranking"
+    for rung in LADDER:
+        step = rung.check(a)
+        steps.append(step)
+        if step.outcome == "blamed":
+            blamed = step.stage
+            break
+    best = facts.best_text
+    return Miss(
+        doc_id=doc,
+        grade=grade,
+        stage=blamed,
+        evidence=a.evidence,
+        rank=probe.deep.rank(doc),
+        best_chunk=None if best is None else best[:_SNIPPET],
+        steps=steps,
+    )
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.4f}"
+
+
+def _rank(r: int | None) -> str:
+    return "beyond the fetch" if r is None else str(r)
