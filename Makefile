@@ -55,15 +55,15 @@ bench-deps: install
 	$(PY) -m pip install -q --group bench
 
 bench: bench-deps
-	$(PY) bench/run_all.py
+	$(PY) -m bench.run_all
 
 bench-quick: bench-deps
-	$(PY) bench/run_all.py --quick
+	$(PY) -m bench.run_all --quick
 
 # The 1M-point store run alone (~30 min, ~7.5 GiB peak RSS); kept in store.json by `make bench`.
 bench-1m: bench-deps
-	$(PY) bench/bench_store.py --sizes 1000000 --repeats 1 --queries 100 --merge
-	$(PY) bench/report.py
+	$(PY) -m bench.bench_store --sizes 1000000 --repeats 1 --queries 100 --merge
+	$(PY) -m bench.report
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .mypy_cache .ruff_cache

@@ -1,7 +1,8 @@
 """Small helpers shared by the bench scripts: statistics, machine info, results, tables.
 
-Import from a bench script as ``from _common import ...`` (the scripts run as files, so
-``bench/`` is on ``sys.path``).
+The scripts are modules of the ``bench`` package, run from the repository's root as
+``python -m bench.bench_<name>``; they import this one as ``bench._common``. Importing it has no
+side effects and reads no option: each script parses its own command line in its ``main()``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+
 #: The shared benchmark data (read in place, never copied): ``RAGSONDE_DATA`` if set, else the
 #: ``shared/data`` folder beside the checkout (``../shared/data``).
 DATA = Path(os.environ.get("RAGSONDE_DATA") or ROOT.parent / "shared" / "data")
@@ -30,11 +32,16 @@ SCIFACT_HYBRID = "scifact_hybrid"
 #: Where results go: ``bench/results/`` for full runs (committed, read by RESULTS.md);
 #: ``--quick`` runs go to ``bench/results/quick/`` (git-ignored) so a smoke run never overwrites
 #: the full figures. ``RAGSONDE_BENCH_RESULTS`` overrides both.
-QUICK = "--quick" in sys.argv[1:]
-RESULTS = Path(
-    os.environ.get("RAGSONDE_BENCH_RESULTS")
-    or ROOT / "bench" / "results" / ("quick" if QUICK else "")
-)
+RESULTS_ENV = "RAGSONDE_BENCH_RESULTS"
+
+
+def results_dir(quick: bool) -> Path:
+    """The folder results go to: ``bench/results/``, ``bench/results/quick/`` for a ``--quick``
+    run, or ``RAGSONDE_BENCH_RESULTS`` when set."""
+    override = os.environ.get(RESULTS_ENV)
+    if override:
+        return Path(override)
+    return ROOT / "bench" / "results" / ("quick" if quick else "")
 
 
 def require_scifact() -> Path:
@@ -178,25 +185,35 @@ def machine() -> dict[str, Any]:
     }
 
 
+def module_command(module: str, *args: str) -> list[str]:
+    """The command that runs bench module ``module`` (``bench.bench_store``) in a new process
+    of this Python; run it with ``cwd=ROOT`` so that the ``bench`` package is importable."""
+    return [sys.executable, "-m", module, *args]
+
+
 def command() -> str:
-    """The command line that produced the results, as a user would re-type it from the repo
-    (paths inside the checkout written relative to it: no path of the machine it ran on)."""
-    return " ".join([Path(sys.executable).name, *(repo_relative(a) for a in sys.argv)])
+    """The command line that produced the results, as a user would re-type it from the repo:
+    ``python -m bench.bench_<name> …`` (paths inside the checkout written relative to it: no
+    path of the machine it ran on)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    head = ["-m", spec.name] if spec is not None else [repo_relative(sys.argv[0])]
+    return " ".join([Path(sys.executable).name, *head, *(repo_relative(a) for a in sys.argv[1:])])
 
 
 def repo_relative(arg: str) -> str:
     """``arg`` relative to the repository when it is a path inside it (``bench/x.py``)."""
-    root = Path(__file__).resolve().parent.parent
     try:
-        return str(Path(arg).resolve().relative_to(root)) if arg.startswith("/") else arg
+        return str(Path(arg).resolve().relative_to(ROOT)) if arg.startswith("/") else arg
     except ValueError:
         return arg
 
 
-def write_results(name: str, data: dict[str, Any]) -> Path:
-    """Write ``data`` to ``bench/results/<name>.json`` and return the path."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
+def write_results(name: str, data: dict[str, Any], *, quick: bool) -> Path:
+    """Write ``data`` to ``<results_dir(quick)>/<name>.json`` and return the path."""
+    folder = results_dir(quick)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
     path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
     return path
 

@@ -46,8 +46,9 @@ class Queries:
 
 def unit(m: Any) -> Matrix:
     """``m`` as float32 rows of length 1."""
-    m = np.asarray(m, dtype=np.float32)
-    return m / np.linalg.norm(m, axis=1, keepdims=True)
+    rows: Matrix = np.asarray(m, dtype=np.float32)
+    unit_rows: Matrix = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return unit_rows
 
 
 def read_corpus(store: Any, collection: str) -> Corpus:
@@ -250,11 +251,17 @@ class Scorer:
 
     def documents(self, chunks: Matrix) -> Matrix:
         """Each document's best candidate chunk (-inf: none is a candidate)."""
-        return np.maximum.reduceat(chunks[:, self.order], self.starts, axis=1)
+        best: Matrix = np.maximum.reduceat(chunks[:, self.order], self.starts, axis=1)
+        return best
 
     def ndcg(self, chunks: Matrix | None = None, *, documents: Matrix | None = None) -> np.ndarray:
         """Per-query nDCG@10 of chunk scores (by best chunk) or of document scores."""
-        d = self.documents(chunks) if documents is None else documents
+        if documents is not None:
+            d = documents
+        elif chunks is not None:
+            d = self.documents(chunks)
+        else:
+            raise ValueError("ndcg needs chunk scores or document scores")
         best = np.argpartition(-d, RUN_DOCS, axis=1)[:, :RUN_DOCS]
         ids = self.corpus.doc_ids
         run = {
@@ -315,7 +322,7 @@ def engine_check(
     corpus: Corpus,
     queries: Queries,
     scorer: Scorer,
-    raw_vectors: Sequence[Sequence[float]],
+    raw_vectors: Sequence[Sequence[float]] | Matrix,
     dense: Matrix,
     bm25: Matrix,
 ) -> dict[str, dict[str, float]]:

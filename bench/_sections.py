@@ -26,7 +26,8 @@ def query_section(q: dict[str, Any]) -> list[str]:
         "## Query path (`bench/bench_query.py`)",
         "",
         f"{q['collection_points']} SciFact abstracts, {q['queries']} queries × {q['repeats']} "
-        f"repeats, run {q['date']}; the bare encode and the end-to-end query interleaved per query.",
+        f"repeats, run {q['date']}; the bare encode and the end-to-end query interleaved per "
+        "query.",
         "",
         "| figure | p50 | p95 | p99 | target | |",
         "|---|---|---|---|---|---|",
@@ -137,7 +138,8 @@ def store_section(s: dict[str, Any]) -> list[str]:
             "",
             "Edge with `RAGSONDE_HNSW_EF` set (one pass each):",
             "",
-            "| points | hnsw_ef | search p50 / p95 ms | filtered p50 / p95 ms | recall@10 (filtered) |",
+            "| points | hnsw_ef | search p50 / p95 ms | filtered p50 / p95 ms | recall@10 "
+            "(filtered) |",
             "|---|---|---|---|---|",
         ]
         for n, e in sweep_rows:
@@ -151,7 +153,8 @@ def store_section(s: dict[str, Any]) -> list[str]:
     if targets:
         out += ["", "Targets on the embedded store:", ""]
         out += [
-            f"- {t['target']}: {fmt(t.get('value'), 3)} {t.get('unit', '')} → {met_mark(t.get('met'))}"
+            f"- {t['target']}: {fmt(t.get('value'), 3)} {t.get('unit', '')} → "
+            f"{met_mark(t.get('met'))}"
             for t in targets
         ]
     out += [
@@ -175,12 +178,14 @@ def ingest_section(i: dict[str, Any]) -> list[str]:
         "| figure | value | target | |",
         "|---|---|---|---|",
         f"| ingest docs/s vs bare encode of the same chunks | {fmt(i['ingest_docs_per_s'], 1)} vs "
-        f"{fmt(i['bare_encode_chunks_docs_per_s'], 1)} = {fmt(i['ratio_vs_bare_chunks'])} × | ≥ 0.9 × | "
+        f"{fmt(i['bare_encode_chunks_docs_per_s'], 1)} = {fmt(i['ratio_vs_bare_chunks'])} × | ≥ "
+        "0.9 × | "
         f"{met_mark(t['ingest_vs_bare_encode'])} |",
         f"| … vs bare encode of whole docs truncated at 256 tokens | "
         f"{fmt(i['bare_encode_truncated_docs_per_s'], 1)} docs/s = "
         f"{fmt(i['ratio_vs_bare_truncated_docs'])} × | (not a target: embeds less text) | |",
-        f"| re-ingest unchanged corpus | {fmt(i['reingest_s'])} s vs {fmt(i['first_ingest_s'], 1)} s "
+        f"| re-ingest unchanged corpus | {fmt(i['reingest_s'])} s vs "
+        f"{fmt(i['first_ingest_s'], 1)} s "
         f"= {fmt(i['reingest_speedup'], 0)} × | ≥ 20 × | {met_mark(t['reingest_speedup'])} |",
         "| peak RSS at N and 2N documents | "
         + " / ".join(f"{v:.0f} MiB ({k} docs)" for k, v in i["peak_rss_mb"].items())
@@ -206,7 +211,8 @@ def eval_section(e: dict[str, Any]) -> list[str]:
         "| figure | value | target | |",
         "|---|---|---|---|",
         f"| ragsonde eval (collection built) vs BEIR `EvaluateRetrieval` + exact search | "
-        f"{fmt(e['ragsonde_eval_s'], 1)} s vs {fmt(e['beir_exact_eval_s'], 1)} s = {fmt(e['ratio'])} × "
+        f"{fmt(e['ragsonde_eval_s'], 1)} s vs {fmt(e['beir_exact_eval_s'], 1)} s = "
+        f"{fmt(e['ratio'])} × "
         f"| ≤ 1.0 × | {met_mark(e['target_met'])} |",
         *(
             [
@@ -225,7 +231,8 @@ def eval_section(e: dict[str, Any]) -> list[str]:
         "",
         "**Reading.** BEIR must embed the whole corpus on every run (it keeps no index); ragsonde "
         "evaluates against the stored collection, one query at a time as a user would, so its "
-        "time is the queries' embedding plus search. From nothing, ragsonde's first evaluation costs "
+        "time is the queries' embedding plus search. From nothing, ragsonde's first evaluation "
+        "costs "
         "more than BEIR's: it ingests first and embeds every chunk of each abstract (about 1.9 "
         "chunks per SciFact document), where BEIR embeds each abstract once, truncated at 256 word "
         "pieces; on SciFact both reach the same nDCG@10. Metric computation goes through "
@@ -249,8 +256,15 @@ def modes_section(d: dict[str, Any]) -> list[str]:
             f"| {name} | {m['ndcg@10']:.4f} | {m['recall@100']:.4f} | "
             f"{fmt(m['latency_total_ms_p50'])} | {fmt(m['latency_search_ms_p50'])} |"
         )
-    out += ["", "Targets: sparse nDCG@10 ≥ 0.66 " + met_mark(d["targets_met"]["sparse"])
-            + "; hybrid ≥ 0.70 " + met_mark(d["targets_met"]["hybrid"]) + ".", ""]  # fmt: skip
+    out += [
+        "",
+        "Targets: sparse nDCG@10 ≥ 0.66 "
+        + met_mark(d["targets_met"]["sparse"])
+        + "; hybrid ≥ 0.70 "
+        + met_mark(d["targets_met"]["hybrid"])
+        + ".",
+        "",
+    ]
     for name, c in d["comparisons"].items():
         nd = c["ndcg@10"]
         out.append(
@@ -278,7 +292,8 @@ def index_section(d: dict[str, Any]) -> list[str]:
         "",
         "| figure | value | target | |",
         "|---|---|---|---|",
-        f"| HNSW recall@10 vs exact | {fmt(rec.get('recall@10'), 4)} | ≥ 0.95 | {met_mark(d['met'])} |",
+        f"| HNSW recall@10 vs exact | {fmt(rec.get('recall@10'), 4)} | ≥ 0.95 | "
+        f"{met_mark(d['met'])} |",
         f"| HNSW recall@1 / recall@100 vs exact | {fmt(rec.get('recall@1'), 4)} / "
         f"{fmt(rec.get('recall@100'), 4)} | | |",
         f"| search p50 / p95 ms, HNSW vs exact | {fmt(a['p50'])} / {fmt(a['p95'])} vs "
@@ -287,162 +302,6 @@ def index_section(d: dict[str, Any]) -> list[str]:
         "**Reading.** Both searches return 300 chunks with payloads, so both latencies include "
         "reading 300 payloads; exact search also scores all points. The figures were taken with "
         "the machine loaded by other work (see the store section for unloaded, top-10 figures).",
-        "",
-    ]
-
-
-def budget_rps(found: dict[str, Any]) -> str:
-    """The rate found, or "< R" when every rate probed (the lowest, R) missed the budget."""
-    low = found.get("lowest_failing_rps")
-    return f"< {low:.1f}" if found["rps"] == 0 and low is not None else f"{found['rps']:.1f}"
-
-
-def before_after_ratio(before: dict[str, Any], after: dict[str, Any]) -> str:
-    """after / before; a lower bound ("> x") when no rate probed met the budget before."""
-    if before["rps"]:
-        return f"{after['rps'] / before['rps']:.2f} ×"
-    low = before.get("lowest_failing_rps")
-    return f"> {after['rps'] / low:.1f} ×" if low and after["rps"] else "—"
-
-
-def serve_section(d: dict[str, Any]) -> list[str]:
-    if "capacity_at_p95_budget" not in d:  # a run from before issue 17 (one backend)
-        return ["## HTTP server under load (`bench/bench_serve.py`)", "",
-                "Results predate the torch/ONNX comparison: re-run `bench/bench_serve.py`.", ""]  # fmt: skip
-    cap, budget, names = d["capacity_rps"], d["capacity_at_p95_budget"], list(d["servers"])
-    ms = f"{d['p95_budget_ms']:g} ms"
-    la = d["load_avg_1_5_15"]
-    out = [
-        "## HTTP server under load (`bench/bench_serve.py`)",
-        "",
-        f"{len(names)} `ragsonde serve` processes (uvicorn) over the sample robotics docs: "
-        + "; ".join(
-            f"{n}: " + ", ".join(f"{k}={v}" for k, v in env.items())
-            for n, env in d["servers"].items()
-        )
-        + f". `POST /v1/query` from a generator with at most {d['clients']} requests in flight; "
-        "open-loop latency runs from each request's *scheduled* send, so queueing counts. "
-        f"Every measurement is cut into {d['blocks']} blocks whose server order rotates. "
-        f"Load average (1/5/15 min) {la['before']} before, {la['after']} after: the machine is "
-        f"shared. Command: `{d['command']}`, run {d['date']}.",
-        "",
-        f"**Capacity at p95 ≤ {ms}**: per server, a {d['search_steps']}-step bisection on the "
-        f"open-loop rate (probes of {d['probe_s']:g} s and at least {d.get('probe_requests', 0)} "
-        "requests) between 0 and 1.1 × its closed-loop "
-        f"capacity, then a {d['duration_s']:g} s run at the rate found to verify it.",
-        "",
-        f"| server | closed-loop req/s | req/s at p95 ≤ {ms} | verify: p95 ms, errors | "
-        "server CPU ms/req at capacity |",
-        "|---|---|---|---|---|",
-    ]
-    for n in names:
-        v = budget[n]["verify"]
-        out.append(
-            f"| {n} | {cap[n]:.1f} | {budget_rps(budget[n])} | {fmt(v['latency_ms']['p95'], 1)}, "
-            f"{v['errors']}/{v['sent']} ({'verified' if budget[n]['verified'] else 'not verified'}) "
-            f"| {fmt(d['capacity_cpu_ms_per_request'][n], 1)} |"
-        )
-    ba = d.get("before_after_at_p95_budget") or {}
-    if ba:
-        out += ["", f"| req/s at p95 ≤ {ms} | before (torch) | after (ONNX) | ratio |",
-                "|---|---|---|---|"]  # fmt: skip
-        for mb in ("off", "on"):
-            before, after = budget[f"torch {mb}"], budget[f"onnx {mb}"]
-            out.append(
-                f"| micro-batching {mb} | {budget_rps(before)} | {budget_rps(after)} | "
-                f"{before_after_ratio(before, after)} |"
-            )
-    out += [
-        "",
-        "| rate | server | req/s | p50 ms | p95 ms | p99 ms | server CPU ms/req | errors | "
-        "sustained |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for label, runs in d["runs"].items():
-        for n in names:
-            r = runs[n]
-            lat = r["latency_ms"]
-            out.append(
-                f"| {label}, {r['rate']:g}/s | {n} | {r['throughput_rps']:.1f} | "
-                f"{fmt(lat['p50'], 1)} | {fmt(lat['p95'], 1)} | {fmt(lat['p99'], 1)} | "
-                f"{fmt(r['server_cpu_ms_per_request'], 1)} | {r['errors']}/{r['sent']} | "
-                f"{'yes' if r['sustained'] else 'no'} |"
-            )
-    out += [
-        "",
-        "| figure | value | target | |",
-        "|---|---|---|---|",
-        f"| errors, every rate and server | {d['errors']} | 0 | {met_mark(d['target_met'])} |",
-    ]
-    for backend, mb in d["microbatching"].items():
-        out += [
-            f"| {backend} micro-batching: capacity on / off | {fmt(mb['capacity_ratio'])} × | "
-            f"≥ {mb['min_capacity_ratio']:.2f} × to be on by default | "
-            f"{met_mark(mb['capacity_ratio'] >= mb['min_capacity_ratio'])} |",
-            f"| {backend} micro-batching: low-load p50 / p95, on / off | "
-            f"{fmt(mb['low_p50_ratio'])} × / {fmt(mb['low_p95_ratio'])} × | "
-            f"≤ {mb['max_low_load_ratio']:.2f} × | "
-            f"{met_mark(max(mb['low_p50_ratio'], mb['low_p95_ratio']) <= mb['max_low_load_ratio'])} |",
-            f"| {backend} micro-batching: overload p95, on / off | "
-            f"{fmt(mb['overload_p95_ratio'])} × | | |",
-        ]
-    t = d.get("threads") or {}
-    if t:
-        out.append(
-            f"| ONNX intra-op threads 1 vs {t['default_threads']} (default), micro-batching on: "
-            f"closed-loop capacity / req/s at p95 ≤ {ms} / low-load p50 | "
-            f"{fmt(t['capacity_ratio_1_vs_default'])} × / "
-            f"{fmt(t['p95_budget_ratio_1_vs_default'])} × / "
-            f"{fmt(t['low_p50_ratio_1_vs_default'])} × | | |"
-        )
-    out += [
-        "",
-        "The micro-batching decision, with every run's figures, is in "
-        "`ragsonde.server.batcher`'s docstring.",
-        "",
-        "**Reading.** The server is the model: one forward pass per embedding call, on the 2 "
-        "cores it shares here with the load generator and other work, so the open-loop rates are "
-        "set from each backend's measured capacity (low 10 %, mid 70 %, overload 130 % of it "
-        "without micro-batching). Past capacity, latency counted from the scheduled send grows "
-        "with the backlog for as long as the overload lasts; an error would be a failed query or "
-        "a 60 s timeout. Micro-batching embeds the queries that queue while the model is busy in "
-        "one call instead of many concurrent single calls (compare the CPU column); at low load "
-        "each batch holds one query and the batcher only adds a thread hand-off. When the load "
-        "average is several times the cores (see above), other processes take the CPU in "
-        "bursts: a p95 of 100 ms is then near the machine's noise floor, and one run's "
-        "micro-batching verdict is a data point, not a decision. The server's CPU per query is "
-        "the figure the load moves least.",
-        "",
-    ]
-    return out
-
-
-def hostile_section(d: dict[str, Any]) -> list[str]:
-    c, h = d["clean"], d["hostile"]
-    cl, hl = c["good_latency_ms"], h["good_latency_ms"]
-    kinds = ", ".join(
-        f"{kind} " + "/".join(f"{n}×{s}" for s, n in sorted(st.items())) if st else f"{kind} 0"
-        for kind, st in h["hostile_status"].items()
-    )
-    return [
-        "## Hostile requests among good ones (`bench/bench_hostile.py`)",
-        "",
-        f"{d['clients']} closed-loop clients against one real `ragsonde serve` (the sample robotics "
-        f"docs, micro-batching as shipped), {d['duration_s']:.0f} s with no hostile requests and "
-        f"{d['duration_s']:.0f} s with {d['hostile_rate']:.0%} of them hostile, in alternating "
-        f"blocks. Command: `{d['command']}`, {d['machine'].get('date', '')}.",
-        "",
-        "| run | good requests | errors among good | good/s | p50 ms | p95 ms | p99 ms |",
-        "|---|---|---|---|---|---|---|",
-        f"| clean | {c['good_requests']} | {c['good_errors']} | {fmt(c['good_rps'], 1)} | "
-        f"{fmt(cl['p50'], 1)} | {fmt(cl['p95'], 1)} | {fmt(cl['p99'], 1)} |",
-        f"| {d['hostile_rate']:.0%} hostile | {h['good_requests']} | {h['good_errors']} | "
-        f"{fmt(h['good_rps'], 1)} | {fmt(hl['p50'], 1)} | {fmt(hl['p95'], 1)} | {fmt(hl['p99'], 1)} |",
-        "",
-        f"Hostile requests: {h['hostile_requests']} ({kinds}; status 0 = no answer), "
-        f"{h['hostile_5xx']} answered 5xx, {h['hostile_not_contract_body']} without a contract "
-        f"error body. Target (0 errors among good requests, every hostile request a 4xx "
-        f"contract error): {met_mark(d['met'])}. p95 hostile / clean: {d['ratio_p95']:.2f} ×.",
         "",
     ]
 
@@ -494,3 +353,63 @@ def embed_section(d: dict[str, Any]) -> list[str]:
         "",
     ]
     return out
+
+
+def history_section(h: dict[str, Any]) -> list[str]:
+    o, s = h["overhead"], h["scale"]
+    big = h.get("scale_scifact_runs")
+    out = [
+        "## Run history (`bench/bench_history.py`)",
+        "",
+        f"Run {h['date']}. Recording: a SciFact eval of {o['queries']} test queries (their "
+        "documents and others as distractors), evaluated without and with recording, "
+        "interleaved, same process; the recording alone (fingerprint + one SQLite transaction) "
+        f"timed inside the recorded runs. Scale ({s.get('date', h['date'])}): one recorded run "
+        f"written {s['runs']} times ({s['queries_per_run']} queries each, {s['file_mb']} MB), "
+        "the fingerprint changing every 100 runs; each command as a real process beside "
+        "`ragsonde --version` (the start-up: interpreter, settings, every command registered).",
+        "",
+        "| figure | value | target | |",
+        "|---|---|---|---|",
+        f"| eval, not recorded / recorded (s, median) | {fmt(o['eval_s'])} / "
+        f"{fmt(o['eval_recorded_s'])} (× {fmt(o['ratio_wall'], 3)}) | | |",
+        f"| recording alone (s) / share of the eval | {fmt(o['recording_s'], 3)} / "
+        f"{o['recording_share']:.1%} | ≤ 5 % | {met_mark(o['target_met'])} |",
+        f"| `history list`, library (s) | {fmt(s['list_library_s'], 3)} | < 1 s | "
+        f"{met_mark(s['list_library_s'] < 1)} |",
+        f"| `history trend ndcg@10` + SVG, library (s) | {fmt(s['trend_library_s'], 3)} | < 1 s "
+        f"| {met_mark(s['trend_library_s'] < 1)} |",
+    ]
+    if "cli_start_s" in s:
+        out += [
+            f"| `ragsonde --version`, whole process (s) | {fmt(s['cli_start_s'], 3)} | | |",
+            f"| `ragsonde history list --json`, whole process (s) / over the start-up | "
+            f"{fmt(s['list_cli_s'], 3)} / {fmt(s['list_cli_over_start_s'], 3)} | < 1 s over "
+            f"| {met_mark(s['list_cli_over_start_s'] < 1)} |",
+            f"| `ragsonde history trend ndcg@10`, whole process (s) / over the start-up | "
+            f"{fmt(s['trend_cli_s'], 3)} / {fmt(s['trend_cli_over_start_s'], 3)} | < 1 s over "
+            f"| {met_mark(s['trend_cli_over_start_s'] < 1)} |",
+        ]
+    if big:
+        out.append(
+            f"| … 1,000 runs of {big['queries_per_run']} queries ({big['file_mb']} MB, "
+            f"{big['date']}): list / trend, library (s) | {fmt(big['list_library_s'], 3)} / "
+            f"{fmt(big['trend_library_s'], 3)} | < 1 s | "
+            f"{met_mark(max(big['list_library_s'], big['trend_library_s']) < 1)} |"
+        )
+    return [
+        *out,
+        "",
+        "**Reading.** The recording's cost is fixed per run plus one row per (query, metric): "
+        "the collection's info, one scroll of 512 payloads, the model weights' hash (once per "
+        "file, then remembered in the history), `git rev-parse`, and one transaction. The "
+        "wall-time ratio of the two evals is the noisier figure: the machine ran at a load "
+        "average of 10-18 (other work and a test run alongside), and it moved by more than the "
+        "recording it contains; the share timed inside the run is the one the target reads. "
+        "`list` and `trend` read only the runs and run-metrics tables (indexed), so the file's "
+        "size (per-query rows) does not slow them. As processes, the commands' time over the "
+        "start-up is the imports of the evaluation package (the retriever, the store, numpy) "
+        "plus the query; the start-up itself, seconds on this loaded machine, is every "
+        "command's.",
+        "",
+    ]

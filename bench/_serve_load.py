@@ -10,13 +10,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-from _common import latency_summary, percentile
 
+from bench._common import latency_summary, percentile
 from ragsonde.samples import robotics_docs
 
 #: The latency budget of "capacity at p95 <= 100 ms" (issue 17).
@@ -48,14 +49,23 @@ def ingest(home: Path) -> None:
 
 
 @contextmanager
-def serve(home: Path, env: dict[str, str], log: Path):
+def serve(
+    home: Path, env: dict[str, str], log: Path
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``ragsonde serve`` in its own process; yields its base URL and the process."""
     port = free_port()
     env = clean_env(**env)
     cmd = ragsonde(
-        "serve", "--host", "127.0.0.1", "--port", str(port), "--home", str(home),
-        "--collection", COLLECTION,
-    )  # fmt: skip
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--home",
+        str(home),
+        "--collection",
+        COLLECTION,
+    )
     with log.open("w") as err:
         proc = subprocess.Popen(cmd, env=env, stdout=err, stderr=err)
     try:
@@ -69,7 +79,7 @@ def serve(home: Path, env: dict[str, str], log: Path):
             proc.wait()
 
 
-def wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout_s: float = 600) -> None:
+def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 600) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -1,6 +1,6 @@
 """``ragsonde chunking`` on Chroma's three shared corpora: which chunking, and at what cost?
 
-    .venv/bin/python bench/bench_chunking.py [--quick]
+    .venv/bin/python -m bench.bench_chunking [--quick]
 
 The default sweep (``ragsonde.chunking.DEFAULT_GRID``: recursive 200/0, 400/200 and 800/400
 tokens, fixed 200/0 and 800/0, markdown 200/0, ragsonde's default) over
@@ -14,8 +14,9 @@ the same questions). Targets (issue 25):
 - a re-run after completion in under a minute (every configuration read back).
 
 ``--keep``: keep the cache of an earlier (stopped) run: the first sweep resumes it, and its time
-is not a cold run's. ``--quick``: state_of_the_union only (76 questions). Writes ``bench/results/chunking.json``,
-``chunking.html`` and ``chunking-quality.svg`` (the README's plot).
+is not a cold run's. ``--quick``: state_of_the_union only (76 questions), written to
+``bench/results/quick/``. Writes ``bench/results/chunking.json``, ``chunking.html`` and
+``chunking-quality.svg`` (the README's plot).
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ import json
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parents[1]
-from _common import BENCH_HOME, DATA, RESULTS, write_results  # noqa: E402
+from bench._common import BENCH_HOME, DATA, results_dir, write_results
+
+if TYPE_CHECKING:
+    from ragsonde.chunking import ChunkingReport, ConfigResult
 
 CHUNKING = DATA / "chunking"
 SWEEP_S_TARGET = 15 * 60.0
@@ -60,12 +64,12 @@ def quick_benchmark(folder: Path) -> tuple[str, Path]:
     return str(CHUNKING / "corpora" / "state_of_the_union.md"), path
 
 
-def per_corpus(report) -> dict[str, dict[str, dict[str, float]]]:
+def per_corpus(report: ChunkingReport) -> dict[str, dict[str, dict[str, float]]]:
     """Per configuration, per corpus: the means of the headline metrics."""
     corpus_of = {qid: refs[0].doc_id for qid, refs in report.references.items()}
     out: dict[str, dict[str, dict[str, float]]] = {}
     for c in report.configurations:
-        groups: dict[str, list] = {}
+        groups: dict[str, list[dict[str, float]]] = {}
         for qid, row in c.per_question.items():
             groups.setdefault(corpus_of[qid], []).append(row.metrics)
         out[c.label] = {
@@ -76,7 +80,7 @@ def per_corpus(report) -> dict[str, dict[str, dict[str, float]]]:
     return out
 
 
-def fixed_tests(report) -> tuple:
+def fixed_tests(report: ChunkingReport) -> tuple[ConfigResult, dict[str, dict[str, Any]]]:
     """The best fixed-size window, and the paired tests of the recommended configuration and of
     the best one (when they differ from it) against it."""
     from ragsonde.evaluate.compare import paired_comparison
@@ -85,7 +89,7 @@ def fixed_tests(report) -> tuple:
     fixed = [c for c in report.configurations if c.config.splitter == "fixed"]
     best_fixed = max(fixed, key=lambda c: c.metrics[primary])
     ids = list(best_fixed.per_question)
-    tests: dict[str, dict] = {}
+    tests: dict[str, dict[str, Any]] = {}
     for who in dict.fromkeys((report.recommended, report.best)):
         if who == best_fixed.label:
             continue
@@ -130,11 +134,12 @@ def main() -> None:
         rerun_s = time.perf_counter() - t0
     assert again.resumed == [c.label for c in report.configurations], again.resumed
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    name = "chunking_quick" if args.quick else "chunking"
-    write_html(report, RESULTS / f"{name}.html")
+    results = results_dir(args.quick)
+    results.mkdir(parents=True, exist_ok=True)
+    name = "chunking"
+    write_html(report, results / f"{name}.html")
     svg = quality_cost_svg(report).replace("<svg ", '<svg font-family="sans-serif" ', 1)
-    (RESULTS / f"{name}-quality.svg").write_text(svg, encoding="utf-8")
+    (results / f"{name}-quality.svg").write_text(svg, encoding="utf-8")
 
     primary = report.primary
 
@@ -187,7 +192,7 @@ def main() -> None:
             "rerun_under_1_min": rerun_s < RERUN_S_TARGET,
         },
     }
-    write_results(name, summary)
+    write_results(name, summary, quick=args.quick)
     print(
         f"{'configuration':<20}"
         + "".join(f"{m:>22}" for m in COLUMNS)
@@ -214,7 +219,7 @@ def main() -> None:
         print("warning:", w)
 
 
-def chunking_section(d: dict) -> list[str]:
+def chunking_section(d: dict[str, Any]) -> list[str]:
     """The RESULTS.md section for ``bench/results/chunking.json`` (called by ``report.py``)."""
     met = {k: "**met**" if v else "**missed**" for k, v in d["targets_met"].items()}
     k, b = d["k"], d["token_budget"]

@@ -15,7 +15,7 @@ measures, on SciFact:
 And, from the parent, the cold start of a one-shot ``ragsonde query`` on the demo collection
 (the sample robotics docs), process start to exit, wall and CPU seconds, backends alternating.
 
-    .venv/bin/python bench/bench_embed.py [--quick]
+    .venv/bin/python -m bench.bench_embed [--quick]
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import (
-    QUICK,
+from bench._common import (
+    ROOT,
     SCIFACT,
     command,
     latency_summary,
     machine,
+    module_command,
     print_table,
     write_results,
 )
@@ -53,13 +53,13 @@ DEMO_COLLECTION = "ragsonde_demo"
 COLD_QUERY = "how do I calibrate the lidar?"
 
 
-def _read_jsonl(path: Path) -> list[dict]:
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
 # -- one backend, in its own process ---------------------------------------------------------------
-def child(spec: str, dataset: Path, singles: int) -> dict:
+def child(spec: str, dataset: Path, singles: int) -> dict[str, Any]:
     from ragsonde.config import load_settings
     from ragsonde.embedders import get_embedder, preload
     from ragsonde.evaluate import evaluate
@@ -106,14 +106,27 @@ def child(spec: str, dataset: Path, singles: int) -> dict:
     }
 
 
-def run_child(name: str, dataset: Path, singles: int) -> dict:
+def run_child(name: str, dataset: Path, singles: int) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", name, "--dataset", str(dataset), "--singles", str(singles)],
-        capture_output=True, text=True, check=False, timeout=3600,
-    )  # fmt: skip
+        module_command(
+            "bench.bench_embed",
+            "--child",
+            name,
+            "--dataset",
+            str(dataset),
+            "--singles",
+            str(singles),
+        ),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=3600,
+    )
     if out.returncode != 0:
         raise SystemExit(f"{name} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    measured: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return measured
 
 
 # -- cold start of a one-shot query ----------------------------------------------------------------
@@ -127,14 +140,18 @@ def demo_home(root: Path) -> Path:
     return home
 
 
-def cold_start(spec: str, home: Path) -> dict:
+def cold_start(spec: str, home: Path) -> dict[str, Any]:
     env = os.environ | {"RAGSONDE_EMBEDDER": spec, "RAGSONDE_HOME": str(home)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "ragsonde", "query", COLD_QUERY, "-c", DEMO_COLLECTION, "-k", "3"],
-        env=env, capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -152,26 +169,26 @@ def main() -> None:
     ap.add_argument("--child", choices=list(BACKENDS), help=argparse.SUPPRESS)
     ap.add_argument("--dataset", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    singles = args.singles or (50 if QUICK else 200)
+    singles = args.singles or (50 if args.quick else 200)
     if args.child:
         print(json.dumps(child(BACKENDS[args.child], args.dataset, singles)))
         return
 
     from ragsonde.testing import beir_slice
 
-    rounds = args.rounds or (1 if QUICK else 2)
-    n_cold = args.cold or (3 if QUICK else 5)
+    rounds = args.rounds or (1 if args.quick else 2)
+    n_cold = args.cold or (3 if args.quick else 5)
     root = Path(tempfile.mkdtemp(prefix="bench-embed-"))
     # --quick: 100 test queries, their documents and 400 others (~520 documents)
-    dataset = beir_slice(SCIFACT, root / "scifact-slice", 100, 400) if QUICK else SCIFACT
+    dataset = beir_slice(SCIFACT, root / "scifact-slice", 100, 400) if args.quick else SCIFACT
     names = list(BACKENDS)
-    per: dict[str, list[dict]] = {n: [] for n in names}
+    per: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
     for r in range(rounds):
         for name in names if r % 2 == 0 else names[::-1]:
             print(f"round {r + 1}: {name} ...", flush=True)
             per[name].append(run_child(name, dataset, singles))
     home = demo_home(root)
-    cold: dict[str, list[dict]] = {n: [] for n in names}
+    cold: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
     for i in range(n_cold):
         for name in names if i % 2 == 0 else names[::-1]:
             cold[name].append(cold_start(BACKENDS[name], home))
@@ -214,12 +231,12 @@ def main() -> None:
         "machine": machine(),
         "command": command(),
         "date": time.strftime("%Y-%m-%d %H:%M"),
-        "quick": QUICK,
+        "quick": args.quick,
         "rounds": rounds,
         "cold_runs": n_cold,
         "singles": singles,
         "dataset": "SciFact slice: first 100 test queries, their relevant docs + distractors"
-        if QUICK
+        if args.quick
         else "SciFact (all 5,183 docs, 300 test queries)",
         "documents": ingest0["documents"],
         "eval_queries": per["torch"][0]["eval_queries"],
@@ -227,16 +244,36 @@ def main() -> None:
         "ratios": ratios,
         "targets_met": targets,
     }
-    path = write_results("embed", result)
+    path = write_results("embed", result, quick=args.quick)
     print_table(
         "local model backends",
-        ["backend", "load ms", "p50 ms", "p95 ms", "batch q/s", "ingest docs/s", "nDCG@10",
-         "cold wall s", "cold cpu s"],
-        [[n, f"{b['model_load_ms']:.0f}", f"{b['single_p50_ms']:.1f}", f"{b['single_p95_ms']:.1f}",
-          f"{b['batch100_qps']:.0f}", f"{b['ingest_docs_per_s']:.1f}", f"{b['ndcg@10']:.4f}",
-          f"{b['cold_start_wall_s']:.2f}", f"{b['cold_start_cpu_s']:.2f}"] for n, b in backends.items()],
+        [
+            "backend",
+            "load ms",
+            "p50 ms",
+            "p95 ms",
+            "batch q/s",
+            "ingest docs/s",
+            "nDCG@10",
+            "cold wall s",
+            "cold cpu s",
+        ],
+        [
+            [
+                n,
+                f"{b['model_load_ms']:.0f}",
+                f"{b['single_p50_ms']:.1f}",
+                f"{b['single_p95_ms']:.1f}",
+                f"{b['batch100_qps']:.0f}",
+                f"{b['ingest_docs_per_s']:.1f}",
+                f"{b['ndcg@10']:.4f}",
+                f"{b['cold_start_wall_s']:.2f}",
+                f"{b['cold_start_cpu_s']:.2f}",
+            ]
+            for n, b in backends.items()
+        ],
         caption=f"wrote {path}",
-    )  # fmt: skip
+    )
     print(json.dumps({"ratios": ratios, "targets": targets}, indent=2))
 
 

@@ -1,6 +1,6 @@
 """Evaluation wall time vs BEIR, and metric computation time vs ranx and pytrec_eval.
 
-    .venv/bin/python bench/bench_eval.py [--quick]
+    .venv/bin/python -m bench.bench_eval [--quick]
 
 1. SciFact (quick: 20 test queries, their documents and 100 others) with ragsonde's
    collection already built: ``ragsonde.evaluate`` wall time (every query one at a time through
@@ -9,8 +9,8 @@
    (it has no stored index). Target ≤ 1.0 ×. nDCG@10 of both is printed beside. When the
    collection had to be built first, "from nothing" (ingest + first eval) vs BEIR is reported
    too: the like-for-like cost of a first evaluation.
-2. Metric computation on 10k queries × 100 results (quick: 2k): ragsonde's ``compute_metrics`` (ir-measures)
-   vs ranx vs pytrec_eval called directly, same qrels and run, same metrics.
+2. Metric computation on 10k queries × 100 results (quick: 2k): ragsonde's ``compute_metrics``
+   (ir-measures) vs ranx vs pytrec_eval called directly, same qrels and run, same metrics.
 Writes ``bench/results/eval.json``.
 """
 
@@ -23,10 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-from _common import SCIFACT, require_scifact, write_results  # noqa: E402
-
-BENCH_HOME = ROOT / ".ragsonde-bench"
+from bench._common import BENCH_HOME, SCIFACT, require_scifact, write_results
 
 
 def make_slice(folder: Path, n_queries: int, n_extra: int) -> Path:
@@ -117,12 +114,12 @@ def main() -> None:
         else:
             dataset = SCIFACT
             settings = Settings(home=BENCH_HOME, collection="scifact")
-        opts = EvalOptions(ingest=True, ks=(1, 3, 5, 10, 100), throughput=False)
+        opts = EvalOptions(ks=(1, 3, 5, 10, 100), throughput=False)
         # Build the collection if missing, and time it: "from nothing" (build + eval) is the
         # like-for-like figure against BEIR, which embeds the corpus on every run.
         built = not collection_exists(settings)
         t0 = time.perf_counter()
-        evaluate(dataset, settings=settings, embedder=embedder, options=opts)
+        evaluate(dataset, settings=settings, embedder=embedder, options=opts, ingest=True)
         build_s = time.perf_counter() - t0 if built else None
         rs_times, bz_times = [], []
         rs_ndcg = bz_ndcg = 0.0
@@ -151,7 +148,7 @@ def main() -> None:
         "metric_computation_s": metrics,
         "metric_workload": f"{metric_queries:,} queries x 100 results, median of 3",
     }
-    write_results("eval", result)
+    write_results("eval", result, quick=args.quick)
     print(
         f"{result['dataset']}: ragsonde eval {rs:.1f} s vs BEIR EvaluateRetrieval {bz:.1f} s -> "
         f"{rs / bz:.2f}x (target <= 1.0); nDCG@10 ragsonde {rs_ndcg:.4f}, BEIR {bz_ndcg:.4f}"

@@ -1,6 +1,6 @@
 """Why did it miss? The miss ladder on SciFact test, dense and hybrid, and what it costs.
 
-    .venv/bin/python bench/bench_explain.py [--quick]
+    .venv/bin/python -m bench.bench_explain [--quick]
 
 For each mode, ``ragsonde.evaluate`` runs the 300 test queries as ``ragsonde eval`` does
 (throughput pass included), then :func:`ragsonde.explain.explain_report` explains its misses at
@@ -20,10 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-from _common import (  # noqa: E402
+from bench._common import (
     BENCH_HOME,
-    QUICK,
     SCIFACT,
     SCIFACT_HYBRID,
     ensure_collection,
@@ -86,7 +84,8 @@ def run_mode(dataset: Path, collection: str, mode: str, embedder: Any) -> dict[s
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="20 queries, their documents, 100 more")
-    ap.parse_args()
+    args = ap.parse_args()
+    quick: bool = args.quick
     require_scifact()
     from ragsonde.config import Settings
     from ragsonde.embedders import get_embedder
@@ -95,7 +94,7 @@ def main() -> None:
     load = getattr(embedder, "load", None)
     if load is not None:
         load()  # not part of either side's time
-    if QUICK:
+    if quick:
         from ragsonde.testing import beir_slice
 
         dataset = beir_slice(SCIFACT, Path(tempfile.mkdtemp()) / "slice", 20, 100)
@@ -128,13 +127,13 @@ def main() -> None:
     )
     data = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
-        "dataset": "SciFact test" + (" (quick slice: 20 queries + 100 documents)" if QUICK else ""),
+        "dataset": "SciFact test" + (" (quick slice: 20 queries + 100 documents)" if quick else ""),
         "collection": collection,
         "k": K,
         "target_ratio": TARGET_RATIO,
         "runs": runs,
     }
-    print(f"wrote {write_results('explain', data)}")
+    print(f"wrote {write_results('explain', data, quick=quick)}")
 
 
 def _reading(r: dict[str, Any]) -> str:

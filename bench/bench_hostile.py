@@ -1,6 +1,6 @@
 """Hostile requests among good ones: does one client's bad input hurt anyone else?
 
-    .venv/bin/python bench/bench_hostile.py [--quick] [--clients 50] [--duration 30] [--rate 0.01]
+    .venv/bin/python -m bench.bench_hostile [--quick] [--clients 50] [--duration 30] [--rate 0.01]
 
 Ingests the sample robotics docs (``ragsonde.samples``) with the real ``ragsonde ingest`` into a
 scratch home and starts one real ``ragsonde serve`` on loopback (the local model, micro-batching
@@ -35,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _common import QUICK, command, latency_summary, machine, print_table, verdict, write_results
-from bench_serve import COLLECTION, ingest, queries, serve, wait_ready
+
+from bench._common import command, latency_summary, machine, print_table, verdict, write_results
+from bench._serve_load import COLLECTION, ingest, serve, wait_ready
+from bench.bench_serve import queries
 
 MAX_BODY = 1_048_576  # the server's default RAGSONDE_MAX_BODY_BYTES
 JSON = {"content-type": "application/json"}
@@ -170,7 +172,7 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=0.01, help="share of hostile requests")
     ap.add_argument("--blocks", type=int, default=3, help="alternating blocks per run")
     args = ap.parse_args()
-    duration = args.duration or (5.0 if QUICK else 30.0)
+    duration = args.duration or (5.0 if args.quick else 30.0)
     scratch = Path(tempfile.mkdtemp(prefix="ragsonde-hostile-"))
     try:
         home = scratch / "home"
@@ -201,7 +203,7 @@ def main() -> None:
     result = {
         "command": command(),
         "machine": machine(),
-        "quick": QUICK,
+        "quick": args.quick,
         "clients": args.clients,
         "duration_s": duration,
         "hostile_rate": args.rate,
@@ -232,7 +234,7 @@ def main() -> None:
         caption=f"target: {result['target']}: {verdict(met)}",
     )
     print(json.dumps(hostile["hostile_status"]))
-    print(f"wrote {write_results('hostile', result)}")
+    print(f"wrote {write_results('hostile', result, quick=args.quick)}")
 
 
 if __name__ == "__main__":

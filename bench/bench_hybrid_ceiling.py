@@ -1,6 +1,6 @@
 """The hybrid ceiling on SciFact: how far MiniLM + BM25 can go over every knob the engine exposes.
 
-    .venv/bin/python bench/bench_hybrid_ceiling.py [--quick] [--home DIR] [--collection NAME]
+    .venv/bin/python -m bench.bench_hybrid_ceiling [--quick] [--home DIR] [--collection NAME]
 
 Issue 16 asks for a hybrid nDCG@10 of at least 0.745 on held-out folds; ``bench_tune.py`` falls
 just short. This script measures where the ceiling is. It reads the collection ``bench_tune.py``
@@ -39,11 +39,13 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import (
+
+from bench._common import (
     BENCH_HOME,
     SCIFACT_HYBRID,
     command,
@@ -53,7 +55,8 @@ from _common import (
     require_scifact,
     write_results,
 )
-from _replay import (
+from bench._crossval import cv_summary
+from bench._replay import (
     ENGINE_TOLERANCE,
     INGESTS,
     PREFETCH,
@@ -76,9 +79,10 @@ from _replay import (
 
 #: The BM25 build the later families start from: the title twice, k1 0.9, b 0.4 (the best
 #: build of tune's grid).
-TUNED = {"k1": 0.9, "b": 0.4, "title_weight": 2}
+TUNED = Build(k1=0.9, b=0.4, title_weight=2)
 HYBRID_TARGET = 0.745
-#: The first offline exploration for issue 16 (all 300 queries), which this script makes re-runnable.
+#: The first offline exploration for issue 16 (all 300 queries), which this script makes
+#: re-runnable.
 REFERENCE = {
     "dense": 0.6467,
     "bm25 (ingest's k1 1.2, b 0.75)": 0.6783,
@@ -148,7 +152,7 @@ def compact_grid() -> list[Fusion]:
 
 def probe(p: Probe, quick: bool, title_vectors: Callable[[], Matrix] | None) -> None:
     """Run every knob family (``quick``: a few builds of each)."""
-    tuned = Build(**TUNED)
+    tuned = TUNED
     p.add("one side", "dense", p.scorer.ndcg(p.dense))
     p.add("one side", INGESTS.label, p.scorer.ndcg(p.bm25(INGESTS)))
     p.add("one side", tuned.label, p.scorer.ndcg(p.bm25(tuned)))
@@ -228,69 +232,10 @@ def title_cosines(embedder: Any, corpus: Corpus, queries: Queries) -> Callable[[
         print(f"  embedded {len(names)} titles in {time.perf_counter() - t0:.0f} s", flush=True)
         at = {n: i for i, n in enumerate(names)}
         cos = queries.dense @ vecs.T
-        return cos[:, [at[t or ""] for t in corpus.titles]].astype(np.float32)
+        title_cos: Matrix = cos[:, [at[t or ""] for t in corpus.titles]].astype(np.float32)
+        return title_cos
 
     return compute
-
-
-# --------------------------------------------------------------------------- cross-validation
-
-
-def cross_validate(
-    per: dict[str, np.ndarray], qids: Sequence[str], k: int, seed: int
-) -> tuple[np.ndarray, list[dict[str, Any]]]:
-    """Tune's selection on tune's folds: the best mean on k-1 folds (near ties within ``TIE`` to
-    the lower id: every configuration here has the same vector memory and no latency measured,
-    tune's first two tie-break keys), scored on the fold left out. Held-out score per query."""
-    from ragsonde.tune.select import TIE, folds_of
-
-    names = sorted(per)
-    m = np.stack([per[n] for n in names])
-    col = {q: i for i, q in enumerate(qids)}
-    held = np.zeros(len(qids))
-    folds = folds_of(qids, k, seed)
-    chosen = []
-    for i, fold in enumerate(folds):
-        train = [col[q] for j, f in enumerate(folds) if j != i for q in f]
-        out = [col[q] for q in fold]
-        means = m[:, train].mean(axis=1)
-        pick = int(np.flatnonzero(means >= means.max() - TIE)[0])
-        held[out] = m[pick, out]
-        chosen.append(
-            {
-                "fold": i,
-                "chosen": names[pick],
-                "train_ndcg": round(float(means[pick]), 4),
-                "held_out_ndcg": round(float(m[pick, out].mean()), 4),
-            }
-        )
-    return held, chosen
-
-
-def cv_summary(per: dict[str, np.ndarray], qids: Sequence[str]) -> dict[str, Any]:
-    from ragsonde.tune.select import SEED, SPREAD_SPLITS
-
-    held, folds = cross_validate(per, qids, 5, SEED)
-    others = [
-        float(cross_validate(per, qids, 5, SEED + 1 + s)[0].mean()) for s in range(SPREAD_SPLITS)
-    ]
-    best = max(per, key=lambda n: (per[n].mean(), n))
-    return {
-        "configurations": len(per),
-        "seed": SEED,
-        "folds": 5,
-        "held_out_ndcg": round(float(held.mean()), 4),
-        "held_out_se": round(float(held.std(ddof=1) / np.sqrt(len(held))), 4),
-        "per_fold": folds,
-        "spread": {
-            "seeds": [SEED + 1 + s for s in range(SPREAD_SPLITS)],
-            "mean": round(float(np.mean(others)), 4),
-            "min": round(min(others), 4),
-            "max": round(max(others), 4),
-            "held_out": [round(x, 4) for x in others],
-        },
-        "in_sample_max": {"config": best, "ndcg@10": round(float(per[best].mean()), 4)},
-    }
 
 
 # --------------------------------------------------------------------------- the run
@@ -298,7 +243,7 @@ def cv_summary(per: dict[str, np.ndarray], qids: Sequence[str]) -> dict[str, Any
 
 def reference_figures(p: Probe) -> dict[str, dict[str, float | None]]:
     """The first exploration's figures beside this run's (a missing configuration: None)."""
-    tuned, r = Build(**TUNED), p.results
+    tuned, r = TUNED, p.results
 
     def cfg(build: Build, fusion: str) -> float | None:
         name = f"{build.label}, {fusion}, best chunk"
@@ -316,10 +261,10 @@ def reference_figures(p: Probe) -> dict[str, dict[str, float | None]]:
         "dbsf pf200, t2 k0.9 b0.4": cfg(tuned, "dbsf pf200"),
         "tm2c2 0.7 pf1000, t2 k0.9 b0.4": cfg(tuned, "tm2c2 0.7 pf1000"),
         "stemmer off (best fusion)": best_of(
-            lambda n: n.startswith(Build(**TUNED, tokenizer="stemmer off").label + ",")
+            lambda n: n.startswith(replace(TUNED, tokenizer="stemmer off").label + ",")
         ),
         "stopwords off (best fusion)": best_of(
-            lambda n: n.startswith(Build(**TUNED, tokenizer="stopwords off").label + ",")
+            lambda n: n.startswith(replace(TUNED, tokenizer="stopwords off").label + ",")
         ),
         "title-vector feature (best)": best_of(lambda n: n in p.families.get("title vector", [])),
         "sum of top 2 chunks, tm2c2 0.7 pf1000, t2 k0.9 b0.4": (
@@ -372,7 +317,8 @@ def main() -> None:
     finally:
         store.close()
     print(
-        f"{len(corpus.ids)} chunks of {len(corpus.doc_ids)} documents, {len(queries.ids)} queries; replay matches the engine",
+        f"{len(corpus.ids)} chunks of {len(corpus.doc_ids)} documents, {len(queries.ids)} "
+        "queries; replay matches the engine",
         flush=True,
     )
     probe(p, args.quick, None if args.quick else title_cosines(embedder, corpus, queries))
@@ -402,7 +348,7 @@ def main() -> None:
         "bm25_encode_s": round(p.encode_s, 1),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    write_results("hybrid_ceiling", summary)
+    write_results("hybrid_ceiling", summary, quick=args.quick)
     print_table(
         f"hybrid ceiling: {len(hybrid)} hybrid configurations, {summary['seconds']:.0f} s",
         ["family", "configurations", "best in-sample nDCG@10", "configuration"],
@@ -419,7 +365,8 @@ def main() -> None:
     print(
         f"in-sample max {cv['in_sample_max']['ndcg@10']:.4f} ({cv['in_sample_max']['config']}); "
         f"cross-validated (seed {cv['seed']}) {cv['held_out_ndcg']:.4f} ± {cv['held_out_se']:.4f}; "
-        f"10 other seeds {cv['spread']['mean']:.4f} ({cv['spread']['min']:.4f} to {cv['spread']['max']:.4f})"
+        f"10 other seeds {cv['spread']['mean']:.4f} ({cv['spread']['min']:.4f} to "
+        f"{cv['spread']['max']:.4f})"
     )
 
 
@@ -428,7 +375,8 @@ def fmt_ndcg(x: float | None) -> str:
 
 
 def hybrid_ceiling_section(d: dict[str, Any]) -> list[str]:
-    """The RESULTS.md section for ``bench/results/hybrid_ceiling.json`` (called by ``report.py``)."""
+    """The RESULTS.md section for ``bench/results/hybrid_ceiling.json`` (called by
+    :mod:`bench.report`)."""
     cv, top = d["cross_validation"], d["cross_validation"]["in_sample_max"]
     spread = cv["spread"]
     out = [

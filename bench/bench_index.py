@@ -1,6 +1,6 @@
 """Index health at 100k chunks: HNSW vs exact search on real queries (``eval --ann-vs-exact``).
 
-    .venv/bin/python bench/bench_index.py [--quick] [--points 100000]
+    .venv/bin/python -m bench.bench_index [--quick] [--points 100000]
 
 SciFact's corpus has 663k word pieces: no chunking of it yields 100k real chunks (the smallest
 chunk the chunker accepts, 16 word pieces, gives about 45k). So the collection is the 9,675 real
@@ -13,16 +13,19 @@ of the relevant chunks denser than the corpus alone: a harder index, not an easi
 Then ``evaluate(..., ann_vs_exact=True)`` runs the 300 SciFact test queries (embedded by the real
 model) twice, HNSW and exact, and reports the index's recall@k against exact search and both
 search latencies. It is the same code path as ``ragsonde eval DATASET --ann-vs-exact``.
-``--quick``: the quick SciFact slice (20 queries) padded to 20k points. Writes ``bench/results/index.json``.
+``--quick``: the quick SciFact slice (20 queries) padded to 20k points. Writes
+``bench/results/index.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
-from _common import (
+
+from bench._common import (
     ROOT,
     SCIFACT,
     command,
@@ -33,11 +36,14 @@ from _common import (
     write_results,
 )
 
+if TYPE_CHECKING:
+    from ragsonde.store import Store
+
 BENCH_HOME = ROOT / ".ragsonde-bench"
 NOISE_SIGMA = 0.032  # per dimension: |noise| ~ 0.63 on 384 dims -> cosine ~0.85 to the source
 
 
-def build(store, source: str, target: str, points: int, seed: int = 7) -> float:
+def build(store: Store, source: str, target: str, points: int, seed: int = 7) -> float:
     """Copy ``source`` into ``target`` and pad it with distractors up to ``points``. Seconds."""
     from ragsonde.errors import CollectionNotFoundError
     from ragsonde.ingest import INDEXED_FIELDS
@@ -104,20 +110,25 @@ def main() -> None:
     embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
     settings = Settings(home=BENCH_HOME, collection="scifact")
     store = open_store(settings)
-    from bench_modes import QUICK_COLLECTION
+    from bench.bench_modes import QUICK_COLLECTION
 
     source = QUICK_COLLECTION if args.quick else "scifact"
     target = f"{source}_{points // 1000}k"
     dataset = SCIFACT
     if args.quick:
-        from bench_modes import quick_dataset
+        from bench.bench_modes import quick_dataset
 
         dataset = quick_dataset()
     try:
         if source not in store.list_collections():
-            evaluate(dataset, settings=settings.model_copy(update={"collection": source}),
-                     store=store, embedder=embedder,
-                     options=EvalOptions(ingest=True, throughput=False))  # fmt: skip
+            evaluate(
+                dataset,
+                settings=settings.model_copy(update={"collection": source}),
+                store=store,
+                embedder=embedder,
+                options=EvalOptions(throughput=False),
+                ingest=True,
+            )
         build_s = build(store, source, target, points)
         rep = evaluate(
             dataset,
@@ -145,7 +156,7 @@ def main() -> None:
         "target": {"recall@10 vs exact": 0.95},
         "met": r10 is not None and r10 >= 0.95,
     }
-    path = write_results("index", result)
+    path = write_results("index", result, quick=args.quick)
     print_table(
         f"Index health on {count:,} chunks ({rep['n_queries']} SciFact queries)",
         ["", "value"],

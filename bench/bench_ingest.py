@@ -1,6 +1,6 @@
 """Ingest speed vs the bare model, re-ingest speed-up, and peak memory at two corpus sizes.
 
-    .venv/bin/python bench/bench_ingest.py [--quick] [--docs N]
+    .venv/bin/python -m bench.bench_ingest [--quick] [--docs N]
 
 On a SciFact slice, in the same run:
 - ``ragsonde ingest`` documents/s vs the bare ``SentenceTransformer.encode`` of the very texts
@@ -24,8 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-from _common import SCIFACT, require_scifact, write_results  # noqa: E402
+from bench._common import SCIFACT, require_scifact, write_results
 
 
 def slice_corpus(n: int, folder: Path) -> Path:
@@ -46,8 +45,10 @@ def peak_rss_mb(corpus: Path, home: Path) -> float:
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(corpus), str(home)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
@@ -65,6 +66,7 @@ def main() -> None:
     from ragsonde.embedders.local import LocalEmbedder
     from ragsonde.ingest import IngestOptions, ingest_documents, open_source
     from ragsonde.ingest.chunker import Chunker, ChunkerConfig
+    from ragsonde.ingest.document import Document
     from ragsonde.ingest.pipeline import chunk_document
     from ragsonde.store import open_store
 
@@ -72,7 +74,7 @@ def main() -> None:
     model = embedder._load()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = slice_corpus(n, Path(tmp) / "small")
-        docs = [d for d in open_source(str(corpus), "beir") if hasattr(d, "sections")]
+        docs = [d for d in open_source(str(corpus), "beir") if isinstance(d, Document)]
         chunker = Chunker(ChunkerConfig.for_embedder(embedder))
         texts = [r.embed_text for d in docs for r in chunk_document(d, chunker, embedder.name)]
         whole = [d.sections[0].text for d in docs]
@@ -87,9 +89,12 @@ def main() -> None:
             model.encode(texts, batch_size=64, normalize_embeddings=True)
             bare_runs.append(time.perf_counter() - t0)
             first = ingest_documents(
-                open_source(str(corpus), "beir"), store=store, embedder=embedder,
-                collection=f"b{i}", options=IngestOptions(),
-            )  # fmt: skip
+                open_source(str(corpus), "beir"),
+                store=store,
+                embedder=embedder,
+                collection=f"b{i}",
+                options=IngestOptions(),
+            )
             ingest_runs.append(first.seconds)
             t0 = time.perf_counter()
             model.encode(whole, batch_size=64, normalize_embeddings=True)
@@ -135,7 +140,7 @@ def main() -> None:
         "reingest_speedup": result["reingest_speedup"] >= 20,
         "memory_flat": result["rss_growth_ratio"] <= 1.1,
     }
-    write_results("ingest", result)
+    write_results("ingest", result, quick=args.quick)
     print(
         f"{n} SciFact docs -> {len(texts)} chunks\n"
         f"ingest {result['ingest_docs_per_s']:.1f} docs/s; bare encode of the same chunks "

@@ -1,6 +1,6 @@
 """How far can generated labels be trusted? Offline-generated benchmarks vs SciFact's human labels.
 
-    .venv/bin/python bench/bench_labels.py [--quick] [--n 200] [--seed 0] [--methods a,b]
+    .venv/bin/python -m bench.bench_labels [--quick] [--n 200] [--seed 0] [--methods a,b]
 
 1. Collection A: SciFact with the default chunker, dense and BM25 vectors. The full run reuses
    ``bench_tune.py``'s ``scifact_hybrid`` (same home, same name: whichever script runs first builds
@@ -27,10 +27,9 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parents[1]
-from _common import (  # noqa: E402
+from bench._common import (
     BENCH_HOME,
     SCIFACT,
     SCIFACT_HYBRID,
@@ -39,6 +38,10 @@ from _common import (  # noqa: E402
     print_table,
     write_results,
 )
+
+if TYPE_CHECKING:
+    from ragsonde.embedders import Embedder
+    from ragsonde.store import Store
 
 SYSTEMS = {  # name -> (mode, fusion)
     "dense": ("dense", "rrf"),
@@ -50,7 +53,7 @@ SMALL_CHUNKS = 128
 TARGET_TAU = 0.67
 
 
-def score(store, embedder, dataset: Path, collection: str) -> dict[str, float]:
+def score(store: Store, embedder: Embedder, dataset: Path, collection: str) -> dict[str, float]:
     """nDCG@10 of the four systems on ``collection`` with the labels of ``dataset``."""
     from ragsonde.config import Settings
     from ragsonde.evaluate import EvalOptions, evaluate
@@ -143,8 +146,7 @@ def main() -> None:
         ap.error(f"unknown method(s) {unknown}; choose from {sorted(OFFLINE_METHODS)}")
     headline = DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
 
-    from bench_eval import make_slice
-
+    from bench.bench_eval import make_slice
     from ragsonde.config import Settings
     from ragsonde.embedders import get_embedder
     from ragsonde.labels import generate
@@ -227,7 +229,7 @@ def main() -> None:
         },
         "machine": machine(),
     }
-    path = write_results("labels", summary)
+    path = write_results("labels", summary, quick=args.quick)
     print_table(
         "nDCG@10 on collection A: human labels vs each offline method's generated labels",
         ["system", "human", *methods],

@@ -1,6 +1,6 @@
 """Dense vs BM25 vs hybrid on SciFact, with the significance test between them.
 
-    .venv/bin/python bench/bench_modes.py [--quick]
+    .venv/bin/python -m bench.bench_modes [--quick]
 
 Builds (once, under ``.ragsonde-bench/``) the dense SciFact collection, and a second one that
 also holds BM25 sparse vectors (Qdrant's own BM25: IDF modifier in the collection; the dense
@@ -8,7 +8,8 @@ vectors are copied from the first, not re-embedded). Evaluates ``mode=dense``, `
 ``hybrid`` (RRF and DBSF, fused inside Qdrant) on the 300 test queries, saves each report to
 ``bench/results/scifact_<mode>.json`` and compares dense vs hybrid and sparse vs hybrid with
 ``ragsonde.evaluate.compare``. Targets (issue 6): sparse nDCG@10 ≥ 0.66, hybrid ≥ 0.70.
-``--quick``: a SciFact slice (20 queries, their documents and 100 others). Writes ``bench/results/modes.json``.
+``--quick``: a SciFact slice (20 queries, their documents and 100 others). Writes
+``bench/results/modes.json``.
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parents[1]
-from _common import RESULTS, SCIFACT, require_scifact, write_results  # noqa: E402
+from bench._common import BENCH_HOME, SCIFACT, require_scifact, results_dir, write_results
 
-BENCH_HOME = ROOT / ".ragsonde-bench"
+if TYPE_CHECKING:
+    from ragsonde.embedders import Embedder
+    from ragsonde.store import Store
+
 #: The quick slice's collection (named for its size: a changed slice gets a new collection).
 QUICK_COLLECTION = "scifact_q20"
 
 
-def build_hybrid(store, embedder, dense: str, hybrid: str) -> None:
+def build_hybrid(store: Store, embedder: Embedder, dense: str, hybrid: str) -> None:
     """Copy ``dense`` into ``hybrid`` adding BM25 vectors (the text embedded is the stored one)."""
     from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
     from ragsonde.errors import CollectionNotFoundError
@@ -61,7 +65,7 @@ def build_hybrid(store, embedder, dense: str, hybrid: str) -> None:
 
 def quick_dataset() -> Path:
     """A SciFact slice for ``--quick``: 20 test queries, their documents and 100 others."""
-    from bench_eval import make_slice
+    from bench.bench_eval import make_slice
 
     return make_slice(BENCH_HOME / f"{QUICK_COLLECTION}-data", 20, 100)
 
@@ -86,13 +90,20 @@ def main() -> None:
     store = open_store(settings)
     try:
         if dense not in store.list_collections():
-            evaluate(dataset, settings=settings, store=store, embedder=embedder,
-                     options=EvalOptions(ingest=True, throughput=False))  # fmt: skip
+            evaluate(
+                dataset,
+                settings=settings,
+                store=store,
+                embedder=embedder,
+                options=EvalOptions(throughput=False),
+                ingest=True,
+            )
         t0 = time.perf_counter()
         build_hybrid(store, embedder, dense, hybrid)
         build_s = time.perf_counter() - t0
         reports = {}
-        RESULTS.mkdir(parents=True, exist_ok=True)
+        results = results_dir(args.quick)
+        results.mkdir(parents=True, exist_ok=True)
         runs = {
             "dense": (dense, "dense", "rrf"),
             "sparse": (hybrid, "sparse", "rrf"),
@@ -101,11 +112,16 @@ def main() -> None:
         }
         for name, (coll, mode, fusion) in runs.items():
             s = Settings(home=BENCH_HOME, collection=coll, search={"fusion": fusion})
-            rep = evaluate(dataset, settings=s, store=store, embedder=embedder,
-                           options=EvalOptions(mode=mode, throughput=False, ks=(1, 10, 100)))  # fmt: skip
+            rep = evaluate(
+                dataset,
+                settings=s,
+                store=store,
+                embedder=embedder,
+                options=EvalOptions(mode=mode, throughput=False, ks=(1, 10, 100)),
+            )
             doc = rep.model_dump(mode="json")
             reports[name] = rep
-            (RESULTS / f"{dense}_{name}.json").write_text(json.dumps(doc))
+            (results / f"{dense}_{name}.json").write_text(json.dumps(doc))
     finally:
         store.close()
     best_hybrid = max(("hybrid_rrf", "hybrid_dbsf"), key=lambda n: reports[n].metrics["ndcg@10"])
@@ -117,7 +133,7 @@ def main() -> None:
             reports["sparse"], reports[best_hybrid], ["ndcg@10", "recall@100"]
         ).model_dump(mode="json"),
     }
-    summary = {
+    summary: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "dataset": "scifact test"
         + (" (quick slice: 20 queries, their docs + 100)" if args.quick else ""),
@@ -138,15 +154,17 @@ def main() -> None:
         "sparse": summary["modes"]["sparse"]["ndcg@10"] >= 0.66,
         "hybrid": summary["modes"][best_hybrid]["ndcg@10"] >= 0.70,
     }
-    write_results("modes", summary)
+    write_results("modes", summary, quick=args.quick)
     for n, m in summary["modes"].items():
         print(
-            f"{n:12s} nDCG@10 {m['ndcg@10']:.4f}  recall@100 {m['recall@100']:.4f}  total p50 {m['latency_total_ms_p50']:.1f} ms"
+            f"{n:12s} nDCG@10 {m['ndcg@10']:.4f}  recall@100 {m['recall@100']:.4f}  total p50 "
+            f"{m['latency_total_ms_p50']:.1f} ms"
         )
     for k, v in summary["comparisons"].items():
         nd = v["ndcg@10"]
         print(
-            f"{k}: delta nDCG@10 {nd.get('delta'):+.4f}, p(t) {nd.get('p_ttest')}, p(perm) {nd.get('p_permutation')}"
+            f"{k}: delta nDCG@10 {nd.get('delta'):+.4f}, p(t) {nd.get('p_ttest')}, p(perm) "
+            f"{nd.get('p_permutation')}"
         )
 
 

@@ -1,6 +1,6 @@
 """Single-query latency end to end vs the bare model's encode, in the same run.
 
-    .venv/bin/python bench/bench_query.py [--quick] [--queries N] [--repeats R] [--no-torch]
+    .venv/bin/python -m bench.bench_query [--quick] [--queries N] [--repeats R] [--no-torch]
 
 Builds a collection from SciFact abstracts (the first ``--docs`` of them) in a scratch embedded
 store, then, for each query text, interleaves (a) the bare encode of the query by the default
@@ -22,7 +22,9 @@ import platform
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 #: One OpenBLAS thread, set before NumPy loads. qdrant-client's local mode (the LangChain peer's
 #: store) searches with NumPy; OpenBLAS's idle threads then spin on the 2 cores and slow whatever
@@ -31,15 +33,14 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
+from bench._common import SCIFACT, require_scifact, write_results
 from ragsonde.config import Settings
-from ragsonde.embedders import get_embedder
+from ragsonde.embedders import Embedder, get_embedder
 from ragsonde.embedders.onnx import OnnxEmbedder
 from ragsonde.retriever import Retriever
 from ragsonde.store import PointRecord, open_store
 
-ROOT = Path(__file__).resolve().parents[1]
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-from _common import SCIFACT, require_scifact, write_results  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -63,13 +64,20 @@ def load(n_docs: int, n_queries: int) -> tuple[list[dict[str, str]], list[str]]:
     return docs, queries
 
 
-def langchain_peer(docs, vecs, queries, embedder, repeats, edge_retriever) -> dict | None:
+def langchain_peer(
+    docs: list[dict[str, str]],
+    vecs: np.ndarray,
+    queries: list[str],
+    embedder: Embedder,
+    repeats: int,
+    edge_retriever: Retriever,
+) -> dict[str, Any] | None:
     """The same search through LangChain's QdrantVectorStore, the code a user would write.
 
     Like for like: both sides on qdrant-client's local mode (LangChain cannot drive Qdrant Edge),
-    the same embedder object (LangChain's ``Embeddings`` over it) and the same points. Beside it, each on its default
-    embedded store: ragsonde on Qdrant Edge (``edge_retriever``, same points). All three are
-    interleaved per query, rotating which goes first.
+    the same embedder object (LangChain's ``Embeddings`` over it) and the same points. Beside
+    it, each on its default embedded store: ragsonde on Qdrant Edge (``edge_retriever``, same
+    points). All three are interleaved per query, rotating which goes first.
     """
     try:
         from langchain_core.embeddings import Embeddings
@@ -80,11 +88,13 @@ def langchain_peer(docs, vecs, queries, embedder, repeats, edge_retriever) -> di
         return None
 
     class STEmbeddings(Embeddings):
-        def embed_documents(self, texts):
-            return embedder.embed_documents(texts).tolist()
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            rows: list[list[float]] = embedder.embed_documents(texts).tolist()
+            return rows
 
-        def embed_query(self, text):
-            return embedder.embed_queries([text])[0].tolist()
+        def embed_query(self, text: str) -> list[float]:
+            row: list[float] = embedder.embed_queries([text])[0].tolist()
+            return row
 
     from ragsonde.store.client import QdrantClientStore
 
@@ -122,7 +132,11 @@ def langchain_peer(docs, vecs, queries, embedder, repeats, edge_retriever) -> di
         resp = edge_retriever.retrieve({"query_text": q, "top_k": 10})
         assert resp.status == "success", resp.error
 
-    sides = [(run_lc, []), (run_rs, []), (run_edge, [])]
+    sides: list[tuple[Callable[[str], None], list[float]]] = [
+        (run_lc, []),
+        (run_rs, []),
+        (run_edge, []),
+    ]
     for r in range(repeats):
         for i, q in enumerate(queries):
             # Rotate which side goes first, so no side always follows the same other one.
@@ -283,7 +297,7 @@ def main() -> None:
     result["langchain_peer"] = peer
     result["openblas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")
     result["target_met"] = result["ratio_p95"] <= 1.3
-    write_results("query", result)
+    write_results("query", result, quick=args.quick)
 
     from rich.console import Console
     from rich.table import Table

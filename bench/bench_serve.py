@@ -1,6 +1,6 @@
 """Open-loop load test of ``ragsonde serve``: torch vs ONNX, micro-batching off and on, one run.
 
-    .venv/bin/python bench/bench_serve.py [--quick] [--backends torch,onnx] [--window-ms 0]
+    .venv/bin/python -m bench.bench_serve [--quick] [--backends torch,onnx] [--window-ms 0]
         [--clients 50] [--duration S] [--no-threads]
 
 Ingests the sample robotics docs (``ragsonde.samples``) with the real ``ragsonde ingest`` into
@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, command, machine, percentile, print_table, write_results
-from _serve_load import (
+from bench._common import ROOT, command, machine, percentile, print_table, write_results
+from bench._serve_load import (
     COLLECTION,
     P95_BUDGET_MS,
     closed_loop,
@@ -60,7 +60,6 @@ from _serve_load import (
     wait_ready,
     within_budget,
 )
-
 from ragsonde.embedders.onnx import default_threads
 from ragsonde.samples import demo_queries, robotics_benchmark
 
@@ -113,7 +112,13 @@ def plan(backends: list[str], thread_check: bool) -> list[Server]:
     return servers
 
 
-def decide(off: str, on: str, capacity: dict[str, float], runs: dict[str, dict], window: float):
+def decide(
+    off: str,
+    on: str,
+    capacity: dict[str, float],
+    runs: dict[str, dict[str, Any]],
+    window: float,
+) -> dict[str, Any]:
     """This run's verdict on micro-batching by default for one backend (servers ``off`` and
     ``on``): it must serve clearly more at capacity and cost (almost) nothing at low load. The
     decision itself, over runs, is in the docstring of ``ragsonde.server.batcher``."""
@@ -146,7 +151,12 @@ def decide(off: str, on: str, capacity: dict[str, float], runs: dict[str, dict],
 class Bench:
     """The measurements, each in blocks whose server order rotates from block to block."""
 
-    def __init__(self, servers: dict[str, tuple[Server, str, int]], texts: list[str], args):
+    def __init__(
+        self,
+        servers: dict[str, tuple[Server, str, int]],
+        texts: list[str],
+        args: argparse.Namespace,
+    ) -> None:
         self.servers, self.texts, self.args = servers, texts, args
         self.names = list(servers)
 
@@ -240,8 +250,11 @@ class Bench:
         capacity, capacity_cpu = await self.capacity()
         print(f"closed-loop capacity: {fmt(capacity)}", flush=True)
         at_budget = await self.p95_capacity(capacity)
-        print(f"capacity at p95 <= {P95_BUDGET_MS:g} ms: "
-              f"{fmt({n: r['rps'] for n, r in at_budget.items()})}", flush=True)  # fmt: skip
+        print(
+            f"capacity at p95 <= {P95_BUDGET_MS:g} ms: "
+            f"{fmt({n: r['rps'] for n, r in at_budget.items()})}",
+            flush=True,
+        )
         runs: dict[str, dict[str, dict[str, Any]]] = {}
         for label, share in RATES:
             rate_of = {
@@ -317,19 +330,25 @@ def load_avg() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def print_tables(result: dict[str, Any], args) -> None:
+def print_tables(result: dict[str, Any], args: argparse.Namespace) -> None:
     runs, names = result["runs"], list(result["servers"])
     rows = []
     for label, r in runs.items():
         for name in names:
             x = r[name]
             lat = x["latency_ms"]
-            rows.append((
-                f"{label} {x['rate']:g}/s, {name}", f"{x['throughput_rps']:.1f}",
-                f"{lat['p50']:.1f}", f"{lat['p95']:.1f}", f"{lat['p99']:.1f}",
-                f"{x['server_cpu_ms_per_request']:.1f}", f"{x['errors']}/{x['sent']}",
-                "yes" if x["sustained"] else "no",
-            ))  # fmt: skip
+            rows.append(
+                (
+                    f"{label} {x['rate']:g}/s, {name}",
+                    f"{x['throughput_rps']:.1f}",
+                    f"{lat['p50']:.1f}",
+                    f"{lat['p95']:.1f}",
+                    f"{lat['p99']:.1f}",
+                    f"{x['server_cpu_ms_per_request']:.1f}",
+                    f"{x['errors']}/{x['sent']}",
+                    "yes" if x["sustained"] else "no",
+                )
+            )
     print_table(
         f"POST /v1/query, open loop, {args.clients} clients, {args.duration:g} s per run "
         f"(latency from the scheduled send, ms)",
@@ -340,18 +359,32 @@ def print_tables(result: dict[str, Any], args) -> None:
     budget = result["capacity_at_p95_budget"]
     print_table(
         f"capacity: closed loop ({args.clients} clients) and at p95 <= {P95_BUDGET_MS:g} ms",
-        ["server", "closed-loop req/s", f"req/s at p95 <= {P95_BUDGET_MS:g}", "verify p95",
-         "verified"],
-        [(n, f"{result['capacity_rps'][n]:.1f}", budget_rps(budget[n]),
-          f"{budget[n]['verify']['latency_ms']['p95']:.1f}", "yes" if budget[n]["verified"] else "no")
-         for n in names],
-    )  # fmt: skip
+        [
+            "server",
+            "closed-loop req/s",
+            f"req/s at p95 <= {P95_BUDGET_MS:g}",
+            "verify p95",
+            "verified",
+        ],
+        [
+            (
+                n,
+                f"{result['capacity_rps'][n]:.1f}",
+                budget_rps(budget[n]),
+                f"{budget[n]['verify']['latency_ms']['p95']:.1f}",
+                "yes" if budget[n]["verified"] else "no",
+            )
+            for n in names
+        ],
+    )
     for mb, x in result["before_after_at_p95_budget"].items():
         ratio = "n/a" if x["ratio"] is None else f"x{x['ratio']:.2f}"
         print(f"{mb}: torch {x['torch_rps']:.1f} -> ONNX {x['onnx_rps']:.1f} req/s ({ratio})")
     for backend, d in result["microbatching"].items():
-        print(f"micro-batching ({backend}), rule {'met' if d['rule_met'] else 'NOT MET'}: "
-              f"{d['reason']}")  # fmt: skip
+        print(
+            f"micro-batching ({backend}), rule {'met' if d['rule_met'] else 'NOT MET'}: "
+            f"{d['reason']}"
+        )
     t = result["threads"]
     if t:
         print(
@@ -445,7 +478,7 @@ def main() -> None:
         "threads": thread_check(out),
         "wall_s": time.perf_counter() - started,
     }
-    path = write_results("serve", result)
+    path = write_results("serve", result, quick=args.quick)
     print_tables(result, args)
     print(f"wrote {path} ({result['wall_s']:.0f} s)")
 

@@ -1,6 +1,6 @@
 """``ragsonde tune`` on SciFact: how cheap can retrieval get without getting worse?
 
-    .venv/bin/python bench/bench_tune.py [--quick] [--folds 5]
+    .venv/bin/python -m bench.bench_tune [--quick] [--folds 5]
 
 Ingests (once, under ``.ragsonde-bench/``, with BM25 vectors) the SciFact corpus, then runs the
 default tune grid on the 300 test queries: every quantization, HNSW and fusion setting on
@@ -22,17 +22,21 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parents[1]
-from _common import (  # noqa: E402
+from bench._common import (
     BENCH_HOME,
     SCIFACT,
     SCIFACT_HYBRID,
     ensure_collection,
     print_table,
+    results_dir,
     verdict,
     write_results,
 )
+
+if TYPE_CHECKING:
+    from ragsonde.tune import TuneReport
 
 FULL_COLLECTION = SCIFACT_HYBRID  # shared with bench_labels.py (collection A of its full run)
 MEMORY_RATIO = 0.25
@@ -43,12 +47,12 @@ SWEEP_S_TARGET = 600.0
 
 def slice_dataset(queries: int, extra: int) -> Path:
     """A SciFact slice: the first ``queries`` test queries, their documents, ``extra`` others."""
-    from bench_eval import make_slice
+    from bench.bench_eval import make_slice
 
     return make_slice(BENCH_HOME / f"scifact_q{queries}-data", queries, extra)
 
 
-def write_plots(report, stem: Path) -> None:
+def write_plots(report: TuneReport, stem: Path) -> None:
     """The report's plots as SVG files beside it (README's "Tune it" shows them)."""
     from ragsonde.tune.html import report_plots
 
@@ -88,12 +92,11 @@ def main() -> None:
     report = tune(
         dataset, settings=settings, embedder=embedder, options=TuneOptions(folds=args.folds)
     )
-    from _common import RESULTS
-
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    results = results_dir(args.quick)
+    results.mkdir(parents=True, exist_ok=True)
     name = "tune" if not cut or args.quick else f"tune_q{cut.split(',')[0]}"
-    write_html(report, RESULTS / f"{name}.html")
-    write_plots(report, RESULTS / name)
+    write_html(report, results / f"{name}.html")
+    write_plots(report, results / name)
 
     dense = [c for c in report.configurations if c.mode == "dense"]
     baseline = next(
@@ -113,7 +116,7 @@ def main() -> None:
     hybrid_cv = report.cross_validation.get("hybrid")
     # the best hybrid configuration of each fusion family on each BM25 build (best chunk per
     # document; prefetch depth and weights are part of the family's best)
-    by_fusion: dict[str, dict] = {}
+    by_fusion: dict[str, dict[str, Any]] = {}
     for c in report.configurations:
         if c.mode != "hybrid" or c.fusion is None or c.aggregation.method != "max":
             continue
@@ -125,7 +128,7 @@ def main() -> None:
         if key not in by_fusion or c.ndcg > by_fusion[key]["ndcg@10"]:
             by_fusion[key] = {"ndcg@10": c.ndcg, "config": c.id, "p95_ms": c.latency_p95_ms}
     rec = report.recommendation
-    summary = {
+    summary: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "dataset": "scifact test"
         + (f" (slice: {cut.replace(',', ' queries, their docs + ')} others)" if cut else ""),
@@ -155,7 +158,7 @@ def main() -> None:
         "hybrid held-out": hybrid_cv is not None and hybrid_cv.held_out_ndcg >= HYBRID_TARGET,
         "sweep time": report.seconds <= SWEEP_S_TARGET,
     }
-    write_results(name, summary)
+    write_results(name, summary, quick=args.quick)
     print_table(
         f"tune on {summary['dataset']}: {report.n_points} points, {report.n_queries} queries, "
         f"{len(report.configurations)} configurations in {report.seconds:.0f} s",
@@ -187,7 +190,7 @@ def main() -> None:
     )
 
 
-def tune_section(d: dict) -> list[str]:
+def tune_section(d: dict[str, Any]) -> list[str]:
     """The RESULTS.md section for ``bench/results/tune.json`` (called by ``report.py``)."""
     met = {k: "**met**" if v else "**missed**" for k, v in d["targets_met"].items()}
     cheap, cv, rec = d["cheapest_within_slack"], d["hybrid_cross_validation"], d["recommendation"]
@@ -195,9 +198,10 @@ def tune_section(d: dict) -> list[str]:
         "## Tuning quantization, HNSW and fusion (`bench/bench_tune.py`)",
         "",
         f"{d['dataset']}, run {d['date']}: `ragsonde tune` on `{d['collection']}` "
-        f"({d['points']:,} chunks with dense and BM25 vectors), {d['queries']} queries, the default "
+        f"({d['points']:,} chunks with dense and BM25 vectors), {d['queries']} queries, the "
+        "default "
         f"grid: {d['variants']} index variants, {d['configurations']} configurations, 5-fold "
-        "cross-validation over the queries. Command: `python bench/bench_tune.py`.",
+        "cross-validation over the queries. Command: `python -m bench.bench_tune`.",
         "",
         "| figure | value | target | |",
         "|---|---|---|---|",
@@ -207,7 +211,8 @@ def tune_section(d: dict) -> list[str]:
         out.append(
             f"| cheapest dense configuration within {d['targets']['ndcg slack']} nDCG@10: "
             f"`{cheap['id']}` | nDCG@10 {cheap['metrics']['ndcg@10']:.4f}, vector memory "
-            f"{cheap['memory_ratio']:.3f} × float32 (recall@10 vs exact {cheap['recall_vs_exact']:.3f}: "
+            f"{cheap['memory_ratio']:.3f} × float32 (recall@10 vs exact "
+            f"{cheap['recall_vs_exact']:.3f}: "
             f"HNSW loses {cheap['hnsw_loss']:.3f}, quantization {cheap['quantization_loss']:.3f}) "
             f"| ≤ {d['targets']['memory ratio']} × | {met['quantized within slack']} |"
         )

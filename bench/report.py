@@ -6,50 +6,65 @@ says how to read them.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _common import QUICK, RESULTS  # noqa: E402  (``--quick``: bench/results/quick/)
-from _sections import (  # noqa: E402
-    before_after_ratio,
-    budget_rps,
+from bench._common import results_dir
+from bench._sections import (
     embed_section,
     eval_section,
-    hostile_section,
+    history_section,
     index_section,
     ingest_section,
     met_mark,
     modes_section,
     query_section,
-    serve_section,
     store_section,
 )
-from bench_chunking import chunking_section  # noqa: E402
-from bench_explain import explain_section  # noqa: E402
-from bench_hybrid_ceiling import hybrid_ceiling_section  # noqa: E402
-from bench_labels import labels_section  # noqa: E402
-from bench_tune import tune_section  # noqa: E402
+from bench._sections_serve import before_after_ratio, budget_rps, hostile_section, serve_section
+from bench.bench_chunking import chunking_section
+from bench.bench_explain import explain_section
+from bench.bench_hybrid_ceiling import hybrid_ceiling_section
+from bench.bench_labels import labels_section
+from bench.bench_tune import tune_section
 
-#: The full suite's report is ``bench/RESULTS.md``; a quick run's sits beside its results.
-OUT = RESULTS / "RESULTS.md" if QUICK else HERE / "RESULTS.md"
+HERE = Path(__file__).resolve().parent
+
+#: A script as older results recorded it: by its path (absolute on the machine that ran it, or
+#: relative to the repo or to bench/), with or without the interpreter before it.
+_OLD_SCRIPT = re.compile(r"^(?:\S*python\S*\s+)?(?:\S*/)?(?:bench/)?((?:bench_)?\w+)\.py\b")
 
 
-def _load(name: str) -> dict[str, Any] | None:
-    path = RESULTS / f"{name}.json"
+def current_command(recorded: str) -> str:
+    """A recorded command as it is typed today, from the repo's root: the scripts are modules
+    of the ``bench`` package (``python -m bench.bench_store --merge``), and no folder of the
+    machine that ran it shows."""
+    return _OLD_SCRIPT.sub(r"python -m bench.\1", recorded.strip())
+
+
+def _commands_current(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {
+            k: current_command(v) if k == "command" and isinstance(v, str) else _commands_current(v)
+            for k, v in data.items()
+        }
+    if isinstance(data, list):
+        return [_commands_current(v) for v in data]
+    return data
+
+
+def _load(folder: Path, name: str) -> dict[str, Any] | None:
+    path = folder / f"{name}.json"
     if not path.is_file():
         return None
-    # Older results recorded the script by its absolute path on the machine that ran it: the
-    # report names commands relative to the repo (bench/x.py), never a machine's folders.
-    text = re.sub(r"(?:/[^\s\"'`/]+)+/(bench/[\w.]+\.py)", r"\1", path.read_text())
-    return json.loads(text)
+    loaded: dict[str, Any] = _commands_current(json.loads(path.read_text(encoding="utf-8")))
+    return loaded
 
 
 def _machine() -> str:
@@ -60,97 +75,190 @@ def _machine() -> str:
                 mem = f"{int(line.split()[1]) / 1024 / 1024:.0f} GiB"
     except OSError:
         pass
-    return f"{os.cpu_count()} cores, {mem} RAM, Python {platform.python_version()}, {platform.machine()}"
+    python = platform.python_version()
+    return f"{os.cpu_count()} cores, {mem} RAM, Python {python}, {platform.machine()}"
 
 
-def targets_summary() -> list[str]:
+def targets_summary(folder: Path) -> list[str]:
     """Every target of the suite in one table: figure, target, value, met or missed."""
     rows: list[tuple[str, str, str, bool | None]] = []
-    q = _load("query")
+    q = _load(folder, "query")
     if q:
-        rows.append(("query: end to end vs bare encode, p95", "≤ 1.3 ×", f"{q['ratio_p95']:.2f} ×",
-                     q["target_met"]))  # fmt: skip
+        rows.append(
+            (
+                "query: end to end vs bare encode, p95",
+                "≤ 1.3 ×",
+                f"{q['ratio_p95']:.2f} ×",
+                q["target_met"],
+            )
+        )
         b = q.get("batch")
         if b:
-            rows.append(("query: batch of 100 vs 100 single", "≥ 5 ×", f"{b['speedup']:.1f} × "
-                         f"(the model's own: {b['bare_model_speedup']:.1f} ×)", b["speedup"] >= 5))  # fmt: skip
+            rows.append(
+                (
+                    "query: batch of 100 vs 100 single",
+                    "≥ 5 ×",
+                    f"{b['speedup']:.1f} × (the model's own: {b['bare_model_speedup']:.1f} ×)",
+                    b["speedup"] >= 5,
+                )
+            )
         peer = q.get("langchain_peer")
         if peer:
-            rows.append(("query: ragsonde vs LangChain, same store, p50", "< 1 ×",
-                         f"{peer['ratio_p50']:.2f} ×", peer["target_met"]))  # fmt: skip
-    ho = _load("hostile")
+            rows.append(
+                (
+                    "query: ragsonde vs LangChain, same store, p50",
+                    "< 1 ×",
+                    f"{peer['ratio_p50']:.2f} ×",
+                    peer["target_met"],
+                )
+            )
+    ho = _load(folder, "hostile")
     if ho:
-        rows.append(("hostile: errors among good requests at 1 % hostile", "0",
-                     f"{ho['hostile']['good_errors']}", ho["met"]))  # fmt: skip
-    st = _load("store")
+        rows.append(
+            (
+                "hostile: errors among good requests at 1 % hostile",
+                "0",
+                f"{ho['hostile']['good_errors']}",
+                ho["met"],
+            )
+        )
+    st = _load(folder, "store")
     for t in st["targets"] if st else []:
         rows.append((f"store: {t['target']}", "", f"{t['value']}", t["met"]))
-    i = _load("ingest")
+    i = _load(folder, "ingest")
     if i:
         t = i["targets_met"]
         rows += [
-            ("ingest: docs/s vs bare encode", "≥ 0.9 ×", f"{i['ratio_vs_bare_chunks']:.2f} ×",
-             t["ingest_vs_bare_encode"]),
-            ("ingest: re-ingest speed-up", "≥ 20 ×", f"{i['reingest_speedup']:.0f} ×",
-             t["reingest_speedup"]),
-            ("ingest: peak RSS at 2N vs N documents", "≤ 1.1 ×", f"{i['rss_growth_ratio']:.2f} ×",
-             t["memory_flat"]),
-        ]  # fmt: skip
-    e = _load("eval")
+            (
+                "ingest: docs/s vs bare encode",
+                "≥ 0.9 ×",
+                f"{i['ratio_vs_bare_chunks']:.2f} ×",
+                t["ingest_vs_bare_encode"],
+            ),
+            (
+                "ingest: re-ingest speed-up",
+                "≥ 20 ×",
+                f"{i['reingest_speedup']:.0f} ×",
+                t["reingest_speedup"],
+            ),
+            (
+                "ingest: peak RSS at 2N vs N documents",
+                "≤ 1.1 ×",
+                f"{i['rss_growth_ratio']:.2f} ×",
+                t["memory_flat"],
+            ),
+        ]
+    e = _load(folder, "eval")
     if e:
-        rows.append(("eval: SciFact eval wall time vs BEIR (collection built)", "≤ 1.0 ×",
-                     f"{e['ratio']:.2f} ×", e["target_met"]))  # fmt: skip
-    m = _load("modes")
+        rows.append(
+            (
+                "eval: SciFact eval wall time vs BEIR (collection built)",
+                "≤ 1.0 ×",
+                f"{e['ratio']:.2f} ×",
+                e["target_met"],
+            )
+        )
+    m = _load(folder, "modes")
     if m:
         best = max(v["ndcg@10"] for k, v in m["modes"].items() if k.startswith("hybrid"))
         rows += [
-            ("modes: BM25 nDCG@10", "≥ 0.66", f"{m['modes']['sparse']['ndcg@10']:.3f}",
-             m["targets_met"]["sparse"]),
+            (
+                "modes: BM25 nDCG@10",
+                "≥ 0.66",
+                f"{m['modes']['sparse']['ndcg@10']:.3f}",
+                m["targets_met"]["sparse"],
+            ),
             ("modes: best hybrid nDCG@10", "≥ 0.70", f"{best:.3f}", m["targets_met"]["hybrid"]),
-        ]  # fmt: skip
-    x = _load("index")
+        ]
+    x = _load(folder, "index")
     if x:
         r10 = x["index_health"]["recall_vs_exact"]["recall@10"]
-        rows.append((f"index: HNSW recall@10 vs exact, {x['points']:,} chunks", "≥ 0.95",
-                     f"{r10:.3f}", x["met"]))  # fmt: skip
-    sv = _load("serve")
+        rows.append(
+            (
+                f"index: HNSW recall@10 vs exact, {x['points']:,} chunks",
+                "≥ 0.95",
+                f"{r10:.3f}",
+                x["met"],
+            )
+        )
+    sv = _load(folder, "serve")
     if sv:
         rows.append(("serve: errors at every rate", "0", str(sv["errors"]), sv["target_met"]))
         budget = sv.get("capacity_at_p95_budget", {})
         if {"torch on", "onnx on"} <= set(budget):
             before, after = budget["torch on"], budget["onnx on"]
-            rows.append((f"serve: req/s at p95 ≤ {sv['p95_budget_ms']:g} ms, torch → ONNX "
-                         "(micro-batching on)", "reported",
-                         f"{budget_rps(before)} → {budget_rps(after)} "
-                         f"({before_after_ratio(before, after)})", None))  # fmt: skip
-    em = _load("embed")
+            rows.append(
+                (
+                    f"serve: req/s at p95 ≤ {sv['p95_budget_ms']:g} ms, torch → ONNX "
+                    "(micro-batching on)",
+                    "reported",
+                    f"{budget_rps(before)} → {budget_rps(after)} "
+                    f"({before_after_ratio(before, after)})",
+                    None,
+                )
+            )
+    em = _load(folder, "embed")
     if em:
         r, t = em["ratios"], em["targets_met"]
         rows += [
-            ("embed: ONNX fp32 single-query p50 vs torch", "≤ 0.6 ×",
-             f"{r['fp32_vs_torch_single_p50']:.2f} ×", t["fp32_single_p50_le_0.6x_torch"]),
-            ("embed: cold start of a one-shot query (ONNX)", "≤ 2 s",
-             f"{em['backends']['onnx-fp32']['cold_start_wall_s']:.2f} s", t["cold_start_le_2s"]),
-            ("embed: nDCG@10, ONNX fp32 vs torch", "Δ ≤ 0.001", f"{r['fp32_ndcg_delta']:.4f}",
-             t["fp32_ndcg_within_0.001"]),
-            ("embed: ingest docs/s, int8 vs torch", "≥ 1.5 ×", f"{r['int8_vs_torch_ingest']:.2f} ×",
-             t["int8_ingest_ge_1.5x_torch"]),
-        ]  # fmt: skip
-    tu = _load("tune")
+            (
+                "embed: ONNX fp32 single-query p50 vs torch",
+                "≤ 0.6 ×",
+                f"{r['fp32_vs_torch_single_p50']:.2f} ×",
+                t["fp32_single_p50_le_0.6x_torch"],
+            ),
+            (
+                "embed: cold start of a one-shot query (ONNX)",
+                "≤ 2 s",
+                f"{em['backends']['onnx-fp32']['cold_start_wall_s']:.2f} s",
+                t["cold_start_le_2s"],
+            ),
+            (
+                "embed: nDCG@10, ONNX fp32 vs torch",
+                "Δ ≤ 0.001",
+                f"{r['fp32_ndcg_delta']:.4f}",
+                t["fp32_ndcg_within_0.001"],
+            ),
+            (
+                "embed: ingest docs/s, int8 vs torch",
+                "≥ 1.5 ×",
+                f"{r['int8_vs_torch_ingest']:.2f} ×",
+                t["int8_ingest_ge_1.5x_torch"],
+            ),
+        ]
+    tu = _load(folder, "tune")
     if tu:
         m, cheap, cv = tu["targets_met"], tu["cheapest_within_slack"], tu["hybrid_cross_validation"]
         rows += [
-            ("tune: vector memory of a config within 0.005 nDCG@10 of float32", "≤ 0.25 ×",
-             f"{cheap['memory_ratio']:.3f} ×" if cheap else "none", m["quantized within slack"]),
-            ("tune: hybrid nDCG@10, held-out folds", "≥ 0.745",
-             f"{cv['held_out_ndcg']:.4f}" if cv else "n/a", m["hybrid held-out"]),
-            ("tune: full default sweep on SciFact", "≤ 600 s", f"{tu['sweep_s']:.0f} s",
-             m["sweep time"]),
-        ]  # fmt: skip
-    la = _load("labels")
+            (
+                "tune: vector memory of a config within 0.005 nDCG@10 of float32",
+                "≤ 0.25 ×",
+                f"{cheap['memory_ratio']:.3f} ×" if cheap else "none",
+                m["quantized within slack"],
+            ),
+            (
+                "tune: hybrid nDCG@10, held-out folds",
+                "≥ 0.745",
+                f"{cv['held_out_ndcg']:.4f}" if cv else "n/a",
+                m["hybrid held-out"],
+            ),
+            (
+                "tune: full default sweep on SciFact",
+                "≤ 600 s",
+                f"{tu['sweep_s']:.0f} s",
+                m["sweep time"],
+            ),
+        ]
+    la = _load(folder, "labels")
     if la:
-        rows.append(("labels: Kendall's tau, offline labels vs human, four systems", "≥ 0.67",
-                     f"{la['kendall']['tau']:+.3f}", la["target_met"]))  # fmt: skip
+        rows.append(
+            (
+                "labels: Kendall's tau, offline labels vs human, four systems",
+                "≥ 0.67",
+                f"{la['kendall']['tau']:+.3f}",
+                la["target_met"],
+            )
+        )
     if not rows:
         return []
     met = sum(1 for r in rows if r[3])
@@ -168,16 +276,30 @@ def targets_summary() -> list[str]:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="read bench/results/quick/ and write its RESULTS.md there, not bench/RESULTS.md",
+    )
+    args = ap.parse_args()
+    folder = results_dir(args.quick)
+    # the full suite's report is bench/RESULTS.md; a quick run's sits beside its results
+    out = folder / "RESULTS.md" if args.quick else HERE / "RESULTS.md"
     lines = [
         "# Benchmarks",
         "",
-        f"Written {time.strftime('%Y-%m-%d %H:%M')} by `bench/report.py` from `bench/results/`. "
+        f"Written {time.strftime('%Y-%m-%d %H:%M')} by `python -m bench.report` from "
+        "`bench/results/`. "
         f"Machine: {_machine()}, shared with other work, so every comparison is a ratio measured "
-        "in the same run. Re-run: `make bench` (full, ~1 h on a fresh clone), `make bench-1m` (the 1M store row) or `make bench-quick` (~5 min, to `bench/results/quick/`); each "
-        "script alone: `.venv/bin/python bench/bench_<name>.py [--quick]`.",
+        "in the same run. Re-run: `make bench` (full, ~1 h on a fresh clone), `make bench-1m` "
+        "(the 1M store row) or `make bench-quick` (~5 min, to `bench/results/quick/`); each "
+        "script alone, from the repository's root: `.venv/bin/python -m bench.bench_<name> "
+        "[--quick]` "
+        "(`--help` for its options).",
         "",
     ]
-    suite = _load("suite")
+    suite = _load(folder, "suite")
     if suite is not None:
         kind = "`make bench-quick`" if suite["quick"] else "`make bench`"
         lines += [
@@ -190,7 +312,7 @@ def main() -> None:
             + ". Sections run alone since then say so with their own date and command.",
             "",
         ]
-    lines += targets_summary()
+    lines += targets_summary(folder)
     sections = (
         ("query", query_section),
         ("store", store_section),
@@ -205,17 +327,18 @@ def main() -> None:
         ("tune", tune_section),
         ("hybrid_ceiling", hybrid_ceiling_section),
         ("explain", explain_section),
+        ("history", history_section),
         ("chunking", chunking_section),
     )
     for name, render in sections:
-        data = _load(name)
+        data = _load(folder, name)
         if data is None:
-            lines += [f"## {name}", "", f"No results yet: run `bench/bench_{name}.py`.", ""]
+            lines += [f"## {name}", "", f"No results yet: run `python -m bench.bench_{name}`.", ""]
         else:
             lines += render(data)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines), encoding="utf-8")
-    print(f"wrote {OUT}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

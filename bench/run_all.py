@@ -1,8 +1,9 @@
 """Run every benchmark, then write ``bench/RESULTS.md`` from their JSON results.
 
-    .venv/bin/python bench/run_all.py [--quick] [--only query,ingest,store,eval,modes,index,serve]
+    .venv/bin/python -m bench.run_all [--quick] [--only query,ingest,store,eval,...]
 
-Each script is also runnable alone (``python bench/bench_<name>.py [--quick]``); each prints a
+from the repository's root. Each script is also runnable alone
+(``python -m bench.bench_<name> [--quick]``); each prints a
 table and writes ``bench/results/<name>.json``. ``--quick`` takes about 5 minutes and writes to
 ``bench/results/quick/``; the full suite about an hour on a fresh clone of a 2-core machine (the
 model dominates: the first eval ingests all of SciFact, and BEIR re-encodes it), ~40 minutes once
@@ -16,11 +17,8 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _common import RESULTS, machine  # noqa: E402  (bench/results, or results/quick with --quick)
+from bench._common import ROOT, machine, module_command, results_dir
 
 SCRIPTS = (
     "query",
@@ -35,6 +33,7 @@ SCRIPTS = (
     "labels",
     "tune",
     "explain",
+    "history",
     "chunking",
 )
 #: Full-run extras: the store run keeps the 1M row (``make bench-1m``, ~30 min alone) in its file.
@@ -51,16 +50,21 @@ def main() -> None:
     started = time.perf_counter()
     for name in args.only.split(","):
         extra = ["--quick"] if args.quick else FULL_ARGS.get(name, [])
-        cmd = [sys.executable, str(HERE / f"bench_{name}.py"), *extra]
+        cmd = module_command(f"bench.bench_{name}", *extra)
         print(f"\n=== {' '.join(cmd[1:])}", flush=True)
         t0 = time.perf_counter()
-        ok = subprocess.run(cmd, check=False).returncode == 0
+        ok = subprocess.run(cmd, check=False, cwd=ROOT).returncode == 0
         if not ok:
             failed.append(name)
         secs = time.perf_counter() - t0
-        timings[name] = {"seconds": round(secs, 1), "ok": ok, "command": " ".join(cmd[1:])}
+        timings[name] = {
+            "seconds": round(secs, 1),
+            "ok": ok,
+            "command": " ".join(["python", *cmd[1:]]),
+        }
         print(f"=== {name}: {secs:.0f} s", flush=True)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    results = results_dir(args.quick)
+    results.mkdir(parents=True, exist_ok=True)
     suite = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "quick": args.quick,
@@ -68,9 +72,9 @@ def main() -> None:
         "scripts": timings,
         "total_s": round(time.perf_counter() - started, 1),
     }
-    (RESULTS / "suite.json").write_text(json.dumps(suite, indent=2) + "\n", encoding="utf-8")
-    report = [sys.executable, str(HERE / "report.py")] + (["--quick"] if args.quick else [])
-    subprocess.run(report, check=True)
+    (results / "suite.json").write_text(json.dumps(suite, indent=2) + "\n", encoding="utf-8")
+    report = module_command("bench.report", *(["--quick"] if args.quick else []))
+    subprocess.run(report, check=True, cwd=ROOT)
     if failed:
         sys.exit(f"benchmarks failed: {', '.join(failed)}")
 

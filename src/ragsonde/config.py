@@ -19,7 +19,7 @@ from ragsonde.config_sources import setting_sources
 from ragsonde.errors import QueryValidationError
 from ragsonde.models import Limits
 from ragsonde.models.params import IndexParams, SearchParams
-from ragsonde.store.variant_specs import (
+from ragsonde.store.index_spec import (
     Bm25Params,
     Hnsw,
     IndexConfig,

@@ -5,6 +5,8 @@ error ``code`` (the table of codes in ``docs/CONTRACT.md``, the contract's copy 
 
     RagsondeError                      (base; never raised itself)
     ├── QueryValidationError           VALIDATION_ERROR      bad input: a query, a file, a setting
+    │   └── RelevanceError             VALIDATION_ERROR      a benchmark's ids are not in the
+    │                                                        collection: the evaluation failed
     ├── StoreConnectionError           CONNECTION_ERROR      Qdrant unreachable, timed out, locked
     ├── AuthError                      AUTH_ERROR            Qdrant or embedding API refused the key
     ├── CollectionNotFoundError        COLLECTION_NOT_FOUND  no such collection
@@ -32,6 +34,7 @@ __all__ = [
     "ErrorCode",
     "QueryValidationError",
     "RagsondeError",
+    "RelevanceError",
     "StoreConnectionError",
     "mask_secrets",
 ]
@@ -72,6 +75,14 @@ class QueryValidationError(RagsondeError):
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+class RelevanceError(QueryValidationError):
+    """The benchmark's relevant ids are not (enough) in the collection: no payload field holds
+    them, or more than half are missing. The inputs were well-formed and the evaluation itself
+    failed, so the CLI exits 1 with it, as with a failed gate (the CLI's table of exit codes,
+    ``ragsonde.cli._common.EXIT_CODES``); the HTTP API answers 4xx, as for any VALIDATION_ERROR.
+    """
 
 
 class StoreConnectionError(RagsondeError):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ragsonde.errors import QueryValidationError
+from ragsonde.cli._common import exit_code_for
+from ragsonde.errors import ErrorCode, QueryValidationError, RelevanceError
 from ragsonde.evaluate import EvalOptions
-from ragsonde.evaluate.relevance import RelevanceError, check_missing
+from ragsonde.evaluate.relevance import check_missing
 from ragsonde.server.routes_eval import EvalRequest
 
 
@@ -33,5 +34,7 @@ def test_more_than_half_missing_fails_unless_allowed():
     with pytest.raises(RelevanceError) as err:
         check_missing(["a", "b"], 3, allow_missing=False)
     assert "2 of 3" in err.value.message and "--allow-missing" in err.value.message
-    assert err.value.exit_code == 1
+    # a VALIDATION_ERROR, but the evaluation failed: the CLI's table exits 1, not 2
+    assert err.value.code is ErrorCode.VALIDATION_ERROR and exit_code_for(err.value) == 1
+    assert exit_code_for(QueryValidationError("bad input")) == 2
     check_missing(["a", "b"], 3, allow_missing=True)

@@ -21,7 +21,7 @@ from ragsonde.config import Settings
 from ragsonde.embedders.onnx import OnnxEmbedder
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.store import PointRecord, open_store
-from ragsonde.store.variant_specs import Hnsw, IndexConfig, Quantization
+from ragsonde.store.index_spec import Hnsw, IndexConfig, Quantization
 from ragsonde.testing import beir_slice
 from tests.explain.support import FILLERS, PLANTED_QUERIES, Indexes, Planted, planted_rows
 from tests.support import INDEXED

@@ -16,7 +16,7 @@ from ragsonde.ingest import IngestOptions, ingest
 from ragsonde.ingest.pipeline import bm25_reencoder, encoded_text
 from ragsonde.samples import robotics_docs
 from ragsonde.store import SparseVector, Store, open_store
-from ragsonde.store.variant_specs import Bm25Params
+from ragsonde.store.index_spec import Bm25Params
 
 
 @pytest.fixture

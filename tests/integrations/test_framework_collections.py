@@ -8,11 +8,11 @@ import json
 import pytest
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.resolve import resolve_doc_id_field
 from ragsonde.retriever import Retriever
 from ragsonde.store.client import QdrantClientStore
 from ragsonde.store.inspect import inspect_collection
 from ragsonde.store.payload import build_mapping
-from ragsonde.store.resolve import resolve_doc_id_field
 from tests.integrations.support import Built, quiet_local_mode
 from tests.support import run
 

@@ -17,7 +17,7 @@ from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.ingest import IngestOptions, ingest
 from ragsonde.retriever import Retriever
 from ragsonde.store import PointRecord, Store, open_store
-from ragsonde.store.variant_specs import Bm25Params
+from ragsonde.store.index_spec import Bm25Params
 
 pytestmark = pytest.mark.slow
 

@@ -12,14 +12,14 @@ from qdrant_client import models as m
 from ragsonde.store import PointRecord, SearchSpec
 from ragsonde.store.client import QdrantClientStore
 from ragsonde.store.edge import EdgeStore
-from ragsonde.store.inspect import inspect_collection
-from ragsonde.store.variant_specs import (
+from ragsonde.store.index_spec import (
     QUANTIZATIONS,
     Hnsw,
     IndexConfig,
     Quantization,
     quantization_named,
 )
+from ragsonde.store.inspect import inspect_collection
 from tests.tune.support import clustered
 
 N, DIM = 2000, 128

@@ -13,6 +13,7 @@ import pytest
 
 from ragsonde.config import load_settings
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.resolve import POINT_ID, resolve_doc_id_field
 from ragsonde.store import open_store
 from ragsonde.store.inspect import inspect_collection
 from ragsonde.store.payload import (
@@ -23,7 +24,6 @@ from ragsonde.store.payload import (
     detect_layout,
     get_path,
 )
-from ragsonde.store.resolve import POINT_ID, resolve_doc_id_field
 from tests.support import fill
 
 BLOB = {"meta": {"title": "T", "n": 3}, "body": "the text"}

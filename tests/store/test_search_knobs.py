@@ -15,8 +15,8 @@ from ragsonde.config_sources import FlatNameWarning
 from ragsonde.errors import ErrorCode, QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation
 from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store, open_store
-from ragsonde.store.variants import Hnsw, Quantization, SourcePoints, VariantBuilder, VariantSpec
 from ragsonde.tune.measures import overlap_recall
+from ragsonde.tune.variants import Hnsw, Quantization, SourcePoints, VariantBuilder, VariantSpec
 from tests.tune.support import clustered
 
 TERM = 7
@@ -138,7 +138,7 @@ def edge_home(tmp_path: Path) -> Iterator[tuple[Store, np.ndarray]]:
     }
     for name, spec in specs.items():
         variant = builder.build(spec, path=tmp_path / "home" / "collections" / name)
-        variant._shard.close()  # keep the folder: the store opens it as a collection
+        variant._shard.release()  # keep the folder: the store opens it as a collection
     try:
         yield store, x
     finally:

@@ -14,8 +14,8 @@ from ragsonde.ingest.pipeline import bm25_reencoder
 from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store
 from ragsonde.store.client import QdrantClientStore
 from ragsonde.store.edge import EdgeStore
-from ragsonde.store.variant_specs import Bm25Params, Hnsw, Quantization, VariantSpec
-from ragsonde.store.variants import build_tuned_copy
+from ragsonde.store.index_spec import Bm25Params, Hnsw, Quantization
+from ragsonde.tune.variants import VariantSpec, build_tuned_copy
 from tests.tune.support import clustered
 
 N = 600

@@ -13,8 +13,8 @@ from ragsonde.config import Settings, load_settings
 from ragsonde.embedders.base import Embedder
 from ragsonde.errors import QueryValidationError
 from ragsonde.ingest import IngestOptions, ingest
-from ragsonde.store.variants import Bm25Params, FusionSpec, Hnsw, Quantization
 from ragsonde.tune import Grid, TuneOptions, save_config, tune
+from ragsonde.tune.variants import Bm25Params, FusionSpec, Hnsw, Quantization
 
 pytestmark = pytest.mark.slow
 

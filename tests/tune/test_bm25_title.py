@@ -14,9 +14,9 @@ from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.pipeline import bm25_reencoder
 from ragsonde.store import open_store
-from ragsonde.store.variants import Bm25Params, FusionSpec, Hnsw, Quantization, build_tuned_copy
 from ragsonde.tune import Grid, TuneOptions, TuneReport, save_config, tune
 from ragsonde.tune.grid import DEFAULT_GRID, load_grid
+from ragsonde.tune.variants import Bm25Params, FusionSpec, Hnsw, Quantization, build_tuned_copy
 
 
 def test_default_grid_sweeps_a_title_weight() -> None:

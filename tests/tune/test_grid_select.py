@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.store.variants import Hnsw, Quantization, SearchKnobs, VariantSpec
 from ragsonde.tune.grid import DEFAULT_GRID, Aggregation, Grid, load_grid
 from ragsonde.tune.measures import aggregate, overlap_recall
 from ragsonde.tune.report import ConfigResult, Constraints
 from ragsonde.tune.select import SEED, best, cross_validate, folds_of, pareto_front, recommend
+from ragsonde.tune.variants import Hnsw, Quantization, SearchKnobs, VariantSpec
 
 
 def test_default_grid_builds_each_quantization_once_and_each_hnsw_once() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.store import PointRecord, SearchSpec, SparseVector, open_store
-from ragsonde.store.variants import (
+from ragsonde.tune.variants import (
     FusionSpec,
     SearchKnobs,
     SourcePoints,
@@ -64,7 +64,7 @@ def test_sweep_and_query_agree(fusion: FusionSpec, tmp_path: Path) -> None:
     try:
         swept, times = variant.hybrid(queries, lexical, 10, fusion, knobs)
     finally:
-        variant._shard.close()  # keep the folder: the store opens it as a collection
+        variant._shard.release()  # keep the folder: the store opens it as a collection
     assert len(times) == len(queries) and all(t > 0 for t in times)
     try:
         specs = [

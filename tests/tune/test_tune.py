@@ -13,10 +13,10 @@ import pytest
 from ragsonde.config import Settings, load_settings
 from ragsonde.retriever import Retriever
 from ragsonde.store import open_store
-from ragsonde.store.variants import Bm25Params, FusionSpec, Hnsw, Quantization
 from ragsonde.tune import Grid, TuneOptions, TuneReport, save_config, tune
 from ragsonde.tune.grid import Aggregation
 from ragsonde.tune.html import render_html
+from ragsonde.tune.variants import Bm25Params, FusionSpec, Hnsw, Quantization
 from tests.tune.support import SLICE_QUERIES, fill_from_slice
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,9 @@ import pytest
 from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
 from ragsonde.store import CollectionInfo, PointRecord, Store, open_store
-from ragsonde.store.variants import (
+from ragsonde.tune.measures import overlap_recall
+from ragsonde.tune.runner import collection_warnings, dense_indexed, require_indexed
+from ragsonde.tune.variants import (
     FusionSpec,
     Hnsw,
     Quantization,
@@ -22,8 +24,6 @@ from ragsonde.store.variants import (
     build_tuned_copy,
     measurable,
 )
-from ragsonde.tune.measures import overlap_recall
-from ragsonde.tune.runner import collection_warnings, dense_indexed, require_indexed
 from tests.tune.support import clustered
 
 

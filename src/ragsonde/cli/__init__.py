@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "eval",
     "explain",
     "compare",
+    "history",
     "generate",
     "judge",
     "tune",

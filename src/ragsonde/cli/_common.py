@@ -22,9 +22,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from ragsonde.config import Settings, load_settings
-from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
+from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError, RelevanceError
 
 __all__ = [
+    "EXIT_CODES",
     "CollectionOpt",
     "ConfigOpt",
     "EmbedderOpt",
@@ -85,12 +86,19 @@ HomeOpt = Annotated[
 ]
 
 
+#: Exit codes by error type, looked up along the raised error's MRO; an error no entry names
+#: exits 2 for VALIDATION_ERROR and 1 otherwise. A benchmark whose ids the collection lacks is a
+#: VALIDATION_ERROR, but the evaluation itself failed: 1, as for a failed gate.
+EXIT_CODES: dict[type[RagsondeError], int] = {RelevanceError: 1}
+
+
 def exit_code_for(exc: RagsondeError) -> int:
-    """2 for bad input, 1 for everything else; an error class may say otherwise with an
-    ``exit_code`` (a benchmark whose ids the collection lacks: the evaluation failed, 1)."""
-    code = getattr(type(exc), "exit_code", None)
-    if isinstance(code, int):
-        return code
+    """The exit code for ``exc``: its type's :data:`EXIT_CODES` entry, else 2 for bad input and
+    1 for everything else."""
+    for cls in type(exc).__mro__:
+        code = EXIT_CODES.get(cls)
+        if code is not None:
+            return code
     return 2 if exc.code is ErrorCode.VALIDATION_ERROR else 1
 
 

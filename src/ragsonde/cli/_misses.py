@@ -1,7 +1,7 @@
 """The terminal view of the miss ladder: the stage histogram and the worst queries
 (``eval --explain``), and one query's ladder step by step (``ragsonde explain``).
 
-Reads :class:`~ragsonde.explain.models.MissesReport` only; nothing here computes a result.
+Reads :class:`~ragsonde.evaluate.misses.MissesReport` only; nothing here computes a result.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rich.text import Text
 from ragsonde.cli._common import console
 
 if TYPE_CHECKING:
-    from ragsonde.explain.models import Miss, MissesReport, QueryMisses
+    from ragsonde.evaluate.misses import Miss, MissesReport, QueryMisses
 
 __all__ = ["render_ladder", "render_misses"]
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -44,6 +47,7 @@ from ragsonde.cli._versus import (
     run_versus,
 )
 from ragsonde.cli.app import app
+from ragsonde.cli.history import HistoryOpt
 from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
@@ -166,6 +170,22 @@ def eval_command(
     metric: MetricOpt = None,
     gate_no_regression: GateNoRegressionOpt = False,
     alpha: AlphaOpt = 0.05,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record/--no-record",
+            help="Record the run in the history (RAGSONDE_RECORD=0 turns it off).",
+        ),
+    ] = True,
+    history: HistoryOpt = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Compare with a recorded run of the same benchmark (last, best, a run id) or "
+            "an exported FILE.jsonl; exit 1 on a significant regression of ndcg@10.",
+        ),
+    ] = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
@@ -173,7 +193,59 @@ def eval_command(
     """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate).
 
     Exit 1 too when the benchmark's relevant ids resolve to no payload field, or more than half
-    of them are missing from the collection (unless --allow-missing)."""
+    of them are missing from the collection (unless --allow-missing), or with --baseline when
+    it is significantly worse than the baseline. Each run is recorded (`ragsonde history`)."""
+    with recording(record, history):
+        _eval(**locals())
+
+
+def _eval(
+    dataset: str,
+    collection: str | None,
+    k: str,
+    relevance_by: str,
+    ingest: bool,
+    gate: list[str] | None,
+    report: Path | None,
+    run_out: Path | None,
+    save: Path | None,
+    split: str,
+    queries: Path | None,
+    mode: str | None,
+    threshold: float | None,
+    fusion: str | None,
+    rrf_k: int | None,
+    fusion_weights: str | None,
+    prefetch_limit: int | None,
+    hnsw_ef: int | None,
+    exact: bool | None,
+    rescore: bool | None,
+    oversampling: float | None,
+    sweep_thresholds: bool,
+    max_recall_loss: float,
+    ann_vs_exact: bool,
+    by: str | None,
+    field_paths: list[str] | None,
+    allow_missing: bool,
+    against: str | None,
+    judged_only: bool,
+    no_throughput: bool,
+    explain: bool,
+    explain_k: int,
+    corpus: str | None,
+    embedder: str | None,
+    versus: str | None,
+    collection_b: str | None,
+    metric: list[str] | None,
+    gate_no_regression: bool,
+    alpha: float,
+    record: bool,
+    history: Path | None,
+    baseline: str | None,
+    home: Path | None,
+    config_file: Path | None,
+    json_output: bool,
+) -> None:
     from ragsonde.evaluate import EvalOptions, evaluate
 
     settings = settings_from_options(
@@ -214,6 +286,13 @@ def eval_command(
             "explain: --explain explains one evaluation; run it without --versus/--against "
             "(or on each collection alone).",
             field="explain",
+        )
+    if baseline is not None and (not record or versus is not None or against is not None):
+        raise QueryValidationError(
+            "--baseline compares the recorded run with a baseline: it needs the run recorded "
+            "(drop --no-record, or record into a scratch file with --history) and one "
+            "collection (not --versus or --against).",
+            field="baseline",
         )
     if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
         run_versus(
@@ -271,10 +350,65 @@ def eval_command(
         for path, what in ((save, "report JSON"), (run_out, "TREC run"), (report, "HTML report")):
             if path is not None:
                 console.print(f"wrote {what}: {path}")
+        if result.history_run is not None:
+            console.print(f"recorded as run {result.history_run} (`ragsonde history show`)")
+    regressed = False
+    if baseline is not None and result.history_run is not None:
+        regressed = not _against_baseline(
+            result.history_run, baseline, history, settings.home, json_output
+        )
     if not result.passed:
         failed = [g.gate for g in result.gates if not g.passed]
         err_console.print(f"[bold red]gates failed[/]: {', '.join(failed)}")
         raise typer.Exit(1)
+    if regressed:
+        raise typer.Exit(1)
+
+
+def _against_baseline(
+    run_id: int, spec: str, history: Path | None, home: Path, json_output: bool
+) -> bool:
+    """The run against its baseline (stderr with --json: stdout holds the report); passed?"""
+    from ragsonde.cli.history import render_diff
+    from ragsonde.cli.render import render_gate
+    from ragsonde.evaluate.history import HistoryStore, diff_runs, history_path
+    from ragsonde.evaluate.history.baseline import resolve_baseline
+
+    path = history_path(home, history)
+    with HistoryStore(path) as hs:
+        current = hs.get(run_id)
+    base = resolve_baseline(spec, path, current.fingerprint.benchmark.sha256, exclude=run_id)
+    diff = diff_runs(base, current, gate=True)
+    gate = diff.gate
+    if json_output:
+        err_console.print_json(diff.model_dump_json())
+    else:
+        console.rule(f"[bold]against baseline run {base.summary.run_id}[/]")
+        render_diff(diff)
+    if gate is not None:
+        render_gate(gate)
+    return gate is None or gate.passed
+
+
+@contextmanager
+def recording(record: bool, history: Path | None) -> Iterator[None]:
+    """``--no-record`` and ``--history`` for every evaluation the command runs (the versus and
+    against paths evaluate twice), through the variables the history reads; restored after."""
+    from ragsonde.evaluate.history.record import ENV_HISTORY, ENV_RECORD
+
+    saved = {name: os.environ.get(name) for name in (ENV_HISTORY, ENV_RECORD)}
+    if not record:
+        os.environ[ENV_RECORD] = "0"
+    if history is not None:
+        os.environ[ENV_HISTORY] = str(history)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _run_against(

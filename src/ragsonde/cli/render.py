@@ -21,7 +21,14 @@ if TYPE_CHECKING:
     from ragsonde.evaluate.comparison import Comparison, MetricComparison, NoRegressionGate
     from ragsonde.evaluate.report import EvalReport, GroupSummary
 
-__all__ = ["render_comparison", "render_gate", "render_report", "render_response", "render_side"]
+__all__ = [
+    "metrics_table",
+    "render_comparison",
+    "render_gate",
+    "render_report",
+    "render_response",
+    "render_side",
+]
 
 _VERDICT_STYLE = {"better": "green", "worse": "red"}
 _MISSING_SHOWN = 10
@@ -263,20 +270,24 @@ def _metrics_table(comparison: Comparison) -> Table:
         return " · ".join(v for v in (collection, embedder) if v) or "?"
 
     a, b = comparison.a, comparison.b
-    table = Table(
-        title=f"B vs A on {comparison.n_queries} queries\nA: {label(a.collection, a.embedder)}\n"
+    return metrics_table(
+        f"B vs A on {comparison.n_queries} queries\nA: {label(a.collection, a.embedder)}\n"
         f"B: {label(b.collection, b.embedder)}",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, 1, 0, 0),
+        comparison.metrics,
     )
-    confidence = f"{comparison.metrics[0].confidence:.0%}"
+
+
+def metrics_table(title: str, metrics: list[MetricComparison]) -> Table:
+    """One row per compared metric: means, Δ, W/T/L, both p-values, the CI and the verdict."""
+    table = Table(
+        title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0)
+    )
+    confidence = f"{metrics[0].confidence:.0%}" if metrics else ""
     heads = ("metric", "A", "B", "Δ", "W/T/L", "p t", "p perm", f"{confidence} CI of Δ")
     for head in heads:
         table.add_column(head, justify="left" if head == "metric" else "right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
-    for m in comparison.metrics:
+    for m in metrics:
         table.add_row(*_metric_row(m))
     return table
 

@@ -100,8 +100,8 @@ def _apply(store: Store, report: TuneReport, target: str, quiet: bool) -> str:
     """``--apply``: build ``target``, a copy of the tuned collection with the recommended
     quantization, HNSW and BM25 parameters, on the user's own backend."""
     from ragsonde.ingest.pipeline import bm25_reencoder
-    from ragsonde.store.variant_specs import measurable
-    from ragsonde.store.variants import build_tuned_copy
+    from ragsonde.store.index_spec import measurable
+    from ragsonde.tune.variants import build_tuned_copy
 
     chosen = report.config(report.recommendation.config or "")
     spec = report.variant(chosen.variant).spec

@@ -22,7 +22,7 @@ from typing import Any
 
 from ragsonde.errors import EmbeddingError, QueryValidationError
 from ragsonde.store.base import SparseVector
-from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE, Bm25Params
+from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE, Bm25Params
 
 __all__ = [
     "SPARSE_VECTOR_NAME",

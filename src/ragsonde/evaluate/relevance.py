@@ -1,7 +1,7 @@
 """Where a benchmark's relevant ids live in the collection, and how to read them off a result.
 
 Before any query runs, the relevant ids are looked up: at the mapped ``doc_id`` path first, else
-at the payload field that :func:`~ragsonde.store.resolve.resolve_doc_id_field` finds by sampling
+at the payload field that :func:`~ragsonde.evaluate.resolve.resolve_doc_id_field` finds by sampling
 (LangChain keeps the id at ``metadata.doc_id``). The report names the field it used. An
 evaluation never scores quietly against ids it cannot see:
 
@@ -10,30 +10,24 @@ evaluation never scores quietly against ids it cannot see:
 - more than half of the ids are missing from the collection: :class:`RelevanceError`, unless
   ``allow_missing``.
 
-:class:`RelevanceError` is a VALIDATION_ERROR (the HTTP API answers 4xx), but the CLI exits 1
-with it, not 2: like a failed gate, the inputs were well-formed and the evaluation itself failed
-(the issue's "exit 1, never a quiet 0.0").
+:class:`~ragsonde.errors.RelevanceError` is a VALIDATION_ERROR (the HTTP API answers 4xx), but
+the CLI exits 1 with it, not 2: like a failed gate, the inputs were well-formed and the
+evaluation itself failed (the issue's "exit 1, never a quiet 0.0").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
-from ragsonde.errors import QueryValidationError
+from ragsonde.errors import QueryValidationError, RelevanceError
 from ragsonde.evaluate.report import RelevanceField
+from ragsonde.evaluate.resolve import POINT_ID, resolve_doc_id_field
 from ragsonde.models import Result
 from ragsonde.store import Store
 from ragsonde.store.payload import PayloadMapping, get_path
-from ragsonde.store.resolve import POINT_ID, resolve_doc_id_field
 
 __all__ = ["RelevanceError", "check_missing", "resolve_relevance", "result_key"]
-
-
-class RelevanceError(QueryValidationError):
-    """The benchmark's relevant ids are not (enough) in the collection: the evaluation fails."""
-
-    exit_code: ClassVar[int] = 1
 
 
 def resolve_relevance(

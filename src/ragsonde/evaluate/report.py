@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
-from ragsonde.explain.models import MissesReport
+from ragsonde.evaluate.misses import MissesReport
 from ragsonde.models.params import IndexParams, SearchParams
 
 __all__ = [
@@ -327,6 +327,9 @@ class EvalReport(_Part):
     seconds: float = 0.0
     per_query: dict[str, QueryRow]
     _run: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)
+    history_run: int | None = Field(
+        default=None, exclude=True, description="The run's id in the run history, if recorded."
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

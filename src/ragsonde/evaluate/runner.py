@@ -41,6 +41,7 @@ from ragsonde.evaluate.report import (
     StageTimings,
     Throughput,
 )
+from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
 from ragsonde.models.params import SearchParams, index_differences
@@ -48,7 +49,6 @@ from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
 from ragsonde.store import Distance, Store
 from ragsonde.store.payload import PayloadMapping, build_mapping
-from ragsonde.store.resolve import POINT_ID
 from ragsonde.workspace import Workspace
 
 __all__ = ["RELEVANCE_KEYS", "evaluate"]
@@ -261,6 +261,23 @@ def _ensure_collection(
     return IngestSummary.model_validate(report.to_json())
 
 
+def _record(
+    report: EvalReport, bench: Benchmark, ws: Workspace, record: bool | None, history: Any
+) -> None:
+    """The run into the history, after the report is finished (nothing in it changes)."""
+    from ragsonde.evaluate.history.record import record_eval, recording_on
+
+    if recording_on(record):
+        report.history_run = record_eval(
+            report,
+            bench,
+            store=ws.store,
+            embedder=ws.embedder,
+            settings=ws.settings,
+            history=history,
+        )
+
+
 def evaluate(
     dataset: str | Path,
     *,
@@ -274,6 +291,8 @@ def evaluate(
     ingest: bool = False,
     corpus: str | None = None,
     workspace: Workspace | None = None,
+    record: bool | None = None,
+    history: Path | str | None = None,
 ) -> EvalReport:
     """Evaluate retrieval on ``dataset`` against ``collection``; see :class:`EvalReport`.
 
@@ -281,6 +300,10 @@ def evaluate(
     ``store`` and ``embedder`` (it closes only what it opened). ``gates`` are added to
     ``options.gates``. With ``ingest``, a missing collection is first ingested from ``corpus``
     (any ``ragsonde ingest`` source), else the benchmark's BEIR corpus.
+
+    The finished report is recorded in the run history (``history``, else ``RAGSONDE_HISTORY``,
+    else ``<home>/history.sqlite``) unless ``record`` is False (or ``RAGSONDE_RECORD=0``); its
+    id is ``report.history_run``. See :mod:`ragsonde.evaluate.history`.
     """
     o = (options or EvalOptions()).with_gates(gates)
     names = metric_names(o.k)
@@ -419,6 +442,7 @@ def evaluate(
             report.index_health = ev.index_health(timings["search_ms"])
         report.gates = [g.evaluate(report) for g in o.parsed_gates]
         report.seconds = round(time.perf_counter() - started, 3)
+        _record(report, bench, ws, record, history)
         return report
     finally:
         if workspace is None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
@@ -42,10 +42,36 @@ def _comparison() -> dict[str, Any]:
     }
 
 
-#: Schema name -> builder; ``ragsonde schema NAME`` prints one.
+def _history(model: type[BaseModel], what: str) -> Callable[[], dict[str, Any]]:
+    def build() -> dict[str, Any]:
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            **model.model_json_schema(mode="serialization"),
+            "title": f"ragsonde {what} {SCHEMA_VERSION}",
+        }
+
+    return build
+
+
+def _history_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
+    from ragsonde.evaluate.history import models as h
+
+    return {
+        "history-list": _history(h.RunList, "history list"),
+        "history-show": _history(h.RunShow, "history show"),
+        "history-diff": _history(h.RunDiff, "history diff"),
+        "history-trend": _history(h.Trend, "history trend"),
+        "history-prune": _history(h.PruneResult, "history prune"),
+        "history-export": _history(h.ExportResult, "history export"),
+    }
+
+
+#: Schema name -> builder; ``ragsonde schema NAME`` prints one. ``history-*``: what
+#: ``ragsonde history … --json`` prints.
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "report": _report,
     "comparison": _comparison,
+    **_history_schemas(),
 }
 
 

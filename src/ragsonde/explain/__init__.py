@@ -7,14 +7,13 @@
 64
 
 The stages, their order and their evidence: :mod:`ragsonde.explain.ladder`; the section it
-writes into the evaluation report: :mod:`ragsonde.explain.models`; which documents no query
+writes into the evaluation report: :mod:`ragsonde.evaluate.misses`; which documents no query
 reaches: :mod:`ragsonde.explain.retrievability`.
 """
 
 from __future__ import annotations
 
-from ragsonde.explain.ladder import LADDER, Rung, climb
-from ragsonde.explain.models import (
+from ragsonde.evaluate.misses import (
     STAGES,
     FieldShare,
     Miss,
@@ -25,6 +24,7 @@ from ragsonde.explain.models import (
     Stage,
     Step,
 )
+from ragsonde.explain.ladder import LADDER, Rung, climb
 from ragsonde.explain.pipeline import Pipeline, Ranking
 from ragsonde.explain.retrievability import gini, retrievability
 from ragsonde.explain.run import DEFAULT_EXPLAIN_K, explain_query, explain_report

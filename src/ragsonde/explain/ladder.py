@@ -1,7 +1,7 @@
 """The miss ladder: which stage of the pipeline lost a relevant document.
 
 For one query and one relevant document outside the top k, the stages of :data:`LADDER` are
-tried in the documented order (:data:`~ragsonde.explain.models.STAGES`); the miss is blamed on the
+tried in the documented order (:data:`~ragsonde.evaluate.misses.STAGES`); the miss is blamed on the
 first one whose relaxation brings the document into the top k. The relaxations accumulate, each
 on top of the ones before, as the query's searches were planned (:mod:`.probe`):
 
@@ -18,7 +18,7 @@ on top of the ones before, as the query's searches were planned (:mod:`.probe`):
 11. ``ranking`` — none of the above: its rank r with everything relaxed, the gap to the k-th.
 
 A stage is one small object: :meth:`Rung.check` reads the probe and returns a
-:class:`~ragsonde.explain.models.Step`; adding a stage is adding a rung to :data:`LADDER`.
+:class:`~ragsonde.evaluate.misses.Step`; adding a stage is adding a rung to :data:`LADDER`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ragsonde.explain.models import STAGES, Miss, Outcome, Stage, Step
+from ragsonde.evaluate.misses import STAGES, Miss, Outcome, Stage, Step
 from ragsonde.explain.probe import DocFacts, Probe, Setup
 
 __all__ = ["LADDER", "Rung", "climb"]

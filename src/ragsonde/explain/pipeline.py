@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.evaluate.aggregation import Aggregation, aggregate
+from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.models.params import SearchParams
 from ragsonde.store import Distance, FilterSpec, Hit, SearchSpec, similarity_of
 from ragsonde.store.base import SparseVector
 from ragsonde.store.payload import get_path
-from ragsonde.store.resolve import POINT_ID
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragsonde.explain.models import Stage
+from ragsonde.evaluate.misses import Stage
+from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.explain.pipeline import Pipeline, Ranking
 from ragsonde.store import CollectionInfo, FilterSpec, Hit, SearchSpec, Store, similarity_of
 from ragsonde.store._convert import prefetch_depth
 from ragsonde.store.payload import PayloadMapping, get_path
-from ragsonde.store.resolve import POINT_ID
 
 __all__ = ["BATCH", "Case", "DocFacts", "Probe", "Setup", "TokenWindow", "probe"]
 

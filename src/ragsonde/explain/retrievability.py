@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from ragsonde.explain.models import FieldShare, Retrievability
+from ragsonde.evaluate.misses import FieldShare, Retrievability
 from ragsonde.explain.pipeline import doc_of
 from ragsonde.store import Hit, Store
 

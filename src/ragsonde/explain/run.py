@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.misses import MissesReport, QueryMisses
+from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.explain.ladder import climb
-from ragsonde.explain.models import MissesReport, QueryMisses
 from ragsonde.explain.pipeline import Pipeline
 from ragsonde.explain.probe import Case, Probe, Setup, TokenWindow, probe
 from ragsonde.explain.retrievability import collection_documents, retrievability
 from ragsonde.progress import Progress
 from ragsonde.store.base import SparseVector
-from ragsonde.store.resolve import POINT_ID
 from ragsonde.workspace import Workspace, using
 
 if TYPE_CHECKING:

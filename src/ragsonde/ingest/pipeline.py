@@ -32,8 +32,8 @@ from ragsonde.ingest.document import Document, Failure
 from ragsonde.progress import Progress
 from ragsonde.store import PointRecord, Store
 from ragsonde.store.base import SparseVector
+from ragsonde.store.index_spec import Bm25Params, IndexConfig
 from ragsonde.store.payload import DEFAULT_MAPPING, ChunkFields, PayloadMapping
-from ragsonde.store.variant_specs import Bm25Params, IndexConfig
 
 __all__ = [
     "INDEXED_FIELDS",

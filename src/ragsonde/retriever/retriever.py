@@ -40,8 +40,8 @@ from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
 from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store, similarity_of
 from ragsonde.store.base import SparseVector
+from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE
 from ragsonde.store.payload import PayloadMapping
-from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE
 from ragsonde.workspace import Workspace
 
 __all__ = ["Retriever"]

@@ -67,6 +67,7 @@ ROUTERS: tuple[RouterSpec, ...] = (
     # plug in here: a module `ragsonde.server.routes_eval` exposing `router: APIRouter`.
     RouterSpec("ragsonde.server.routes_eval", protected=True, optional=True),
     RouterSpec("ragsonde.server.routes_judge", protected=True),
+    RouterSpec("ragsonde.server.routes_history", protected=True),
     RouterSpec("ragsonde.server.routes_page", protected=False),
 )
 

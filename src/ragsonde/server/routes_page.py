@@ -21,7 +21,12 @@ __all__ = ["STATIC", "router"]
 STATIC = Path(__file__).resolve().parent / "static"
 
 #: The files ``/static/`` serves, and their types. Nothing else is reachable.
-_ASSETS = {"app.css": "text/css", "app.js": "text/javascript", "judge.js": "text/javascript"}
+_ASSETS = {
+    "app.css": "text/css",
+    "app.js": "text/javascript",
+    "judge.js": "text/javascript",
+    "history.js": "text/javascript",
+}
 
 _HEADERS = {
     "Content-Security-Policy": (

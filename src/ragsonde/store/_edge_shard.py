@@ -16,9 +16,9 @@ from typing import Any
 from ragsonde.errors import QueryValidationError
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._errors import Where, edge_table, translating
+from ragsonde.store.index_spec import IndexConfig
 from ragsonde.store.lock import ShardLock, acquire_lock
 from ragsonde.store.scores import Distance
-from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = [
     "Layout",

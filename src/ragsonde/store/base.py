@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ragsonde.models.params import SearchParams
+from ragsonde.store.index_spec import IndexConfig
 from ragsonde.store.scores import Distance
-from ragsonde.store.variant_specs import IndexConfig
 
 if TYPE_CHECKING:
     from pydantic import SecretStr

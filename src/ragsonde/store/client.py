@@ -36,8 +36,8 @@ from ragsonde.store.base import (
     SearchSpec,
     StoreSettings,
 )
+from ragsonde.store.index_spec import IndexConfig
 from ragsonde.store.scores import Distance
-from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = ["QdrantClientStore"]
 

@@ -54,9 +54,9 @@ from ragsonde.store._edge_shard import (
 )
 from ragsonde.store._fusion import SearchPlan
 from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
+from ragsonde.store.index_spec import IndexConfig
 from ragsonde.store.lock import WANT_POLL_S, wanted
 from ragsonde.store.scores import Distance
-from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = ["EdgeStore", "validate_collection_name"]
 

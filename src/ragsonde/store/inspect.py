@@ -8,13 +8,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragsonde.store.base import Store
+from ragsonde.store.index_spec import Bm25Params, IndexConfig, measurable
 from ragsonde.store.payload import (
     DEFAULT_MAPPING,
     PayloadMapping,
     detect_layout,
     detect_mapping,
 )
-from ragsonde.store.variant_specs import Bm25Params, IndexConfig, measurable
 
 __all__ = ["CollectionReport", "FieldStat", "inspect_collection"]
 

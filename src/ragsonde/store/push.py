@@ -50,8 +50,8 @@ from ragsonde.errors import (
 )
 from ragsonde.progress import Progress
 from ragsonde.store.base import CollectionInfo, PointRecord, Store
+from ragsonde.store.index_spec import IndexConfig
 from ragsonde.store.payload import DEFAULT_MAPPING
-from ragsonde.store.variant_specs import IndexConfig
 
 __all__ = [
     "PAYLOAD_WRITERS",

@@ -2,7 +2,7 @@
 parameters) and :class:`FusionSpec` (how hybrid search fuses). Each turns itself into the engine's
 object through :mod:`ragsonde.store._convert`, the translation the stores use too, so the sweep
 measures what ``query``/``eval``/``serve`` then run. (Kept apart from
-:mod:`ragsonde.store.variant_specs`, the build-time specs, which :mod:`ragsonde.store.base` names.)
+:mod:`ragsonde.store.index_spec`, the build-time specs, which :mod:`ragsonde.store.base` names.)
 """
 
 from __future__ import annotations

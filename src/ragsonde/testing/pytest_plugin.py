@@ -8,6 +8,8 @@ Installed with ragsonde (entry point ``pytest11``); nothing heavy is imported un
 
 ``assert_retrieval`` evaluates the benchmark with the user's settings (``RAGSONDE_*`` environment,
 ``ragsonde.toml``) and fails with the table of failed gates; it returns the report otherwise.
+``baseline="runs.jsonl"`` (a ``ragsonde history export``, or ``last``/``best``/a run id of the
+history) also fails it when the run is significantly worse on ndcg@10 than that baseline.
 The ``ragsonde_settings`` fixture is the settings it uses: override it in a ``conftest.py`` to
 point at a test collection.
 """
@@ -33,9 +35,11 @@ def retrieval_gates(
     *,
     settings: Settings | None = None,
     collection: str | None = None,
+    baseline: str | Path | None = None,
     **options: Any,
 ) -> EvalReport:
-    """Evaluate ``benchmark``; raise ``AssertionError`` listing the failed ``gates``."""
+    """Evaluate ``benchmark``; raise ``AssertionError`` listing the failed ``gates``, or the
+    significant regressions against ``baseline`` (the run is recorded, as every eval)."""
     from ragsonde.evaluate import EvalOptions, evaluate
 
     opts = EvalOptions(gates=list(gates), **({"throughput": False} | options))
@@ -47,7 +51,40 @@ def retrieval_gates(
             f"retrieval gates failed on {report.dataset} ({report.n_queries} queries, "
             f"collection {report.collection}):\n{lines}"
         )
+    if baseline is not None:
+        _against_baseline(report, str(baseline), settings)
     return report
+
+
+def _against_baseline(report: EvalReport, baseline: str, settings: Settings | None) -> None:
+    from ragsonde.config import load_settings
+    from ragsonde.evaluate.history import HistoryStore, diff_runs, history_path
+    from ragsonde.evaluate.history.baseline import resolve_baseline
+
+    if report.history_run is None:
+        raise AssertionError(
+            "a baseline needs the run recorded: unset RAGSONDE_RECORD=0 (or set "
+            "RAGSONDE_HISTORY to a scratch file)"
+        )
+    path = history_path((settings or load_settings()).home)
+    with HistoryStore(path) as hs:
+        current = hs.get(report.history_run)
+    base = resolve_baseline(
+        baseline, path, current.fingerprint.benchmark.sha256, exclude=report.history_run
+    )
+    diff = diff_runs(base, current, gate=True)
+    if diff.gate is not None and not diff.gate.passed:
+        worse = [m for m in diff.metrics if m.metric in diff.gate.regressions]
+        lines = "\n".join(
+            f"  {m.metric}: {m.mean_a:.4f} -> {m.mean_b:.4f} (p t {m.p_ttest:.3g}, p perm "
+            f"{m.p_permutation:.3g})"
+            for m in worse
+        )
+        changed = ", ".join(diff.changed_fields) or "nothing in the fingerprint"
+        raise AssertionError(
+            f"retrieval regressed against baseline run {base.summary.run_id} ({changed} "
+            f"changed):\n{lines}"
+        )
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@
     >>> report = tune("scifact/", settings=Settings(collection="scifact"))
     >>> report.recommendation.config
 
-:func:`tune` builds temporary index variants (:mod:`ragsonde.store.variants`), searches them with
+:func:`tune` builds temporary index variants (:mod:`ragsonde.tune.variants`), searches them with
 every setting of :class:`Grid`, scores them against the labels, cross-validates the choice and
 returns a :class:`TuneReport`.
 """

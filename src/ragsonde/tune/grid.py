@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation
-from ragsonde.store.variants import (
+from ragsonde.tune.variants import (
     Bm25Params,
     FusionSpec,
     Hnsw,

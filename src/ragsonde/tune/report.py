@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.evaluate.comparison import MetricComparison
 from ragsonde.models.params import IndexParams, SearchParams
-from ragsonde.store.variants import FusionSpec, SearchKnobs, VariantSpec, VariantStats
 from ragsonde.tune.grid import Aggregation, Grid
+from ragsonde.tune.variants import FusionSpec, SearchKnobs, VariantSpec, VariantStats
 
 __all__ = [
     "NOT_MEASURABLE",

@@ -2,7 +2,7 @@
 with every knob setting, score, cross-validate, recommend.
 
 The user's collection is only read (:meth:`Store.scroll`); every variant is a temporary copy
-(:mod:`ragsonde.store.variants`), deleted as soon as it is measured.
+(:mod:`ragsonde.tune.variants`), deleted as soon as it is measured.
 """
 
 from __future__ import annotations
@@ -22,19 +22,8 @@ from ragsonde.ingest.pipeline import bm25_reencoder
 from ragsonde.progress import Progress
 from ragsonde.store import Store
 from ragsonde.store.base import CollectionInfo, SparseVector
+from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE
 from ragsonde.store.payload import PayloadMapping
-from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE
-from ragsonde.store.variants import (
-    DEFAULT_FULL_SCAN_KB,
-    Bm25Params,
-    FusionSpec,
-    IndexVariant,
-    SearchKnobs,
-    SourcePoints,
-    VariantBuilder,
-    VariantSpec,
-    measurable,
-)
 from ragsonde.tune.current import versus_current
 from ragsonde.tune.grid import Grid
 from ragsonde.tune.measures import Hits, aggregate, latency, overlap_recall, score_run
@@ -47,6 +36,17 @@ from ragsonde.tune.report import (
     VariantResult,
 )
 from ragsonde.tune.select import cross_validate, pareto_front, recommend
+from ragsonde.tune.variants import (
+    DEFAULT_FULL_SCAN_KB,
+    Bm25Params,
+    FusionSpec,
+    IndexVariant,
+    SearchKnobs,
+    SourcePoints,
+    VariantBuilder,
+    VariantSpec,
+    measurable,
+)
 from ragsonde.workspace import Workspace, using
 
 __all__ = [
@@ -322,7 +322,7 @@ def _bm25_specs(
 
 
 def _not_measurable(spec: VariantSpec, backend: str) -> VariantResult:
-    from ragsonde.store.variants import VariantStats
+    from ragsonde.tune.variants import VariantStats
 
     return VariantResult(
         label=spec.label,

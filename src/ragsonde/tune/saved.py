@@ -14,7 +14,7 @@ from typing import Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.models.params import IndexParams, SearchParams
-from ragsonde.store.variant_specs import DEFAULT_BM25_LANGUAGE
+from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE
 from ragsonde.tune.report import ConfigResult, TuneReport
 
 __all__ = ["PENDING_KEYS", "save_config", "settings_values"]

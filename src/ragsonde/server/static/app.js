@@ -332,7 +332,7 @@
     }
   }
 
-  const VIEWS = ["search", "judge", "reports"];
+  const VIEWS = ["search", "judge", "reports", "history"];
   function showView(name) {
     for (const view of VIEWS) {
       $(`${view}-view`).hidden = view !== name;
@@ -347,6 +347,7 @@
       loadBenchmarks();
       document.dispatchEvent(new CustomEvent("ragsonde:judge-view"));
     }
+    if (name === "history") document.dispatchEvent(new CustomEvent("ragsonde:history-view"));
   }
 
   for (const view of VIEWS) $(`show-${view}`).addEventListener("click", () => showView(view));
@@ -356,7 +357,7 @@
     startEval();
   });
 
-  // The Judge view lives in judge.js and uses these.
+  // The Judge view lives in judge.js, the History view in history.js; both use these.
   window.ragsondePage = { $, headers, getJson, postJson, setText, options, showView };
 
   // Deferred scripts have all run by DOMContentLoaded: judge.js is listening by then.

@@ -1,13 +1,14 @@
-"""What an index variant is: quantization, HNSW and BM25, as frozen models (the search-time
-knobs are in :mod:`ragsonde.store.search_specs`).
+"""What a collection's index is built with: quantization, HNSW and BM25, as frozen models (the
+search-time knobs are in :mod:`ragsonde.store.search_specs`).
 
-:mod:`ragsonde.store.variants` builds and searches variants from these; the tune grid lists them;
-:class:`IndexConfig` (quantization + HNSW) is also what a store creates a collection with
-(``ingest --quantization``, ``push``, ``tune --apply``). Each model turns itself into the matching
-``qdrant_edge`` object (``engine_config``) and, for
-qdrant-client, into Qdrant's wire form (``wire``, ``client_config``), read back by ``from_wire``:
-the engine's names live in this module only. :data:`QUANTIZATIONS` names every quantization by
-its label (``int8``, ``binary-1.5bit``, ``pq-x16``, …), the one list the CLI and settings accept.
+:class:`IndexConfig` (quantization + HNSW) is what a store creates a collection with (``ingest
+--quantization``, ``push``, ``tune --apply``) and what it reports back; :class:`Bm25Params` is
+what ingest encodes the documents' BM25 vectors with. Tune's variants
+(:class:`ragsonde.tune.variants.VariantSpec`) are built from these. Each model turns itself into
+the matching ``qdrant_edge`` object (``engine_config``) and, for qdrant-client, into Qdrant's
+wire form (``wire``, ``client_config``), read back by ``from_wire``: the engine's names live in
+this module only. :data:`QUANTIZATIONS` names every quantization by its label (``int8``,
+``binary-1.5bit``, ``pq-x16``, …), the one list the CLI and settings accept.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ __all__ = [
     "Hnsw",
     "IndexConfig",
     "Quantization",
-    "VariantSpec",
     "bm25_language_named",
     "measurable",
     "quantization_named",
@@ -405,18 +405,3 @@ class IndexConfig(BaseModel):
                 if want != have:
                     out.append(f"hnsw {name}: {have}, not {want}")
         return out
-
-
-class VariantSpec(IndexConfig):
-    """How one temporary index variant is built: an :class:`IndexConfig`, and BM25 parameters.
-
-    ``bm25``: the documents' BM25 vectors are re-encoded with these parameters (the caller
-    passes them to :meth:`VariantBuilder.build`); ``None`` keeps the collection's own.
-    """
-
-    bm25: Bm25Params | None = None
-
-    @property
-    def label(self) -> str:
-        bm25 = f"/{self.bm25.label}" if self.bm25 else ""
-        return f"{self.quantization.label}/{self.hnsw.label}{bm25}"

@@ -2,33 +2,27 @@
 
 ``ragsonde tune`` measures what quantization and HNSW settings cost on a team's own data without
 touching their collection: :class:`SourcePoints` reads the collection once through the existing
-:meth:`Store.scroll`, and :class:`VariantBuilder` writes those points into a fresh Qdrant Edge
-shard (a temporary folder) with the chosen :class:`VariantSpec`, builds its index, and measures
-it (the specs live in :mod:`ragsonde.store.variant_specs`). :class:`IndexVariant` then searches
-it with per-query :class:`SearchKnobs` (``hnsw_ef``, rescoring, oversampling, exact) and hybrid
+:meth:`Store.scroll`, and :class:`VariantBuilder` copies those points into a scratch shard (a
+temporary folder, :class:`~ragsonde.store.scratch.ScratchShard`) built with the chosen
+:class:`VariantSpec`, and measures it. :class:`IndexVariant` then searches it with per-query
+:class:`SearchKnobs` (``hnsw_ef``, rescoring, oversampling, exact) and hybrid
 :class:`FusionSpec` settings.
 
 Variants are always built in the embedded engine (the Qdrant segment code, in-process). Where the
 user's backend would ignore a setting in production (qdrant-client's local mode has no
 quantization), :func:`measurable` says so and the report writes "not measurable on this backend".
 
-Temporary variants live in scratch folders outside any store and need a forced indexing
-threshold, so they talk to ``qdrant_edge`` directly; their searches go through the same knob →
-engine translation as the stores' (:mod:`ragsonde.store._convert`), so a tuned setting runs in
-``query``/``eval``/``serve`` exactly as the sweep measured it. Every qdrant-edge
-exception is translated into :class:`~ragsonde.errors.StoreConnectionError` in :func:`_engine`,
-here only. :func:`build_tuned_copy` (``--apply``) goes through the store interface instead
+This module never touches the engine itself: the scratch shard is the store's
+(:mod:`ragsonde.store.scratch`), which translates engine failures by type at the store boundary.
+:func:`build_tuned_copy` (``--apply``) goes through the store interface
 (``create_collection(index=...)``), so it works on every backend.
 """
 
 from __future__ import annotations
 
 import contextlib
-import shutil
 import tempfile
-import time
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -36,20 +30,19 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ragsonde.errors import QueryValidationError, RagsondeError, StoreConnectionError
+from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.progress import Progress
-from ragsonde.store._fusion import fuse_linear
 from ragsonde.store.base import SparseVector, Store
-from ragsonde.store.search_specs import FusionSpec, SearchKnobs
-from ragsonde.store.variant_specs import (
+from ragsonde.store.index_spec import (
     DEFAULT_FULL_SCAN_KB,
     Bm25Params,
     Hnsw,
     IndexConfig,
     Quantization,
-    VariantSpec,
     measurable,
 )
+from ragsonde.store.scratch import Ranked, ScratchShard
+from ragsonde.store.search_specs import FusionSpec, SearchKnobs
 
 __all__ = [
     "DEFAULT_FULL_SCAN_KB",
@@ -68,24 +61,19 @@ __all__ = [
 ]
 
 
-@contextlib.contextmanager
-def _engine(what: str) -> Iterator[None]:
-    """qdrant-edge raises plain ``Exception``: every one becomes a StoreConnectionError."""
-    try:
-        yield
-    except RagsondeError:
-        raise
-    except Exception as e:
-        raise StoreConnectionError(f"The embedded Qdrant engine failed while {what}: {e}") from e
+class VariantSpec(IndexConfig):
+    """How one temporary index variant is built: an :class:`IndexConfig`, and BM25 parameters.
 
+    ``bm25``: the documents' BM25 vectors are re-encoded with these parameters (the caller
+    passes them to :meth:`VariantBuilder.build`); ``None`` keeps the collection's own.
+    """
 
-def _engine_id(key: str) -> int | uuid.UUID | str:
-    if key.isdigit():
-        return int(key)
-    try:
-        return uuid.UUID(key)
-    except ValueError:
-        return key
+    bm25: Bm25Params | None = None
+
+    @property
+    def label(self) -> str:
+        bm25 = f"/{self.bm25.label}" if self.bm25 else ""
+        return f"{self.quantization.label}/{self.hnsw.label}{bm25}"
 
 
 @dataclass
@@ -165,23 +153,15 @@ class VariantStats(BaseModel):
         return self.vector_ram_bytes / max(1, self.float32_bytes)
 
 
-def _files(path: Path) -> Iterator[Path]:
-    return (p for p in path.rglob("*") if p.is_file())
-
-
-def _allocated(p: Path) -> int:
-    return int(p.stat().st_blocks) * 512
-
-
 class IndexVariant:
-    """One built variant: an open Edge shard in a temporary folder, deleted by :meth:`close`."""
+    """One built variant: a scratch shard in a temporary folder, deleted by :meth:`close`."""
 
     def __init__(
-        self, spec: VariantSpec, source: SourcePoints, path: Path, shard: Any, stats: VariantStats
+        self, spec: VariantSpec, source: SourcePoints, shard: ScratchShard, stats: VariantStats
     ) -> None:
         self.spec = spec
         self.source = source
-        self.path = path
+        self.path = shard.path
         self._shard = shard
         self.stats = stats
         self._doc = dict(zip(source.ids, source.doc_ids, strict=True))
@@ -193,28 +173,9 @@ class IndexVariant:
     def doc_of(self, point_id: str) -> str:
         return self._doc.get(point_id, point_id)
 
-    def search(
-        self, queries: np.ndarray, limit: int, knobs: SearchKnobs
-    ) -> tuple[list[list[tuple[str, float]]], list[float]]:
+    def search(self, queries: np.ndarray, limit: int, knobs: SearchKnobs) -> Ranked:
         """Dense search, one request per query (so each is timed): hits and latencies in ms."""
-        import qdrant_edge as qe
-
-        params = knobs.engine_params(qe)
-        using = self.source.vector_name
-        with _engine(f"searching variant {self.spec.label}"):
-            return self._timed(
-                (
-                    qe.QueryRequest(
-                        limit=limit,
-                        query=qe.Query.Nearest(row.tolist(), using=using),
-                        params=params,
-                        with_payload=False,
-                        with_vector=False,
-                    )
-                    for row in queries
-                ),
-                self._query,
-            )
+        return self._shard.search(queries, limit, knobs)
 
     def hybrid(
         self,
@@ -223,89 +184,16 @@ class IndexVariant:
         limit: int,
         fusion: FusionSpec,
         knobs: SearchKnobs,
-    ) -> tuple[list[list[tuple[str, float]]], list[float]]:
-        """Dense + BM25 fused, one query at a time (so each is timed): inside the engine (RRF,
-        DBSF), or, for ``linear``, by :func:`~ragsonde.store._fusion.fuse_linear` from the two
-        candidate lists fetched in one engine batch, as the stores do."""
-        import qdrant_edge as qe
-
+    ) -> Ranked:
+        """Dense + BM25 fused, one query at a time (so each is timed), as the stores fuse:
+        see :meth:`ScratchShard.hybrid`."""
         if self.source.sparse_name is None:
             raise QueryValidationError(
                 f"Collection '{self.source.collection}' has no BM25 vectors: hybrid fusion "
                 "cannot be tuned. Re-ingest it with --sparse.",
                 field="mode",
             )
-        params = knobs.engine_params(qe)
-        using, sparse_using = self.source.vector_name, self.source.sparse_name
-        rows = [
-            (
-                qe.Query.Nearest(row.tolist(), using=using),
-                qe.Query.Nearest(qe.SparseVector(sv.indices, sv.values), using=sparse_using),
-            )
-            for row, sv in zip(queries, sparse, strict=True)
-        ]
-        with _engine(f"searching variant {self.spec.label} ({fusion.label})"):
-            if fusion.method == "linear":
-                bare: dict[str, Any] = {
-                    "limit": fusion.prefetch,
-                    "with_payload": False,
-                    "with_vector": False,
-                }
-                sides = [
-                    qe.QueryBatchRequest(
-                        [
-                            qe.QueryRequest(query=dense_q, params=params, **bare),
-                            qe.QueryRequest(query=sparse_q, **bare),
-                        ]
-                    )
-                    for dense_q, sparse_q in rows
-                ]
-                weights = fusion.weights or (0.0, 0.0)  # FusionSpec requires them for linear
-                return self._timed(sides, lambda batch: self._fused(batch, weights, limit))
-            engine_fusion = fusion.engine_fusion(qe)
-            return self._timed(
-                (
-                    qe.QueryRequest(
-                        limit=limit,
-                        query=engine_fusion,
-                        prefetches=[
-                            qe.Prefetch(limit=fusion.prefetch, query=dense_q, params=params),
-                            qe.Prefetch(limit=fusion.prefetch, query=sparse_q),
-                        ],
-                        with_payload=False,
-                        with_vector=False,
-                    )
-                    for dense_q, sparse_q in rows
-                ),
-                self._query,
-            )
-
-    def _timed(
-        self, items: Iterable[Any], run: Callable[[Any], Sequence[tuple[Any, float]]]
-    ) -> tuple[list[list[tuple[str, float]]], list[float]]:
-        """``run`` each item (one query's engine request or requests), timing the run alone:
-        its ranked ``(id, score)`` pairs with text ids, and the latencies in ms."""
-        out: list[list[tuple[str, float]]] = []
-        times: list[float] = []
-        for item in items:
-            t0 = time.perf_counter()
-            ranked = run(item)
-            times.append((time.perf_counter() - t0) * 1000.0)
-            out.append([(str(pid), float(score)) for pid, score in ranked])
-        return out, times
-
-    def _query(self, request: Any) -> list[tuple[Any, float]]:
-        """One engine request's hits as ``(id, score)``."""
-        return [(p.id, p.score) for p in self._shard.query(request)]
-
-    def _fused(
-        self, batch: Any, weights: tuple[float, float], limit: int
-    ) -> list[tuple[Any, float]]:
-        """One query's (dense, BM25) candidate batch, fused as the stores fuse ``linear``."""
-        dense, sparse = self._shard.query_batch(batch)
-        return fuse_linear(
-            [(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse], weights, limit
-        )
+        return self._shard.hybrid(queries, sparse, limit, fusion, knobs)
 
     def quantization_in_effect(self, probe: np.ndarray) -> bool:
         """True when the codes exist on disk and un-rescored scores differ from exact ones.
@@ -326,9 +214,7 @@ class IndexVariant:
 
     def close(self) -> None:
         """Close the shard and delete its folder."""
-        with contextlib.suppress(Exception):  # closing twice, or after an engine failure
-            self._shard.close()
-        shutil.rmtree(self.path, ignore_errors=True)
+        self._shard.close()
 
     def __enter__(self) -> IndexVariant:
         return self
@@ -362,75 +248,35 @@ class VariantBuilder:
 
         ``sparse``: BM25 vectors to write instead of the collection's (one per point, in order).
         """
-        import qdrant_edge as qe
-
         src = self.source
         target = path or Path(tempfile.mkdtemp(prefix="ragsonde-variant-", dir=self.workdir))
-        full_scan = 1 if self.force_index else DEFAULT_FULL_SCAN_KB
-        try:
-            with _engine(f"building variant {spec.label}"):
-                config = qe.EdgeConfig(
-                    vectors={
-                        src.vector_name: spec.edge_vector_params(
-                            qe, src.dimension, qe.Distance.Cosine, full_scan
-                        )
-                    },
-                    sparse_vectors=(
-                        {src.sparse_name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
-                        if src.sparse_name
-                        else None
-                    ),
-                    optimizers=qe.EdgeOptimizersConfig(indexing_threshold=1)
-                    if self.force_index
-                    else None,
-                )
-                shard = qe.EdgeShard.create(str(target), config)
-                self._write(qe, shard, sparse)
-                t0 = time.perf_counter()
-                shard.flush()
-                shard.optimize()
-                shard.flush()
-                build_s = time.perf_counter() - t0
-                indexed = int(shard.info().indexed_vectors_count)
-        except BaseException:
-            shutil.rmtree(target, ignore_errors=True)
-            raise
-        return IndexVariant(spec, src, target, shard, self._stats(target, indexed, build_s))
+        shard = ScratchShard.build(
+            target,
+            label=spec.label,
+            index=spec,
+            vector_name=src.vector_name,
+            dimension=src.dimension,
+            ids=src.ids,
+            vectors=src.vectors,
+            sparse_name=src.sparse_name,
+            sparse=sparse if sparse is not None else src.sparse,
+            force_index=self.force_index,
+        )
+        return IndexVariant(spec, src, shard, self._stats(shard))
 
-    def _write(self, qe: Any, shard: Any, sparse: Sequence[SparseVector] | None) -> None:
-        src = self.source
-        bm25 = sparse if sparse is not None else src.sparse
-        for start in range(0, len(src.ids), 512):
-            batch = []
-            for i in range(start, min(start + 512, len(src.ids))):
-                vector: dict[str, Any] = {src.vector_name: src.vectors[i].tolist()}
-                if bm25 is not None and src.sparse_name:
-                    sv = bm25[i]
-                    vector[src.sparse_name] = qe.SparseVector(sv.indices, sv.values)
-                batch.append(qe.Point(_engine_id(src.ids[i]), vector, None))
-            shard.update(qe.UpdateOperation.upsert_points(batch))
-
-    def _stats(self, path: Path, indexed: int, build_s: float) -> VariantStats:
+    def _stats(self, shard: ScratchShard) -> VariantStats:
         n, dim = self.source.vectors.shape
         f32 = int(n * dim * 4)
-        suffix = f"-{self.source.vector_name}" if self.source.vector_name else ""
-        quantized = sum(
-            p.stat().st_size
-            for p in _files(path)
-            if p.name.startswith("quantized.") and p.parent.name == f"vector_storage{suffix}"
-        )
-        index = sum(
-            p.stat().st_size for p in _files(path) if p.parent.name == f"vector_index{suffix}"
-        )
+        files = shard.footprint()
         return VariantStats(
             points=n,
-            indexed_vectors=indexed,
-            build_s=build_s,
-            disk_bytes=sum(_allocated(p) for p in _files(path) if "wal" not in p.parts),
+            indexed_vectors=shard.indexed_vectors,
+            build_s=shard.build_s,
+            disk_bytes=files.disk_bytes,
             float32_bytes=f32,
-            vector_ram_bytes=quantized if quantized else f32,
-            quantized_bytes=quantized,
-            index_bytes=index,
+            vector_ram_bytes=files.quantized_bytes or f32,
+            quantized_bytes=files.quantized_bytes,
+            index_bytes=files.index_bytes,
         )
 
 

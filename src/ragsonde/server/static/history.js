@@ -1,0 +1,159 @@
+// The History view: a metric run after run (GET /v1/history/trend) drawn as SVG with its
+// bootstrap band, points marked where the fingerprint changed; clicking two points shows their
+// diff (GET /v1/history/diff). Every server value is written as text, never parsed as HTML.
+"use strict";
+
+(function () {
+  const { $, getJson, setText } = window.ragsondePage;
+  const SVG = "http://www.w3.org/2000/svg";
+  const WIDTH = 760;
+  const HEIGHT = 260;
+  const PAD = 44;
+  let picked = [];
+
+  function status(text, isError) {
+    setText($("history-status"), text);
+    $("history-status").classList.toggle("error", Boolean(isError));
+  }
+
+  function el(name, attrs, text) {
+    const node = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function html(tag, text, cls) {
+    const node = document.createElement(tag);
+    if (text !== undefined) setText(node, text);
+    if (cls) node.className = cls;
+    return node;
+  }
+
+  function query() {
+    const params = new URLSearchParams({ metric: $("history-metric").value.trim() });
+    for (const name of ["benchmark", "collection"]) {
+      const value = $(`history-${name}`).value.trim();
+      if (value) params.set(name, value);
+    }
+    return params;
+  }
+
+  function plot(trend) {
+    const pts = trend.points;
+    const low = Math.min(...pts.map((p) => p.ci_low));
+    const high = Math.max(...pts.map((p) => p.ci_high));
+    const span = high - low || 1;
+    const x = (i) => PAD + (i * (WIDTH - 2 * PAD)) / Math.max(pts.length - 1, 1);
+    const y = (v) => HEIGHT - PAD - ((v - low) / span) * (HEIGHT - 2 * PAD);
+    const svg = el("svg", { id: "history-svg", width: WIDTH, height: HEIGHT, role: "img" });
+    svg.append(el("title", {}, `${trend.metric} per run`));
+    const band = pts.map((p, i) => `${x(i)},${y(p.ci_high)}`).concat(
+      pts.map((p, i) => `${x(i)},${y(p.ci_low)}`).reverse(),
+    );
+    svg.append(el("polygon", { class: "band", points: band.join(" "), fill: "#3498db", "fill-opacity": 0.2 }));
+    svg.append(el("polyline", {
+      class: "line", points: pts.map((p, i) => `${x(i)},${y(p.value)}`).join(" "),
+      fill: "none", stroke: "#2980b9", "stroke-width": 1.5,
+    }));
+    svg.append(el("text", { x: 2, y: y(high) + 4, "font-size": 11 }, high.toFixed(3)));
+    svg.append(el("text", { x: 2, y: y(low), "font-size": 11 }, low.toFixed(3)));
+    pts.forEach((p, i) => {
+      const changed = p.changed.length > 0;
+      const dot = el("circle", {
+        class: changed ? "run changed" : "run", "data-run": p.run_id, cx: x(i), cy: y(p.value),
+        r: 6, fill: changed ? "#c0392b" : "#2c3e50", tabindex: 0,
+      });
+      const what = changed ? `changed: ${p.changed.join(", ")}` : "no change";
+      dot.append(el("title", {}, `run ${p.run_id}: ${p.value.toFixed(4)} ` +
+        `[${p.ci_low.toFixed(4)}, ${p.ci_high.toFixed(4)}], ${what}`));
+      dot.addEventListener("click", () => pick(p.run_id, dot));
+      dot.addEventListener("keydown", (e) => { if (e.key === "Enter") pick(p.run_id, dot); });
+      svg.append(dot);
+      svg.append(el("text", { x: x(i) - 4, y: HEIGHT - PAD + 18, "font-size": 10 }, p.run_id));
+    });
+    $("history-plot").replaceChildren(svg);
+  }
+
+  async function load() {
+    picked = [];
+    $("history-diff").replaceChildren();
+    status("loading…");
+    try {
+      const trend = await getJson(`/v1/history/trend?${query()}`);
+      plot(trend);
+      status(`${trend.points.length} runs of ${trend.metric}; ${trend.sparkline}`);
+    } catch (err) {
+      $("history-plot").replaceChildren();
+      status(err.message, true);
+    }
+  }
+
+  function pick(runId, dot) {
+    if (picked.length === 2) {
+      picked = [];
+      for (const d of document.querySelectorAll("#history-svg .picked")) d.classList.remove("picked");
+    }
+    picked.push(runId);
+    dot.classList.add("picked");
+    dot.setAttribute("stroke", "#f1c40f");
+    dot.setAttribute("stroke-width", 3);
+    if (picked.length === 2) diff(Math.min(...picked), Math.max(...picked));
+    else status(`run ${runId} picked: click another run to compare`);
+  }
+
+  async function diff(a, b) {
+    status(`comparing run ${b} with run ${a}…`);
+    try {
+      const d = await getJson(`/v1/history/diff?a=${a}&b=${b}`);
+      render(d);
+      status(`run ${b} vs run ${a}`);
+    } catch (err) {
+      status(err.message, true);
+    }
+  }
+
+  function render(d) {
+    const out = [html("h3", `run ${d.b.run_id} vs run ${d.a.run_id}`)];
+    const changes = html("ul", undefined, "history-changes");
+    for (const c of d.changes) {
+      changes.append(html("li", `${c.field}: ${JSON.stringify(c.a)} → ${JSON.stringify(c.b)}`));
+    }
+    if (!d.changes.length) changes.append(html("li", "the fingerprints are identical"));
+    out.push(changes);
+    if (d.refused) {
+      out.push(html("p", d.refused, "status error"));
+      $("history-diff").replaceChildren(...out);
+      return;
+    }
+    const table = html("table", undefined, "history-metrics");
+    const head = html("tr");
+    for (const h of ["metric", "A", "B", "Δ", "W/T/L", "p t", "p perm", "CI of Δ", "verdict"]) {
+      head.append(html("th", h));
+    }
+    table.append(head);
+    for (const m of d.metrics) {
+      const row = html("tr");
+      for (const v of [m.metric, m.mean_a.toFixed(3), m.mean_b.toFixed(3), m.delta.toFixed(3),
+        `${m.wins}/${m.ties}/${m.losses}`, m.p_ttest.toFixed(3), m.p_permutation.toFixed(3),
+        `${m.ci_low.toFixed(3)}…${m.ci_high.toFixed(3)}`, m.verdict]) row.append(html("td", v));
+      table.append(row);
+    }
+    out.push(table);
+    const flips = html("ul", undefined, "history-flips");
+    for (const f of d.flips) {
+      const arrow = f.direction === "lost" ? "hit → miss" : "miss → hit";
+      flips.append(html("li", `${f.query_id}: ${arrow}  ${f.query}`));
+    }
+    out.push(html("p", d.flips.length
+      ? `queries that flipped on ${d.flip_metric}:` : `no query flipped on ${d.flip_metric}`));
+    out.push(flips);
+    $("history-diff").replaceChildren(...out);
+  }
+
+  $("history-setup").addEventListener("submit", (event) => {
+    event.preventDefault();
+    load();
+  });
+  document.addEventListener("ragsonde:history-view", load);
+})();
