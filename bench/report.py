@@ -28,6 +28,7 @@ from bench._sections import (
     store_section,
 )
 from bench._sections_serve import before_after_ratio, budget_rps, hostile_section, serve_section
+from bench.bench_chunking import chunking_section
 from bench.bench_explain import explain_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
 from bench.bench_labels import labels_section
@@ -327,6 +328,7 @@ def main() -> None:
         ("hybrid_ceiling", hybrid_ceiling_section),
         ("explain", explain_section),
         ("history", history_section),
+        ("chunking", chunking_section),
     )
     for name, render in sections:
         data = _load(folder, name)

@@ -34,6 +34,7 @@ SCRIPTS = (
     "tune",
     "explain",
     "history",
+    "chunking",
 )
 #: Full-run extras: the store run keeps the 1M row (``make bench-1m``, ~30 min alone) in its file.
 FULL_ARGS = {"store": ["--merge"]}

@@ -32,10 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: The shared benchmark data, read in place: ``RAGSONDE_DATA`` or ``../shared/data`` beside the
 #: checkout. Tests that need it skip, saying where they looked, when it is absent.
-SCIFACT = (
-    Path(os.environ.get("RAGSONDE_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-    / "scifact"
+DATA = Path(
+    os.environ.get("RAGSONDE_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
 )
+SCIFACT = DATA / "scifact"
+#: Chroma's chunking-evaluation corpora and span-labelled questions (see its README there).
+CHUNKING = DATA / "chunking"
 
 #: The ``cli`` fixture (tests/cli/conftest.py): ``cli(*args, env=...)`` runs ``ragsonde`` in process.
 Cli = Callable[..., Result]

@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "generate",
     "judge",
     "tune",
+    "chunking",
     "schema",
     "serve",
     "config",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -53,6 +54,14 @@ def ingest(
     chunk_overlap: Annotated[
         int | None, typer.Option(help="Overlap between chunks \\[default: 10 % of the size].")
     ] = None,
+    chunking: Annotated[
+        Path | None,
+        typer.Option(
+            "--chunking",
+            help="Chunking file (TOML) `ragsonde chunking --save-config` wrote: splitter, "
+            "size, overlap (--chunk-size/--chunk-overlap still win).",
+        ),
+    ] = None,
     prune: Annotated[
         bool, typer.Option("--prune", help="Delete documents that are no longer in the source.")
     ] = False,
@@ -98,8 +107,19 @@ def ingest(
             bm25_language=bm25_language,
         ),
     )
+    splitter = "recursive"
+    if chunking is not None:
+        from ragsonde.chunking.saved import load_chunking
+
+        splitter, saved_size, saved_overlap = load_chunking(chunking)
+        chunk_size = chunk_size if chunk_size is not None else saved_size
+        chunk_overlap = chunk_overlap if chunk_overlap is not None else saved_overlap
     options = IngestOptions(
-        chunk_size=chunk_size, chunk_overlap=chunk_overlap, prune=prune, sparse=sparse
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        prune=prune,
+        sparse=sparse,
+        splitter=splitter,
     )
     source_options = SourceOptions(base_url=base_url, concurrency=concurrency)
     with RichProgress(

@@ -125,9 +125,16 @@ def render_report(report: EvalReport) -> None:
         table.add_row(
             fam, *(f"{report.metrics.get(f'{fam}@{k}', float('nan')):.4f}" for k in report.ks)
         )
+    spans = report.spans.metrics if report.spans is not None else {}
+    for fam in dict.fromkeys(n.split("@")[0] for n in spans if "@" in n):
+        table.add_row(fam, *(f"{spans.get(f'{fam}@{k}', float('nan')):.4f}" for k in report.ks))
     console.print(table)
     if "mrr" in report.metrics:
         console.print(f"MRR (uncut): {report.metrics['mrr']:.4f}")
+    if "span_precision_omega" in spans:
+        console.print(f"span precision_omega: {spans['span_precision_omega']:.4f}")
+    if report.spans is not None and not report.spans.available:
+        console.print(f"[yellow]{report.spans.note}[/]")
     lat = Table(title="latency per query (ms), one query at a time, embedding included")
     for col in ("stage", "p50", "p95", "p99", "mean"):
         lat.add_column(col, justify="right" if col != "stage" else "left")

@@ -1,4 +1,8 @@
-"""Benchmarks in: a BEIR folder, TREC qrels + a queries TSV, or ragsonde's JSON Lines / YAML.
+"""Benchmarks in: a BEIR folder, TREC qrels + a queries TSV, ragsonde's JSON Lines / YAML, or
+Chroma's chunking-evaluation questions CSV.
+
+A ragsonde row may label its answer by span, ``references: [{doc_id, start, end}]``, instead of
+or beside ``relevant`` (which then defaults to the references' documents).
 
 Every loader returns a :class:`Benchmark`: queries with their graded relevant ids, and where the
 format has one, the corpus to ingest with ``--ingest``.
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.spans import Span
 
 __all__ = ["LOADERS", "BenchQuery", "Benchmark", "detect_benchmark_format", "load_benchmark"]
 
@@ -26,6 +31,9 @@ class BenchQuery:
     """Relevant id (document id, url or chunk id) -> graded relevance (≥ 1)."""
     filters: dict[str, Any] | None = None
     top_k: int | None = None
+    references: tuple[Span, ...] = ()
+    """The answer's excerpts (span-labelled benchmarks): scored by the span metrics
+    (:mod:`ragsonde.evaluate.spans`); ``relevant`` defaults to their documents."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,11 @@ class Benchmark:
     @property
     def qrels(self) -> dict[str, dict[str, int]]:
         return {q.query_id: q.relevant for q in self.queries}
+
+    @property
+    def span_labelled(self) -> bool:
+        """Whether every query names its answer's excerpts (the span metrics apply)."""
+        return all(q.references for q in self.queries)
 
 
 def _bad(path: Path, why: str) -> QueryValidationError:
@@ -199,12 +212,43 @@ def _own_rows(path: Path) -> list[Any]:
     return [row for _, row in _json_lines(path)]
 
 
+def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tuple[Span, ...]:
+    """``[{doc_id, start, end}]`` (Chroma's ``start_index``/``end_index`` too, and ``doc_id``
+    from the row's ``corpus_id`` when given) -> spans; anything else names the entry."""
+    if not isinstance(refs, list) or not refs:
+        raise _bad(path, f"{where}: references must be a non-empty list of {{doc_id, start, end}}")
+    out = []
+    for ref in refs:
+        if not isinstance(ref, dict):
+            raise _bad(path, f"{where}: each reference is an object {{doc_id, start, end}}")
+        doc = ref.get("doc_id", doc_id)
+        start, end = ref.get("start", ref.get("start_index")), ref.get("end", ref.get("end_index"))
+        if (
+            doc is None
+            or not isinstance(start, int)
+            or not isinstance(end, int)
+            or isinstance(start, bool)
+            or isinstance(end, bool)
+        ):
+            raise _bad(path, f"{where}: a reference needs doc_id and integer start and end")
+        try:
+            out.append(Span(str(doc), start, end))
+        except QueryValidationError as e:
+            raise _bad(path, f"{where}: {e.message}") from None
+    return tuple(out)
+
+
 def _own(path: Path) -> Benchmark:
     queries = []
     for n, row in enumerate(_own_rows(path), start=1):
-        if not isinstance(row, dict) or not row.get("query") or "relevant" not in row:
-            raise _bad(path, f'entry {n} needs "query" and "relevant"')
-        rel = row["relevant"]
+        if (
+            not isinstance(row, dict)
+            or not row.get("query")
+            or not ("relevant" in row or "references" in row)
+        ):
+            raise _bad(path, f'entry {n} needs "query" and "relevant" (or "references")')
+        refs = _spans(path, f"entry {n}", row["references"]) if "references" in row else ()
+        rel = row.get("relevant", sorted({r.doc_id for r in refs}))
         try:
             relevant = (
                 {str(k): int(v) for k, v in rel.items()}
@@ -220,6 +264,7 @@ def _own(path: Path) -> Benchmark:
                 relevant=relevant,
                 filters=row.get("filters"),
                 top_k=row.get("top_k"),
+                references=refs,
             )
         )
     ids = [q.query_id for q in queries]
@@ -228,11 +273,48 @@ def _own(path: Path) -> Benchmark:
     return Benchmark(path.stem, queries)
 
 
+#: The header of Chroma's chunking-evaluation questions (``questions_df.csv``).
+CHROMA_HEADER = ["question", "references", "corpus_id"]
+
+
+def _chroma(path: Path) -> Benchmark:
+    """Chroma's questions CSV: ``question, references, corpus_id``, references a JSON list of
+    ``{content, start_index, end_index}`` into the corpus whose file stem is ``corpus_id``."""
+    lines = _Lines(path)
+    rows = csv.reader(lines)
+    header = next(rows, None)
+    if header is None or [h.strip() for h in header] != CHROMA_HEADER:
+        raise _bad(path, f"line 1 must be the header {','.join(CHROMA_HEADER)}")
+    queries = []
+    for n, row in enumerate(rows, start=1):
+        if not any(c.strip() for c in row):
+            continue
+        where = f"line {lines.n}"
+        if len(row) != 3:
+            raise _bad(path, f"{where} has {len(row)} columns (want 3)")
+        question, refs, corpus = (c.strip() for c in row)
+        try:
+            parsed = json.loads(refs)
+        except ValueError as e:
+            raise _bad(path, f"{where}: references are not JSON ({e})") from e
+        spans = _spans(path, where, parsed, corpus)
+        queries.append(
+            BenchQuery(
+                str(n),
+                question,
+                {d: 1 for d in sorted({s.doc_id for s in spans})},
+                references=spans,
+            )
+        )
+    return Benchmark(path.stem, queries)
+
+
 #: Format name -> loader(path, split, queries file).
 LOADERS: dict[str, Callable[[Path, str, Path | None], Benchmark]] = {
     "beir": lambda p, split, _q: _beir(p, split),
     "trec": lambda p, _s, q: _trec(p, q),
     "ragsonde": lambda p, _s, _q: _own(p),
+    "chroma": lambda p, _s, _q: _chroma(p),
 }
 
 
@@ -243,6 +325,8 @@ def detect_benchmark_format(path: Path) -> str:
         raise _bad(path, "a folder must be a BEIR dataset (queries.jsonl and qrels/)")
     if path.suffix in {".jsonl", ".yaml", ".yml", ".json"}:
         return "ragsonde"
+    if path.suffix == ".csv":
+        return "chroma"
     return "trec"
 
 

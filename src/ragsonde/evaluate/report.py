@@ -53,6 +53,7 @@ __all__ = [
     "QueryRow",
     "RelevanceField",
     "SearchInfo",
+    "SpanSummary",
     "StageTimings",
     "SweepRow",
     "ThresholdSweep",
@@ -212,6 +213,19 @@ class SearchInfo(_Part):
     graph, BM25 parameters."""
 
 
+class SpanSummary(_Part):
+    """Span metrics of a span-labelled benchmark (:mod:`ragsonde.evaluate.spans`)."""
+
+    available: bool = Field(
+        description="False when retrieved chunks record no span (another pipeline's collection)."
+    )
+    note: str = ""
+    metrics: dict[str, float] = Field(
+        default_factory=dict,
+        description="span_recall@k, span_precision@k, span_iou@k, span_precision_omega (means).",
+    )
+
+
 class GateResult(_Part):
     gate: str
     value: float | None
@@ -293,6 +307,9 @@ class EvalReport(_Part):
     threshold_sweep: ThresholdSweep | None = None
     index_health: IndexHealth | None = None
     breakdown: Breakdown | None = None
+    spans: SpanSummary | None = Field(
+        default=None, description="Span metrics, when the benchmark labels answers by span."
+    )
     relevance_field: RelevanceField | None = Field(
         default=None, description="Where the relevant ids were read (relevance by doc)."
     )

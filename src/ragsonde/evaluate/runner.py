@@ -42,6 +42,7 @@ from ragsonde.evaluate.report import (
     Throughput,
 )
 from ragsonde.evaluate.resolve import POINT_ID
+from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
 from ragsonde.models.params import SearchParams, index_differences
 from ragsonde.progress import Progress
@@ -343,6 +344,7 @@ def evaluate(
         if progress is not None:
             progress.start(len(bench.queries))
         run: dict[str, dict[str, float]] = {}
+        spans = SpanCollector(bench, o.k, ev.key, mapping) if bench.span_labelled else None
         timings: dict[str, list[float]] = {s: [] for s in _STAGES}
         per_query: dict[str, QueryRow] = {}
         for q in bench.queries:
@@ -355,6 +357,8 @@ def evaluate(
                 for s in _STAGES:
                     timings[s].append(float(getattr(resp.timings, s)))
                 found = ev.integrity.check(resp, q.filters)
+                if spans is not None:
+                    spans.add(q, resp.results)
             per_query[q.query_id] = QueryRow(
                 query=q.text,
                 relevant=q.relevant,
@@ -371,6 +375,11 @@ def evaluate(
         means, per_metric = compute_metrics(
             names, bench.qrels, _by_rank(run), judged_only=o.judged_only
         )
+        span_summary = None
+        if spans is not None:  # beside the document metrics, in the same per-query rows
+            span_summary, span_rows = spans.score(st, coll, ev.field_path)
+            for qid, values in span_rows.items():
+                per_metric.setdefault(qid, {}).update(values)
         for qid, values in per_metric.items():
             per_query[qid].metrics = {k: round(v, 6) for k, v in values.items()}
         report = EvalReport(
@@ -406,6 +415,7 @@ def evaluate(
                 collection_index=built,
             ),
             breakdown=build_breakdown(bench.queries, per_query, o.by, by_groups),
+            spans=span_summary,
             relevance_field=ev.relevance,
             warnings=[
                 *index_differences(cfg.index, built, coll),

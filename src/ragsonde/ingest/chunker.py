@@ -30,13 +30,34 @@ class ChunkerConfig:
     overlap: int
     tokenizer: Path | None
     unit: str
+    splitter: str = "recursive"
+    """A key of :data:`~ragsonde.ingest.splitters.SPLITTERS` (``ragsonde chunking`` compares
+    them)."""
 
     @classmethod
     def for_embedder(
-        cls, embedder: Any, size: int | None = None, overlap: int | None = None
+        cls,
+        embedder: Any,
+        size: int | None = None,
+        overlap: int | None = None,
+        splitter: str = "recursive",
     ) -> ChunkerConfig:
         """Defaults that fit the model: its whole window, with a 10 % overlap."""
+        from ragsonde.ingest.splitters import SPLITTERS, TOKEN_UNITS
+
+        if splitter not in SPLITTERS:
+            raise QueryValidationError(
+                f"Unknown splitter {splitter!r}: one of {', '.join(SPLITTERS)}.", field="splitter"
+            )
         tokenizer = getattr(embedder, "tokenizer_path", None)
+        if tokenizer is not None and splitter not in TOKEN_UNITS:
+            tokenizer = None  # a character splitter: sizes in characters
+        if tokenizer is None and splitter in TOKEN_UNITS and splitter != "recursive":
+            raise QueryValidationError(
+                f"The {splitter} splitter counts the model's word pieces, and {embedder.name} "
+                "has no local tokenizer.",
+                field="splitter",
+            )
         if tokenizer is not None:
             window = int(getattr(embedder, "max_tokens", 256)) - _SPECIAL_TOKENS
             chosen = size if size is not None else window
@@ -61,7 +82,7 @@ class ChunkerConfig:
                 f"--chunk-overlap must be between 0 and half the chunk size ({chosen // 2 - 1}).",
                 field="chunk_overlap",
             )
-        return cls(size=chosen, overlap=ov, tokenizer=tokenizer, unit=unit)
+        return cls(size=chosen, overlap=ov, tokenizer=tokenizer, unit=unit, splitter=splitter)
 
 
 class Chunker:
@@ -97,5 +118,19 @@ class Chunker:
 
     def split(self, text: str, reserved: int = 0) -> list[str]:
         """Chunks of ``text``, each at most ``size - reserved`` units long."""
+        return [c for _, c in self.split_at(text, reserved)]
+
+    def split_at(self, text: str, reserved: int = 0) -> list[tuple[int, str]]:
+        """:meth:`split`'s chunks with where each starts in ``text`` (a ``str`` index):
+        ``text[start : start + len(chunk)] == chunk``."""
         capacity = max(self.config.size - reserved, _MIN_CAPACITY)
-        return [c for c in self._splitter(capacity).chunks(text) if c.strip()]
+        if self.config.splitter != "recursive":
+            from ragsonde.ingest.splitters import SPLITTERS
+
+            overlap = min(self.config.overlap, capacity // 2 - 1) if capacity > 2 else 0
+            spans = SPLITTERS[self.config.splitter](
+                text, capacity, max(overlap, 0), self._tokenizer
+            )
+            return [(s, text[s:e]) for s, e in spans if text[s:e].strip()]
+        pieces = self._splitter(capacity).chunk_indices(text)
+        return [(int(start), c) for start, c in pieces if c.strip()]

@@ -14,6 +14,11 @@ class Section:
 
     path: tuple[str, ...]
     text: str
+    offset: int | None = None
+    """Where ``text`` starts in the parsed document's text (a Python ``str`` index), so that
+    ``document_text[offset : offset + len(text)] == text``; ``None`` when the section is not a
+    verbatim slice of it (HTML, whose text is rebuilt from the markup). Chunks carry their span
+    from it (``start``/``end`` in their payload), which span-labelled benchmarks are scored by."""
 
     @property
     def name(self) -> str | None:

@@ -56,7 +56,17 @@ INDEXED_FIELDS: dict[str, str] = {
     "chunk_index": "integer",
 }
 _NAMESPACE = uuid.UUID("6f1c6a52-2a3e-4d0b-9a57-5b0d7c3e8a11")
-_STANDARD = ("text", "url", "title", "section", "chunk_index", "doc_id", "content_hash")
+_STANDARD = (
+    "text",
+    "url",
+    "title",
+    "section",
+    "chunk_index",
+    "start",
+    "end",
+    "doc_id",
+    "content_hash",
+)
 
 
 def chunk_id(doc_id: str, index: int) -> str:
@@ -95,6 +105,9 @@ class ChunkRecord:
 class IngestOptions:
     chunk_size: int | None = None
     chunk_overlap: int | None = None
+    splitter: str = "recursive"
+    """A key of :data:`~ragsonde.ingest.splitters.SPLITTERS` (what ``ragsonde chunking``
+    recommends)."""
     batch_size: int = 256
     """Chunks per embed call and per upsert."""
     prune: bool = False
@@ -139,6 +152,9 @@ def chunk_document(
 ) -> list[ChunkRecord]:
     """``doc``'s chunks, in order, with their full payloads (``created_at`` aside).
 
+    A chunk of a section with an ``offset`` records its span, ``start`` and ``end`` (``str``
+    indices into the parsed document's text), next to ``chunk_index``.
+
     ``sparse``: whether BM25 vectors are written, or (a string) which non-default BM25 parameters
     encode them: part of ``embed_hash``, so changing them re-encodes the chunks; such a label is
     also kept as the ``bm25`` payload field (:func:`encoded_text` needs it to check the hash)."""
@@ -147,9 +163,15 @@ def chunk_document(
     for section in doc.sections:
         prefix = _title_prefix(doc.title, section.name) if doc.embed_title else ""
         reserved = chunker.length(prefix) if prefix else 0
-        for piece in chunker.split(section.text, reserved):
+        for at, piece in chunker.split_at(section.text, reserved):
             index = len(records)
             embed_text = prefix + piece
+            # the chunk's span in the parsed document's text (where the section has one)
+            span = (
+                {"start": section.offset + at, "end": section.offset + at + len(piece)}
+                if section.offset is not None
+                else {}
+            )
             payload = {
                 **meta,
                 "text": piece,
@@ -157,6 +179,7 @@ def chunk_document(
                 "title": doc.title,
                 "section": section.name,
                 "chunk_index": index,
+                **span,
                 "doc_id": doc.doc_id,
                 "content_hash": _sha256(piece),
                 "embedder": embedder_name,
@@ -328,7 +351,9 @@ def ingest_documents(
     opts = options or IngestOptions()
     started = time.perf_counter()
     report = IngestReport(collection=collection)
-    chunker = Chunker(ChunkerConfig.for_embedder(embedder, opts.chunk_size, opts.chunk_overlap))
+    chunker = Chunker(
+        ChunkerConfig.for_embedder(embedder, opts.chunk_size, opts.chunk_overlap, opts.splitter)
+    )
     report.warnings += ensure_collection(store, embedder, collection, opts.sparse, opts.index)
     _let_go(store)
     bm25 = opts.bm25 or Bm25Params()

@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_MAPPING",
     "LAYOUTS",
     "MAPPED_FIELDS",
+    "SPAN_FIELDS",
     "ChunkFields",
     "Layout",
     "LayoutMatch",
@@ -49,8 +50,11 @@ __all__ = [
 
 #: The contract fields a payload maps onto (read into every result).
 CONTRACT_FIELDS = ("text", "url", "title", "section", "chunk_index", "created_at")
-#: Every field a mapping names: the contract fields, and the source document's id (evaluation).
-MAPPED_FIELDS = (*CONTRACT_FIELDS, "doc_id")
+#: A chunk's span in its source document's text (``str`` indices), read by span metrics.
+SPAN_FIELDS = ("start", "end")
+#: Every field a mapping names: the contract fields, and the source document's id and the
+#: chunk's span there (evaluation).
+MAPPED_FIELDS = (*CONTRACT_FIELDS, "doc_id", *SPAN_FIELDS)
 
 #: Per-payload cache of decoded JSON strings: ``id(string) -> (string, decoded)``.
 _Decoded = dict[int, tuple[str, Any]]
@@ -247,6 +251,8 @@ LAYOUTS: dict[str, Layout] = {
             chunk_index="chunk_index, _node_content.metadata.chunk_index",
             created_at="created_at, creation_date",
             doc_id="doc_id, ref_doc_id, document_id",
+            start="start, start_char_idx, _node_content.start_char_idx",
+            end="end, end_char_idx, _node_content.end_char_idx",
         ),
         _layout(
             "langchain",
@@ -259,6 +265,8 @@ LAYOUTS: dict[str, Layout] = {
             chunk_index="metadata.chunk_index, metadata.position",
             created_at="metadata.created_at",
             doc_id="metadata.doc_id, metadata.document_id, metadata.id, metadata.source",
+            start="metadata.start, metadata.start_index",
+            end="metadata.end",
         ),
         _layout(
             "haystack",
@@ -271,6 +279,8 @@ LAYOUTS: dict[str, Layout] = {
             chunk_index="meta.chunk_index, meta.split_id",
             created_at="meta.created_at",
             doc_id="meta.doc_id, meta.document_id, meta.source_id, meta.id",
+            start="meta.start, meta.split_idx_start",
+            end="meta.end",
         ),
         _layout(
             "ragsonde",
@@ -283,6 +293,8 @@ LAYOUTS: dict[str, Layout] = {
             chunk_index="chunk_index",
             created_at="created_at",
             doc_id="doc_id",
+            start="start",
+            end="end",
         ),
         _layout(
             "spec",
@@ -295,6 +307,8 @@ LAYOUTS: dict[str, Layout] = {
             chunk_index="chunk_index",
             created_at="created_at",
             doc_id="doc_id, document_id, source_id",
+            start="start",
+            end="end",
         ),
     )
 }
@@ -316,6 +330,8 @@ def _default_paths() -> dict[str, tuple[str, ...]]:
         ),
         "created_at": ("created_at", "timestamp", "indexed_at", "metadata.created_at"),
         "doc_id": ("doc_id", "document_id", "ref_doc_id", "source_id"),
+        "start": ("start", "start_index", "start_char_idx"),
+        "end": ("end", "end_index", "end_char_idx"),
     }
     out: dict[str, tuple[str, ...]] = {}
     for name in MAPPED_FIELDS:

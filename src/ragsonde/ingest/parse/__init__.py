@@ -31,7 +31,8 @@ def _html(text: str) -> Parsed:
 
 
 def _plain(text: str) -> Parsed:
-    return Parsed(sections=(Section((), text.strip()),))
+    stripped = text.strip()
+    return Parsed(sections=(Section((), stripped, len(text) - len(text.lstrip())),))
 
 
 #: Format name -> parser.

@@ -38,6 +38,10 @@ def parse_markdown(text: str) -> Parsed:
 
     meta, body = split_front_matter(text)
     lines = body.splitlines()
+    # where each line starts in ``text``: a section's offset (its chunks' spans) is read there
+    starts = [len(text) - len(body)]
+    for line in body.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
     tokens = MarkdownIt("commonmark").parse(body)
     headings: list[tuple[int, int, int, str]] = []  # (start line, end line, level, text)
     for i, tok in enumerate(tokens):
@@ -51,9 +55,13 @@ def parse_markdown(text: str) -> Parsed:
     sections: list[Section] = []
 
     def emit(start: int, end: int) -> None:
-        chunk = "\n".join(lines[start:end]).strip()
+        joined = "\n".join(lines[start:end])
+        chunk = joined.strip()
         if chunk:
-            sections.append(Section(tuple(t for _, t in stack), chunk))
+            at = starts[start] + len(joined) - len(joined.lstrip())
+            # lines joined by "\n" are a verbatim slice unless the file ends lines otherwise
+            offset = at if text[at : at + len(chunk)] == chunk else None
+            sections.append(Section(tuple(t for _, t in stack), chunk, offset))
 
     cursor = 0
     for start, end, level, heading in headings:

@@ -45,7 +45,7 @@ class BeirCorpus:
         meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
         return Document(
             doc_id=doc_id,
-            sections=(Section((), text),),
+            sections=(Section((), text, 0),),
             title=title or None,
             url=None,
             metadata=dict(meta or {}),

@@ -33,7 +33,8 @@ class JsonlSource:
             return Failure(where, f"not JSON ({e})")
         if not isinstance(row, dict) or "id" not in row or "text" not in row:
             return Failure(where, 'each line needs "id" and "text"')
-        text = str(row.pop("text") or "").strip()
+        given = str(row.pop("text") or "")
+        text = given.strip()
         doc_id = str(row.pop("id"))
         if not text:
             return Failure(f"{where} ({doc_id})", "empty document")
@@ -41,7 +42,7 @@ class JsonlSource:
         url = row.pop("url", None)
         return Document(
             doc_id=doc_id,
-            sections=(Section((), text),),
+            sections=(Section((), text, len(given) - len(given.lstrip())),),
             title=str(title) if title else None,
             url=str(url) if url else None,
             metadata=row,

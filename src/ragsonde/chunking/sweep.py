@@ -1,0 +1,466 @@
+"""The sweep: each chunking configuration into a temporary collection, searched exactly.
+
+For every configuration: chunk the documents (spans into their parsed text), embed the chunks
+(cached on disk, :mod:`ragsonde.chunking.cache`), write them into a temporary collection of the
+workspace's store (deleted afterwards: the user's collections are never touched), search every
+question with exact search (so ANN error is not counted as chunking), and score:
+
+* span recall/precision/IoU at ``k`` chunks and at an equal budget of retrieved tokens (ranked
+  chunks taken while their word pieces fit in ``token_budget``, the first always), so big chunks
+  cannot win by covering more text; precision_Ω (:mod:`ragsonde.evaluate.spans`);
+* document-level nDCG@10 and recall@10 (ranked chunks collapsed to documents);
+* costs: points, vector memory, ingest and embedding time, exact search p50/p95;
+* chunk lengths in the embedder's word pieces, and how many exceed what it reads.
+
+Then each configuration is tested against the best on the primary metric (the paired tests of
+``ragsonde compare``), and the recommendation is the cheapest configuration (fewest points) not
+significantly worse than the best.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragsonde.chunking.cache import EmbeddingCache
+from ragsonde.chunking.configs import DEFAULT_GRID, RAGSONDE, ChunkingConfig
+from ragsonde.chunking.report import (
+    ChunkingReport,
+    ChunkSpan,
+    ConfigResult,
+    Costs,
+    Lengths,
+    QuestionResult,
+)
+from ragsonde.chunking.verdict import judge
+from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.datasets import Benchmark, load_benchmark
+from ragsonde.evaluate.metrics import compute_metrics
+from ragsonde.evaluate.spans import Span, precision_omega, span_scores
+from ragsonde.ingest.chunker import Chunker, ChunkerConfig
+from ragsonde.ingest.document import Document
+from ragsonde.ingest.pipeline import chunk_document
+from ragsonde.ingest.sources import open_source
+from ragsonde.ingest.splitters import split_spans
+from ragsonde.progress import Progress
+from ragsonde.store import PointRecord
+from ragsonde.store.base import SearchSpec
+from ragsonde.workspace import Workspace
+
+__all__ = ["SweepOptions", "sweep_chunking"]
+
+_SPECIAL_TOKENS = 2
+_DOC_METRICS = ("ndcg@10", "recall@10")
+_UPSERT = 512
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    configs: tuple[ChunkingConfig, ...] = DEFAULT_GRID
+    k: int = 5
+    """Chunks retrieved per question for the @k span metrics."""
+    token_budget: int = 1000
+    """Retrieved word pieces the @budget span metrics allow."""
+    primary: str | None = None
+    """The metric that ranks configurations (default: span recall at the token budget)."""
+    fetch: int = 50
+    """Chunks each exact search returns (enough for the budget and nDCG@10 by document)."""
+    alpha: float = 0.05
+    resume: bool = True
+    """Read back configurations an earlier run with the same inputs finished."""
+
+    @property
+    def metric(self) -> str:
+        return self.primary or f"span_recall@{self.token_budget}t"
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    """What is embedded (ragsonde's own chunks: with their ``title: section`` line)."""
+
+
+class _Tokens:
+    """The embedder's word pieces: its ``tokenizer.json``, without truncation."""
+
+    def __init__(self, path: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(path))
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        encoded = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encoded]
+
+
+def _read_documents(location: str, warnings: list[str]) -> list[Document]:
+    docs: list[Document] = []
+    unplaced = 0
+    for item in open_source(location):
+        if isinstance(item, Document):
+            docs.append(item)
+            unplaced += sum(1 for s in item.sections if s.offset is None)
+        else:
+            warnings.append(f"{item.source}: {item.reason}")
+    if not docs:
+        raise QueryValidationError(f"No documents to chunk in {location}.", field="docs")
+    if unplaced:
+        warnings.append(
+            f"{unplaced} sections are not verbatim slices of their document (HTML, or CRLF "
+            "line ends): they are left out of the sweep, having no spans to score."
+        )
+    return docs
+
+
+def _chunks(
+    config: ChunkingConfig, docs: Sequence[Document], embedder: Any, tokens: _Tokens
+) -> list[_Chunk]:
+    out: list[_Chunk] = []
+    if config.splitter == RAGSONDE:
+        chunker = Chunker(
+            ChunkerConfig.for_embedder(embedder, config.size or None, config.overlap or None)
+        )
+        for doc in docs:
+            for r in chunk_document(doc, chunker, embedder.name):
+                if "start" in r.payload:
+                    out.append(
+                        _Chunk(doc.doc_id, r.payload["start"], r.payload["end"], r.embed_text)
+                    )
+        return out
+    for doc in docs:
+        for section in doc.sections:
+            if section.offset is None:
+                continue
+            for s, e in split_spans(
+                config.splitter, section.text, config.size, config.overlap, tokens.tokenizer
+            ):
+                out.append(
+                    _Chunk(doc.doc_id, section.offset + s, section.offset + e, section.text[s:e])
+                )
+    return out
+
+
+def _within_budget(lengths: Sequence[int], budget: int) -> int:
+    """How many of the ranked chunks fit in ``budget`` word pieces (at least one)."""
+    used = n = 0
+    for length in lengths:
+        if n and used + length > budget:
+            break
+        used += length
+        n += 1
+    return n
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    return round(float(np.percentile(np.asarray(values, dtype=np.float64), q)), 3)
+
+
+class _Sweep:
+    def __init__(
+        self,
+        ws: Workspace,
+        docs: list[Document],
+        bench: Benchmark,
+        options: SweepOptions,
+        cache: EmbeddingCache,
+    ) -> None:
+        self.ws = ws
+        self.embedder = ws.embedder
+        self.docs = docs
+        self.bench = bench
+        self.o = options
+        self.cache = cache
+        path = getattr(self.embedder, "tokenizer_path", None)
+        if path is None:
+            raise QueryValidationError(
+                f"ragsonde chunking sizes chunks in the embedder's word pieces; "
+                f"{self.embedder.name} has no local tokenizer. Use a local embedder.",
+                field="embedder",
+            )
+        self.tokens = _Tokens(path)
+        max_tokens = getattr(self.embedder, "max_tokens", None)
+        self.window = int(max_tokens) - _SPECIAL_TOKENS if max_tokens else None
+        queries = [q.text for q in bench.queries]
+        self.query_vectors = cache.embed(
+            f"query\x1f{self.embedder.name}", queries, self.embedder.embed_queries
+        )
+
+    def run_key(self) -> str:
+        h = hashlib.sha256()
+        h.update(self.embedder.name.encode())
+        for doc in self.docs:
+            for s in doc.sections:
+                h.update(f"{doc.doc_id}\x1f{s.offset}\x1f{doc.title}\x1f{s.path}".encode())
+                h.update(hashlib.sha256(s.text.encode()).digest())
+        for q in self.bench.queries:
+            h.update(
+                json.dumps(
+                    [q.query_id, q.text, [list(vars(r).values()) for r in q.references]]
+                ).encode()
+            )
+        h.update(f"{self.o.k}\x1f{self.o.token_budget}\x1f{self.o.fetch}".encode())
+        return h.hexdigest()[:16]
+
+    def run(self, config: ChunkingConfig, progress: Progress | None) -> ConfigResult:
+        started = time.perf_counter()
+        chunks = _chunks(config, self.docs, self.embedder, self.tokens)
+        if not chunks:
+            raise QueryValidationError(
+                f"{config.label}: the documents gave no chunks.", field="docs"
+            )
+        embed_started = time.perf_counter()
+        hits = self.cache.hits
+        vectors = self.cache.embed(
+            self.embedder.name, [c.text for c in chunks], self.embedder.embed_documents
+        )
+        embed_s = time.perf_counter() - embed_started
+        cached = self.cache.hits - hits
+        lengths = self.tokens.count([c.text for c in chunks])
+        store = self.ws.store
+        name = f"ragsonde-chunking-{uuid.uuid4().hex[:12]}"
+        store.create_collection(name, int(vectors.shape[1]), indexed_fields={"doc_id": "keyword"})
+        try:
+            for i in range(0, len(chunks), _UPSERT):
+                store.upsert(
+                    name,
+                    [
+                        PointRecord(str(uuid.uuid4()), v.tolist(), {"chunk": i + j})
+                        for j, v in enumerate(vectors[i : i + _UPSERT])
+                    ],
+                )
+            store.build_index(name)
+            ingest_s = time.perf_counter() - started
+            ranked, times = self._search(name, len(chunks))
+        finally:
+            store.delete_collection(name)
+        if progress is not None:
+            progress.advance(1, len(chunks))
+        result = self._score(config, chunks, lengths, ranked, times, ingest_s, embed_s)
+        result.costs.cached_chunks = cached
+        return result
+
+    def _search(self, name: str, n: int) -> tuple[list[list[int]], list[float]]:
+        store = self.ws.store
+        ranked: list[list[int]] = []
+        times: list[float] = []
+        limit = min(self.o.fetch, n)
+        for vector in self.query_vectors:
+            spec = SearchSpec(vector=vector.tolist(), limit=limit, exact=True)
+            t0 = time.perf_counter()
+            hits = store.search(name, [spec])[0]
+            times.append((time.perf_counter() - t0) * 1000)
+            ranked.append([int(h.payload["chunk"]) for h in hits])
+        return ranked, times
+
+    def _score(
+        self,
+        config: ChunkingConfig,
+        chunks: list[_Chunk],
+        lengths: list[int],
+        ranked: list[list[int]],
+        times: list[float],
+        ingest_s: float,
+        embed_s: float,
+    ) -> ConfigResult:
+        k, budget = self.o.k, self.o.token_budget
+        spans = [Span(c.doc_id, c.start, c.end) for c in chunks]
+        by_doc: dict[str, list[Span]] = {}
+        for s in spans:
+            by_doc.setdefault(s.doc_id, []).append(s)
+        per_question: dict[str, QuestionResult] = {}
+        run: dict[str, dict[str, float]] = {}
+        for q, order in zip(self.bench.queries, ranked, strict=True):
+            fit = _within_budget([lengths[i] for i in order], budget)
+            at_k = span_scores(q.references, [spans[i] for i in order[:k]])
+            at_b = span_scores(q.references, [spans[i] for i in order[:fit]])
+            docs_of = {r.doc_id for r in q.references}
+            omega = precision_omega(q.references, [s for d in docs_of for s in by_doc.get(d, [])])
+            metrics = {
+                f"span_recall@{k}": at_k.recall,
+                f"span_precision@{k}": at_k.precision,
+                f"span_iou@{k}": at_k.iou,
+                f"span_recall@{budget}t": at_b.recall,
+                f"span_precision@{budget}t": at_b.precision,
+                f"span_iou@{budget}t": at_b.iou,
+                "span_precision_omega": omega,
+                "chunks@budget": float(fit),
+            }
+            shown = order[: max(k, fit)]
+            per_question[q.query_id] = QuestionResult(
+                metrics=metrics,
+                retrieved=[
+                    ChunkSpan(doc_id=c.doc_id, start=c.start, end=c.end)
+                    for c in (chunks[i] for i in shown)
+                ],
+            )
+            docs = list(dict.fromkeys(chunks[i].doc_id for i in order))
+            run[q.query_id] = {d: float(len(docs) - n) for n, d in enumerate(docs)}
+        _, doc_metrics = compute_metrics(_DOC_METRICS, self.bench.qrels, run)
+        for qid, values in doc_metrics.items():
+            per_question[qid].metrics.update(values)
+        names = list(next(iter(per_question.values())).metrics)
+        means = {
+            n: round(float(np.mean([r.metrics[n] for r in per_question.values()])), 6)
+            for n in names
+        }
+        per_doc = {c.doc_id for c in chunks}
+        counts = {d: sum(1 for c in chunks if c.doc_id == d) for d in per_doc}
+        dim = int(self.query_vectors.shape[1])
+        return ConfigResult(
+            config=config,
+            label=config.label,
+            metrics=means,
+            costs=Costs(
+                points=len(chunks),
+                vector_memory_mb=round(len(chunks) * dim * 4 / 1e6, 3),
+                ingest_s=round(ingest_s, 3),
+                embed_s=round(embed_s, 3),
+                search_p50_ms=_percentile(times, 50),
+                search_p95_ms=_percentile(times, 95),
+            ),
+            lengths=Lengths(
+                p5=_percentile(lengths, 5),
+                p50=_percentile(lengths, 50),
+                p95=_percentile(lengths, 95),
+                max=max(lengths),
+                over_window=sum(1 for n in lengths if self.window and n > self.window),
+                single_chunk_docs=round(sum(1 for n in counts.values() if n == 1) / len(counts), 4),
+            ),
+            per_question=per_question,
+            chunks=[ChunkSpan(doc_id=c.doc_id, start=c.start, end=c.end) for c in chunks],
+        )
+
+
+def _saved(folder: Path, config: ChunkingConfig) -> Path:
+    return folder / f"{config.key}.json"
+
+
+def _load(path: Path) -> ConfigResult | None:
+    try:
+        return ConfigResult.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # missing, or cut short by a stop: computed again
+
+
+def _write(path: Path, result: ConfigResult) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(result.model_dump_json(), encoding="utf-8")
+    tmp.replace(path)  # whole or not at all: a stop never leaves half a result
+
+
+def _configs(options: SweepOptions) -> Iterator[ChunkingConfig]:
+    if not options.configs:
+        raise QueryValidationError("No chunking configurations to sweep.", field="configs")
+    yield from options.configs
+
+
+def sweep_chunking(
+    docs: str,
+    benchmark: str | Path,
+    *,
+    options: SweepOptions | None = None,
+    workspace: Workspace | None = None,
+    progress: Progress | None = None,
+) -> ChunkingReport:
+    """Sweep ``options.configs`` over the documents at ``docs`` (any ``ragsonde ingest``
+    source) against the span-labelled ``benchmark``; see the module docstring."""
+    o = options or SweepOptions()
+    started = time.perf_counter()
+    bench = load_benchmark(benchmark)
+    if not bench.span_labelled:
+        raise QueryValidationError(
+            f"Benchmark {benchmark} labels no answer by span: every question needs references "
+            "[{doc_id, start, end}] (or use Chroma's questions CSV).",
+            field="dataset",
+        )
+    configs = list(_configs(o))
+    warnings: list[str] = []
+    documents = _read_documents(docs, warnings)
+    known = {d.doc_id for d in documents}
+    missing = sorted({r.doc_id for q in bench.queries for r in q.references} - known)
+    if missing:
+        raise QueryValidationError(
+            f"The benchmark's references name documents that are not in {docs}: "
+            f"{', '.join(missing[:5])} (documents there: {', '.join(sorted(known)[:5])}).",
+            field="dataset",
+        )
+    ends = {
+        d.doc_id: max(
+            (s.offset + len(s.text) for s in d.sections if s.offset is not None), default=0
+        )
+        for d in documents
+    }
+    beyond = [
+        f"{q.query_id} ({r.doc_id} {r.start}:{r.end})"
+        for q in bench.queries
+        for r in q.references
+        if r.end > ends[r.doc_id]
+    ]
+    if beyond:  # offsets into another version of the text: every span metric would be wrong
+        raise QueryValidationError(
+            f"{len(beyond)} references end past the text of their document: "
+            f"{', '.join(beyond[:5])}. Are the offsets for these documents?",
+            field="dataset",
+        )
+    ws = workspace or Workspace()
+    home = ws.settings.home / "chunking"
+    cache = EmbeddingCache(home / "embeddings.sqlite")
+    try:
+        sweep = _Sweep(ws, documents, bench, o, cache)
+        folder = home / "runs" / sweep.run_key()
+        results: list[ConfigResult] = []
+        resumed: list[str] = []
+        if progress is not None:
+            progress.start(len(configs))
+        for config in configs:
+            kept = _load(_saved(folder, config)) if o.resume else None
+            if kept is not None:
+                results.append(kept)
+                resumed.append(config.label)
+                if progress is not None:
+                    progress.advance(1, kept.costs.points)
+                continue
+            result = sweep.run(config, progress)
+            _write(_saved(folder, config), result)
+            results.append(result)
+        window = sweep.window
+    finally:
+        cache.close()
+        if workspace is None:
+            ws.close()
+    verdict = judge(results, o.metric, o.alpha, window, warnings)
+    return ChunkingReport(
+        documents=docs,
+        benchmark=str(benchmark),
+        embedder=ws.embedder_name,
+        window=window,
+        k=o.k,
+        token_budget=o.token_budget,
+        primary=o.metric,
+        questions={q.query_id: q.text for q in bench.queries},
+        references={
+            q.query_id: [ChunkSpan(doc_id=r.doc_id, start=r.start, end=r.end) for r in q.references]
+            for q in bench.queries
+        },
+        configurations=verdict.results,
+        best=verdict.best,
+        recommended=verdict.recommended,
+        recommendation=verdict.text,
+        warnings=warnings,
+        seconds=round(time.perf_counter() - started, 3),
+        resumed=resumed,
+    )
