@@ -9,13 +9,14 @@ error ``code`` (the table of codes in ``docs/CONTRACT.md``, the contract's copy 
     ├── AuthError                      AUTH_ERROR            Qdrant or embedding API refused the key
     ├── CollectionNotFoundError        COLLECTION_NOT_FOUND  no such collection
     ├── EmbeddingError                 EMBEDDING_ERROR       the embedder failed (model, rate limit)
-    ├── LlmError                       LLM_ERROR             the chat model failed (labels: judge, generate)
+    ├── LlmError                       LLM_ERROR             the chat model failed (judge, generate)
     └── DimensionMismatchError         DIMENSION_MISMATCH    embedder, collection sizes differ
 
 Exceptions of the libraries underneath (qdrant-client, qdrant-edge, httpx, torch) are translated
 into this tree at three boundaries only: the store (``ragsonde.store``), the embedders
-(``ragsonde.embedders``) and the chat client of the labelling tools (``ragsonde.labels.chat``). Messages say what happened and what to do next, and never carry a secret:
-:func:`mask_secrets` scrubs them.
+(``ragsonde.embedders``) and the chat client of the labelling tools (``ragsonde.labels.chat``).
+Messages say what happened and what to do next, and never carry a secret: :func:`mask_secrets`
+scrubs them.
 """
 
 from __future__ import annotations
