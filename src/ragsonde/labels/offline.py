@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.labels.ict import ICT_METHOD, IctSentence
 from ragsonde.labels.models import BenchmarkEntry
 from ragsonde.labels.sampling import Chunk
 
@@ -242,6 +243,7 @@ OFFLINE_METHODS: dict[str, Callable[[], QueryMaker]] = {
     "gist": GistReducer,
     "mixed": MixedTermSampler,
     "terms": TermSampler,
+    ICT_METHOD: IctSentence,
 }
 
 
