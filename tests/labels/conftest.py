@@ -36,3 +36,27 @@ def api_and_docs(bm25_docs):
 
     with FakeChatAPI() as api:
         yield api, bm25_docs
+
+
+@pytest.fixture(scope="module")
+def scifact_small(tmp_path_factory, scifact_dir, embedder) -> Iterator[tuple[Settings, Store]]:
+    """A real collection of 40 SciFact test abstracts (those of the first test queries, then
+    others), dense and BM25, ingested by ragsonde; ``human.jsonl`` beside the home holds those
+    queries with SciFact's human labels."""
+    from ragsonde.ingest import ingest
+    from ragsonde.ingest.pipeline import IngestOptions
+    from tests.labels.support import scifact_slice
+
+    root = tmp_path_factory.mktemp("scifact_small")
+    data = scifact_slice(scifact_dir, root / "data", docs=40)
+    settings = Settings(home=root / "home", collection="sci")
+    store = open_store(settings)
+    ingest(
+        str(data),
+        settings=settings,
+        store=store,
+        embedder=embedder,
+        options=IngestOptions(sparse=True),
+    )
+    yield settings, store
+    store.close()

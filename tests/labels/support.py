@@ -69,3 +69,50 @@ def fill_sections(
         ]
     store.upsert(name, points)
     return len(points)
+
+
+def scifact_slice(scifact_dir: Any, out: Any, docs: int = 40) -> Any:
+    """A BEIR folder at ``out``: the documents of SciFact's first test queries (up to ``docs``
+    documents, filled up with others), those queries, and ``human.jsonl``, the same queries in
+    ragsonde's benchmark format."""
+    import json
+    from pathlib import Path
+
+    src, out = Path(scifact_dir), Path(out)
+    qrels = [line.split("\t") for line in (src / "qrels" / "test.tsv").read_text().splitlines()[1:]]
+    wanted: dict[str, set[str]] = {}
+    for qid, did, _ in qrels:
+        if len({d for v in wanted.values() for d in v} | {did}) > docs // 2:
+            break
+        wanted.setdefault(qid, set()).add(did)
+    keep = {d for v in wanted.values() for d in v}
+    picked: list[str] = []
+    others: list[str] = []
+    with (src / "corpus.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            (picked if json.loads(line)["_id"] in keep else others).append(line.rstrip("\n"))
+    lines = picked + others[: max(0, docs - len(picked))]
+    (out / "qrels").mkdir(parents=True, exist_ok=True)
+    (out / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    queries = {
+        json.loads(q)["_id"]: json.loads(q)["text"]
+        for q in (src / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    }
+    (out / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": queries[q]}) + "\n" for q in wanted),
+        encoding="utf-8",
+    )
+    (out / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n"
+        + "".join(f"{q}\t{d}\t1\n" for q, ds in wanted.items() for d in sorted(ds)),
+        encoding="utf-8",
+    )
+    (out.parent / "human.jsonl").write_text(
+        "".join(
+            json.dumps({"query_id": q, "query": queries[q], "relevant": dict.fromkeys(ds, 1)})
+            + "\n"
+            for q, ds in wanted.items()
+        ),
+        encoding="utf-8",
+    )
+    return out
