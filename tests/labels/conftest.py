@@ -40,15 +40,15 @@ def api_and_docs(bm25_docs):
 
 @pytest.fixture(scope="module")
 def scifact_small(tmp_path_factory, scifact_dir, embedder) -> Iterator[tuple[Settings, Store]]:
-    """A real collection of 40 SciFact test abstracts (those of the first test queries, then
-    others), dense and BM25, ingested by ragsonde; ``human.jsonl`` beside the home holds those
-    queries with SciFact's human labels."""
+    """A real collection of SciFact test abstracts (those of the first 16 test queries and 20
+    others), dense and BM25, ingested by ragsonde; ``<root>/data`` is that BEIR slice, whose
+    queries and human labels are a human benchmark of the collection."""
     from ragsonde.ingest import ingest
     from ragsonde.ingest.pipeline import IngestOptions
-    from tests.labels.support import scifact_slice
+    from ragsonde.testing import beir_slice
 
     root = tmp_path_factory.mktemp("scifact_small")
-    data = scifact_slice(scifact_dir, root / "data", docs=40)
+    data = beir_slice(scifact_dir, root / "data", 16, 20)
     settings = Settings(home=root / "home", collection="sci")
     store = open_store(settings)
     ingest(

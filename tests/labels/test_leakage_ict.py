@@ -49,11 +49,12 @@ def test_an_ict_query_is_a_whole_sentence_of_a_chunk_with_context_left():
     }
 
 
+@pytest.mark.slow
 def test_ict_removes_each_query_sentence_from_a_copy_and_leaks_less_than_gist(
     scifact_small, tmp_path, embedder
 ):
     settings, store = scifact_small
-    human = settings.home.parent / "human.jsonl"
+    human = settings.home.parent / "data"
     ict = generate(
         tmp_path / "ict.jsonl",
         n=12,
@@ -99,6 +100,7 @@ def test_ict_removes_each_query_sentence_from_a_copy_and_leaks_less_than_gist(
     assert gist.leakage.term_overlap == pytest.approx(1.0)  # every gist word is the chunk's
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["sentence", "gist"])
 def test_the_warning_fires_on_the_sentence_copy_methods(scifact_small, tmp_path, embedder, method):
     settings, store = scifact_small
@@ -116,6 +118,7 @@ def test_the_warning_fires_on_the_sentence_copy_methods(scifact_small, tmp_path,
     assert report.warnings and "favour lexical retrieval" in report.warnings[0]
 
 
+@pytest.mark.slow
 def test_the_temporary_copy_is_deleted_on_exit(scifact_small, embedder):
     _settings, store = scifact_small
     chunks = read_chunks(store, "sci")

@@ -76,7 +76,7 @@ def test_the_local_model_generates_and_judges_end_to_end(scifact_small, tmp_path
     for e in read_entries(out):  # whatever it wrote was read as a question
         assert e.generator == "llm:local:gemma3-270m" and len(e.query.split()) >= 3
     human = tmp_path / "human3.jsonl"
-    write_entries(human, read_entries(settings.home.parent / "human.jsonl")[:3])
+    write_entries(human, read_entries(settings.home.parent / "data")[:3])
     judged = judge(
         human,
         tmp_path / "judged.jsonl",
