@@ -110,12 +110,17 @@ def test_cli_generate(tmp_path):
     report = json.loads(res.stdout)
     assert report["written"] == 6 and report["collection"] == "site"
     assert len(out.read_text().splitlines()) == 6
+    leak = report["leakage"]  # every generated benchmark carries its leakage
+    assert leak["collection"] == "site" and leak["queries"] == 6
+    assert leak["term_overlap"] == 1.0 and leak["bm25_top1"] is None  # no BM25 vectors here
+    assert report["warnings"] and "favour lexical retrieval" in report["warnings"][0]
     assert report["generator"] == "offline:gist"  # the default method
     other = run(
         "generate", "-c", "site", "--n", "4", "--method", "terms", "--out", str(out), env=env
     )
     assert other.returncode == 0, other.stderr
     assert "offline:terms" in other.stdout
+    assert "leakage (generated, 4 queries on site):" in other.stdout
     assert {e.generator for e in read_entries(out)} == {"offline:terms"}
     bad = run("generate", "-c", "missing", "--out", str(out), env=env)
     assert bad.returncode == 1 and "COLLECTION_NOT_FOUND" in bad.stderr
