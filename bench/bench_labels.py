@@ -54,7 +54,7 @@ SYSTEMS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "bm25_tuned": ("bm25t", "sparse", {}),
     "hybrid_rrf": ("base", "hybrid", {"fusion": "rrf"}),
     "hybrid_dbsf": ("base", "hybrid", {"fusion": "dbsf"}),
-    "hybrid_linear": ("base", "hybrid", {"fusion": "linear"}),
+    "hybrid_linear": ("base", "hybrid", {"fusion": "linear", "fusion_weights": (0.7, 0.3)}),
 }
 BM25_SYSTEMS = ("bm25", "bm25_tuned")
 TARGET_TAU = 0.67
@@ -86,6 +86,10 @@ def ensure_variants(store: Any, base: str) -> dict[str, str]:
     return out
 
 
+#: System -> the effective search parameters its evaluations reported (``EvalReport.search``).
+SEARCH_USED: dict[str, dict[str, Any]] = {}
+
+
 def score(ws: Any, dataset: Path, variants: dict[str, str]) -> dict[str, dict[str, float]]:
     """System -> query id -> nDCG@10 under the labels of ``dataset``."""
     from ragsonde.config import Settings
@@ -101,7 +105,9 @@ def score(ws: Any, dataset: Path, variants: dict[str, str]) -> dict[str, dict[st
             embedder=ws.embedder,
             options=EvalOptions(mode=mode, throughput=False, ks=(10,)),
         )
-        pq = rep.model_dump(mode="json")["per_query"]
+        dumped = rep.model_dump(mode="json")
+        SEARCH_USED[name] = {"collection": variants[variant], **dumped["search"]}
+        pq = dumped["per_query"]
         out[name] = {q: float(v["metrics"]["ndcg@10"]) for q, v in pq.items()}
     return out
 
@@ -247,7 +253,7 @@ def main() -> None:
         key=lambda k: (offline[k]["agreement"]["tau"], offline[k]["agreement"]["tau_ci95"][0]),
     )
     human_means = means(human)
-    hq = agreement(human, human, boot=0, seed=0)["order"]
+    hq = sorted(SYSTEMS, key=lambda n: -human_means[n])
     summary = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "quick": args.quick,
