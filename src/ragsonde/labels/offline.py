@@ -19,6 +19,9 @@ simulated queries for known-item topics", SIGIR 2007).
   terms), plus background noise.
 ``terms``: the discriminative model alone: terms drawn by tf-idf weight, so mostly the chunk's
   rarest words (the original ``offline:tfidf-known-item`` generator).
+``ict``: the Inverse Cloze Task (:mod:`.ict`): a sentence of the chunk, verbatim, evaluated on a
+  copy of the collection in which that sentence is removed from the chunk, so it must be found by
+  its context; ``generate`` builds the copy.
 
 How the default was chosen, and what it does not fix. On the ``bench/bench_labels.py --quick``
 slice of SciFact (100 test queries, their documents and 1,000 others) every method gives the same
