@@ -46,12 +46,12 @@ def scifact_chunks(scifact_dir) -> list[Chunk]:
     return _scifact_chunks(scifact_dir, 300)
 
 
-def test_the_default_method_is_the_reworded_sentence_and_the_cli_agrees():
+def test_the_default_method_is_ict_and_the_cli_agrees():
     import inspect
 
     from ragsonde.cli.generate import generate_command
 
-    assert DEFAULT_METHOD == "gist" and OFFLINE_GENERATOR == "offline:gist"
+    assert DEFAULT_METHOD == "ict" and OFFLINE_GENERATOR == "offline:ict"
     assert set(OFFLINE_METHODS) == {"sentence", "gist", "mixed", "terms", "ict"}
     default = inspect.signature(generate_command).parameters["method"].default
     assert default == DEFAULT_METHOD

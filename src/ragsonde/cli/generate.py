@@ -48,9 +48,9 @@ def generate_command(
             help="Offline method: gist (a sentence of the chunk, rarest words dropped first), "
             "sentence (words dropped at random), mixed (popular + discriminative + random "
             "terms), terms (tf-idf terms) or ict (a sentence, removed from its chunk in a copy "
-            "of the collection to evaluate on).",
+            "of the collection to evaluate on; the default).",
         ),
-    ] = "gist",
+    ] = "ict",
     no_judge: Annotated[
         bool, typer.Option("--no-judge", help="With --llm: skip pooling and judging.")
     ] = False,
@@ -76,7 +76,8 @@ def generate_command(
 ) -> None:
     """Generate a benchmark: queries sampled across the collection, each with its source relevant.
 
-    Offline (no LLM, --method): by default a sentence of the chunk with its wording changed.
+    Offline (no LLM, --method): by default ICT, a sentence of the chunk, evaluated on a copy of
+    the collection without it (named in the output).
     With --llm: a question each chunk answers, then pooled and judged (see `ragsonde judge`).
     """
     from ragsonde.labels import generate

@@ -1,7 +1,7 @@
 """Labels without a labelling team: generate a benchmark, judge it with an LLM, measure trust.
 
 - :func:`generate`: queries sampled across a collection's chunks (stratified by document and
-  section): offline (by default a sentence of the chunk with its wording changed), or LLM
+  section): offline (by default ICT: a sentence of the chunk, removed from it in a copy), or LLM
   questions that are then pooled and judged.
 - Every generated benchmark carries its lexical leakage (:mod:`.leakage`); ``--method ict``
   (:mod:`.ict`) is evaluated on a copy of the collection without the query sentences.

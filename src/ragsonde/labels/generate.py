@@ -2,10 +2,11 @@
 
 Chunks are sampled across the collection (:mod:`.sampling`), each becomes one query whose source
 document is relevant, and the file is written in ragsonde's benchmark format with provenance.
-Offline, the query is made from the chunk with no model (:mod:`.offline`: by default a sentence
-of the chunk with its wording changed). With ``llm``, it is a question
-the chunk answers (:mod:`.questions`), and the questions are then pooled over the retrieval modes
-and judged (:mod:`.judge`), so other relevant documents are not counted as misses.
+Offline, the query is made from the chunk with no model (:mod:`.offline`: by default ICT, a
+sentence of the chunk, removed from it in the copy the benchmark is evaluated on). With ``llm``,
+it is a question the chunk answers (:mod:`.questions`), and the questions are then pooled over
+the retrieval modes and judged (:mod:`.judge`), so other relevant documents are not counted as
+misses.
 
 ``--method ict`` (:mod:`.ict`) also writes the copy of the collection the benchmark must be
 evaluated on (its query sentences removed); the report names it (``evaluate_on``). Every run
@@ -60,7 +61,8 @@ def generate(
 ) -> GenerateReport:
     """Write up to ``n`` queries sampled from ``collection`` to ``out``.
 
-    Offline by default, by ``method`` (a name in :data:`~.offline.OFFLINE_METHODS`); with ``llm``
+    Offline by default, by ``method`` (a name in :data:`~.offline.OFFLINE_METHODS`, ignored with
+    ``llm``); with ``llm``
     (``openai:MODEL`` or ``local:NAME_OR_PATH``) the queries are LLM questions (doc2query),
     pooled and judged unless ``judge`` is False. ``usage`` counts every call of the run.
     ``human``: a human benchmark of the same collection whose leakage is measured beside.
@@ -69,8 +71,6 @@ def generate(
     """
     if n < 1:
         raise QueryValidationError("--n must be at least 1.", field="n")
-    if method == ICT_METHOD and llm is not None:
-        raise QueryValidationError("--method ict is an offline method: drop --llm.", field="method")
     started = time.perf_counter()
     usage: Usage | None = None
     judged: JudgeReport | None = None
@@ -92,7 +92,7 @@ def generate(
             entries, usage, judged, generator = _with_llm(
                 sample, out, llm, ws, coll, judge, depth, budget, price, client
             )
-        if method == ICT_METHOD and entries:
+        if llm is None and method == ICT_METHOD and entries:
             evaluate_on = ict_collection or f"{coll}-ict-s{seed}"
             build_ict_copy(ws.store, ws.embedder, coll, evaluate_on, entries)
         measured = measure_leakage(ws, entries, evaluate_on or coll)
