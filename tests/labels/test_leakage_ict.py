@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.labels import generate, read_entries
 from ragsonde.labels.ict import IctSentence, ict_copy, without_sentence
 from ragsonde.labels.leakage import MARGIN, lexical_warning
@@ -82,6 +83,10 @@ def test_ict_removes_each_query_sentence_from_a_copy_and_leaks_less_than_gist(
     (a,) = store.retrieve("sci", [sid], with_vectors=True)
     (b,) = store.retrieve("sci-ict-s3", [sid], with_vectors=True)
     assert float(np.dot(a.vector, b.vector)) < 0.999
+    with pytest.raises(QueryValidationError, match="--ict-collection") as again:
+        generate(tmp_path / "again.jsonl", n=4, seed=3, method="ict", settings=settings,
+                 store=store, embedder=embedder)  # fmt: skip
+    assert again.value.field == "ict_collection"
     # leakage is measured on the copy, and the human benchmark's beside it
     assert ict.leakage is not None and ict.leakage.collection == "sci-ict-s3"
     assert ict.human_leakage is not None and ict.human_leakage.queries >= 5

@@ -94,6 +94,13 @@ def generate(
             )
         if llm is None and method == ICT_METHOD and entries:
             evaluate_on = ict_collection or f"{coll}-ict-s{seed}"
+            if evaluate_on in ws.store.list_collections():
+                raise QueryValidationError(
+                    f"Collection '{evaluate_on}' already exists: --method ict writes its copy of "
+                    f"'{coll}' there and never overwrites one. Name another with "
+                    "--ict-collection, or delete it first.",
+                    field="ict_collection",
+                )
             build_ict_copy(ws.store, ws.embedder, coll, evaluate_on, entries)
         measured = measure_leakage(ws, entries, evaluate_on or coll)
         theirs = measure_leakage(ws, read_entries(human), coll) if human is not None else None
