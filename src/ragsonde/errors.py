@@ -11,12 +11,14 @@ error ``code`` (the table of codes in ``docs/CONTRACT.md``, the contract's copy 
     ├── AuthError                      AUTH_ERROR            Qdrant or embedding API refused the key
     ├── CollectionNotFoundError        COLLECTION_NOT_FOUND  no such collection
     ├── EmbeddingError                 EMBEDDING_ERROR       the embedder failed (model, rate limit)
+    ├── LlmError                       LLM_ERROR             the chat model failed (judge, generate)
     └── DimensionMismatchError         DIMENSION_MISMATCH    embedder, collection sizes differ
 
 Exceptions of the libraries underneath (qdrant-client, qdrant-edge, httpx, torch) are translated
-into this tree at two boundaries only: the store (``ragsonde.store``) and the embedders
-(``ragsonde.embedders``). Messages say what happened and what to do next, and never carry a secret:
-:func:`mask_secrets` scrubs them.
+into this tree at three boundaries only: the store (``ragsonde.store``), the embedders
+(``ragsonde.embedders``) and the chat client of the labelling tools (``ragsonde.labels.chat``).
+Messages say what happened and what to do next, and never carry a secret: :func:`mask_secrets`
+scrubs them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "DimensionMismatchError",
     "EmbeddingError",
     "ErrorCode",
+    "LlmError",
     "QueryValidationError",
     "RagsondeError",
     "RelevanceError",
@@ -49,6 +52,7 @@ class ErrorCode(StrEnum):
     COLLECTION_NOT_FOUND = "COLLECTION_NOT_FOUND"
     EMBEDDING_ERROR = "EMBEDDING_ERROR"
     DIMENSION_MISMATCH = "DIMENSION_MISMATCH"
+    LLM_ERROR = "LLM_ERROR"
 
 
 class RagsondeError(Exception):
@@ -121,6 +125,13 @@ class EmbeddingError(RagsondeError):
     """The embedder failed: model not loadable, rate limit, bad response."""
 
     code = ErrorCode.EMBEDDING_ERROR
+
+
+class LlmError(RagsondeError):
+    """The chat model failed: the endpoint after retries, an answer without text, a local model
+    that cannot start (``ragsonde generate --llm`` / ``ragsonde judge``)."""
+
+    code = ErrorCode.LLM_ERROR
 
 
 class DimensionMismatchError(RagsondeError):

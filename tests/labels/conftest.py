@@ -36,3 +36,27 @@ def api_and_docs(bm25_docs):
 
     with FakeChatAPI() as api:
         yield api, bm25_docs
+
+
+@pytest.fixture(scope="module")
+def scifact_small(tmp_path_factory, scifact_dir, embedder) -> Iterator[tuple[Settings, Store]]:
+    """A real collection of SciFact test abstracts (those of the first 16 test queries and 20
+    others), dense and BM25, ingested by ragsonde; ``<root>/data`` is that BEIR slice, whose
+    queries and human labels are a human benchmark of the collection."""
+    from ragsonde.ingest import ingest
+    from ragsonde.ingest.pipeline import IngestOptions
+    from ragsonde.testing import beir_slice
+
+    root = tmp_path_factory.mktemp("scifact_small")
+    data = beir_slice(scifact_dir, root / "data", 16, 20)
+    settings = Settings(home=root / "home", collection="sci")
+    store = open_store(settings)
+    ingest(
+        str(data),
+        settings=settings,
+        store=store,
+        embedder=embedder,
+        options=IngestOptions(sparse=True),
+    )
+    yield settings, store
+    store.close()

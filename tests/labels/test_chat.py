@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from ragsonde.errors import AuthError, EmbeddingError, QueryValidationError
+from ragsonde.errors import AuthError, ErrorCode, LlmError, QueryValidationError
 from ragsonde.labels.chat import Budget, ChatClient, Price, parse_llm
 from ragsonde.labels.prompts import (
     judge_messages,
@@ -60,17 +60,27 @@ def test_500_is_retried_and_fails_cleanly_when_it_persists():
         c = client(api)
         assert c.complete([{"role": "user", "content": "hi"}])
         api.faults.server_error = 10
-        with pytest.raises(EmbeddingError, match="HTTP 500 after 3 attempts"):
+        with pytest.raises(LlmError, match="HTTP 500 after 3 attempts"):
             client(api, max_retries=2).complete([{"role": "user", "content": "hi"}])
 
 
-def test_malformed_json_is_an_embedding_error_not_a_crash():
+def test_malformed_json_is_an_llm_error_not_a_crash():
     with FakeChatAPI() as api:
         api.faults.malformed = 1
         c = client(api)
-        with pytest.raises(EmbeddingError, match="not JSON"):
+        with pytest.raises(LlmError, match="not JSON") as info:
             c.complete([{"role": "user", "content": "hi"}])
+        assert info.value.code is ErrorCode.LLM_ERROR
         assert c.usage.failed == 1 and c.usage.calls == 1
+
+
+def test_a_refused_connection_is_an_llm_error_with_its_code():
+    with FakeChatAPI() as api:
+        url = api.url
+    c = ChatClient("m", base_url=f"{url}/v1", api_key=None, max_retries=0, sleep=lambda s: None)
+    with pytest.raises(LlmError, match="Cannot reach") as info:
+        c.complete([{"role": "user", "content": "hi"}])
+    assert info.value.code.value == "LLM_ERROR"
 
 
 def test_a_hang_ends_within_the_timeout():
@@ -78,7 +88,7 @@ def test_a_hang_ends_within_the_timeout():
         api.faults.hang = 2
         c = client(api, timeout_s=0.3, max_retries=1)
         t0 = time.perf_counter()
-        with pytest.raises(EmbeddingError, match="timed out"):
+        with pytest.raises(LlmError, match="timed out"):
             c.complete([{"role": "user", "content": "hi"}])
         assert time.perf_counter() - t0 < 3.0
         assert api.completions == 2
@@ -106,7 +116,8 @@ def test_budget_counts_calls_and_dollars():
 
 def test_llm_spec():
     assert parse_llm("openai:llama3.1:8b") == "llama3.1:8b"
-    for bad in ("gpt-4o", "cohere:command", "openai:"):
+    assert parse_llm("local:gemma3-270m") == "gemma3-270m"
+    for bad in ("gpt-4o", "cohere:command", "openai:", "local:"):
         with pytest.raises(QueryValidationError):
             parse_llm(bad)
 

@@ -10,7 +10,7 @@ import pytest
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.evaluate.datasets import load_benchmark
 from ragsonde.labels import BenchmarkEntry, generate, read_entries
-from ragsonde.labels.offline import OFFLINE_GENERATOR
+from ragsonde.labels.offline import generator_name
 from ragsonde.labels.sampling import read_chunks, stratified_sample
 from tests.labels.support import WORDS
 from tests.support import run
@@ -42,13 +42,13 @@ def test_short_chunks_are_not_sampled(sectioned):
 def test_generate_writes_known_item_queries_with_provenance(sectioned, tmp_path):
     settings, store = sectioned
     out = tmp_path / "bench.jsonl"
-    report = generate(out, n=10, seed=7, settings=settings, store=store)
+    report = generate(out, n=10, seed=7, method="gist", settings=settings, store=store)
     assert report.written == 10 and report.documents_sampled == 5
     assert report.sections_sampled == 10 and report.chunks_in_collection == 30
     entries = read_entries(out)
     texts = {c.id: c.text.lower() for c in read_chunks(store, "docs")}
     for e in entries:
-        assert e.generator == OFFLINE_GENERATOR and e.source_chunk in texts
+        assert e.generator == generator_name("gist") and e.source_chunk in texts
         assert e.relevant == {e.source_doc: 3}
         assert e.labels[0].source == "generator" and e.labels[0].chunk_id == e.source_chunk
         words = e.query.split()
@@ -64,9 +64,9 @@ def test_generate_writes_known_item_queries_with_provenance(sectioned, tmp_path)
 def test_same_seed_same_benchmark_other_seed_other_one(sectioned, tmp_path):
     settings, store = sectioned
     a, b, c = (tmp_path / f"{n}.jsonl" for n in "abc")
-    generate(a, n=8, seed=3, settings=settings, store=store)
-    generate(b, n=8, seed=3, settings=settings, store=store)
-    generate(c, n=8, seed=4, settings=settings, store=store)
+    generate(a, n=8, seed=3, method="gist", settings=settings, store=store)
+    generate(b, n=8, seed=3, method="gist", settings=settings, store=store)
+    generate(c, n=8, seed=4, method="gist", settings=settings, store=store)
     assert a.read_text() != ""
     strip = [[(e.query, e.source_chunk) for e in read_entries(p)] for p in (a, b, c)]
     assert strip[0] == strip[1] and strip[0] != strip[2]
@@ -104,18 +104,35 @@ def test_cli_generate(tmp_path):
     out = tmp_path / "gen.jsonl"
     env = {"RAGSONDE_HOME": str(home)}
     res = run(
-        "generate", "-c", "site", "--n", "6", "--seed", "1", "--out", str(out), "--json", env=env
+        "generate",
+        "-c",
+        "site",
+        "--n",
+        "6",
+        "--seed",
+        "1",
+        "--method",
+        "gist",
+        "--out",
+        str(out),
+        "--json",
+        env=env,
     )
     assert res.returncode == 0, res.stderr
     report = json.loads(res.stdout)
     assert report["written"] == 6 and report["collection"] == "site"
     assert len(out.read_text().splitlines()) == 6
-    assert report["generator"] == "offline:gist"  # the default method
+    leak = report["leakage"]  # every generated benchmark carries its leakage
+    assert leak["collection"] == "site" and leak["queries"] == 6
+    assert leak["term_overlap"] == 1.0 and leak["bm25_top1"] is None  # no BM25 vectors here
+    assert report["warnings"] and "favour lexical retrieval" in report["warnings"][0]
+    assert report["generator"] == "offline:gist"
     other = run(
         "generate", "-c", "site", "--n", "4", "--method", "terms", "--out", str(out), env=env
     )
     assert other.returncode == 0, other.stderr
     assert "offline:terms" in other.stdout
+    assert "leakage (generated, 4 queries on site):" in other.stdout
     assert {e.generator for e in read_entries(out)} == {"offline:terms"}
     bad = run("generate", "-c", "missing", "--out", str(out), env=env)
     assert bad.returncode == 1 and "COLLECTION_NOT_FOUND" in bad.stderr

@@ -41,7 +41,7 @@ def opts(**kw) -> JudgeOptions:
 def bench(bm25_docs, tmp_path):
     settings, store = bm25_docs
     path = tmp_path / "gen.jsonl"
-    generate(path, n=5, seed=3, settings=settings, store=store)
+    generate(path, n=5, seed=3, method="gist", settings=settings, store=store)
     return path
 
 

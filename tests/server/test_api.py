@@ -77,6 +77,7 @@ def test_every_error_code_has_its_status():
         "EMBEDDING_ERROR": 502,
         "CONNECTION_ERROR": 503,
         "DIMENSION_MISMATCH": 409,
+        "LLM_ERROR": 502,
     }
 
 

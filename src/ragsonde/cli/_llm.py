@@ -11,7 +11,7 @@ from ragsonde.cli._common import console
 from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
-    from ragsonde.labels import JudgeReport, Usage
+    from ragsonde.labels import JudgeReport, Leakage, Usage
     from ragsonde.labels.chat import Budget, Price
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "MaxCostOpt",
     "PriceOpt",
     "budget_and_price",
+    "leakage_line",
     "render_judge",
     "usage_line",
 ]
@@ -29,7 +30,9 @@ LlmOpt = Annotated[
     str | None,
     typer.Option(
         "--llm",
-        help="openai:MODEL on OPENAI_BASE_URL (OpenAI, Ollama's /v1, vLLM), key OPENAI_API_KEY.",
+        help="openai:MODEL on OPENAI_BASE_URL (OpenAI, Ollama's /v1, vLLM), key OPENAI_API_KEY; "
+        "or local:NAME_OR_PATH, a GGUF model run by llama.cpp on loopback (local:gemma3-270m; "
+        "pip install 'ragsonde[llm-local]').",
     ),
 ]
 MaxCallsOpt = Annotated[
@@ -79,6 +82,19 @@ def usage_line(u: Usage) -> str:
     return (
         f"{u.calls} LLM calls ({u.cached} answers from the cache, {u.failed} failed) · "
         f"{u.prompt_tokens} + {u.completion_tokens} tokens · ${u.cost_usd:.4f}{stop}"
+    )
+
+
+def leakage_line(name: str, lk: Leakage) -> str:
+    """One benchmark's lexical leakage, on one line."""
+    bm25 = (
+        f"BM25 ranks the source first for {lk.bm25_top1:.0%} (MRR {lk.bm25_mrr:.3f})"
+        if lk.bm25_top1 is not None and lk.bm25_mrr is not None
+        else "no BM25 vectors to rank with"
+    )
+    return (
+        f"leakage ({name}, {lk.queries} queries on {lk.collection}): "
+        f"{lk.term_overlap:.0%} of a query's words in its source; {bm25}"
     )
 
 

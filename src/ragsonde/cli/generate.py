@@ -24,6 +24,7 @@ from ragsonde.cli._llm import (
     MaxCostOpt,
     PriceOpt,
     budget_and_price,
+    leakage_line,
     render_judge,
     usage_line,
 )
@@ -46,13 +47,25 @@ def generate_command(
             "--method",
             help="Offline method: gist (a sentence of the chunk, rarest words dropped first), "
             "sentence (words dropped at random), mixed (popular + discriminative + random "
-            "terms) or terms (tf-idf terms).",
+            "terms), terms (tf-idf terms) or ict (a sentence, removed from its chunk in a copy "
+            "of the collection to evaluate on; the default).",
         ),
-    ] = "gist",
+    ] = "ict",
     no_judge: Annotated[
         bool, typer.Option("--no-judge", help="With --llm: skip pooling and judging.")
     ] = False,
     depth: Annotated[int, typer.Option("--depth", help="With --llm: top-k pooled per mode.")] = 10,
+    human: Annotated[
+        Path | None,
+        typer.Option("--human", help="A human benchmark of the collection: its leakage beside."),
+    ] = None,
+    ict_collection: Annotated[
+        str | None,
+        typer.Option(
+            "--ict-collection",
+            help="With --method ict: the copy to write \\[default: COLLECTION-ict-sSEED].",
+        ),
+    ] = None,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
     price_per_1k: PriceOpt = None,
@@ -63,7 +76,8 @@ def generate_command(
 ) -> None:
     """Generate a benchmark: queries sampled across the collection, each with its source relevant.
 
-    Offline (no LLM, --method): by default a sentence of the chunk with its wording changed.
+    Offline (no LLM, --method): by default ICT, a sentence of the chunk, evaluated on a copy of
+    the collection without it (named in the output).
     With --llm: a question each chunk answers, then pooled and judged (see `ragsonde judge`).
     """
     from ragsonde.labels import generate
@@ -83,6 +97,8 @@ def generate_command(
         depth=depth,
         budget=budget,
         price=price,
+        human=human,
+        ict_collection=ict_collection,
     )
     if json_output:
         print_json(report)
@@ -96,3 +112,13 @@ def generate_command(
         f"{report.documents_sampled} of {report.documents_in_collection} documents, "
         f"{report.sections_sampled} sections, {report.chunks_in_collection} chunks read"
     )
+    for name, lk in (("generated", report.leakage), ("human", report.human_leakage)):
+        if lk is not None:
+            console.print(leakage_line(name, lk))
+    if report.evaluate_on:
+        console.print(
+            f"evaluate it on [bold]{report.evaluate_on}[/] (the copy without the query "
+            f"sentences): ragsonde eval {report.out} --collection {report.evaluate_on}"
+        )
+    for w in report.warnings:
+        console.print(f"[yellow]warning[/]: {w}")

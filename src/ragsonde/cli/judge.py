@@ -75,7 +75,9 @@ def judge_command(
     from ragsonde.labels.judge import JudgeOptions, judge
 
     if llm is None:
-        raise QueryValidationError("judge needs --llm openai:MODEL.", field="llm")
+        raise QueryValidationError(
+            "judge needs --llm openai:MODEL or --llm local:NAME_OR_PATH.", field="llm"
+        )
     from pydantic import TypeAdapter, ValidationError
 
     from ragsonde.labels import LabelSource

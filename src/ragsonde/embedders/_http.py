@@ -3,7 +3,9 @@
 Retries (429 and 5xx answers, timeouts) follow the one policy in :mod:`ragsonde.retry`, within
 one overall deadline per embed call (``RAGSONDE_EMBED_DEADLINE_S``), so a hung API holds a
 caller for about that long, never attempts x timeout. 401/403 → :class:`AuthError`; other 4xx,
-5xx after retries, timeouts, refused connections and malformed bodies → :class:`EmbeddingError`.
+5xx after retries, timeouts, refused connections and malformed bodies → :class:`EmbeddingError`
+(or the ``failure`` type a caller names: the chat client of the labelling tools says
+:class:`~ragsonde.errors.LlmError`).
 httpx exceptions never escape this module. Messages quote the API's own error text and never
 carry the key.
 """
@@ -16,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from ragsonde.errors import AuthError, EmbeddingError, mask_secrets
+from ragsonde.errors import AuthError, EmbeddingError, RagsondeError, mask_secrets
 from ragsonde.retry import (
     RetriesExhausted,
     RetryPolicy,
@@ -63,8 +65,11 @@ class JsonPoster:
         key_hint: str,
         deadline_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
+        failure: type[RagsondeError] = EmbeddingError,
     ) -> None:
         self.api = api
+        #: What a failed call raises (every failure but a refused key, which is AuthError).
+        self.failure = failure
         self.base_url = base_url.rstrip("/")
         self._secret = secret
         self._timeout_s = timeout_s
@@ -112,19 +117,19 @@ class JsonPoster:
             if isinstance(last, httpx.Response) and not e.deadline_hit:
                 return self._decode(last, attempts=e.attempts)
             if isinstance(last, httpx.Response):
-                raise EmbeddingError(
+                raise self.failure(
                     f"{self.api} answered HTTP {last.status_code} and did not recover within "
                     f"the {self.deadline_s:g} s deadline ({e.attempts} attempts): "
                     f"{self._clean(_api_message(last))}. Try again later, or raise "
                     "RAGSONDE_EMBED_DEADLINE_S."
                 ) from e
-            raise EmbeddingError(
+            raise self.failure(
                 f"{self.api} at {self._clean(self.base_url)} timed out after {e.attempts} "
                 f"attempts in {e.elapsed_s:.1f} s (deadline {self.deadline_s:g} s). Try again "
                 "later, or raise RAGSONDE_EMBED_TIMEOUT_S / RAGSONDE_EMBED_DEADLINE_S."
             ) from e
         except httpx.HTTPError as e:
-            raise EmbeddingError(
+            raise self.failure(
                 f"Cannot reach {self.api} at {self._clean(self.base_url)}: "
                 f"{self._clean(str(e)) or type(e).__name__}. Check the base URL and network."
             ) from e
@@ -139,13 +144,13 @@ class JsonPoster:
             )
         if status >= 400:
             tail = f" after {attempts} attempts" if status in RETRY_STATUSES else ""
-            raise EmbeddingError(
+            raise self.failure(
                 f"{self.api} answered HTTP {status}{tail}: {self._clean(_api_message(response))}"
             )
         try:
             return response.json()
         except ValueError as e:
-            raise EmbeddingError(
+            raise self.failure(
                 f"{self.api} sent a body that is not JSON (HTTP {status}): "
                 f"{self._clean(response.text[:120])!r}"
             ) from e

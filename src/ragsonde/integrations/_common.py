@@ -11,6 +11,7 @@ from ragsonde.errors import (
     DimensionMismatchError,
     EmbeddingError,
     ErrorCode,
+    LlmError,
     QueryValidationError,
     RagsondeError,
     StoreConnectionError,
@@ -30,6 +31,7 @@ _ERRORS: dict[ErrorCode, type[RagsondeError]] = {
         CollectionNotFoundError,
         EmbeddingError,
         DimensionMismatchError,
+        LlmError,
     )
 }
 

@@ -1,8 +1,12 @@
 """Labels without a labelling team: generate a benchmark, judge it with an LLM, measure trust.
 
 - :func:`generate`: queries sampled across a collection's chunks (stratified by document and
-  section): offline (by default a sentence of the chunk with its wording changed), or LLM
+  section): offline (by default ICT: a sentence of the chunk, removed from it in a copy), or LLM
   questions that are then pooled and judged.
+- Every generated benchmark carries its lexical leakage (:mod:`.leakage`); ``--method ict``
+  (:mod:`.ict`) is evaluated on a copy of the collection without the query sentences.
+- ``--llm local:NAME`` runs a GGUF model through llama.cpp's own server on loopback
+  (:mod:`.local`), its sha256 checked, through the same client as any OpenAI-compatible API.
 - :func:`judge`: an LLM grades each query's pooled, unjudged hits 0–3 (UMBRELA-style prompt),
   cached, counted and within a budget; :func:`agreement` gives Cohen's kappa against humans.
 - Every label carries its provenance (:class:`Label`): human, generator or LLM, who, when.
@@ -21,6 +25,7 @@ from ragsonde.labels.models import (
     JudgeReport,
     Label,
     LabelSource,
+    Leakage,
     Usage,
 )
 
@@ -33,6 +38,7 @@ __all__ = [
     "JudgeReport",
     "Label",
     "LabelSource",
+    "Leakage",
     "Price",
     "Usage",
     "agreement",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ragsonde.errors import EmbeddingError
+from ragsonde.errors import LlmError
 from ragsonde.labels.cache import LlmCache
 from ragsonde.labels.chat import ChatClient
 
@@ -51,7 +51,7 @@ class CachedAsker:
             return None
         try:
             answer = self.client.complete(messages, max_tokens=max_tokens)
-        except EmbeddingError as e:
+        except LlmError as e:
             self._failed(str(e))
             return None
         if not accept(answer):

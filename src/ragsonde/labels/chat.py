@@ -1,26 +1,32 @@
 """An OpenAI-compatible chat-completions client with token, cost and budget accounting.
 
 ``openai:MODEL`` against ``openai_base_url`` (OpenAI, Ollama's ``/v1``, vLLM, …), the key from
-``OPENAI_API_KEY``. HTTP, retries (429 with Retry-After, 5xx, timeouts) and error translation are
-:class:`ragsonde.embedders._http.JsonPoster`'s; this module adds the chat body, reading the
-answer, and the :class:`~.models.Usage` of the run. A :class:`Budget` is checked before each call,
-so a run stops cleanly between calls, never in the middle of one.
+``OPENAI_API_KEY``; ``local:NAME_OR_PATH`` against llama.cpp's own server started on loopback for
+a local GGUF model (:mod:`.local`), through the very same client. HTTP, retries (429 with
+Retry-After, 5xx, timeouts) and error translation are
+:class:`ragsonde.embedders._http.JsonPoster`'s, told to raise :class:`~ragsonde.errors.LlmError`
+(LLM_ERROR): this client is the boundary where chat failures get their type. This module adds the
+chat body, reading the answer, and the :class:`~.models.Usage` of the run. A :class:`Budget` is
+checked before each call, so a run stops cleanly between calls, never in the middle of one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.config import Settings
 from ragsonde.embedders._http import JsonPoster
-from ragsonde.errors import EmbeddingError, QueryValidationError
+from ragsonde.errors import LlmError, QueryValidationError
 from ragsonde.labels.models import Usage
 
-__all__ = ["PRICES_PER_1K", "Budget", "ChatClient", "Price", "parse_llm"]
+if TYPE_CHECKING:
+    from ragsonde.labels.local import LocalServer, ModelFile, PromptStyle
+
+__all__ = ["PRICES_PER_1K", "PROVIDERS", "Budget", "ChatClient", "Price", "parse_llm"]
 
 _API = "OpenAI-compatible chat API"
 
@@ -53,13 +59,19 @@ class Budget(BaseModel):
     max_cost: float | None = Field(default=None, ge=0)
 
 
+#: ``--llm`` providers: an OpenAI-compatible endpoint, or a local GGUF model on loopback.
+PROVIDERS = ("openai", "local")
+
+
 def parse_llm(spec: str) -> str:
-    """``openai:MODEL`` -> ``MODEL``; anything else is a VALIDATION_ERROR."""
+    """``openai:MODEL`` or ``local:NAME_OR_PATH`` -> the part after the colon; anything else is
+    a VALIDATION_ERROR."""
     provider, _, model = spec.partition(":")
-    if provider != "openai" or not model:
+    if provider not in PROVIDERS or not model:
         raise QueryValidationError(
             f"--llm must look like 'openai:MODEL' (any OpenAI-compatible endpoint, set with "
-            f"OPENAI_BASE_URL), not '{spec}'.",
+            f"OPENAI_BASE_URL) or 'local:NAME_OR_PATH' (a GGUF model run by llama.cpp on "
+            f"loopback), not '{spec}'.",
             field="llm",
         )
     return model
@@ -99,12 +111,20 @@ class ChatClient:
         price: Price | None = None,
         budget: Budget | None = None,
         sleep: Callable[[float], None] | None = None,
+        name: str | None = None,
+        style: PromptStyle = "instruct",
+        server: LocalServer | None = None,
     ) -> None:
         self.model = model
-        self.name = f"openai:{model}"
+        self.name = name or f"openai:{model}"
+        #: How prompts are written for this model (:mod:`.prompts`): a base model gets examples.
+        self.style: PromptStyle = style
         self.price = price or PRICES_PER_1K.get(model, Price(0.0, 0.0))
         self.budget = budget or Budget()
         self.usage = Usage()
+        #: The local model's file (path, sha256, origin) when ``--llm local:``; else None.
+        self.model_file: ModelFile | None = server.model if server is not None else None
+        self._server = server
         extra: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
         self._poster = JsonPoster(
             _API,
@@ -114,6 +134,8 @@ class ChatClient:
             timeout_s=timeout_s,
             max_retries=max_retries,
             key_hint="OPENAI_API_KEY",
+            deadline_s=max(30.0, timeout_s),
+            failure=LlmError,
             **extra,
         )
 
@@ -127,9 +149,12 @@ class ChatClient:
         price: Price | None = None,
         timeout_s: float | None = None,
     ) -> ChatClient:
+        model = parse_llm(spec)
+        if spec.startswith("local:"):
+            return cls.local(model, settings, budget=budget, timeout_s=timeout_s)
         key = settings.openai_api_key
         return cls(
-            parse_llm(spec),
+            model,
             base_url=settings.openai_base_url,
             api_key=key.get_secret_value() if key is not None else None,
             timeout_s=timeout_s or max(settings.embed_timeout_s, 60.0),
@@ -137,6 +162,37 @@ class ChatClient:
             price=price,
             budget=budget,
         )
+
+    @classmethod
+    def local(
+        cls,
+        model: str,
+        settings: Settings,
+        *,
+        budget: Budget | None = None,
+        timeout_s: float | None = None,
+    ) -> ChatClient:
+        """``local:NAME_OR_PATH``: the model's sha256 checked, llama.cpp's server started on
+        loopback, and this client pointed at it; :meth:`close` stops the server."""
+        from ragsonde.labels.local import LocalServer, resolve_model
+
+        server = LocalServer(resolve_model(model, settings.home / "models"))
+        try:
+            return cls(
+                server.model.name,
+                base_url=f"{server.url}/v1",
+                api_key=None,
+                timeout_s=timeout_s or 300.0,  # a CPU model writes ~30-80 tokens a second
+                max_retries=1,
+                price=Price(0.0, 0.0),
+                budget=budget,
+                name=f"local:{server.model.name}",
+                style=server.model.style,
+                server=server,
+            )
+        except BaseException:
+            server.close()
+            raise
 
     def can_call(self) -> bool:
         """Whether the budget allows one more call."""
@@ -146,8 +202,8 @@ class ChatClient:
         return b.max_cost is None or u.cost_usd < b.max_cost
 
     def complete(self, messages: Sequence[dict[str, str]], *, max_tokens: int = 256) -> str:
-        """The assistant's answer to ``messages`` (temperature 0). Raises EmbeddingError when
-        the API fails after retries or its answer has no text; AuthError for a refused key."""
+        """The assistant's answer to ``messages`` (temperature 0). Raises LlmError when the API
+        fails after retries or its answer has no text; AuthError for a refused key."""
         body = {
             "model": self.model,
             "messages": list(messages),
@@ -158,12 +214,12 @@ class ChatClient:
         try:
             data = self._poster.post("/chat/completions", body)
             answer = _Completion.model_validate(data)
-        except EmbeddingError:
+        except LlmError:
             self.usage.failed += 1
             raise
         except ValueError as e:  # pydantic's ValidationError is a ValueError
             self.usage.failed += 1
-            raise EmbeddingError(
+            raise LlmError(
                 f"{_API} at {self._poster.base_url} answered without a chat completion "
                 f"(no choices[0].message): {str(e)[:160]}"
             ) from e
@@ -175,8 +231,11 @@ class ChatClient:
         text = answer.choices[0].message.content
         if not text or not text.strip():
             self.usage.failed += 1
-            raise EmbeddingError(f"{_API} answered with an empty message (model {self.model}).")
+            raise LlmError(f"{_API} answered with an empty message (model {self.model}).")
         return text
 
     def close(self) -> None:
         self._poster.close()
+        if self._server is not None:
+            self._server.close()
+            self._server = None

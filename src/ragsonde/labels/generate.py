@@ -2,10 +2,17 @@
 
 Chunks are sampled across the collection (:mod:`.sampling`), each becomes one query whose source
 document is relevant, and the file is written in ragsonde's benchmark format with provenance.
-Offline, the query is made from the chunk with no model (:mod:`.offline`: by default a sentence
-of the chunk with its wording changed). With ``llm``, it is a question
-the chunk answers (:mod:`.questions`), and the questions are then pooled over the retrieval modes
-and judged (:mod:`.judge`), so other relevant documents are not counted as misses.
+Offline, the query is made from the chunk with no model (:mod:`.offline`: by default ICT, a
+sentence of the chunk, removed from it in the copy the benchmark is evaluated on). With ``llm``,
+it is a question the chunk answers (:mod:`.questions`), and the questions are then pooled over
+the retrieval modes and judged (:mod:`.judge`), so other relevant documents are not counted as
+misses.
+
+``--method ict`` (:mod:`.ict`) also writes the copy of the collection the benchmark must be
+evaluated on (its query sentences removed); the report names it (``evaluate_on``). Every run
+measures the benchmark's lexical leakage (:mod:`.leakage`) on the collection it is evaluated on,
+beside a human benchmark's when one is given, and warns when it favours lexical retrieval. The
+store and the embedder come from one :class:`~ragsonde.workspace.Workspace`.
 """
 
 from __future__ import annotations
@@ -14,19 +21,22 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragsonde.config import Settings, load_settings
+from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.errors import QueryValidationError
-from ragsonde.labels.benchfile import write_entries
+from ragsonde.labels.benchfile import read_entries, write_entries
+from ragsonde.labels.ict import ICT_METHOD, build_ict_copy
+from ragsonde.labels.leakage import Leakage, bm25_ranks, leakage, lexical_warning
 from ragsonde.labels.models import BenchmarkEntry, GenerateReport, JudgeReport, Usage
 from ragsonde.labels.offline import DEFAULT_METHOD, generate_offline, generator_name
 from ragsonde.labels.sampling import Chunk, read_chunks, stratified_sample
-from ragsonde.store import Store, open_store
+from ragsonde.store import Store
+from ragsonde.workspace import Workspace, using
 
 if TYPE_CHECKING:
     from ragsonde.labels.chat import Budget, ChatClient, Price
 
-__all__ = ["generate"]
+__all__ = ["generate", "measure_leakage"]
 
 
 def generate(
@@ -35,6 +45,7 @@ def generate(
     collection: str | None = None,
     n: int = 200,
     seed: int = 0,
+    workspace: Workspace | None = None,
     settings: Settings | None = None,
     store: Store | None = None,
     llm: str | None = None,
@@ -45,24 +56,29 @@ def generate(
     price: Price | None = None,
     embedder: Embedder | None = None,
     client: ChatClient | None = None,
+    human: Path | None = None,
+    ict_collection: str | None = None,
 ) -> GenerateReport:
     """Write up to ``n`` queries sampled from ``collection`` to ``out``.
 
-    Offline by default, by ``method`` (a name in :data:`~.offline.OFFLINE_METHODS`); with ``llm``
-    (``openai:MODEL``) the queries are LLM questions, pooled and judged unless ``judge`` is
-    False. ``usage`` counts every call of the run.
+    Offline by default, by ``method`` (a name in :data:`~.offline.OFFLINE_METHODS`, ignored with
+    ``llm``); with ``llm``
+    (``openai:MODEL`` or ``local:NAME_OR_PATH``) the queries are LLM questions (doc2query),
+    pooled and judged unless ``judge`` is False. ``usage`` counts every call of the run.
+    ``human``: a human benchmark of the same collection whose leakage is measured beside.
+    ``ict_collection``: the name of the copy ``method="ict"`` writes (default
+    ``<collection>-ict-s<seed>``).
     """
     if n < 1:
         raise QueryValidationError("--n must be at least 1.", field="n")
     started = time.perf_counter()
-    cfg = settings or load_settings()
-    coll = collection or cfg.collection
-    own = store is None
-    st = store if store is not None else open_store(cfg)
     usage: Usage | None = None
     judged: JudgeReport | None = None
-    try:
-        chunks = read_chunks(st, coll)
+    evaluate_on: str | None = None
+    with using(workspace, settings, store=store, embedder=embedder) as ws:
+        cfg = ws.settings
+        coll = collection or cfg.collection
+        chunks = read_chunks(ws.store, coll)
         sample = stratified_sample(chunks, n, seed)
         if not sample:
             raise QueryValidationError(
@@ -73,14 +89,23 @@ def generate(
             entries = generate_offline(chunks, sample, seed=seed, method=method)
             generator = generator_name(method)
         else:
-            entries, usage, judged = _with_llm(
-                sample, out, llm, cfg, st, coll, judge, depth, budget, price, embedder, client
+            entries, usage, judged, generator = _with_llm(
+                sample, out, llm, ws, coll, judge, depth, budget, price, client
             )
-            generator = f"llm:openai:{llm.partition(':')[2]}"
-    finally:
-        if own:
-            st.close()
+        if llm is None and method == ICT_METHOD and entries:
+            evaluate_on = ict_collection or f"{coll}-ict-s{seed}"
+            if evaluate_on in ws.store.list_collections():
+                raise QueryValidationError(
+                    f"Collection '{evaluate_on}' already exists: --method ict writes its copy of "
+                    f"'{coll}' there and never overwrites one. Name another with "
+                    "--ict-collection, or delete it first.",
+                    field="ict_collection",
+                )
+            build_ict_copy(ws.store, ws.embedder, coll, evaluate_on, entries)
+        measured = measure_leakage(ws, entries, evaluate_on or coll)
+        theirs = measure_leakage(ws, read_entries(human), coll) if human is not None else None
     write_entries(out, entries)
+    warning = lexical_warning(measured, theirs)
     return GenerateReport(
         collection=coll,
         generator=generator,
@@ -94,24 +119,38 @@ def generate(
         out=str(out),
         usage=usage,
         judged=judged,
+        evaluate_on=evaluate_on,
+        leakage=measured,
+        human_leakage=theirs,
+        warnings=[warning] if warning else [],
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def measure_leakage(
+    workspace: Workspace, entries: list[BenchmarkEntry], collection: str, depth: int = 100
+) -> Leakage:
+    """``entries``' lexical leakage on ``collection`` (:mod:`.leakage`), through the workspace."""
+    from ragsonde.retriever import Retriever
+
+    chunks: list[Chunk] = read_chunks(workspace.store, collection)
+    retriever = Retriever(workspace=workspace)
+    ranks = bm25_ranks(retriever, collection, entries, depth)
+    return leakage(entries, chunks, collection, bm25_ranks=ranks, depth=depth)
 
 
 def _with_llm(
     sample: list[Chunk],
     out: Path,
     llm: str,
-    cfg: Settings,
-    store: Store,
+    ws: Workspace,
     collection: str,
     judge: bool,
     depth: int,
     budget: Budget | None,
     price: Price | None,
-    embedder: Embedder | None,
     client: ChatClient | None,
-) -> tuple[list[BenchmarkEntry], Usage, JudgeReport | None]:
+) -> tuple[list[BenchmarkEntry], Usage, JudgeReport | None, str]:
     from ragsonde.labels.asker import CachedAsker
     from ragsonde.labels.cache import LlmCache
     from ragsonde.labels.chat import ChatClient
@@ -119,17 +158,16 @@ def _with_llm(
     from ragsonde.labels.questions import generate_questions
     from ragsonde.retriever import Retriever
 
-    chat = client or ChatClient.from_settings(llm, cfg, budget=budget, price=price)
+    chat = client or ChatClient.from_settings(llm, ws.settings, budget=budget, price=price)
     try:
-        with LlmCache(cfg.home) as cache:
+        with LlmCache(ws.settings.home) as cache:
             asker = CachedAsker(chat, cache)
             entries = generate_questions(sample, asker)
             report = None
             if judge and entries and asker.stopped is None:
-                retriever = Retriever(cfg, store=store, embedder=embedder)
                 entries, report = judge_entries(
                     entries,
-                    retriever=retriever,
+                    retriever=Retriever(workspace=ws),
                     collection=collection,
                     client=chat,
                     cache=cache,
@@ -137,7 +175,7 @@ def _with_llm(
                     name=str(out),
                     out=out,
                 )
-        return entries, chat.usage.model_copy(), report
+        return entries, chat.usage.model_copy(), report, f"llm:{chat.name}"
     finally:
         if client is None:
             chat.close()

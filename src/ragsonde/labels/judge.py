@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragsonde.config import Settings, load_settings
+from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.labels.agreement import agreement as kappa
 from ragsonde.labels.asker import CachedAsker
@@ -27,9 +27,10 @@ from ragsonde.labels.cache import LlmCache
 from ragsonde.labels.chat import Budget, ChatClient, Price
 from ragsonde.labels.models import BenchmarkEntry, JudgeReport, Label, LabelSource
 from ragsonde.labels.pool import PooledHit, modes_for, pool
-from ragsonde.labels.prompts import JUDGE_VERSION, judge_messages, parse_grade
+from ragsonde.labels.prompts import JUDGE_VERSIONS, judge_messages, parse_grade
 from ragsonde.retriever import Retriever
-from ragsonde.store import Store, open_store
+from ragsonde.store import Store
+from ragsonde.workspace import Workspace, using
 
 __all__ = ["JudgeOptions", "judge", "judge_entries"]
 
@@ -54,15 +55,16 @@ class JudgeOptions:
 
 def _grade(asker: CachedAsker, query: str, hit: PooledHit, model: str) -> Label | None:
     """The LLM's grade of ``hit`` for ``query`` (cached); None when not to be had."""
-    key = LlmCache.key(JUDGE_VERSION, query, hit.content_hash)
+    style = asker.client.style
+    key = LlmCache.key(JUDGE_VERSIONS[style], query, hit.content_hash)
     got = asker.ask(
         "judge",
         key,
-        judge_messages(query, hit.text),
-        max_tokens=32,
-        accept=lambda a: parse_grade(a) is not None,
+        judge_messages(query, hit.text, style),
+        max_tokens=32 if style == "instruct" else 3,
+        accept=lambda a: parse_grade(a, style) is not None,
     )
-    grade = None if got is None else parse_grade(got[0])
+    grade = None if got is None else parse_grade(got[0], style)
     if got is None or grade is None:
         return None
     return Label(
@@ -150,37 +152,40 @@ def judge(
     *,
     options: JudgeOptions,
     collection: str | None = None,
+    workspace: Workspace | None = None,
     settings: Settings | None = None,
     store: Store | None = None,
     embedder: Embedder | None = None,
     client: ChatClient | None = None,
 ) -> JudgeReport:
-    """Judge ``benchmark``'s pooled hits on ``collection`` with ``options.llm``; write ``out``."""
-    cfg = settings or load_settings()
-    coll = collection or cfg.collection
+    """Judge ``benchmark``'s pooled hits on ``collection`` with ``options.llm``; write ``out``.
+
+    The store and embedder are ``workspace``'s, or those of one built from ``settings``,
+    ``store`` and ``embedder`` (:func:`ragsonde.workspace.using`)."""
     entries = read_entries(benchmark)
-    chat = client or ChatClient.from_settings(
-        options.llm, cfg, budget=options.budget, price=options.price, timeout_s=options.timeout_s
-    )
-    own_store = store is None
-    st = store if store is not None else open_store(cfg)
-    try:
-        with LlmCache(cfg.home) as cache:
-            retriever = Retriever(cfg, store=st, embedder=embedder)
-            result, report = judge_entries(
-                entries,
-                retriever=retriever,
-                collection=coll,
-                client=chat,
-                cache=cache,
-                options=options,
-                name=str(benchmark),
-                out=out,
-            )
-        write_entries(out, result)
-        return report
-    finally:
-        if client is None:
-            chat.close()
-        if own_store:
-            st.close()
+    with using(workspace, settings, store=store, embedder=embedder) as ws:
+        coll = collection or ws.settings.collection
+        chat = client or ChatClient.from_settings(
+            options.llm,
+            ws.settings,
+            budget=options.budget,
+            price=options.price,
+            timeout_s=options.timeout_s,
+        )
+        try:
+            with LlmCache(ws.settings.home) as cache:
+                result, report = judge_entries(
+                    entries,
+                    retriever=Retriever(workspace=ws),
+                    collection=coll,
+                    client=chat,
+                    cache=cache,
+                    options=options,
+                    name=str(benchmark),
+                    out=out,
+                )
+        finally:
+            if client is None:
+                chat.close()
+    write_entries(out, result)
+    return report

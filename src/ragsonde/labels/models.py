@@ -20,6 +20,7 @@ __all__ = [
     "JudgeReport",
     "Label",
     "LabelSource",
+    "Leakage",
     "Usage",
 ]
 
@@ -128,6 +129,19 @@ class Usage(BaseModel):
         self.stopped_by_budget = self.stopped_by_budget or other.stopped_by_budget
 
 
+class Leakage(BaseModel):
+    """A benchmark's lexical leakage on one collection (:mod:`ragsonde.labels.leakage`)."""
+
+    collection: str
+    queries: int
+    term_overlap: float
+    bm25_top1: float | None = None
+    bm25_mrr: float | None = None
+    bm25_median_rank: float | None = None
+    """Median rank of the first relevant document (``depth + 1`` when not in the top ``depth``)."""
+    depth: int = 100
+
+
 class GenerateReport(BaseModel):
     """What ``generate`` did."""
 
@@ -143,6 +157,15 @@ class GenerateReport(BaseModel):
     out: str
     usage: Usage | None = None
     judged: JudgeReport | None = None
+    evaluate_on: str | None = None
+    """The collection the benchmark must be evaluated on when not the source (``--method ict``:
+    the copy without the query sentences)."""
+    leakage: Leakage | None = None
+    """The benchmark's lexical leakage on the collection it is evaluated on."""
+    human_leakage: Leakage | None = None
+    """The same statistics for the human benchmark given with ``--human``."""
+    warnings: list[str] = Field(default_factory=list)
+    """E.g. that the labels favour lexical retrieval (:func:`~.leakage.lexical_warning`)."""
     seconds: float = 0.0
 
 

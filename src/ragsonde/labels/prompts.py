@@ -6,6 +6,13 @@ Reproduction of the) Bing RELevance Assessor"), itself after Thomas et al. (2023
 relevance scale spelled out, a decomposed instruction (the query's intent, how well the passage
 matches it, how trustworthy it is, then an overall grade), and the answer as one final number in a
 fixed format, with no reasoning written out, so it is cheap and can be parsed.
+
+A base model (a local GGUF that was never instruction-tuned, :mod:`.local`) does not follow such
+instructions; it continues text. For it (``style="fewshot"``) the question prompt is InPars'
+(Bonifacio et al., 2022): examples of a document and a query written for it, then the chunk and
+an open ``Relevant Query:`` for the model to complete (doc2query by a language model). The judge
+prompt is the same idea: two judged examples, then ``Relevant:`` to complete with yes or no, read
+as grade 2 or 0 (relevant or not at the threshold UMBRELA binarises at).
 """
 
 from __future__ import annotations
@@ -14,7 +21,9 @@ import re
 
 __all__ = [
     "JUDGE_VERSION",
+    "JUDGE_VERSIONS",
     "QUESTION_VERSION",
+    "QUESTION_VERSIONS",
     "judge_messages",
     "longest_copied_run",
     "parse_grade",
@@ -24,6 +33,9 @@ __all__ = [
 
 JUDGE_VERSION = "umbrela-v1"
 QUESTION_VERSION = "question-v1"
+#: Prompt version per style: part of the cache key, so a base model's answers stay apart.
+JUDGE_VERSIONS = {"instruct": JUDGE_VERSION, "fewshot": "fewshot-yn-v1"}
+QUESTION_VERSIONS = {"instruct": QUESTION_VERSION, "fewshot": "inpars-v1"}
 
 _JUDGE = """You are a search quality rater judging how relevant a passage is to a search query.
 Give the passage an integer grade from 0 to 3:
@@ -55,20 +67,53 @@ Write one question that a user of this collection might ask and that this passag
 Use your own words: do not copy phrases of four or more words from the passage, and do not refer \
 to "the passage" or "the text". Answer with the question only, on one line."""
 
+_INPARS = """Example 1:
+Document: We don't know a lot about the effects of caffeine during pregnancy on you and your \
+baby. So it's best to limit the amount you get each day.
+Relevant Query: Is caffeine safe during pregnancy?
+
+Example 2:
+Document: Vitamin D deficiency was associated with a higher risk of hip fracture in older women \
+followed for ten years.
+Relevant Query: low vitamin D increases hip fracture risk in elderly women
+
+Example 3:
+Document: {passage}
+Relevant Query:"""
+
+_JUDGE_FEWSHOT = """Query: Is caffeine safe during pregnancy?
+Document: We don't know a lot about the effects of caffeine during pregnancy on you and your baby.
+Relevant: yes
+
+Query: low vitamin D increases hip fracture risk
+Document: Mitochondrial DNA copy number is associated with cancer risk in smokers.
+Relevant: no
+
+Query: {query}
+Document: {passage}
+Relevant:"""
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
 _FINAL = re.compile(r"final\s*score\s*[:=]?\s*\**\s*([0-3])\b", re.IGNORECASE)
 _ALONE = re.compile(r"^\s*\**\s*([0-3])\s*\**\s*$")
 
 
-def judge_messages(query: str, passage: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": _JUDGE.format(query=query, passage=passage)}]
+def judge_messages(query: str, passage: str, style: str = "instruct") -> list[dict[str, str]]:
+    template = _JUDGE_FEWSHOT if style == "fewshot" else _JUDGE
+    return [{"role": "user", "content": template.format(query=query, passage=passage)}]
 
 
-def question_messages(passage: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": _QUESTION.format(passage=passage)}]
+def question_messages(passage: str, style: str = "instruct") -> list[dict[str, str]]:
+    template = _INPARS if style == "fewshot" else _QUESTION
+    return [{"role": "user", "content": template.format(passage=passage)}]
 
 
-def parse_grade(answer: str) -> int | None:
-    """The grade in ``##final score: N`` (or an answer that is only the digit); else None."""
+def parse_grade(answer: str, style: str = "instruct") -> int | None:
+    """The grade in ``##final score: N`` (or an answer that is only the digit); else None.
+    ``fewshot``: a leading yes (grade 2) or no (grade 0)."""
+    if style == "fewshot":
+        yn = _YES_NO.match(answer)
+        return None if yn is None else (2 if yn.group(1).lower() == "yes" else 0)
     found = _FINAL.findall(answer)
     if found:
         return int(found[-1])

@@ -16,7 +16,7 @@ from ragsonde.labels.asker import CachedAsker
 from ragsonde.labels.cache import LlmCache, text_hash
 from ragsonde.labels.models import BenchmarkEntry
 from ragsonde.labels.prompts import (
-    QUESTION_VERSION,
+    QUESTION_VERSIONS,
     longest_copied_run,
     parse_question,
     question_messages,
@@ -40,13 +40,14 @@ def generate_questions(sample: Sequence[Chunk], asker: CachedAsker) -> list[Benc
     """One question per sampled chunk, while the budget lasts and calls do not keep failing."""
     out: list[BenchmarkEntry] = []
     model = asker.client.name
+    style = asker.client.style
     for n, c in enumerate(sample):
         accept = _usable(c)
         got = asker.ask(
             "question",
-            LlmCache.key(QUESTION_VERSION, text_hash(c.text)),
-            question_messages(c.text),
-            max_tokens=96,
+            LlmCache.key(QUESTION_VERSIONS[style], text_hash(c.text)),
+            question_messages(c.text, style),
+            max_tokens=96 if style == "instruct" else 40,
             accept=accept,
         )
         question = None if got is None else parse_question(got[0])

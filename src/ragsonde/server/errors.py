@@ -43,6 +43,7 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.EMBEDDING_ERROR: 502,
     ErrorCode.CONNECTION_ERROR: 503,
     ErrorCode.DIMENSION_MISMATCH: 409,
+    ErrorCode.LLM_ERROR: 502,
 }
 
 
