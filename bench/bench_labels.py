@@ -477,7 +477,8 @@ def labels_section(d: dict[str, Any]) -> list[str]:
         "",
         f"Default offline method `{d['default_method']}`; the best here (tau, then top-1, "
         f"then BM25 not first): `{d['best_offline']}`. Target (tau ≥ {d['target_tau']} over "
-        "eight systems and BM25 not first): {'**met**' if met else '**missed**' if met is not None else 'n/a'}.",
+        "eight systems and BM25 not first): "
+        f"{'**met**' if met else '**missed**' if met is not None else 'n/a'}.",
         "",
     ]
     return out
