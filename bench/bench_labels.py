@@ -204,7 +204,7 @@ def main() -> None:
 
     from bench.bench_eval import make_slice
     from ragsonde.config import Settings
-    from ragsonde.labels import generate, read_entries
+    from ragsonde.labels import GenerateOptions, generate, read_entries
     from ragsonde.labels.generate import measure_leakage
     from ragsonde.workspace import Workspace
 
@@ -234,8 +234,14 @@ def main() -> None:
                 for name in [ict_name, *(f"{ict_name}__{v}" for v in _variant_specs())]:
                     if name in ws.store.list_collections():
                         ws.store.delete_collection(name)
-            rep = generate(out, collection=base, n=args.n, seed=args.seed, method=method,
-                           workspace=ws, ict_collection=ict_name)  # fmt: skip
+            rep = generate(
+                out,
+                collection=base,
+                workspace=ws,
+                options=GenerateOptions(
+                    n=args.n, seed=args.seed, method=method, ict_collection=ict_name
+                ),
+            )
             on = ensure_variants(ws.store, rep.evaluate_on) if rep.evaluate_on else variants
             sets[f"offline:{method}"] = {
                 "kind": "offline",
@@ -352,7 +358,7 @@ def llm_sets(
     """doc2query by the local model, and its judgements of pooled hits of human queries."""
     import random
 
-    from ragsonde.labels import JudgeOptions, generate, read_entries, write_entries
+    from ragsonde.labels import GenerateOptions, JudgeOptions, generate, read_entries, write_entries
     from ragsonde.labels.chat import ChatClient
     from ragsonde.labels.judge import judge
 
@@ -362,8 +368,13 @@ def llm_sets(
     try:
         t0 = time.perf_counter()
         d2q = gen_dir / f"d2q_{client.model}_seed{args.seed}.jsonl"
-        rep = generate(d2q, collection=base, n=args.d2q, seed=args.seed, llm=args.llm,
-                       workspace=ws, client=client, judge=False)  # fmt: skip
+        rep = generate(
+            d2q,
+            collection=base,
+            workspace=ws,
+            client=client,
+            options=GenerateOptions(n=args.d2q, seed=args.seed, llm=args.llm, judge=False),
+        )
         out[f"doc2query:{client.name}"] = {
             "kind": "doc2query",
             "report": rep.model_dump(mode="json", exclude={"judged"}),

@@ -9,7 +9,7 @@ import pytest
 
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.evaluate.datasets import load_benchmark
-from ragsonde.labels import BenchmarkEntry, generate, read_entries
+from ragsonde.labels import BenchmarkEntry, GenerateOptions, generate, read_entries
 from ragsonde.labels.offline import generator_name
 from ragsonde.labels.sampling import read_chunks, stratified_sample
 from tests.labels.support import WORDS
@@ -42,7 +42,9 @@ def test_short_chunks_are_not_sampled(sectioned):
 def test_generate_writes_known_item_queries_with_provenance(sectioned, tmp_path):
     settings, store = sectioned
     out = tmp_path / "bench.jsonl"
-    report = generate(out, n=10, seed=7, method="gist", settings=settings, store=store)
+    report = generate(
+        out, settings=settings, store=store, options=GenerateOptions(n=10, seed=7, method="gist")
+    )
     assert report.written == 10 and report.documents_sampled == 5
     assert report.sections_sampled == 10 and report.chunks_in_collection == 30
     entries = read_entries(out)
@@ -64,9 +66,9 @@ def test_generate_writes_known_item_queries_with_provenance(sectioned, tmp_path)
 def test_same_seed_same_benchmark_other_seed_other_one(sectioned, tmp_path):
     settings, store = sectioned
     a, b, c = (tmp_path / f"{n}.jsonl" for n in "abc")
-    generate(a, n=8, seed=3, method="gist", settings=settings, store=store)
-    generate(b, n=8, seed=3, method="gist", settings=settings, store=store)
-    generate(c, n=8, seed=4, method="gist", settings=settings, store=store)
+    generate(a, settings=settings, store=store, options=GenerateOptions(n=8, seed=3, method="gist"))
+    generate(b, settings=settings, store=store, options=GenerateOptions(n=8, seed=3, method="gist"))
+    generate(c, settings=settings, store=store, options=GenerateOptions(n=8, seed=4, method="gist"))
     assert a.read_text() != ""
     strip = [[(e.query, e.source_chunk) for e in read_entries(p)] for p in (a, b, c)]
     assert strip[0] == strip[1] and strip[0] != strip[2]
@@ -75,7 +77,7 @@ def test_same_seed_same_benchmark_other_seed_other_one(sectioned, tmp_path):
 def test_generate_refuses_bad_input(sectioned, tmp_path):
     settings, store = sectioned
     with pytest.raises(QueryValidationError):
-        generate(tmp_path / "x.jsonl", n=0, settings=settings, store=store)
+        generate(tmp_path / "x.jsonl", settings=settings, store=store, options=GenerateOptions(n=0))
     with pytest.raises(CollectionNotFoundError):
         generate(tmp_path / "x.jsonl", collection="nope", settings=settings, store=store)
 

@@ -7,7 +7,14 @@ import json
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.labels import BenchmarkEntry, Label, generate, read_entries, write_entries
+from ragsonde.labels import (
+    BenchmarkEntry,
+    GenerateOptions,
+    Label,
+    generate,
+    read_entries,
+    write_entries,
+)
 from ragsonde.labels.agreement import agreement
 from ragsonde.labels.chat import Budget, ChatClient
 from ragsonde.labels.judge import JudgeOptions, judge
@@ -41,7 +48,9 @@ def opts(**kw) -> JudgeOptions:
 def bench(bm25_docs, tmp_path):
     settings, store = bm25_docs
     path = tmp_path / "gen.jsonl"
-    generate(path, n=5, seed=3, method="gist", settings=settings, store=store)
+    generate(
+        path, settings=settings, store=store, options=GenerateOptions(n=5, seed=3, method="gist")
+    )
     return path
 
 

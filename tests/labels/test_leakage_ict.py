@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.labels import generate, read_entries
+from ragsonde.labels import GenerateOptions, generate, read_entries
 from ragsonde.labels.ict import IctSentence, ict_copy, without_sentence
 from ragsonde.labels.leakage import MARGIN, lexical_warning
 from ragsonde.labels.models import Leakage
@@ -58,13 +58,10 @@ def test_ict_removes_each_query_sentence_from_a_copy_and_leaks_less_than_gist(
     human = settings.home.parent / "data"
     ict = generate(
         tmp_path / "ict.jsonl",
-        n=12,
-        seed=3,
-        method="ict",
         settings=settings,
         store=store,
         embedder=embedder,
-        human=human,
+        options=GenerateOptions(n=12, seed=3, method="ict", human=human),
     )
     assert ict.generator == "offline:ict" and ict.written >= 10
     assert ict.evaluate_on == "sci-ict-s3"
@@ -84,21 +81,17 @@ def test_ict_removes_each_query_sentence_from_a_copy_and_leaks_less_than_gist(
     (b,) = store.retrieve("sci-ict-s3", [sid], with_vectors=True)
     assert float(np.dot(a.vector, b.vector)) < 0.999
     with pytest.raises(QueryValidationError, match="--ict-collection") as again:
-        generate(tmp_path / "again.jsonl", n=4, seed=3, method="ict", settings=settings,
-                 store=store, embedder=embedder)  # fmt: skip
+        generate(tmp_path / "again.jsonl", settings=settings, store=store, embedder=embedder, options=GenerateOptions(n=4, seed=3, method="ict"))  # fmt: skip
     assert again.value.field == "ict_collection"
     # leakage is measured on the copy, and the human benchmark's beside it
     assert ict.leakage is not None and ict.leakage.collection == "sci-ict-s3"
     assert ict.human_leakage is not None and ict.human_leakage.queries >= 5
     gist = generate(
         tmp_path / "gist.jsonl",
-        n=12,
-        seed=3,
-        method="gist",
         settings=settings,
         store=store,
         embedder=embedder,
-        human=human,
+        options=GenerateOptions(n=12, seed=3, method="gist", human=human),
     )
     assert gist.leakage is not None and gist.leakage.bm25_top1 is not None
     assert ict.leakage.term_overlap < gist.leakage.term_overlap
@@ -111,12 +104,10 @@ def test_the_warning_fires_on_the_sentence_copy_methods(scifact_small, tmp_path,
     settings, store = scifact_small
     report = generate(
         tmp_path / "g.jsonl",
-        n=12,
-        seed=1,
-        method=method,
         settings=settings,
         store=store,
         embedder=embedder,
+        options=GenerateOptions(n=12, seed=1, method=method),
     )
     assert report.leakage is not None and report.leakage.bm25_top1 is not None
     assert report.leakage.bm25_top1 >= 0.75

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from ragsonde.errors import LlmError, QueryValidationError
-from ragsonde.labels import generate, read_entries, write_entries
+from ragsonde.labels import GenerateOptions, generate, read_entries, write_entries
 from ragsonde.labels.chat import Budget, ChatClient
 from ragsonde.labels.judge import JudgeOptions, judge
 from ragsonde.labels.local import LOCAL_MODELS, resolve_model, sha256_of
@@ -62,13 +62,10 @@ def test_the_local_model_generates_and_judges_end_to_end(scifact_small, tmp_path
     out = tmp_path / "d2q.jsonl"
     report = generate(
         out,
-        n=2,
-        seed=0,
-        llm="local:gemma3-270m",
         settings=settings,
         store=store,
         client=local_client,
-        judge=False,
+        options=GenerateOptions(n=2, seed=0, llm="local:gemma3-270m", judge=False),
     )
     assert report.generator == "llm:local:gemma3-270m"
     assert report.usage is not None and report.usage.calls >= 2

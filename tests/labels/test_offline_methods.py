@@ -11,7 +11,7 @@ import pytest
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.labels import generate, read_entries
+from ragsonde.labels import GenerateOptions, generate, read_entries
 from ragsonde.labels.offline import (
     DEFAULT_METHOD,
     OFFLINE_GENERATOR,
@@ -62,7 +62,9 @@ def test_the_default_method_is_ict_and_the_cli_agrees():
 def test_every_method_keeps_the_stratification_and_the_source_document(sectioned, tmp_path, method):
     settings, store = sectioned
     out = tmp_path / f"{method}.jsonl"
-    report = generate(out, n=10, seed=5, method=method, settings=settings, store=store)
+    report = generate(
+        out, settings=settings, store=store, options=GenerateOptions(n=10, seed=5, method=method)
+    )
     assert report.generator == f"offline:{method}"
     assert report.written == 10 and report.documents_sampled == 5 and report.sections_sampled == 10
     chunks = {c.id: c for c in read_chunks(store, "docs")}
@@ -125,7 +127,12 @@ def test_newer_methods_draw_fewer_rare_terms_than_tfidf_terms(scifact_chunks):
 def test_an_unknown_method_names_the_known_ones(sectioned, tmp_path):
     settings, store = sectioned
     with pytest.raises(QueryValidationError) as e:
-        generate(tmp_path / "x.jsonl", n=3, method="nope", settings=settings, store=store)
+        generate(
+            tmp_path / "x.jsonl",
+            settings=settings,
+            store=store,
+            options=GenerateOptions(n=3, method="nope"),
+        )
     assert e.value.field == "method" and all(m in str(e.value) for m in OFFLINE_METHODS)
 
 

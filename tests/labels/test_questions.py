@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ragsonde.labels import generate, read_entries
+from ragsonde.labels import GenerateOptions, generate, read_entries
 from ragsonde.labels.chat import Budget, ChatClient
 from ragsonde.labels.sampling import read_chunks
 from ragsonde.testing.fake_chat_api import FakeChatAPI
@@ -25,13 +25,10 @@ def test_questions_with_provenance_and_a_rerun_costs_nothing(sectioned, tmp_path
     with FakeChatAPI() as api:
         r = generate(
             tmp_path / "q.jsonl",
-            n=6,
-            seed=1,
             settings=settings,
             store=store,
-            llm=MODEL,
-            judge=False,
             client=chat(api),
+            options=GenerateOptions(n=6, seed=1, llm=MODEL, judge=False),
         )
         assert r.written == 6 and r.usage is not None and r.usage.calls == 6 == api.completions
         assert r.generator == "llm:openai:gpt-4o-mini" and r.judged is None
@@ -46,13 +43,10 @@ def test_questions_with_provenance_and_a_rerun_costs_nothing(sectioned, tmp_path
         assert any(texts[e.source_chunk] in json.dumps(req.body) for req in api.requests)
         again = generate(
             tmp_path / "q2.jsonl",
-            n=6,
-            seed=1,
             settings=settings,
             store=store,
-            llm=MODEL,
-            judge=False,
             client=chat(api),
+            options=GenerateOptions(n=6, seed=1, llm=MODEL, judge=False),
         )
         assert again.usage is not None and again.usage.calls == 0 and again.usage.cached == 6
         assert api.completions == 6
@@ -68,13 +62,10 @@ def test_copied_questions_are_refused_and_a_failing_model_stops_the_run(sectione
     with copy as api:
         r = generate(
             tmp_path / "c.jsonl",
-            n=10,
-            seed=1,
             settings=settings,
             store=store,
-            llm=MODEL,
-            judge=False,
             client=chat(api),
+            options=GenerateOptions(n=10, seed=1, llm=MODEL, judge=False),
         )
         assert r.written == 0 and r.usage is not None and r.usage.failed == 5
         assert api.completions == 5  # five refused in a row: stop asking
@@ -86,25 +77,19 @@ def test_budget_and_faults_while_generating(sectioned, tmp_path):
         api.faults.rate_limited, api.faults.server_error, api.faults.malformed = 1, 1, 1
         r = generate(
             tmp_path / "f.jsonl",
-            n=6,
-            seed=2,
             settings=settings,
             store=store,
-            llm=MODEL,
-            judge=False,
             client=chat(api, budget=Budget(max_calls=4)),
+            options=GenerateOptions(n=6, seed=2, llm=MODEL, judge=False),
         )
         assert r.usage is not None and r.usage.calls == 4 and r.usage.stopped_by_budget
         assert r.usage.failed == 1 and r.written == 3  # 4 calls, the malformed one lost
         rest = generate(
             tmp_path / "g.jsonl",
-            n=6,
-            seed=2,
             settings=settings,
             store=store,
-            llm=MODEL,
-            judge=False,
             client=chat(api),
+            options=GenerateOptions(n=6, seed=2, llm=MODEL, judge=False),
         )
         assert rest.written == 6 and rest.usage is not None
         assert rest.usage.cached == 3 and rest.usage.calls == 3
@@ -116,14 +101,11 @@ def test_generated_questions_are_pooled_and_judged(bm25_docs, embedder, tmp_path
     with FakeChatAPI() as api:
         r = generate(
             tmp_path / "j.jsonl",
-            n=5,
-            seed=0,
             settings=settings,
             store=store,
-            llm=MODEL,
-            depth=8,
             client=chat(api),
             embedder=embedder,
+            options=GenerateOptions(n=5, seed=0, llm=MODEL, depth=8),
         )
         assert r.judged is not None and r.judged.modes == ["dense", "sparse", "hybrid"]
         assert r.judged.judged > 0 and r.usage is not None

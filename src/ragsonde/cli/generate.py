@@ -80,7 +80,7 @@ def generate_command(
     the collection without it (named in the output).
     With --llm: a question each chunk answers, then pooled and judged (see `ragsonde judge`).
     """
-    from ragsonde.labels import generate
+    from ragsonde.labels import GenerateOptions, generate
 
     budget, price = budget_and_price(max_calls, max_cost, price_per_1k)
     settings = settings_from_options(
@@ -88,17 +88,19 @@ def generate_command(
     )
     report = generate(
         out,
-        n=n,
-        seed=seed,
         settings=settings,
-        llm=llm,
-        method=method,
-        judge=not no_judge,
-        depth=depth,
-        budget=budget,
-        price=price,
-        human=human,
-        ict_collection=ict_collection,
+        options=GenerateOptions(
+            n=n,
+            seed=seed,
+            llm=llm,
+            method=method,
+            judge=not no_judge,
+            depth=depth,
+            budget=budget,
+            price=price,
+            human=human,
+            ict_collection=ict_collection,
+        ),
     )
     if json_output:
         print_json(report)

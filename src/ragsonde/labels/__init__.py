@@ -17,7 +17,7 @@ from __future__ import annotations
 from ragsonde.labels.agreement import agreement
 from ragsonde.labels.benchfile import read_entries, write_entries
 from ragsonde.labels.chat import Budget, ChatClient, Price
-from ragsonde.labels.generate import generate
+from ragsonde.labels.generate import GenerateOptions, generate
 from ragsonde.labels.judge import JudgeOptions, judge
 from ragsonde.labels.models import (
     BenchmarkEntry,
@@ -33,6 +33,7 @@ __all__ = [
     "BenchmarkEntry",
     "Budget",
     "ChatClient",
+    "GenerateOptions",
     "GenerateReport",
     "JudgeOptions",
     "JudgeReport",

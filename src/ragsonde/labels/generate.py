@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.options import options_error
 from ragsonde.labels.benchfile import read_entries, write_entries
+from ragsonde.labels.chat import Budget, Price
 from ragsonde.labels.ict import ICT_METHOD, build_ict_copy
 from ragsonde.labels.leakage import Leakage, bm25_ranks, leakage, lexical_warning
 from ragsonde.labels.models import BenchmarkEntry, GenerateReport, JudgeReport, Usage
@@ -34,43 +38,68 @@ from ragsonde.store import Store
 from ragsonde.workspace import Workspace, using
 
 if TYPE_CHECKING:
-    from ragsonde.labels.chat import Budget, ChatClient, Price
+    from ragsonde.labels.chat import ChatClient
 
-__all__ = ["generate", "measure_leakage"]
+__all__ = ["GenerateOptions", "generate", "measure_leakage"]
+
+
+class GenerateOptions(BaseModel):
+    """Options of :func:`generate`: frozen and validated like every workflow's; a bad value is a
+    VALIDATION_ERROR naming the field."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    n: int = Field(default=200, ge=1, le=100_000, description="Queries to write (at most).")
+    seed: int = Field(default=0, description="Sampling (and method) seed: runs repeat.")
+    method: str = Field(
+        default=DEFAULT_METHOD,
+        description="Offline method (ragsonde.labels.offline.OFFLINE_METHODS); ignored with llm.",
+    )
+    llm: str | None = Field(
+        default=None,
+        description="openai:MODEL or local:NAME_OR_PATH: LLM questions (doc2query) instead.",
+    )
+    judge: bool = Field(default=True, description="With llm: pool and judge the questions.")
+    depth: int = Field(default=10, ge=1, le=100, description="With llm: judged pool depth.")
+    budget: Budget | None = None
+    price: Price | None = None
+    human: Path | None = Field(
+        default=None, description="A human benchmark of the collection: its leakage beside."
+    )
+    ict_collection: str | None = Field(
+        default=None, description="method ict: the copy's name (default <collection>-ict-s<seed>)."
+    )
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise options_error(e) from e
 
 
 def generate(
     out: Path,
     *,
     collection: str | None = None,
-    n: int = 200,
-    seed: int = 0,
+    options: GenerateOptions | None = None,
     workspace: Workspace | None = None,
     settings: Settings | None = None,
     store: Store | None = None,
-    llm: str | None = None,
-    method: str = DEFAULT_METHOD,
-    judge: bool = True,
-    depth: int = 10,
-    budget: Budget | None = None,
-    price: Price | None = None,
     embedder: Embedder | None = None,
     client: ChatClient | None = None,
-    human: Path | None = None,
-    ict_collection: str | None = None,
 ) -> GenerateReport:
-    """Write up to ``n`` queries sampled from ``collection`` to ``out``.
+    """Write up to ``options.n`` queries sampled from ``collection`` to ``out``.
 
-    Offline by default, by ``method`` (a name in :data:`~.offline.OFFLINE_METHODS`, ignored with
-    ``llm``); with ``llm``
-    (``openai:MODEL`` or ``local:NAME_OR_PATH``) the queries are LLM questions (doc2query),
-    pooled and judged unless ``judge`` is False. ``usage`` counts every call of the run.
-    ``human``: a human benchmark of the same collection whose leakage is measured beside.
-    ``ict_collection``: the name of the copy ``method="ict"`` writes (default
-    ``<collection>-ict-s<seed>``).
+    Offline by default, by ``options.method`` (a name in :data:`~.offline.OFFLINE_METHODS`,
+    ignored with ``llm``); with ``options.llm`` (``openai:MODEL`` or ``local:NAME_OR_PATH``)
+    the queries are LLM questions (doc2query), pooled and judged unless ``judge`` is False.
+    ``usage`` counts every call of the run. ``human``: a human benchmark of the same collection
+    whose leakage is measured beside. ``ict_collection``: the name of the copy ``method="ict"``
+    writes (default ``<collection>-ict-s<seed>``). ``client``: a chat client to use instead of
+    the one ``llm`` names (tests, embedding apps).
     """
-    if n < 1:
-        raise QueryValidationError("--n must be at least 1.", field="n")
+    o = options or GenerateOptions()
+    n, seed, method, llm, human = o.n, o.seed, o.method, o.llm, o.human
     started = time.perf_counter()
     usage: Usage | None = None
     judged: JudgeReport | None = None
@@ -90,10 +119,10 @@ def generate(
             generator = generator_name(method)
         else:
             entries, usage, judged, generator = _with_llm(
-                sample, out, llm, ws, coll, judge, depth, budget, price, client
+                sample, out, llm, ws, coll, o.judge, o.depth, o.budget, o.price, client
             )
         if llm is None and method == ICT_METHOD and entries:
-            evaluate_on = ict_collection or f"{coll}-ict-s{seed}"
+            evaluate_on = o.ict_collection or f"{coll}-ict-s{seed}"
             if evaluate_on in ws.store.list_collections():
                 raise QueryValidationError(
                     f"Collection '{evaluate_on}' already exists: --method ict writes its copy of "

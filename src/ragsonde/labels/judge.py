@@ -15,11 +15,14 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
+from ragsonde.evaluate.options import options_error
 from ragsonde.labels.agreement import agreement as kappa
 from ragsonde.labels.asker import CachedAsker
 from ragsonde.labels.benchfile import read_entries, write_entries
@@ -28,6 +31,7 @@ from ragsonde.labels.chat import Budget, ChatClient, Price
 from ragsonde.labels.models import BenchmarkEntry, JudgeReport, Label, LabelSource
 from ragsonde.labels.pool import PooledHit, modes_for, pool
 from ragsonde.labels.prompts import JUDGE_VERSIONS, judge_messages, parse_grade
+from ragsonde.models import SearchMode
 from ragsonde.retriever import Retriever
 from ragsonde.store import Store
 from ragsonde.workspace import Workspace, using
@@ -35,22 +39,36 @@ from ragsonde.workspace import Workspace, using
 __all__ = ["JudgeOptions", "judge", "judge_entries"]
 
 
-@dataclass
-class JudgeOptions:
-    llm: str
-    """``openai:MODEL``."""
-    depth: int = 10
-    """Top-k of each mode that goes into the pool."""
-    modes: Sequence[str] | None = None
-    """Modes to pool; default every mode the collection supports."""
-    agreement: bool = False
-    """Also grade hits that carry a human label, and report Cohen's kappa against them."""
-    use: Sequence[LabelSource] = ("human", "generator", "llm")
-    """Which labels make the written ``relevant``."""
-    llm_relevant_from: int = 2
-    budget: Budget = field(default_factory=Budget)
+class JudgeOptions(BaseModel):
+    """Options of :func:`judge`: frozen and validated like every workflow's (``EvalOptions``,
+    ``TuneOptions``); a bad value is a VALIDATION_ERROR naming the field."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    llm: str = Field(description="openai:MODEL, or local:NAME_OR_PATH (llama.cpp on loopback).")
+    depth: int = Field(default=10, ge=1, le=100, description="Top-k of each mode pooled.")
+    modes: tuple[SearchMode, ...] | None = Field(
+        default=None, description="Modes to pool; default every mode the collection supports."
+    )
+    agreement: bool = Field(
+        default=False,
+        description="Also grade hits that carry a human label, and report Cohen's kappa.",
+    )
+    use: tuple[LabelSource, ...] = Field(
+        default=("human", "generator", "llm"), description="Which labels make `relevant`."
+    )
+    llm_relevant_from: int = Field(
+        default=2, ge=1, le=3, description="The LLM grade from which a hit counts as relevant."
+    )
+    budget: Budget = Field(default_factory=Budget)
     price: Price | None = None
-    timeout_s: float | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise options_error(e) from e
 
 
 def _grade(asker: CachedAsker, query: str, hit: PooledHit, model: str) -> Label | None:
