@@ -352,3 +352,47 @@ def test_a_query_objects_unset_fields_inherit_the_settings(home: Path) -> None:
     assert as_dict.search.mode == as_query.search.mode == "hybrid" and told.search.mode == "dense"
     assert [x.chunk_id for x in as_dict.results] == [x.chunk_id for x in as_query.results]
     assert [x.raw_score for x in as_dict.results] != [x.raw_score for x in told.results]
+
+
+def test_an_index_the_collection_was_not_built_with_is_named_in_a_warning(
+    home: Path, bench_file: Path, tmp_path: Path
+) -> None:
+    """The third reproduction: a tuned config whose [index] differs from the collection's build
+    warns, naming each difference and the command that applies it; [search] still runs."""
+    path = tmp_path / "tuned.toml"
+    path.write_text(
+        tomli_w.dumps(
+            {
+                "collection": "docs",
+                "search": {"mode": "hybrid"},
+                "index": {"bm25_k1": 0.9, "bm25_b": 0.4, "hnsw_m": 16},
+            }
+        ),
+        encoding="utf-8",
+    )
+    args = ["eval", str(bench_file), "--home", str(home), "--k", "1,3", "--no-throughput"]
+    report = _cli(*args, "--config", str(path), "--json")
+    warned = [w for w in report["warnings"] if w.startswith("index.")]
+    assert len(warned) == 2, report["warnings"]  # hnsw_m 16 is what the collection has
+    assert "index.bm25_b = 0.4" in warned[0] and "bm25_b = 0.75" in warned[0]
+    assert "index.bm25_k1 = 0.9" in warned[1] and "bm25_k1 = 1.2" in warned[1]
+    assert all("tune --apply" in w for w in warned)
+    assert report["search"]["mode"] == "hybrid"
+    built = report["search"]["collection_index"]
+    assert (built["bm25_k1"], built["bm25_b"], built["hnsw_m"]) == (1.2, 0.75, 16)
+
+
+def test_inspect_takes_the_collection_as_an_argument_and_shows_its_bm25(home: Path) -> None:
+    """The fourth reproduction: `ragsonde inspect mydocs`, as the README writes it."""
+    import ragsonde.cli
+    from ragsonde.cli.app import app
+
+    ragsonde.cli._register()
+    out = CliRunner().invoke(app, ["inspect", "docs", "--home", str(home)])
+    assert out.exit_code == 0, out.stdout + out.stderr
+    assert "docs (edge)" in out.stdout
+    assert "BM25 k1=1.2 b=0.75 title_weight=0 language=english" in out.stdout
+    as_json = _cli("inspect", "docs", "--home", str(home), "--json")
+    assert as_json["bm25"] == {"k1": 1.2, "b": 0.75, "title_weight": 0, "language": "english"}
+    twice = CliRunner().invoke(app, ["inspect", "docs", "-c", "other", "--home", str(home)])
+    assert twice.exit_code == 2 and "named twice" in twice.stdout + twice.stderr
