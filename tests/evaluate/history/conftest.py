@@ -65,7 +65,7 @@ def story(
 
     base = Settings(home=home, collection="robotics")
     runs = {"baseline": run(base)}
-    tuned = base.model_copy(update={"hnsw_ef": 8})  # kept from here on
+    tuned = base.model_copy(update={"search": base.search.overlay({"hnsw_ef": 8})})  # kept
     runs["hnsw_ef"] = run(tuned)
     ingest(
         str(robotics_docs()),

@@ -30,7 +30,6 @@ from ragsonde.evaluate.report import EvalReport
 
 __all__ = [
     "CONTENT_SAMPLE",
-    "SEARCH_SETTINGS",
     "benchmark_part",
     "build_fingerprint",
     "git_commit",
@@ -38,23 +37,6 @@ __all__ = [
 
 #: Points whose ids and payloads make the content hash (the first ones, in scroll order).
 CONTENT_SAMPLE = 512
-#: The search-time settings a run's results depend on. The report's ``search`` block carries
-#: what it carries; any of these it lacks is read from the settings (``settings.search`` when
-#: the settings are nested, else the flat names).
-SEARCH_SETTINGS = (
-    "mode",
-    "exact",
-    "hnsw_ef",
-    "quantization_rescore",
-    "quantization_oversampling",
-    "fusion",
-    "rrf_k",
-    "fusion_weights",
-    "prefetch_limit",
-    "score_threshold",
-    "aggregation",
-    "aggregation_n",
-)
 #: The payload field a collection records its chunking in (written by ingest where it does).
 CHUNKING_FIELD = "chunking"
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -65,21 +47,13 @@ def _sha(obj: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _jsonable(value: Any) -> Any:
-    """A setting's value as JSON (tuples become lists, models their dump)."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    return json.loads(json.dumps(value, default=str))
-
-
-def search_params(report: EvalReport, settings: Any) -> dict[str, Any]:
-    """The report's search block, completed from the settings for the names it lacks."""
-    out = report.search.model_dump(mode="json")
-    nested = getattr(settings, "search", None)
-    source = nested if nested is not None and hasattr(nested, "model_dump") else settings
-    for name in SEARCH_SETTINGS:
-        if name not in out and hasattr(source, name):
-            out[name] = _jsonable(getattr(source, name))
+def search_params(report: EvalReport) -> dict[str, Any]:
+    """What the run searched with: the report's search block, with every parameter that ran
+    (``search.params``) at its top level, so a diff names ``search.hnsw_ef``."""
+    info = report.search
+    out = info.model_dump(mode="json", exclude={"params", "collection_index"})
+    if info.params is not None:
+        out.update(info.params.model_dump(mode="json"))
     return out
 
 
@@ -175,7 +149,6 @@ def build_fingerprint(
     *,
     store: Any,
     embedder: Any,
-    settings: Any,
     hash_file: Callable[[Path], str],
 ) -> Fingerprint:
     """The fingerprint of the run ``report`` (of ``bench``, on ``store``'s collection).
@@ -186,7 +159,7 @@ def build_fingerprint(
     info = store.collection_info(report.collection)
     points, chunking = _sample(store, report.collection)
     return Fingerprint(
-        search=search_params(report, settings),
+        search=search_params(report),
         index=index_part(info),
         embedder=embedder_part(embedder, hash_file),
         chunking=chunking,

@@ -100,7 +100,6 @@ def record_eval(
             bench,
             store=store,
             embedder=embedder,
-            settings=settings,
             hash_file=hs.file_sha256,
         )
         return hs.record(report, fingerprint, bands or confidence_bands(report))
