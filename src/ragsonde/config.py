@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from ragsonde.config_sources import setting_sources
+from ragsonde.config_sources import nest_flat, setting_sources
 from ragsonde.errors import QueryValidationError
 from ragsonde.models import Limits
 from ragsonde.models.params import IndexParams, SearchParams
@@ -307,6 +307,18 @@ class Settings(BaseSettings):
             max_top_k=self.max_top_k,
             max_batch_size=self.max_batch_size,
         )
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update``; a flat search or index name in it (``{"hnsw_ef": 8}``) goes
+        into its table with a :class:`~ragsonde.config_sources.FlatNameWarning`, instead of
+        becoming an attribute nothing reads (pydantic's ``model_copy`` does not validate)."""
+        if update:
+            nested = nest_flat(update, "model_copy")
+            for table in ("search", "index"):
+                if isinstance(nested.get(table), Mapping):
+                    nested[table] = getattr(self, table).overlay(nested[table])
+            update = nested
+        return super().model_copy(update=update, deep=deep)
 
     @classmethod
     def settings_customise_sources(
