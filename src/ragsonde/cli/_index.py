@@ -25,7 +25,7 @@ QuantizationOpt = Annotated[
         "--quantization",
         help="Quantization of a NEW collection: none | scalar | binary-1bit | binary-1.5bit | "
         "binary-2bit | product (pq-x4…pq-x64) | turbo (turbo-1bit…turbo-8bit) "
-        "\\[default: RAGSONDE_QUANTIZATION, else none]",
+        "\\[default: RAGSONDE_INDEX__QUANTIZATION, else none]",
         show_default=False,
     ),
 ]

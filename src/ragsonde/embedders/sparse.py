@@ -71,7 +71,8 @@ def query_language(collection: str, recorded: str | None, setting: str | None) -
     if setting is not None and setting != recorded:
         raise QueryValidationError(
             f"Collection '{collection}' has BM25 vectors built for {recorded}, but the "
-            f"bm25_language setting (RAGSONDE_BM25_LANGUAGE, --bm25-language) is {setting}. "
+            "index.bm25_language setting (RAGSONDE_INDEX__BM25_LANGUAGE, --bm25-language) is "
+            f"{setting}. "
             f"Unset the setting to query in {recorded}, or re-ingest the collection with "
             f"--bm25-language {setting}.",
             field="index.bm25_language",
