@@ -1,12 +1,15 @@
-"""The search flags, shared by ``query``, ``batch``, ``eval`` and ``serve``: one flag per
+"""The search flags, shared by ``query``, ``batch``, ``eval`` and ``explain``
+(:func:`search_options` adds them to a command): one flag per
 :class:`~ragsonde.models.params.SearchParams` field, with the same name (``--hnsw-ef`` is
 ``search.hnsw_ef``). A flag not given is ``None`` and inherits (environment, config file,
 default); a flag given is the top layer of the settings (:mod:`ragsonde.config_sources`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, TypeVar, get_type_hints
 
 import typer
 
@@ -23,6 +26,7 @@ __all__ = [
     "ThresholdOpt",
     "TopKOpt",
     "search_flags",
+    "search_options",
 ]
 
 _PANEL = "Search (search.* settings)"
@@ -128,6 +132,68 @@ _FLAGS = {
     "rescore": "quantization_rescore",
     "oversampling": "quantization_oversampling",
 }
+
+
+#: Each flag's option, by its parameter name.
+_OPTIONS: dict[str, Any] = {
+    "mode": ModeOpt,
+    "top_k": TopKOpt,
+    "threshold": ThresholdOpt,
+    "fusion": FusionOpt,
+    "rrf_k": RrfKOpt,
+    "fusion_weights": FusionWeightsOpt,
+    "prefetch_limit": PrefetchOpt,
+    "hnsw_ef": HnswEfOpt,
+    "exact": ExactOpt,
+    "rescore": RescoreOpt,
+    "oversampling": OversamplingOpt,
+}
+
+_R = TypeVar("_R")
+
+
+def search_options(*names: str) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
+    """Add the search flags ``names`` (default: all) to a command, as sqlite-utils shares its
+    options: the command declares one parameter, ``search``, and receives the table the flags
+    given make (:func:`search_flags`; ``None`` when none is given).
+
+    >>> @app.command()                                                  # doctest: +SKIP
+    ... @search_options("mode", "hnsw_ef")
+    ... def query(text: str, search: dict[str, Any] | None = None) -> None: ...
+    """
+    chosen = names or tuple(_OPTIONS)
+    unknown = [n for n in chosen if n not in _OPTIONS]
+    if unknown:
+        raise ValueError(f"no search flag named {unknown}")  # a bug in a command, not input
+
+    def decorate(fn: Callable[..., _R]) -> Callable[..., _R]:
+        sig = inspect.signature(fn)
+        if "search" not in sig.parameters:
+            raise TypeError(f"{fn.__name__} must take a `search` parameter")
+
+        @functools.wraps(fn)
+        def command(*args: Any, **kwargs: Any) -> _R:
+            given = {name: kwargs.pop(name, None) for name in chosen}
+            return fn(*args, search=search_flags(given), **kwargs)
+
+        # the annotations evaluated (the module says ``from __future__ import annotations``):
+        # Typer reads them from this signature, which it does not evaluate again
+        hints = get_type_hints(fn, include_extras=True)
+        kept = [
+            p.replace(annotation=hints.get(p.name, p.annotation))
+            for p in sig.parameters.values()
+            if p.name != "search"
+        ]
+        flags = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=opt)
+            for name, opt in ((n, _OPTIONS[n]) for n in chosen)
+        ]
+        command.__signature__ = sig.replace(parameters=[*kept, *flags])  # type: ignore[attr-defined]
+        own = {k: v for k, v in hints.items() if k != "search"}
+        command.__annotations__ = {**own, **{n: _OPTIONS[n] for n in chosen}}
+        return command
+
+    return decorate
 
 
 def search_flags(given: Mapping[str, Any]) -> dict[str, Any] | None:

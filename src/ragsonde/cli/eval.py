@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -24,19 +24,7 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
-from ragsonde.cli._search import (
-    ExactOpt,
-    FusionOpt,
-    FusionWeightsOpt,
-    HnswEfOpt,
-    ModeOpt,
-    OversamplingOpt,
-    PrefetchOpt,
-    RescoreOpt,
-    RrfKOpt,
-    ThresholdOpt,
-    search_flags,
-)
+from ragsonde.cli._search import search_options
 from ragsonde.cli._versus import (
     AlphaOpt,
     CollectionBOpt,
@@ -68,6 +56,18 @@ def _ks(text: str) -> list[int]:
 
 @app.command("eval")
 @cli_errors
+@search_options(
+    "mode",
+    "threshold",
+    "fusion",
+    "rrf_k",
+    "fusion_weights",
+    "prefetch_limit",
+    "hnsw_ef",
+    "exact",
+    "rescore",
+    "oversampling",
+)
 def eval_command(
     dataset: Annotated[
         str,
@@ -94,16 +94,6 @@ def eval_command(
     queries: Annotated[
         Path | None, typer.Option(help="Queries TSV (id<TAB>text) for TREC qrels.")
     ] = None,
-    mode: ModeOpt = None,
-    threshold: ThresholdOpt = None,
-    fusion: FusionOpt = None,
-    rrf_k: RrfKOpt = None,
-    fusion_weights: FusionWeightsOpt = None,
-    prefetch_limit: PrefetchOpt = None,
-    hnsw_ef: HnswEfOpt = None,
-    exact: ExactOpt = None,
-    rescore: RescoreOpt = None,
-    oversampling: OversamplingOpt = None,
     sweep_thresholds: Annotated[
         bool,
         typer.Option("--sweep-thresholds", help="Calibrate score_threshold: P/R/F1 over 0–1."),
@@ -189,6 +179,7 @@ def eval_command(
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
+    search: dict[str, Any] | None = None,
 ) -> None:
     """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate).
 
@@ -211,16 +202,6 @@ def _eval(
     save: Path | None,
     split: str,
     queries: Path | None,
-    mode: str | None,
-    threshold: float | None,
-    fusion: str | None,
-    rrf_k: int | None,
-    fusion_weights: str | None,
-    prefetch_limit: int | None,
-    hnsw_ef: int | None,
-    exact: bool | None,
-    rescore: bool | None,
-    oversampling: float | None,
     sweep_thresholds: bool,
     max_recall_loss: float,
     ann_vs_exact: bool,
@@ -245,6 +226,7 @@ def _eval(
     home: Path | None,
     config_file: Path | None,
     json_output: bool,
+    search: dict[str, Any] | None,
 ) -> None:
     from ragsonde.evaluate import EvalOptions, evaluate
 
@@ -254,7 +236,7 @@ def _eval(
         home=home,
         embedder=embedder,
         mapping=parse_fields(field_paths),
-        search=search_flags(locals()),
+        search=search,
     )
     options = EvalOptions(
         k=_ks(k),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -19,15 +19,7 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
-from ragsonde.cli._search import (
-    ExactOpt,
-    FusionOpt,
-    HnswEfOpt,
-    ModeOpt,
-    RescoreOpt,
-    ThresholdOpt,
-    search_flags,
-)
+from ragsonde.cli._search import search_options
 from ragsonde.cli.app import app
 
 __all__ = ["explain_command"]
@@ -35,6 +27,7 @@ __all__ = ["explain_command"]
 
 @app.command("explain")
 @cli_errors
+@search_options("mode", "threshold", "fusion", "hnsw_ef", "exact", "rescore")
 def explain_command(
     dataset: Annotated[
         str,
@@ -47,16 +40,10 @@ def explain_command(
     k: Annotated[
         int, typer.Option("--k", help="A miss is a relevant document outside this top k.")
     ] = 10,
-    mode: ModeOpt = None,
     fetch: Annotated[
         int | None,
         typer.Option(help="Chunks fetched before collapsing into documents \\[default: k × 3]."),
     ] = None,
-    threshold: ThresholdOpt = None,
-    fusion: FusionOpt = None,
-    hnsw_ef: HnswEfOpt = None,
-    exact: ExactOpt = None,
-    rescore: RescoreOpt = None,
     split: Annotated[str, typer.Option(help="BEIR qrels split.")] = "test",
     queries: Annotated[
         Path | None, typer.Option(help="Queries TSV (id<TAB>text) for TREC qrels.")
@@ -66,6 +53,7 @@ def explain_command(
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
+    search: dict[str, Any] | None = None,
 ) -> None:
     """Why did a query miss? Each relevant document outside the top k, up the ladder: in the
     collection, text, filter, threshold, quantization, HNSW, crowding, fusion, truncation,
@@ -78,7 +66,7 @@ def explain_command(
         home=home,
         embedder=embedder,
         mapping=parse_fields(field_paths),
-        search=search_flags(locals()),
+        search=search,
     )
     section = explain_query(
         dataset,

@@ -25,20 +25,7 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
-from ragsonde.cli._search import (
-    ExactOpt,
-    FusionOpt,
-    FusionWeightsOpt,
-    HnswEfOpt,
-    ModeOpt,
-    OversamplingOpt,
-    PrefetchOpt,
-    RescoreOpt,
-    RrfKOpt,
-    ThresholdOpt,
-    TopKOpt,
-    search_flags,
-)
+from ragsonde.cli._search import search_options
 from ragsonde.cli.app import app
 from ragsonde.cli.render import render_response
 from ragsonde.errors import (
@@ -110,6 +97,7 @@ def _exit_for(codes: list[ErrorCode]) -> None:
 
 @app.command()
 @cli_errors
+@search_options()
 def query(
     text: Annotated[str, typer.Argument(help="The question to search for.")],
     collection: CollectionOpt = None,
@@ -117,17 +105,6 @@ def query(
         list[str] | None,
         typer.Option("--filter", "-f", help="FIELD=VALUE payload condition (repeat for any-of)."),
     ] = None,
-    top_k: TopKOpt = None,
-    threshold: ThresholdOpt = None,
-    mode: ModeOpt = None,
-    fusion: FusionOpt = None,
-    rrf_k: RrfKOpt = None,
-    fusion_weights: FusionWeightsOpt = None,
-    prefetch_limit: PrefetchOpt = None,
-    hnsw_ef: HnswEfOpt = None,
-    exact: ExactOpt = None,
-    rescore: RescoreOpt = None,
-    oversampling: OversamplingOpt = None,
     no_metadata: Annotated[
         bool, typer.Option("--no-metadata", help="Only chunk_id, text, score, rank.")
     ] = False,
@@ -137,6 +114,7 @@ def query(
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
+    search: dict[str, Any] | None = None,
 ) -> None:
     """Search a collection: query text → embedding → Qdrant → ranked chunks."""
     settings = settings_from_options(
@@ -145,7 +123,7 @@ def query(
         home=home,
         vector=vector,
         mapping=parse_fields(field_paths),
-        search=search_flags(locals()),
+        search=search,
     )
     body: dict[str, Any] = {
         "query_text": text,
@@ -250,25 +228,16 @@ def _read_batch_file(path: Path) -> dict[str, Any]:
 
 @app.command()
 @cli_errors
+@search_options()
 def batch(
     file: Annotated[Path, typer.Argument(help="JSON Lines (one query per line) or a JSON array.")],
     collection: CollectionOpt = None,
-    top_k: TopKOpt = None,
-    threshold: ThresholdOpt = None,
-    mode: ModeOpt = None,
-    fusion: FusionOpt = None,
-    rrf_k: RrfKOpt = None,
-    fusion_weights: FusionWeightsOpt = None,
-    prefetch_limit: PrefetchOpt = None,
-    hnsw_ef: HnswEfOpt = None,
-    exact: ExactOpt = None,
-    rescore: RescoreOpt = None,
-    oversampling: OversamplingOpt = None,
     vector: VectorOpt = None,
     field_paths: FieldOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
+    search: dict[str, Any] | None = None,
 ) -> None:
     """Run many queries at once: one embedding call, one search request. The search flags
     apply to every query that does not set the same field itself."""
@@ -277,7 +246,7 @@ def batch(
         home=home,
         vector=vector,
         mapping=parse_fields(field_paths),
-        search=search_flags(locals()),
+        search=search,
     )
     body = _read_batch_file(file)
     if collection and "collection" not in body:
