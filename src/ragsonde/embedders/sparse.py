@@ -56,11 +56,6 @@ def recorded_language(payload: Mapping[str, Any]) -> str | None:
     return DEFAULT_BM25_LANGUAGE if "embed_hash" in payload else None
 
 
-def recorded_bm25(payload: Mapping[str, Any]) -> Bm25Params | None:
-    """The BM25 parameters a chunk's payload records (:meth:`Bm25Params.recorded_in`)."""
-    return Bm25Params.recorded_in(payload)
-
-
 def query_language(collection: str, recorded: str | None, setting: str | None) -> str:
     """The language ``collection``'s queries are BM25-encoded with: the one its chunks record
     (``recorded``), else the ``bm25_language`` setting, else English. A setting that contradicts

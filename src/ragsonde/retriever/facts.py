@@ -12,10 +12,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ragsonde.embedders.sparse import recorded_bm25, recorded_language
+from ragsonde.embedders.sparse import recorded_language
 from ragsonde.models.params import IndexParams
 from ragsonde.store import CollectionInfo, Store
 from ragsonde.store.base import PointRecord
+from ragsonde.store.index_spec import Bm25Params
 
 __all__ = ["TTL_S", "CollectionFacts"]
 
@@ -74,7 +75,7 @@ class CollectionFacts:
                 fields["hnsw_ef_construct"] = info.index.hnsw.ef_construct
             if info.sparse_vector_name is not None:
                 point = self._first(name)
-                bm25 = recorded_bm25(point.payload) if point is not None else None
+                bm25 = Bm25Params.recorded_in(point.payload) if point is not None else None
                 if bm25 is not None:
                     fields.update(
                         bm25_k1=bm25.k1,
