@@ -32,6 +32,7 @@ from bench.bench_chunking import chunking_section
 from bench.bench_explain import explain_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
 from bench.bench_labels import labels_section
+from bench.bench_splitters import splitters_section
 from bench.bench_tune import tune_section
 
 HERE = Path(__file__).resolve().parent
@@ -313,6 +314,7 @@ def main() -> None:
         ("explain", explain_section),
         ("history", history_section),
         ("chunking", chunking_section),
+        ("splitters", splitters_section),
     )
     for name, render in sections:
         data = _load(folder, name)

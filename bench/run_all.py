@@ -35,6 +35,7 @@ SCRIPTS = (
     "explain",
     "history",
     "chunking",
+    "splitters",
 )
 #: Full-run extras: the store run keeps the 1M row (``make bench-1m``, ~30 min alone) in its file.
 FULL_ARGS = {"store": ["--merge"]}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -104,6 +105,15 @@ class ChunkingReport(_Part):
     questions: dict[str, str]
     references: dict[str, list[ChunkSpan]]
     generated_questions: bool = False
+    question_source: Literal["generated", "given"] = Field(
+        default="given",
+        description="generated: the questions were generated (from the documents when no "
+        "benchmark was given, or a benchmark whose rows carry a generator); given: written by "
+        "people (or of unknown origin).",
+    )
+    generators: list[str] = Field(
+        default_factory=list, description="What generated the questions (offline:gist, llm:…)."
+    )
     configurations: list[ConfigResult]
     best: str
     recommended: str

@@ -32,6 +32,7 @@ import numpy as np
 
 from ragsonde.chunking.cache import EmbeddingCache
 from ragsonde.chunking.configs import DEFAULT_GRID, RAGSONDE, ChunkingConfig
+from ragsonde.chunking.questions import DEFAULT_QUESTIONS, generated_warning, questions_for
 from ragsonde.chunking.report import (
     ChunkingReport,
     ChunkSpan,
@@ -42,7 +43,7 @@ from ragsonde.chunking.report import (
 )
 from ragsonde.chunking.verdict import judge
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate.datasets import Benchmark, load_benchmark
+from ragsonde.evaluate.datasets import Benchmark
 from ragsonde.evaluate.metrics import compute_metrics
 from ragsonde.evaluate.spans import Span, precision_omega, span_scores
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
@@ -76,6 +77,10 @@ class SweepOptions:
     alpha: float = 0.05
     resume: bool = True
     """Read back configurations an earlier run with the same inputs finished."""
+    questions: int = DEFAULT_QUESTIONS
+    """Without a benchmark: questions generated from the documents (:mod:`.questions`)."""
+    seed: int = 0
+    """Without a benchmark: the seed the questions are generated with."""
 
     @property
     def metric(self) -> str:
@@ -370,26 +375,25 @@ def _configs(options: SweepOptions) -> Iterator[ChunkingConfig]:
 
 def sweep_chunking(
     docs: str,
-    benchmark: str | Path,
+    benchmark: str | Path | None = None,
     *,
     options: SweepOptions | None = None,
     workspace: Workspace | None = None,
     progress: Progress | None = None,
 ) -> ChunkingReport:
     """Sweep ``options.configs`` over the documents at ``docs`` (any ``ragsonde ingest``
-    source) against the span-labelled ``benchmark``; see the module docstring."""
+    source) against the span-labelled ``benchmark``, or without one against
+    ``options.questions`` questions generated from the documents (:mod:`.questions`); see the
+    module docstring."""
     o = options or SweepOptions()
     started = time.perf_counter()
-    bench = load_benchmark(benchmark)
-    if not bench.span_labelled:
-        raise QueryValidationError(
-            f"Benchmark {benchmark} labels no answer by span: every question needs references "
-            "[{doc_id, start, end}] (or use Chroma's questions CSV).",
-            field="dataset",
-        )
     configs = list(_configs(o))
     warnings: list[str] = []
     documents = _read_documents(docs, warnings)
+    bench = questions_for(benchmark, documents, o.questions, o.seed)
+    generated = generated_warning(bench, given=benchmark is not None)
+    if generated:
+        warnings.append(generated)
     known = {d.doc_id for d in documents}
     missing = sorted({r.doc_id for q in bench.queries for r in q.references} - known)
     if missing:
@@ -445,7 +449,10 @@ def sweep_chunking(
     verdict = judge(results, o.metric, o.alpha, window, warnings)
     return ChunkingReport(
         documents=docs,
-        benchmark=str(benchmark),
+        benchmark=bench.name if benchmark is None else str(benchmark),
+        generated_questions=bool(generated),
+        question_source="generated" if generated else "given",
+        generators=sorted({q.generator for q in bench.queries if q.generator}),
         embedder=ws.embedder_name,
         window=window,
         k=o.k,

@@ -1,5 +1,6 @@
-"""``ragsonde chunking DOCS BENCH``: which chunking? Sweep splitters, sizes and overlaps into
-temporary collections, searched exactly, scored span by span; table, JSON, HTML, saved choice."""
+"""``ragsonde chunking DOCS [BENCH]``: which chunking? Sweep splitters, sizes and overlaps into
+temporary collections, searched exactly, scored span by span; table, JSON, HTML, saved choice.
+Without BENCH, the questions are generated from DOCS (:mod:`ragsonde.chunking.questions`)."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ def render_chunking(report: ChunkingReport) -> None:
     for w in report.warnings:
         err_console.print(f"[yellow]warning[/]: {escape(w)}", soft_wrap=True)
     k, b = report.k, report.token_budget
+    made = "generated " if report.question_source == "generated" else ""
     table = Table(
-        title=f"{len(report.questions)} questions · {report.embedder} · exact search · "
+        title=f"{len(report.questions)} {made}questions · {report.embedder} · exact search · "
         f"k={k} · budget {b} word pieces"
     )
     table.add_column("config", no_wrap=True)
@@ -86,19 +88,20 @@ def render_chunking(report: ChunkingReport) -> None:
 def chunking_command(
     docs: Annotated[str, typer.Argument(help="Documents: anything `ragsonde ingest` reads.")],
     bench: Annotated[
-        str,
+        str | None,
         typer.Argument(
             help="Span-labelled questions: Chroma's questions CSV, or a .jsonl/.yaml whose rows "
-            "have references: [{doc_id, start, end}]."
+            "have references: [{doc_id, start, end}]. Leave it out to generate --questions "
+            "questions from DOCS (offline, seeded; the report says they are generated)."
         ),
-    ],
+    ] = None,
     configs: Annotated[
         list[str] | None,
         typer.Option(
             "--config-grid",
             "-g",
             help="A configuration, 'SPLITTER SIZE/OVERLAP' (fixed, recursive, recursive-chars, "
-            "markdown) or 'ragsonde'; repeat it \\[default: the built-in grid].",
+            "markdown, sentence) or 'ragsonde'; repeat it \\[default: the built-in grid].",
         ),
     ] = None,
     k: Annotated[int, typer.Option("--k", min=1, help="Chunks retrieved per question.")] = 5,
@@ -109,6 +112,13 @@ def chunking_command(
         str | None,
         typer.Option("--metric", help="Metric that ranks \\[default: span_recall@<budget>t]."),
     ] = None,
+    questions: Annotated[
+        int,
+        typer.Option(
+            "--questions", min=1, max=100_000, help="Without BENCH: questions to generate."
+        ),
+    ] = 100,
+    seed: Annotated[int, typer.Option("--seed", help="Without BENCH: the questions' seed.")] = 0,
     fresh: Annotated[
         bool,
         typer.Option("--fresh", help="Compute every configuration again (embeddings stay cached)."),
@@ -135,7 +145,15 @@ def chunking_command(
 
     settings = settings_from_options(config=config_file, embedder=embedder, home=home)
     grid = tuple(parse_configs(configs)) if configs else DEFAULT_GRID
-    options = SweepOptions(configs=grid, k=k, token_budget=budget, primary=metric, resume=not fresh)
+    options = SweepOptions(
+        configs=grid,
+        k=k,
+        token_budget=budget,
+        primary=metric,
+        resume=not fresh,
+        questions=questions,
+        seed=seed,
+    )
     with (
         Workspace(settings) as ws,
         RichProgress(

@@ -114,6 +114,11 @@ def generate_command(
         f"{report.documents_sampled} of {report.documents_in_collection} documents, "
         f"{report.sections_sampled} sections, {report.chunks_in_collection} chunks read"
     )
+    if report.span_labelled:
+        console.print(
+            f"{report.span_labelled} of them span-labelled: references [{{doc_id, start, end}}] "
+            "to the sentence or excerpt they come from (ragsonde chunking DOCS FILE reads them)"
+        )
     for name, lk in (("generated", report.leakage), ("human", report.human_leakage)):
         if lk is not None:
             console.print(leakage_line(name, lk))

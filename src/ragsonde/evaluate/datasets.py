@@ -34,6 +34,9 @@ class BenchQuery:
     references: tuple[Span, ...] = ()
     """The answer's excerpts (span-labelled benchmarks): scored by the span metrics
     (:mod:`ragsonde.evaluate.spans`); ``relevant`` defaults to their documents."""
+    generator: str | None = None
+    """What wrote the question when it was generated (a row's ``generator``, as
+    ``ragsonde generate`` writes it: ``offline:gist``, ``llm:…``); None for a given one."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +268,7 @@ def _own(path: Path) -> Benchmark:
                 filters=row.get("filters"),
                 top_k=row.get("top_k"),
                 references=refs,
+                generator=str(row["generator"]) if row.get("generator") else None,
             )
         )
     ids = [q.query_id for q in queries]

@@ -12,6 +12,9 @@ semantic-text-splitter (already what ``ragsonde ingest`` chunks with):
                    and what ``ingest`` does
 ``recursive-chars``  the same, by characters
 ``markdown``       the same, aware of Markdown structure (headings, lists, code blocks)
+``sentence``       whole sentences (pysbd's rule-based boundaries) packed into chunks of at
+                   most ``size`` tokens, ``overlap`` as whole trailing sentences
+                   (:mod:`~ragsonde.ingest.sentences`)
 =================  ======================================================================
 
 ``recursive`` is what :class:`~ragsonde.ingest.chunker.Chunker` uses unless told otherwise
@@ -69,16 +72,23 @@ def _markdown(text: str, size: int, overlap: int, tokenizer: Any) -> list[tuple[
     return _spans(splitter.chunk_indices(text))
 
 
+def _sentence(text: str, size: int, overlap: int, tokenizer: Any) -> list[tuple[int, int]]:
+    from ragsonde.ingest.sentences import pack_sentences
+
+    return pack_sentences(text, size, overlap, tokenizer, long=_recursive)
+
+
 #: Splitter name -> splitter.
 SPLITTERS: dict[str, Splitter] = {
     "fixed": _fixed,
     "recursive": _recursive,
     "recursive-chars": _recursive_chars,
     "markdown": _markdown,
+    "sentence": _sentence,
 }
 
 #: Splitters whose ``size`` counts the embedder's word pieces (the others count characters).
-TOKEN_UNITS = frozenset({"fixed", "recursive", "markdown", "ragsonde"})
+TOKEN_UNITS = frozenset({"fixed", "recursive", "markdown", "sentence", "ragsonde"})
 
 
 def split_spans(

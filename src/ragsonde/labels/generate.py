@@ -34,6 +34,7 @@ from ragsonde.labels.leakage import Leakage, bm25_ranks, leakage, lexical_warnin
 from ragsonde.labels.models import BenchmarkEntry, GenerateReport, JudgeReport, Usage
 from ragsonde.labels.offline import DEFAULT_METHOD, generate_offline, generator_name
 from ragsonde.labels.sampling import Chunk, read_chunks, stratified_sample
+from ragsonde.labels.spans import reference
 from ragsonde.store import Store
 from ragsonde.workspace import Workspace, using
 
@@ -104,6 +105,7 @@ def generate(
     usage: Usage | None = None
     judged: JudgeReport | None = None
     evaluate_on: str | None = None
+    not_found = 0
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         cfg = ws.settings
         coll = collection or cfg.collection
@@ -118,7 +120,7 @@ def generate(
             entries = generate_offline(chunks, sample, seed=seed, method=method)
             generator = generator_name(method)
         else:
-            entries, usage, judged, generator = _with_llm(
+            entries, usage, judged, generator, not_found = _with_llm(
                 sample, out, llm, ws, coll, o.judge, o.depth, o.budget, o.price, client
             )
         if llm is None and method == ICT_METHOD and entries:
@@ -134,7 +136,8 @@ def generate(
         measured = measure_leakage(ws, entries, evaluate_on or coll)
         theirs = measure_leakage(ws, read_entries(human), coll) if human is not None else None
     write_entries(out, entries)
-    warning = lexical_warning(measured, theirs)
+    warnings = [w for w in (lexical_warning(measured, theirs),) if w]
+    warnings += _span_warnings(sample, entries, not_found)
     return GenerateReport(
         collection=coll,
         generator=generator,
@@ -151,9 +154,31 @@ def generate(
         evaluate_on=evaluate_on,
         leakage=measured,
         human_leakage=theirs,
-        warnings=[warning] if warning else [],
+        span_labelled=sum(1 for e in entries if e.references),
+        excerpts_not_found=not_found,
+        warnings=warnings,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def _span_warnings(
+    sample: list[Chunk], entries: list[BenchmarkEntry], excerpts_not_found: int
+) -> list[str]:
+    """What a reader of span-labelled rows must know: chunks without a span, lost excerpts."""
+    out = []
+    unplaced = sum(1 for c in sample if reference(c, None) is None)
+    if unplaced:
+        out.append(
+            f"{unplaced} of the {len(sample)} sampled chunks have no span (start/end) in their "
+            "document (a collection ragsonde did not ingest, or text that is not its span): "
+            "their queries have no references, only relevant documents."
+        )
+    if excerpts_not_found:
+        out.append(
+            f"{excerpts_not_found} LLM questions were dropped: the excerpt that answers them is "
+            "not verbatim in their chunk, so no span could be given."
+        )
+    return out
 
 
 def measure_leakage(
@@ -179,7 +204,7 @@ def _with_llm(
     budget: Budget | None,
     price: Price | None,
     client: ChatClient | None,
-) -> tuple[list[BenchmarkEntry], Usage, JudgeReport | None, str]:
+) -> tuple[list[BenchmarkEntry], Usage, JudgeReport | None, str, int]:
     from ragsonde.labels.asker import CachedAsker
     from ragsonde.labels.cache import LlmCache
     from ragsonde.labels.chat import ChatClient
@@ -191,7 +216,8 @@ def _with_llm(
     try:
         with LlmCache(ws.settings.home) as cache:
             asker = CachedAsker(chat, cache)
-            entries = generate_questions(sample, asker)
+            written = generate_questions(sample, asker)
+            entries, not_found = written.entries, written.excerpts_not_found
             report = None
             if judge and entries and asker.stopped is None:
                 entries, report = judge_entries(
@@ -204,7 +230,7 @@ def _with_llm(
                     name=str(out),
                     out=out,
                 )
-        return entries, chat.usage.model_copy(), report, f"llm:{chat.name}"
+        return entries, chat.usage.model_copy(), report, f"llm:{chat.name}", not_found
     finally:
         if client is None:
             chat.close()

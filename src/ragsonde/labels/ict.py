@@ -31,17 +31,13 @@ from ragsonde.embedders import Embedder
 from ragsonde.errors import RagsondeError
 from ragsonde.labels.models import BenchmarkEntry
 from ragsonde.labels.sampling import Chunk
+from ragsonde.labels.spans import Made, MakesQueries, sentence_spans
 from ragsonde.store import PointRecord, Store
 
 __all__ = ["ICT_METHOD", "IctSentence", "build_ict_copy", "ict_copy", "without_sentence"]
 
 ICT_METHOD = "ict"
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _BM25_LABEL = re.compile(r"^bm25-k([0-9.]+)-b([0-9.]+)(?:-t(\d+))?(?:-([a-z]+))?$")
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
 def without_sentence(text: str, sentence: str) -> str:
@@ -53,22 +49,24 @@ def without_sentence(text: str, sentence: str) -> str:
 
 
 @dataclass
-class IctSentence:
-    """An offline method (:class:`~.offline.QueryMaker`): one sentence of the chunk, verbatim."""
+class IctSentence(MakesQueries):
+    """An offline method (:class:`~.offline.QueryMaker`): one sentence of the chunk, verbatim
+    (``at``: its span in the chunk, the answer's span in the original document)."""
 
     min_words: int = 6
 
     def fit(self, chunks: Sequence[Chunk]) -> IctSentence:
         return self
 
-    def query(self, chunk: Chunk, rng: np.random.Generator) -> str | None:
-        sentences = _sentences(chunk.text)
-        if len(sentences) < 2:  # nothing would be left to find the chunk by
+    def make(self, chunk: Chunk, rng: np.random.Generator) -> Made | None:
+        spans = sentence_spans(chunk.text)
+        if len(spans) < 2:  # nothing would be left to find the chunk by
             return None
-        usable = [s for s in sentences if len(s.split()) >= self.min_words]
+        usable = [(s, e) for s, e in spans if len(chunk.text[s:e].split()) >= self.min_words]
         if not usable:
             return None
-        return usable[int(rng.integers(len(usable)))]
+        s, e = usable[int(rng.integers(len(usable)))]
+        return Made(chunk.text[s:e], (s, e))
 
 
 def _bm25_encoder(payload: dict[str, Any]) -> Any:

@@ -21,6 +21,7 @@ __all__ = [
     "Label",
     "LabelSource",
     "Leakage",
+    "Reference",
     "Usage",
 ]
 
@@ -47,6 +48,17 @@ class Label(BaseModel):
     chunk_id: str | None = Field(default=None, description="The chunk that was read, if one was.")
 
 
+class Reference(BaseModel):
+    """The answer's excerpt: ``[start, end)`` in ``str`` indices of the parsed document's text
+    (what ``ingest`` records as a chunk's span), as span-labelled benchmarks give it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    doc_id: str = Field(min_length=1)
+    start: int = Field(ge=0)
+    end: int = Field(gt=0)
+
+
 class BenchmarkEntry(BaseModel):
     """One query of a benchmark file; unknown fields (``filters``, ``top_k``, …) are kept."""
 
@@ -59,6 +71,9 @@ class BenchmarkEntry(BaseModel):
     generator: str | None = None
     source_chunk: str | None = None
     source_doc: str | None = None
+    references: list[Reference] | None = None
+    """Where the answer is in its document (generated: the source sentence or the LLM's
+    excerpt, :mod:`.spans`); None when the source chunk has no span."""
 
     def labelled(self, sources: Iterable[LabelSource] | None = None) -> dict[str, int]:
         """Item -> best grade among the labels from ``sources`` (all when None), zeros included."""
@@ -85,8 +100,10 @@ class BenchmarkEntry(BaseModel):
         generator: str,
         judge: str,
         at: datetime | None = None,
+        references: list[Reference] | None = None,
     ) -> BenchmarkEntry:
-        """A generated query whose source document is relevant (grade 3, the generator's label)."""
+        """A generated query whose source document is relevant (grade 3, the generator's label);
+        ``references``: where in the document it comes from, when that is known."""
         label = Label(
             id=doc_id,
             grade=3,
@@ -103,6 +120,7 @@ class BenchmarkEntry(BaseModel):
             generator=generator,
             source_chunk=chunk_id,
             source_doc=doc_id,
+            references=references,
         )
 
 
@@ -155,6 +173,10 @@ class GenerateReport(BaseModel):
     documents_sampled: int
     sections_sampled: int
     out: str
+    span_labelled: int = 0
+    """Queries written with ``references`` (their source's span in its document)."""
+    excerpts_not_found: int = 0
+    """LLM questions dropped because their excerpt is not verbatim in the chunk."""
     usage: Usage | None = None
     judged: JudgeReport | None = None
     evaluate_on: str | None = None

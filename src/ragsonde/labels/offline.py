@@ -50,6 +50,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.labels.ict import ICT_METHOD, IctSentence
 from ragsonde.labels.models import BenchmarkEntry
 from ragsonde.labels.sampling import Chunk
+from ragsonde.labels.spans import Made, MakesQueries, reference, sentence_spans
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
@@ -71,8 +72,6 @@ __all__ = [
 DEFAULT_METHOD = "ict"
 _WORD_PATTERN = r"(?u)\b[^\W\d_][\w-]*[^\W_]\b"  # words of 2+ characters, no bare numbers
 _WORD = re.compile(_WORD_PATTERN)
-# A sentence ends at . ! or ? followed by space and a capital, digit or opening bracket.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
 
 def generator_name(method: str) -> str:
@@ -84,11 +83,12 @@ OFFLINE_GENERATOR = generator_name(DEFAULT_METHOD)
 
 
 class QueryMaker(Protocol):
-    """An offline method: fit once on the collection's chunks, then one query per chunk."""
+    """An offline method: fit once on the collection's chunks, then one query per chunk, with
+    where in the chunk it comes from (:class:`~.spans.Made`)."""
 
     def fit(self, chunks: Sequence[Chunk]) -> QueryMaker: ...
 
-    def query(self, chunk: Chunk, rng: np.random.Generator) -> str | None: ...
+    def make(self, chunk: Chunk, rng: np.random.Generator) -> Made | None: ...
 
 
 def _vectorizer() -> TfidfVectorizer:
@@ -102,7 +102,7 @@ def _vectorizer() -> TfidfVectorizer:
     return TfidfVectorizer(token_pattern=_WORD_PATTERN, stop_words="english", sublinear_tf=True)
 
 
-class _Tfidf:
+class _Tfidf(MakesQueries):
     """The collection's tf-idf matrix, shared by the methods: one row per chunk."""
 
     def fit_tfidf(self, chunks: Sequence[Chunk]) -> None:
@@ -147,7 +147,8 @@ class TermSampler(_Tfidf):
         """The chunk's term distribution over ``idx`` (unnormalised)."""
         return tfidf
 
-    def query(self, chunk: Chunk, rng: np.random.Generator) -> str | None:
+    def make(self, chunk: Chunk, rng: np.random.Generator) -> Made | None:
+        """Terms from all over the chunk: it comes from the whole chunk (``at`` None)."""
         idx, tfidf = self.row(chunk)
         if len(idx) < 2:
             return None
@@ -160,7 +161,7 @@ class TermSampler(_Tfidf):
                 chosen.add(int(rng.choice(len(self._background), p=self._background)))
             else:
                 chosen.add(int(idx[rng.choice(len(idx), p=p)]))
-        return " ".join(_in_chunk_order([str(self._terms[i]) for i in chosen], chunk.text))
+        return Made(" ".join(_in_chunk_order([str(self._terms[i]) for i in chosen], chunk.text)))
 
 
 @dataclass
@@ -197,20 +198,22 @@ class SentenceReducer(_Tfidf):
     def _content(self, sentence: str) -> list[str]:
         return [w for w in _WORD.findall(sentence.lower()) if w not in self._stop]
 
-    def query(self, chunk: Chunk, rng: np.random.Generator) -> str | None:
+    def make(self, chunk: Chunk, rng: np.random.Generator) -> Made | None:
+        """The reduced sentence, from that sentence (``at``: its span in the chunk)."""
         idx, tfidf = self.row(chunk)
         weight = dict(zip(idx.tolist(), tfidf.tolist(), strict=True))
-        sentences = [self._content(s) for s in _SENTENCE_END.split(chunk.text)]
-        sentences = [s for s in sentences if len(s) > self.min_words]
-        if not sentences:
+        spans = sentence_spans(chunk.text)
+        content = [(at, self._content(chunk.text[at[0] : at[1]])) for at in spans]
+        usable = [(at, s) for at, s in content if len(s) > self.min_words]
+        if not usable:
             return None
         mass = np.array(
-            [sum(weight.get(self._vocab.get(w, -1), 0.0) for w in set(s)) for s in sentences]
+            [sum(weight.get(self._vocab.get(w, -1), 0.0) for w in set(s)) for _, s in usable]
         )
         if mass.sum() <= 0:
             return None
-        words = sentences[int(rng.choice(len(sentences), p=mass / mass.sum()))]
-        return " ".join(words[i] for i in self.keep(words, rng))
+        at, words = usable[int(rng.choice(len(usable), p=mass / mass.sum()))]
+        return Made(" ".join(words[i] for i in self.keep(words, rng)), at)
 
     def _k(self, kept: int, n_words: int) -> int:
         """``kept`` within bounds: at least ``min_words``, at most ``max_words``, one dropped."""
@@ -269,23 +272,28 @@ def generate_offline(
     prefix: str = "gen",
     method: str = DEFAULT_METHOD,
 ) -> list[BenchmarkEntry]:
-    """One query per sampled chunk by ``method``, its document relevant (grade 3)."""
+    """One query per sampled chunk by ``method``, its document relevant (grade 3), with the
+    span of its source in the document as ``references`` when the chunk has a span
+    (:func:`~.spans.reference`: the sentence it was made from, or the whole chunk for a term
+    sample)."""
     maker = _maker(method).fit(chunks)
     name = generator_name(method)
     rng = np.random.default_rng(seed)
     out: list[BenchmarkEntry] = []
     for n, c in enumerate(sample):
-        text = maker.query(c, rng)
-        if not text:
+        made = maker.make(c, rng)
+        if made is None or not made.text:
             continue
+        ref = reference(c, made.at)
         out.append(
             BenchmarkEntry.known_item(
                 f"{prefix}-{n:05d}",
-                text,
+                made.text,
                 doc_id=c.doc_id,
                 chunk_id=c.id,
                 generator=name,
                 judge=name,
+                references=None if ref is None else [ref],
             )
         )
     return out

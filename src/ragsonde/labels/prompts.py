@@ -26,13 +26,14 @@ __all__ = [
     "QUESTION_VERSIONS",
     "judge_messages",
     "longest_copied_run",
+    "parse_excerpt",
     "parse_grade",
     "parse_question",
     "question_messages",
 ]
 
 JUDGE_VERSION = "umbrela-v1"
-QUESTION_VERSION = "question-v1"
+QUESTION_VERSION = "question-excerpt-v2"
 #: Prompt version per style: part of the cache key, so a base model's answers stay apart.
 JUDGE_VERSIONS = {"instruct": JUDGE_VERSION, "fewshot": "fewshot-yn-v1"}
 QUESTION_VERSIONS = {"instruct": QUESTION_VERSION, "fewshot": "inpars-v1"}
@@ -65,7 +66,10 @@ Passage: {passage}
 
 Write one question that a user of this collection might ask and that this passage answers. \
 Use your own words: do not copy phrases of four or more words from the passage, and do not refer \
-to "the passage" or "the text". Answer with the question only, on one line."""
+to "the passage" or "the text". Then copy, exactly as written in the passage, the shortest \
+excerpt that answers the question. Answer with exactly two lines:
+Question: <the question>
+Excerpt: <the excerpt, copied word for word from the passage>"""
 
 _INPARS = """Example 1:
 Document: We don't know a lot about the effects of caffeine during pregnancy on you and your \
@@ -129,6 +133,18 @@ def parse_question(answer: str) -> str | None:
         if text:
             return text if len(text.split()) >= 3 else None
     return None
+
+
+_EXCERPT = re.compile(r"^\s*\**excerpt\**\s*:\s*(.*)", re.IGNORECASE | re.MULTILINE | re.DOTALL)
+
+
+def parse_excerpt(answer: str) -> str | None:
+    """What follows ``Excerpt:`` (to the end of the answer, quotes trimmed); None without it."""
+    m = _EXCERPT.search(answer)
+    if m is None:
+        return None
+    text = m.group(1).strip().strip('"“”').strip()
+    return text or None
 
 
 def _words(text: str) -> list[str]:

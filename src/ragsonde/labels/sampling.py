@@ -29,6 +29,14 @@ class Chunk:
     title: str
     text: str
     chunk_index: int
+    start: int | None = None
+    """The chunk's span in its parsed document (``start``/``end`` of a chunk ragsonde
+    ingested); None in a collection without spans."""
+    end: int | None = None
+
+
+def _offset(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def read_chunks(store: Store, collection: str) -> list[Chunk]:
@@ -48,6 +56,8 @@ def read_chunks(store: Store, collection: str) -> list[Chunk]:
                     title=str(pl.get("title") or ""),
                     text=text,
                     chunk_index=int(pl.get("chunk_index") or 0),
+                    start=_offset(pl.get("start")),
+                    end=_offset(pl.get("end")),
                 )
             )
     out.sort(key=lambda c: (c.doc_id, c.chunk_index, c.id))  # scroll order is not a contract

@@ -7,7 +7,8 @@ until the client gives up or the fake stops). It records every request it receiv
 
 The answers are deterministic. A judging prompt (one that asks for ``##final score``) is graded by
 how many of the query's words the passage holds; a question-writing prompt gets a question built
-from the passage's longest words. ``responder`` replaces both.
+from the passage's longest words (and, when the prompt asks for an excerpt, the passage's first
+sentence as the excerpt). ``responder`` replaces both.
 
     with FakeChatAPI(api_key="k") as api:
         client = ChatClient("gpt-4o-mini", base_url=f"{api.url}/v1", api_key="k")
@@ -82,7 +83,12 @@ def default_responder(prompt: str) -> str:
         return f"##final score: {grade}"
     passage = re.search(r"Passage: (.*)", prompt)
     words = sorted(_words(passage.group(1) if passage else ""), key=lambda w: (-len(w), w))
-    return f"What is known about {' and '.join(words[:3]) or 'this'}?"
+    question = f"What is known about {' and '.join(words[:3]) or 'this'}?"
+    if "Excerpt:" not in prompt or passage is None:
+        return question
+    # The excerpt a model copies: the passage's first sentence, as written.
+    excerpt = re.split(r"(?<=[.!?])\s", passage.group(1).strip(), maxsplit=1)[0]
+    return f"Question: {question}\nExcerpt: {excerpt}"
 
 
 @dataclass
