@@ -30,7 +30,7 @@ def text() -> str:
 
 
 def words(text: str) -> list[str]:
-    return re.findall(r"[a-z][\w-]*", text.lower())
+    return re.findall(r"[^\W_]+(?:-[^\W_]+)*", text.lower())
 
 
 def test_generated_questions_point_to_their_sentence_in_the_document(text):

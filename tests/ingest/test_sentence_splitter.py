@@ -51,7 +51,8 @@ def test_sentences_are_pysbds_and_abbreviations_do_not_end_one():
 def test_chunks_are_whole_sentences_within_size(tokenizer):
     starts = {s for s, _ in sentence_spans(TEXT)}
     ends = {e for _, e in sentence_spans(TEXT)}
-    for size in (16, 24, 40, 200):
+    assert max(tokens(tokenizer, TEXT[s:e]) for s, e in sentence_spans(TEXT)) <= 24
+    for size in (24, 40, 64, 200):
         chunks = split_spans("sentence", TEXT, size, 0, tokenizer)
         for s, e in chunks:
             assert s in starts and e in ends  # contiguous sentences, never cut

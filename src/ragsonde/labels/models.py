@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "BenchmarkEntry",
@@ -50,13 +50,20 @@ class Label(BaseModel):
 
 class Reference(BaseModel):
     """The answer's excerpt: ``[start, end)`` in ``str`` indices of the parsed document's text
-    (what ``ingest`` records as a chunk's span), as span-labelled benchmarks give it."""
+    (what ``ingest`` records as a chunk's span), as span-labelled benchmarks give it (Chroma's
+    ``start_index``/``end_index`` read too; its ``content`` is ignored)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     doc_id: str = Field(min_length=1)
-    start: int = Field(ge=0)
-    end: int = Field(gt=0)
+    start: int = Field(ge=0, validation_alias=AliasChoices("start", "start_index"))
+    end: int = Field(gt=0, validation_alias=AliasChoices("end", "end_index"))
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Reference:
+        if self.end <= self.start:
+            raise ValueError(f"reference {self.start}:{self.end}: the end must follow the start")
+        return self
 
 
 class BenchmarkEntry(BaseModel):

@@ -7,8 +7,11 @@ sentences knows that sentence's span: ``start + offset``. The generator writes i
 :mod:`ragsonde.evaluate.datasets`), beside ``relevant``. A chunk without a span (a collection
 ragsonde did not ingest) gives none: its questions are document-labelled only.
 
-Offsets are never invented: a sentence's span is where the sentence splitter found it in the
-chunk's text, and an LLM's excerpt counts only once :func:`locate` finds it verbatim there.
+Sentences here are the offline methods' own rule (:func:`sentence_spans`: an end mark, space,
+then a capital, digit or bracket), the rule their figures in :mod:`.offline` were measured
+with, not the ``sentence`` splitter's pysbd. Offsets are never invented: a sentence's span is
+where that rule found it in the chunk's text, and an LLM's excerpt counts only once
+:func:`locate` finds it verbatim there.
 """
 
 from __future__ import annotations
