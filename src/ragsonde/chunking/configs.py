@@ -86,7 +86,7 @@ def parse_configs(labels: list[str]) -> list[ChunkingConfig]:
 
 #: The default sweep: Chroma's report's headline configurations (fixed and recursive windows
 #: of 200 to 800 tokens, overlaps 0 and 50 %, OpenAI's 800/400), the Markdown-aware splitter,
-#: and ingest's own; ``recursive-chars``, 128-token and other windows on demand
+#: and ingest's own; ``recursive-chars``, ``sentence``, 128-token and other windows on demand
 #: (``--config-grid``): each costs a full embedding pass over the corpus.
 DEFAULT_GRID: tuple[ChunkingConfig, ...] = tuple(
     parse_configs(

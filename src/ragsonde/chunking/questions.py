@@ -111,17 +111,18 @@ def generated_warning(bench: Benchmark, given: bool) -> str | None:
     if not generators:
         return None
     made = sum(1 for q in bench.queries if q.generator)
+    by = ", ".join(generators)
     where = (
-        f"{made} of the {len(bench.queries)} questions of {bench.name} were generated"
+        f"{made} of the {len(bench.queries)} questions of {bench.name} were generated ({by})"
         if given
-        else f"The {made} questions were generated from the documents themselves (one "
+        else f"The {made} questions were generated from the documents themselves by {by} (one "
         "sentence each, some of its words dropped; the sentence is the answer)"
     )
     return (
-        f"{where} ({', '.join(generators)}): generated questions favour lexical match (they "
-        "share their words with their source), their answers are whole sentences (which favours "
-        "splitters that cut between sentences), and they are no substitute for real ones. "
-        "Confirm a close choice with questions your users ask."
+        f"{where}: generated questions favour lexical match (they share their words with their "
+        "source), their answers are whole sentences (which favours splitters that cut between "
+        "sentences), and they are no substitute for real ones. Confirm a close choice with "
+        "questions your users ask."
     )
 
 
