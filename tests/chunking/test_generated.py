@@ -136,3 +136,14 @@ def test_chunking_without_a_benchmark_end_to_end(text, tmp_path):
     again = json.loads(given.stdout)
     assert again["question_source"] == "generated" and again["benchmark"] == str(bench)
     assert any("60 of the 60 questions of gen were generated" in w for w in again["warnings"])
+
+
+def test_the_cli_default_is_the_librarys():
+    import inspect
+
+    from ragsonde.chunking import SweepOptions
+    from ragsonde.chunking.questions import DEFAULT_QUESTIONS
+    from ragsonde.cli.chunking import chunking_command
+
+    default = inspect.signature(chunking_command).parameters["questions"].default
+    assert default == DEFAULT_QUESTIONS == SweepOptions().questions
