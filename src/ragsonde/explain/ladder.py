@@ -14,7 +14,9 @@ on top of the ones before, as the query's searches were planned (:mod:`.probe`):
 7. ``crowding`` — in the top k documents once many more chunks are fetched before collapsing;
 8. ``fusion`` (hybrid) — one branch alone ranks it within k, the fused list does not;
 9. ``truncation`` — its best chunk is longer than the embedder's window (tokens vs window);
-10. ``chunking`` — needs answer spans: reported "not measurable" until a benchmark has them;
+10. ``chunking`` — the answer (a span-labelled benchmark's excerpts in this document) is split:
+    no chunk holds :data:`SPLIT_SHARE` of it (each chunk's share named), or none holds any of
+    it; "not measurable" without answer spans, or when the chunks record none;
 11. ``ranking`` — none of the above: its rank r with everything relaxed, the gap to the k-th.
 
 A stage is one small object: :meth:`Rung.check` reads the probe and returns a
@@ -27,11 +29,14 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ragsonde.evaluate.misses import STAGES, Miss, Outcome, Stage, Step
+from ragsonde.evaluate.spans import span_scores
 from ragsonde.explain.probe import DocFacts, Probe, Setup
 
-__all__ = ["LADDER", "Rung", "climb"]
+__all__ = ["LADDER", "SPLIT_SHARE", "Rung", "climb"]
 
 _SNIPPET = 300
+#: The share of the answer one chunk must hold for the answer not to count as split.
+SPLIT_SHARE = 0.5
 Evidence = str | int | float | bool | None
 
 
@@ -250,7 +255,36 @@ class Chunking(Rung):
     stage = "chunking"
 
     def check(self, a: Attempt) -> Step:
-        return self.skipped(a) or self.step("passed", "the answer span sits in one chunk")
+        skipped = self.skipped(a)
+        if skipped is not None:
+            return skipped
+        answer = [s for s in a.probe.case.references if s.doc_id == a.doc]
+        if not answer:
+            return self.step("not_applicable", "the benchmark gives no answer span in it")
+        chunks = a.facts.spans
+        if chunks is None:
+            return self.step(
+                "not_measurable", "its chunks record no span (start/end) in the document"
+            )
+        shares = sorted((span_scores(answer, [c]).recall for c in chunks), reverse=True)
+        holding = [s for s in shares if s > 0]
+        size = sum(s.end - s.start for s in answer)
+        best = holding[0] if holding else 0.0
+        if best >= SPLIT_SHARE:
+            return self.step("passed", f"one chunk holds {best:.0%} of the answer")
+        detail = (
+            f"the answer ({size} characters) is split over {len(holding)} chunks; the best "
+            f"holds {best:.0%} of it"
+            if holding
+            else f"no chunk holds any of the answer ({size} characters): it fell between them"
+        )
+        return self.blame(
+            a,
+            detail,
+            answer_chars=size,
+            chunks_holding=len(holding),
+            best_share=round(best, 4),
+        )
 
 
 class Ranking(Rung):
