@@ -18,7 +18,6 @@ from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Section
 from ragsonde.ingest.parse import parse
 from ragsonde.ingest.pipeline import PREFIX_PIECES, chunk_document, encoded_text
-from ragsonde.ingest.sources import open_source
 from ragsonde.store import open_store
 from tests.support import CHUNKING
 
@@ -36,50 +35,65 @@ def _pieces(embedder: Any, text: str) -> int:
 
     tok = Tokenizer.from_file(str(embedder.tokenizer_path))
     tok.no_truncation()
+    tok.no_padding()
     return len(tok.encode(text).ids)
 
 
-def test_a_paragraph_over_dashes_stays_a_heading_but_its_prefix_is_bounded(tmp_path, embedder):
+@pytest.mark.parametrize(
+    ("underline", "prefix_start"),
+    [
+        # a setext h2 under "# Drift": the prefix is "Drift: Drift > <the paragraph>"
+        ("---", "Drift: Drift > gyroscope bias"),
+        # a setext h1 is the title and the section: "<the paragraph>: <the paragraph>", longer
+        # than the window on its own (pubmed's case)
+        ("===", "gyroscope bias"),
+    ],
+)
+def test_a_paragraph_over_an_underline_stays_a_heading_but_its_prefix_is_bounded(
+    tmp_path, embedder, underline, prefix_start
+):
     folder = tmp_path / "docs"
     folder.mkdir()
-    text = f"# Drift\n\n{PARAGRAPH}\n---\n\n{BODY}\n"
+    top = "# Drift\n\n" if underline == "---" else ""
+    text = f"{top}{PARAGRAPH}\n{underline}\n\n{BODY}\n"
     (folder / "drift.md").write_text(text, encoding="utf-8")
     settings = Settings(home=tmp_path / "home", collection="drift")
-    ingest(str(folder), settings=settings, embedder=embedder, options=IngestOptions())
+    # sparse too: encoded_text proves the prefix by the hash of the BM25-keyed embed_text
+    ingest(str(folder), settings=settings, embedder=embedder, options=IngestOptions(sparse=True))
     store = open_store(settings)
     try:
         points = [p.payload for batch in store.scroll("drift") for p in batch]
     finally:
         store.close()
-    under = [p for p in points if p["section"] != "Drift"]
-    assert len(under) >= 2  # the body is longer than one window
-    # CommonMark: the paragraph over "---" is a setext h2 (a heading, not a thematic break)
-    assert {p["section"] for p in under} == {f"Drift > {PARAGRAPH}"}
-    for p in under:
+    assert len(points) >= 2  # the body is longer than one window
+    # CommonMark: a paragraph over "---" or "===" is a setext heading, not a thematic break
+    assert {p["section"] for p in points} == {PARAGRAPH if top == "" else f"Drift > {PARAGRAPH}"}
+    for p in points:
         embedded = encoded_text(p)
         prefix, own = embedded.split("\n", 1)
-        assert own == p["text"] and p["text"] in text  # the chunk's own text, whole
-        assert embedded.startswith("Drift: Drift > gyroscope bias")
-        assert p["title_cut"] == len(prefix) and _pieces(embedder, prefix) - 2 <= PREFIX_PIECES
-        # nothing past the window: the model reads the whole chunk
+        assert own == p["text"] == text[p["start"] : p["end"]]  # the chunk's own text, whole
+        assert embedded.startswith(prefix_start)
+        # nothing past the window: the model reads the whole chunk, and the prefix is small
         assert _pieces(embedder, embedded) <= embedder.max_tokens, p["chunk_index"]
-        assert p["text"] == text[p["start"] : p["end"]]
+        assert _pieces(embedder, prefix) - 2 <= PREFIX_PIECES
+        assert p["title_cut"] == len(prefix)
 
 
 def test_every_pubmed_chunk_fits_the_window_with_its_prefix(embedder):
     path = CHUNKING / "corpora" / "pubmed.md"
     if not path.is_file():
         pytest.skip(f"{path} is not here (the shared benchmark data)")
-    [doc] = list(open_source(str(path)))
-    sections = parse("markdown", path.read_text(encoding="utf-8")).sections
-    assert max(len(s.name or "") for s in sections) > 500  # the paragraph over " =" is there
+    parsed = parse("markdown", path.read_text(encoding="utf-8"))
+    # the sections under the paragraph that " =" underlines (a setext h1): the case that broke
+    long = tuple(s for s in parsed.sections if len(s.name or "") > 500)
+    assert long
+    doc = Document("pubmed", long, title=parsed.title)
     chunker = Chunker(ChunkerConfig.for_embedder(embedder))
     records = chunk_document(doc, chunker, embedder.name)
-    cut = [r for r in records if "title_cut" in r.payload]
-    assert cut  # the long heading's chunks had their prefix bounded
     too_long = [r.payload["chunk_index"] for r in records if _pieces(embedder, r.embed_text) > 256]
-    assert too_long == []
-    assert all(r.embed_text.endswith(r.payload["text"]) for r in records)
+    assert records and too_long == []
+    assert all("title_cut" in r.payload for r in records)
+    assert all(r.embed_text.endswith("\n" + r.payload["text"]) for r in records)
 
 
 def test_a_character_chunker_bounds_the_prefix_and_encoded_text_reads_it_back():

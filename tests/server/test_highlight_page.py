@@ -3,10 +3,12 @@ a real server, the real model, real ingest into the server's store, headless Chr
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from playwright.sync_api import expect
 
 from ragsonde.ingest import IngestOptions, ingest_documents, open_source
-from tests.server.test_eval_api import wait_done
 
 TEXT = (
     "The dock has two charging contacts. A lidar times laser pulses to measure the distance to "
@@ -14,6 +16,16 @@ TEXT = (
     "minute, so the heading is corrected against the map.\n"
 )
 EXCERPT = "times laser pulses to measure the distance to each wall, and its <b>window</b>"
+
+
+def wait_done(api: Any, job_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        job: dict[str, Any] = api.get(f"/v1/eval/{job_id}").json()
+        if job["status"] in {"done", "error", "cancelled"}:
+            return job
+        time.sleep(0.2)
+    raise AssertionError("the evaluation job did not finish")
 
 
 def _spanned_collection(tmp_path, store, embedder) -> None:
