@@ -67,7 +67,7 @@ QUESTIONS = {
         "times laser pulses to measure the distance to each wall. Its gyroscope drifts"
     ),
     "What do operators write in the log when a sensor fails?": (
-        "note <script>alert(1)</script> in the log"
+        "note <script>alert(1)</script> in the log when a sensor fails. The charging"
     ),
 }
 
