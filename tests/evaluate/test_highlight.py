@@ -103,7 +103,9 @@ def _marks(start: int, end: int, rs: int, re: int) -> str:
 
 
 @pytest.mark.parametrize("collection", ["split", "overlap"])
-def test_the_report_marks_the_answer_inside_each_hit(bench_and_home, embedder, collection):
+def test_the_report_marks_the_answer_inside_each_hit(
+    bench_and_home, embedder, collection, validate_report
+):
     bench, settings = bench_and_home
     report = evaluate(
         bench,
@@ -113,6 +115,7 @@ def test_the_report_marks_the_answer_inside_each_hit(bench_and_home, embedder, c
         options=EvalOptions(k=[HITS]),
     )
     assert report.spans is not None and report.spans.available
+    validate_report(report.model_dump(mode="json"))  # references and hits, as published
     html = render_html_report(report)
     assert "<script>" not in html  # the chunk text's markup is text, never markup
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
