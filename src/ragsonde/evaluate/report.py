@@ -53,6 +53,8 @@ __all__ = [
     "QueryRow",
     "RelevanceField",
     "SearchInfo",
+    "SpanHit",
+    "SpanRef",
     "SpanSummary",
     "StageTimings",
     "SweepRow",
@@ -115,6 +117,21 @@ class Throughput(_Part):
     queries_per_s: float
 
 
+class SpanRef(_Part):
+    """``text[start:end]`` of document ``doc_id`` (``str`` indices of its parsed text)."""
+
+    doc_id: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class SpanHit(SpanRef):
+    """A retrieved chunk of a span-labelled query, with where it sits in its document."""
+
+    text: str = Field(description="The chunk's text: text == document[start:end].")
+    score: float
+
+
 class QueryRow(_Part):
     """One benchmark query: what was relevant, what came back, its metrics and timings."""
 
@@ -133,6 +150,19 @@ class QueryRow(_Part):
         description="Returned results that break the query's filters.",
     )
     metrics: dict[str, float] = Field(default_factory=dict)
+    # Span-labelled benchmarks only: the answer's excerpts and the top chunks with their text,
+    # so the report can mark the answer inside each hit (evaluate.highlight).
+    references: list[SpanRef] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The answer's excerpts (a span-labelled benchmark).",
+    )
+    hits: list[SpanHit] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The first ranked chunks with their spans and text (a span-labelled "
+        "benchmark whose chunks record spans).",
+    )
 
 
 class Integrity(_Part):
