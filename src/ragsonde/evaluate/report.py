@@ -15,7 +15,9 @@ Coverage. ``metrics`` holds ``judged@k`` (the share of the top k that carries a 
 the ranking metrics; below :data:`LOW_COVERAGE` at k=10 (or the largest k under it) the report
 warns, because unjudged hits then count as misses. ``judged_only`` says the ranking metrics were
 scored over judged hits only (1.1). ``misses`` (``--explain``) blames each missed relevant document
-on the pipeline stage that lost it (1.3; :mod:`ragsonde.explain`).
+on the pipeline stage that lost it (1.3; :mod:`ragsonde.explain`). A span-labelled run's rows
+carry their ``references`` and first hits with their spans and text, so a report marks the
+answer inside each hit (1.4; :mod:`ragsonde.evaluate.highlight`).
 
 Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
 which payload field benchmark ids resolved to); new parts are optional fields, so older reports
@@ -66,7 +68,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
