@@ -102,7 +102,9 @@ def main() -> None:
 
     dense = [c for c in report.configurations if c.mode == "dense"]
     baseline = next(
-        c for c in dense if c.knobs.exact and c.variant.startswith("none/") and c.aggregation.n == 1
+        c
+        for c in dense
+        if c.search.exact and c.variant.startswith("none/") and c.aggregation.n == 1
     )
     cheap = sorted(
         (
@@ -120,11 +122,12 @@ def main() -> None:
     # document; prefetch depth and weights are part of the family's best)
     by_fusion: dict[str, dict[str, Any]] = {}
     for c in report.configurations:
-        if c.mode != "hybrid" or c.fusion is None or c.aggregation.method != "max":
+        s = c.search
+        if c.mode != "hybrid" or c.aggregation.method != "max":
             continue
         bm25 = c.variant.split("/bm25-")[1] if "/bm25-" in c.variant else "k1.2-b0.75 (ingest's)"
-        family = c.fusion.method if c.fusion.method != "rrf" else f"rrf-k{c.fusion.k}"
-        if c.fusion.method == "rrf" and c.fusion.weights:
+        family = s.fusion if s.fusion != "rrf" else f"rrf-k{s.rrf_k or 60}"
+        if s.fusion == "rrf" and s.fusion_weights:
             family += " weighted"
         key = f"{family} | bm25 {bm25}"
         if key not in by_fusion or c.ndcg > by_fusion[key]["ndcg@10"]:

@@ -88,6 +88,26 @@ def test_judge_grades_the_unjudged_pool_and_keeps_provenance(api_and_docs, bench
     assert any(lab.source == "llm" for e in entries for lab in e.labels)
 
 
+def test_the_report_says_which_search_each_pool_ran(api_and_docs, bench, tmp_path):
+    api, (settings, store) = api_and_docs
+    mine = settings.model_copy(
+        update={"search": settings.search.overlay({"fusion": "rrf", "rrf_k": 7, "hnsw_ef": 33})}
+    )
+    report = judge(
+        bench,
+        tmp_path / "judged.jsonl",
+        options=opts(),
+        settings=mine,
+        store=store,
+        client=chat(api),
+        embedder=EMB[0],
+    )
+    assert sorted(report.search) == sorted(report.modes) == ["dense", "hybrid", "sparse"]
+    for mode, ran in report.search.items():
+        assert ran.mode == mode and ran.top_k == 8 and ran.hnsw_ef == 33  # depth, settings
+    assert report.search["hybrid"].fusion == "rrf" and report.search["hybrid"].rrf_k == 7
+
+
 def test_a_rerun_costs_zero_calls(api_and_docs, bench, tmp_path):
     api, docs = api_and_docs
     first = judge_with(api, docs, bench, tmp_path, "a.jsonl")

@@ -10,9 +10,9 @@ import pytest
 
 from ragsonde.errors import ErrorCode, StoreConnectionError
 from ragsonde.store._errors import Where, scratch_table, translate, translating
+from ragsonde.store.base import SearchSpec
 from ragsonde.store.index_spec import IndexConfig, Quantization
 from ragsonde.store.scratch import ScratchShard
-from ragsonde.store.search_specs import SearchKnobs
 from tests.tune.support import clustered
 
 WHERE = Where("/tmp/ragsonde-variant-x", "int8/m16-efc100")
@@ -73,7 +73,7 @@ def test_build_search_measure_and_close(tmp_path: Path):
         files = shard.footprint()
         assert files.quantized_bytes > 0 and files.index_bytes > 0
         assert files.disk_bytes >= files.quantized_bytes
-        hits, times = shard.search(x[:5], 3, SearchKnobs(hnsw_ef=64))
+        hits, times = shard.search(x[:5], SearchSpec(vector=None, limit=3, hnsw_ef=64))
         assert len(times) == 5 and all(t > 0 for t in times)
         assert [h[0][0] for h in hits] == ["0", "1", "2", "3", "4"]  # each finds itself first
     finally:

@@ -14,7 +14,8 @@ from ragsonde.embedders.base import Embedder
 from ragsonde.errors import QueryValidationError
 from ragsonde.ingest import IngestOptions, ingest
 from ragsonde.tune import Grid, TuneOptions, save_config, tune
-from ragsonde.tune.variants import Bm25Params, FusionSpec, Hnsw, Quantization
+from ragsonde.tune.grid import hybrid
+from ragsonde.tune.variants import Bm25Params, Hnsw, Quantization
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +40,7 @@ GRID = Grid(
     quantization=[Quantization()],
     hnsw=[Hnsw()],
     hnsw_ef=[64],
-    fusion=[FusionSpec(method="linear", weights=(0.0, 1.0), prefetch=10)],
+    fusion=[hybrid("linear", prefetch=10, fusion_weights=(0.0, 1.0))],
     bm25=[Bm25Params(k1=0.9, b=0.4)],
 )
 

@@ -15,8 +15,8 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.pipeline import bm25_reencoder
 from ragsonde.store import open_store
 from ragsonde.tune import Grid, TuneOptions, TuneReport, save_config, tune
-from ragsonde.tune.grid import DEFAULT_GRID, load_grid
-from ragsonde.tune.variants import Bm25Params, FusionSpec, Hnsw, Quantization, build_tuned_copy
+from ragsonde.tune.grid import DEFAULT_GRID, hybrid, load_grid
+from ragsonde.tune.variants import Bm25Params, Hnsw, Quantization, build_tuned_copy
 
 
 def test_default_grid_sweeps_a_title_weight() -> None:
@@ -54,7 +54,7 @@ GRID = Grid(
     quantization=[Quantization()],
     hnsw=[Hnsw()],
     hnsw_ef=[64],
-    fusion=[FusionSpec(method="dbsf", prefetch=100)],
+    fusion=[hybrid("dbsf", prefetch=100)],
     bm25=[Bm25Params(k1=0.9, b=0.4), Bm25Params(k1=0.9, b=0.4, title_weight=2)],
 )
 

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.tune.grid import DEFAULT_GRID, Aggregation, Grid, load_grid
+from ragsonde.models.params import SearchParams
+from ragsonde.tune.grid import DEFAULT_GRID, Aggregation, Grid, GridNameWarning, load_grid
 from ragsonde.tune.measures import aggregate, overlap_recall
 from ragsonde.tune.report import ConfigResult, Constraints
 from ragsonde.tune.select import SEED, best, cross_validate, folds_of, pareto_front, recommend
-from ragsonde.tune.variants import Hnsw, Quantization, SearchKnobs, VariantSpec
+from ragsonde.tune.variants import Hnsw, Quantization, VariantSpec
 
 
 def test_default_grid_builds_each_quantization_once_and_each_hnsw_once() -> None:
@@ -30,13 +31,15 @@ def test_cross_grid_is_the_full_product() -> None:
 
 
 def test_quantized_variants_sweep_rescore_and_oversampling() -> None:
-    plain = DEFAULT_GRID.dense_knobs(VariantSpec())
-    assert plain == [SearchKnobs(hnsw_ef=ef) for ef in (32, 64, 128)]
-    knobs = DEFAULT_GRID.dense_knobs(VariantSpec(quantization=Quantization(kind="scalar")))
+    plain = DEFAULT_GRID.dense_searches(VariantSpec())
+    assert plain == [SearchParams(hnsw_ef=ef) for ef in (32, 64, 128)]
+    knobs = DEFAULT_GRID.dense_searches(VariantSpec(quantization=Quantization(kind="scalar")))
     # per hnsw_ef: rescoring off, or on at 1x, 2x, 4x oversampling
     assert len(knobs) == 3 * 4
-    assert SearchKnobs(hnsw_ef=64, rescore=True, oversampling=4.0) in knobs
-    assert SearchKnobs(hnsw_ef=64, rescore=False) in knobs
+    assert (
+        SearchParams(hnsw_ef=64, quantization_rescore=True, quantization_oversampling=4.0) in knobs
+    )
+    assert SearchParams(hnsw_ef=64, quantization_rescore=False) in knobs
 
 
 def test_grid_file_toml_and_yaml(tmp_path: Path) -> None:
@@ -44,7 +47,7 @@ def test_grid_file_toml_and_yaml(tmp_path: Path) -> None:
     toml.write_text(
         'quantization = [{kind = "none"}, {kind = "binary", bits = 1.5}]\n'
         "hnsw_ef = [16]\n"
-        'fusion = [{method = "rrf", k = 20, prefetch = 30}]\n'
+        'fusion = [{fusion = "rrf", rrf_k = 20, prefetch_limit = 30}]\n'
     )
     grid = load_grid(toml)
     assert [v.label for v in grid.variants()] == [
@@ -53,7 +56,7 @@ def test_grid_file_toml_and_yaml(tmp_path: Path) -> None:
         "none/m8-efc64",
         "none/m32-efc200",
     ]
-    assert grid.hnsw_ef == [16] and grid.fusion[0].label == "rrf-k20/pf30"
+    assert grid.hnsw_ef == [16] and grid.fusion[0].fusion_label == "rrf-k20/pf30"
     yaml = tmp_path / "grid.yaml"
     yaml.write_text("hnsw:\n  - {m: 4, ef_construct: 16}\naggregation:\n  - {method: sum, n: 2}\n")
     grid = load_grid(yaml)
@@ -61,28 +64,42 @@ def test_grid_file_toml_and_yaml(tmp_path: Path) -> None:
 
 
 def test_default_grid_sweeps_tm2c2_linear_fusion_on_deep_lists() -> None:
-    linear = [f for f in DEFAULT_GRID.fusion if f.method == "linear"]
-    assert sorted((f.weights, f.prefetch) for f in linear) == sorted(
+    linear = [f for f in DEFAULT_GRID.fusion if f.fusion == "linear"]
+    assert sorted((f.fusion_weights, f.prefetch_limit) for f in linear) == sorted(
         (w, p) for w in ((0.6, 0.4), (0.7, 0.3), (0.8, 0.2)) for p in (200, 1000)
     )
-    assert "linear/w0.7:0.3/pf1000" in {f.label for f in linear}
+    assert "linear/w0.7:0.3/pf1000" in {f.fusion_label for f in linear}
     # RRF and DBSF stay at each of their prefetch depths
-    others = [f for f in DEFAULT_GRID.fusion if f.method != "linear"]
-    assert len(others) == 15 and {f.prefetch for f in others} == {50, 100, 200}
-    assert sum(f.method == "dbsf" for f in others) == 3
+    others = [f for f in DEFAULT_GRID.fusion if f.fusion != "linear"]
+    assert len(others) == 15 and {f.prefetch_limit for f in others} == {50, 100, 200}
+    assert sum(f.fusion == "dbsf" for f in others) == 3
 
 
 def test_grid_file_with_linear_fusion(tmp_path: Path) -> None:
     path = tmp_path / "grid.toml"
-    path.write_text('fusion = [{method = "linear", weights = [0.6, 0.4], prefetch = 80}]\n')
-    assert [f.label for f in load_grid(path).fusion] == ["linear/w0.6:0.4/pf80"]
+    path.write_text(
+        'fusion = [{fusion = "linear", fusion_weights = [0.6, 0.4], prefetch_limit = 80}]\n'
+    )
+    (search,) = load_grid(path).fusion
+    assert search.fusion_label == "linear/w0.6:0.4/pf80" and search.mode == "hybrid"
+
+
+def test_grid_file_with_the_old_fusion_names_reads_them_and_warns(tmp_path: Path) -> None:
+    path = tmp_path / "grid.toml"
+    path.write_text('fusion = [{method = "rrf", k = 20, weights = [2.0, 1.0]}]\n')
+    with pytest.warns(GridNameWarning, match="method -> fusion, k -> rrf_k"):
+        (search,) = load_grid(path).fusion
+    assert search == SearchParams(
+        mode="hybrid", fusion="rrf", rrf_k=20, fusion_weights=(2.0, 1.0), prefetch_limit=100
+    )
 
 
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ('fusion = [{method = "linear"}]\n', "fusion_weights"),
-        ('fusion = [{method = "dbsf", weights = [1.0, 1.0]}]\n', "fusion_weights"),
+        ('fusion = [{fusion = "linear"}]\n', "fusion_weights"),
+        ('fusion = [{fusion = "dbsf", fusion_weights = [1.0, 1.0]}]\n', "fusion_weights"),
+        ('fusion = [{fusion = "dbsf", mode = "dense"}]\n', "hybrid search"),
         ("hnsw_ef = []\n", "hnsw_ef"),
         ('quantization = [{kind = "binary", bits = 3}]\n', "bits"),
         ("colour = 1\n", "colour"),
@@ -118,10 +135,8 @@ def cfg(cid: str, per_query: dict[str, float], p95: float = 1.0, mb: float = 1.0
     ndcg = sum(per_query.values()) / len(per_query)
     return ConfigResult(
         id=cid,
-        mode=kw.get("mode", "dense"),
         variant="none/m16-efc100",
-        knobs=SearchKnobs(hnsw_ef=64),
-        aggregation=Aggregation(),
+        search=SearchParams(mode=kw.get("mode", "dense"), hnsw_ef=64),
         metrics={"ndcg@10": ndcg, "recall@10": 0.0, "recall@100": 0.0},
         recall_vs_exact=kw.get("recall", 1.0),
         latency_p50_ms=p95 / 2,

@@ -10,14 +10,10 @@ import numpy as np
 import pytest
 
 from ragsonde.config import Settings
+from ragsonde.models.params import SearchParams
 from ragsonde.store import PointRecord, SearchSpec, SparseVector, open_store
-from ragsonde.tune.variants import (
-    FusionSpec,
-    SearchKnobs,
-    SourcePoints,
-    VariantBuilder,
-    VariantSpec,
-)
+from ragsonde.tune.grid import hybrid
+from ragsonde.tune.variants import SourcePoints, VariantBuilder, VariantSpec
 from tests.tune.support import clustered
 
 TERMS = 40
@@ -36,14 +32,14 @@ def _above_last(hits: list[tuple[str, float]]) -> set[str]:
 @pytest.mark.parametrize(
     "fusion",
     [
-        FusionSpec(method="dbsf", prefetch=40),
-        FusionSpec(method="rrf", k=60, weights=(2.0, 1.0), prefetch=40),
-        FusionSpec(method="linear", weights=(0.7, 0.3), prefetch=40),
-        FusionSpec(method="linear", weights=(0.3, 0.7), prefetch=300),
+        hybrid("dbsf", prefetch=40),
+        hybrid("rrf", prefetch=40, rrf_k=60, fusion_weights=(2.0, 1.0)),
+        hybrid("linear", prefetch=40, fusion_weights=(0.7, 0.3)),
+        hybrid("linear", prefetch=300, fusion_weights=(0.3, 0.7)),
     ],
-    ids=lambda f: f.label,
+    ids=lambda f: f.fusion_label,
 )
-def test_sweep_and_query_agree(fusion: FusionSpec, tmp_path: Path) -> None:
+def test_sweep_and_query_agree(fusion: SearchParams, tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     x = clustered(n=300, dim=16)
     home = tmp_path / "home"
@@ -56,29 +52,21 @@ def test_sweep_and_query_agree(fusion: FusionSpec, tmp_path: Path) -> None:
     source = SourcePoints.read(store, "src")
     queries = clustered(n=12, dim=16, seed=42)
     lexical = [_sparse(rng, 3) for _ in queries]
-    knobs = SearchKnobs(hnsw_ef=32)
+    search = fusion.overlay({"hnsw_ef": 32})
     # the variant is written straight into the store's home, so both search one shard
     variant = VariantBuilder(source, tmp_path).build(
         VariantSpec(), path=home / "collections" / "tuned"
     )
     try:
-        swept, times = variant.hybrid(queries, lexical, 10, fusion, knobs)
+        swept, times = variant.hybrid(
+            queries, lexical, SearchSpec.of(search, vector=None, limit=10)
+        )
     finally:
         variant._shard.release()  # keep the folder: the store opens it as a collection
     assert len(times) == len(queries) and all(t > 0 for t in times)
     try:
         specs = [
-            SearchSpec(
-                vector=q.tolist(),
-                sparse=sv,
-                limit=10,
-                mode="hybrid",
-                fusion=fusion.method,
-                rrf_k=fusion.k if fusion.method == "rrf" else None,
-                fusion_weights=fusion.weights,
-                prefetch_limit=fusion.prefetch,
-                hnsw_ef=knobs.hnsw_ef,
-            )
+            SearchSpec.of(search, vector=q.tolist(), sparse=sv, limit=10)
             for q, sv in zip(queries, lexical, strict=True)
         ]
         queried = [[(h.id, h.score) for h in hits] for hits in store.search("tuned", specs)]
@@ -87,14 +75,14 @@ def test_sweep_and_query_agree(fusion: FusionSpec, tmp_path: Path) -> None:
     assert all(len(hits) == 10 for hits in swept)
     for got, want in zip(queried, swept, strict=True):
         assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
-        if fusion.method == "rrf":
+        if fusion.fusion == "rrf":
             # RRF ties often (equal rank sums) and the engine orders ties as it finds them:
             # the same ids above the last score, and the same scores
             assert _above_last(got) == _above_last(want)
         else:  # linear breaks ties by id
             assert [p for p, _ in got] == [p for p, _ in want]
-    if fusion.method == "linear":
+    if fusion.fusion == "linear":
         # the fused scores: w_dense * cosine plus at most w_sparse (the BM25 best scores w_sparse)
-        w_dense, w_sparse = fusion.weights or (0.0, 0.0)
+        w_dense, w_sparse = fusion.fusion_weights or (0.0, 0.0)
         tops = [hits[0][1] for hits in swept]
         assert all(-w_dense - 1e-6 <= t <= w_dense + w_sparse + 1e-6 for t in tops)

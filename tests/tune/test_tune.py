@@ -14,9 +14,9 @@ from ragsonde.config import Settings, load_settings
 from ragsonde.retriever import Retriever
 from ragsonde.store import open_store
 from ragsonde.tune import Grid, TuneOptions, TuneReport, save_config, tune
-from ragsonde.tune.grid import Aggregation
+from ragsonde.tune.grid import Aggregation, hybrid
 from ragsonde.tune.html import render_html
-from ragsonde.tune.variants import Bm25Params, FusionSpec, Hnsw, Quantization
+from ragsonde.tune.variants import Bm25Params, Hnsw, Quantization
 from tests.tune.support import SLICE_QUERIES, fill_from_slice
 
 pytestmark = pytest.mark.slow
@@ -30,9 +30,9 @@ SMALL = Grid(
     rescore=[True],
     oversampling=[2.0],
     fusion=[
-        FusionSpec(method="dbsf"),
-        FusionSpec(method="rrf", k=60, weights=(2.0, 1.0)),
-        FusionSpec(method="linear", weights=(0.7, 0.3)),
+        hybrid("dbsf"),
+        hybrid("rrf", rrf_k=60, fusion_weights=(2.0, 1.0)),
+        hybrid("linear", fusion_weights=(0.7, 0.3)),
     ],
     bm25=[Bm25Params(k1=0.9, b=0.4)],
     aggregation=[Aggregation(), Aggregation(method="sum", n=2)],
@@ -120,7 +120,10 @@ def test_users_collection_is_untouched(report: TuneReport, slice_home: Path) -> 
 
 def test_report_json_and_html(report: TuneReport) -> None:
     data = json.loads(report.model_dump_json())
-    assert data["schema_version"] == "1" and "per_query_ndcg" not in data["configurations"][0]
+    first = data["configurations"][0]
+    assert data["schema_version"] == "2" and "per_query_ndcg" not in first
+    # a configuration's search is spelled as [search] is: one block, the names SearchParams has
+    assert first["search"]["exact"] is True and first["mode"] == first["search"]["mode"]
     assert TuneReport.model_validate(data).pareto == report.pareto
     page = render_html(report)
     assert page.count("<svg") == 2 and report.recommendation.config in page
@@ -178,7 +181,7 @@ def test_cli_tune_json_save_html_apply(
     grid = tmp_path / "grid.toml"
     grid.write_text(
         'quantization = [{kind = "none"}, {kind = "scalar"}]\nhnsw = [{m = 16, ef_construct = 100}]\n'
-        'hnsw_ef = [64]\nrescore = [true]\noversampling = [2.0]\nfusion = [{method = "dbsf"}]\n'
+        'hnsw_ef = [64]\nrescore = [true]\noversampling = [2.0]\nfusion = [{fusion = "dbsf"}]\n'
         'aggregation = [{method = "max"}]\nbm25 = []\n'
     )
     env = {k: v for k, v in os.environ.items() if k != "QDRANT_URL"}

@@ -10,14 +10,12 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
-from ragsonde.store import CollectionInfo, PointRecord, Store, open_store
+from ragsonde.store import CollectionInfo, PointRecord, SearchSpec, Store, open_store
 from ragsonde.tune.measures import overlap_recall
 from ragsonde.tune.runner import collection_warnings, dense_indexed, require_indexed
 from ragsonde.tune.variants import (
-    FusionSpec,
     Hnsw,
     Quantization,
-    SearchKnobs,
     SourcePoints,
     VariantBuilder,
     VariantSpec,
@@ -25,6 +23,11 @@ from ragsonde.tune.variants import (
     measurable,
 )
 from tests.tune.support import clustered
+
+
+def _spec(**knobs: object) -> SearchSpec:
+    """A search of 10 (each query's vector given per request)."""
+    return SearchSpec(vector=None, limit=10, **knobs)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -79,9 +82,11 @@ def test_rescore_and_oversampling_change_results(
 ) -> None:
     spec = VariantSpec(quantization=Quantization(kind="binary", bits=1))
     with VariantBuilder(source, tmp_path).build(spec) as v:
-        exact, _ = v.search(queries, 10, SearchKnobs(exact=True, ignore_quantization=True))
-        raw, _ = v.search(queries, 10, SearchKnobs(hnsw_ef=64, rescore=False))
-        rescored, _ = v.search(queries, 10, SearchKnobs(hnsw_ef=64, rescore=True, oversampling=4))
+        exact, _ = v.search(queries, _spec(exact=True, quantization_ignore=True))
+        raw, _ = v.search(queries, _spec(hnsw_ef=64, quantization_rescore=False))
+        rescored, _ = v.search(
+            queries, _spec(hnsw_ef=64, quantization_rescore=True, quantization_oversampling=4)
+        )
         # without rescoring the scores come from the 1-bit codes, not the cosine
         assert [s for _, s in raw[0]] != pytest.approx([s for _, s in exact[0]], abs=1e-3)
         assert all(-1.0001 <= s <= 1.0001 for _, s in rescored[0])
@@ -93,9 +98,9 @@ def test_hnsw_ef_trades_recall_for_work(
 ) -> None:
     spec = VariantSpec(hnsw=Hnsw(m=4, ef_construct=8))
     with VariantBuilder(source, tmp_path).build(spec) as v:
-        exact, _ = v.search(queries, 10, SearchKnobs(exact=True))
-        low, _ = v.search(queries, 10, SearchKnobs(hnsw_ef=10))
-        high, _ = v.search(queries, 10, SearchKnobs(hnsw_ef=400))
+        exact, _ = v.search(queries, _spec(exact=True))
+        low, _ = v.search(queries, _spec(hnsw_ef=10))
+        high, _ = v.search(queries, _spec(hnsw_ef=400))
         assert overlap_recall(exact, exact, 10) == 1.0
         assert overlap_recall(low, exact, 10) < overlap_recall(high, exact, 10)
 
@@ -147,7 +152,7 @@ def test_hybrid_needs_bm25(source: SourcePoints, queries: np.ndarray, tmp_path: 
         VariantBuilder(source, tmp_path).build(VariantSpec()) as v,
         pytest.raises(QueryValidationError, match="BM25"),
     ):
-        v.hybrid(queries, [], 10, FusionSpec(), SearchKnobs())
+        v.hybrid(queries, [], _spec(mode="hybrid"))
 
 
 def test_measurable_by_backend() -> None:

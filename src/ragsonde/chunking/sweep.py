@@ -121,7 +121,8 @@ def _read_documents(location: str, warnings: list[str]) -> list[Document]:
         else:
             warnings.append(f"{item.source}: {item.reason}")
     if not docs:
-        raise QueryValidationError(f"No documents to chunk in {location}.", field="docs")
+        why = f": {'; '.join(warnings)}" if warnings else ""
+        raise QueryValidationError(f"No documents to chunk in {location}{why}.", field="docs")
     if unplaced:
         warnings.append(
             f"{unplaced} sections are not verbatim slices of their document (HTML, or CRLF "

@@ -4,7 +4,9 @@ Rendered from :class:`~ragsonde.evaluate.report.EvalReport` with the Jinja2 temp
 ``templates/report.html`` (autoescape on: stored documents are untrusted input). Plots:
 metric@k curves, a latency histogram per stage, the distribution of per-query scores, and the
 worst queries with what was expected and what came back; tables of metrics per filter and per
-``--by`` group when the report has them. This module only computes the geometry of the plots.
+``--by`` group when the report has them; on a span-labelled benchmark, the worst queries' top
+chunks with the answer marked inside them (:mod:`.highlight`). This module only computes the
+geometry of the plots and where the marks go; the template escapes every piece of text.
 """
 
 from __future__ import annotations
@@ -17,18 +19,55 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.evaluate.breakdown import headline_metrics
-from ragsonde.evaluate.report import EvalReport
+from ragsonde.evaluate.highlight import Piece, highlight
+from ragsonde.evaluate.report import EvalReport, QueryRow, SpanHit
+from ragsonde.evaluate.spans import Span
 
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["Chart", "bar_chart", "line_chart", "render_html_report", "write_html_report"]
+__all__ = [
+    "Chart",
+    "MarkedHit",
+    "bar_chart",
+    "line_chart",
+    "marked_hits",
+    "render_html_report",
+    "write_html_report",
+]
 
 _W, _H, _PAD = 520, 240, 40
 _COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"]
 _WORST = 15
 _SHOWN_IDS = 10
 _MISS_ROWS = 100
+_UNMARKED_CHARS = 240  # a hit that holds none of the answer: its opening only
+
+
+@dataclass(frozen=True)
+class MarkedHit:
+    """A retrieved chunk of a span-labelled query, its text cut where the answer is."""
+
+    hit: SpanHit
+    pieces: list[Piece]
+
+    @property
+    def marked(self) -> bool:
+        return any(p.marked for p in self.pieces)
+
+
+def marked_hits(row: QueryRow) -> list[MarkedHit] | None:
+    """``row``'s hits with the answer marked (``None``: no spans to place it by)."""
+    if row.references is None or row.hits is None:
+        return None
+    refs = [Span(r.doc_id, r.start, r.end) for r in row.references]
+    out = []
+    for h in row.hits:
+        pieces = highlight(h.text, Span(h.doc_id, h.start, h.end), refs)
+        if not any(p.marked for p in pieces) and len(h.text) > _UNMARKED_CHARS:
+            pieces = [Piece(h.text[:_UNMARKED_CHARS] + " …", False)]
+        out.append(MarkedHit(h, pieces))
+    return out
 
 
 @dataclass
@@ -163,6 +202,9 @@ def _context(report: EvalReport) -> dict[str, Any]:
         "metric": metric,
         "distribution_chart": bar_chart(counts, labels, "#059669"),
         "worst": worst[:_WORST],
+        "highlights": [
+            (qid, q, hits) for qid, q in worst[:_WORST] if (hits := marked_hits(q)) is not None
+        ],
         "sweep_chart": sweep_chart,
         "headline": headline_metrics(metrics, report.gates),
         "shown_ids": _SHOWN_IDS,

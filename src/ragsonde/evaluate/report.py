@@ -15,7 +15,9 @@ Coverage. ``metrics`` holds ``judged@k`` (the share of the top k that carries a 
 the ranking metrics; below :data:`LOW_COVERAGE` at k=10 (or the largest k under it) the report
 warns, because unjudged hits then count as misses. ``judged_only`` says the ranking metrics were
 scored over judged hits only (1.1). ``misses`` (``--explain``) blames each missed relevant document
-on the pipeline stage that lost it (1.3; :mod:`ragsonde.explain`).
+on the pipeline stage that lost it (1.3; :mod:`ragsonde.explain`). A span-labelled run's rows
+carry their ``references`` and first hits with their spans and text, so a report marks the
+answer inside each hit (1.4; :mod:`ragsonde.evaluate.highlight`).
 
 Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
 which payload field benchmark ids resolved to); new parts are optional fields, so older reports
@@ -53,6 +55,8 @@ __all__ = [
     "QueryRow",
     "RelevanceField",
     "SearchInfo",
+    "SpanHit",
+    "SpanRef",
     "SpanSummary",
     "StageTimings",
     "SweepRow",
@@ -64,7 +68,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
@@ -115,6 +119,21 @@ class Throughput(_Part):
     queries_per_s: float
 
 
+class SpanRef(_Part):
+    """``text[start:end]`` of document ``doc_id`` (``str`` indices of its parsed text)."""
+
+    doc_id: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class SpanHit(SpanRef):
+    """A retrieved chunk of a span-labelled query, with where it sits in its document."""
+
+    text: str = Field(description="The chunk's text: text == document[start:end].")
+    score: float
+
+
 class QueryRow(_Part):
     """One benchmark query: what was relevant, what came back, its metrics and timings."""
 
@@ -133,6 +152,19 @@ class QueryRow(_Part):
         description="Returned results that break the query's filters.",
     )
     metrics: dict[str, float] = Field(default_factory=dict)
+    # Span-labelled benchmarks only: the answer's excerpts and the top chunks with their text,
+    # so the report can mark the answer inside each hit (evaluate.highlight).
+    references: list[SpanRef] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The answer's excerpts (a span-labelled benchmark).",
+    )
+    hits: list[SpanHit] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The first ranked chunks with their spans and text (a span-labelled "
+        "benchmark whose chunks record spans).",
+    )
 
 
 class Integrity(_Part):

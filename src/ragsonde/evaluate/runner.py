@@ -38,6 +38,7 @@ from ragsonde.evaluate.report import (
     QueryRow,
     RelevanceField,
     SearchInfo,
+    SpanRef,
     StageTimings,
     Throughput,
 )
@@ -369,6 +370,11 @@ def evaluate(
                 ),
                 filters=q.filters or None,
                 filter_violations=found.get("filter_violated", 0) if q.filters else None,
+                references=(
+                    [SpanRef(doc_id=x.doc_id, start=x.start, end=x.end) for x in q.references]
+                    if spans is not None
+                    else None
+                ),
             )
             if progress is not None:
                 progress.advance(1)
@@ -380,6 +386,8 @@ def evaluate(
             span_summary, span_rows = spans.score(st, coll, ev.field_path)
             for qid, values in span_rows.items():
                 per_metric.setdefault(qid, {}).update(values)
+            for qid, row in per_query.items():  # what the report marks the answer in
+                row.hits = spans.hits(qid)
         for qid, values in per_metric.items():
             per_query[qid].metrics = {k: round(v, 6) for k, v in values.items()}
         report = EvalReport(

@@ -5,6 +5,10 @@ query's ranked chunks to a :class:`SpanCollector`; at the end it scores them
 (:mod:`ragsonde.evaluate.spans`) at each cut-off k, plus precision_Ω over the collection's chunks
 of the referenced documents. A collection whose chunks record no span (another pipeline's) gets
 a :class:`SpanSummary` that says the span metrics are not available, and no figures.
+
+It also keeps each query's first :data:`HITS` chunks with their span and text
+(:meth:`SpanCollector.hits`), which the HTML report marks the answer in
+(:mod:`ragsonde.evaluate.highlight`); a chunk without a span is left out of them.
 """
 
 from __future__ import annotations
@@ -13,13 +17,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery
-from ragsonde.evaluate.report import SpanSummary
+from ragsonde.evaluate.report import SpanHit, SpanSummary
 from ragsonde.evaluate.spans import Span, precision_omega, span_of, span_scores
 from ragsonde.models import Result
 from ragsonde.store import Store
 from ragsonde.store.payload import PayloadMapping, get_path
 
-__all__ = ["SpanCollector"]
+__all__ = ["HITS", "SpanCollector"]
+
+#: Chunks per query kept with their text for the report's highlights (bounds the report's size).
+HITS = 5
 
 _NOT_AVAILABLE = (
     "Span metrics not available: {n} of {total} retrieved chunks record no span (start/end) "
@@ -43,19 +50,34 @@ class SpanCollector:
         self.doc_key = doc_key
         self.mapping = mapping
         self.retrieved: dict[str, list[Span]] = {}
+        self._hits: dict[str, list[SpanHit]] = {}
         self.chunks = 0
         self.without_span = 0
 
     def add(self, q: BenchQuery, results: Sequence[Result]) -> None:
         spans = []
-        for r in results[: self.ks[-1]]:
+        hits = []
+        for rank, r in enumerate(results[: self.ks[-1]]):
             self.chunks += 1
             span = span_of(self.doc_key(r), r.metadata, self.mapping, r.text)
             if span is None:
                 self.without_span += 1
-            else:
-                spans.append(span)
+                continue
+            spans.append(span)
+            if rank < HITS:
+                score = round(r.similarity_score, 4)
+                hits.append(
+                    SpanHit(
+                        doc_id=span.doc_id, start=span.start, end=span.end, text=r.text, score=score
+                    )
+                )
         self.retrieved[q.query_id] = spans
+        self._hits[q.query_id] = hits
+
+    def hits(self, query_id: str) -> list[SpanHit] | None:
+        """The query's first :data:`HITS` chunks with their spans; ``None`` when some retrieved
+        chunk of the run records no span (the spans are not available) or the query failed."""
+        return None if self.without_span else self._hits.get(query_id)
 
     def score(
         self, store: Store, collection: str, doc_field: str | None

@@ -14,7 +14,9 @@ on top of the ones before, as the query's searches were planned (:mod:`.probe`):
 7. ``crowding`` — in the top k documents once many more chunks are fetched before collapsing;
 8. ``fusion`` (hybrid) — one branch alone ranks it within k, the fused list does not;
 9. ``truncation`` — its best chunk is longer than the embedder's window (tokens vs window);
-10. ``chunking`` — needs answer spans: reported "not measurable" until a benchmark has them;
+10. ``chunking`` — the answer (a span-labelled benchmark's excerpts in this document) is split:
+    no chunk holds :data:`SPLIT_SHARE` of it (each chunk's share named), or none holds any of
+    it; "not measurable" without answer spans, or when the chunks record none;
 11. ``ranking`` — none of the above: its rank r with everything relaxed, the gap to the k-th.
 
 A stage is one small object: :meth:`Rung.check` reads the probe and returns a
@@ -27,11 +29,15 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ragsonde.evaluate.misses import STAGES, Miss, Outcome, Stage, Step
+from ragsonde.evaluate.spans import span_scores
 from ragsonde.explain.probe import DocFacts, Probe, Setup
 
-__all__ = ["LADDER", "Rung", "climb"]
+__all__ = ["LADDER", "SPLIT_SHARE", "Rung", "climb"]
 
 _SNIPPET = 300
+#: The share of the answer one chunk must hold for the answer not to count as split.
+SPLIT_SHARE = 0.5
+Evidence = str | int | float | bool | None
 
 
 @dataclass
@@ -42,7 +48,7 @@ class Attempt:
     probe: Probe
     doc: str
     facts: DocFacts
-    evidence: dict[str, str | int | float | bool | None] = field(default_factory=dict)
+    evidence: dict[str, Evidence] = field(default_factory=dict)
 
     @property
     def k(self) -> int:
@@ -60,6 +66,11 @@ class Rung:
     def step(self, outcome: Outcome, detail: str) -> Step:
         return Step(stage=self.stage, outcome=outcome, detail=detail)
 
+    def blame(self, a: Attempt, detail: str, **evidence: Evidence) -> Step:
+        """This stage lost the document: ``detail`` says how, ``evidence`` the figures."""
+        a.evidence.update(evidence)
+        return self.step("blamed", detail)
+
     def skipped(self, a: Attempt) -> Step | None:
         """The step for a stage this run cannot relax (backend) or has nothing to relax."""
         if self.stage in a.setup.unmeasurable:
@@ -75,8 +86,8 @@ class NotInCollection(Rung):
     def check(self, a: Attempt) -> Step:
         n = a.facts.chunks
         if n == 0:
-            a.evidence["path"] = a.setup.pipeline.doc_path
-            return self.step("blamed", f"no point carries '{a.doc}' at {a.setup.pipeline.doc_path}")
+            path = a.setup.pipeline.doc_path
+            return self.blame(a, f"no point carries '{a.doc}' at {path}", path=path)
         return self.step("passed", f"{n} chunk(s) carry it")
 
 
@@ -84,11 +95,10 @@ class NoText(Rung):
     stage = "no_text"
 
     def check(self, a: Attempt) -> Step:
-        if a.facts.empty_text == a.facts.chunks:
-            a.evidence["chunks"] = a.facts.chunks
-            a.evidence["empty"] = a.facts.empty_text
-            return self.step("blamed", f"all {a.facts.chunks} chunk(s) have empty or no text")
-        return self.step("passed", f"{a.facts.chunks - a.facts.empty_text} chunk(s) have text")
+        n, empty = a.facts.chunks, a.facts.empty_text
+        if empty == n:
+            return self.blame(a, f"all {n} chunk(s) have empty or no text", chunks=n, empty=empty)
+        return self.step("passed", f"{n - empty} chunk(s) have text")
 
 
 class Filter(Rung):
@@ -99,10 +109,15 @@ class Filter(Rung):
             return self.step("not_applicable", "the query has no filter")
         if a.facts.passes_filter:
             return self.step("passed", "at least one chunk passes the query's filter")
-        for path, (wanted, has) in a.facts.excluding.items():
-            a.evidence[f"filter.{path}"] = f"wants {wanted}, the document has {has}"
         which = ", ".join(a.facts.excluding) or "the conditions together"
-        return self.step("blamed", f"the filter excludes every chunk of it ({which})")
+        return self.blame(
+            a,
+            f"the filter excludes every chunk of it ({which})",
+            **{
+                f"filter.{path}": f"wants {wanted}, the document has {has}"
+                for path, (wanted, has) in a.facts.excluding.items()
+            },
+        )
 
 
 class Threshold(Rung):
@@ -114,14 +129,14 @@ class Threshold(Rung):
             return self.step("not_applicable", "no score threshold")
         base = a.probe.base
         if base.within(a.doc, a.k):
-            score = a.facts.similarity
-            a.evidence["score"] = None if score is None else round(score, 4)
-            a.evidence["threshold"] = threshold
-            a.evidence["rank_without_threshold"] = base.rank(a.doc)
-            return self.step(
-                "blamed",
-                f"rank {base.rank(a.doc)} without the threshold; its best similarity "
-                f"{_fmt(score)} is below {threshold:g}",
+            score, rank = a.facts.similarity, base.rank(a.doc)
+            return self.blame(
+                a,
+                f"rank {rank} without the threshold; its best similarity {_fmt(score)} is "
+                f"below {threshold:g}",
+                score=_round(score),
+                threshold=threshold,
+                rank_without_threshold=rank,
             )
         return self.step("passed", "not in the top k without the threshold either")
 
@@ -135,14 +150,14 @@ class Quantization(Rung):
         if skipped is not None or relaxed is None:
             return skipped or self.step("not_applicable", "nothing to relax")
         if relaxed.within(a.doc, a.k):
-            a.evidence["quantization"] = a.setup.quantization_label
-            a.evidence["rescore"] = a.setup.pipeline.quantization_rescore
-            a.evidence["rank_quantized"] = a.probe.base.rank(a.doc)
-            a.evidence["rank_full_precision"] = relaxed.rank(a.doc)
-            return self.step(
-                "blamed",
-                f"full-precision vectors rank it {relaxed.rank(a.doc)} "
-                f"(quantized {_rank(a.probe.base.rank(a.doc))})",
+            quantized, full = a.probe.base.rank(a.doc), relaxed.rank(a.doc)
+            return self.blame(
+                a,
+                f"full-precision vectors rank it {full} (quantized {_rank(quantized)})",
+                quantization=a.setup.quantization_label,
+                rescore=a.setup.pipeline.quantization_rescore,
+                rank_quantized=quantized,
+                rank_full_precision=full,
             )
         return self.step("passed", f"full-precision rank {_rank(relaxed.rank(a.doc))}")
 
@@ -157,13 +172,13 @@ class Ann(Rung):
             return skipped or self.step("not_applicable", "nothing to relax")
         before = a.probe.before_exact.rank(a.doc)
         if exact.within(a.doc, a.k):
-            a.evidence["rank_exact"] = exact.rank(a.doc)
-            a.evidence["rank_hnsw"] = before
-            a.evidence["hnsw_ef"] = a.setup.hnsw_ef_label
-            return self.step(
-                "blamed",
-                f"exact search ranks it {exact.rank(a.doc)}, HNSW {_rank(before)} "
-                f"(hnsw_ef {a.setup.hnsw_ef_label})",
+            ef = a.setup.hnsw_ef_label
+            return self.blame(
+                a,
+                f"exact search ranks it {exact.rank(a.doc)}, HNSW {_rank(before)} (hnsw_ef {ef})",
+                rank_exact=exact.rank(a.doc),
+                rank_hnsw=before,
+                hnsw_ef=ef,
             )
         return self.step("passed", f"exact rank {_rank(exact.rank(a.doc))}")
 
@@ -178,16 +193,16 @@ class Crowding(Rung):
         fetched = a.probe.before_deep
         if deep.within(a.doc, a.k):
             crowder, n = max(fetched.chunks.items(), key=lambda kv: kv[1], default=("", 0))
-            a.evidence["fetched_chunks"] = fetched.fetched
-            a.evidence["documents_in_fetch"] = len(fetched.docs)
-            a.evidence["deep_chunks"] = deep.fetched
-            a.evidence["rank_deep"] = deep.rank(a.doc)
-            a.evidence["crowded_by"] = crowder
-            a.evidence["crowder_chunks"] = n
-            return self.step(
-                "blamed",
+            return self.blame(
+                a,
                 f"{fetched.fetched} chunks held only {len(fetched.docs)} documents ('{crowder}' "
                 f"took {n}); fetching {deep.fetched} ranks it {deep.rank(a.doc)}",
+                fetched_chunks=fetched.fetched,
+                documents_in_fetch=len(fetched.docs),
+                deep_chunks=deep.fetched,
+                rank_deep=deep.rank(a.doc),
+                crowded_by=crowder,
+                crowder_chunks=n,
             )
         return self.step("passed", f"rank {_rank(deep.rank(a.doc))} with {deep.fetched} chunks")
 
@@ -202,14 +217,14 @@ class Fusion(Rung):
         rd, rs = dense.rank(a.doc), sparse.rank(a.doc)
         fused = a.probe.deep.rank(a.doc)
         if dense.within(a.doc, a.k) or sparse.within(a.doc, a.k):
-            a.evidence["rank_dense"] = rd
-            a.evidence["rank_sparse"] = rs
-            a.evidence["rank_fused"] = fused
-            a.evidence["fusion"] = a.setup.pipeline.fusion
-            return self.step(
-                "blamed",
-                f"dense ranks it {_rank(rd)}, BM25 {_rank(rs)}; "
-                f"{a.setup.pipeline.fusion} fusion {_rank(fused)}",
+            how = a.setup.pipeline.fusion
+            return self.blame(
+                a,
+                f"dense ranks it {_rank(rd)}, BM25 {_rank(rs)}; {how} fusion {_rank(fused)}",
+                rank_dense=rd,
+                rank_sparse=rs,
+                rank_fused=fused,
+                fusion=how,
             )
         return self.step("passed", f"dense {_rank(rd)}, BM25 {_rank(rs)}: neither within k")
 
@@ -226,12 +241,12 @@ class Truncation(Rung):
         if tokens is None:
             return self.step("passed", "no chunk text to count")
         if tokens > window:
-            a.evidence["tokens"] = tokens
-            a.evidence["window"] = window
-            return self.step(
-                "blamed",
+            return self.blame(
+                a,
                 f"its best chunk is {tokens} tokens; the model reads {window}: "
                 f"{tokens - window} were never embedded",
+                tokens=tokens,
+                window=window,
             )
         return self.step("passed", f"its best chunk is {tokens} tokens (window {window})")
 
@@ -240,7 +255,36 @@ class Chunking(Rung):
     stage = "chunking"
 
     def check(self, a: Attempt) -> Step:
-        return self.skipped(a) or self.step("passed", "the answer span sits in one chunk")
+        skipped = self.skipped(a)
+        if skipped is not None:
+            return skipped
+        answer = [s for s in a.probe.case.references if s.doc_id == a.doc]
+        if not answer:
+            return self.step("not_applicable", "the benchmark gives no answer span in it")
+        chunks = a.facts.spans
+        if chunks is None:
+            return self.step(
+                "not_measurable", "its chunks record no span (start/end) in the document"
+            )
+        shares = sorted((span_scores(answer, [c]).recall for c in chunks), reverse=True)
+        holding = [s for s in shares if s > 0]
+        size = sum(s.end - s.start for s in answer)
+        best = holding[0] if holding else 0.0
+        if best >= SPLIT_SHARE:
+            return self.step("passed", f"one chunk holds {best:.0%} of the answer")
+        detail = (
+            f"the answer ({size} characters) is split over {len(holding)} chunks; the best "
+            f"holds {best:.0%} of it"
+            if holding
+            else f"no chunk holds any of the answer ({size} characters): it fell between them"
+        )
+        return self.blame(
+            a,
+            detail,
+            answer_chars=size,
+            chunks_holding=len(holding),
+            best_share=round(best, 4),
+        )
 
 
 class Ranking(Rung):
@@ -252,16 +296,16 @@ class Ranking(Rung):
         scores = list(deep.docs.values())
         kth = scores[a.k - 1] if len(scores) >= a.k else None
         own = deep.docs.get(a.doc, a.facts.score)
-        a.evidence["rank"] = r
-        a.evidence["searched_documents"] = len(deep.docs)
-        a.evidence["score"] = None if own is None else round(own, 4)
-        a.evidence["kth_score"] = None if kth is None else round(kth, 4)
-        a.evidence["gap"] = None if own is None or kth is None else round(kth - own, 4)
-        a.evidence["near_miss"] = r == a.k + 1
         where = str(r) if r is not None else f"beyond the {len(deep.docs)} documents searched"
-        return self.step(
-            "blamed",
+        return self.blame(
+            a,
             f"everything relaxed, it ranks {where}; score {_fmt(own)} vs {_fmt(kth)} at rank {a.k}",
+            rank=r,
+            searched_documents=len(deep.docs),
+            score=_round(own),
+            kth_score=_round(kth),
+            gap=None if own is None or kth is None else round(kth - own, 4),
+            near_miss=r == a.k + 1,
         )
 
 
@@ -304,6 +348,10 @@ def climb(setup: Setup, probe: Probe, doc: str, grade: int, facts: DocFacts) -> 
         best_chunk=None if best is None else best[:_SNIPPET],
         steps=steps,
     )
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
 
 
 def _fmt(x: float | None) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ragsonde.evaluate.misses import Stage
 from ragsonde.evaluate.resolve import POINT_ID
+from ragsonde.evaluate.spans import Span, span_of
 from ragsonde.explain.pipeline import Pipeline, Ranking
 from ragsonde.store import CollectionInfo, FilterSpec, Hit, SearchSpec, Store, similarity_of
 from ragsonde.store._convert import prefetch_depth
@@ -73,6 +74,8 @@ class Setup:
     k: int
     mapping: PayloadMapping
     tokens: TokenWindow | None = None
+    spans: bool = False
+    """The benchmark gives answer spans (``references``): a split answer can be seen."""
     unmeasurable: dict[Stage, str] = field(default_factory=dict)
     """Stages this backend or benchmark cannot relax: why (reported, never skipped)."""
     inapplicable: dict[Stage, str] = field(default_factory=dict)
@@ -96,9 +99,13 @@ class Setup:
             self.inapplicable.setdefault("quantization", "the collection is not quantized")
         if self.tokens is None:
             self.unmeasurable["truncation"] = "the embedder names no tokenizer to count tokens"
-        self.unmeasurable["chunking"] = (
-            "the benchmark gives no answer spans, so a split answer cannot be seen"
-        )
+        if not self.spans:
+            self.unmeasurable["chunking"] = (
+                "the benchmark gives no answer spans, so a split answer cannot be seen"
+            )
+        elif self.pipeline.doc_path == POINT_ID:
+            self.inapplicable["chunking"] = "relevance by chunk: the answer's chunks are labelled"
+
         for stage in self.unmeasurable:
             self.inapplicable.pop(stage, None)
 
@@ -145,6 +152,8 @@ class Case:
     relevant: dict[str, int]
     filter: FilterSpec | None
     spec: SearchSpec
+    references: tuple[Span, ...] = ()
+    """The answer's excerpts (a span-labelled benchmark), for the ``chunking`` stage."""
     missed: list[str] | None = None
     """The relevant documents outside the run's top k; None: read them off the base search."""
 
@@ -161,6 +170,8 @@ class DocFacts:
     best_tokens: int | None = None
     similarity: float | None = None
     score: float | None = None
+    spans: list[Span] | None = None
+    """Where each chunk of it lies in the document; ``None``: some chunk records no span."""
 
 
 @dataclass
@@ -251,6 +262,9 @@ def _facts(setup: Setup, p: Probe, doc: str, best: Hit | None) -> DocFacts:
     else:
         payloads = [r.payload for batch in store.scroll(coll, filter={path: [doc]}) for r in batch]
     facts = DocFacts(chunks=len(payloads))
+    if setup.spans and path != POINT_ID:
+        spans = [span_of(doc, pl, setup.mapping) for pl in payloads]
+        facts.spans = None if None in spans else [s for s in spans if s is not None]
     texts = [setup.mapping.read(pl).text for pl in payloads]
     facts.empty_text = sum(1 for t in texts if not (t or "").strip())
     filt = p.case.filter

@@ -68,7 +68,7 @@ def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[C
     for q, vec, sv in zip(queries, vectors, sparse, strict=True):
         filt = resolver.resolve(q.filters, setup.info, setup.store)
         spec = setup.pipeline.spec(vec, sv, filt)
-        cases.append(Case(q.query_id, q.text, dict(q.relevant), filt, spec))
+        cases.append(Case(q.query_id, q.text, dict(q.relevant), filt, spec, q.references))
     return cases
 
 
@@ -148,6 +148,7 @@ def explain_report(
             k=k,
             mapping=ws.settings.payload_mapping,
             tokens=TokenWindow.of(ws.embedder),
+            spans=any(q.references for q in bench.queries),
         )
         failed = dict(report.benchmark.errors)
         todo: list[BenchQuery] = []
@@ -228,6 +229,7 @@ def explain_query(
             k=k,
             mapping=mapping,
             tokens=TokenWindow.of(ws.embedder),
+            spans=bool(q.references),
         )
         per_query, _ = _explain(setup, _cases(ws, setup, [q]))
         return MissesReport.build(

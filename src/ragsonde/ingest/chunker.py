@@ -2,7 +2,8 @@
 
 all-MiniLM-L6-v2 reads 256 word pieces, ``[CLS]`` and ``[SEP]`` included, and silently drops the
 rest: a longer chunk is partly invisible to search. Chunks are therefore sized in the model's word
-pieces, leaving room for the special tokens and for the ``title: section`` line embedded with them.
+pieces, leaving room for the special tokens and for the ``title: section`` line embedded with them
+(bounded to 32 word pieces with :meth:`Chunker.head`, so it never crowds the chunk's own text out).
 Embedders without a local tokenizer (remote APIs) are chunked by characters.
 """
 
@@ -104,6 +105,24 @@ class Chunker:
         if self._tokenizer is None:
             return len(text)
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def head(self, text: str, units: int) -> str:
+        """The longest start of ``text`` that is at most ``units`` units long, cut between words
+        where it can be (a word cut in two can take more word pieces than it did whole)."""
+        if self.length(text) <= units:
+            return text
+        if self._tokenizer is None:
+            cut = text[: units + 1]
+            space = max(cut.rfind(" "), cut.rfind("\n"))
+            return (cut[:space] if space > 0 else cut[:units]).rstrip()
+        offsets = self._tokenizer.encode(text, add_special_tokens=False).offsets
+        for n in range(units, 0, -1):  # where the first piece that does not fit starts
+            at = offsets[n][0]
+            space = max(text.rfind(" ", 0, at + 1), text.rfind("\n", 0, at + 1))
+            head = (text[:space] if space > 0 else text[:at]).rstrip()
+            if self.length(head) <= units:
+                return head
+        return ""
 
     @functools.lru_cache(maxsize=64)  # noqa: B019 - one chunker per run; few distinct capacities
     def _splitter(self, capacity: int) -> Any:

@@ -37,6 +37,7 @@ from ragsonde.store.payload import DEFAULT_MAPPING, ChunkFields, PayloadMapping
 
 __all__ = [
     "INDEXED_FIELDS",
+    "PREFIX_PIECES",
     "ChunkRecord",
     "IngestOptions",
     "IngestReport",
@@ -66,6 +67,7 @@ _STANDARD = (
     "end",
     "doc_id",
     "content_hash",
+    "title_cut",
 )
 
 
@@ -83,10 +85,34 @@ def _embed_hash(embedder_name: str, sparse: bool | str, embed_text: str) -> str:
     return _sha256(f"{embedder_name}\x1f{sparse}\x1f{embed_text}")
 
 
-def _title_prefix(title: str | None, section: str | None) -> str:
-    """The ``title: section`` line a document with ``embed_title`` puts before each chunk."""
-    label = ": ".join(p for p in (title, section) if p)
+#: The most word pieces a chunk's ``title: section`` prefix takes (an eighth of all-MiniLM-L6-v2's
+#: 256; four characters a piece for embedders chunked by characters; never over half a chunk).
+PREFIX_PIECES = 32
+
+
+def _title_prefix(title: str | None, section: str | None, cut: int | None = None) -> str:
+    """The ``title: section`` line a document with ``embed_title`` puts before each chunk; its
+    first ``cut`` characters when ingest bounded it (the payload's ``title_cut``)."""
+    label = ": ".join(p for p in (title, section) if p)[:cut]
     return f"{label}\n" if label else ""
+
+
+def _bounded_prefix(doc: Document, section: str | None, chunker: Chunker) -> tuple[str, int | None]:
+    """The prefix of ``section``'s chunks, at most :data:`PREFIX_PIECES` word pieces long, and
+    the characters of the label it keeps when it had to be cut (``None``: whole).
+
+    A heading can be a whole paragraph (CommonMark makes a paragraph over a ``---`` line a
+    setext heading): unbounded, its prefix would fill the model's window and push the chunk's
+    own text out of what is embedded. Cut between words, the prefix keeps the heading's start."""
+    if not doc.embed_title:
+        return "", None
+    label = _title_prefix(doc.title, section).rstrip("\n")
+    config = chunker.config
+    budget = PREFIX_PIECES if config.unit == "tokens" else 4 * PREFIX_PIECES
+    head = chunker.head(label, min(budget, config.size // 2))
+    if head == label:
+        return _title_prefix(doc.title, section), None
+    return (f"{head}\n" if head else ""), len(head)
 
 
 def _jsonable(value: Any) -> Any:
@@ -161,7 +187,7 @@ def chunk_document(
     records: list[ChunkRecord] = []
     meta = {k: _jsonable(v) for k, v in doc.metadata.items() if k not in _STANDARD}
     for section in doc.sections:
-        prefix = _title_prefix(doc.title, section.name) if doc.embed_title else ""
+        prefix, cut = _bounded_prefix(doc, section.name, chunker)
         reserved = chunker.length(prefix) if prefix else 0
         for at, piece in chunker.split_at(section.text, reserved):
             index = len(records)
@@ -187,6 +213,8 @@ def chunk_document(
             }
             if isinstance(sparse, str):
                 payload["bm25"] = sparse
+            if cut is not None:  # encoded_text rebuilds the bounded prefix from it
+                payload["title_cut"] = cut
             records.append(ChunkRecord(chunk_id(doc.doc_id, index), embed_text, payload))
     return records
 
@@ -404,8 +432,9 @@ def _prune(store: Store, collection: str, seen: set[str], failed: Sequence[Failu
 def encoded_text(payload: Mapping[str, Any], mapping: PayloadMapping = DEFAULT_MAPPING) -> str:
     """The text a stored chunk was embedded from, read back from its payload.
 
-    Ingest embeds ``title: section`` + newline + text for documents with ``embed_title``, and
-    stores only the text; the prefix is put back when the payload's ``embed_hash`` proves it
+    Ingest embeds ``title: section`` + newline + text for documents with ``embed_title`` (the
+    label's first ``title_cut`` characters where ingest bounded it, see :data:`PREFIX_PIECES`),
+    and stores only the text; the prefix is put back when the payload's ``embed_hash`` proves it
     (for the BM25 key of default parameters, or the payload's own ``bm25`` label). Anything
     else, a foreign collection's payload included, is its plain (mapped) text.
     """
@@ -414,7 +443,10 @@ def encoded_text(payload: Mapping[str, Any], mapping: PayloadMapping = DEFAULT_M
 
 def _encoded_text(payload: Mapping[str, Any], fields: ChunkFields) -> str:
     """:func:`encoded_text`, from the payload's fields as the mapping read them."""
-    prefix = _title_prefix(fields.title, fields.section)
+    cut = payload.get("title_cut")
+    prefix = _title_prefix(
+        fields.title, fields.section, cut if isinstance(cut, int) and cut >= 0 else None
+    )
     stored, embedder = payload.get("embed_hash"), payload.get("embedder")
     if prefix and isinstance(stored, str) and isinstance(embedder, str):
         candidate = prefix + fields.text

@@ -112,7 +112,7 @@ def judge_entries(
     """Pool, grade, and return the entries with their new labels, and the report."""
     started = time.perf_counter()
     modes = modes_for(retriever, collection, options.modes)
-    pools, errors = pool(retriever, collection, entries, modes, options.depth)
+    pools, errors, searches = pool(retriever, collection, entries, modes, options.depth)
     run = CachedAsker(client, cache)
     grades: Counter[int] = Counter()
     pooled = already = judged = 0
@@ -147,6 +147,7 @@ def judge_entries(
         collection=collection,
         model=client.name,
         modes=modes,
+        search=searches,
         depth=options.depth,
         queries=len(entries),
         pooled=pooled,

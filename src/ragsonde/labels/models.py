@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from ragsonde.models.params import SearchParams
+
 __all__ = [
     "BenchmarkEntry",
     "GenerateReport",
@@ -205,6 +207,8 @@ class JudgeReport(BaseModel):
     collection: str
     model: str
     modes: list[str]
+    search: dict[str, SearchParams] = Field(default_factory=dict)
+    """Mode -> the search parameters its pools ran with (what each response said)."""
     depth: int
     queries: int
     pooled: int

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.labels.cache import text_hash
 from ragsonde.labels.models import BenchmarkEntry
+from ragsonde.models.params import SearchParams
 from ragsonde.retriever import Retriever
 
-__all__ = ["PooledHit", "modes_for", "pool"]
+__all__ = ["PooledHit", "Pools", "modes_for", "pool"]
 
 ALL_MODES = ("dense", "sparse", "hybrid")
 
@@ -28,6 +30,16 @@ class PooledHit:
     text: str
     content_hash: str
     best_rank: int
+
+
+class Pools(NamedTuple):
+    """Query id -> its pooled hits; query id -> why it could not run; and per mode, the search
+    parameters its pool ran with (as every response says them), so a label set can say which
+    configuration its pools came from."""
+
+    hits: dict[str, list[PooledHit]]
+    errors: dict[str, str]
+    searches: dict[str, SearchParams]
 
 
 def modes_for(retriever: Retriever, collection: str, wanted: Sequence[str] | None) -> list[str]:
@@ -52,10 +64,11 @@ def pool(
     entries: Sequence[BenchmarkEntry],
     modes: Sequence[str],
     depth: int,
-) -> tuple[dict[str, list[PooledHit]], dict[str, str]]:
-    """Query id -> its pooled hits; and query id -> error, for queries that could not run."""
+) -> Pools:
+    """Each query's top ``depth`` in each of ``modes``, merged (:class:`Pools`)."""
     pools: dict[str, list[PooledHit]] = {}
     errors: dict[str, str] = {}
+    searches: dict[str, SearchParams] = {}
     for e in entries:
         best: dict[str, PooledHit] = {}
         for mode in modes:
@@ -65,6 +78,8 @@ def pool(
             if resp.error is not None:
                 errors[e.query_id] = f"{resp.error.code.value}: {resp.error.message}"
                 continue
+            if resp.search is not None:
+                searches.setdefault(mode, resp.search)
             for r in resp.results:
                 doc = r.metadata.get("doc_id") or r.url or r.chunk_id
                 have = best.get(r.chunk_id)
@@ -77,4 +92,4 @@ def pool(
                         best_rank=r.rank,
                     )
         pools[e.query_id] = sorted(best.values(), key=lambda h: (h.best_rank, h.chunk_id))
-    return pools, errors
+    return Pools(pools, errors, searches)

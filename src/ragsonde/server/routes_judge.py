@@ -147,7 +147,7 @@ def _pool(state: ServerState, req: PoolRequest) -> PoolResponse:
         have = next((e for e in entries if e.query.strip() == entry.query), None)
         if have is not None:
             entry, grades = have, manual.judged_counts(have)
-    pools, errors = pool(retriever, collection, [entry], modes, req.depth)
+    pools, errors, _ = pool(retriever, collection, [entry], modes, req.depth)
     if entry.query_id in errors and not pools.get(entry.query_id):
         raise QueryValidationError(errors[entry.query_id], field="query")
     hits = manual.shuffled(pools.get(entry.query_id, []), entry.query)

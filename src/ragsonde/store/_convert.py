@@ -7,7 +7,7 @@ qdrant-client's ``models`` and qdrant-edge spell filters with the same keyword c
 search parameters alike too (``SearchParams(hnsw_ef=, exact=, quantization=)``,
 ``QuantizationSearchParams(ignore=, rescore=, oversampling=)``): :func:`search_params` is the one
 translation of the search-time knobs, used by both stores and by the ``tune`` sweep
-(:class:`~ragsonde.store.index_spec.SearchKnobs`), so the sweep measures what the retriever
+(each a :class:`~ragsonde.store.base.SearchSpec`), so the sweep measures what the retriever
 then does. Fusion is spelled differently: :func:`edge_fusion` and :func:`client_fusion` (RRF and
 DBSF, fused inside Qdrant); ``linear`` is fused by ragsonde from Qdrant's two candidate lists
 (:mod:`ragsonde.store._fusion`).

@@ -1,5 +1,6 @@
-"""What a collection's index is built with: quantization, HNSW and BM25, as frozen models (the
-search-time knobs are in :mod:`ragsonde.store.search_specs`).
+"""What a collection's index is built with: quantization, HNSW and BM25, as frozen models (a
+search's knobs are a :class:`~ragsonde.models.params.SearchParams`, made into a store search by
+``SearchSpec.of``).
 
 :class:`IndexConfig` (quantization + HNSW) is what a store creates a collection with (``ingest
 --quantization``, ``push``, ``tune --apply``) and what it reports back; :class:`Bm25Params` is

@@ -6,7 +6,8 @@ that talks to ``qdrant_edge`` for it. :meth:`ScratchShard.build` writes the poin
 shard with an :class:`~ragsonde.store.index_spec.IndexConfig`, builds its index and measures
 it; :meth:`ScratchShard.search` and :meth:`ScratchShard.hybrid` run one engine request per query
 and time each. Their searches go through the same knob -> engine translation as the stores'
-(:mod:`ragsonde.store._convert`, via :class:`~ragsonde.store.search_specs.SearchKnobs`), and
+(:mod:`ragsonde.store._convert`: each takes a :class:`~ragsonde.store.base.SearchSpec`, made by
+``SearchSpec.of`` from the :class:`~ragsonde.models.params.SearchParams` the retriever uses), and
 ``linear`` fusion through the stores' :func:`~ragsonde.store._fusion.fuse_linear`, so a tuned
 setting runs in ``query``/``eval``/``serve`` exactly as the sweep measured it.
 
@@ -31,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from ragsonde.errors import RagsondeError
+from ragsonde.store._convert import edge_fusion, prefetch_depth, spec_params
 from ragsonde.store._errors import Where, scratch_table, translating
 from ragsonde.store._fusion import fuse_linear
-from ragsonde.store.base import SparseVector
+from ragsonde.store.base import SearchSpec, SparseVector
 from ragsonde.store.index_spec import DEFAULT_FULL_SCAN_KB, IndexConfig
-from ragsonde.store.search_specs import FusionSpec, SearchKnobs
 
 __all__ = ["Footprint", "Ranked", "ScratchShard"]
 
@@ -170,16 +171,17 @@ class ScratchShard:
             ),
         )
 
-    def search(self, queries: np.ndarray, limit: int, knobs: SearchKnobs) -> Ranked:
-        """Dense search, one request per query (so each is timed)."""
+    def search(self, queries: np.ndarray, spec: SearchSpec) -> Ranked:
+        """Dense search as ``spec`` says (its knobs and ``limit``; its vector is each row of
+        ``queries``), one request per query (so each is timed)."""
         import qdrant_edge as qe
 
         with _translate(self.path, self.label):
-            params = knobs.engine_params(qe)
+            params = spec_params(qe, spec)
             return _timed(
                 (
                     qe.QueryRequest(
-                        limit=limit,
+                        limit=spec.limit,
                         query=qe.Query.Nearest(row.tolist(), using=self.vector_name),
                         params=params,
                         with_payload=False,
@@ -194,20 +196,21 @@ class ScratchShard:
         self,
         queries: np.ndarray,
         sparse: Sequence[SparseVector],
-        limit: int,
-        fusion: FusionSpec,
-        knobs: SearchKnobs,
+        spec: SearchSpec,
     ) -> Ranked:
-        """Dense + BM25 fused, one query at a time (so each is timed): inside the engine (RRF,
-        DBSF), or, for ``linear``, by :func:`~ragsonde.store._fusion.fuse_linear` from the two
-        candidate lists fetched in one engine batch, as the stores do. The shard must have been
-        built with a ``sparse_name``."""
+        """Dense + BM25 fused as ``spec`` says (a hybrid search: its fusion, ``rrf_k``,
+        ``fusion_weights``, ``prefetch_limit``, knobs and ``limit``), one query at a time (so
+        each is timed): inside the engine (RRF, DBSF), or, for ``linear``, by
+        :func:`~ragsonde.store._fusion.fuse_linear` from the two candidate lists fetched in one
+        engine batch, as the stores do. The shard must have been built with a
+        ``sparse_name``."""
         import qdrant_edge as qe
 
         if self.sparse_name is None:  # the caller checks the collection first; this is a bug
             raise RuntimeError(f"scratch shard {self.label} was built without BM25 vectors")
-        with _translate(self.path, f"{self.label} ({fusion.label})"):
-            params = knobs.engine_params(qe)
+        limit, depth = spec.limit, prefetch_depth(spec)
+        with _translate(self.path, f"{self.label} ({spec.fusion})"):
+            params = spec_params(qe, spec)
             rows = [
                 (
                     qe.Query.Nearest(row.tolist(), using=self.vector_name),
@@ -217,9 +220,9 @@ class ScratchShard:
                 )
                 for row, sv in zip(queries, sparse, strict=True)
             ]
-            if fusion.method == "linear":
+            if spec.fusion == "linear":
                 bare: dict[str, Any] = {
-                    "limit": fusion.prefetch,
+                    "limit": depth,
                     "with_payload": False,
                     "with_vector": False,
                 }
@@ -232,17 +235,17 @@ class ScratchShard:
                     )
                     for dense_q, sparse_q in rows
                 ]
-                weights = fusion.weights or (0.0, 0.0)  # FusionSpec requires them for linear
+                weights = spec.fusion_weights or (0.0, 0.0)  # SearchParams requires them
                 return _timed(sides, lambda batch: self._fused(batch, weights, limit))
-            engine_fusion = fusion.engine_fusion(qe)
+            engine_fusion = edge_fusion(qe, spec.fusion, spec.rrf_k, spec.fusion_weights)
             return _timed(
                 (
                     qe.QueryRequest(
                         limit=limit,
                         query=engine_fusion,
                         prefetches=[
-                            qe.Prefetch(limit=fusion.prefetch, query=dense_q, params=params),
-                            qe.Prefetch(limit=fusion.prefetch, query=sparse_q),
+                            qe.Prefetch(limit=depth, query=dense_q, params=params),
+                            qe.Prefetch(limit=depth, query=sparse_q),
                         ],
                         with_payload=False,
                         with_vector=False,

@@ -8,12 +8,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ragsonde.evaluate.comparison import MetricComparison
 from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.tune.grid import Aggregation, Grid
-from ragsonde.tune.variants import FusionSpec, SearchKnobs, VariantSpec, VariantStats
+from ragsonde.tune.variants import VariantSpec, VariantStats
 
 __all__ = [
     "NOT_MEASURABLE",
@@ -27,7 +27,9 @@ __all__ = [
     "VariantResult",
 ]
 
-SCHEMA_VERSION = "1"
+#: 2: a configuration's search is one ``search`` block (the ``[search]`` names), not ``knobs``,
+#: ``fusion`` and ``aggregation``.
+SCHEMA_VERSION = "2"
 #: What the report says instead of a number for a knob the backend would ignore.
 NOT_MEASURABLE = "not measurable on this backend"
 
@@ -53,15 +55,14 @@ class VariantResult(BaseModel):
 
 
 class ConfigResult(BaseModel):
-    """One configuration of the sweep and its measures."""
+    """One configuration of the sweep and its measures: the index ``variant`` it searched, and
+    ``search``, the parameters it ran with, spelled as ``[search]`` and every query spell
+    them (only the ones the sweep set)."""
 
     model_config = ConfigDict(frozen=True)
     id: str
-    mode: Literal["dense", "hybrid"]
     variant: str
-    knobs: SearchKnobs
-    fusion: FusionSpec | None = None
-    aggregation: Aggregation
+    search: SearchParams
     metrics: dict[str, float]
     recall_vs_exact: float | None = Field(
         default=None, description="recall@10 of the point ids against exact search"
@@ -79,6 +80,16 @@ class ConfigResult(BaseModel):
     disk_mb: float
     build_s: float
     per_query_ndcg: dict[str, float] = Field(default_factory=dict, exclude=True, repr=False)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def mode(self) -> Literal["dense", "hybrid"]:
+        return "hybrid" if self.search.mode == "hybrid" else "dense"
+
+    @property
+    def aggregation(self) -> Aggregation:
+        """How chunk scores became document scores (the ``aggregation`` names of ``search``)."""
+        return Aggregation(method=self.search.aggregation, n=self.search.aggregation_n)
 
     @property
     def ndcg(self) -> float:

@@ -8,7 +8,7 @@ The user's collection is only read (:meth:`Store.scroll`); every variant is a te
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +19,10 @@ from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_lang
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.evaluate.datasets import Benchmark, load_benchmark
 from ragsonde.ingest.pipeline import bm25_reencoder
+from ragsonde.models.params import SearchParams
 from ragsonde.progress import Progress
 from ragsonde.store import Store
-from ragsonde.store.base import CollectionInfo, SparseVector
+from ragsonde.store.base import CollectionInfo, SearchSpec, SparseVector
 from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE
 from ragsonde.store.payload import PayloadMapping
 from ragsonde.tune.current import versus_current
@@ -39,9 +40,7 @@ from ragsonde.tune.select import cross_validate, pareto_front, recommend
 from ragsonde.tune.variants import (
     DEFAULT_FULL_SCAN_KB,
     Bm25Params,
-    FusionSpec,
     IndexVariant,
-    SearchKnobs,
     SourcePoints,
     VariantBuilder,
     VariantSpec,
@@ -133,25 +132,36 @@ class _Context:
         return [q.query_id for q in self.bench.queries]
 
 
-def _config_id(spec: VariantSpec, knobs: SearchKnobs, fusion: FusionSpec | None, agg: str) -> str:
-    parts = [("hybrid " + fusion.label) if fusion else "dense", spec.label]
-    parts.append("exact" if knobs.exact else f"ef{knobs.hnsw_ef}")
-    if knobs.rescore is True:
-        parts.append(f"rescore-x{knobs.oversampling or 1:g}")
-    elif knobs.rescore is False:
+#: Every search of the sweep searches the full-precision vectors exactly: the reference.
+_EXACT = SearchParams(exact=True)
+
+
+def _config_id(spec: VariantSpec, search: SearchParams, agg: str) -> str:
+    fusion = search.fusion_label
+    parts = [("hybrid " + fusion) if fusion else "dense", spec.label]
+    parts.append("exact" if search.exact else f"ef{search.hnsw_ef}")
+    if search.quantization_rescore is True:
+        parts.append(f"rescore-x{search.quantization_oversampling or 1:g}")
+    elif search.quantization_rescore is False:
         parts.append("no-rescore")
     parts.append(agg)
     return " ".join(parts)
 
 
+def _spec(search: SearchParams, limit: int, *, full_precision: bool = False) -> SearchSpec:
+    """The store search of one grid point (each query's vector is given per request);
+    ``full_precision`` searches the original vectors, not the quantized codes."""
+    spec = SearchSpec.of(search, vector=None, limit=limit)
+    return replace(spec, quantization_ignore=True) if full_precision else spec
+
+
 def _results(
     ctx: _Context,
     variant: IndexVariant,
-    knobs: SearchKnobs,
+    search: SearchParams,
     hits: Sequence[Hits],
     times: Sequence[float],
     *,
-    fusion: FusionSpec | None = None,
     recall: float | None = None,
     hnsw_loss: float | None = None,
     quant_loss: float | str | None = None,
@@ -167,12 +177,9 @@ def _results(
         means, per_query = score_run(ctx.bench.qrels, run)
         out.append(
             ConfigResult(
-                id=_config_id(variant.spec, knobs, fusion, agg.label),
-                mode="hybrid" if fusion else "dense",
+                id=_config_id(variant.spec, search, agg.label),
                 variant=variant.spec.label,
-                knobs=knobs,
-                fusion=fusion,
-                aggregation=agg,
+                search=search.overlay({"aggregation": agg.method, "aggregation_n": agg.n}),
                 metrics=means,
                 recall_vs_exact=recall,
                 hnsw_loss=hnsw_loss,
@@ -196,21 +203,22 @@ def _sweep_dense(
     quantized = variant.spec.quantization.kind != "none"
     unquantized: dict[int | None, Sequence[Hits]] = {}
     out: list[ConfigResult] = []
-    for knobs in ctx.grid.dense_knobs(variant.spec):
-        hits, times = variant.search(ctx.queries, limit, knobs)
-        if knobs.hnsw_ef not in unquantized:
-            unquantized[knobs.hnsw_ef] = (
+    for search in ctx.grid.dense_searches(variant.spec):
+        hits, times = variant.search(ctx.queries, _spec(search, limit))
+        if search.hnsw_ef not in unquantized:
+            unquantized[search.hnsw_ef] = (
                 variant.search(
-                    ctx.queries, limit, SearchKnobs(hnsw_ef=knobs.hnsw_ef, ignore_quantization=True)
+                    ctx.queries,
+                    _spec(SearchParams(hnsw_ef=search.hnsw_ef), limit, full_precision=True),
                 )[0]
                 if quantized
                 else hits
             )
-        hnsw_hits = unquantized[knobs.hnsw_ef]
+        hnsw_hits = unquantized[search.hnsw_ef]
         out += _results(
             ctx,
             variant,
-            knobs,
+            search,
             hits,
             times,
             recall=overlap_recall(hits, ctx.exact, _RECALL_K),
@@ -227,19 +235,21 @@ def _sweep_hybrid(
 ) -> list[ConfigResult]:
     if ctx.sparse is None:
         return []
-    knobs = SearchKnobs(hnsw_ef=max(ctx.grid.hnsw_ef))
-    exact = SearchKnobs(exact=True, ignore_quantization=True)
+    limit, ef = ctx.grid.limit, max(ctx.grid.hnsw_ef)
     out: list[ConfigResult] = []
     for fusion in ctx.grid.fusion:
-        hits, times = variant.hybrid(ctx.queries, ctx.sparse, ctx.grid.limit, fusion, knobs)
-        reference, _ = variant.hybrid(ctx.queries, ctx.sparse, ctx.grid.limit, fusion, exact)
+        search = fusion.overlay({"hnsw_ef": ef})
+        hits, times = variant.hybrid(ctx.queries, ctx.sparse, _spec(search, limit))
+        exact = fusion.overlay(_EXACT)
+        reference, _ = variant.hybrid(
+            ctx.queries, ctx.sparse, _spec(exact, limit, full_precision=True)
+        )
         out += _results(
             ctx,
             variant,
-            knobs,
+            search,
             hits,
             times,
-            fusion=fusion,
             recall=overlap_recall(hits, reference, _RECALL_K),
         )
         if progress:
@@ -281,9 +291,9 @@ def _measure_variant(
             return result, [], warnings
         configs: list[ConfigResult] = []
         if reference:
-            exact = SearchKnobs(exact=True, ignore_quantization=True)
-            ctx.exact, times = variant.search(ctx.queries, ctx.grid.limit, exact)
-            configs += _results(ctx, variant, exact, ctx.exact, times, recall=1.0, hnsw_loss=0.0)
+            exact = _spec(_EXACT, ctx.grid.limit, full_precision=True)
+            ctx.exact, times = variant.search(ctx.queries, exact)
+            configs += _results(ctx, variant, _EXACT, ctx.exact, times, recall=1.0, hnsw_loss=0.0)
         if dense:
             configs += _sweep_dense(ctx, variant, progress)
         if hybrid:
@@ -394,7 +404,7 @@ def tune(
     if progress:
         progress.start(
             len(specs)
-            + sum(len(grid.dense_knobs(s)) for s in specs)
+            + sum(len(grid.dense_searches(s)) for s in specs)
             + ((1 + len(bm25_specs)) * len(grid.fusion) + len(bm25_specs) if hybrid else 0)
         )
     variants: list[VariantResult] = []
@@ -406,7 +416,7 @@ def tune(
         if skip:
             variants.append(_not_measurable(spec, backend))
             if progress:
-                for _ in range(1 + len(grid.dense_knobs(spec))):
+                for _ in range(1 + len(grid.dense_searches(spec))):
                     progress.advance(1)
             continue
         result, found, notes = _measure_variant(

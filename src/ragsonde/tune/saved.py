@@ -39,24 +39,9 @@ def settings_values(config: ConfigResult, report: TuneReport) -> dict[str, Any]:
     :class:`~ragsonde.models.params.SearchParams` and
     :class:`~ragsonde.models.params.IndexParams`."""
     spec = report.variant(config.variant).spec
-    search: dict[str, Any] = {"mode": config.mode}
-    if config.knobs.hnsw_ef is not None:
-        search["hnsw_ef"] = config.knobs.hnsw_ef
-    if config.knobs.exact:
-        search["exact"] = True
-    if config.knobs.rescore is not None:
-        search["quantization_rescore"] = config.knobs.rescore
-    if config.knobs.oversampling is not None:
-        search["quantization_oversampling"] = config.knobs.oversampling
-    if config.fusion is not None:
-        search["fusion"] = config.fusion.method
-        if config.fusion.method == "rrf":
-            search["rrf_k"] = config.fusion.k
-        if config.fusion.weights is not None:
-            search["fusion_weights"] = list(config.fusion.weights)
-        search["prefetch_limit"] = config.fusion.prefetch
-    search["aggregation"] = config.aggregation.method
-    search["aggregation_n"] = config.aggregation.n
+    search: dict[str, Any] = {"mode": config.mode} | config.search.set_fields()
+    if "fusion_weights" in search:
+        search["fusion_weights"] = list(search["fusion_weights"])
     index: dict[str, Any] = {
         "quantization": spec.quantization.label,
         "hnsw_m": spec.hnsw.m,

@@ -4,9 +4,10 @@
 touching their collection: :class:`SourcePoints` reads the collection once through the existing
 :meth:`Store.scroll`, and :class:`VariantBuilder` copies those points into a scratch shard (a
 temporary folder, :class:`~ragsonde.store.scratch.ScratchShard`) built with the chosen
-:class:`VariantSpec`, and measures it. :class:`IndexVariant` then searches it with per-query
-:class:`SearchKnobs` (``hnsw_ef``, rescoring, oversampling, exact) and hybrid
-:class:`FusionSpec` settings.
+:class:`VariantSpec`, and measures it. :class:`IndexVariant` then searches it as a
+:class:`~ragsonde.store.base.SearchSpec` says (``hnsw_ef``, rescoring, oversampling, exact; for
+hybrid search the fusion), made by ``SearchSpec.of`` from the same
+:class:`~ragsonde.models.params.SearchParams` that ``query`` and ``eval`` run.
 
 Variants are always built in the embedded engine (the Qdrant segment code, in-process). Where the
 user's backend would ignore a setting in production (qdrant-client's local mode has no
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.progress import Progress
-from ragsonde.store.base import SparseVector, Store
+from ragsonde.store.base import SearchSpec, SparseVector, Store
 from ragsonde.store.index_spec import (
     DEFAULT_FULL_SCAN_KB,
     Bm25Params,
@@ -42,16 +43,13 @@ from ragsonde.store.index_spec import (
     measurable,
 )
 from ragsonde.store.scratch import Ranked, ScratchShard
-from ragsonde.store.search_specs import FusionSpec, SearchKnobs
 
 __all__ = [
     "DEFAULT_FULL_SCAN_KB",
     "Bm25Params",
-    "FusionSpec",
     "Hnsw",
     "IndexVariant",
     "Quantization",
-    "SearchKnobs",
     "SourcePoints",
     "VariantBuilder",
     "VariantSpec",
@@ -173,17 +171,12 @@ class IndexVariant:
     def doc_of(self, point_id: str) -> str:
         return self._doc.get(point_id, point_id)
 
-    def search(self, queries: np.ndarray, limit: int, knobs: SearchKnobs) -> Ranked:
+    def search(self, queries: np.ndarray, spec: SearchSpec) -> Ranked:
         """Dense search, one request per query (so each is timed): hits and latencies in ms."""
-        return self._shard.search(queries, limit, knobs)
+        return self._shard.search(queries, spec)
 
     def hybrid(
-        self,
-        queries: np.ndarray,
-        sparse: Sequence[SparseVector],
-        limit: int,
-        fusion: FusionSpec,
-        knobs: SearchKnobs,
+        self, queries: np.ndarray, sparse: Sequence[SparseVector], spec: SearchSpec
     ) -> Ranked:
         """Dense + BM25 fused, one query at a time (so each is timed), as the stores fuse:
         see :meth:`ScratchShard.hybrid`."""
@@ -193,7 +186,7 @@ class IndexVariant:
                 "cannot be tuned. Re-ingest it with --sparse.",
                 field="mode",
             )
-        return self._shard.hybrid(queries, sparse, limit, fusion, knobs)
+        return self._shard.hybrid(queries, sparse, spec)
 
     def quantization_in_effect(self, probe: np.ndarray) -> bool:
         """True when the codes exist on disk and un-rescored scores differ from exact ones.
@@ -205,8 +198,12 @@ class IndexVariant:
             return False
         if self.stats.quantized_bytes == 0:
             return False
-        raw, _ = self.search(probe, 10, SearchKnobs(hnsw_ef=128, rescore=False))
-        full, _ = self.search(probe, 10, SearchKnobs(hnsw_ef=128, ignore_quantization=True))
+        raw, _ = self.search(
+            probe, SearchSpec(vector=None, limit=10, hnsw_ef=128, quantization_rescore=False)
+        )
+        full, _ = self.search(
+            probe, SearchSpec(vector=None, limit=10, hnsw_ef=128, quantization_ignore=True)
+        )
         for a, b in zip(raw, full, strict=True):
             if [round(s, 4) for _, s in a] != [round(s, 4) for _, s in b]:
                 return True
