@@ -85,7 +85,7 @@ class _Where:
     json_output: bool
 
 
-def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M], None]) -> M:
+def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M], None]) -> None:
     """The one shape of every subcommand: open the history, ``ask`` it (the store is closed
     after), then print the answer as JSON (``--json``) or ``show`` it. Errors are the
     command's ``@cli_errors``."""
@@ -95,7 +95,6 @@ def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M],
         print_json(out)
     else:
         show(out)
-    return out
 
 
 def _summary_table(runs: list[RunSummary]) -> Table:
