@@ -3,6 +3,8 @@ not load the retriever to list runs); ``--help`` and an unknown word still see e
 
 from __future__ import annotations
 
+import pytest
+
 import ragsonde.cli
 from ragsonde.cli import _COMMAND_MODULES, _modules_for
 from tests.support import run
@@ -42,6 +44,7 @@ def test_help_no_command_and_unknown_words_load_every_command():
     assert _modules_for(["--version"]) == ()
 
 
+@pytest.mark.slow  # processes
 def test_the_real_command_lists_every_command_and_refuses_an_unknown_one():
     shown = run("--help")
     assert shown.returncode == 0, shown.stderr

@@ -27,9 +27,6 @@ from ragsonde.evaluate.schema import get_schema
 from ragsonde.samples import robotics_benchmark
 from tests.support import Cli
 
-#: The tests on ``thresholded``: three evaluations, two of them explained.
-slow = pytest.mark.slow
-
 
 @dataclass(frozen=True)
 class Threshold:
@@ -85,7 +82,6 @@ def _diff(cli: Cli, t: Threshold, a: str, b: str, *more: str) -> Any:
     return json.loads(r.stdout) if "--json" in more else r.stdout
 
 
-@slow
 def test_a_lost_query_says_which_stage_and_which_change(cli: Cli, thresholded: Threshold):
     t = thresholded
     diff = _diff(cli, t, "base", "explained", "--json")
@@ -108,7 +104,6 @@ def test_a_lost_query_says_which_stage_and_which_change(cli: Cli, thresholded: T
     ) in text
 
 
-@slow
 def test_a_gained_query_reads_the_run_where_it_missed(cli: Cli, thresholded: Threshold):
     t = thresholded
     diff = _diff(cli, t, "explained", "base", "--json")
@@ -122,7 +117,6 @@ def test_a_gained_query_reads_the_run_where_it_missed(cli: Cli, thresholded: Thr
     )
 
 
-@slow
 def test_without_explain_data_the_diff_says_nothing(cli: Cli, thresholded: Threshold):
     t = thresholded
     diff = _diff(cli, t, "base", "plain", "--json")
@@ -164,7 +158,6 @@ def test_every_stage_names_fields_a_fingerprint_has():
     assert not bears_on("threshold", "search.score_threshold_x")
 
 
-@slow
 def test_the_page_shows_why_under_the_flip(
     thresholded: Threshold, embedder: OnnxEmbedder, tmp_path: Path
 ):
