@@ -10,7 +10,8 @@
 2. ``history`` at scale. The last report recorded ``--runs`` times (1,000) in a fresh file, its
    fingerprint changing every 100 runs; then ``history list`` and ``history trend ndcg@10``
    (SVG written) as real ``ragsonde`` processes, the process start included, and the library
-   calls alone. Target: < 1 s each.
+   calls alone; beside them ``ragsonde --version`` (no command loaded) and ``ragsonde --help``
+   (every command loaded). Target: each command as a process < 1 s.
 
 Writes ``bench/results/history.json``.
 """
@@ -18,6 +19,7 @@ Writes ``bench/results/history.json``.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -135,13 +137,16 @@ def at_scale(tmp: Path, source: Path, run_id: int, runs: int) -> dict[str, objec
         "trend_library_s": statistics.median(lib_trend() for _ in range(3)),
     }
 
-    def start() -> float:  # the same process doing nothing: `ragsonde --version`
+    def start(*args: str) -> float:  # the same process doing nothing
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "ragsonde", "--version"], check=True, cwd=tmp,
+        subprocess.run([sys.executable, "-m", "ragsonde", *args], check=True, cwd=tmp,
                        capture_output=True)  # fmt: skip
         return time.perf_counter() - t
 
-    cli_start = statistics.median(start() for _ in range(3))
+    # `--version` loads no command module: the interpreter and the CLI's frame; `--help` loads
+    # every command (what each command paid before a command line loaded only its own)
+    cli_start = statistics.median(start("--version") for _ in range(3))
+    cli_all = statistics.median(start("--help") for _ in range(3))
     return {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "runs": runs,
@@ -150,10 +155,13 @@ def at_scale(tmp: Path, source: Path, run_id: int, runs: int) -> dict[str, objec
         "file_mb": round(size_mb, 1),
         **{k: round(v, 3) for k, v in figures.items()},
         "cli_start_s": round(cli_start, 3),
+        "cli_every_command_s": round(cli_all, 3),
         "list_cli_over_start_s": round(figures["list_cli_s"] - cli_start, 3),
         "trend_cli_over_start_s": round(figures["trend_cli_s"] - cli_start, 3),
         "target_s": 1.0,
-        "target_met": max(figures["list_library_s"], figures["trend_library_s"]) < 1.0,
+        # the issue's target: the command answers in < 1 s, its process start included
+        "target_met": max(figures["list_cli_s"], figures["trend_cli_s"]) < 1.0,
+        "load_average": round(os.getloadavg()[0], 1),
     }
 
 

@@ -95,3 +95,14 @@ def test_importing_the_core_does_not_import_heavy_libraries():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("name", ["ragsonde.evaluate", "ragsonde.evaluate.history"])
+def test_lazy_names_stay_what_they_are_once_every_module_is_loaded(name):
+    """A package that loads its names on first use (PEP 562) must not lose one to a submodule
+    of the same name: importing ``pkg.trend`` sets ``pkg.trend`` to the module."""
+    mod = importlib.import_module(name)
+    for info in pkgutil.walk_packages(mod.__path__, f"{name}."):
+        importlib.import_module(info.name)
+    shadowed = [n for n in mod.__all__ if isinstance(getattr(mod, n), ModuleType)]
+    assert shadowed == []

@@ -35,14 +35,47 @@ _COMMAND_MODULES = (
 )
 
 
-def _register() -> None:
-    for name in _COMMAND_MODULES:
+#: Commands that live in a module named otherwise (every other command ``X`` is in
+#: ``ragsonde.cli.X``); a test checks this against what each module registers.
+_COMMANDS_ELSEWHERE = {"batch": "query", "inspect": "query"}
+#: Root options that take a value (``ragsonde --config FILE history list``).
+_ROOT_VALUE_OPTIONS = ("--config",)
+
+
+def _modules_for(argv: Sequence[str]) -> tuple[str, ...]:
+    """The command modules a command line needs: the one of the command it names, none for
+    ``--version``, all of them for ``--help``, no command, or a word that is no command (so
+    the help and "No such command" list every command)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in _ROOT_VALUE_OPTIONS:
+            i += 2
+        elif arg.startswith(tuple(f"{o}=" for o in _ROOT_VALUE_OPTIONS)):
+            i += 1
+        elif arg in ("-V", "--version"):
+            return ()
+        elif arg.startswith("-"):
+            return _COMMAND_MODULES
+        else:
+            module = _COMMANDS_ELSEWHERE.get(arg, arg)
+            return (module,) if module in _COMMAND_MODULES else _COMMAND_MODULES
+    return _COMMAND_MODULES
+
+
+def _register(argv: Sequence[str] | None = None) -> None:
+    """Import the command modules: all of them, or only those the command line ``argv`` needs
+    (:func:`_modules_for`), so that ``ragsonde history list`` does not load the retriever, the
+    embedders and numpy to list runs."""
+    for name in _COMMAND_MODULES if argv is None else _modules_for(argv):
         importlib.import_module(f"ragsonde.cli.{name}")
 
 
 def _check_argv(argv: Sequence[str]) -> None:
     """Bytes in argv that are not UTF-8 arrive as surrogate escapes: refuse them here, at the
     door (VALIDATION_ERROR, exit 2), before any command can trip over them."""
+    if all(arg.isascii() for arg in argv):  # the usual case, without loading the models
+        return
     from ragsonde.errors import ErrorCode
     from ragsonde.models.text import invalid_unicode_at, printable
 
@@ -69,8 +102,6 @@ def _plain_warnings() -> None:
     library line that happened to raise them."""
     import warnings
 
-    from ragsonde.config_sources import FlatNameWarning
-
     shown = warnings.formatwarning
 
     def formatwarning(
@@ -80,7 +111,9 @@ def _plain_warnings() -> None:
         lineno: int,
         line: str | None = None,
     ) -> str:
-        if issubclass(category, FlatNameWarning):
+        # not imported here: a command that never loads the settings has no such warning
+        sources = sys.modules.get("ragsonde.config_sources")
+        if sources is not None and issubclass(category, sources.FlatNameWarning):
             return f"warning: {message}\n"
         return shown(message, category, filename, lineno, line)
 
@@ -91,5 +124,5 @@ def main() -> None:
     """Entry point of the ``ragsonde`` script."""
     _check_argv(sys.argv[1:])
     _plain_warnings()
-    _register()
+    _register(sys.argv[1:])
     app()

@@ -14,15 +14,19 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 
-from ragsonde.config import Settings, load_settings
 from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError, RelevanceError
+
+if TYPE_CHECKING:
+    # the settings (pydantic-settings, the store's index models) are loaded by the commands that
+    # read them: `history list --history FILE` needs none
+    from ragsonde.config import Settings
 
 __all__ = [
     "EXIT_CODES",
@@ -134,6 +138,8 @@ def settings_from_options(*, config: Path | None = None, **overrides: Any) -> Se
     file: ``config`` (the command's ``--config``), else the root ``--config``, else
     RAGSONDE_CONFIG or ragsonde.toml. A ``--config`` file that is missing or invalid is a
     VALIDATION_ERROR naming it."""
+    from ragsonde.config import load_settings
+
     return load_settings(config=config or _root["config"], **overrides)
 
 

@@ -297,6 +297,9 @@ def _eval(
         explain_report(
             result, dataset, k=explain_k, split=split, queries=queries, settings=settings
         )
+        from ragsonde.evaluate.history import record_misses
+
+        record_misses(result, settings.home, history)  # `history diff` says why from it
     if save is not None:
         save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
     if run_out is not None:

@@ -8,8 +8,10 @@ publishes.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.markup import escape
@@ -27,7 +29,11 @@ from ragsonde.cli._common import (
 from ragsonde.cli.app import app
 
 if TYPE_CHECKING:
-    from ragsonde.evaluate.history import HistoryStore, RunDiff, RunSummary
+    from pydantic import BaseModel
+
+    from ragsonde.evaluate.history import HistoryStore, RunDiff, RunShow, RunSummary, Trend
+
+M = TypeVar("M", bound="BaseModel")
 
 __all__ = ["HistoryOpt", "history_app", "open_history", "render_diff"]
 
@@ -60,11 +66,35 @@ _SHOWN_METRICS = ("ndcg@10", "recall@10", "hit_rate@10", "mrr@10")
 def open_history(
     history: Path | None, home: Path | None = None, config: Path | None = None
 ) -> HistoryStore:
-    from ragsonde.evaluate.history import HistoryStore, history_path
+    from ragsonde.evaluate.history.record import history_path
+    from ragsonde.evaluate.history.store import HistoryStore
 
     if history is None:
         history = history_path(settings_from_options(config=config, home=home).home)
     return HistoryStore(history)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """The history a subcommand reads (``--history``, ``--home``, ``--config``) and how it
+    answers (``--json``)."""
+
+    history: Path | None
+    home: Path | None
+    config: Path | None
+    json_output: bool
+
+
+def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M], None]) -> None:
+    """The one shape of every subcommand: open the history, ``ask`` it (the store is closed
+    after), then print the answer as JSON (``--json``) or ``show`` it. Errors are the
+    command's ``@cli_errors``."""
+    with open_history(where.history, where.home, where.config) as hs:
+        out = ask(hs)
+    if where.json_output:
+        print_json(out)
+    else:
+        show(out)
 
 
 def _summary_table(runs: list[RunSummary]) -> Table:
@@ -97,18 +127,19 @@ def list_command(
     json_output: JsonOpt = False,
 ) -> None:
     """List the recorded runs, oldest first."""
-    from ragsonde.evaluate.history import RunList
+    from ragsonde.evaluate.history.models import RunList
 
-    with open_history(history, home, config_file) as hs:
+    def ask(hs: HistoryStore) -> RunList:
         runs = hs.runs(benchmark=benchmark, collection=collection, limit=limit)
-        out = RunList(history=str(hs.path), runs=runs)
-    if json_output:
-        print_json(out)
-        return
-    if not runs:
-        console.print(f"no recorded runs in {escape(out.history)}")
-        return
-    console.print(_summary_table(runs))
+        return RunList(history=str(hs.path), runs=runs)
+
+    def show(out: RunList) -> None:
+        if out.runs:
+            console.print(_summary_table(out.runs))
+        else:
+            console.print(f"no recorded runs in {escape(out.history)}")
+
+    _answer(_Where(history, home, config_file, json_output), ask, show)
 
 
 @history_app.command("show")
@@ -123,18 +154,20 @@ def show_command(
     """Show one run: its metrics with bootstrap intervals, and what it ran against."""
     from ragsonde.evaluate.history import RunShow, resolve_run
 
-    with open_history(history, home, config_file) as hs:
+    def ask(hs: HistoryStore) -> RunShow:
         run_id = resolve_run(hs, run)
         recorded = hs.get(run_id)
-        out = RunShow(
+        return RunShow(
             run=recorded.summary,
             fingerprint=recorded.fingerprint,
             bands=hs.bands(run_id),
             warnings=recorded.report.warnings,
         )
-    if json_output:
-        print_json(out)
-        return
+
+    _answer(_Where(history, home, config_file, json_output), ask, _render_show)
+
+
+def _render_show(out: RunShow) -> None:
     console.print(_summary_table([out.run]))
     table = Table("metric", "value", "95% CI", box=None, pad_edge=False)
     for name, value in out.run.metrics.items():
@@ -146,7 +179,8 @@ def show_command(
 
 
 def render_diff(diff: RunDiff) -> None:
-    """What changed, the metric table, and the flipped queries."""
+    """What changed, the metric table, and the flipped queries (with why, where the run in
+    which a query missed was evaluated with --explain)."""
     from ragsonde.cli.render import metrics_table
 
     a, b = diff.a.run_id, diff.b.run_id
@@ -168,6 +202,9 @@ def render_diff(diff: RunDiff) -> None:
     for f in diff.flips:
         arrow = "hit → miss" if f.direction == "lost" else "miss → hit"
         console.print(f"  {escape(f.query_id)}: {arrow}  {escape(f.query[:70])}")
+        for why in f.why:  # one line each, however long its evidence (for grep and logs)
+            line = f"      why (run {why.run_id}): {escape(why.describe(f.direction))}"
+            console.print(line, soft_wrap=True)
 
 
 @history_app.command("diff")
@@ -200,18 +237,17 @@ def diff_command(
     json_output: JsonOpt = False,
 ) -> None:
     """What differs between two runs' fingerprints, their metrics (paired tests, CIs), and the
-    queries that flipped between hit and miss."""
+    queries that flipped between hit and miss (and why, where the runs were evaluated with
+    --explain)."""
     from ragsonde.evaluate.history import diff_runs, resolve_run
 
-    with open_history(history, home, config_file) as hs:
+    def ask(hs: HistoryStore) -> RunDiff:
         a, b = hs.get(resolve_run(hs, run_a)), hs.get(resolve_run(hs, run_b))
-    diff = diff_runs(
-        a, b, metric, alpha=alpha, n_resamples=resamples, across_benchmarks=across_benchmarks
-    )
-    if json_output:
-        print_json(diff)
-    else:
-        render_diff(diff)
+        return diff_runs(
+            a, b, metric, alpha=alpha, n_resamples=resamples, across_benchmarks=across_benchmarks
+        )
+
+    _answer(_Where(history, home, config_file, json_output), ask, render_diff)
 
 
 @history_app.command("trend")
@@ -229,24 +265,25 @@ def trend_command(
     json_output: JsonOpt = False,
 ) -> None:
     """A metric run after run: a sparkline here, an SVG plot with bootstrap bands in --out."""
-    from ragsonde.evaluate.history import trend, write_svg
+    from ragsonde.evaluate.history.trend import trend, write_svg
 
-    with open_history(history, home, config_file) as hs:
+    def ask(hs: HistoryStore) -> Trend:
         t = trend(hs, metric, benchmark=benchmark, collection=collection)
-    if out is not None:
-        write_svg(t, out)
-    if json_output:
-        print_json(t)
-        return
-    values = [p.value for p in t.points]
-    console.print(f"{metric}  {t.sparkline}  {values[0]:.4f} → {values[-1]:.4f}")
-    for p in t.points:
-        if p.changed:
-            console.print(
-                f"  run {p.run_id}: {p.value:.4f}  changed {escape(', '.join(p.changed))}"
-            )
-    if out is not None:
-        console.print(f"wrote plot: {out}")
+        if out is not None:
+            write_svg(t, out)
+        return t
+
+    def show(t: Trend) -> None:
+        values = [p.value for p in t.points]
+        console.print(f"{metric}  {t.sparkline}  {values[0]:.4f} → {values[-1]:.4f}")
+        for p in t.points:
+            if p.changed:
+                changed = escape(", ".join(p.changed))
+                console.print(f"  run {p.run_id}: {p.value:.4f}  changed {changed}")
+        if out is not None:
+            console.print(f"wrote plot: {out}")
+
+    _answer(_Where(history, home, config_file, json_output), ask, show)
 
 
 @history_app.command("prune")
@@ -259,15 +296,16 @@ def prune_command(
     json_output: JsonOpt = False,
 ) -> None:
     """Delete all but the newest N runs."""
-    from ragsonde.evaluate.history import PruneResult
+    from ragsonde.evaluate.history.models import PruneResult
 
-    with open_history(history, home, config_file) as hs:
+    def ask(hs: HistoryStore) -> PruneResult:
         deleted = hs.prune(keep)
-        result = PruneResult(history=str(hs.path), deleted=deleted, kept=len(hs.ids()))
-    if json_output:
-        print_json(result)
-    else:
-        console.print(f"deleted {deleted} run(s); {result.kept} kept in {escape(result.history)}")
+        return PruneResult(history=str(hs.path), deleted=deleted, kept=len(hs.ids()))
+
+    def show(r: PruneResult) -> None:
+        console.print(f"deleted {r.deleted} run(s); {r.kept} kept in {escape(r.history)}")
+
+    _answer(_Where(history, home, config_file, json_output), ask, show)
 
 
 @history_app.command("export")
@@ -288,17 +326,18 @@ def export_command(
     or give the file to `eval --baseline FILE.jsonl`."""
     from ragsonde.evaluate.history import ExportResult, resolve_run
 
-    with open_history(history, home, config_file) as hs:
+    def ask(hs: HistoryStore) -> ExportResult:
         ids = [resolve_run(hs, r) for r in runs] if runs else None
         if out is None:
             n = hs.export(sys.stdout, ids)
         else:
             with out.open("w", encoding="utf-8") as fh:
                 n = hs.export(fh, ids)
-        result = ExportResult(history=str(hs.path), path=str(out or "-"), runs=n)
-    if out is None:
-        return
-    if json_output:
-        print_json(result)
-    else:
-        console.print(f"exported {n} run(s) to {out}")
+        return ExportResult(history=str(hs.path), path=str(out or "-"), runs=n)
+
+    def show(r: ExportResult) -> None:
+        if out is not None:
+            console.print(f"exported {r.runs} run(s) to {r.path}")
+
+    # to stdout, the JSONL lines are the whole answer: no summary (JSON or text) after them
+    _answer(_Where(history, home, config_file, json_output and out is not None), ask, show)

@@ -10,19 +10,18 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ragsonde.errors import RelevanceError
-from ragsonde.evaluate.comparison import Comparison, NoRegressionGate, no_regression_gate
-from ragsonde.evaluate.datasets import LOADERS, Benchmark, BenchQuery, load_benchmark
-from ragsonde.evaluate.gates import Gate, parse_gate
-from ragsonde.evaluate.integrity import IntegrityReport
-from ragsonde.evaluate.metrics import DEFAULT_KS, METRICS, compute_metrics, parse_metric
-from ragsonde.evaluate.options import EvalOptions
-from ragsonde.evaluate.report import SCHEMA_VERSION, EvalReport, VersusReport, load_report
-from ragsonde.evaluate.runner import evaluate
-from ragsonde.progress import Progress as EvalProgress
-
 if TYPE_CHECKING:
+    from ragsonde.errors import RelevanceError
     from ragsonde.evaluate.against import evaluate_against
+    from ragsonde.evaluate.comparison import Comparison, NoRegressionGate, no_regression_gate
+    from ragsonde.evaluate.datasets import LOADERS, Benchmark, BenchQuery, load_benchmark
+    from ragsonde.evaluate.gates import Gate, parse_gate
+    from ragsonde.evaluate.integrity import IntegrityReport
+    from ragsonde.evaluate.metrics import DEFAULT_KS, METRICS, compute_metrics, parse_metric
+    from ragsonde.evaluate.options import EvalOptions
+    from ragsonde.evaluate.report import SCHEMA_VERSION, EvalReport, VersusReport, load_report
+    from ragsonde.evaluate.runner import evaluate
+    from ragsonde.progress import Progress as EvalProgress
 
 __all__ = [
     "DEFAULT_KS",
@@ -50,13 +49,45 @@ __all__ = [
     "parse_metric",
 ]
 
-#: Names loaded on first use (PEP 562): they pull in scipy, which costs a second at start-up,
-#: and ``ragsonde history list`` (which reads ``ragsonde.evaluate.history``) needs none of it.
-_LAZY = {"evaluate_against": "ragsonde.evaluate.against"}
+#: Every public name is loaded on first use (PEP 562): name -> (module, attribute). The runner
+#: pulls in the retriever, the embedders and numpy, ``evaluate_against`` scipy; a room of this
+#: package that needs none of them (``ragsonde history list`` reads only
+#: ``ragsonde.evaluate.history``) must not pay for them by importing the package.
+_LAZY: dict[str, tuple[str, str]] = {
+    "RelevanceError": ("ragsonde.errors", "RelevanceError"),
+    "evaluate_against": ("ragsonde.evaluate.against", "evaluate_against"),
+    **{
+        n: ("ragsonde.evaluate.comparison", n)
+        for n in ("Comparison", "NoRegressionGate", "no_regression_gate")
+    },
+    **{
+        n: ("ragsonde.evaluate.datasets", n)
+        for n in ("LOADERS", "Benchmark", "BenchQuery", "load_benchmark")
+    },
+    **{n: ("ragsonde.evaluate.gates", n) for n in ("Gate", "parse_gate")},
+    "IntegrityReport": ("ragsonde.evaluate.integrity", "IntegrityReport"),
+    **{
+        n: ("ragsonde.evaluate.metrics", n)
+        for n in ("DEFAULT_KS", "METRICS", "compute_metrics", "parse_metric")
+    },
+    "EvalOptions": ("ragsonde.evaluate.options", "EvalOptions"),
+    **{
+        n: ("ragsonde.evaluate.report", n)
+        for n in ("SCHEMA_VERSION", "EvalReport", "VersusReport", "load_report")
+    },
+    "evaluate": ("ragsonde.evaluate.runner", "evaluate"),
+    "EvalProgress": ("ragsonde.progress", "Progress"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    found = _LAZY.get(name)
+    if found is None:
         raise AttributeError(f"module 'ragsonde.evaluate' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(found[0]), found[1])
+    globals()[name] = value  # once loaded, an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -248,6 +248,9 @@ def _run(job: EvalJob, state: ServerState) -> None:
                 queries=req.queries_file,
                 workspace=state.workspace,
             )
+            from ragsonde.evaluate.history import record_misses
+
+            record_misses(job.report, state.settings.home)  # for `history diff`'s why
         _save(job, state)
         job.status = "done"
     except _Cancelled:

@@ -13,7 +13,7 @@ import pytest
 
 from ragsonde.evaluate.schema import get_schema
 from tests.evaluate.history.support import Story, degraded_copy
-from tests.support import Cli
+from tests.support import Cli, run
 
 
 def _json(cli: Cli, schema: str, *args: str) -> Any:
@@ -129,3 +129,30 @@ def test_the_pytest_plugin_fails_on_a_regression_against_an_exported_baseline(
     settings = Settings(home=degraded, collection="robotics")
     with pytest.raises(AssertionError, match=r"regressed against baseline run 1 .*\n  ndcg@10"):
         retrieval_gates(story.bench, [], settings=settings, baseline=exported, allow_missing=True)
+
+
+def test_list_and_trend_as_processes_load_only_the_history(story: Story, tmp_path: Path):
+    """`history list` and `trend` import the history store and its models, not the retriever,
+    the embedders, numpy, the report models or the settings (their target: < 1 s as a process
+    on 1,000 runs, bench/bench_history.py)."""
+    heavy = {
+        "numpy",
+        "scipy",
+        "ragsonde.retriever",
+        "ragsonde.embedders",
+        "ragsonde.evaluate.runner",
+        "ragsonde.evaluate.report",
+        "ragsonde.config",
+    }
+    h = ("--history", str(story.history), "--json")
+    for args in (("list", *h), ("trend", "ndcg@10", *h, "--out", str(tmp_path / "t.svg"))):
+        r = run("history", *args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        assert r.returncode == 0, r.stderr
+        loaded = {
+            line.rsplit("|", 1)[1].strip()
+            for line in r.stderr.splitlines()
+            if line.startswith("import time:")
+        }
+        assert "ragsonde.evaluate.history.store" in loaded, args  # the profile was read
+        assert not loaded & heavy, (args, sorted(loaded & heavy))
+        assert len(json.loads(r.stdout)["points" if args[0] == "trend" else "runs"]) == 4

@@ -3,7 +3,8 @@
 * the fingerprint fields that differ, and only those ("only show the diff");
 * the metric deltas with the paired tests and bootstrap intervals of
   :func:`~ragsonde.evaluate.compare.compare_reports` (not re-implemented here);
-* the queries that flipped between hit and miss on :func:`flip_metric`.
+* the queries that flipped between hit and miss on :func:`flip_metric`, each with why where the
+  run in which it missed was evaluated with ``--explain`` (:mod:`.why`).
 
 Runs of different benchmarks (queries or labels: the fingerprint's benchmark hash) are not
 compared like for like: their metrics are refused unless ``across_benchmarks`` asks for them,
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from ragsonde.evaluate.comparison import no_regression_gate
 from ragsonde.evaluate.history.models import FieldChange, Fingerprint, QueryFlip, RunDiff
 from ragsonde.evaluate.history.store import RecordedRun
+from ragsonde.evaluate.history.why import explain_flips
 from ragsonde.evaluate.report import EvalReport
 
 __all__ = ["DEFAULT_METRICS", "diff_runs", "fingerprint_changes", "flip_metric", "query_flips"]
@@ -103,6 +105,10 @@ def diff_runs(
     comparison = compare_reports(a.report, b.report, metrics, alpha=alpha, n_resamples=n_resamples)
     verdict = no_regression_gate(comparison, named) if gate else None
     flip = flip_metric(a.report, b.report)
+    flips = query_flips(a.report, b.report, flip) if flip else []
+    flips = explain_flips(
+        flips, a.report, b.report, changes, run_a=a.summary.run_id, run_b=b.summary.run_id
+    )
     return RunDiff(
         a=a.summary,
         b=b.summary,
@@ -110,6 +116,6 @@ def diff_runs(
         changes=changes,
         metrics=comparison.metrics,
         flip_metric=flip,
-        flips=query_flips(a.report, b.report, flip) if flip else [],
+        flips=flips,
         gate=verdict,
     )

@@ -24,6 +24,7 @@ __all__ = [
     "ExportResult",
     "FieldChange",
     "Fingerprint",
+    "FlipWhy",
     "IndexPart",
     "PruneResult",
     "QueryFlip",
@@ -150,6 +151,33 @@ class RunList(_Frozen):
     runs: list[RunSummary]
 
 
+class FlipWhy(_Frozen):
+    """Why a flipped query missed a relevant document, from the ``--explain`` data of the run
+    in which it missed (B for a lost query, A for a gained one): the stage the miss ladder
+    blamed, its evidence, and the fingerprint changes that bear on that stage."""
+
+    run_id: int = Field(description="The run whose --explain data this is (where it missed).")
+    doc_id: str
+    stage: str = Field(description="The miss ladder's stage (see the report's misses section).")
+    evidence: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
+    changes: list[FieldChange] = Field(
+        default_factory=list,
+        description="The fingerprint changes between the two runs that bear on the stage; "
+        "empty when none does (the stage is named, no cause is guessed).",
+    )
+
+    def describe(self, direction: str) -> str:
+        """``doc lidar: `ann` miss after search.hnsw_ef: 64 -> 8 (rank_exact=3, …)``."""
+        what = f"`{self.stage}` miss" if direction == "lost" else f"was a `{self.stage}` miss"
+        if self.changes:
+            verb = "after" if direction == "lost" else "until"
+            cause = f" {verb} " + "; ".join(c.describe() for c in self.changes)
+        else:
+            cause = " (no fingerprint change bears on this stage)"
+        shown = ", ".join(f"{k}={v}" for k, v in self.evidence.items())
+        return f"doc {self.doc_id}: {what}{cause}" + (f" [{shown}]" if shown else "")
+
+
 class QueryFlip(_Frozen):
     """A query that went from hit to miss (``lost``) or miss to hit (``gained``) on ``metric``."""
 
@@ -158,6 +186,11 @@ class QueryFlip(_Frozen):
     direction: str = Field(description='"lost" (hit -> miss) or "gained" (miss -> hit)')
     a: float
     b: float
+    why: list[FlipWhy] = Field(
+        default_factory=list,
+        description="One per relevant document missed in the run where the query missed, when "
+        "that run was evaluated with --explain; empty otherwise (nothing is guessed).",
+    )
 
 
 class RunDiff(_Frozen):

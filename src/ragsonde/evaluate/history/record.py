@@ -10,15 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate.datasets import Benchmark
-from ragsonde.evaluate.history.fingerprint import build_fingerprint
 from ragsonde.evaluate.history.store import HistoryStore
-from ragsonde.evaluate.report import EvalReport
+
+if TYPE_CHECKING:  # what recording needs is loaded when it records (``trend`` reads this too)
+    from ragsonde.evaluate.datasets import Benchmark
+    from ragsonde.evaluate.report import EvalReport
 
 __all__ = [
     "BAND_CONFIDENCE",
@@ -27,6 +26,7 @@ __all__ = [
     "confidence_bands",
     "history_path",
     "record_eval",
+    "record_misses",
     "recording_on",
 ]
 
@@ -64,6 +64,8 @@ def confidence_bands(
 ) -> dict[str, tuple[float, float]]:
     """Metric -> percentile-bootstrap interval of its mean over the report's queries (the same
     resampled query sets for every metric)."""
+    import numpy as np
+
     rows = list(report.per_query.values())
     if not rows:
         return {}
@@ -93,6 +95,8 @@ def record_eval(
 ) -> int:
     """Record ``report`` (a run of ``bench`` through ``store`` and ``embedder``) with its
     fingerprint; the run's id in the history."""
+    from ragsonde.evaluate.history.fingerprint import build_fingerprint
+
     path = history_path(settings.home, history)
     with HistoryStore(path) as hs:
         fingerprint = build_fingerprint(
@@ -103,3 +107,14 @@ def record_eval(
             hash_file=hs.file_sha256,
         )
         return hs.record(report, fingerprint, bands or confidence_bands(report))
+
+
+def record_misses(report: EvalReport, home: Path | str, history: Path | str | None = None) -> bool:
+    """Add ``report.misses`` (``--explain``, which runs after the recording) to its recorded
+    run, so that ``history diff`` can say why a query flipped; ``False`` when there is nothing
+    to add (the run was not recorded, or not explained)."""
+    if report.history_run is None or report.misses is None:
+        return False
+    with HistoryStore(history_path(home, history)) as hs:
+        hs.set_misses(report.history_run, report.misses)
+    return True

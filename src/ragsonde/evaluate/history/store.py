@@ -29,12 +29,16 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError, StoreConnectionError
 from ragsonde.evaluate.history.damage import HistoryFileError, check_file
 from ragsonde.evaluate.history.models import Fingerprint, RunSummary
-from ragsonde.evaluate.report import EvalReport, QueryRow
+
+if TYPE_CHECKING:
+    # the report's models are loaded by what reads a whole report (``get``), not by ``list``
+    from ragsonde.evaluate.misses import MissesReport
+    from ragsonde.evaluate.report import EvalReport
 
 __all__ = ["MIGRATIONS", "HistoryStore", "RecordedRun"]
 
@@ -257,6 +261,19 @@ class HistoryStore:
             )
         return run_id
 
+    def set_misses(self, run_id: int, misses: MissesReport) -> None:
+        """Add the ``--explain`` section to run ``run_id``'s report: the ladder runs after the
+        evaluation is recorded, and ``history diff`` reads it to say why a query flipped."""
+        self.summary(run_id)  # a clear error for an unknown run
+        with self._write() as db:
+            (head,) = db.execute("SELECT report FROM runs WHERE id = ?", (run_id,)).fetchone()
+            data = json.loads(head)
+            data["misses"] = misses.model_dump(mode="json")
+            db.execute(
+                "UPDATE runs SET report = ? WHERE id = ?",
+                (json.dumps(data, ensure_ascii=False), run_id),
+            )
+
     def file_sha256(self, path: Path) -> str:
         """SHA-256 of ``path``, remembered by size and modification time (a model's weights
         are hashed once, not on every run)."""
@@ -383,6 +400,8 @@ class HistoryStore:
                 "SELECT query_id, metric, value FROM query_metrics WHERE run_id = ?", (run_id,)
             ):
                 rows[qid].setdefault("metrics", {})[metric] = value
+        from ragsonde.evaluate.report import EvalReport, QueryRow
+
         data = json.loads(head)
         data["per_query"] = {qid: QueryRow.model_validate(r) for qid, r in rows.items()}
         return RecordedRun(summary, fingerprint, EvalReport.model_validate(data))

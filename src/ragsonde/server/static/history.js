@@ -113,6 +113,18 @@
     }
   }
 
+  // as FlipWhy.describe: the stage --explain blamed, and the changes that bear on it
+  function whyText(w, direction) {
+    const what = direction === "lost" ? `\`${w.stage}\` miss` : `was a \`${w.stage}\` miss`;
+    const changes = w.changes.map(
+      (c) => `${c.field}: ${JSON.stringify(c.a)} → ${JSON.stringify(c.b)}`);
+    const cause = changes.length
+      ? ` ${direction === "lost" ? "after" : "until"} ${changes.join("; ")}`
+      : " (no fingerprint change bears on this stage)";
+    const evidence = Object.entries(w.evidence).map(([k, v]) => `${k}=${v}`).join(", ");
+    return `why (run ${w.run_id}): doc ${w.doc_id}: ${what}${cause}${evidence ? ` [${evidence}]` : ""}`;
+  }
+
   function render(d) {
     const out = [html("h3", `run ${d.b.run_id} vs run ${d.a.run_id}`)];
     const changes = html("ul", undefined, "history-changes");
@@ -143,7 +155,13 @@
     const flips = html("ul", undefined, "history-flips");
     for (const f of d.flips) {
       const arrow = f.direction === "lost" ? "hit → miss" : "miss → hit";
-      flips.append(html("li", `${f.query_id}: ${arrow}  ${f.query}`));
+      const item = html("li", `${f.query_id}: ${arrow}  ${f.query}`);
+      if (f.why && f.why.length) {
+        const why = html("ul", undefined, "history-why");
+        for (const w of f.why) why.append(html("li", whyText(w, f.direction)));
+        item.append(why);
+      }
+      flips.append(item);
     }
     out.push(html("p", d.flips.length
       ? `queries that flipped on ${d.flip_metric}:` : `no query flipped on ${d.flip_metric}`));
