@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from html import escape
 from pathlib import Path
 
+from ragsonde import plots
 from ragsonde.errors import QueryValidationError
 from ragsonde.tune.report import ConfigResult, TuneReport
 
 __all__ = ["render_html", "report_plots", "scatter_svg", "write_html"]
-
-_W, _H, _PAD = 480, 300, 48
 
 
 def _fmt(value: float | str | None) -> str:
@@ -34,60 +32,20 @@ def scatter_svg(
     front: set[str],
     chosen: str | None,
 ) -> str:
-    """One scatter plot of nDCG@10 (y) against ``x``, as an SVG element."""
-    if not configs:
-        return ""
-    raw = [x(c) for c in configs]
-    # costs spread over orders of magnitude (memory: 1/32 to 1x) read better on a log axis
-    log = min(raw) > 0 and max(raw) / min(raw) > 20
-
-    def tx(v: float) -> float:
-        return math.log10(v) if log else v
-
-    xs = [tx(v) for v in raw]
-    ys = [c.ndcg for c in configs]
-    x0, x1 = min(xs), max(xs)
-    y0, y1 = min(ys), max(ys)
-    x1 = x1 if x1 > x0 else x0 + 1.0
-    y1 = y1 if y1 > y0 else y0 + 0.01
-
-    def px(v: float) -> float:
-        return _PAD + (v - x0) / (x1 - x0) * (_W - 2 * _PAD)
-
-    def py(v: float) -> float:
-        return _H - _PAD - (v - y0) / (y1 - y0) * (_H - 2 * _PAD)
-
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
-        f'role="img" aria-label="nDCG@10 against {escape(x_label)}">',
-        f'<line x1="{_PAD}" y1="{_H - _PAD}" x2="{_W - _PAD}" y2="{_H - _PAD}" stroke="#888"/>',
-        f'<line x1="{_PAD}" y1="{_PAD}" x2="{_PAD}" y2="{_H - _PAD}" stroke="#888"/>',
-        f'<text x="{_W / 2}" y="{_H - 12}" text-anchor="middle">{escape(x_label)}</text>',
-        f'<text x="12" y="{_H / 2}" transform="rotate(-90 12 {_H / 2})" '
-        'text-anchor="middle">nDCG@10</text>',
-        f'<text x="{_PAD}" y="{_H - _PAD + 14}" text-anchor="middle">{min(raw):.3g}</text>',
-        f'<text x="{_W - _PAD}" y="{_H - _PAD + 14}" text-anchor="middle">{max(raw):.3g}'
-        f"{' (log)' if log else ''}</text>",
-        f'<text x="{_PAD - 4}" y="{_H - _PAD}" text-anchor="end">{y0:.3f}</text>',
-        f'<text x="{_PAD - 4}" y="{_PAD + 4}" text-anchor="end">{y1:.3f}</text>',
-    ]
-    ordered = sorted(configs, key=lambda c: c.id in front)
-    for c, cx in ((c, x(c)) for c in ordered):
-        sx = px(tx(cx))
-        on = c.id in front
-        colour = "#1f6feb" if on else "#bbb"
-        title = f"<title>{escape(c.id)}: nDCG@10 {c.ndcg:.4f}, {x_label} {cx:.3g}</title>"
-        parts.append(
-            f'<circle cx="{sx:.1f}" cy="{py(c.ndcg):.1f}" r="{4 if on else 3}" '
-            f'fill="{colour}">{title}</circle>'
+    """One scatter plot of nDCG@10 (y) against ``x``, as an SVG element: the Pareto front
+    blue and on top, the others grey, the recommendation ringed."""
+    dots = [
+        plots.Dot(
+            x=x(c),
+            y=c.ndcg,
+            title=f"{c.id}: nDCG@10 {c.ndcg:.4f}, {x_label} {x(c):.3g}",
+            fill="#1f6feb" if c.id in front else "#bbb",
+            radius=4 if c.id in front else 3,
+            ring="#d73a49" if c.id == chosen else None,
         )
-        if c.id == chosen:
-            parts.append(
-                f'<circle cx="{sx:.1f}" cy="{py(c.ndcg):.1f}" r="8" fill="none" '
-                'stroke="#d73a49" stroke-width="2"/>'
-            )
-    parts.append("</svg>")
-    return "".join(parts)
+        for c in sorted(configs, key=lambda c: c.id in front)
+    ]
+    return plots.scatter_svg(dots, x_label=x_label, y_label="nDCG@10")
 
 
 def report_plots(report: TuneReport) -> dict[str, str]:
