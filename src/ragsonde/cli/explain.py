@@ -57,7 +57,7 @@ def explain_command(
 ) -> None:
     """Why did a query miss? Each relevant document outside the top k, up the ladder: in the
     collection, text, filter, threshold, quantization, HNSW, crowding, fusion, truncation,
-    ranking; blamed on the first stage whose relaxation brings it back."""
+    chunking (answer spans), ranking; blamed on the first stage that lost it."""
     from ragsonde.explain import explain_query
 
     settings = settings_from_options(

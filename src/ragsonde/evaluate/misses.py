@@ -12,7 +12,7 @@ This module imports nothing of ragsonde's: the evaluation report embeds it.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -43,19 +43,7 @@ Stage = Literal[
     "chunking",
     "ranking",
 ]
-STAGES: tuple[Stage, ...] = (
-    "not_in_collection",
-    "no_text",
-    "filter",
-    "threshold",
-    "quantization",
-    "ann",
-    "crowding",
-    "fusion",
-    "truncation",
-    "chunking",
-    "ranking",
-)
+STAGES: tuple[Stage, ...] = get_args(Stage)
 
 #: What one rung found: ``blamed`` (this stage lost the document), ``passed`` (it did not),
 #: ``not_applicable`` (nothing to relax in this run: no filter, no quantization, threshold 0…),
