@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ragsonde.evaluate.spans import Span
+from ragsonde.evaluate.spans import Span, union
 
 __all__ = ["Piece", "highlight", "marked_ranges"]
 
@@ -33,21 +33,11 @@ class Piece:
 def marked_ranges(chunk: Span, references: Iterable[Span]) -> list[tuple[int, int]]:
     """The parts of ``chunk`` that ``references`` cover, as sorted, disjoint ``(start, end)``
     ranges relative to the chunk's start (references of other documents cover nothing)."""
-    cut = sorted(
-        (max(r.start, chunk.start) - chunk.start, min(r.end, chunk.end) - chunk.start)
-        for r in references
-        if r.doc_id == chunk.doc_id
-        and r.start < r.end
-        and r.start < chunk.end
-        and chunk.start < r.end
-    )
-    merged: list[tuple[int, int]] = []
-    for start, end in cut:
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
+    return [
+        (max(start, chunk.start) - chunk.start, min(end, chunk.end) - chunk.start)
+        for start, end in union(references).get(chunk.doc_id, [])
+        if start < chunk.end and chunk.start < end
+    ]
 
 
 def highlight(text: str, chunk: Span, references: Iterable[Span]) -> list[Piece]:

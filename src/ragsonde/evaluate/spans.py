@@ -40,6 +40,7 @@ __all__ = [
     "span_metric_names",
     "span_of",
     "span_scores",
+    "union",
 ]
 
 #: The span metrics at a cut-off, in the order reports show them.
@@ -72,8 +73,8 @@ class SpanScores:
     iou: float
 
 
-def _merged(spans: Iterable[Span]) -> dict[str, list[tuple[int, int]]]:
-    """Per document, the union of ``spans`` as sorted, disjoint ranges."""
+def union(spans: Iterable[Span]) -> dict[str, list[tuple[int, int]]]:
+    """Per document, the union of ``spans`` as sorted, disjoint ranges (empty spans dropped)."""
     by_doc: dict[str, list[tuple[int, int]]] = {}
     for s in sorted(spans):
         if s.start == s.end:
@@ -107,7 +108,7 @@ def _overlap(a: Mapping[str, list[tuple[int, int]]], b: Mapping[str, list[tuple[
 
 
 def _references(references: Sequence[Span]) -> dict[str, list[tuple[int, int]]]:
-    merged = _merged(references)
+    merged = union(references)
     if not _size(merged):
         raise QueryValidationError(
             "a span-labelled question needs at least one non-empty reference", field="references"
@@ -118,7 +119,7 @@ def _references(references: Sequence[Span]) -> dict[str, list[tuple[int, int]]]:
 def span_scores(references: Sequence[Span], retrieved: Sequence[Span]) -> SpanScores:
     """Recall, precision and IoU of ``retrieved`` chunks against ``references`` (see module)."""
     r = _references(references)
-    hit = _overlap(r, _merged(retrieved))
+    hit = _overlap(r, union(retrieved))
     size_r = _size(r)
     total = sum(len(c) for c in retrieved)
     return SpanScores(
@@ -130,8 +131,8 @@ def span_scores(references: Sequence[Span], retrieved: Sequence[Span]) -> SpanSc
 
 def omega_chunks(references: Sequence[Span], chunks: Iterable[Span]) -> list[Span]:
     """The chunks (of a whole chunking) that hold some of ``references``: precision_Ω's C."""
-    r = _merged(references)
-    return [c for c in chunks if _overlap(r, _merged([c]))]
+    r = union(references)
+    return [c for c in chunks if _overlap(r, union([c]))]
 
 
 def precision_omega(references: Sequence[Span], chunks: Iterable[Span]) -> float:
@@ -139,7 +140,7 @@ def precision_omega(references: Sequence[Span], chunks: Iterable[Span]) -> float
     ``references``, out of ``chunks`` (every chunk of the references' documents, or more)."""
     hold = omega_chunks(references, chunks)
     total = sum(len(c) for c in hold)
-    return _overlap(_references(references), _merged(hold)) / total if total else 0.0
+    return _overlap(_references(references), union(hold)) / total if total else 0.0
 
 
 def span_metric_names(ks: Sequence[int]) -> list[str]:
