@@ -23,6 +23,13 @@ SRC = REPO / "src"
 MAX_LINES = 500
 #: What the backend may import: its own modules and the floors below it.
 STORE_MAY_IMPORT = {"store", "errors", "progress", "models"}
+#: Room -> room edges that close a circle today, each with why; the circle check leaves them out,
+#: and a test fails once one is gone (then delete it here). History sits above the evaluation's
+#: report (it stores and diffs reports), but ``evaluate()`` still records its finished report and
+#: ``evaluate.schema`` publishes history's schemas: both belong to the surfaces above.
+KNOWN_WAYS_BACK: dict[tuple[str, str], str] = {
+    ("evaluate", "history"): "evaluate.runner records the report; evaluate.schema lists history's",
+}
 
 
 def _nodes(path: Path, *, import_time_only: bool = False) -> Iterator[ast.AST]:
@@ -124,7 +131,11 @@ def test_store_imports_nothing_above_it():
 
 
 def test_the_rooms_import_each_other_without_a_circle():
-    assert _circle(_room_graph(PACKAGE)) == []
+    graph = _room_graph(PACKAGE)
+    for (room, back), _why in KNOWN_WAYS_BACK.items():
+        assert back in graph[room], f"{room} -> {back} is gone: delete it from KNOWN_WAYS_BACK"
+        graph[room].discard(back)
+    assert _circle(graph) == []
 
 
 def test_no_two_modules_import_each_other_at_import_time():

@@ -266,7 +266,7 @@ def _record(
     report: EvalReport, bench: Benchmark, ws: Workspace, record: bool | None, history: Any
 ) -> None:
     """The run into the history, after the report is finished (nothing in it changes)."""
-    from ragsonde.evaluate.history.record import record_eval, recording_on
+    from ragsonde.history.record import record_eval, recording_on
 
     if recording_on(record):
         report.history_run = record_eval(
@@ -304,7 +304,7 @@ def evaluate(
 
     The finished report is recorded in the run history (``history``, else ``RAGSONDE_HISTORY``,
     else ``<home>/history.sqlite``) unless ``record`` is False (or ``RAGSONDE_RECORD=0``); its
-    id is ``report.history_run``. See :mod:`ragsonde.evaluate.history`.
+    id is ``report.history_run``. See :mod:`ragsonde.history`.
     """
     o = (options or EvalOptions()).with_gates(gates)
     names = metric_names(o.k)
