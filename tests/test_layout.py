@@ -23,6 +23,9 @@ SRC = REPO / "src"
 MAX_LINES = 500
 #: What the backend may import: its own modules and the floors below it.
 STORE_MAY_IMPORT = {"store", "errors", "progress", "models"}
+#: The modules outside ``store/`` that may import it: each opens a store or uses a tool of the
+#: backend's (inspect, push). Everything else imports the vocabulary, ``ragsonde.models``.
+STORE_USERS_AT_MOST = 10
 #: Room -> room edges that close a circle today, each with why; the circle check leaves them out,
 #: and a test fails once one is gone (then delete it here). History sits above the evaluation's
 #: report (it stores and diffs reports), but ``evaluate()`` still records its finished report and
@@ -108,7 +111,7 @@ BENCH = _modules(REPO, "bench")
 
 
 def test_the_walk_finds_the_modules():
-    assert {"ragsonde.store.base", "ragsonde.tune.variants", "ragsonde.errors"} <= set(PACKAGE)
+    assert {"ragsonde.store.edge", "ragsonde.tune.variants", "ragsonde.errors"} <= set(PACKAGE)
     assert {"bench", "bench._common", "bench.run_all"} <= set(BENCH)
 
 
@@ -124,6 +127,34 @@ def _store_offenders(modules: dict[str, Path]) -> list[str]:
         for imported in _imported_modules(path)
         if imported.startswith("ragsonde.") and _room(imported) not in STORE_MAY_IMPORT
     ]
+
+
+def _store_users(modules: dict[str, Path]) -> list[str]:
+    """The modules outside ``store/`` that import ``ragsonde.store`` (lazily included)."""
+    return sorted(
+        name
+        for name, path in modules.items()
+        if _room(name) != "store"
+        and any(
+            m == "ragsonde.store" or m.startswith("ragsonde.store.")
+            for m in _imported_modules(path)
+        )
+    )
+
+
+def test_few_modules_import_the_backend():
+    users = _store_users(PACKAGE)
+    assert len(users) <= STORE_USERS_AT_MOST, users
+    assert "ragsonde.config" not in users
+    # a private module of the store's is the store's own
+    private = [
+        f"{name} imports {m}"
+        for name, path in PACKAGE.items()
+        if _room(name) != "store"
+        for m in _imported_modules(path)
+        if m.startswith("ragsonde.store._")
+    ]
+    assert private == []
 
 
 def test_store_imports_nothing_above_it():
@@ -181,6 +212,7 @@ def test_the_checks_see_the_offences(bad_package: dict[str, Path], tmp_path: Pat
     assert _too_long(bad_package.values(), tmp_path) == [
         f"ragsonde/tune/variants.py: {MAX_LINES + 1} lines"
     ]
+    assert _store_users(bad_package) == ["ragsonde.tune"]
     assert _store_offenders(bad_package) == [
         "ragsonde.store imports ragsonde.tune.variants",
         "ragsonde.store imports ragsonde.tune.variants.X",  # ``from a import b`` names a.b too

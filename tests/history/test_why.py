@@ -131,8 +131,8 @@ def test_every_stage_names_fields_a_fingerprint_has():
     not exist (a misspelt prefix would silently never match)."""
     from ragsonde.evaluate.report import SearchInfo
     from ragsonde.history.models import BenchmarkPart, EmbedderPart, IndexPart
+    from ragsonde.models.index import Hnsw, Quantization
     from ragsonde.models.params import SearchParams
-    from ragsonde.store.index_spec import Hnsw, Quantization
 
     assert set(STAGE_FIELDS) == set(STAGES)
     known = {

@@ -46,10 +46,11 @@ from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
 from ragsonde.models.params import SearchParams, index_differences
+from ragsonde.models.payload import PayloadMapping, build_mapping
+from ragsonde.models.scores import Distance
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
-from ragsonde.store import Distance, Store
-from ragsonde.store.payload import PayloadMapping, build_mapping
 from ragsonde.workspace import Workspace
 
 __all__ = ["RELEVANCE_KEYS", "evaluate"]
