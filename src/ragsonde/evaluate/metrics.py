@@ -22,15 +22,25 @@ Coverage. ``judged@k`` says how far the other metrics can be trusted: an unjudge
 miss, so with judged@10 at 0.4 most of the top 10 was never looked at. ``judged_only=True``
 scores the condensed lists instead (unjudged hits dropped before ranking, as trec_eval ``-J``
 does); judged@k itself is always measured on the full list.
+
+Native code. trec_eval is C: a query or document id that is not valid Unicode (a lone surrogate)
+crashes the whole process inside it. :func:`compute_metrics` refuses such an id before any native
+call (a VALIDATION_ERROR naming it), and the native passes go through one function,
+:func:`native_scores`, on plain data, so a caller that must survive a crash (the server's eval
+jobs) can run it in a worker process: :func:`native_runner` sets where it runs for the current
+context.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.text import invalid_unicode_at, printable
 
 __all__ = [
     "COVERAGE",
@@ -38,6 +48,8 @@ __all__ = [
     "METRICS",
     "compute_metrics",
     "metric_names",
+    "native_runner",
+    "native_scores",
     "parse_metric",
 ]
 
@@ -92,6 +104,60 @@ def metric_names(ks: Sequence[int]) -> list[str]:
     return [*names, "mrr"]
 
 
+#: One native pass: metric names, qrels and the run, as plain dicts (picklable).
+NativePass = tuple[list[str], dict[str, dict[str, int]], dict[str, dict[str, float]]]
+#: What the native passes give back: (query id, metric name, value).
+NativeScore = tuple[str, str, float]
+#: Runs :func:`native_scores` on the passes somewhere; ``None``: in this process.
+NativeRunner = Callable[[list[NativePass]], list[NativeScore]]
+_RUNNER: ContextVar[NativeRunner | None] = ContextVar("ragsonde_native_runner", default=None)
+
+
+@contextmanager
+def native_runner(runner: NativeRunner) -> Iterator[None]:
+    """Within this block (this thread or task), the native metric passes go to ``runner``,
+    which must return what :func:`native_scores` returns for them (e.g. run it in a worker
+    process, see :mod:`ragsonde.server.workers`)."""
+    token = _RUNNER.set(runner)
+    try:
+        yield
+    finally:
+        _RUNNER.reset(token)
+
+
+def native_scores(passes: list[NativePass]) -> list[NativeScore]:
+    """trec_eval (through ir-measures and pytrec_eval) over each pass: the one native call.
+
+    Takes the metric names, not ir-measures objects, so the passes cross a process boundary as
+    plain data. The ids must be valid Unicode (:func:`compute_metrics` checks them).
+    """
+    ir = _im()
+    out: list[NativeScore] = []
+    for names, qrels, run in passes:
+        measures = {METRICS[f](k): name for name in names for f, k in [parse_metric(name)]}
+        for metric in ir.evaluator(list(measures), qrels).iter_calc(run):
+            out.append((metric.query_id, measures[metric.measure], float(metric.value)))
+    return out
+
+
+def _check_ids(what: str, table: Mapping[str, Mapping[str, Any]]) -> None:
+    """A VALIDATION_ERROR for the first id in ``table`` that native code would crash on."""
+    for qid, docs in table.items():
+        if invalid_unicode_at(qid) is not None:
+            raise QueryValidationError(
+                f"{what}: query id '{printable(qid)}' is not valid Unicode text (a lone "
+                "surrogate); trec_eval cannot read it.",
+                field="query_id",
+            )
+        if invalid_unicode_at("".join(docs)) is not None:  # one encode per query, then find it
+            bad = next(d for d in docs if invalid_unicode_at(d) is not None)
+            raise QueryValidationError(
+                f"{what}: document id '{printable(bad)}' of query '{qid}' is not valid Unicode "
+                "text (a lone surrogate); trec_eval cannot read it.",
+                field="doc_id",
+            )
+
+
 def compute_metrics(
     names: Iterable[str],
     qrels: Mapping[str, Mapping[str, int]],
@@ -105,25 +171,28 @@ def compute_metrics(
     trec_eval does). A query missing from ``run`` scores 0 on every metric. With
     ``judged_only``, every metric but judged@k skips the hits ``qrels`` has no label for.
     """
-    ir = _im()
-    ranking: dict[Any, str] = {}
-    coverage: dict[Any, str] = {}
+    ranking: dict[str, str] = {}
+    coverage: dict[str, str] = {}
     for name in names:
-        family, k = parse_metric(name)
-        (coverage if family in COVERAGE else ranking)[METRICS[family](k)] = name
+        family, _ = parse_metric(name)
+        (coverage if family in COVERAGE else ranking)[name] = name
     # Plain dicts go to pytrec_eval as they are; one evaluator per call. (Lists of ir-measures
     # Qrel/ScoredDoc tuples cost 2.5x more on 10k queries x 100 results: bench/bench_eval.py.)
     qrel_dict = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()}
     # A query with no hits scores 0 everywhere (its zeros are set below); it is left out of the
     # run because ir-measures' Judged@k divides by the number of hits returned.
     run_dict = {q: {d: float(s) for d, s in docs.items()} for q, docs in run.items() if docs}
+    _check_ids("qrels", qrel_dict)
+    _check_ids("run", run_dict)
     per_query: dict[str, dict[str, float]] = {
-        q: dict.fromkeys([*ranking.values(), *coverage.values()], 0.0) for q in qrels
+        q: dict.fromkeys([*ranking, *coverage], 0.0) for q in qrels
     }
-    passes: list[tuple[dict[Any, str], dict[str, dict[str, float]]]] = [(coverage, run_dict)]
+    passes: list[NativePass] = []
     if not judged_only:
-        passes = [(coverage | ranking, run_dict)]
+        passes.append(([*coverage, *ranking], qrel_dict, run_dict))
     else:
+        if coverage:
+            passes.append((list(coverage), qrel_dict, run_dict))
         # The condensed list, made here rather than with ir-measures' ``judged_only`` parameter,
         # which no provider supports for RR@k (and trec_eval -J is exactly this).
         condensed = {
@@ -131,16 +200,16 @@ def compute_metrics(
             for q, docs in run_dict.items()
             if (kept := {d: s for d, s in docs.items() if d in qrel_dict.get(q, {})})
         }
-        passes.append((ranking, condensed))
-    for measures, scored in passes:
-        if not measures:
-            continue
-        for metric in ir.evaluator(list(measures), qrel_dict).iter_calc(scored):
-            if metric.query_id in per_query:
-                per_query[metric.query_id][measures[metric.measure]] = float(metric.value)
+        if ranking:
+            passes.append((list(ranking), qrel_dict, condensed))
+    passes = [p for p in passes if p[0]]
+    runner = _RUNNER.get() or native_scores
+    for qid, name, value in runner(passes) if passes else []:
+        if qid in per_query:
+            per_query[qid][name] = value
     n = max(len(per_query), 1)
     means = {
         name: sum(values[name] for values in per_query.values()) / n
-        for name in [*ranking.values(), *coverage.values()]
+        for name in [*ranking, *coverage]
     }
     return means, per_query

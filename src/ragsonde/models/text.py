@@ -3,18 +3,29 @@
 JSON can carry a lone surrogate (``"\\ud800"``) and a POSIX argv carries undecodable bytes as
 surrogate escapes (``\\udc80``..``\\udcff``); both are ``str`` to Python but not text: they cannot
 be encoded, tokenized or written back out. Every text input is checked once where it enters
-(:data:`UnicodeStr` in the contract models, :func:`check_text` elsewhere); what is echoed back
+(:data:`UnicodeStr` in the contract models, :func:`check_text` elsewhere, :func:`invalid_text_in`
+for a whole parsed JSON document: keys and values, at any depth); what is echoed back
 from input that was refused goes through :func:`printable` so an error answer never crashes.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, StrictStr
 
-__all__ = ["UnicodeStr", "check_text", "invalid_unicode_at", "printable"]
+__all__ = [
+    "JsonPath",
+    "UnicodeStr",
+    "check_text",
+    "invalid_text_in",
+    "invalid_unicode_at",
+    "printable",
+]
+
+#: Where a value sits in a JSON document: object keys and array indexes, from the top.
+JsonPath = tuple[str | int, ...]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -25,6 +36,31 @@ def invalid_unicode_at(value: str) -> int | None:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
         return e.start
+    return None
+
+
+def invalid_text_in(document: Any) -> tuple[JsonPath, str, int] | None:
+    """The first string of a parsed JSON document (an object key or a value, at any depth) that
+    is not valid Unicode: ``(its path, the string, the bad character's index)``; else None.
+
+    Walks with a stack, not recursion, so a document as deep as the JSON parser allows is
+    walked too.
+    """
+    stack: list[tuple[JsonPath, Any]] = [((), document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            at = invalid_unicode_at(value)
+            if at is not None:
+                return path, value, at
+        elif isinstance(value, dict):
+            for key in value:
+                at = invalid_unicode_at(key)
+                if at is not None:
+                    return (*path, key), key, at
+            stack.extend(((*path, key), item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(((*path, i), item) for i, item in reversed(list(enumerate(value))))
     return None
 
 

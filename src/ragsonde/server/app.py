@@ -124,6 +124,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        jobs = getattr(app.state, "ragsonde_eval_jobs", None)
+        if jobs is not None:  # the eval jobs' thread and worker process (routes_eval)
+            await run_in_threadpool(jobs.close)
         if state.batcher is not None:
             await run_in_threadpool(state.batcher.close)
         if state.owns_workspace:  # closes the store it opened

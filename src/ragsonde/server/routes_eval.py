@@ -3,11 +3,14 @@
 A job evaluates a benchmark uploaded in the body (``"benchmark": [{"query", "relevant", …}, …]``,
 ragsonde's own format) or one of the server's own datasets (``"dataset": "name"``) against a
 collection, with the server's own store and model. Jobs run one at a time in a worker thread, so
-queries keep being served meanwhile; finished reports stay in memory, and their files under
-``RAGSONDE_HOME/eval-reports`` outlive the server: ``GET /v1/eval`` lists them too (``saved:
-true``, see :mod:`.saved_reports`), and ``GET /v1/eval/{id}`` and its ``report.html`` read them
-back. A saved file that is not a readable report is listed with status ``unreadable`` and the
-reason in ``error``.
+queries keep being served meanwhile, and their native metric code (trec_eval) runs in a worker
+process (:mod:`.workers`): a crash there ends that job with an error saying so, never the server
+or the jobs queued behind it. Every text of the body, uploaded rows included, is checked to be
+valid Unicode as it enters (:func:`~.routes_query.read_json`). Finished reports stay in
+memory, and their files under ``RAGSONDE_HOME/eval-reports`` outlive the server: ``GET
+/v1/eval`` lists them too (``saved: true``, see :mod:`.saved_reports`), and ``GET
+/v1/eval/{id}`` and its ``report.html`` read them back. A saved file that is not a readable
+report is listed with status ``unreadable`` and the reason in ``error``.
 
 Bounds, so the route cannot be used to probe or flood the server:
 
@@ -38,7 +41,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field, ValidationError
 from starlette.responses import HTMLResponse, JSONResponse
 
-from ragsonde.errors import QueryValidationError, RagsondeError
+from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
 from ragsonde.evaluate.options import EvalOptions, options_error
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.models import ErrorInfo
@@ -46,6 +49,7 @@ from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.saved_reports import SavedReport, SavedReports
 from ragsonde.server.state import ServerState, get_state
+from ragsonde.server.workers import WorkerPool
 
 __all__ = ["EvalJob", "EvalJobStatus", "EvalJobSummary", "EvalRequest", "router"]
 
@@ -107,8 +111,8 @@ class EvalJobSummary(BaseModel):
     collection: str | None
     error: ErrorInfo | None = Field(
         default=None,
-        description="Why the job failed: a contract error; null with status 'error' means an "
-        "internal failure (see the server log).",
+        description="Why the job failed: a contract error with its message (set whenever the "
+        "status is 'error'; an internal failure says so and the server log has the traceback).",
     )
     metrics: dict[str, float] | None = Field(
         default=None, description="ndcg@10, recall@10 and judged@10, once done."
@@ -196,13 +200,20 @@ class EvalJob:
 
 
 class _Jobs:
-    """The server's evaluation jobs and the one worker thread that runs them."""
+    """The server's evaluation jobs, the one worker thread that runs them, and the worker process
+    their native metric code runs in."""
 
     def __init__(self) -> None:
         self.jobs: dict[str, EvalJob] = {}
         self.lock = threading.Lock()
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragsonde-eval")
+        self.workers = WorkerPool()
         self.saved: SavedReports | None = None
+
+    def close(self) -> None:
+        """Cancel the queued jobs, wait for the running one, end the worker process."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.workers.close()
 
 
 def _jobs(request: Request) -> _Jobs:
@@ -221,13 +232,21 @@ def _saved(request: Request, state: ServerState) -> SavedReports:
     return jobs.saved
 
 
-def _run(job: EvalJob, state: ServerState) -> None:
-    from ragsonde.evaluate import evaluate
+def _run(job: EvalJob, state: ServerState, workers: WorkerPool) -> None:
+    from ragsonde.evaluate.metrics import native_runner, native_scores
 
-    req = job.request
     if job.cancel.is_set():
         return
     job.status = "running"
+    # trec_eval runs in the worker process: a crash there is this job's error, not the server's.
+    with native_runner(lambda passes: workers.run(native_scores, passes)):
+        _evaluate(job, state)
+
+
+def _evaluate(job: EvalJob, state: ServerState) -> None:
+    from ragsonde.evaluate import evaluate
+
+    req = job.request
     try:
         path = job.path if job.path is not None else _write_upload(job, state)
         job.report = evaluate(
@@ -263,11 +282,17 @@ def _run(job: EvalJob, state: ServerState) -> None:
             QueryValidationError(f"cannot write the report: {e}", field="report")
         )
         job.status = "error"
-    except Exception:
-        # A bug, not a contract error: no contract code fits, so the job says "error" with no
-        # error object, and the traceback goes to the server log.
-        job.status = "error"
+    except Exception as e:
+        # A bug, not a contract error: the contract has no internal code, so the job says what
+        # failed under VALIDATION_ERROR (never error: null), and the traceback goes to the log.
         _log.exception("evaluation job %s failed", job.job_id)
+        job.error = ErrorInfo(
+            code=ErrorCode.VALIDATION_ERROR,
+            # the type only: an exception's text may carry a secret or the input's bad text
+            message=f"The evaluation failed inside ragsonde ({type(e).__name__}); this is a "
+            "bug: the server log has the traceback.",
+        )
+        job.status = "error"
 
 
 def dataset_roots(state: ServerState) -> list[Path]:
@@ -343,7 +368,7 @@ def _request_body() -> dict[str, Any]:
 )
 async def start_eval(request: Request, state: State) -> JSONResponse:
     """Start an evaluation job; poll ``GET /v1/eval/{job_id}``."""
-    body = await read_json(request)
+    body = await read_json(request, rows="benchmark")  # every text, each row by its line
     try:
         req = EvalRequest.model_validate(body)
     except QueryValidationError as e:  # EvalOptions names the field and the rule
@@ -378,7 +403,7 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
             if oldest is not None:
                 del jobs.jobs[oldest]
         jobs.jobs[job.job_id] = job
-        job.future = jobs.pool.submit(_run, job, state)
+        job.future = jobs.pool.submit(_run, job, state, jobs.workers)
     return JSONResponse(job.summary().model_dump(mode="json"), 202)
 
 

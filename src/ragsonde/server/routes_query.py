@@ -18,6 +18,7 @@ from starlette.responses import Response as HttpResponse
 
 from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.models import BatchResponse, Response
+from ragsonde.models.text import JsonPath, invalid_text_in, printable
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError, json_response, status_for
 from ragsonde.server.state import ServerState, get_state
 
@@ -56,15 +57,21 @@ def _batch_error_responses() -> dict[int | str, dict[str, Any]]:
     return out
 
 
-async def read_json(request: Request) -> Any:
-    """The request body parsed as JSON; a clear VALIDATION_ERROR (422) when it is not JSON."""
+async def read_json(request: Request, *, text: bool = True, rows: str | None = None) -> Any:
+    """The request body parsed as JSON; a clear VALIDATION_ERROR (422) when it is not JSON.
+
+    ``text``: refuse the body when any string in it (a key or a value, at any depth) is not
+    valid Unicode, naming where; the query routes pass False because their contract models
+    check each text themselves, so one bad query in a batch fails alone. ``rows``: the body's
+    array of uploaded file rows (``benchmark``): a bad string there is named by its line.
+    """
     raw = await request.body()
     if not raw.strip():
         raise ApiError(
             QueryValidationError("The request body is empty: send a JSON object.", field="body")
         )
     try:
-        return json.loads(raw)
+        body = json.loads(raw)
     except json.JSONDecodeError as e:
         where = f"line {e.lineno}, column {e.colno}: {e.msg}"
         raise ApiError(
@@ -77,6 +84,26 @@ async def read_json(request: Request) -> Any:
                 field="body",
             )
         ) from e
+    found = invalid_text_in(body) if text else None
+    if found is not None:
+        path, value, at = found
+        raise ApiError(
+            QueryValidationError(
+                f"{_where(path, rows)} must be valid Unicode text, but character {at} is a lone "
+                f"surrogate (U+{ord(value[at]):04X}); send UTF-8.",
+                field=".".join(printable(str(p)) for p in path) or "body",
+            )
+        )
+    return body
+
+
+def _where(path: JsonPath, rows: str | None) -> str:
+    """``benchmark line 3, field 'query_id'`` for an uploaded row; else ``field 'a.b.0'``."""
+    shown = [printable(str(p)) for p in path]
+    if rows is not None and len(path) >= 2 and path[0] == rows and isinstance(path[1], int):
+        inner = ".".join(shown[2:])
+        return f"{rows} line {path[1] + 1}" + (f", field '{inner}'" if inner else "")
+    return f"field '{'.'.join(shown)}'" if shown else "The body"
 
 
 def _log_response(resp: Response) -> None:
@@ -105,7 +132,7 @@ def _log_response(resp: Response) -> None:
 )
 async def query(request: Request, state: State) -> HttpResponse:
     """Answer one Query with a Response; errors come back as the error Response and its status."""
-    body = await read_json(request)
+    body = await read_json(request, text=False)
     resp: Response = await run_in_threadpool(state.retriever.retrieve, body)
     _log_response(resp)
     return json_response(resp, status_for(resp.error.code) if resp.error else 200)
@@ -134,7 +161,7 @@ def _batch_id(body: Any) -> str | None:
 async def query_batch(request: Request, state: State) -> HttpResponse:
     """Answer a BatchRequest. A bad query gets its own error response and the batch is
     ``partial`` (200); a bad envelope (no queries, too many) is a 422 error Response."""
-    body = await read_json(request)
+    body = await read_json(request, text=False)
     try:
         out: BatchResponse = await run_in_threadpool(state.retriever.retrieve_batch, body)
     except RagsondeError as e:
