@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError, RelevanceError
+from ragsonde.models.text import printable
 
 if TYPE_CHECKING:
     # the settings (pydantic-settings, the store's index models) are loaded by the commands that
@@ -173,10 +174,24 @@ def fail(exc: RagsondeError, *, json_output: bool, payload: Any = None) -> NoRet
     raise typer.Exit(exit_code_for(exc))
 
 
+def _path_error(exc: OSError) -> RagsondeError:
+    """``exc`` as a VALIDATION_ERROR when it is about a path; re-raised otherwise (a socket)."""
+    if exc.filename is None:
+        raise exc
+    name = os.fsdecode(exc.filename) if isinstance(exc.filename, bytes) else str(exc.filename)
+    shown = printable(name if len(name) <= 200 else name[:200] + "…")
+    return QueryValidationError(
+        f"Cannot use the path '{shown}': {exc.strerror or exc}.", field="path"
+    )
+
+
 def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Decorate a command: any RagsondeError becomes a clean message/JSON and its exit code.
 
-    The command's ``json_output`` parameter (if it has one) decides the format.
+    The command's ``json_output`` parameter (if it has one) decides the format. An OSError about
+    a path the command was given (a name too long, a directory where a file was meant, no
+    permission, a full disk) that no check caught earlier is a VALIDATION_ERROR naming the path,
+    never a traceback (found by tests/fuzz).
     """
     signature = inspect.signature(fn)
 
@@ -184,9 +199,10 @@ def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
-        except RagsondeError as exc:
+        except (RagsondeError, OSError) as exc:
+            error = exc if isinstance(exc, RagsondeError) else _path_error(exc)
             bound = signature.bind_partial(*args, **kwargs)
-            fail(exc, json_output=bool(bound.arguments.get("json_output", False)))
+            fail(error, json_output=bool(bound.arguments.get("json_output", False)))
 
     return wrapper
 
