@@ -132,3 +132,14 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path):
     with pytest.raises(HistoryFileError, match="not an SQLite database"):
         HistoryStore(path)
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("page_size", [0, 3, 511, 1000])
+def test_an_sqlite_header_with_an_impossible_page_size_is_refused(tmp_path: Path, page_size: int):
+    """Found by tests/fuzz: SQLite's header and zeros after it divided by a page size of 0."""
+    path = tmp_path / "history.sqlite"
+    head = b"SQLite format 3\x00" + page_size.to_bytes(2, "big")
+    path.write_bytes(head + b"\x00" * (100 - len(head)))
+    with pytest.raises(HistoryFileError, match=f"page size {page_size}"):
+        HistoryStore(path)
+    assert path.read_bytes() == head + b"\x00" * (100 - len(head))

@@ -46,6 +46,8 @@ def check_file(path: Path) -> None:
         raise HistoryFileError(path, "not an SQLite database (its header is not SQLite's)")
     page_size = int.from_bytes(head[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
+    if page_size < 512 or page_size & (page_size - 1):  # SQLite's: a power of two, 512..65536
+        raise HistoryFileError(path, f"not an SQLite database (page size {page_size})")
     pages = int.from_bytes(head[28:32], "big")
     valid = head[24:28] == head[92:96]  # the in-header page count is current
     wal = path.with_name(path.name + "-wal")
