@@ -151,3 +151,35 @@ def test_the_segfault_request_among_five_querying_clients(sample_home: Path, tmp
         again = client.post("/v1/eval", json={"benchmark": BENCH, "collection": "robotics"})
         assert _wait(client, again.json()["job_id"])["status"] == "done"  # the server lives on
         assert client.get("/healthz").status_code == 200
+
+
+def _procs() -> dict[int, tuple[int, bytes]]:
+    """pid -> (parent pid, command line) of every process, from /proc."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:  # ended meanwhile
+                continue
+            out[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), cmdline)
+    return out
+
+
+@pytest.mark.slow  # starts a server process, with the real model
+def test_the_worker_process_ends_with_the_server(sample_home: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    shutil.copytree(sample_home, home)
+    with serve_process(home) as url, httpx.Client(base_url=url, timeout=120) as client:
+        port = url.rsplit(":", 1)[1].encode()
+        job = client.post("/v1/eval", json={"benchmark": BENCH, "collection": "robotics"})
+        assert _wait(client, job.json()["job_id"])["status"] == "done"
+        procs = _procs()
+        server = next(p for p, (_, cmd) in procs.items() if b"serve\0--port\0" + port in cmd)
+        workers = [p for p, (parent, _) in procs.items() if parent == server]
+        assert workers, "the eval job ran in no worker process"
+    deadline = time.monotonic() + 10  # serve_process has terminated the server (SIGTERM)
+    while any(w in _procs() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(w in _procs() for w in workers)

@@ -211,7 +211,11 @@ class _Jobs:
         self.saved: SavedReports | None = None
 
     def close(self) -> None:
-        """Cancel the queued jobs, wait for the running one, end the worker process."""
+        """Cancel every job (a running one stops before its next query), wait for the thread,
+        end the worker process: a server stopping is not held up by a long evaluation."""
+        with self.lock:
+            for job in self.jobs.values():
+                job.cancel.set()
         self.pool.shutdown(wait=True, cancel_futures=True)
         self.workers.close()
 
