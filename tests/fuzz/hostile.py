@@ -4,17 +4,20 @@ Every strategy mixes the ordinary with what breaks programs: lone surrogates (JS
 as ``\\ud800`` escapes; argv as surrogate escapes of bytes that are not UTF-8), NUL bytes, very
 long strings, huge, zero and negative numbers, NaN, deep nesting. :data:`FUZZ` bounds each test
 (the whole harness runs in about two minutes) and makes a failure reproducible: no example
-database, ``print_blob`` on, so Hypothesis prints ``@reproduce_failure`` and the seed
-(``--hypothesis-seed``) beside the failing example.
+database, ``print_blob`` on, so Hypothesis prints ``@reproduce_failure`` beside the failing
+example; and :func:`fuzz` runs every test with one seed per session, :data:`SEED` (random, or
+``RAGSONDE_FUZZ_SEED``), which a failure names: ``RAGSONDE_FUZZ_SEED=N pytest …`` replays it.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import string
+from collections.abc import Callable
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, seed, settings
 from hypothesis import strategies as st
 
 #: The harness's profile; each test sets only its number of examples.
@@ -24,6 +27,19 @@ FUZZ = settings(
     print_blob=True,
     suppress_health_check=list(HealthCheck),
 )
+
+#: The session's seed: every fuzzing test draws from it, and a failure names it.
+SEED = int(os.environ.get("RAGSONDE_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
+
+
+def fuzz(test: Callable[[], None]) -> None:
+    """Run a ``@given`` test with :data:`SEED`; a failure says how to replay it."""
+    try:
+        seed(SEED)(test)()
+    except BaseException as e:
+        e.add_note(f"fuzzing seed {SEED}: replay with RAGSONDE_FUZZ_SEED={SEED} pytest ...")
+        raise
+
 
 LONE_SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 #: Short text: any Unicode, lone surrogates, NUL and control characters among them.

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragsonde.cli import _check_argv, _register, app
-from tests.fuzz.hostile import ARG, FUZZ
+from tests.fuzz.hostile import ARG, FUZZ, fuzz
 
 pytestmark = pytest.mark.slow  # runs the commands, some of which load the model
 
@@ -137,4 +137,4 @@ def test_hostile_arguments_never_crash_a_command(path: str, workdir: Path) -> No
         assert "Traceback" not in result.output, shown
         assert _digest(workdir) == before, shown
 
-    run()
+    fuzz(run)

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from ragsonde.cli import _register, app
 from ragsonde.errors import RagsondeError
-from tests.fuzz.hostile import FUZZ, JSON, LONG_TEXT, NUMBER, TEXT
+from tests.fuzz.hostile import FUZZ, JSON, LONG_TEXT, NUMBER, TEXT, fuzz
 
 pytestmark = pytest.mark.slow  # runs commands on a store
 
@@ -169,7 +169,7 @@ def test_hostile_benchmarks_through_eval(name: str, home: Path, tmp_path: Path) 
         path.write_bytes(content)
         _command(home, ["eval", str(path), "--collection", "docs", "--k", "1"], path, content)
 
-    run()
+    fuzz(run)
 
 
 REPORT = st.one_of(
@@ -199,7 +199,7 @@ def test_hostile_reports_through_compare(home: Path, tmp_path: Path) -> None:
         b.write_bytes(content)
         _command(home, ["compare", str(a), str(b)], a, content)
 
-    run()
+    fuzz(run)
 
 
 def test_hostile_configs_through_config(home: Path, tmp_path: Path) -> None:
@@ -212,7 +212,7 @@ def test_hostile_configs_through_config(home: Path, tmp_path: Path) -> None:
         path.write_bytes(content)
         _command(home, ["config", "--config", str(path), "--json"], path, content)
 
-    run()
+    fuzz(run)
 
 
 def test_hostile_history_files_through_history_list(home: Path, tmp_path: Path) -> None:
@@ -226,7 +226,7 @@ def test_hostile_history_files_through_history_list(home: Path, tmp_path: Path) 
         for argv in (["history", "list"], ["history", "show", "1"]):
             _command(home, [*argv, "--history", str(path)], path, content)
 
-    run()
+    fuzz(run)
 
 
 def test_hostile_grids_and_judge_benchmarks_through_their_readers(tmp_path: Path) -> None:
@@ -247,4 +247,4 @@ def test_hostile_grids_and_judge_benchmarks_through_their_readers(tmp_path: Path
         bench.write_bytes(judged)
         _library(read_entries, bench, judged)
 
-    run()
+    fuzz(run)

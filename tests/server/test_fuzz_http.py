@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragsonde.server import create_app
-from tests.fuzz.hostile import FUZZ, JSON, TEXT
+from tests.fuzz.hostile import FUZZ, JSON, TEXT, fuzz
 from tests.support import run_server
 
 pytestmark = pytest.mark.slow  # the real model behind a real server
@@ -116,7 +116,7 @@ def test_hostile_bodies_and_paths_on_every_route(url, routes) -> None:
                 target += "?" + "&".join(pairs) if pairs else ""
                 _check(client, client.request(method, target), f"{method} {target}")
 
-        run()
+        fuzz(run)
         for method, path, _ in routes:
             if method == "POST":
                 for raw in RAW_BODIES:
