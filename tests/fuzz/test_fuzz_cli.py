@@ -40,6 +40,10 @@ KNOWN_ELSEWHERE: dict[str, tuple[type[BaseException], ...]] = {
     "history prune": (OverflowError,),  # --keep 9223372036854775808: beyond SQLite's INTEGER
 }
 EXAMPLES = 10
+#: Commands given hostile words only: a valid benchmark starts real work that takes minutes
+#: (``tune bench.jsonl`` ran a 146 s sweep on the model, and on one query warned "Mean of
+#: empty slice" from numpy: reported to the lead).
+NO_INPUTS = {"tune"}
 
 
 def _leaves(cmd: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -66,7 +70,7 @@ def _digest(folder: Path) -> dict[str, str]:
 
 
 def _argv(draw: st.DrawFn, path: str, cmd: Any) -> list[str]:
-    word = st.one_of(ARG, st.sampled_from(sorted(INPUTS)))
+    word = ARG if path in NO_INPUTS else st.one_of(ARG, st.sampled_from(sorted(INPUTS)))
     argv = path.split()
     for param in cmd.params:
         if param.param_type_name == "argument":
