@@ -142,3 +142,27 @@ def test_hostile_arguments_never_crash_a_command(path: str, workdir: Path) -> No
         assert _digest(workdir) == before, shown
 
     fuzz(run)
+
+
+#: What the fuzzing found and cli_errors now answers cleanly: a path too long for the file
+#: system, '' (the working folder) where a file was meant, a model refusing an argument.
+FOUND = [
+    ["chunking", "x" * 300],
+    ["config", "--config", "x" * 300],
+    ["explain", "x" * 300, "--query-id", "x" * 300],
+    ["history", "diff", "1", "--history", "x" * 300],
+    ["history", "export", "--out", ""],
+    ["history", "trend", "", "--history", ""],
+    ["tune", "x" * 300],
+    ["tune", "", "--max-latency-ms", "0"],
+]
+
+
+@pytest.mark.parametrize("argv", FOUND, ids=lambda a: " ".join(w[:12] for w in a))
+def test_what_the_fuzzing_found_is_a_clean_validation_error(argv: list[str], workdir: Path):
+    env = {k: None for k in os.environ if k.startswith(("RAGSONDE_", "QDRANT_"))}
+    env["RAGSONDE_HOME"] = str(workdir / "home")
+    result = CliRunner().invoke(app, argv, env=env)
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert "VALIDATION_ERROR" in result.output and "Traceback" not in result.output

@@ -13,6 +13,7 @@ CliRunner); the others through the library function every command reading them c
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 from collections.abc import Callable
@@ -36,6 +37,7 @@ EXAMPLES = 10
 #: its xfail starts passing.
 KNOWN_ELSEWHERE: dict[str, tuple[type[BaseException], ...]] = {
     "read_entries": (UnicodeDecodeError,),  # a judge's benchmark that is not UTF-8
+    "eval": (csv.Error,),  # a CSV field over 131,072 characters (listed in issue 33)
 }
 VALUE = st.one_of(TEXT, LONG_TEXT, NUMBER, st.none(), st.lists(TEXT, max_size=3), JSON)
 
@@ -141,6 +143,8 @@ def _command(home: Path, argv: list[str], path: Path, content: bytes) -> None:
     """``ragsonde ARGV`` on the file: exit 0/1/2, no traceback, the file unchanged."""
     result = CliRunner().invoke(app, argv, env=_env(home))
     shown = f"argv={argv!r} content={content[:300]!r}\n{result.output[-2000:]}"
+    if isinstance(result.exception, KNOWN_ELSEWHERE.get(argv[0], ())):
+        reject()  # pinned by a strict xfail in test_known_elsewhere.py until hardfiles lands
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise AssertionError(shown) from result.exception
     assert result.exit_code in {0, 1, 2}, shown

@@ -62,3 +62,17 @@ def test_a_judged_benchmark_that_is_not_utf8_is_a_validation_error(tmp_path: Pat
     path.write_bytes(b"\x80\n")
     with pytest.raises(QueryValidationError):
         read_entries(path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hardfiles: a CSV field over 131,072 characters is a csv.Error traceback (issue 33)",
+)
+def test_a_questions_csv_with_a_huge_field_is_a_validation_error(tmp_path: Path) -> None:
+    from ragsonde.errors import QueryValidationError
+    from ragsonde.evaluate.datasets import load_benchmark
+
+    path = tmp_path / "questions.csv"
+    path.write_text("question,references,corpus_id\na," + "x" * 140_000 + ",c\n", "utf-8")
+    with pytest.raises(QueryValidationError):
+        load_benchmark(path)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -185,13 +185,26 @@ def _path_error(exc: OSError) -> RagsondeError:
     )
 
 
+def _as_ragsonde_error(exc: RagsondeError | OSError | ValidationError) -> RagsondeError:
+    """What the user reads: a RagsondeError as it is; a model the command built from its
+    arguments that refused a value as a VALIDATION_ERROR naming the field and the rule."""
+    if isinstance(exc, RagsondeError):
+        return exc
+    if isinstance(exc, OSError):
+        return _path_error(exc)
+    from ragsonde.evaluate.options import options_error
+
+    return options_error(exc)
+
+
 def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Decorate a command: any RagsondeError becomes a clean message/JSON and its exit code.
 
     The command's ``json_output`` parameter (if it has one) decides the format. An OSError about
     a path the command was given (a name too long, a directory where a file was meant, no
     permission, a full disk) that no check caught earlier is a VALIDATION_ERROR naming the path,
-    never a traceback (found by tests/fuzz).
+    and so is a pydantic ValidationError of a model built from the arguments (``tune
+    --max-latency-ms 0``): never a traceback (both found by tests/fuzz).
     """
     signature = inspect.signature(fn)
 
@@ -199,8 +212,8 @@ def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
-        except (RagsondeError, OSError) as exc:
-            error = exc if isinstance(exc, RagsondeError) else _path_error(exc)
+        except (RagsondeError, OSError, ValidationError) as exc:
+            error = _as_ragsonde_error(exc)
             bound = signature.bind_partial(*args, **kwargs)
             fail(error, json_output=bool(bound.arguments.get("json_output", False)))
 
