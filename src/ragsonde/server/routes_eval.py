@@ -3,14 +3,12 @@
 A job evaluates a benchmark uploaded in the body (``"benchmark": [{"query", "relevant", …}, …]``,
 ragsonde's own format) or one of the server's own datasets (``"dataset": "name"``) against a
 collection, with the server's own store and model. Jobs run one at a time in a worker thread, so
-queries keep being served meanwhile, and their native metric code (trec_eval) runs in a worker
-process (:mod:`.workers`): a crash there ends that job with an error saying so, never the server
-or the jobs queued behind it. Every text of the body, uploaded rows included, is checked to be
-valid Unicode as it enters (:func:`~.routes_query.read_json`). Finished reports stay in
-memory, and their files under ``RAGSONDE_HOME/eval-reports`` outlive the server: ``GET
-/v1/eval`` lists them too (``saved: true``, see :mod:`.saved_reports`), and ``GET
-/v1/eval/{id}`` and its ``report.html`` read them back. A saved file that is not a readable
-report is listed with status ``unreadable`` and the reason in ``error``.
+queries keep being served meanwhile; their trec_eval runs in a worker process (:mod:`.workers`),
+so a crash there ends the job, not the server. Finished reports stay in memory, and their files
+under ``RAGSONDE_HOME/eval-reports`` outlive the server: ``GET /v1/eval`` lists them too
+(``saved: true``, see :mod:`.saved_reports`), and ``GET /v1/eval/{id}`` and its ``report.html``
+read them back. A saved file that is not a readable report is listed with status ``unreadable``
+and the reason in ``error``.
 
 Bounds, so the route cannot be used to probe or flood the server:
 
@@ -211,8 +209,7 @@ class _Jobs:
         self.saved: SavedReports | None = None
 
     def close(self) -> None:
-        """Cancel every job (a running one stops before its next query), wait for the thread,
-        end the worker process: a server stopping is not held up by a long evaluation."""
+        """Cancel every job (a running one stops at its next query), end the worker process."""
         with self.lock:
             for job in self.jobs.values():
                 job.cancel.set()
