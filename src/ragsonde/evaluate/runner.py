@@ -20,7 +20,7 @@ import numpy as np
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError
-from ragsonde.evaluate.aggregation import Aggregation, aggregate
+from ragsonde.evaluate.aggregation import Aggregation, collapse
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
 from ragsonde.evaluate.gates import Gate
@@ -86,19 +86,9 @@ def _percentiles(values: Sequence[float]) -> Percentiles:
 def _collapse(
     results: Sequence[Result], key: Any, how: Aggregation = _BEST_CHUNK, raw: bool = False
 ) -> dict[str, float]:
-    """Ranked chunks -> ranked ids by the ``aggregation`` setting
-    (:func:`~ragsonde.evaluate.aggregation.aggregate`): by default the first (best) chunk of
-    each id keeps its place.
-
-    The score kept is ``similarity_score`` (higher is closer under every distance), or with
-    ``raw`` the engine's score (where it is a similarity too: cosine, dot, BM25, fused), which
-    is what a sum adds up without the clamp's ties and what ``tune`` measured."""
-    pairs = (
-        (str(k), r.raw_score if raw and r.raw_score is not None else r.similarity_score)
-        for r in results
-        if (k := key(r)) is not None
-    )
-    return aggregate(pairs, how)
+    """Ranked results -> ranked ids by the ``aggregation`` setting
+    (:func:`~ragsonde.evaluate.aggregation.collapse`, which ``explain`` ranks by too)."""
+    return collapse(((key(r), r.similarity_score, r.raw_score) for r in results), how, raw=raw)
 
 
 def _by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
-from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
+from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.evaluate.compare import compare_reports
 from ragsonde.evaluate.metrics import metric_names, parse_metric
 from ragsonde.evaluate.options import EvalOptions
@@ -62,13 +62,7 @@ def _check_dimension(store: Store, collection: str, embedder: Embedder) -> None:
         info = store.collection_info(collection)
     except CollectionNotFoundError:
         return
-    if info.dimension != embedder.dimension:
-        raise DimensionMismatchError(
-            collection=collection,
-            collection_dim=info.dimension,
-            embedder=embedder.name,
-            embedder_dim=embedder.dimension,
-        )
+    info.require_dimension(embedder.dimension, embedder.name)
 
 
 def _check_metrics(metrics: Sequence[str] | None, o: EvalOptions) -> list[str] | None:

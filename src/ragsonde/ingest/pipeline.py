@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ragsonde.embedders import Embedder
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
-from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
+from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.models.index import Bm25Params, IndexConfig
@@ -355,13 +355,7 @@ def ensure_collection(
             "them. Ingest into a new collection (or delete this one first).",
             field="sparse",
         )
-    if info.dimension != embedder.dimension:
-        raise DimensionMismatchError(
-            collection=collection,
-            collection_dim=info.dimension,
-            embedder=embedder.name,
-            embedder_dim=embedder.dimension,
-        )
+    info.require_dimension(embedder.dimension, embedder.name)
     return info.index_warnings(index)
 
 

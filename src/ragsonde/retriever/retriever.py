@@ -21,9 +21,10 @@ from ragsonde.embedders import Embedder
 from ragsonde.embedders.isolate import embed_groups
 from ragsonde.embedders.sparse import (
     Bm25Encoder,
+    query_encoder,
     query_language,
 )
-from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
+from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.models import (
     BatchRequest,
     BatchResponse,
@@ -109,7 +110,6 @@ class Retriever:
             raise TypeError("pass a workspace or settings/store/embedder, not both")
         self.workspace = workspace
         self.settings = self.workspace.settings
-        self._sparse: dict[str, Bm25Encoder] = {}
         self.limits = limits or self.settings.limits
         self.search = self.settings.search.overlay(search)
         # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
@@ -323,14 +323,7 @@ class Retriever:
         for p in pending:
             try:
                 info = self._collection_info(p.collection)
-                dim = self.embedder.dimension
-                if dim != info.dimension:
-                    raise DimensionMismatchError(
-                        collection=p.collection,
-                        collection_dim=info.dimension,
-                        embedder=self.model_name,
-                        embedder_dim=dim,
-                    )
+                info.require_dimension(self.embedder.dimension, self.model_name)
                 if p.params.mode != "dense" and info.sparse_vector_name is None:
                     raise QueryValidationError(
                         f"Collection '{p.collection}' was built for dense search only, so mode "
@@ -378,10 +371,9 @@ class Retriever:
         return failed
 
     def sparse_encoder(self, language: str = DEFAULT_BM25_LANGUAGE) -> Bm25Encoder:
-        """The BM25 query encoder of ``language``, made once."""
-        if language not in self._sparse:
-            self._sparse[language] = Bm25Encoder(language=language)
-        return self._sparse[language]
+        """The BM25 query encoder of ``language`` (:func:`~ragsonde.embedders.sparse.query_encoder`,
+        made once per process)."""
+        return query_encoder(language)
 
     def _bm25_language(self, collection: str) -> str:
         """The language ``collection``'s BM25 queries are encoded in: the one its chunks record

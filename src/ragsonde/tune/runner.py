@@ -15,8 +15,8 @@ import numpy as np
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
-from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_language
-from ragsonde.errors import DimensionMismatchError, QueryValidationError
+from ragsonde.embedders.sparse import query_encoder, query_language, recorded_language
+from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.datasets import Benchmark, load_benchmark
 from ragsonde.ingest.pipeline import bm25_reencoder
 from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
@@ -376,19 +376,13 @@ def tune(
         collection = settings.collection
         info = ws.store.collection_info(collection)
         emb = ws.embedder
-        if emb.dimension != info.dimension:
-            raise DimensionMismatchError(
-                collection=collection,
-                collection_dim=info.dimension,
-                embedder=emb.name,
-                embedder_dim=emb.dimension,
-            )
+        info.require_dimension(emb.dimension, emb.name)
         source = SourcePoints.read(ws.store, collection)
         texts = [q.text for q in bench.queries]
         queries = np.asarray(emb.embed_queries(texts), dtype=np.float32)
     hybrid = "hybrid" in options.modes and source.sparse_name is not None and bool(grid.fusion)
     language = _bm25_language(source, settings) if hybrid else DEFAULT_BM25_LANGUAGE
-    sparse = Bm25Encoder(language=language).embed_queries(texts) if hybrid else None
+    sparse = query_encoder(language).embed_queries(texts) if hybrid else None
     ctx = _Context(bench, source, queries, sparse, grid)
     warnings = collection_warnings(info, source, options.force_index)
     backend = source.backend
