@@ -90,6 +90,20 @@ class Workspace:
         """The embedder's name, without loading it when it is not loaded yet."""
         return self._embedder.name if self._embedder is not None else self.settings.embedder
 
+    def sharing(
+        self, *, settings: Settings | None = None, embedder: Embedder | None = None
+    ) -> Workspace:
+        """A second workspace beside this one, for the other side of a comparison.
+
+        It uses this workspace's embedder unless ``embedder`` is given, and this workspace's
+        store unless ``settings`` are given (another store: opened by the new workspace, and
+        closed by its :meth:`close`). Close it before this one; it never closes what it shares.
+        """
+        emb = self.embedder if embedder is None else embedder
+        if settings is None:
+            return Workspace(self.settings, store=self.store, embedder=emb)
+        return Workspace(settings, embedder=emb)
+
     def close(self) -> None:
         """Close the store if this workspace opened it. Safe to call twice.
 
@@ -122,11 +136,12 @@ def using(
     store: Store | None = None,
     embedder: Embedder | None = None,
 ) -> AbstractContextManager[Workspace]:
-    """For functions that take either a workspace or its parts: ``workspace`` as it is (its owner
-    closes it), or a new one from ``settings``, ``store`` and ``embedder``, closed on exit.
+    """The one way a library entry point gets its workspace: ``workspace`` as it is (its owner
+    closes it), or a new one from ``settings`` (default: loaded; ``store`` and ``embedder``:
+    objects to use, which it does not close), closed on exit.
 
-    >>> with using(workspace, settings, store=store) as ws:       # doctest: +SKIP
-    ...     ingest_documents(source, store=ws.store, embedder=ws.embedder, ...)
+    >>> with using(workspace) as ws:                              # doctest: +SKIP
+    ...     ws.store.collection_info(ws.settings.collection)
     """
     if workspace is None:
         return Workspace(settings, store=store, embedder=embedder)
