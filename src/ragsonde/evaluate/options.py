@@ -32,25 +32,12 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.gates import Gate, parse_gate
 from ragsonde.evaluate.metrics import DEFAULT_KS
 from ragsonde.models.params import SEARCH_FIELDS, SearchParams
+from ragsonde.models.validation import options_error
 
 __all__ = ["EvalOptions", "RelevanceBy", "options_error"]
 
 #: What a benchmark's relevant ids name: a document id, a url, or a chunk (point) id.
 RelevanceBy = Literal["doc", "url", "chunk"]
-
-
-def options_error(err: ValidationError, prefix: str = "") -> QueryValidationError:
-    """pydantic's error as one VALIDATION_ERROR naming each field: ``k: cutoffs must be …``."""
-    parts: list[str] = []
-    first: str | None = None
-    for item in err.errors(include_url=False):
-        where = prefix + ".".join(str(p) for p in item["loc"]) if item["loc"] else prefix or "body"
-        first = first or where
-        msg = str(item["msg"]).removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
-            msg = "is not a known option"
-        parts.append(f"{where}: {msg}")
-    return QueryValidationError("; ".join(parts), field=first)
 
 
 class EvalOptions(BaseModel):
