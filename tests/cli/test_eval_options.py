@@ -101,3 +101,11 @@ def test_the_http_body_is_the_same_options_beside_what_to_evaluate():
     assert set(EvalOptions.model_fields) <= documented
     assert {"dataset", "benchmark", "collection", "explain", "explain_k"} <= documented
     assert "options" not in documented
+
+
+def test_the_published_schema_is_the_options_model():
+    from ragsonde.evaluate.schema import get_schema
+
+    schema = get_schema("options")
+    assert set(schema["properties"]) == set(EvalOptions.model_fields)
+    assert schema["additionalProperties"] is False
