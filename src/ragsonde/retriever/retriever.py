@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -44,7 +45,7 @@ from ragsonde.models.scores import similarity_of
 from ragsonde.models.store import Store
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
-from ragsonde.workspace import Workspace
+from ragsonde.workspace import Workspace, using
 
 __all__ = ["Retriever"]
 
@@ -103,12 +104,10 @@ class Retriever:
         ``search``: the search parameters to run with; those it does not set inherit the
         settings' (``settings.search``). A query's own ``mode``, ``top_k``,
         ``score_threshold`` and ``search`` override them for that query alone."""
-        self._own_workspace = workspace is None
-        if workspace is None:
-            workspace = Workspace(settings, store=store, embedder=embedder)
-        elif settings is not None or store is not None or embedder is not None:
-            raise TypeError("pass a workspace or settings/store/embedder, not both")
-        self.workspace = workspace
+        self._owned = ExitStack()  # what close() closes: a workspace opened here, if any
+        self.workspace = self._owned.enter_context(
+            using(workspace, settings, store=store, embedder=embedder)
+        )
         self.settings = self.workspace.settings
         self.limits = limits or self.settings.limits
         self.search = self.settings.search.overlay(search)
@@ -131,9 +130,8 @@ class Retriever:
         return self.workspace.embedder_name
 
     def close(self) -> None:
-        """Close the workspace if this retriever built it."""
-        if self._own_workspace:
-            self.workspace.close()
+        """Close the workspace if this retriever opened it."""
+        self._owned.close()
 
     def __enter__(self) -> Retriever:
         return self
