@@ -226,6 +226,25 @@ class _Evaluation:
         self.field_path = None if self.relevance.path == POINT_ID else self.relevance.path
         self.key = result_key(self.relevance.path)
 
+    def check(self, mapping: PayloadMapping) -> tuple[list[str], list[str], dict[str, str] | None]:
+        """Before any query runs: the relevant ids missing from the collection, the warnings,
+        and the ``by`` groups. Ids that resolve nowhere, or mostly missing, or a ``by`` field no
+        relevant chunk has, fail the run here."""
+        self.resolve(mapping)
+        missing = self.missing_relevant()
+        warnings: list[str] = []
+        if self.relevance is not None and not self.relevance.configured:
+            warnings.append(self.relevance.describe())
+        # a minority missing is a note (relevant_missing_from_collection); a majority fails
+        wanted = {r for q in self.bench.queries for r in q.relevant}
+        check_missing(missing, len(wanted), self.o.allow_missing)
+        by_groups = None
+        if self.o.by:
+            by_groups = group_by_field(
+                self.store, self.collection, self.bench.queries, self.field_path, self.o.by
+            )
+        return missing, warnings, by_groups
+
     def missing_relevant(self) -> list[str]:
         field_name = self.field_path
         wanted = sorted({r for q in self.bench.queries for r in q.relevant})
@@ -371,17 +390,7 @@ def evaluate(
         retriever = Retriever(workspace=ws, limits=_LIMITS, search=params, mapping=mapping)
         ev = _Evaluation(bench, retriever, st, coll, o, params)
         built = retriever.index_params(coll)
-        # before any query runs: ids that resolve nowhere, or mostly missing, fail the run
-        ev.resolve(mapping)
-        missing = ev.missing_relevant()
-        warnings: list[str] = []
-        if ev.relevance is not None and not ev.relevance.configured:
-            warnings.append(ev.relevance.describe())
-        # a minority missing is a note (relevant_missing_from_collection); a majority fails
-        check_missing(missing, len({r for q in bench.queries for r in q.relevant}), o.allow_missing)
-        by_groups = None
-        if o.by:  # before any query runs: a field no relevant chunk has fails fast
-            by_groups = group_by_field(st, coll, bench.queries, ev.field_path, o.by)
+        missing, warnings, by_groups = ev.check(mapping)
         spans = SpanCollector(bench, o.k, ev.key, mapping) if bench.span_labelled else None
         ran = ev.run_all(spans, progress)
         means, per_metric = compute_metrics(
