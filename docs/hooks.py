@@ -1,5 +1,6 @@
-"""MkDocs hooks: publish the figures bench/ draws (bench/results/*.svg) beside the pages that show them, so that
-the site links them from where they are made instead of keeping copies."""
+"""MkDocs hooks: the generated references (the CLI from Typer, the JSON schemas from the models),
+and the figures bench/ draws (bench/results/*.svg) published beside the pages that show them, so
+that the site links them from where they are made instead of keeping copies."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _cli_reference() -> str:
     import sys
 
     command = [sys.executable, "-m", "typer", "ragsonde.cli._all", "utils", "docs"]
-    text = subprocess.run(
+    text = subprocess.run(  # noqa: S603 (this interpreter, fixed arguments)
         [*command, "--name", "ragsonde"], capture_output=True, text=True, check=True
     ).stdout
     return text.replace("# `ragsonde`", "", 1)
@@ -51,7 +52,7 @@ def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
     for name in SCHEMAS:
         body = "\n".join("    " + line for line in schema_text(name).splitlines())
         parts.append(
-            f"## `{name}`\n\n`ragsonde schema {name}`\n\n??? note \"the schema\"\n\n"
+            f'## `{name}`\n\n`ragsonde schema {name}`\n\n??? note "the schema"\n\n'
             f"    ```json\n{body}\n    ```\n"
         )
     return markdown.replace(marker, "\n".join(parts))

@@ -12,9 +12,11 @@ A block that cannot run here is marked on the line above it, with one of :data:`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -134,19 +136,29 @@ def test_page_commands_run(page: Path, tmp_path: Path):
         COLUMNS="200",
     )
     bash = shutil.which("bash") or "/bin/bash"
-    for block in blocks(page):
+    for n, block in enumerate(blocks(page)):
         if block.skip is not None:
             continue
-        proc = subprocess.run(
-            [bash, "-e", "-o", "pipefail", "-c", block.text],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        assert proc.returncode == 0, (
-            f"{block.page}:{block.line} failed (exit {proc.returncode}):\n{block.text}\n"
-            f"--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}"
+        out, err = tmp_path / f"{n}.out", tmp_path / f"{n}.err"
+        # Files, not pipes, and a session of its own: a block that leaves a process behind
+        # fails on its own output instead of hanging the test, and the process is ended.
+        with out.open("w") as stdout, err.open("w") as stderr:
+            proc = subprocess.Popen(
+                [bash, "-e", "-o", "pipefail", "-c", block.text],
+                cwd=work,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                text=True,
+                start_new_session=True,
+            )
+            try:
+                code = proc.wait(timeout=900)
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+        assert code == 0, (
+            f"{block.page}:{block.line} failed (exit {code}):\n{block.text}\n"
+            f"--- stdout\n{out.read_text()[-3000:]}\n--- stderr\n{err.read_text()[-3000:]}"
         )

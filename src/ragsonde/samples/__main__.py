@@ -29,8 +29,10 @@ def main(argv: list[str]) -> int:
     (target / "docs").mkdir(parents=True, exist_ok=True)
     for source, dest in plan:
         shutil.copyfile(source, dest)
-    print(f"wrote {len(pages)} pages to {target / 'docs'} and their benchmark to "
-          f"{target / 'bench.jsonl'}")
+    print(
+        f"wrote {len(pages)} pages to {target / 'docs'} and their benchmark to "
+        f"{target / 'bench.jsonl'}"
+    )
     return 0
 
 
