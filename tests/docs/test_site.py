@@ -1,7 +1,7 @@
 """The documentation site: it builds with ``mkdocs build --strict``, the README stays a landing
 page, and every shell command on the site runs as written.
 
-A fenced ``bash`` block (and each ``$ `` line of a ``console`` block) is a command a reader will
+The README and the site's pages are read alike. A fenced ``bash`` block (and each ``$ `` line of a ``console`` block) is a command a reader will
 paste. Each page runs in a folder of its own, block after block, like a reader following it: the
 working folder holds ``.venv`` (the repository's, so ``source .venv/bin/activate`` works as the
 quickstart says), ``../shared`` (the benchmark data, where the pages say it is) and a fresh
@@ -81,7 +81,7 @@ def blocks(path: Path) -> list[Block]:
     return out
 
 
-PAGES = sorted(p for p in DOCS.rglob("*.md"))
+PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 
 
 def test_every_skip_names_a_known_reason():
