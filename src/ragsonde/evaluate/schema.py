@@ -54,7 +54,7 @@ def _history(model: type[BaseModel], what: str) -> Callable[[], dict[str, Any]]:
 
 
 def _history_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
-    from ragsonde.evaluate.history import models as h
+    from ragsonde.history import models as h
 
     return {
         "history-list": _history(h.RunList, "history list"),
