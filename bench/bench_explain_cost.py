@@ -49,14 +49,31 @@ VARIANTS = {
 TARGETS = {"explain_wall": 2.0, "explain_peak": 1.5, "record_share": 0.05, "clock": 0.05}
 
 
+#: Runs a command from a small process and prints its peak memory: a child forked straight from
+#: this one would count this process's own memory in its peak (Linux keeps the high-water mark
+#: of the image it forked from across exec).
+_LAUNCH = (
+    "import json, os, subprocess, sys\n"
+    "p = subprocess.Popen(json.loads(sys.argv[1]), stdout=subprocess.DEVNULL,"
+    " stderr=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "print(json.dumps([usage.ru_maxrss, os.waitstatus_to_exitcode(status)]))\n"
+)
+
+
 def _process(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     """Wall seconds, peak resident MB and exit code of one process."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
+    out = subprocess.run(
+        [sys.executable, "-c", _LAUNCH, json.dumps(cmd)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    peak_kb, code = json.loads(out)
+    return wall, peak_kb / 1024, int(code)
 
 
 def build_distractors(home: Path, source: str, target: str, factor: int) -> float:
