@@ -47,7 +47,7 @@ def _benchmark(benchmark: Benchmark | str | Path, split: str, queries: Path | No
 def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[Case]:
     """Each query embedded once (dense: one model call; BM25: one encoder call), its filter
     resolved on the collection, its search as the run made it."""
-    from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_language
+    from ragsonde.embedders.sparse import query_encoder, query_language, recorded_language
     from ragsonde.retriever.filters import FilterResolver
 
     if not queries:
@@ -62,7 +62,7 @@ def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[C
         first = next(iter(setup.store.scroll(setup.collection, batch_size=1)), [])
         recorded = recorded_language(first[0].payload) if first else None
         language = query_language(setup.collection, recorded, ws.settings.index.bm25_language)
-        sparse = list(Bm25Encoder(language=language).embed_queries(texts))
+        sparse = list(query_encoder(language).embed_queries(texts))
     resolver = FilterResolver(setup.mapping)
     cases = []
     for q, vec, sv in zip(queries, vectors, sparse, strict=True):
