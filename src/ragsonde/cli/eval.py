@@ -94,7 +94,7 @@ def eval_command(
         ),
     ] = False,
     explain_k: Annotated[
-        int, typer.Option("--explain-k", help="--explain: a miss is outside this top k.")
+        int, typer.Option("--explain-k", min=1, help="--explain: a miss is outside this top k.")
     ] = 10,
     corpus: CorpusOpt = None,
     embedder: EmbedderOpt = None,
@@ -172,9 +172,15 @@ def eval_command(
         elif against is not None:
             _run_against(dataset, against, ws, options, save, json_output)
         else:
-            result = _evaluate_one(dataset, ws, options, json_output, ingest=ingest, corpus=corpus)
-            if explain:
-                _explain(result, dataset, ws, options, explain_k, history)
+            result = _evaluate_one(
+                dataset,
+                ws,
+                options,
+                json_output,
+                ingest=ingest,
+                corpus=corpus,
+                explain_k=explain_k if explain else None,
+            )
             _write(result, save=save, run_out=run_out, html=report)
             _show(
                 result,
@@ -195,31 +201,21 @@ def _evaluate_one(
     *,
     ingest: bool,
     corpus: str | None,
+    explain_k: int | None,
 ) -> EvalReport:
-    """The one evaluation, with a progress bar on a terminal (not with --json)."""
+    """The one evaluation, with a progress bar on a terminal (not with --json); with
+    ``explain_k``, its misses explained before it is timed and recorded (``--explain``)."""
     from ragsonde.cli.progress import RichProgress
     from ragsonde.evaluate import evaluate
 
     with RichProgress(not json_output and err_console.is_terminal, "queries") as bar:
-        return evaluate(dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus)
+        if explain_k is None:
+            return evaluate(dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus)
+        from ragsonde.explain import evaluate_explained
 
-
-def _explain(
-    result: EvalReport,
-    dataset: str,
-    ws: Workspace,
-    options: EvalOptions,
-    k: int,
-    history: Path | None,
-) -> None:
-    """``--explain``: the report's misses section, recorded beside the run for `history diff`."""
-    from ragsonde.explain import explain_report
-    from ragsonde.history import record_misses
-
-    explain_report(
-        result, dataset, k=k, split=options.split, queries=options.queries_file, workspace=ws
-    )
-    record_misses(result, ws.settings.home, history)  # `history diff` says why from it
+        return evaluate_explained(
+            dataset, options, ws, k=explain_k, progress=bar, ingest=ingest, corpus=corpus
+        )
 
 
 def _write(

@@ -10,7 +10,7 @@ chunks than k as needed, so a document split into many chunks counts once.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -358,6 +358,7 @@ def evaluate(
     corpus: str | None = None,
     record: bool | None = None,
     history: Path | str | None = None,
+    extend: Callable[[EvalReport], None] | None = None,
 ) -> EvalReport:
     """Evaluate retrieval on ``dataset`` against ``collection`` (default: the workspace's
     ``settings.collection``) with ``options``; see :class:`EvalReport`.
@@ -371,6 +372,10 @@ def evaluate(
     The finished report is recorded in the run history (``history``, else ``RAGSONDE_HISTORY``,
     else ``<home>/history.sqlite``) unless ``record`` is False (or ``RAGSONDE_RECORD=0``); its
     id is ``report.history_run``. See :mod:`ragsonde.history`.
+
+    ``extend`` completes the finished report before it is timed and recorded (``--explain``
+    adds its misses section: :func:`ragsonde.explain.evaluate_explained`), so the report's
+    ``seconds`` and the recorded run cover that work too.
     """
     o = options or EvalOptions()
     names = _metric_names(o)  # an unknown metric in a gate fails before any work
@@ -438,6 +443,8 @@ def evaluate(
             created_at=datetime.now(UTC).isoformat(),
         ).with_run(ran.run)
         _finish(report, ev, ran, o)
+        if extend is not None:
+            extend(report)
         report.seconds = round(time.perf_counter() - started, 3)
         _record(report, bench, ws, record, history)
         return report

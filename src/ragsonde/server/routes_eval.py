@@ -260,23 +260,21 @@ def _run(job: EvalJob, state: ServerState) -> None:
     job.status = "running"
     try:
         path = job.path if job.path is not None else _write_upload(job, state)
-        job.report = evaluate(
-            path, req.options, state.workspace, collection=req.collection, progress=job
-        )
-        if req.explain:
-            from ragsonde.explain import explain_report
+        if req.explain:  # misses explained before the report is timed and recorded
+            from ragsonde.explain import evaluate_explained
 
-            explain_report(
-                job.report,
+            job.report = evaluate_explained(
                 path,
+                req.options,
+                state.workspace,
                 k=req.explain_k,
-                split=req.options.split,
-                queries=req.options.queries_file,
-                workspace=state.workspace,
+                collection=req.collection,
+                progress=job,
             )
-            from ragsonde.history import record_misses
-
-            record_misses(job.report, state.settings.home)  # for `history diff`'s why
+        else:
+            job.report = evaluate(
+                path, req.options, state.workspace, collection=req.collection, progress=job
+            )
         _save(job, state)
         job.status = "done"
     except _Cancelled:
