@@ -30,7 +30,7 @@ __all__ = ["BATCH", "Case", "DocFacts", "Probe", "Setup", "TokenWindow", "probe"
 #: Searches per store request.
 BATCH = 64
 #: Queries whose relaxed searches are held at once (see :func:`probe`).
-GROUP = 16
+GROUP = 4
 #: The deep fetch: chunks asked for with every stage relaxed (the evaluation's own cap).
 MAX_DEEP = 5000
 _DEEP_FACTOR = 10
