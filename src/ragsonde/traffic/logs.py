@@ -2,10 +2,11 @@
 
 A row has the query in a ``query`` field or column (or ``query_text``, ``question``, ``input``,
 ``text``), and optionally ``query_id``, ``timestamp`` (ISO 8601, or seconds since the epoch),
-``session``, ``weight`` (a count, for a log of distinct queries; ``first_seen`` is read as
-the timestamp, so a saved traffic benchmark reads back), and what production returned: ``ids`` and ``scores`` (JSON lists; in a CSV also
-``a|b|c``), ``top_k``, ``threshold``, ``collection``, ``mode``. A row that cannot be read is
-counted (``malformed``), one without query text too (``no_query_text``); neither stops the read.
+``session``, ``weight`` (a count, for a log of distinct queries; ``first_seen`` is read as the
+timestamp, so a saved traffic benchmark reads back), and what production returned: ``ids`` and
+``scores`` (JSON lists; in a CSV also ``a|b|c``), ``top_k``, ``threshold``, ``collection``,
+``mode``. A row that cannot be read is counted (``malformed``), one without query text too
+(``no_query_text``); neither stops the read.
 """
 
 from __future__ import annotations

@@ -34,7 +34,11 @@ from ragsonde.traffic.replay import Replay, Replayer
 from ragsonde.traffic.signals import idf_signals, overlap, rbo, score_signals, wig
 from ragsonde.workspace import Workspace
 
-__all__ = ["BATCH", "WEIGHTS", "SignalPredictor", "combine", "query_signals"]
+__all__ = ["BATCH", "WEAK_BELOW", "WEIGHTS", "SignalPredictor", "combine", "query_signals"]
+
+#: A query is weak when its ``predicted`` is below this: less confident than about nine in ten
+#: of the collection's own sentences are (a fixed default, not fitted to labels).
+WEAK_BELOW = 0.1
 
 #: Queries replayed together (one embedding call, one store request per ranking).
 BATCH = 64
@@ -71,10 +75,17 @@ def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) 
 
 #: The fixed combination: signal -> weight. ``predicted`` is the weighted mean of each signal's
 #: percentile among the collection's own sentences (:class:`Calibration`), over the signals the
-#: query has.
+#: query has. One signal of the score's level (``top1``: out of domain when low), three of its
+#: spread (the served ranking's ``gap`` and ``nqc``, the dense ranking's NQC at depth 100,
+#: BM25's NQC: a clear winner is a confident retrieval), one of agreement (``rbo`` of dense and
+#: BM25: two systems that agree near the top agree on what the query is about). Equal weights:
+#: nothing here is fitted to labels (see bench/RESULTS.md for each signal's AUC on SciFact).
 WEIGHTS: dict[str, float] = {
-    "dense_top1": 1.0,
+    "top1": 1.0,
+    "gap": 1.0,
+    "nqc": 1.0,
     "dense_nqc": 1.0,
+    "bm25_nqc": 1.0,
     "rbo": 1.0,
 }
 

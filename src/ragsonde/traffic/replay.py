@@ -57,6 +57,8 @@ class Replay:
     terms: int = 0
     """How many distinct BM25 terms the query has (after stopwords and stemming)."""
     term_ids: tuple[int, ...] = field(default=())
+    vector: list[float] | None = None
+    """The query's dense vector (the report groups weak queries by it)."""
 
 
 class Replayer:
@@ -152,6 +154,7 @@ class Replayer:
                     bm25=bm25[i],
                     terms=len(sv.indices) if sv is not None else 0,
                     term_ids=tuple(sv.indices) if sv is not None else (),
+                    vector=vectors[i],
                 )
             )
         return out
