@@ -66,11 +66,19 @@ def _history_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
     }
 
 
+def _traffic() -> dict[str, Any]:
+    from ragsonde.traffic.report import schema_text as traffic_schema
+
+    loaded: dict[str, Any] = json.loads(traffic_schema())
+    return loaded
+
+
 #: Schema name -> builder; ``ragsonde schema NAME`` prints one. ``history-*``: what
-#: ``ragsonde history … --json`` prints.
+#: ``ragsonde history … --json`` prints; ``traffic``: ``ragsonde traffic --json``.
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "report": _report,
     "comparison": _comparison,
+    "traffic": _traffic,
     **_history_schemas(),
 }
 

@@ -22,7 +22,7 @@ from ragsonde.models.text import invalid_unicode_at
 from ragsonde.traffic.formats import QUERY_COLUMNS, bad_file, numbered_lines
 from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
 
-__all__ = ["parse_time", "read_csv", "read_jsonl", "row_query"]
+__all__ = ["RowError", "parse_time", "read_csv", "read_jsonl", "row_query"]
 
 
 class RowError(ValueError):

@@ -1,0 +1,161 @@
+"""``ragsonde traffic``'s engine: read traffic, replay each query, report its label-free health.
+
+>>> with Workspace(collection="docs") as ws:                          # doctest: +SKIP
+...     report = traffic_report(["chat.jsonl"], ws, options=TrafficOptions(sample=1000))
+...     report.weak_share
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragsonde.models.params import SearchParams
+from ragsonde.models.prediction import PredictedQuery
+from ragsonde.progress import Progress
+from ragsonde.traffic.predictor import BATCH, WEAK_BELOW, WEIGHTS, SignalPredictor
+from ragsonde.traffic.read import Traffic, read_traffic, traffic_hash, write_benchmark
+from ragsonde.traffic.records import TrafficQuery
+from ragsonde.traffic.report import QueryHealth, TrafficReport
+from ragsonde.traffic.views import (
+    agreement,
+    drift,
+    mismatch,
+    production_summary,
+    term_counts,
+    topics,
+    wilson,
+)
+from ragsonde.workspace import Workspace
+
+__all__ = ["TrafficOptions", "analyse", "traffic_report"]
+
+#: Queries listed as the weakest, and as the most frequent.
+SHOWN = 20
+
+
+class TrafficOptions(BaseModel):
+    """How to read and judge the traffic (one model for the library and the CLI)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    since: datetime | None = None
+    until: datetime | None = None
+    sample: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    weak_below: float = Field(default=WEAK_BELOW, ge=0.0, le=1.0)
+    k: int = Field(default=10, ge=2, le=100, description="Depth of the score signals.")
+    save: Path | None = Field(default=None, description="Save the traffic as a benchmark here.")
+    search: SearchParams | None = None
+
+
+def _health(
+    q: TrafficQuery, predicted: float | None, signals: dict[str, float], weak_below: float
+) -> QueryHealth:
+    return QueryHealth(
+        query=q.query,
+        query_id=q.query_id,
+        weight=q.weight,
+        first_seen=q.first_seen.astimezone(UTC).isoformat() if q.first_seen else None,
+        predicted=round(predicted, 6) if predicted is not None else None,
+        weak=predicted is not None and predicted < weak_below,
+        signals={k: round(v, 6) for k, v in signals.items()},
+    )
+
+
+def analyse(
+    traffic: Traffic,
+    workspace: Workspace,
+    options: TrafficOptions | None = None,
+    *,
+    collection: str | None = None,
+    progress: Progress | None = None,
+) -> TrafficReport:
+    """The report of already read ``traffic`` against ``collection`` (default: the settings')."""
+    o = options or TrafficOptions()
+    coll = collection or workspace.settings.collection
+    predictor = SignalPredictor(workspace, o.search, collection=coll, k=o.k)
+    params = predictor.replayer.params
+    queries = traffic.queries
+    rows: list[QueryHealth] = []
+    weak_vectors: list[tuple[QueryHealth, list[float]]] = []
+    if progress is not None:
+        progress.start(len(queries))
+    for start in range(0, len(queries), BATCH):
+        part = queries[start : start + BATCH]
+        asked = [PredictedQuery(query_id=q.query_id, text=q.query) for q in part]
+        for q, (pred, replay) in zip(part, predictor.predict_replays(asked), strict=True):
+            row = _health(q, pred.predicted, pred.signals, o.weak_below)
+            row.top_ids = list(replay.served.ids)
+            if q.production is not None and q.production.ids:
+                row.production_agreement = round(agreement(q.production.ids, replay.served.ids), 4)
+                row.mismatch = mismatch(q.production, replay.served.ids, params, coll)
+            elif q.production is not None:
+                row.mismatch = mismatch(q.production, replay.served.ids, params, coll)
+            if row.weak and replay.vector is not None:
+                weak_vectors.append((row, replay.vector))
+            rows.append(row)
+        if progress is not None:
+            progress.advance(len(part))
+    n = len(rows)
+    n_weak = sum(r.weak for r in rows)
+    total_weight = sum(r.weight for r in rows)
+    scored = [r for r in rows if r.predicted is not None]
+    weakest = sorted(scored, key=lambda r: (r.predicted or 0.0, -r.weight))[:SHOWN]
+    frequent = sorted(rows, key=lambda r: (-r.weight, r.query_id))[:SHOWN]
+    freq_scored = [r for r in frequent if r.predicted is not None]
+    freq_weight = sum(r.weight for r in freq_scored)
+    periods, unit = drift(rows)
+    return TrafficReport(
+        created_at=datetime.now(UTC).isoformat(),
+        collection=coll,
+        embedder=workspace.embedder_name,
+        search=params,
+        files=traffic.stats.files,
+        read=traffic.stats,
+        n_queries=n,
+        n_records=total_weight,
+        weak_below=o.weak_below,
+        weak_share=round(n_weak / n, 4) if n else 0.0,
+        weak_share_interval=wilson(n_weak, n),
+        weak_share_weighted=(
+            round(sum(r.weight for r in rows if r.weak) / total_weight, 4) if total_weight else 0.0
+        ),
+        combination="fixed: mean percentile among the collection's own sentences of "
+        + ", ".join(WEIGHTS),
+        calibration_sentences=len(predictor.calibration.rows),
+        queries=rows,
+        weakest=[r.query_id for r in weakest],
+        frequent=[r.query_id for r in frequent],
+        frequent_health=(
+            round(sum((r.predicted or 0.0) * r.weight for r in freq_scored) / freq_weight, 4)
+            if freq_weight
+            else None
+        ),
+        topics=topics(weak_vectors, term_counts([r.query for r in rows]), n),
+        drift=periods,
+        drift_unit=unit,
+        production=production_summary(rows),
+        saved_benchmark=str(o.save) if o.save else None,
+        traffic_hash=traffic_hash(queries),
+    )
+
+
+def traffic_report(
+    paths: Sequence[str | Path],
+    workspace: Workspace,
+    options: TrafficOptions | None = None,
+    *,
+    collection: str | None = None,
+    progress: Progress | None = None,
+) -> TrafficReport:
+    """Read ``paths`` (:func:`~ragsonde.traffic.read.read_traffic`), save them as a benchmark
+    when ``options.save`` says where, and report their health (:func:`analyse`)."""
+    o = options or TrafficOptions()
+    traffic = read_traffic(paths, since=o.since, until=o.until, sample=o.sample, seed=o.seed)
+    if o.save is not None:
+        write_benchmark(traffic.queries, o.save)
+    return analyse(traffic, workspace, o, collection=collection, progress=progress)
