@@ -36,14 +36,11 @@ def open_bytes(path: Path) -> IO[bytes]:
     if not path.is_file():
         raise bad_file(path, "no such file" if not path.exists() else "not a regular file")
     try:
-        raw = path.open("rb")
-        magic = raw.read(2)
-        raw.seek(0)
+        with path.open("rb") as f:
+            magic = f.read(2)
+        return gzip.open(path, "rb") if magic == b"\x1f\x8b" else path.open("rb")
     except OSError as e:
         raise bad_file(path, e.strerror or str(e)) from e
-    if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
-    return raw
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+from contextlib import closing
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -183,7 +184,5 @@ def read_csv(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
 
 
 def _first(path: Path) -> str:
-    for _, line in numbered_lines(path):
-        if line.strip():
-            return line
-    return ""
+    with closing(numbered_lines(path)) as lines:
+        return next((line for _, line in lines if line.strip()), "")
