@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import csv
 import json
-from contextlib import closing
 from collections.abc import Iterator, Mapping
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
