@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import IO
 
@@ -38,12 +38,14 @@ def open_bytes(path: Path) -> IO[bytes]:
     try:
         with path.open("rb") as f:
             magic = f.read(2)
-        return gzip.open(path, "rb") if magic == b"\x1f\x8b" else path.open("rb")
+        if magic == b"\x1f\x8b":
+            return gzip.open(path, "rb")  # type: ignore[return-value]  # GzipFile is IO[bytes]
+        return path.open("rb")
     except OSError as e:
         raise bad_file(path, e.strerror or str(e)) from e
 
 
-def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: Path) -> Generator[tuple[int, str], None, None]:
     """``(line number, text)`` of ``path``, decoded as UTF-8 one line at a time: binary data or
     bytes that are not UTF-8 stop the read with a VALIDATION_ERROR naming the line."""
     try:
