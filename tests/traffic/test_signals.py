@@ -61,9 +61,7 @@ def test_wig_and_idf_by_hand() -> None:
     assert wig([], k=2, terms=4) == 0.0
     got = idf_signals([1, 10, 0], n_docs=100)
     idf = [math.log(1 + (100 - df + 0.5) / (df + 0.5)) for df in (1, 10, 0)]
-    assert got["max_idf"] == pytest.approx(idf[2]) and got["avg_idf"] == pytest.approx(
-        sum(idf) / 3
-    )
+    assert got["max_idf"] == pytest.approx(idf[2]) and got["avg_idf"] == pytest.approx(sum(idf) / 3)
     assert got["scq"] == pytest.approx(1 * idf[0] + (1 + math.log(10)) * idf[1])
 
 

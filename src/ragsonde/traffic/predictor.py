@@ -13,8 +13,8 @@ For each query it replays the search (:mod:`ragsonde.traffic.replay`) and report
 ``overlap``, ``rbo``      agreement of the dense and BM25 rankings (overlap@k, RBO p=0.9)
 ``max_idf``, ``avg_idf``, pre-retrieval: the query's BM25 terms' IDF in the collection
 ``scq``, ``terms``
-``top1_pct``              the dense top-1 score's percentile among the collection's own
-                          sentences (:mod:`~ragsonde.traffic.calibration`): out of domain when low
+``top1_pct``,             the dense top-1 score's percentile among the collection's own
+``out_of_domain``         sentences (:mod:`~ragsonde.traffic.calibration`); 1 when it is 0
 ``results``,              how many results came back, and how many the threshold cut
 ``cut_by_threshold``
 ========================  =====================================================================
@@ -57,9 +57,9 @@ def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) 
     if replay.bm25 is not None:
         out["terms"] = float(replay.terms)
         bm25 = score_signals(replay.bm25.scores, k)
+        # no BM25 match at all: no score and no commitment, not an unknown
         out["bm25_top1"] = bm25.get("top1", 0.0)
-        if "nqc" in bm25:
-            out["bm25_nqc"] = bm25["nqc"]
+        out["bm25_nqc"] = bm25.get("nqc", 0.0)
         out["wig"] = wig(replay.bm25.scores, k, replay.terms)
         if replay.dense is not None:
             out["overlap"] = overlap(replay.dense.ids, replay.bm25.ids, k)
@@ -70,6 +70,7 @@ def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) 
         pct = calibration.percentile("dense_top1", out["dense_top1"])
         if pct is not None:
             out["top1_pct"] = pct
+            out["out_of_domain"] = 1.0 if pct == 0.0 else 0.0
     return {name: v for name, v in out.items() if math.isfinite(v)}
 
 
@@ -92,8 +93,11 @@ WEIGHTS: dict[str, float] = {
 
 def combine(signals: dict[str, float], calibration: Calibration) -> float | None:
     """``predicted`` in [0, 1]: the :data:`WEIGHTS`-weighted mean of the query's signals'
-    percentiles among the collection's own sentences. 0 when nothing came back."""
-    if signals.get("results", 0.0) == 0.0:
+    percentiles among the collection's own sentences. 0 when nothing came back, and 0 when the
+    query is out of domain: its best dense score is below that of every one of the collection's
+    own sentences (the score spread of an off-topic query is noise, and NQC divides by a mean
+    score near 0, so only the level can be trusted)."""
+    if signals.get("results", 0.0) == 0.0 or signals.get("out_of_domain") == 1.0:
         return 0.0
     total = weight = 0.0
     for name, w in WEIGHTS.items():
