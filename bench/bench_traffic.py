@@ -18,6 +18,7 @@ Run from the repository's root: ``python -m bench.bench_traffic [--home DIR]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import tempfile
@@ -77,7 +78,7 @@ def write_log(queries: Sequence[Any], path: Path) -> Path:
 
 def write_otlp(queries: Sequence[Any], path: Path, per_request: int = 50) -> Path:
     """OpenInference RETRIEVER spans made by the SDK, one OTLP request per line."""
-    from google.protobuf.json_format import MessageToJson
+    from google.protobuf.json_format import MessageToJson  # type: ignore[import-untyped]
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -277,6 +278,11 @@ def main() -> None:
     print(f"wrote {folder / 'traffic.json'}")
 
 
+def _signal(m: dict[str, Any], name: str) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = m["signals"].get(name)
+    return found
+
+
 def traffic_section(d: dict[str, Any]) -> list[str]:
     """The RESULTS.md section for ``bench/results/traffic.json`` (called by ``report.py``)."""
     modes = d["modes"]
@@ -312,7 +318,7 @@ def traffic_section(d: dict[str, Any]) -> list[str]:
                    lambda m: m["held_out"]["logistic_cross_fitted"]))  # fmt: skip
     names = sorted({n for m in modes.values() for n in m["signals"]})
     for n in names:
-        out.append(row(f"signal `{n}`", lambda m, n=n: m["signals"].get(n)))
+        out.append(row(f"signal `{n}`", functools.partial(_signal, name=n)))
     out += [
         "",
         f"Target: AUC ≥ {d['target']['auc']} and Spearman ≥ {d['target']['spearman']} in both "
