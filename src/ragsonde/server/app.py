@@ -34,7 +34,11 @@ from ragsonde.models import BatchRequest, Query
 from ragsonde.retriever import Retriever
 from ragsonde.server.batcher import MicroBatchingEmbedder
 from ragsonde.server.errors import install_error_handlers
-from ragsonde.server.middleware import BodyLimitMiddleware, RequestLogMiddleware
+from ragsonde.server.middleware import (
+    BodyLimitMiddleware,
+    RequestLogMiddleware,
+    TraceContextMiddleware,
+)
 from ragsonde.server.security import require_api_key
 from ragsonde.server.state import ServerState
 from ragsonde.workspace import Workspace
@@ -234,5 +238,6 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
             app.include_router(router, dependencies=deps)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestLogMiddleware)
+    app.add_middleware(TraceContextMiddleware)
     _install_openapi(app)
     return app
