@@ -139,7 +139,10 @@ def traffic_command(
 ) -> None:
     """Which questions does retrieval fail? Read production traffic (logs or traces), replay
     each query, and predict its health from label-free signals."""
+    from pydantic import ValidationError
+
     from ragsonde.cli.progress import RichProgress
+    from ragsonde.models import validation_error_from_pydantic
     from ragsonde.traffic.run import TrafficOptions, traffic_report
     from ragsonde.workspace import Workspace
 
@@ -151,14 +154,17 @@ def traffic_command(
         mapping=parse_fields(field_paths),
         search=search,
     )
-    options = TrafficOptions(
-        since=_time(since, "--since"),
-        until=_time(until, "--until"),
-        sample=sample,
-        seed=seed,
-        weak_below=weak_below,
-        save=save,
-    )
+    try:
+        options = TrafficOptions(
+            since=_time(since, "--since"),
+            until=_time(until, "--until"),
+            sample=sample,
+            seed=seed,
+            weak_below=weak_below,
+            save=save,
+        )
+    except ValidationError as e:
+        raise validation_error_from_pydantic(e) from e
     with (
         Workspace(settings) as ws,
         RichProgress(not json_output and err_console.is_terminal, "queries") as bar,
