@@ -81,3 +81,20 @@ def test_bad_files_and_options_are_clean_errors(cli: Cli, tmp_path: Path) -> Non
     )
     since = cli("traffic", str(no_column), *home, "--since", "yesterday")
     assert since.exit_code == 2 and "--since" in since.stderr
+
+
+def test_labels_for_the_traffic_cross_fit_predicted(
+    cli: Cli, sample_home: Path, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in robotics_benchmark().read_text().splitlines()]
+    log = tmp_path / "all.jsonl"
+    log.write_text("".join(json.dumps({"query": r["query"]}) + "\n" for r in rows), "utf-8")
+    args = ["traffic", str(log), "--home", str(sample_home), "-c", "robotics", "--json"]
+    out = cli(*args, "--labels", str(robotics_benchmark()))
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert report["combination"].startswith(f"cross-fitted on {len(rows)} labelled queries")
+    assert report["crossfit"]["n_labelled"] == len(rows)
+    assert report["weak_below"] == report["crossfit"]["weak_below"]
+    fixed = json.loads(cli(*args).stdout)
+    assert fixed["crossfit"] is None and fixed["combination"].startswith("fixed")

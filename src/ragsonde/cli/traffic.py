@@ -126,6 +126,13 @@ def traffic_command(
         Path | None,
         typer.Option(help="Save the traffic as an unlabelled benchmark (.jsonl) for judge/eval."),
     ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="A labelled benchmark of some of these queries (matched by text): predicted "
+            "is cross-fitted on them."
+        ),
+    ] = None,
     html: Annotated[Path | None, typer.Option(help="Write the report as an HTML page.")] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the JSON report to this file.")
@@ -162,6 +169,7 @@ def traffic_command(
             seed=seed,
             weak_below=weak_below,
             save=save,
+            labels=labels,
         )
     except ValidationError as e:
         raise validation_error_from_pydantic(e) from e

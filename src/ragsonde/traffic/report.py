@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.models.params import SearchParams
+from ragsonde.traffic.crossfit import CrossFit
 from ragsonde.traffic.records import ReadStats
 
 __all__ = [
@@ -111,6 +112,9 @@ class TrafficReport(_Part):
     )
     weak_share_weighted: float = Field(description="Weak share with each query by its weight.")
     combination: str = Field(description="How predicted was made.")
+    crossfit: CrossFit | None = Field(
+        default=None, description="When labels were given: what the cross-fitting did."
+    )
     calibration_sentences: int = Field(
         description="The collection's own sentences the signals were calibrated on."
     )

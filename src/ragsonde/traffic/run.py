@@ -16,10 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery
 from ragsonde.progress import Progress
+from ragsonde.traffic.crossfit import CrossFit, crossfit
 from ragsonde.traffic.predictor import BATCH, WEAK_BELOW, WEIGHTS, SignalPredictor
 from ragsonde.traffic.read import Traffic, read_traffic, traffic_hash, write_benchmark
 from ragsonde.traffic.records import TrafficQuery
 from ragsonde.traffic.report import QueryHealth, TrafficReport
+from ragsonde.traffic.shape import normalise
 from ragsonde.traffic.views import (
     agreement,
     drift,
@@ -50,6 +52,11 @@ class TrafficOptions(BaseModel):
     k: int = Field(default=10, ge=2, le=100, description="Depth of the score signals.")
     save: Path | None = Field(default=None, description="Save the traffic as a benchmark here.")
     search: SearchParams | None = None
+    labels: Path | None = Field(
+        default=None,
+        description="A labelled benchmark covering some of the queries (matched by text): "
+        "predicted is then cross-fitted on them (:mod:`ragsonde.traffic.crossfit`).",
+    )
 
 
 def _health(
@@ -95,11 +102,23 @@ def analyse(
                 row.mismatch = mismatch(q.production, replay.served.ids, params, coll)
             elif q.production is not None:
                 row.mismatch = mismatch(q.production, replay.served.ids, params, coll)
-            if row.weak and replay.vector is not None:
+            if replay.vector is not None and (row.weak or o.labels is not None):
                 weak_vectors.append((row, replay.vector))
             rows.append(row)
         if progress is not None:
             progress.advance(len(part))
+    combination = "fixed: mean percentile among the collection's own sentences of " + ", ".join(
+        WEIGHTS
+    )
+    fitted = None
+    if o.labels is not None:
+        fitted = _crossfit(rows, o, workspace, coll, params, predictor)
+        if fitted is not None:
+            combination = (
+                f"cross-fitted on {fitted.n_labelled} labelled queries ({fitted.folds} folds; "
+                "logistic on the signals' percentiles, target nDCG@10)"
+            )
+        weak_vectors = [(r, v) for r, v in weak_vectors if r.weak]
     n = len(rows)
     n_weak = sum(r.weak for r in rows)
     total_weight = sum(r.weight for r in rows)
@@ -118,14 +137,14 @@ def analyse(
         read=traffic.stats,
         n_queries=n,
         n_records=total_weight,
-        weak_below=o.weak_below,
+        weak_below=fitted.weak_below if fitted is not None else o.weak_below,
         weak_share=round(n_weak / n, 4) if n else 0.0,
         weak_share_interval=wilson(n_weak, n),
         weak_share_weighted=(
             round(sum(r.weight for r in rows if r.weak) / total_weight, 4) if total_weight else 0.0
         ),
-        combination="fixed: mean percentile among the collection's own sentences of "
-        + ", ".join(WEIGHTS),
+        combination=combination,
+        crossfit=fitted,
         calibration_sentences=len(predictor.calibration.rows),
         queries=rows,
         weakest=[r.query_id for r in weakest],
@@ -142,6 +161,50 @@ def analyse(
         saved_benchmark=str(o.save) if o.save else None,
         traffic_hash=traffic_hash(queries),
     )
+
+
+def _crossfit(
+    rows: list[QueryHealth],
+    o: TrafficOptions,
+    workspace: Workspace,
+    collection: str,
+    params: SearchParams,
+    predictor: SignalPredictor,
+) -> CrossFit | None:
+    """Replace ``rows``' predicted and weak by the cross-fitted ones, from the nDCG@10 of the
+    queries ``o.labels`` labels (evaluated with the same search); None when too few match."""
+    from ragsonde.evaluate import evaluate
+    from ragsonde.evaluate.datasets import load_benchmark
+    from ragsonde.evaluate.options import EvalOptions
+
+    if o.labels is None:
+        return None
+    bench = load_benchmark(o.labels)
+    at = {normalise(r.query): i for i, r in enumerate(rows)}
+    if not any(normalise(q.text) in at for q in bench.queries):
+        return None
+    report = evaluate(
+        o.labels,
+        collection=collection,
+        options=EvalOptions(search=params, throughput=False),
+        workspace=workspace,
+        record=False,
+    )
+    labels: dict[int, float] = {}
+    for q in bench.queries:
+        i = at.get(normalise(q.text))
+        row = report.per_query.get(q.query_id)
+        if i is not None and row is not None and "ndcg@10" in row.metrics:
+            labels[i] = row.metrics["ndcg@10"]
+    done = crossfit([r.signals for r in rows], labels, predictor.calibration)
+    if done is None:
+        return None
+    predicted, info = done
+    for r, p in zip(rows, predicted, strict=True):
+        if r.signals.get("out_of_domain") != 1.0 and r.signals.get("results", 0.0) > 0:
+            r.predicted = round(p, 6)
+        r.weak = r.predicted is not None and r.predicted < info.weak_below
+    return info
 
 
 def traffic_report(
