@@ -31,7 +31,7 @@ def test_a_labelled_query_is_never_predicted_from_its_own_label() -> None:
     liar = len(rows) - 1
     told: dict[float, list[float]] = {}
     for label in (0.0, 1.0):  # the same query, labelled 0 then 1: its prediction must not move
-        done = crossfit(rows, {**labels, liar: label}, _calibration(), folds=5)
+        done = crossfit(rows, {**labels, liar: label}, _calibration(), signals=["s"], folds=5)
         assert done is not None
         told[label], info = done
     assert told[0.0][liar] == told[1.0][liar] > 0.6
@@ -45,4 +45,4 @@ def test_a_labelled_query_is_never_predicted_from_its_own_label() -> None:
 def test_too_few_labels_keep_the_fixed_combination() -> None:
     rows = [{"s": float(v)} for v in range(MIN_LABELLED)]
     labels = {i: 0.5 for i in range(MIN_LABELLED - 1)}
-    assert crossfit(rows, labels, _calibration()) is None
+    assert crossfit(rows, labels, _calibration(), signals=["s"]) is None

@@ -2,7 +2,8 @@
 
 When a labelled benchmark covers some of the traffic's queries, ``predicted`` becomes a fitted
 estimate of each query's nDCG@10: a logistic model (fractional target, L2 penalty, fitted by
-Newton's method) on the signals' percentiles among the collection's own sentences. A labelled
+Newton's method) on the percentiles, among the collection's own sentences, of the fixed
+combination's signals: the combination re-weighted on the labels. A labelled
 query is predicted by the model fitted on the other folds (never on its own label); the
 unlabelled ones by the model fitted on every labelled query. The out-of-fold predictions give
 the report an honest measure of how well the fit ranks the labelled queries.
@@ -25,7 +26,6 @@ __all__ = ["MIN_LABELLED", "WEAK_NDCG", "CrossFit", "crossfit"]
 MIN_LABELLED = 20
 #: A labelled query is weak when its nDCG@10 is below this.
 WEAK_NDCG = 0.3
-_SKIP = frozenset({"results", "cut_by_threshold", "out_of_domain"})
 
 
 class CrossFit(BaseModel):
@@ -105,14 +105,17 @@ def crossfit(
     labels: Mapping[int, float],
     calibration: Calibration,
     *,
+    signals: Sequence[str],
     folds: int = 5,
     seed: int = 0,
 ) -> tuple[list[float], CrossFit] | None:
     """``predicted`` for every row (``rows[i]``: its signals), fitted on ``labels`` (row index
-    -> nDCG@10 in [0, 1]); None when fewer than :data:`MIN_LABELLED` rows are labelled."""
+    -> nDCG@10 in [0, 1]) with the percentiles of ``signals`` as features (the fixed
+    combination's: the combination is re-weighted, not replaced); None when fewer than
+    :data:`MIN_LABELLED` rows are labelled."""
     if len(labels) < MIN_LABELLED:
         return None
-    names = sorted(n for n in calibration.values if n not in _SKIP)
+    names = [n for n in signals if n in calibration.values]
     x = _features(rows, calibration, names)
     labelled = sorted(labels)
     y = np.array([min(1.0, max(0.0, labels[i])) for i in labelled])

@@ -116,7 +116,7 @@ def analyse(
         if fitted is not None:
             combination = (
                 f"cross-fitted on {fitted.n_labelled} labelled queries ({fitted.folds} folds; "
-                "logistic on the signals' percentiles, target nDCG@10)"
+                "the combination's signals re-weighted by a logistic fit, target nDCG@10)"
             )
         weak_vectors = [(r, v) for r, v in weak_vectors if r.weak]
     n = len(rows)
@@ -196,7 +196,7 @@ def _crossfit(
         row = report.per_query.get(q.query_id)
         if i is not None and row is not None and "ndcg@10" in row.metrics:
             labels[i] = row.metrics["ndcg@10"]
-    done = crossfit([r.signals for r in rows], labels, predictor.calibration)
+    done = crossfit([r.signals for r in rows], labels, predictor.calibration, signals=list(WEIGHTS))
     if done is None:
         return None
     predicted, info = done
