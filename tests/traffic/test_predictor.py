@@ -69,6 +69,9 @@ def test_off_topic_questions_are_predicted_weak(
     assert all(0.0 <= (p.predicted or 0.0) <= 1.0 for p in got)
     missing = {p.query_id: set(WEIGHTS) - set(p.signals) for p in got}
     assert not any(missing.values()), missing  # every signal of the combination
+    sampled = [p.signals["ann_exact_overlap"] for p in got if "ann_exact_overlap" in p.signals]
+    assert 0 < len(sampled) < len(got) / 3  # about one query in ten is searched exactly too
+    assert set(sampled) == {1.0}  # a collection this small is searched exactly by HNSW too
     auc = roc_auc_score(in_domain, [p.predicted for p in got])
     assert auc >= 0.9, f"in-domain vs off-topic AUC {auc:.3f}"
     top1 = roc_auc_score(in_domain, [p.signals["top1_pct"] for p in got])

@@ -17,6 +17,7 @@ For each query it replays the search (:mod:`ragsonde.traffic.replay`) and report
 ``out_of_domain``         sentences (:mod:`~ragsonde.traffic.calibration`); 1 when it is 0
 ``results``,              how many results came back, and how many the threshold cut
 ``cut_by_threshold``
+``ann_exact_overlap``     one query in ten: overlap@top_k of the HNSW ranking with exact search
 ========================  =====================================================================
 
 ``predicted`` is :func:`combine`: a fixed combination, documented there.
@@ -54,6 +55,10 @@ def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) 
     if replay.dense is not None:
         dense = score_signals(replay.dense.scores, k)
         out.update({f"dense_{name}": v for name, v in dense.items()})
+    if replay.exact is not None and replay.dense is not None:
+        out["ann_exact_overlap"] = overlap(
+            replay.exact.ids, replay.dense.ids, len(replay.exact.ids)
+        )
     if replay.bm25 is not None:
         out["terms"] = float(replay.terms)
         bm25 = score_signals(replay.bm25.scores, k)
