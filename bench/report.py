@@ -34,6 +34,7 @@ from bench.bench_hybrid_ceiling import hybrid_ceiling_section
 from bench.bench_labels import labels_section
 from bench.bench_splitters import splitters_section
 from bench.bench_traffic import traffic_section
+from bench.bench_traffic_speed import traffic_speed_section
 from bench.bench_tune import tune_section
 
 HERE = Path(__file__).resolve().parent
@@ -324,6 +325,7 @@ def main() -> None:
         ("chunking", chunking_section),
         ("splitters", splitters_section),
         ("traffic", traffic_section),
+        ("traffic_speed", traffic_speed_section),
     )
     for name, render in sections:
         data = _load(folder, name)
