@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ragsonde.embedders.sparse import Bm25Encoder, query_language
-from ragsonde.errors import QueryValidationError
+from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.models.params import SearchParams
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.store import CollectionInfo, Hit, SearchSpec, similarity_of
@@ -119,7 +119,15 @@ class Replayer:
                 field="mode",
             )
         store, info, p = self.workspace.store, self.info, self.params
-        vectors = [v.tolist() for v in self.workspace.embedder.embed_queries(list(texts))]
+        embedder = self.workspace.embedder
+        if embedder.dimension != info.dimension:
+            raise DimensionMismatchError(
+                collection=self.collection,
+                collection_dim=info.dimension,
+                embedder=embedder.name,
+                embedder_dim=embedder.dimension,
+            )
+        vectors = [v.tolist() for v in embedder.embed_queries(list(texts))]
         sparse: list[SparseVector | None] = [None] * len(texts)
         if self.has_bm25:
             sparse = list(self.encoder().embed_queries(list(texts)))
