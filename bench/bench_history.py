@@ -34,7 +34,7 @@ def overhead(tmp: Path, n_queries: int, n_extra: int, repeats: int) -> dict[str,
     from ragsonde.config import Settings
     from ragsonde.embedders import get_embedder
     from ragsonde.evaluate import EvalOptions, evaluate
-    from ragsonde.evaluate.history import record as rec
+    from ragsonde.history import record as rec
     from ragsonde.ingest import ingest
     from ragsonde.testing import beir_slice
 
@@ -91,7 +91,7 @@ def overhead(tmp: Path, n_queries: int, n_extra: int, repeats: int) -> dict[str,
 
 
 def at_scale(tmp: Path, source: Path, run_id: int, runs: int) -> dict[str, object]:
-    from ragsonde.evaluate.history import HistoryStore, trend, write_svg
+    from ragsonde.history import HistoryStore, trend, write_svg
 
     with HistoryStore(source) as hs:
         recorded = hs.get(run_id)

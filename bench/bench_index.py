@@ -37,7 +37,7 @@ from bench._common import (
 )
 
 if TYPE_CHECKING:
-    from ragsonde.store import Store
+    from ragsonde.models.store import Store
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
 NOISE_SIGMA = 0.032  # per dimension: |noise| ~ 0.63 on 384 dims -> cosine ~0.85 to the source
@@ -47,7 +47,7 @@ def build(store: Store, source: str, target: str, points: int, seed: int = 7) ->
     """Copy ``source`` into ``target`` and pad it with distractors up to ``points``. Seconds."""
     from ragsonde.errors import CollectionNotFoundError
     from ragsonde.ingest import INDEXED_FIELDS
-    from ragsonde.store import PointRecord
+    from ragsonde.models.points import PointRecord
 
     try:
         if store.collection_info(target).points_count == points:

@@ -59,7 +59,7 @@ TARGET_TAU = 0.67
 
 
 def _variant_specs() -> dict[str, Any]:
-    from ragsonde.store.index_spec import Bm25Params, Quantization
+    from ragsonde.models.index import Bm25Params, Quantization
     from ragsonde.tune.variants import VariantSpec
 
     return {

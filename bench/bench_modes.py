@@ -25,7 +25,7 @@ from bench._common import BENCH_HOME, SCIFACT, require_scifact, results_dir, wri
 
 if TYPE_CHECKING:
     from ragsonde.embedders import Embedder
-    from ragsonde.store import Store
+    from ragsonde.models.store import Store
 
 #: The quick slice's collection (named for its size: a changed slice gets a new collection).
 QUICK_COLLECTION = "scifact_q20"
@@ -36,7 +36,7 @@ def build_hybrid(store: Store, embedder: Embedder, dense: str, hybrid: str) -> N
     from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
     from ragsonde.errors import CollectionNotFoundError
     from ragsonde.ingest import INDEXED_FIELDS
-    from ragsonde.store import PointRecord
+    from ragsonde.models.points import PointRecord
 
     try:
         if store.collection_info(hybrid).points_count == store.collection_info(dense).points_count:

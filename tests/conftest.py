@@ -147,8 +147,8 @@ def push_home(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder) 
 
     from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
     from ragsonde.ingest import INDEXED_FIELDS, ingest
+    from ragsonde.models.points import PointRecord
     from ragsonde.samples import robotics_docs
-    from ragsonde.store import PointRecord
     from ragsonde.store.edge import EdgeStore
 
     root = tmp_path_factory.mktemp("push")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from click.testing import Result
 
-from ragsonde.store import PointRecord
+from ragsonde.models.points import PointRecord
 
 if TYPE_CHECKING:
     import httpx

@@ -18,7 +18,8 @@ from typing import Any
 
 from ragsonde.config import Settings, load_settings
 from ragsonde.embedders import Embedder, get_embedder
-from ragsonde.store import Store, open_store
+from ragsonde.models.store import Store
+from ragsonde.store import open_store
 
 __all__ = ["Workspace", "using"]
 

@@ -11,7 +11,8 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.evaluate import EvalOptions, evaluate
-from ragsonde.store import Distance, PointRecord
+from ragsonde.models.points import PointRecord
+from ragsonde.models.scores import Distance
 from ragsonde.store.edge import EdgeStore
 
 pytestmark = pytest.mark.slow

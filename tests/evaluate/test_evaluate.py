@@ -12,8 +12,9 @@ from ragsonde.config import Settings
 from ragsonde.evaluate import EvalOptions, EvalReport, evaluate, parse_gate
 from ragsonde.evaluate.html import write_html_report
 from ragsonde.ingest import ingest
+from ragsonde.models.points import PointRecord
 from ragsonde.samples import robotics_benchmark, robotics_docs
-from ragsonde.store import PointRecord, open_store
+from ragsonde.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -141,7 +141,8 @@ def test_the_report_marks_the_answer_inside_each_hit(
 
 
 def test_a_collection_without_spans_says_so_and_marks_nothing(bench_and_home, embedder):
-    from ragsonde.store import PointRecord, open_store
+    from ragsonde.models.points import PointRecord
+    from ragsonde.store import open_store
 
     bench, settings = bench_and_home
     store = open_store(settings)

@@ -11,7 +11,7 @@ from ragsonde.config import Settings
 from ragsonde.evaluate import EvalOptions, evaluate
 from ragsonde.evaluate.spans import Span, span_scores
 from ragsonde.ingest import ingest
-from ragsonde.store import PointRecord
+from ragsonde.models.points import PointRecord
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from ragsonde.errors import ErrorCode, StoreConnectionError
+from ragsonde.models.index import IndexConfig, Quantization
+from ragsonde.models.points import SearchSpec
 from ragsonde.store._errors import Where, scratch_table, translate, translating
-from ragsonde.store.base import SearchSpec
-from ragsonde.store.index_spec import IndexConfig, Quantization
 from ragsonde.store.scratch import ScratchShard
 from tests.tune.support import clustered
 

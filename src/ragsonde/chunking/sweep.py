@@ -51,9 +51,8 @@ from ragsonde.ingest.document import Document
 from ragsonde.ingest.pipeline import chunk_document
 from ragsonde.ingest.sources import open_source
 from ragsonde.ingest.splitters import split_spans
+from ragsonde.models.points import PointRecord, SearchSpec
 from ragsonde.progress import Progress
-from ragsonde.store import PointRecord
-from ragsonde.store.base import SearchSpec
 from ragsonde.workspace import Workspace
 
 __all__ = ["SweepOptions", "sweep_chunking"]

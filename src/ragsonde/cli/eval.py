@@ -297,7 +297,7 @@ def _eval(
         explain_report(
             result, dataset, k=explain_k, split=split, queries=queries, settings=settings
         )
-        from ragsonde.evaluate.history import record_misses
+        from ragsonde.history import record_misses
 
         record_misses(result, settings.home, history)  # `history diff` says why from it
     if save is not None:
@@ -345,8 +345,8 @@ def _against_baseline(
     """The run against its baseline (stderr with --json: stdout holds the report); passed?"""
     from ragsonde.cli.history import render_diff
     from ragsonde.cli.render import render_gate
-    from ragsonde.evaluate.history import HistoryStore, diff_runs, history_path
-    from ragsonde.evaluate.history.baseline import resolve_baseline
+    from ragsonde.history import HistoryStore, diff_runs, history_path
+    from ragsonde.history.baseline import resolve_baseline
 
     path = history_path(home, history)
     with HistoryStore(path) as hs:
@@ -368,7 +368,7 @@ def _against_baseline(
 def recording(record: bool, history: Path | None) -> Iterator[None]:
     """``--no-record`` and ``--history`` for every evaluation the command runs (the versus and
     against paths evaluate twice), through the variables the history reads; restored after."""
-    from ragsonde.evaluate.history.record import ENV_HISTORY, ENV_RECORD
+    from ragsonde.history.record import ENV_HISTORY, ENV_RECORD
 
     saved = {name: os.environ.get(name) for name in (ENV_HISTORY, ENV_RECORD)}
     if not record:

@@ -28,7 +28,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.workspace import Workspace
 
 if TYPE_CHECKING:
-    from ragsonde.store import Store
+    from ragsonde.models.store import Store
     from ragsonde.tune import TuneReport
 
 __all__ = ["render_tune", "tune_command"]
@@ -100,7 +100,7 @@ def _apply(store: Store, report: TuneReport, target: str, quiet: bool) -> str:
     """``--apply``: build ``target``, a copy of the tuned collection with the recommended
     quantization, HNSW and BM25 parameters, on the user's own backend."""
     from ragsonde.ingest.pipeline import bm25_reencoder
-    from ragsonde.store.index_spec import measurable
+    from ragsonde.models.index import measurable
     from ragsonde.tune.variants import build_tuned_copy
 
     chosen = report.config(report.recommendation.config or "")

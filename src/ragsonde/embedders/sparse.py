@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsonde.errors import EmbeddingError, QueryValidationError
-from ragsonde.store.base import SparseVector
-from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE, Bm25Params
+from ragsonde.models.index import DEFAULT_BM25_LANGUAGE, Bm25Params
+from ragsonde.models.points import SparseVector
 
 __all__ = [
     "SPARSE_VECTOR_NAME",

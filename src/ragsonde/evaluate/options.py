@@ -171,7 +171,7 @@ class EvalOptions(BaseModel):
     @classmethod
     def _mapping(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         if value is not None:
-            from ragsonde.store.payload import build_mapping
+            from ragsonde.models.payload import build_mapping
 
             _checked(build_mapping, value)
         return value

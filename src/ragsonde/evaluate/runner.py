@@ -46,10 +46,11 @@ from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
 from ragsonde.models.params import SearchParams, index_differences
+from ragsonde.models.payload import PayloadMapping, build_mapping
+from ragsonde.models.scores import Distance
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
-from ragsonde.store import Distance, Store
-from ragsonde.store.payload import PayloadMapping, build_mapping
 from ragsonde.workspace import Workspace
 
 __all__ = ["RELEVANCE_KEYS", "evaluate"]
@@ -266,7 +267,7 @@ def _record(
     report: EvalReport, bench: Benchmark, ws: Workspace, record: bool | None, history: Any
 ) -> None:
     """The run into the history, after the report is finished (nothing in it changes)."""
-    from ragsonde.evaluate.history.record import record_eval, recording_on
+    from ragsonde.history.record import record_eval, recording_on
 
     if recording_on(record):
         report.history_run = record_eval(
@@ -304,7 +305,7 @@ def evaluate(
 
     The finished report is recorded in the run history (``history``, else ``RAGSONDE_HISTORY``,
     else ``<home>/history.sqlite``) unless ``record`` is False (or ``RAGSONDE_RECORD=0``); its
-    id is ``report.history_run``. See :mod:`ragsonde.evaluate.history`.
+    id is ``report.history_run``. See :mod:`ragsonde.history`.
     """
     o = (options or EvalOptions()).with_gates(gates)
     names = metric_names(o.k)

@@ -54,7 +54,7 @@ def _history(model: type[BaseModel], what: str) -> Callable[[], dict[str, Any]]:
 
 
 def _history_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
-    from ragsonde.evaluate.history import models as h
+    from ragsonde.history import models as h
 
     return {
         "history-list": _history(h.RunList, "history list"),
@@ -66,19 +66,11 @@ def _history_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
     }
 
 
-def _traffic() -> dict[str, Any]:
-    from ragsonde.traffic.report import schema_text as traffic_schema
-
-    loaded: dict[str, Any] = json.loads(traffic_schema())
-    return loaded
-
-
 #: Schema name -> builder; ``ragsonde schema NAME`` prints one. ``history-*``: what
-#: ``ragsonde history … --json`` prints; ``traffic``: ``ragsonde traffic --json``.
+#: ``ragsonde history … --json`` prints.
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "report": _report,
     "comparison": _comparison,
-    "traffic": _traffic,
     **_history_schemas(),
 }
 

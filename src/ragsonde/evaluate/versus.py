@@ -29,8 +29,8 @@ from ragsonde.evaluate.metrics import metric_names, parse_metric
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store import Store
 from ragsonde.workspace import Workspace
 
 __all__ = ["VersusReport", "evaluate_versus", "versus_collection"]

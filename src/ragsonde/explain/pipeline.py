@@ -4,9 +4,9 @@
 threshold, how many chunks were fetched before collapsing them into documents, and how chunks
 became documents. It is read from an evaluation report's ``search`` block
 (:meth:`Pipeline.of_report`: ``params``, every parameter that ran), or from the settings for one
-query (:meth:`Pipeline.of_settings`). :meth:`Pipeline.spec` turns it into the store's
-:class:`~ragsonde.store.SearchSpec` for one query (``SearchSpec.of``, as the retriever does);
-the ladder (:mod:`.ladder`) relaxes copies of that spec, one stage at a time.
+query (:meth:`Pipeline.of_settings`). :meth:`Pipeline.spec` turns it into a store
+search, a :class:`~ragsonde.models.points.SearchSpec` for one query (``SearchSpec.of``, as the
+retriever does); the ladder (:mod:`.ladder`) relaxes copies of that spec, one stage at a time.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragsonde.evaluate.aggregation import Aggregation, aggregate
 from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.models.params import SearchParams
-from ragsonde.store import Distance, FilterSpec, Hit, SearchSpec, similarity_of
-from ragsonde.store.base import SparseVector
-from ragsonde.store.payload import get_path
+from ragsonde.models.payload import get_path
+from ragsonde.models.points import FilterSpec, Hit, SearchSpec, SparseVector
+from ragsonde.models.scores import Distance, similarity_of
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings

@@ -20,9 +20,10 @@ from ragsonde.evaluate.misses import Stage
 from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.evaluate.spans import Span, span_of
 from ragsonde.explain.pipeline import Pipeline, Ranking
-from ragsonde.store import CollectionInfo, FilterSpec, Hit, SearchSpec, Store, similarity_of
-from ragsonde.store._convert import prefetch_depth
-from ragsonde.store.payload import PayloadMapping, get_path
+from ragsonde.models.payload import PayloadMapping, get_path
+from ragsonde.models.points import CollectionInfo, FilterSpec, Hit, SearchSpec, prefetch_depth
+from ragsonde.models.scores import similarity_of
+from ragsonde.models.store import Store
 
 __all__ = ["BATCH", "Case", "DocFacts", "Probe", "Setup", "TokenWindow", "probe"]
 

@@ -21,8 +21,8 @@ from ragsonde.explain.ladder import climb
 from ragsonde.explain.pipeline import Pipeline
 from ragsonde.explain.probe import Case, Probe, Setup, TokenWindow, probe
 from ragsonde.explain.retrievability import collection_documents, retrievability
+from ragsonde.models.points import SparseVector
 from ragsonde.progress import Progress
-from ragsonde.store.base import SparseVector
 from ragsonde.workspace import Workspace, using
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from ragsonde.ingest.pipeline import (
     ingest_documents,
 )
 from ragsonde.ingest.sources import SOURCES, SourceOptions, detect_format, open_source
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store import Store
 from ragsonde.workspace import Workspace, using
 
 __all__ = [

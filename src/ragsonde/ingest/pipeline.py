@@ -29,11 +29,11 @@ from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Failure
+from ragsonde.models.index import Bm25Params, IndexConfig
+from ragsonde.models.payload import DEFAULT_MAPPING, ChunkFields, PayloadMapping
+from ragsonde.models.points import PointRecord, SparseVector
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store import PointRecord, Store
-from ragsonde.store.base import SparseVector
-from ragsonde.store.index_spec import Bm25Params, IndexConfig
-from ragsonde.store.payload import DEFAULT_MAPPING, ChunkFields, PayloadMapping
 
 __all__ = [
     "INDEXED_FIELDS",

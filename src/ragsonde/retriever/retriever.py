@@ -35,13 +35,14 @@ from ragsonde.models import (
     parse_query,
     validation_error_from_pydantic,
 )
+from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
 from ragsonde.models.params import IndexParams, SearchParams
+from ragsonde.models.payload import PayloadMapping
+from ragsonde.models.points import CollectionInfo, Hit, SearchSpec, SparseVector
+from ragsonde.models.scores import similarity_of
+from ragsonde.models.store import Store
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
-from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store, similarity_of
-from ragsonde.store.base import SparseVector
-from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE
-from ragsonde.store.payload import PayloadMapping
 from ragsonde.tracing import trace_retrieval
 from ragsonde.workspace import Workspace
 

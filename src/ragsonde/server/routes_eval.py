@@ -248,7 +248,7 @@ def _run(job: EvalJob, state: ServerState) -> None:
                 queries=req.queries_file,
                 workspace=state.workspace,
             )
-            from ragsonde.evaluate.history import record_misses
+            from ragsonde.history import record_misses
 
             record_misses(job.report, state.settings.home)  # for `history diff`'s why
         _save(job, state)

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.index import IndexConfig
+from ragsonde.models.scores import Distance
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._errors import Where, edge_table, translating
-from ragsonde.store.index_spec import IndexConfig
 from ragsonde.store.lock import ShardLock, acquire_lock
-from ragsonde.store.scores import Distance
 
 __all__ = [
     "Layout",

@@ -41,6 +41,16 @@ from ragsonde.errors import (
     RagsondeError,
     StoreConnectionError,
 )
+from ragsonde.models.index import IndexConfig
+from ragsonde.models.points import (
+    CollectionInfo,
+    FilterSpec,
+    Hit,
+    PointRecord,
+    SearchSpec,
+    prefetch_depth,
+)
+from ragsonde.models.scores import Distance
 from ragsonde.store import _convert as convert
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._edge_shard import (
@@ -53,10 +63,7 @@ from ragsonde.store._edge_shard import (
     validate_collection_name,
 )
 from ragsonde.store._fusion import SearchPlan
-from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
-from ragsonde.store.index_spec import IndexConfig
 from ragsonde.store.lock import WANT_POLL_S, wanted
-from ragsonde.store.scores import Distance
 
 __all__ = ["EdgeStore", "validate_collection_name"]
 
@@ -406,7 +413,7 @@ class EdgeStore:
         if spec.mode == "sparse":
             return qe.QueryRequest(query=sparse_q, filter=filt, params=params, **common)
         fusion = convert.edge_fusion(qe, spec.fusion, spec.rrf_k, spec.fusion_weights)
-        depth = convert.prefetch_depth(spec)
+        depth = prefetch_depth(spec)
         prefetches = [
             qe.Prefetch(limit=depth, query=dense_q, filter=filt, params=params),
             qe.Prefetch(limit=depth, query=sparse_q, filter=filt, params=params),
@@ -419,7 +426,7 @@ class EdgeStore:
         """The dense and the BM25 candidates of a search fused here: ids and scores only."""
         params, filt, dense_q, sparse_q = self._queries(qe, spec, vname, sparse_name)
         bare = {
-            "limit": convert.prefetch_depth(spec),
+            "limit": prefetch_depth(spec),
             "filter": filt,
             "with_payload": False,
             "with_vector": False,

@@ -48,10 +48,11 @@ from ragsonde.errors import (
     QueryValidationError,
     mask_secrets,
 )
+from ragsonde.models.index import IndexConfig
+from ragsonde.models.payload import DEFAULT_MAPPING
+from ragsonde.models.points import CollectionInfo, PointRecord
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store.base import CollectionInfo, PointRecord, Store
-from ragsonde.store.index_spec import IndexConfig
-from ragsonde.store.payload import DEFAULT_MAPPING
 
 __all__ = [
     "PAYLOAD_WRITERS",

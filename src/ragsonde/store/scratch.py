@@ -3,10 +3,10 @@
 ``ragsonde tune`` measures index settings on a copy of a collection's points
 (:mod:`ragsonde.tune.variants`); this module is the engine side of that copy and the only one
 that talks to ``qdrant_edge`` for it. :meth:`ScratchShard.build` writes the points into a new
-shard with an :class:`~ragsonde.store.index_spec.IndexConfig`, builds its index and measures
+shard with an :class:`~ragsonde.models.index.IndexConfig`, builds its index and measures
 it; :meth:`ScratchShard.search` and :meth:`ScratchShard.hybrid` run one engine request per query
 and time each. Their searches go through the same knob -> engine translation as the stores'
-(:mod:`ragsonde.store._convert`: each takes a :class:`~ragsonde.store.base.SearchSpec`, made by
+(:mod:`ragsonde.store._convert`: each takes a :class:`~ragsonde.models.points.SearchSpec`, made by
 ``SearchSpec.of`` from the :class:`~ragsonde.models.params.SearchParams` the retriever uses), and
 ``linear`` fusion through the stores' :func:`~ragsonde.store._fusion.fuse_linear`, so a tuned
 setting runs in ``query``/``eval``/``serve`` exactly as the sweep measured it.
@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from ragsonde.errors import RagsondeError
-from ragsonde.store._convert import edge_fusion, prefetch_depth, spec_params
+from ragsonde.models.index import DEFAULT_FULL_SCAN_KB, IndexConfig
+from ragsonde.models.points import SearchSpec, SparseVector, prefetch_depth
+from ragsonde.store._convert import edge_fusion, spec_params
 from ragsonde.store._errors import Where, scratch_table, translating
 from ragsonde.store._fusion import fuse_linear
-from ragsonde.store.base import SearchSpec, SparseVector
-from ragsonde.store.index_spec import DEFAULT_FULL_SCAN_KB, IndexConfig
 
 __all__ = ["Footprint", "Ranked", "ScratchShard"]
 

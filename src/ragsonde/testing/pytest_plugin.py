@@ -58,8 +58,8 @@ def retrieval_gates(
 
 def _against_baseline(report: EvalReport, baseline: str, settings: Settings | None) -> None:
     from ragsonde.config import load_settings
-    from ragsonde.evaluate.history import HistoryStore, diff_runs, history_path
-    from ragsonde.evaluate.history.baseline import resolve_baseline
+    from ragsonde.history import HistoryStore, diff_runs, history_path
+    from ragsonde.history.baseline import resolve_baseline
 
     if report.history_run is None:
         raise AssertionError(

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from ragsonde.embedders.sparse import Bm25Encoder, query_language
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.models.params import SearchParams
+from ragsonde.models.points import CollectionInfo, Hit, SearchSpec, SparseVector
+from ragsonde.models.scores import similarity_of
 from ragsonde.retriever.facts import CollectionFacts
-from ragsonde.store import CollectionInfo, Hit, SearchSpec, similarity_of
-from ragsonde.store.base import SparseVector
 from ragsonde.workspace import Workspace
 
 __all__ = ["DEPTH", "EXACT_EVERY", "Ranking", "Replay", "Replayer"]

@@ -19,12 +19,12 @@ from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_lang
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.evaluate.datasets import Benchmark, load_benchmark
 from ragsonde.ingest.pipeline import bm25_reencoder
+from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
 from ragsonde.models.params import SearchParams
+from ragsonde.models.payload import PayloadMapping
+from ragsonde.models.points import CollectionInfo, SearchSpec, SparseVector
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store import Store
-from ragsonde.store.base import CollectionInfo, SearchSpec, SparseVector
-from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE
-from ragsonde.store.payload import PayloadMapping
 from ragsonde.tune.current import versus_current
 from ragsonde.tune.grid import Grid
 from ragsonde.tune.measures import Hits, aggregate, latency, overlap_recall, score_run

@@ -5,7 +5,7 @@ touching their collection: :class:`SourcePoints` reads the collection once throu
 :meth:`Store.scroll`, and :class:`VariantBuilder` copies those points into a scratch shard (a
 temporary folder, :class:`~ragsonde.store.scratch.ScratchShard`) built with the chosen
 :class:`VariantSpec`, and measures it. :class:`IndexVariant` then searches it as a
-:class:`~ragsonde.store.base.SearchSpec` says (``hnsw_ef``, rescoring, oversampling, exact; for
+:class:`~ragsonde.models.points.SearchSpec` says (``hnsw_ef``, rescoring, oversampling, exact; for
 hybrid search the fusion), made by ``SearchSpec.of`` from the same
 :class:`~ragsonde.models.params.SearchParams` that ``query`` and ``eval`` run.
 
@@ -32,9 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ragsonde.errors import QueryValidationError, RagsondeError
-from ragsonde.progress import Progress
-from ragsonde.store.base import SearchSpec, SparseVector, Store
-from ragsonde.store.index_spec import (
+from ragsonde.models.index import (
     DEFAULT_FULL_SCAN_KB,
     Bm25Params,
     Hnsw,
@@ -42,6 +40,9 @@ from ragsonde.store.index_spec import (
     Quantization,
     measurable,
 )
+from ragsonde.models.points import SearchSpec, SparseVector
+from ragsonde.models.store import Store
+from ragsonde.progress import Progress
 from ragsonde.store.scratch import Ranked, ScratchShard
 
 __all__ = [

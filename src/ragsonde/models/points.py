@@ -1,23 +1,16 @@
-"""The store interface, and the plain data that crosses it.
-
-Two protocols: :class:`SearchStore` is what the retriever needs; :class:`Store` adds what
-ingestion, ``inspect`` and evaluation need. Implementations (``edge.py``, ``client.py``) translate
-their library's exceptions into :mod:`ragsonde.errors` inside every method: nothing else escapes.
+"""The plain data that crosses the store interface (:mod:`ragsonde.models.store`): a search,
+the points written and read back, the hits, and what a collection is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
+from ragsonde.models.index import IndexConfig
 from ragsonde.models.params import SearchParams
-from ragsonde.store.index_spec import IndexConfig
-from ragsonde.store.scores import Distance
-
-if TYPE_CHECKING:
-    from pydantic import SecretStr
+from ragsonde.models.scores import Distance
 
 __all__ = [
     "CollectionInfo",
@@ -25,10 +18,9 @@ __all__ = [
     "Hit",
     "PointRecord",
     "SearchSpec",
-    "SearchStore",
     "SparseVector",
-    "Store",
-    "StoreSettings",
+    "hybrid_depth",
+    "prefetch_depth",
 ]
 
 #: Field path -> accepted values (any of). All fields must match (AND of ORs).
@@ -50,7 +42,7 @@ class CollectionInfo:
     """The size of the dense vector searched (see ``vector_name``)."""
     distance: Distance
     """That vector's distance; it decides how a raw score becomes ``similarity_score``
-    (:mod:`ragsonde.store.scores`)."""
+    (:mod:`ragsonde.models.scores`)."""
     points_count: int
     vector_name: str | None = None
     """The dense vector searched: ``None`` for the unnamed (default) vector, else its name
@@ -91,8 +83,8 @@ class SearchSpec:
     """One search. ``mode`` picks which vectors score it.
 
     The search-time knobs (the settings of the same names; ``None`` = the engine's default)
-    become engine parameters in one place, :mod:`ragsonde.store._convert`, which the ``tune``
-    sweep uses too.
+    become engine parameters in one place, the store's ``_convert``, which the ``tune`` sweep
+    uses too.
     """
 
     vector: Sequence[float] | None
@@ -114,7 +106,7 @@ class SearchSpec:
     fusion_weights: tuple[float, float] | None = None
     """fusion=rrf: (dense, sparse) list weights; fusion=linear (required): score weights."""
     prefetch_limit: int | None = None
-    """mode=hybrid: candidates per side (``None``: ``_convert.hybrid_depth``)."""
+    """mode=hybrid: candidates per side (``None``: :func:`hybrid_depth`)."""
 
     @classmethod
     def of(
@@ -168,103 +160,11 @@ class PointRecord:
     sparse: SparseVector | None = None
 
 
-@runtime_checkable
-class StoreSettings(Protocol):
-    """What opening a store reads from the settings. :class:`ragsonde.config.Settings` has every
-    field (the store names them here instead of importing the settings, which sit above it)."""
-
-    @property
-    def home(self) -> Path: ...
-    @property
-    def qdrant_url(self) -> str | None: ...
-    @property
-    def qdrant_api_key(self) -> SecretStr | None: ...
-    @property
-    def qdrant_timeout_s(self) -> float: ...
-    @property
-    def vector(self) -> str | None: ...
-    @property
-    def search(self) -> SearchParams:
-        """The search parameters: the store applies ``hnsw_ef`` where a search sets none."""
-        ...
-
-    @property
-    def lock_wait_s(self) -> float: ...
-    @property
-    def server_idle_release_s(self) -> float: ...
+def hybrid_depth(limit: int) -> int:
+    """How many candidates each side of a hybrid search hands to the fusion (by default)."""
+    return max(limit * 4, 100)
 
 
-class SearchStore(Protocol):
-    """What the retriever needs."""
-
-    @property
-    def backend(self) -> str:
-        """``edge`` or ``qdrant`` (server) or ``qdrant-local``."""
-        ...
-
-    def collection_info(self, name: str) -> CollectionInfo:
-        """Describe ``name``; raise CollectionNotFoundError if it does not exist."""
-        ...
-
-    def search(self, collection: str, specs: Sequence[SearchSpec]) -> list[list[Hit]]:
-        """Run all ``specs`` in one request; one hit list per spec, best first."""
-        ...
-
-
-@runtime_checkable
-class Store(SearchStore, Protocol):
-    """A whole store: collections, writes, reads."""
-
-    def list_collections(self) -> list[str]: ...
-
-    def create_collection(
-        self,
-        name: str,
-        dimension: int,
-        *,
-        vector_name: str | None = None,
-        sparse_vector_name: str | None = None,
-        indexed_fields: Mapping[str, str] | None = None,
-        distance: Distance = Distance.COSINE,
-        index: IndexConfig | None = None,
-    ) -> CollectionInfo:
-        """Create a collection (cosine unless told) with indexes on ``indexed_fields``.
-
-        ``index``: the dense vector's quantization and HNSW graph (``None``: the backend's
-        defaults). A backend that keeps neither (qdrant-client's local mode) creates the
-        collection all the same; its ``collection_info().index`` is then ``None``.
-        """
-        ...
-
-    def delete_collection(self, name: str) -> None: ...
-
-    def upsert(self, collection: str, points: Sequence[PointRecord]) -> None:
-        """Insert or replace ``points`` (durable when this returns)."""
-        ...
-
-    def delete_points(self, collection: str, ids: Sequence[str]) -> None: ...
-
-    def retrieve(
-        self, collection: str, ids: Sequence[str], *, with_vectors: bool = False
-    ) -> list[PointRecord]:
-        """The points among ``ids`` that exist, in no particular order."""
-        ...
-
-    def scroll(
-        self,
-        collection: str,
-        *,
-        batch_size: int = 256,
-        with_vectors: bool = False,
-        filter: FilterSpec | None = None,
-    ) -> Iterator[list[PointRecord]]:
-        """Every point, in batches."""
-        ...
-
-    def count(self, collection: str, filter: FilterSpec | None = None) -> int: ...
-
-    def build_index(self, collection: str) -> None:
-        """Build the ANN index after bulk writes (a no-op where the backend does it itself)."""
-        ...
-
-    def close(self) -> None: ...
+def prefetch_depth(spec: SearchSpec) -> int:
+    """The ``prefetch_limit`` setting, else :func:`hybrid_depth`."""
+    return spec.prefetch_limit or hybrid_depth(spec.limit)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragsonde.evaluate.history.models import FieldChange, FlipWhy, QueryFlip
+from ragsonde.history.models import FieldChange, FlipWhy, QueryFlip
 
 if TYPE_CHECKING:
     from ragsonde.evaluate.misses import Stage

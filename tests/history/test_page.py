@@ -13,7 +13,7 @@ from ragsonde.retriever import Retriever
 from ragsonde.server import create_app
 from ragsonde.store import open_store
 from tests.browser import chromium_page
-from tests.evaluate.history.support import Story
+from tests.history.support import Story
 from tests.support import run_server
 
 pytestmark = pytest.mark.slow  # a browser

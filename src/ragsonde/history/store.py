@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError, StoreConnectionError
-from ragsonde.evaluate.history.damage import HistoryFileError, check_file
-from ragsonde.evaluate.history.models import Fingerprint, RunSummary
+from ragsonde.history.damage import HistoryFileError, check_file
+from ragsonde.history.models import Fingerprint, RunSummary
 
 if TYPE_CHECKING:
     # the report's models are loaded by what reads a whole report (``get``), not by ``list``

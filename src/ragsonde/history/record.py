@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate.history.store import HistoryStore
+from ragsonde.history.store import HistoryStore
 
 if TYPE_CHECKING:  # what recording needs is loaded when it records (``trend`` reads this too)
     from ragsonde.evaluate.datasets import Benchmark
@@ -95,7 +95,7 @@ def record_eval(
 ) -> int:
     """Record ``report`` (a run of ``bench`` through ``store`` and ``embedder``) with its
     fingerprint; the run's id in the history."""
-    from ragsonde.evaluate.history.fingerprint import build_fingerprint
+    from ragsonde.history.fingerprint import build_fingerprint
 
     path = history_path(settings.home, history)
     with HistoryStore(path) as hs:

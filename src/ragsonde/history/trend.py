@@ -2,7 +2,7 @@
 
 :func:`trend` reads the points (one indexed query), :func:`sparkline` draws them in a terminal
 line, :func:`write_svg` writes the plot: the values, the per-run 95 % bands (recorded with each
-run, :func:`~ragsonde.evaluate.history.record.confidence_bands`), and a mark on every run whose
+run, :func:`~ragsonde.history.record.confidence_bands`), and a mark on every run whose
 fingerprint differs from the run before, titled with the fields that changed.
 """
 
@@ -13,9 +13,9 @@ from html import escape
 from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate.history.models import Fingerprint, Trend, TrendPoint
-from ragsonde.evaluate.history.record import BAND_CONFIDENCE
-from ragsonde.evaluate.history.store import HistoryStore
+from ragsonde.history.models import Fingerprint, Trend, TrendPoint
+from ragsonde.history.record import BAND_CONFIDENCE
+from ragsonde.history.store import HistoryStore
 
 __all__ = ["sparkline", "trend", "write_svg"]
 

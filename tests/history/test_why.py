@@ -20,10 +20,10 @@ import jsonschema
 import pytest
 
 from ragsonde.embedders.onnx import OnnxEmbedder
-from ragsonde.evaluate.history.models import Fingerprint
-from ragsonde.evaluate.history.why import STAGE_FIELDS, bears_on
 from ragsonde.evaluate.misses import STAGES
 from ragsonde.evaluate.schema import get_schema
+from ragsonde.history.models import Fingerprint
+from ragsonde.history.why import STAGE_FIELDS, bears_on
 from ragsonde.samples import robotics_benchmark
 from tests.support import Cli
 
@@ -129,10 +129,10 @@ def test_without_explain_data_the_diff_says_nothing(cli: Cli, thresholded: Thres
 def test_every_stage_names_fields_a_fingerprint_has():
     """A new stage of the ladder cannot be forgotten, and no entry names a field that does
     not exist (a misspelt prefix would silently never match)."""
-    from ragsonde.evaluate.history.models import BenchmarkPart, EmbedderPart, IndexPart
     from ragsonde.evaluate.report import SearchInfo
+    from ragsonde.history.models import BenchmarkPart, EmbedderPart, IndexPart
+    from ragsonde.models.index import Hnsw, Quantization
     from ragsonde.models.params import SearchParams
-    from ragsonde.store.index_spec import Hnsw, Quantization
 
     assert set(STAGE_FIELDS) == set(STAGES)
     known = {

@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.evaluate.history import HistoryFileError, HistoryStore
+from ragsonde.history import HistoryFileError, HistoryStore
 from ragsonde.workspace import Workspace
-from tests.evaluate.history.support import Story
+from tests.history.support import Story
 from tests.support import ROOT, home_env
 
 pytestmark = pytest.mark.slow  # processes and the model
 
 _WRITER = """
 import sys
-from ragsonde.evaluate.history import HistoryFileError, HistoryStore
-from ragsonde.evaluate.history.baseline import load_exported
+from ragsonde.history import HistoryFileError, HistoryStore
+from ragsonde.history.baseline import load_exported
 run = load_exported(__import__("pathlib").Path(sys.argv[2]))
 for _ in range(int(sys.argv[3])):
     with HistoryStore(sys.argv[1]) as hs:

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from ragsonde.config import Settings
 from ragsonde.embedders.onnx import OnnxEmbedder
-from tests.evaluate.history.support import Story, changed_labels
+from tests.history.support import Story, changed_labels
 from tests.support import Cli
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragsonde.evaluate.comparison import no_regression_gate
-from ragsonde.evaluate.history.models import FieldChange, Fingerprint, QueryFlip, RunDiff
-from ragsonde.evaluate.history.store import RecordedRun
-from ragsonde.evaluate.history.why import explain_flips
 from ragsonde.evaluate.report import EvalReport
+from ragsonde.history.models import FieldChange, Fingerprint, QueryFlip, RunDiff
+from ragsonde.history.store import RecordedRun
+from ragsonde.history.why import explain_flips
 
 __all__ = ["DEFAULT_METRICS", "diff_runs", "fingerprint_changes", "flip_metric", "query_flips"]
 

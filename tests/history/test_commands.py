@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from ragsonde.evaluate.schema import get_schema
-from tests.evaluate.history.support import Story, degraded_copy
+from tests.history.support import Story, degraded_copy
 from tests.support import Cli, run
 
 
@@ -153,6 +153,6 @@ def test_list_and_trend_as_processes_load_only_the_history(story: Story, tmp_pat
             for line in r.stderr.splitlines()
             if line.startswith("import time:")
         }
-        assert "ragsonde.evaluate.history.store" in loaded, args  # the profile was read
+        assert "ragsonde.history.store" in loaded, args  # the profile was read
         assert not loaded & heavy, (args, sorted(loaded & heavy))
         assert len(json.loads(r.stdout)["points" if args[0] == "trend" else "runs"]) == 4

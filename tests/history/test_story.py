@@ -64,8 +64,8 @@ def test_a_label_change_is_refused_like_for_like(cli: Cli, story):
     assert marked["like_for_like"] is False and marked["metrics"]
     # a baseline of another label set is never chosen by `last`, and refused by id
     from ragsonde.errors import QueryValidationError
-    from ragsonde.evaluate.history import HistoryStore
-    from ragsonde.evaluate.history.baseline import resolve_baseline
+    from ragsonde.history import HistoryStore
+    from ragsonde.history.baseline import resolve_baseline
 
     with HistoryStore(story.history) as hs:
         labels_hash = hs.fingerprint(story.runs["labels"]).benchmark.sha256

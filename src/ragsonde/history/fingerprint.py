@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.evaluate.datasets import Benchmark
-from ragsonde.evaluate.history.models import (
+from ragsonde.evaluate.report import EvalReport
+from ragsonde.history.models import (
     BenchmarkPart,
     CodePart,
     ContentPart,
@@ -26,7 +27,6 @@ from ragsonde.evaluate.history.models import (
     Fingerprint,
     IndexPart,
 )
-from ragsonde.evaluate.report import EvalReport
 
 __all__ = [
     "CONTENT_SAMPLE",

@@ -15,9 +15,9 @@ from pydantic import ValidationError
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import DEFAULT_GATE_METRIC
-from ragsonde.evaluate.history.models import Fingerprint, RunSummary
-from ragsonde.evaluate.history.store import HistoryStore, RecordedRun
 from ragsonde.evaluate.report import EvalReport
+from ragsonde.history.models import Fingerprint, RunSummary
+from ragsonde.history.store import HistoryStore, RecordedRun
 
 __all__ = ["load_exported", "resolve_baseline", "resolve_run"]
 
