@@ -41,8 +41,9 @@ def test_json_html_and_saved_benchmark(cli: Cli, sample_home: Path, tmp_path: Pa
     log = _log(tmp_path)
     html, saved = tmp_path / "traffic.html", tmp_path / "traffic.jsonl"
     home = ["--home", str(sample_home), "-c", "robotics"]
+    history = tmp_path / "history.sqlite"
     args = ["traffic", str(log), *home, "--json", "--html", str(html), "--save", str(saved)]
-    out = cli(*args)
+    out = cli(*args, "--history", str(history))
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
     jsonschema.validate(report, json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
@@ -56,9 +57,12 @@ def test_json_html_and_saved_benchmark(cli: Cli, sample_home: Path, tmp_path: Pa
     assert [p["period"] for p in report["drift"]] == ["2026-11-01", "2026-11-02", "2026-11-03"]
     page = html.read_text(encoding="utf-8")
     assert OFF_TOPIC in page and f"ragsonde explain {saved} -q {off['query_id']}" in page
-    refused = cli("eval", str(saved), *home)
+    assert report["history_run"] == 1  # recorded like an eval: the traffic's hash names it
+    runs = json.loads(cli("history", "list", "--history", str(history), "--json").stdout)
+    assert runs["runs"][0]["benchmark"] == f"traffic-{report['traffic_hash']}"
+    refused = cli("eval", str(saved), *home, "--no-record")
     assert refused.exit_code == 2 and "ragsonde judge" in refused.stderr
-    terminal = cli("traffic", str(log), *home)
+    terminal = cli("traffic", str(log), *home, "--no-record")
     assert terminal.exit_code == 0 and "weak share" in terminal.stdout
 
 
@@ -90,6 +94,7 @@ def test_labels_for_the_traffic_cross_fit_predicted(
     log = tmp_path / "all.jsonl"
     log.write_text("".join(json.dumps({"query": r["query"]}) + "\n" for r in rows), "utf-8")
     args = ["traffic", str(log), "--home", str(sample_home), "-c", "robotics", "--json"]
+    args.append("--no-record")
     out = cli(*args, "--labels", str(robotics_benchmark()))
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)

@@ -134,6 +134,17 @@ def traffic_command(
         ),
     ] = None,
     html: Annotated[Path | None, typer.Option(help="Write the report as an HTML page.")] = None,
+    record: Annotated[
+        bool | None,
+        typer.Option(
+            "--record/--no-record",
+            help="Record the run in the history \\[default: RAGSONDE_RECORD, on].",
+        ),
+    ] = None,
+    history: Annotated[
+        Path | None,
+        typer.Option(help="History file \\[default: RAGSONDE_HISTORY or <home>/history.sqlite]."),
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the JSON report to this file.")
     ] = None,
@@ -170,6 +181,8 @@ def traffic_command(
             weak_below=weak_below,
             save=save,
             labels=labels,
+            record=record,
+            history=history,
         )
     except ValidationError as e:
         raise validation_error_from_pydantic(e) from e

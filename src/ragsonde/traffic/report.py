@@ -131,7 +131,9 @@ class TrafficReport(_Part):
     saved_benchmark: str | None = Field(
         default=None, description="Where the traffic was saved as an unlabelled benchmark."
     )
-    history_run: str | None = None
+    history_run: int | None = Field(
+        default=None, description="The run's id in the history, when it was recorded."
+    )
     traffic_hash: str = Field(description="Hash of the traffic (ids, texts, weights).")
 
     def query(self, query_id: str) -> QueryHealth:

@@ -52,6 +52,10 @@ class TrafficOptions(BaseModel):
     k: int = Field(default=10, ge=2, le=100, description="Depth of the score signals.")
     save: Path | None = Field(default=None, description="Save the traffic as a benchmark here.")
     search: SearchParams | None = None
+    record: bool | None = Field(
+        default=None, description="Record the run in the history (default: RAGSONDE_RECORD, on)."
+    )
+    history: Path | None = Field(default=None, description="The history file to record into.")
     labels: Path | None = Field(
         default=None,
         description="A labelled benchmark covering some of the queries (matched by text): "
@@ -216,9 +220,14 @@ def traffic_report(
     progress: Progress | None = None,
 ) -> TrafficReport:
     """Read ``paths`` (:func:`~ragsonde.traffic.read.read_traffic`), save them as a benchmark
-    when ``options.save`` says where, and report their health (:func:`analyse`)."""
+    when ``options.save`` says where, report their health (:func:`analyse`), and record the run
+    in the history (:func:`~ragsonde.traffic.record.record_traffic`)."""
     o = options or TrafficOptions()
     traffic = read_traffic(paths, since=o.since, until=o.until, sample=o.sample, seed=o.seed)
     if o.save is not None:
         write_benchmark(traffic.queries, o.save)
-    return analyse(traffic, workspace, o, collection=collection, progress=progress)
+    report = analyse(traffic, workspace, o, collection=collection, progress=progress)
+    from ragsonde.traffic.record import record_traffic
+
+    report.history_run = record_traffic(report, workspace, record=o.record, history=o.history)
+    return report
