@@ -196,3 +196,12 @@ def test_json_of_another_kind_is_refused_naming_what_was_found(tmp_path: Path) -
     path.write_text('{\n  "data": [1, 2]\n}\n', encoding="utf-8")
     with pytest.raises(QueryValidationError, match="neither a query log"):
         read_traffic([path])
+
+
+def test_a_gzip_file_cut_short_is_a_clear_error(tmp_path: Path) -> None:
+    text = otlp_json_lines([retriever_span("genai", f"q{i}") for i in range(50)], per_line=1)
+    data = gzip.compress(text.encode())
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(QueryValidationError, match=r"cannot be read.*ended before"):
+        read_traffic([path])
