@@ -192,7 +192,14 @@ def traffic_command(
     ):
         report = traffic_report(files, ws, options, progress=bar)
     if output is not None:
-        output.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        try:
+            output.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        except OSError as e:
+            from ragsonde.errors import QueryValidationError
+
+            raise QueryValidationError(
+                f"Cannot write the report {output}: {e.strerror or e}", field="output"
+            ) from e
     if html is not None:
         from ragsonde.traffic.html import write_html
 
