@@ -13,11 +13,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.datasets import load_benchmark
 from ragsonde.traffic.formats import detect_format
+from ragsonde.traffic.logs import row_query
 from ragsonde.traffic.read import read_traffic, write_benchmark
+from ragsonde.traffic.records import ReadStats
 from tests.traffic.support import otlp_json_lines, retriever_span
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
@@ -205,3 +209,22 @@ def test_a_gzip_file_cut_short_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(QueryValidationError, match=r"cannot be read.*ended before"):
         read_traffic([path])
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=6,
+)
+log_keys = st.sampled_from(
+    ["query", "query_id", "timestamp", "first_seen", "session", "weight", "ids", "scores",
+     "top_k", "threshold", "collection", "mode", "production", "other"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(log_keys, json_values, max_size=6))
+def test_any_log_row_is_read_or_counted_never_raised(row: dict[str, object]) -> None:
+    stats = ReadStats()
+    got = row_query(row, "row", stats)
+    assert (got is None) == (stats.malformed + stats.no_query_text == 1)

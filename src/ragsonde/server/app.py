@@ -72,6 +72,7 @@ ROUTERS: tuple[RouterSpec, ...] = (
     RouterSpec("ragsonde.server.routes_eval", protected=True, optional=True),
     RouterSpec("ragsonde.server.routes_judge", protected=True),
     RouterSpec("ragsonde.server.routes_history", protected=True),
+    RouterSpec("ragsonde.server.routes_traffic", protected=True),
     RouterSpec("ragsonde.server.routes_page", protected=False),
 )
 

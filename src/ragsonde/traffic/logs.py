@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterator, Mapping
 from contextlib import closing
 from datetime import UTC, datetime
@@ -38,9 +39,14 @@ def parse_time(value: Any) -> datetime | None:
         raise RowError(f"timestamp {value!r} is not a time")
     if isinstance(value, int | float) or (isinstance(value, str) and _is_number(value)):
         number = float(value)
+        if not math.isfinite(number):
+            raise RowError(f"timestamp {value!r} is not a time")
         while abs(number) > 1e11:  # ms, µs, ns since the epoch
             number /= 1000.0
-        return datetime.fromtimestamp(number, tz=UTC)
+        try:
+            return datetime.fromtimestamp(number, tz=UTC)
+        except (ValueError, OverflowError, OSError):  # NaN, or a year out of range
+            raise RowError(f"timestamp {value!r} is not a time") from None
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
