@@ -25,6 +25,7 @@ def schema_command(
         str,
         typer.Argument(
             help="report: what `eval --json`/`--save` write; comparison: `compare --json`; "
+            "options: what an evaluation takes (eval's flags, a POST /v1/eval body); "
             "traffic: `traffic --json`."
         ),
     ] = "report",
