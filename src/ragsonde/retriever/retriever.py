@@ -45,6 +45,7 @@ from ragsonde.models.scores import similarity_of
 from ragsonde.models.store import Store
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
+from ragsonde.tracing import trace_retrieval
 from ragsonde.workspace import Workspace, using
 
 __all__ = ["Retriever"]
@@ -148,7 +149,14 @@ class Retriever:
     def retrieve(
         self, query: Query | Mapping[str, Any], *, collection: str | None = None
     ) -> Response:
-        """Answer one query. Errors come back as an error Response, never raised."""
+        """Answer one query. Errors come back as an error Response, never raised. Traced as a
+        GenAI retrieval span when an OpenTelemetry SDK is configured (:mod:`ragsonde.tracing`)."""
+        started = time.time_ns()
+        response = self._retrieve(query, collection)
+        trace_retrieval(response, started)
+        return response
+
+    def _retrieve(self, query: Query | Mapping[str, Any], collection: str | None) -> Response:
         t0 = time.perf_counter()
         try:
             q = self._parse(query)
@@ -200,6 +208,7 @@ class Retriever:
         batched stage (stage time / queries in it).
         """
         t0 = time.perf_counter()
+        started = time.time_ns()
         envelope = self._envelope(batch)
         default_coll = envelope.collection or self.settings.collection
         responses: list[Response | None] = [None] * len(envelope.queries)
@@ -250,6 +259,8 @@ class Retriever:
                 )
                 responses[p.index] = resp
         final = [r for r in responses if r is not None]
+        for r in final:
+            trace_retrieval(r, started)
         n_err = sum(r.status == "error" for r in final)
         status = "success" if n_err == 0 else ("error" if n_err == len(final) else "partial")
         return BatchResponse(

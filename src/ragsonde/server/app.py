@@ -33,7 +33,11 @@ from ragsonde.models import BatchRequest, Query
 from ragsonde.retriever import Retriever
 from ragsonde.server.batcher import batching
 from ragsonde.server.errors import install_error_handlers
-from ragsonde.server.middleware import BodyLimitMiddleware, RequestLogMiddleware
+from ragsonde.server.middleware import (
+    BodyLimitMiddleware,
+    RequestLogMiddleware,
+    TraceContextMiddleware,
+)
 from ragsonde.server.security import require_api_key
 from ragsonde.server.state import ServerState
 from ragsonde.workspace import Workspace
@@ -67,6 +71,7 @@ ROUTERS: tuple[RouterSpec, ...] = (
     RouterSpec("ragsonde.server.routes_eval", protected=True, optional=True),
     RouterSpec("ragsonde.server.routes_judge", protected=True),
     RouterSpec("ragsonde.server.routes_history", protected=True),
+    RouterSpec("ragsonde.server.routes_traffic", protected=True),
     RouterSpec("ragsonde.server.routes_page", protected=False),
 )
 
@@ -207,5 +212,6 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
             app.include_router(router, dependencies=deps)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestLogMiddleware)
+    app.add_middleware(TraceContextMiddleware)
     _install_openapi(app)
     return app
