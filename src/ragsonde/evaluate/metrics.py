@@ -51,6 +51,7 @@ __all__ = [
     "native_runner",
     "native_scores",
     "parse_metric",
+    "use_native_runner",
 ]
 
 DEFAULT_KS = (1, 3, 5, 10, 100)
@@ -111,6 +112,12 @@ NativeScore = tuple[str, str, float]
 #: Runs :func:`native_scores` on the passes somewhere; ``None``: in this process.
 NativeRunner = Callable[[list[NativePass]], list[NativeScore]]
 _RUNNER: ContextVar[NativeRunner | None] = ContextVar("ragsonde_native_runner", default=None)
+
+
+def use_native_runner(runner: NativeRunner) -> None:
+    """From now on in this thread (its context), the native metric passes go to ``runner``: for
+    a thread that only runs such work (the server's eval jobs thread, as its initializer)."""
+    _RUNNER.set(runner)
 
 
 @contextmanager

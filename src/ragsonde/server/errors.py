@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,6 +29,7 @@ __all__ = [
     "ApiError",
     "BodyTooLargeError",
     "UnsupportedMediaTypeError",
+    "html_error_responses",
     "install_error_handlers",
     "json_response",
     "status_for",
@@ -199,3 +201,16 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _on_api_error)
     app.add_exception_handler(RequestValidationError, _on_request_validation)
     app.add_exception_handler(StarletteHTTPException, _on_http_exception)
+
+
+def html_error_responses() -> dict[int | str, dict[str, Any]]:
+    """ERROR_RESPONSES for a route whose success is HTML: FastAPI would file the error
+    Response under the route's ``text/html``, but errors are always JSON."""
+    ref = {"$ref": "#/components/schemas/Response"}
+    return {
+        status: {
+            "description": spec["description"],
+            "content": {"application/json": {"schema": ref}},
+        }
+        for status, spec in ERROR_RESPONSES.items()
+    }

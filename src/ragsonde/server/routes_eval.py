@@ -25,6 +25,7 @@ Bounds, so the route cannot be used to probe or flood the server:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -36,14 +37,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.responses import HTMLResponse, JSONResponse
 
-from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
+from ragsonde.errors import QueryValidationError, RagsondeError
+from ragsonde.evaluate.metrics import native_scores, use_native_runner
 from ragsonde.evaluate.options import EvalOptions, options_error
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.models import ErrorInfo
-from ragsonde.server.errors import ERROR_RESPONSES, ApiError
+from ragsonde.server.errors import ERROR_RESPONSES, ApiError, html_error_responses
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.saved_reports import SavedReport, SavedReports
 from ragsonde.server.state import ServerState, get_state
@@ -67,9 +69,13 @@ _REFUSED = (
 )
 
 
-class EvalRequest(EvalOptions):
-    """The evaluation options, plus what to evaluate: a dataset path on the server or an
-    uploaded benchmark, against a collection."""
+class EvalRequest(BaseModel):
+    """What to evaluate (a dataset path on the server or an uploaded benchmark, against a
+    collection) and how: the :class:`~ragsonde.evaluate.EvalOptions`, which the body gives at
+    its top level beside these fields (``{"dataset": "…", "k": [10], "mode": "hybrid"}``);
+    :meth:`parse` splits the two."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     dataset: str | None = Field(
         default=None,
@@ -87,10 +93,36 @@ class EvalRequest(EvalOptions):
     explain_k: int = Field(
         default=10, ge=1, le=1000, description="explain: a miss is outside this top k."
     )
+    options: EvalOptions = Field(default_factory=EvalOptions, exclude=True)
 
-    def options(self) -> EvalOptions:
-        """The options alone (what :func:`~ragsonde.evaluate.evaluate` takes)."""
-        return EvalOptions(**self.given())
+    @classmethod
+    def parse(cls, body: Any) -> EvalRequest:
+        """The request from its JSON body: this model's own fields, and every other key an
+        option (an unknown key fails there, named). Raises QueryValidationError."""
+        try:
+            if not isinstance(body, dict):
+                return cls.model_validate(body)
+            own = {k: v for k, v in body.items() if k in cls.model_fields and k != "options"}
+            options = EvalOptions.model_validate({k: v for k, v in body.items() if k not in own})
+            return cls.model_validate({**own, "options": options})
+        except ValidationError as e:
+            raise options_error(e) from e
+
+    @classmethod
+    def body_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of the body: the options' properties beside this model's own."""
+        schema = EvalOptions.model_json_schema(mode="validation")
+        own = cls.model_json_schema(mode="validation")
+        schema["properties"] = {
+            **schema.get("properties", {}),
+            **{k: v for k, v in own.get("properties", {}).items() if k != "options"},
+        }
+        defs = {**schema.get("$defs", {}), **own.get("$defs", {})}
+        defs.pop("EvalOptions", None)
+        if defs:
+            schema["$defs"] = defs
+        schema.update(title=cls.__name__, description=cls.__doc__ or "")
+        return schema
 
 
 class JobProgress(BaseModel):
@@ -198,14 +230,14 @@ class EvalJob:
 
 
 class _Jobs:
-    """The server's evaluation jobs, the one worker thread that runs them, and the worker process
-    their native metric code runs in."""
+    """The server's evaluation jobs, the thread that runs them, the process for their trec_eval."""
 
     def __init__(self) -> None:
         self.jobs: dict[str, EvalJob] = {}
         self.lock = threading.Lock()
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragsonde-eval")
         self.workers = WorkerPool()
+        run_native = functools.partial(self.workers.run, native_scores)  # a crash ends the job
+        self.pool = ThreadPoolExecutor(1, "ragsonde-eval", use_native_runner, (run_native,))
         self.saved: SavedReports | None = None
 
     def close(self) -> None:
@@ -233,44 +265,30 @@ def _saved(request: Request, state: ServerState) -> SavedReports:
     return jobs.saved
 
 
-def _run(job: EvalJob, state: ServerState, workers: WorkerPool) -> None:
-    from ragsonde.evaluate.metrics import native_runner, native_scores
-
-    if job.cancel.is_set():
-        return
-    job.status = "running"
-    # trec_eval runs in the worker process: a crash there is this job's error, not the server's.
-    with native_runner(lambda passes: workers.run(native_scores, passes)):
-        _evaluate(job, state)
-
-
-def _evaluate(job: EvalJob, state: ServerState) -> None:
+def _run(job: EvalJob, state: ServerState) -> None:
     from ragsonde.evaluate import evaluate
 
     req = job.request
+    if job.cancel.is_set():
+        return
+    job.status = "running"
     try:
         path = job.path if job.path is not None else _write_upload(job, state)
-        job.report = evaluate(
-            path,
-            collection=req.collection,
-            options=req.options(),
-            workspace=state.workspace,
-            progress=job,
-        )
-        if req.explain:
-            from ragsonde.explain import explain_report
+        if req.explain:  # misses explained before the report is timed and recorded
+            from ragsonde.explain import evaluate_explained
 
-            explain_report(
-                job.report,
+            job.report = evaluate_explained(
                 path,
+                req.options,
+                state.workspace,
                 k=req.explain_k,
-                split=req.split,
-                queries=req.queries_file,
-                workspace=state.workspace,
+                collection=req.collection,
+                progress=job,
             )
-            from ragsonde.history import record_misses
-
-            record_misses(job.report, state.settings.home)  # for `history diff`'s why
+        else:
+            job.report = evaluate(
+                path, req.options, state.workspace, collection=req.collection, progress=job
+            )
         _save(job, state)
         job.status = "done"
     except _Cancelled:
@@ -284,15 +302,11 @@ def _evaluate(job: EvalJob, state: ServerState) -> None:
         )
         job.status = "error"
     except Exception as e:
-        # A bug, not a contract error: the contract has no internal code, so the job says what
-        # failed under VALIDATION_ERROR (never error: null), and the traceback goes to the log.
+        # A bug: no contract code fits, so VALIDATION_ERROR says so (never error: null).
         _log.exception("evaluation job %s failed", job.job_id)
-        job.error = ErrorInfo(
-            code=ErrorCode.VALIDATION_ERROR,
-            # the type only: an exception's text may carry a secret or the input's bad text
-            message=f"The evaluation failed inside ragsonde ({type(e).__name__}); this is a "
-            "bug: the server log has the traceback.",
-        )
+        # the type only: an exception's text may carry a secret or the input's bad text
+        what = f"The evaluation failed inside ragsonde ({type(e).__name__}): a bug, see the log."
+        job.error = ErrorInfo.from_exception(QueryValidationError(what))
         job.status = "error"
 
 
@@ -341,22 +355,9 @@ def _save(job: EvalJob, state: ServerState) -> None:
     write_html_report(job.report, folder / f"{job.job_id}.html")
 
 
-def _json_errors() -> dict[int | str, dict[str, Any]]:
-    """ERROR_RESPONSES for a route whose success is HTML: FastAPI would file the error
-    Response under the route's ``text/html``, but errors are always JSON."""
-    ref = {"$ref": "#/components/schemas/Response"}
-    return {
-        status: {
-            "description": spec["description"],
-            "content": {"application/json": {"schema": ref}},
-        }
-        for status, spec in ERROR_RESPONSES.items()
-    }
-
-
 def _request_body() -> dict[str, Any]:
     """The body ``start_eval`` reads raw, documented as the model it validates against."""
-    schema = EvalRequest.model_json_schema(mode="validation")
+    schema = EvalRequest.body_schema()
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
@@ -371,11 +372,9 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
     """Start an evaluation job; poll ``GET /v1/eval/{job_id}``."""
     body = await read_json(request, rows="benchmark")  # every text, each row by its line
     try:
-        req = EvalRequest.model_validate(body)
-    except QueryValidationError as e:  # EvalOptions names the field and the rule
+        req = EvalRequest.parse(body)
+    except QueryValidationError as e:  # names the field and the rule
         raise ApiError(e) from e
-    except ValidationError as e:
-        raise ApiError(options_error(e)) from e
     if (req.dataset is None) == (req.benchmark is None):
         raise ApiError(
             QueryValidationError(
@@ -404,7 +403,7 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
             if oldest is not None:
                 del jobs.jobs[oldest]
         jobs.jobs[job.job_id] = job
-        job.future = jobs.pool.submit(_run, job, state, jobs.workers)
+        job.future = jobs.pool.submit(_run, job, state)
     return JSONResponse(job.summary().model_dump(mode="json"), 202)
 
 
@@ -474,7 +473,7 @@ def cancel_eval(request: Request, state: State, job_id: str) -> EvalJobSummary:
     return EvalJobSummary.from_saved(summary)
 
 
-@router.get("/{job_id}/report.html", response_class=HTMLResponse, responses=_json_errors())
+@router.get("/{job_id}/report.html", response_class=HTMLResponse, responses=html_error_responses())
 def get_eval_html(request: Request, state: State, job_id: str) -> HTMLResponse:
     """The job's self-contained HTML report (a saved report's, read back)."""
     from ragsonde.evaluate.html import render_html_report
