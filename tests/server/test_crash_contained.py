@@ -183,3 +183,31 @@ def test_the_worker_process_ends_with_the_server(sample_home: Path, tmp_path: Pa
     while any(w in _procs() for w in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(w in _procs() for w in workers)
+
+
+@pytest.mark.parametrize(
+    ("path", "raw", "where"),
+    [
+        (
+            "/v1/eval",
+            '{"benchmark": [{"query": "q", "relevant": ["a"]}, {"query": "q", "relevant": '
+            '["\\ud800"]}]}',
+            "benchmark line 2, field 'relevant.0'",
+        ),
+        (
+            "/v1/traffic",
+            '{"records": [{"query": "lidar"}, {"query": "ok", "ids": ["\\udc80"]}]}',
+            "records line 2, field 'ids.0'",
+        ),
+        ("/v1/judge/pool", '{"query": "lidar", "benchmark": "b\\udfff"}', "field 'benchmark'"),
+        ("/v1/eval", '{"dataset": "x", "\\ud800": 1}', "field '\ufffd'"),
+    ],
+)
+def test_every_text_of_a_body_is_checked_at_the_door(api, path, raw, where):
+    """Each route reading a JSON body refuses a lone surrogate anywhere in it, naming where (an
+    uploaded row by its line), before any of it is used."""
+    r = api.post(path, content=raw, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR" and where in error["message"], error
+    assert "lone surrogate" in error["message"]
