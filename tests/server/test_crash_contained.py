@@ -22,7 +22,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.metrics import compute_metrics, native_runner, native_scores
 from ragsonde.models.text import invalid_text_in
 from ragsonde.server.workers import WorkerPool
-from tests.support import TEXTS, serve_process
+from tests.support import TEXTS, home_env, run, serve_process
 
 LONE = "\udc80"
 GOOD_PASS = (["ndcg@10", "recall@10"], {"q1": {"a": 1, "b": 2}}, {"q1": {"a": 0.9, "c": 0.5}})
@@ -211,3 +211,20 @@ def test_every_text_of_a_body_is_checked_at_the_door(api, path, raw, where):
     error = r.json()["error"]
     assert error["code"] == "VALIDATION_ERROR" and where in error["message"], error
     assert "lone surrogate" in error["message"]
+
+
+@pytest.mark.slow  # a real process, with the real model
+def test_the_same_row_from_the_cli_is_a_validation_error_not_a_segfault(
+    sample_home: Path, tmp_path: Path
+):
+    """`ragsonde eval` on the row exited 139 with no message: whatever reads the file, the
+    ids reach trec_eval only through the check at the metric boundary."""
+    home = tmp_path / "home"
+    shutil.copytree(sample_home, home)
+    bench = tmp_path / "bad.jsonl"
+    bench.write_text("\n".join(json.dumps(r) for r in [*BENCH, BAD_ROW]) + "\n", "utf-8")
+    before = bench.read_bytes()
+    out = run("eval", str(bench), "--collection", "robotics", "--no-record", env=home_env(home))
+    assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
+    assert "VALIDATION_ERROR" in out.stderr and "Traceback" not in out.stderr + out.stdout
+    assert bench.read_bytes() == before
