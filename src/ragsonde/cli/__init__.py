@@ -31,6 +31,7 @@ _COMMAND_MODULES = (
     "chunking",
     "schema",
     "serve",
+    "mcp",
     "config",
 )
 

@@ -1,0 +1,48 @@
+"""ragsonde over the Model Context Protocol, with the official SDK (the ``mcp`` extra).
+
+Two directions:
+
+- **a server** (``ragsonde mcp`` over stdio; ``/mcp`` in ``ragsonde serve`` over streamable
+  HTTP): search, evaluate, explain_miss, failing_queries, history_list, history_diff,
+  inspect_collection, config, and with ``--allow-write`` ingest (:func:`build_server`);
+- **a target** (``ragsonde eval BENCH --mcp CMD --tool NAME``): any MCP search tool evaluated
+  like a collection (:mod:`ragsonde.mcp.target`).
+
+The package is named after the protocol; absolute imports keep ``import mcp`` meaning the SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragsonde.config import Settings
+
+__all__ = ["serve_stdio"]
+
+
+def serve_stdio(
+    settings: Settings,
+    *,
+    roots: Sequence[Path] | None = None,
+    allow_write: bool = False,
+    config_file: Path | None = None,
+) -> None:
+    """Serve the tools over stdio until the client closes the pipe."""
+    from ragsonde.mcp.roots import Roots
+    from ragsonde.mcp.server import build_server
+    from ragsonde.mcp.tools import Room
+    from ragsonde.workspace import Workspace
+
+    # long-lived: embedded collections it is not using are let go, so `ragsonde ingest` and
+    # `ragsonde eval` can run beside an agent's session (see ragsonde.store.edge)
+    with Workspace(settings, long_lived=True) as ws:
+        room = Room(
+            ws,
+            roots=Roots(list(roots)) if roots else None,
+            allow_write=allow_write,
+            config_file=config_file,
+        )
+        build_server(room).run("stdio")
