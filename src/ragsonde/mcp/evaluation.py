@@ -112,9 +112,7 @@ def explain(
 
     if not 1 <= k <= 1000:
         raise QueryValidationError("k: between 1 and 1000.", field="k")
-    return explain_query(
-        benchmark, query_id, collection=collection, k=k, workspace=room.workspace
-    )
+    return explain_query(benchmark, query_id, collection=collection, k=k, workspace=room.workspace)
 
 
 def ingest_path(room: Room, source: Path, collection: str | None, fmt: str | None) -> IngestSummary:

@@ -140,10 +140,14 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
             lambda: run_evaluation(room, source, options, collection, progress)
         )
         links = [
-            ResourceLink(name=f"report {summary.report_id}", uri=summary.report_uri,
-                         mime_type="application/json"),
-            ResourceLink(name=f"run {summary.report_id}", uri=summary.run_uri,
-                         mime_type="text/plain"),
+            ResourceLink(
+                name=f"report {summary.report_id}",
+                uri=summary.report_uri,
+                mime_type="application/json",
+            ),
+            ResourceLink(
+                name=f"run {summary.report_id}", uri=summary.run_uri, mime_type="text/plain"
+            ),
         ]
         return _tool_result(summary, *links)
 
@@ -158,9 +162,7 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
         the ladder (in the collection, text, filter, threshold, quantization, HNSW, crowding,
         fusion, truncation, chunking, ranking) and blamed on the first stage that lost it."""
         path = (await _roots(room, ctx)).check(benchmark, "benchmark")
-        return await anyio.to_thread.run_sync(
-            lambda: explain(room, path, query_id, collection, k)
-        )
+        return await anyio.to_thread.run_sync(lambda: explain(room, path, query_id, collection, k))
 
     server.add_tool(evaluate, annotations=RECORDS if room.allow_write else READ_ONLY)
     server.add_tool(explain_miss, annotations=READ_ONLY)

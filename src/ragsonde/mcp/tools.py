@@ -10,18 +10,18 @@ from typing import Any, Literal
 from pydantic import SecretStr
 
 from ragsonde.errors import QueryValidationError, RagsondeError
+
+# at run time, not only for the type checker: the SDK reads each tool's return annotation to
+# publish its outputSchema
+from ragsonde.evaluate.history.models import RunDiff, RunList
 from ragsonde.mcp._errors import AnsweredError
 from ragsonde.mcp.models import ConfigReport, FailingQueries, FailingQuery, SettingRow
 from ragsonde.mcp.reports import Reports
 from ragsonde.mcp.roots import Roots
 from ragsonde.models import Response
 from ragsonde.retriever import Retriever
-from ragsonde.workspace import Workspace
-
-# at run time, not only for the type checker: the SDK reads each tool's return annotation to
-# publish its outputSchema
-from ragsonde.evaluate.history.models import RunDiff, RunList
 from ragsonde.store.inspect import CollectionReport
+from ragsonde.workspace import Workspace
 
 __all__ = ["Room"]
 
