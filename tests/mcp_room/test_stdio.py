@@ -7,8 +7,6 @@ benchmark (the metrics must be the very same), the contract's error codes.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,41 +15,10 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.mcp_room.drive import KS, Session, check_session, drive, error_code, valid
+from tests.mcp_room.drive import Session, check_session, drive, error_code, valid
 from tests.support import home_env
 
 pytestmark = pytest.mark.slow  # starts processes that load the model
-
-
-@pytest.fixture(scope="module")
-def bench_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A root folder holding the first 12 sample questions, and a sibling the server may not
-    read."""
-    from ragsonde.samples import robotics_benchmark
-
-    base = tmp_path_factory.mktemp("mcp")
-    (base / "root").mkdir()
-    (base / "outside").mkdir()
-    lines = robotics_benchmark().read_text(encoding="utf-8").splitlines()[:12]
-    (base / "root" / "small.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (base / "outside" / "secret.jsonl").write_text(lines[0] + "\n", encoding="utf-8")
-    return base / "root"
-
-
-def cli_eval(home: Path, bench: Path) -> dict[str, Any]:
-    """``ragsonde eval --json`` as a user runs it (no history, no throughput pass)."""
-    args = ["eval", str(bench), "--collection", "robotics", "--json", "--no-record"]
-    args += ["--no-throughput", "--k", ",".join(map(str, KS))]
-    out = subprocess.run(
-        [sys.executable, "-m", "ragsonde", *args],
-        capture_output=True,
-        text=True,
-        env=home_env(home),
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr
-    report: dict[str, Any] = json.loads(out.stdout)
-    return report
 
 
 def server(home: Path, root: Path, *extra: str, env: dict[str, str] | None = None) -> Any:
@@ -61,9 +28,10 @@ def server(home: Path, root: Path, *extra: str, env: dict[str, str] | None = Non
     )
 
 
-def test_stdio_server_answers_as_the_cli(sample_home: Path, bench_root: Path) -> None:
+def test_stdio_server_answers_as_the_cli(
+    sample_home: Path, bench_root: Path, cli_report: dict[str, Any]
+) -> None:
     bench = bench_root / "small.jsonl"
-    cli_report = cli_eval(sample_home, bench)
 
     async def main() -> Session:
         async with (

@@ -183,6 +183,17 @@ def _batcher(settings: Settings) -> MicroBatchingEmbedder | None:
     )
 
 
+def _mount_mcp(app: FastAPI, state: ServerState) -> None:
+    """The MCP tools at ``/mcp`` (:mod:`ragsonde.mcp.http`) when the ``mcp`` extra is there."""
+    try:
+        from ragsonde.mcp.http import mount_mcp
+    except ModuleNotFoundError as e:
+        if e.name is not None and e.name.split(".")[0] == "mcp":
+            return
+        raise
+    mount_mcp(app, state)
+
+
 def create_app(settings: Settings | None = None, retriever: Retriever | None = None) -> FastAPI:
     """The ragsonde HTTP service.
 
@@ -232,6 +243,7 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
         if router is not None:
             deps = [Depends(require_api_key)] if spec.protected else []
             app.include_router(router, dependencies=deps)
+    _mount_mcp(app, state)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestLogMiddleware)
     _install_openapi(app)
