@@ -24,6 +24,7 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
+from ragsonde.cli._mcp_eval import McpArgOpt, McpHeaderOpt, McpMapOpt, McpOpt, ToolOpt
 from ragsonde.cli._search import search_options
 from ragsonde.cli._versus import (
     AlphaOpt,
@@ -176,6 +177,11 @@ def eval_command(
             "an exported FILE.jsonl; exit 1 on a significant regression of ndcg@10.",
         ),
     ] = None,
+    mcp: McpOpt = None,
+    tool: ToolOpt = None,
+    arg: McpArgOpt = None,
+    item_map: McpMapOpt = None,
+    mcp_header: McpHeaderOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
@@ -186,8 +192,54 @@ def eval_command(
     Exit 1 too when the benchmark's relevant ids resolve to no payload field, or more than half
     of them are missing from the collection (unless --allow-missing), or with --baseline when
     it is significantly worse than the baseline. Each run is recorded (`ragsonde history`)."""
+    given = dict(locals())
+    mcp_flags = {n: given.pop(n) for n in ("mcp", "tool", "arg", "item_map", "mcp_header")}
+    if mcp is not None or tool is not None:
+        _eval_tool(dataset, mcp_flags, given)
+        return
     with recording(record, history):
-        _eval(**locals())
+        _eval(**given)
+
+
+def _eval_tool(dataset: str, flags: dict[str, Any], given: dict[str, Any]) -> None:
+    """``--mcp``: the tool evaluated with the same options (a collection's own flags refused)."""
+    from ragsonde.cli._mcp_eval import run_mcp_eval
+    from ragsonde.evaluate import EvalOptions
+
+    if flags["mcp"] is None:
+        raise QueryValidationError(
+            "--tool names a tool of an --mcp server: give --mcp.", field="mcp"
+        )
+    settings = settings_from_options(
+        config=given["config_file"],
+        collection=given["collection"],
+        home=given["home"],
+        embedder=given["embedder"],
+        mapping=parse_fields(given["field_paths"]),
+        search=given["search"],
+    )
+    options = EvalOptions(
+        k=_ks(given["k"]),
+        relevance_by=given["relevance_by"],
+        gates=given["gate"] or [],
+        throughput=False,
+        split=given["split"],
+        queries_file=given["queries"],
+        judged_only=given["judged_only"],
+    )
+    run_mcp_eval(
+        dataset,
+        server=flags["mcp"],
+        tool=flags["tool"],
+        args=flags["arg"],
+        item_map=flags["item_map"],
+        headers=flags["mcp_header"],
+        versus=given["versus"],
+        settings=settings,
+        options=options,
+        save=given["save"],
+        json_output=given["json_output"],
+    )
 
 
 def _eval(

@@ -190,9 +190,7 @@ class _Run:
                 break
             items = items_of(result, self.m, q.query_id)
             if self.m.how != "id" and self.matcher is None:
-                self.matcher = await anyio.to_thread.run_sync(
-                    build_matcher, settings, self.bench
-                )
+                self.matcher = await anyio.to_thread.run_sync(build_matcher, settings, self.bench)
             pairs, unmatched = ranked(items, self.m, self.matcher, q.query_id)
             docs = aggregate(pairs, Aggregation())
             if len(docs) >= want or len(items) < fetch or fetch >= _MAX_FETCH:
@@ -231,6 +229,14 @@ async def _gather(
     return state
 
 
+def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The first exception of a (nested) group: the client's task groups nest them."""
+    first: BaseException = group
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
+
+
 def evaluate_tool(
     dataset: str | Path,
     target: ToolTarget,
@@ -252,9 +258,9 @@ def evaluate_tool(
     try:
         state = anyio.run(_gather, target, bench, o, cfg, progress)
     except* RagsondeError as group:  # a bad answer, an unknown tool: as raised
-        raise group.exceptions[0] from None
+        raise _leaf(group) from None
     except* Exception as group:  # the server would not start, or went away
-        first = group.exceptions[0]
+        first = _leaf(group)
         raise StoreConnectionError(
             f"mcp: the server {target.server!r} failed ({type(first).__name__}: {first}). "
             "Check that the command starts an MCP server on stdio (or that the URL answers)."
