@@ -4,7 +4,8 @@ Two directions:
 
 - **a server** (``ragsonde mcp`` over stdio; ``/mcp`` in ``ragsonde serve`` over streamable
   HTTP): search, evaluate, explain_miss, failing_queries, history_list, history_diff,
-  inspect_collection, config, and with ``--allow-write`` ingest (:func:`build_server`);
+  inspect_collection, config, and with ``--allow-write`` ingest
+  (:func:`ragsonde.mcp.server.build_server`; mounted by :mod:`ragsonde.server.mcp_mount`);
 - **a target** (``ragsonde eval BENCH --mcp CMD --tool NAME``): any MCP search tool evaluated
   like a collection (:mod:`ragsonde.mcp.target`).
 

@@ -184,9 +184,9 @@ def _batcher(settings: Settings) -> MicroBatchingEmbedder | None:
 
 
 def _mount_mcp(app: FastAPI, state: ServerState) -> None:
-    """The MCP tools at ``/mcp`` (:mod:`ragsonde.mcp.http`) when the ``mcp`` extra is there."""
+    """The MCP tools at ``/mcp`` (:mod:`.mcp_mount`) when the ``mcp`` extra is installed."""
     try:
-        from ragsonde.mcp.http import mount_mcp
+        from ragsonde.server.mcp_mount import mount_mcp
     except ModuleNotFoundError as e:
         if e.name is not None and e.name.split(".")[0] == "mcp":
             return
