@@ -46,4 +46,21 @@ def serve_stdio(
             allow_write=allow_write,
             config_file=config_file,
         )
+        _warm_up(ws)
         build_server(room).run("stdio")
+
+
+def _warm_up(ws: object) -> None:
+    """Load the model on this (the main) thread before any call, as ``ragsonde serve`` does: the
+    first search pays no loading cost. A model that cannot load is left to fail the first call
+    that needs it, as a tool error."""
+    import logging
+
+    from ragsonde.errors import RagsondeError
+    from ragsonde.workspace import Workspace
+
+    assert isinstance(ws, Workspace)
+    try:
+        ws.embedder.embed_queries(["warm-up"])
+    except RagsondeError as e:
+        logging.getLogger("ragsonde.mcp").warning("model not loaded: %s", e.message)
