@@ -27,7 +27,13 @@ from bench._sections import (
     query_section,
     store_section,
 )
-from bench._sections_serve import before_after_ratio, budget_rps, hostile_section, serve_section
+from bench._sections_serve import (
+    before_after_ratio,
+    budget_rps,
+    hostile_section,
+    mcp_section,
+    serve_section,
+)
 from bench.bench_chunking import chunking_section
 from bench.bench_explain import explain_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
@@ -113,6 +119,16 @@ def targets_summary(folder: Path) -> list[str]:
                     peer["target_met"],
                 )
             )
+    mc = _load(folder, "mcp")
+    if mc:
+        rows.append(
+            (
+                "mcp: server search vs library retrieve, p50",
+                "≤ 1.2 ×",
+                f"{mc['ratio_p50']:.2f} ×",
+                mc["met"],
+            )
+        )
     ho = _load(folder, "hostile")
     if ho:
         rows.append(
@@ -315,6 +331,7 @@ def main() -> None:
         ("history", history_section),
         ("chunking", chunking_section),
         ("splitters", splitters_section),
+        ("mcp", mcp_section),
     )
     for name, render in sections:
         data = _load(folder, name)
