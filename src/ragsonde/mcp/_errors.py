@@ -76,7 +76,9 @@ def error_info(exc: BaseException, tool: str) -> ErrorInfo:
 def error_result(exc: BaseException, tool: str) -> CallToolResult:
     """The ``isError`` result for ``exc``: ``{"error": {code, message}}``, structured and as
     JSON text."""
-    body = {"error": error_info(exc, tool).model_dump(mode="json")}
+    from ragsonde.mcp.models import ToolErrorBody
+
+    body = ToolErrorBody(error=error_info(exc, tool)).model_dump(mode="json")
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
         structured_content=body,

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.evaluate.report import Latency
+from ragsonde.models import ErrorInfo
 
 __all__ = [
     "BenchRow",
@@ -102,4 +103,4 @@ class ConfigReport(_Out):
 class ToolErrorBody(_Out):
     """A failed call's structured content: the contract's error object."""
 
-    error: dict[str, str]
+    error: ErrorInfo

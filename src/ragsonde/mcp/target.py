@@ -40,7 +40,6 @@ __all__ = ["ToolTarget", "evaluate_tool"]
 
 _MAX_FETCH = 5000
 _OVERSAMPLE = 3
-_SHOWN = 10
 #: Integer arguments a search tool may take for "how many": given {top_k} when not named.
 _COUNT_ARGS = ("top_k", "limit", "k", "n", "max_results", "count")
 

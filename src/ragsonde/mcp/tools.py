@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import SecretStr
-
 from ragsonde.errors import QueryValidationError, RagsondeError
 
 # at run time, not only for the type checker: the SDK reads each tool's return annotation to
@@ -24,18 +22,6 @@ from ragsonde.store.inspect import CollectionReport
 from ragsonde.workspace import Workspace
 
 __all__ = ["Room"]
-
-_MASK = "********"
-
-
-def _shown(value: Any) -> Any:
-    if isinstance(value, SecretStr):
-        return _MASK if value.get_secret_value() else ""
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, tuple | list):
-        return [_shown(v) for v in value]
-    return value
 
 
 class Room:
@@ -121,14 +107,14 @@ class Room:
         """Every effective setting of this server and where it came from (default, the file,
         the environment, a flag), secrets masked; the folders it may read; whether it writes."""
         from ragsonde.config import config_file_path
-        from ragsonde.config_sources import origins
+        from ragsonde.config_sources import origins, shown
 
         settings = self.workspace.settings
         path = self.config_file or config_file_path()
         rows = [
             SettingRow(
                 key=o.key,
-                value=_shown(getattr(settings, o.key) if "." not in o.key else o.value),
+                value=shown(getattr(settings, o.key) if "." not in o.key else o.value),
                 source=o.source,
                 where=o.where,
             )
