@@ -57,3 +57,44 @@ def test_http_server_answers_as_the_cli(
             assert wrong.status_code == 401 and KEY not in wrong.text
         headers = {"Authorization": f"Bearer {key}"} if key is not None else None
         check_session(_session(url, bench_root, headers), cli_report)
+
+
+@pytest.mark.slow
+def test_eval_mcp_over_http_scores_ragsondes_own_search_as_the_collection(
+    sample_home: Path, bench_root: Path, cli_report: dict[str, Any]
+) -> None:
+    """``ragsonde eval --mcp URL``: the ``search`` tool of a keyed ``/mcp`` evaluated over
+    streamable HTTP (the key sent with --mcp-header) scores as the collection it searches."""
+    import json
+    import subprocess
+    import sys
+
+    from ragsonde.server import create_app
+    from tests.mcp_room.drive import KS
+    from tests.support import home_env
+
+    settings = Settings(home=sample_home, collection="robotics", api_key=KEY)
+    with run_server(create_app(settings)) as url:
+        args = ["eval", str(bench_root / "small.jsonl"), "--mcp", f"{url}/mcp", "--tool"]
+        args += ["search", "--map", "id=metadata.doc_id", "--json"]
+        args += ["--k", ",".join(map(str, KS)), "--mcp-header", f"Authorization=Bearer {KEY}"]
+        out = subprocess.run(
+            [sys.executable, "-m", "ragsonde", *args],
+            capture_output=True,
+            text=True,
+            env=home_env(sample_home),
+            timeout=600,
+        )
+        assert out.returncode == 0, out.stderr
+        report = json.loads(out.stdout)
+        assert report["metrics"] == cli_report["metrics"]
+        assert "id=metadata.doc_id" in report["warnings"][0]
+        keyless = subprocess.run(
+            [sys.executable, "-m", "ragsonde", *args[:-2]],
+            capture_output=True,
+            text=True,
+            env=home_env(sample_home),
+            timeout=600,
+        )
+        assert keyless.returncode != 0 and "Traceback" not in keyless.stderr
+        assert json.loads(keyless.stdout)["error"]["code"] == "CONNECTION_ERROR"

@@ -262,7 +262,8 @@ def evaluate_tool(
         first = _leaf(group)
         raise StoreConnectionError(
             f"mcp: the server {target.server!r} failed ({type(first).__name__}: {first}). "
-            "Check that the command starts an MCP server on stdio (or that the URL answers)."
+            "Check that the command starts an MCP server on stdio, or that the URL answers "
+            "(with its key, if it needs one: --mcp-header 'Authorization=Bearer KEY')."
         ) from first
     from ragsonde.mcp.tool_report import build_report
 
