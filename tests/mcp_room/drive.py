@@ -78,6 +78,9 @@ async def drive(session: ClientSession, bench: Path, outside: Path) -> Session:
         worst = (out.calls["failing"].structured_content or {}).get("queries") or [{}]
         qid = worst[0].get("query_id", "q01")
         await call("explain", "explain_miss", {"benchmark": str(bench), "query_id": qid})
+    rows = [json.loads(line) for line in bench.read_text(encoding="utf-8").splitlines()]
+    await call("inline", "evaluate", {"rows": rows, "k": KS})
+    await call("inline_bad", "evaluate", {"rows": [{"query_id": "x", "query": "y"}]})
     await call("inspect", "inspect_collection", {})
     await call("config", "config", {})
     return out
@@ -137,6 +140,11 @@ def check_session(s: Session, cli_report: dict[str, Any]) -> None:
     assert len(s.run_file.splitlines()) >= summary["queries"]
     n = summary["queries"]
     assert s.progress and s.progress[-1] == (n, n)
+    inline = valid(s.calls["inline"], s.tools["evaluate"])
+    assert inline["metrics"] == cli_report["metrics"] and inline["dataset"] == "inline rows"
+    assert inline["report_id"] != summary["report_id"]
+    assert error_code(s.calls["inline_bad"]) == "VALIDATION_ERROR"
+    assert "relevant" in s.calls["inline_bad"].structured_content["error"]["message"]
     worst = valid(s.calls["failing"], s.tools["failing_queries"])
     values = [q["value"] for q in worst["queries"]]
     assert values == sorted(values) and worst["total"] == n
