@@ -117,7 +117,10 @@ def run_mcp_eval(
         from ragsonde.evaluate import evaluate
         from ragsonde.evaluate.compare import compare_reports
 
-        a = evaluate(dataset, collection=versus, options=options, settings=settings, record=False)
+        from ragsonde.workspace import Workspace
+
+        with Workspace(settings) as ws:  # whoever opens it closes it
+            a = evaluate(dataset, collection=versus, options=options, workspace=ws, record=False)
         result = VersusReport(a=a, b=report, comparison=compare_reports(a, report))
     if save is not None:
         save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
