@@ -116,7 +116,6 @@ def run_mcp_eval(
     if versus is not None:
         from ragsonde.evaluate import evaluate
         from ragsonde.evaluate.compare import compare_reports
-
         from ragsonde.workspace import Workspace
 
         with Workspace(settings) as ws:  # whoever opens it closes it
