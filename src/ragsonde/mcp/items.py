@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.store.payload import get_path
+from ragsonde.models.payload import get_path
 
 __all__ = ["CANDIDATES", "ItemMap", "Matcher", "items_of", "map_from_schema", "ranked"]
 

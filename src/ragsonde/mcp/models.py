@@ -1,7 +1,7 @@
 """What the MCP tools answer that no other room publishes: an evaluation's summary, a run's worst
 queries, the effective settings. Every other tool answers a model the library already publishes
 (:class:`~ragsonde.models.Response`, :class:`~ragsonde.evaluate.misses.MissesReport`, the history's
-:class:`~ragsonde.evaluate.history.RunList` and :class:`~ragsonde.evaluate.history.RunDiff`, the
+:class:`~ragsonde.history.RunList` and :class:`~ragsonde.history.RunDiff`, the
 store's :class:`~ragsonde.store.inspect.CollectionReport`). Each tool's ``outputSchema`` is its
 model's JSON Schema.
 """

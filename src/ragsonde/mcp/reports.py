@@ -45,7 +45,7 @@ class Reports:
             found = self._kept.get(ref)
         if found is not None:
             return found
-        from ragsonde.evaluate.history import HistoryStore, resolve_run
+        from ragsonde.history import HistoryStore, resolve_run
 
         if not self.history.is_file():
             raise QueryValidationError(

@@ -135,7 +135,7 @@ def build_matcher(settings: Settings, bench: Benchmark) -> Matcher:
     (where the benchmark's ids are found, as the runner finds them)."""
     from ragsonde.evaluate.relevance import resolve_relevance
     from ragsonde.evaluate.resolve import POINT_ID
-    from ragsonde.store.payload import get_path
+    from ragsonde.models.payload import get_path
     from ragsonde.workspace import Workspace
 
     by_text: dict[str, str] = {}

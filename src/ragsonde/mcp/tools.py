@@ -11,7 +11,7 @@ from ragsonde.errors import QueryValidationError, RagsondeError
 
 # at run time, not only for the type checker: the SDK reads each tool's return annotation to
 # publish its outputSchema
-from ragsonde.evaluate.history.models import RunDiff, RunList
+from ragsonde.history.models import RunDiff, RunList
 from ragsonde.mcp._errors import AnsweredError
 from ragsonde.mcp.models import ConfigReport, FailingQueries, FailingQuery, SettingRow
 from ragsonde.mcp.reports import Reports
@@ -37,7 +37,7 @@ class Room:
         config_file: Path | None = None,
         retriever: Retriever | None = None,
     ) -> None:
-        from ragsonde.evaluate.history.record import history_path
+        from ragsonde.history.record import history_path
 
         self.workspace = workspace
         self.retriever = retriever or Retriever(workspace=workspace)
@@ -132,7 +132,7 @@ class Room:
     ) -> RunList:
         """The recorded evaluation runs, oldest first (the newest ``limit``), with their
         headline metrics and whether their gates passed."""
-        from ragsonde.evaluate.history import HistoryStore
+        from ragsonde.history import HistoryStore
 
         if limit < 1:
             raise QueryValidationError("limit: at least 1.", field="limit")
@@ -152,7 +152,7 @@ class Room:
         """What changed between two recorded runs (run ids, ``last``, ``last~N``, ``best``):
         their fingerprints, each metric with a paired test and intervals, and the queries that
         flipped between hit and miss, with why where the runs were explained."""
-        from ragsonde.evaluate.history import HistoryStore, diff_runs, resolve_run
+        from ragsonde.history import HistoryStore, diff_runs, resolve_run
 
         if not 0.0 < alpha < 1.0:
             raise QueryValidationError("alpha: between 0 and 1.", field="alpha")
