@@ -17,8 +17,10 @@ from ragsonde.estimate.estimate import (
     Features,
     estimate_difference,
     estimate_metric,
+    estimate_metrics,
     features,
 )
+from ragsonde.estimate.predictors import ScoreSignals
 from ragsonde.estimate.models import Bounds, Method, MetricEstimate
 from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
 
@@ -30,11 +32,13 @@ __all__ = [
     "Interval",
     "Method",
     "MetricEstimate",
+    "ScoreSignals",
     "classical_mean",
     "crossfit",
     "crossppi_mean",
     "estimate_difference",
     "estimate_metric",
+    "estimate_metrics",
     "features",
     "ppi_mean",
 ]

@@ -29,7 +29,14 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["MIN_CROSSFIT", "Features", "estimate_difference", "estimate_metric", "features"]
+__all__ = [
+    "MIN_CROSSFIT",
+    "Features",
+    "estimate_difference",
+    "estimate_metric",
+    "estimate_metrics",
+    "features",
+]
 
 #: Labelled queries needed before signals are fitted to them (two folds of two).
 MIN_CROSSFIT = 8
@@ -181,3 +188,25 @@ def estimate_difference(
         [gold_b[q] - gold_a[q] for q in ids if q in gold_a and q in gold_b], dtype=np.float64
     )
     return _estimate(d, lab, both, alpha=alpha, seed=seed, clip=(-1.0, 1.0))
+
+
+def estimate_metrics(
+    per_query: Mapping[str, Mapping[str, float]],
+    ids: Sequence[str],
+    predictions: Sequence[QueryPrediction] = (),
+    *,
+    names: Sequence[str] | None = None,
+    alpha: float = 0.05,
+) -> dict[str, MetricEstimate]:
+    """Every metric of ``per_query`` (labelled query -> metric -> value) estimated over ``ids``
+    (labelled and unlabelled queries), or only ``names``."""
+    wanted = names or sorted({m for row in per_query.values() for m in row})
+    return {
+        m: estimate_metric(
+            {q: row[m] for q, row in per_query.items() if m in row},
+            ids,
+            predictions,
+            alpha=alpha,
+        )
+        for m in wanted
+    }

@@ -1,0 +1,284 @@
+"""A verdict with error bars: PPI++ intervals from a few labelled SciFact queries (issue 35).
+
+    .venv/bin/python -m bench.bench_estimate [--home /tmp/ragsonde-estimate] [--draws 500]
+
+1. Five systems on the whole SciFact collection (5,183 documents, 300 test queries): dense,
+   BM25, hybrid RRF, hybrid DBSF and a degraded index (1-bit binary quantization without
+   rescoring). The collection (dense + BM25, ``bench._common.SCIFACT_HYBRID``) and its binary
+   copy are built once in ``--home`` (a scratch ragsonde home, default under /tmp) with the
+   real model; each system is evaluated once, and its per-query nDCG@10 and top-10 ids and
+   scores are cached beside them (``estimate_perquery.json``).
+2. Draws, in NumPy: ``--draws`` random sets of n ∈ {30, 50, 100} labelled queries, the rest
+   unlabelled. For every system, n and label-free predictor: the 95 % interval of nDCG@10 by
+   ``ragsonde.estimate`` (signals cross-fitted on the labelled queries, PPI++) and the classical
+   interval from the same n; coverage of the full-label nDCG@10 and mean width.
+3. Power: DBSF against dense, the paired difference of nDCG@10, over n from 10 to 290; the
+   smallest n at which the interval excludes zero in 80 % of draws, classical and PPI++.
+
+Predictors (each label-free; a system's own ranking and the dense and BM25 rankings every
+deployment can run): ``own``: the four score signals of the system's own top 10 (top-1, gap,
+NQC, z-score); ``dense+bm25``: those of the dense and the BM25 rankings; ``agreement``: the
+latter plus the overlap of the top 10s (the system's with dense's and BM25's, dense's with
+BM25's).
+
+Targets: coverage ≥ 0.93 for every system and n; mean width ≤ 0.85 × classical with the best
+predictor; PPI needs ≥ 30 % fewer labels for a significant DBSF − dense difference. Writes
+``bench/results/estimate.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from bench._common import SCIFACT, SCIFACT_HYBRID, machine, require_scifact, write_results
+
+#: name -> (collection suffix, mode, search settings)
+SYSTEMS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "dense": ("", "dense", {}),
+    "bm25": ("", "sparse", {}),
+    "hybrid_rrf": ("", "hybrid", {"fusion": "rrf"}),
+    "hybrid_dbsf": ("", "hybrid", {"fusion": "dbsf"}),
+    "dense_binary_norescore": ("__binary", "dense", {"quantization_rescore": False}),
+}
+SIZES = (30, 50, 100)
+PREDICTORS = ("own", "dense+bm25", "agreement")
+TARGETS = {"coverage": 0.93, "width_ratio": 0.85, "fewer_labels": 0.30}
+DEFAULT_HOME = Path("/tmp/ragsonde-estimate")
+
+PerQuery = dict[str, dict[str, dict[str, Any]]]
+
+
+def build(home: Path) -> None:
+    """The collection and its binary copy, built once in ``home``."""
+    from bench.bench_labels import _variant_specs, resume
+    from ragsonde.config import Settings
+    from ragsonde.tune.variants import build_tuned_copy
+    from ragsonde.workspace import Workspace
+
+    with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
+        if SCIFACT_HYBRID not in ws.store.list_collections():
+            resume(ws, SCIFACT, SCIFACT_HYBRID)
+        target = f"{SCIFACT_HYBRID}__binary"
+        if target not in ws.store.list_collections():
+            build_tuned_copy(ws.store, SCIFACT_HYBRID, target, _variant_specs()["binary"])
+
+
+def collect(home: Path) -> PerQuery:
+    """System -> query id -> {ndcg, ids, scores} (evaluated once, cached in ``home``)."""
+    cache = home / "estimate_perquery.json"
+    if cache.is_file():
+        cached: PerQuery = json.loads(cache.read_text())
+        if set(cached) == set(SYSTEMS):
+            return cached
+    build(home)
+    from ragsonde.config import Settings
+    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.workspace import Workspace
+
+    out: PerQuery = {}
+    with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
+        for name, (suffix, mode, knobs) in SYSTEMS.items():
+            s = Settings(home=home, collection=SCIFACT_HYBRID + suffix, **knobs)
+            rep = evaluate(
+                SCIFACT,
+                settings=s,
+                store=ws.store,
+                embedder=ws.embedder,
+                options=EvalOptions(mode=mode, throughput=False, ks=(10,)),
+                record=False,
+            )
+            out[name] = {
+                q: {
+                    "ndcg": float(row.metrics["ndcg@10"]),
+                    "ids": [i for i, _ in row.retrieved],
+                    "scores": [float(s) for _, s in row.retrieved],
+                }
+                for q, row in rep.per_query.items()
+            }
+            print(f"{name:24s} nDCG@10 {rep.metrics['ndcg@10']:.4f}", flush=True)
+    cache.write_text(json.dumps(out))
+    return out
+
+
+def _overlap(a: list[str], b: list[str]) -> float:
+    return len(set(a) & set(b)) / max(1, min(len(a), len(b)))
+
+
+def signal_matrices(pq: PerQuery, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """System -> predictor -> (queries, signals) matrix, every signal label-free."""
+    import numpy as np
+
+    from ragsonde.traffic.signals import SCORE_SIGNALS, score_signals
+
+    def scores(system: str, q: str) -> list[float]:
+        sig = score_signals(pq[system][q]["scores"])
+        return [sig.get(name, 0.0) for name in SCORE_SIGNALS]
+
+    out: dict[str, dict[str, Any]] = {}
+    for system in SYSTEMS:
+        own = np.asarray([scores(system, q) for q in ids])
+        base = np.asarray([scores("dense", q) + scores("bm25", q) for q in ids])
+        agree = np.asarray(
+            [
+                [
+                    _overlap(pq[system][q]["ids"], pq["dense"][q]["ids"]),
+                    _overlap(pq[system][q]["ids"], pq["bm25"][q]["ids"]),
+                    _overlap(pq["dense"][q]["ids"], pq["bm25"][q]["ids"]),
+                ]
+                for q in ids
+            ]
+        )
+        out[system] = {"own": own, "dense+bm25": base, "agreement": np.hstack([base, agree])}
+    return out
+
+
+def _ppi(y: Any, x: Any, lab: Any, seed: int, clip: tuple[float, float] = (0.0, 1.0)) -> Any:
+    from ragsonde.estimate import crossfit, crossppi_mean
+
+    fit = crossfit(x[lab], y[lab], x[~lab], seed=seed, clip=clip)
+    return crossppi_mean(y[lab], fit.labeled, fit.unlabeled)
+
+
+def draws(pq: PerQuery, ids: list[str], n_draws: int, seed: int) -> dict[str, Any]:
+    """Coverage and width per system, n and method."""
+    import numpy as np
+
+    from ragsonde.estimate import classical_mean
+
+    feats = signal_matrices(pq, ids)
+    rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {}
+    for system in SYSTEMS:
+        y = np.asarray([pq[system][q]["ndcg"] for q in ids])
+        truth = float(y.mean())
+        out[system] = {"full_label_ndcg@10": round(truth, 4), "n": {}}
+        for n in SIZES:
+            rows: dict[str, list[tuple[bool, float]]] = {m: [] for m in ("classical", *PREDICTORS)}
+            lams: dict[str, list[float]] = {m: [] for m in PREDICTORS}
+            for d in range(n_draws):
+                lab = np.zeros(len(ids), dtype=bool)
+                lab[rng.choice(len(ids), n, replace=False)] = True
+                c = classical_mean(y[lab])
+                rows["classical"].append((c.low <= truth <= c.high, c.width))
+                for p in PREDICTORS:
+                    iv = _ppi(y, feats[system][p], lab, d)
+                    rows[p].append((iv.low <= truth <= iv.high, iv.width))
+                    lams[p].append(iv.lam)
+            cw = float(np.mean([w for _, w in rows["classical"]]))
+            out[system]["n"][str(n)] = {
+                m: {
+                    "coverage": round(float(np.mean([h for h, _ in r])), 4),
+                    "mean_width": round(float(np.mean([w for _, w in r])), 4),
+                    "width_ratio": round(float(np.mean([w for _, w in r])) / cw, 4),
+                    **({"mean_lambda": round(float(np.mean(lams[m])), 3)} if m in lams else {}),
+                }
+                for m, r in rows.items()
+            }
+            print(
+                f"{system:24s} n={n:3d} "
+                + "  ".join(
+                    f"{m} cov {v['coverage']:.3f} w {v['mean_width']:.3f} ({v['width_ratio']:.2f})"
+                    for m, v in out[system]["n"][str(n)].items()
+                ),
+                flush=True,
+            )
+    return out
+
+
+def power(
+    pq: PerQuery, ids: list[str], n_draws: int, seed: int, a: str = "dense", b: str = "hybrid_dbsf"
+) -> dict[str, Any]:
+    """How often the paired difference b − a is significant, per n, classical and PPI++ (each
+    predictor: both systems' signals side by side)."""
+    import numpy as np
+
+    from ragsonde.estimate import classical_mean
+
+    feats = signal_matrices(pq, ids)
+    d = np.asarray([pq[b][q]["ndcg"] - pq[a][q]["ndcg"] for q in ids])
+    rng = np.random.default_rng(seed + 1)
+    grid = list(range(10, 300, 10))
+    rates: dict[str, dict[str, float]] = {m: {} for m in ("classical", *PREDICTORS)}
+    for n in grid:
+        hits = dict.fromkeys(rates, 0)
+        for k in range(n_draws):
+            lab = np.zeros(len(ids), dtype=bool)
+            lab[rng.choice(len(ids), n, replace=False)] = True
+            hits["classical"] += classical_mean(d[lab]).excludes(0.0)
+            for p in PREDICTORS:
+                x = np.hstack([feats[a][p], feats[b][p]])
+                hits[p] += _ppi(d, x, lab, k, clip=(-1.0, 1.0)).excludes(0.0)
+        for m in rates:
+            rates[m][str(n)] = hits[m] / n_draws
+    needed = {m: next((int(n) for n, r in v.items() if r >= 0.8), None) for m, v in rates.items()}
+    return {
+        "pair": f"{b} - {a}",
+        "full_label_difference": round(float(d.mean()), 4),
+        "significant_share": rates,
+        "labels_needed_80pct": needed,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--home", type=Path, default=DEFAULT_HOME)
+    ap.add_argument("--draws", type=int, default=500)
+    ap.add_argument("--power-draws", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    require_scifact()
+    started = time.perf_counter()
+    pq = collect(args.home)
+    ids = sorted(pq["dense"])
+    t0 = time.perf_counter()
+    coverage = draws(pq, ids, args.draws, args.seed)
+    pw = power(pq, ids, args.power_draws, args.seed)
+    print(json.dumps(pw["labels_needed_80pct"]), flush=True)
+    best = {
+        system: {
+            n: min(PREDICTORS, key=lambda p: v["n"][n][p]["width_ratio"]) for n in v["n"]
+        }
+        for system, v in coverage.items()
+    }
+    worst_coverage = min(
+        v["n"][n][m]["coverage"] for v in coverage.values() for n in v["n"] for m in v["n"][n]
+    )
+    worst_best_ratio = max(
+        v["n"][n][best[s][n]]["width_ratio"] for s, v in coverage.items() for n in v["n"]
+    )
+    need = pw["labels_needed_80pct"]
+    ppi_need = min((v for k, v in need.items() if k != "classical" and v), default=None)
+    fewer = 1 - ppi_need / need["classical"] if ppi_need and need["classical"] else None
+    summary = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": machine(),
+        "dataset": "scifact test: 300 queries, 5,183 documents",
+        "draws": args.draws,
+        "power_draws": args.power_draws,
+        "systems": coverage,
+        "best_predictor": best,
+        "power": pw,
+        "figures": {
+            "min_coverage": worst_coverage,
+            "max_width_ratio_best_predictor": worst_best_ratio,
+            "ppi_fewer_labels": None if fewer is None else round(fewer, 3),
+        },
+        "targets": TARGETS,
+        "targets_met": {
+            "coverage": worst_coverage >= TARGETS["coverage"],
+            "width_ratio": worst_best_ratio <= TARGETS["width_ratio"],
+            "fewer_labels": fewer is not None and fewer >= TARGETS["fewer_labels"],
+        },
+        "draw_seconds": round(time.perf_counter() - t0, 1),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    write_results("estimate", summary, quick=False)
+    print(json.dumps(summary["figures"]), json.dumps(summary["targets_met"]))
+
+
+if __name__ == "__main__":
+    main()
