@@ -15,11 +15,14 @@
 3. Power: DBSF against dense, the paired difference of nDCG@10, over n from 10 to 290; the
    smallest n at which the interval excludes zero in 80 % of draws, classical and PPI++.
 
-Predictors (each label-free; a system's own ranking and the dense and BM25 rankings every
-deployment can run): ``own``: the four score signals of the system's own top 10 (top-1, gap,
-NQC, z-score); ``dense+bm25``: those of the dense and the BM25 rankings; ``agreement``: the
-latter plus the overlap of the top 10s (the system's with dense's and BM25's, dense's with
-BM25's).
+Predictors (each label-free: a system's own ranking, and the rankings every deployment can
+run beside it), fitted to the labelled queries by cross-fitting:
+
+* ``own``: the four score signals of the system's own top 10 (top-1, gap, NQC, z-score);
+* ``dense+bm25``: those of the dense and the BM25 rankings, their top-1 − top-2 gaps, the BM25
+  top score per query word, and the query's length;
+* ``consensus``: ``own``, the gaps and lengths, and how far the other four systems agree with
+  this one's ranking (:func:`_consensus`).
 
 Targets: coverage ≥ 0.93 for every system and n; mean width ≤ 0.85 × classical with the best
 predictor; PPI needs ≥ 30 % fewer labels for a significant DBSF − dense difference. Writes
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -40,14 +44,15 @@ from bench._common import SCIFACT, SCIFACT_HYBRID, machine, require_scifact, wri
 SYSTEMS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "dense": ("", "dense", {}),
     "bm25": ("", "sparse", {}),
-    "hybrid_rrf": ("", "hybrid", {"fusion": "rrf"}),
-    "hybrid_dbsf": ("", "hybrid", {"fusion": "dbsf"}),
-    "dense_binary_norescore": ("__binary", "dense", {"quantization_rescore": False}),
+    "hybrid_rrf": ("", "hybrid", {"search": {"fusion": "rrf"}}),
+    "hybrid_dbsf": ("", "hybrid", {"search": {"fusion": "dbsf"}}),
+    "dense_binary_norescore": ("__binary", "dense", {"search": {"quantization_rescore": False}}),
 }
 SIZES = (30, 50, 100)
-PREDICTORS = ("own", "dense+bm25", "agreement")
+PREDICTORS = ("own", "dense+bm25", "consensus")
 TARGETS = {"coverage": 0.93, "width_ratio": 0.85, "fewer_labels": 0.30}
-DEFAULT_HOME = Path("/tmp/ragsonde-estimate")
+#: A scratch ragsonde home: the collections are built once and reused across runs.
+DEFAULT_HOME = Path(tempfile.gettempdir()) / "ragsonde-estimate"
 
 PerQuery = dict[str, dict[str, dict[str, Any]]]
 
@@ -108,6 +113,43 @@ def _overlap(a: list[str], b: list[str]) -> float:
     return len(set(a) & set(b)) / max(1, min(len(a), len(b)))
 
 
+def _gap12(scores: list[float]) -> float:
+    return scores[0] - scores[1] if len(scores) > 1 else 0.0
+
+
+def _consensus(pq: PerQuery, system: str, q: str) -> list[float]:
+    """How far the other systems agree with this one's ranking of ``q``: how many put its top
+    hit first, and in their top 3; its top hit's reciprocal rank in each; and the nDCG@10 of its
+    ranking against pseudo-labels voted by the others' top 3 (first place 1, others 0.3)."""
+    import math
+
+    mine = pq[system][q]["ids"]
+    top = mine[0] if mine else None
+    others = [pq[o][q]["ids"] for o in SYSTEMS if o != system]
+    votes: dict[str, float] = {}
+    for ranked in others:
+        for r, d in enumerate(ranked[:3]):
+            votes[d] = votes.get(d, 0.0) + (1.0 if r == 0 else 0.3)
+    dcg = sum(votes.get(d, 0.0) / math.log2(r + 2) for r, d in enumerate(mine[:10]))
+    ideal = sum(v / math.log2(r + 2) for r, v in enumerate(sorted(votes.values())[::-1][:10]))
+    return [
+        float(sum(bool(r) and r[0] == top for r in others)),
+        float(sum(top in r[:3] for r in others)),
+        *(1.0 / (1 + r.index(top)) if top in r else 0.0 for r in others),
+        dcg / ideal if ideal else 0.0,
+    ]
+
+
+def query_terms() -> dict[str, int]:
+    """Query id -> words in its text."""
+    out: dict[str, int] = {}
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            out[str(row["_id"])] = max(1, len(str(row["text"]).split()))
+    return out
+
+
 def signal_matrices(pq: PerQuery, ids: list[str]) -> dict[str, dict[str, Any]]:
     """System -> predictor -> (queries, signals) matrix, every signal label-free."""
     import numpy as np
@@ -118,21 +160,23 @@ def signal_matrices(pq: PerQuery, ids: list[str]) -> dict[str, dict[str, Any]]:
         sig = score_signals(pq[system][q]["scores"])
         return [sig.get(name, 0.0) for name in SCORE_SIGNALS]
 
+    terms = query_terms()
+
+    def lexical(q: str) -> list[float]:
+        dense, bm25 = pq["dense"][q]["scores"], pq["bm25"][q]["scores"]
+        top = bm25[0] if bm25 else 0.0
+        return [_gap12(dense), _gap12(bm25), top / terms[q], float(terms[q])]
+
     out: dict[str, dict[str, Any]] = {}
     for system in SYSTEMS:
         own = np.asarray([scores(system, q) for q in ids])
-        base = np.asarray([scores("dense", q) + scores("bm25", q) for q in ids])
-        agree = np.asarray(
-            [
-                [
-                    _overlap(pq[system][q]["ids"], pq["dense"][q]["ids"]),
-                    _overlap(pq[system][q]["ids"], pq["bm25"][q]["ids"]),
-                    _overlap(pq["dense"][q]["ids"], pq["bm25"][q]["ids"]),
-                ]
-                for q in ids
-            ]
-        )
-        out[system] = {"own": own, "dense+bm25": base, "agreement": np.hstack([base, agree])}
+        base = np.asarray([scores("dense", q) + scores("bm25", q) + lexical(q) for q in ids])
+        agree = np.asarray([_consensus(pq, system, q) for q in ids])
+        out[system] = {
+            "own": own,
+            "dense+bm25": base,
+            "consensus": np.hstack([own, base[:, -4:], agree]),
+        }
     return out
 
 
@@ -201,7 +245,7 @@ def power(
     feats = signal_matrices(pq, ids)
     d = np.asarray([pq[b][q]["ndcg"] - pq[a][q]["ndcg"] for q in ids])
     rng = np.random.default_rng(seed + 1)
-    grid = list(range(10, 300, 10))
+    grid = [*range(10, 100, 5), *range(100, 300, 20)]
     rates: dict[str, dict[str, float]] = {m: {} for m in ("classical", *PREDICTORS)}
     for n in grid:
         hits = dict.fromkeys(rates, 0)
@@ -239,9 +283,7 @@ def main() -> None:
     pw = power(pq, ids, args.power_draws, args.seed)
     print(json.dumps(pw["labels_needed_80pct"]), flush=True)
     best = {
-        system: {
-            n: min(PREDICTORS, key=lambda p: v["n"][n][p]["width_ratio"]) for n in v["n"]
-        }
+        system: {n: min(PREDICTORS, key=lambda p: v["n"][n][p]["width_ratio"]) for n in v["n"]}
         for system, v in coverage.items()
     }
     worst_coverage = min(

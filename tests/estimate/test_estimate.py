@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ragsonde.estimate import MetricEstimate, estimate_difference, estimate_metric
-from ragsonde.estimate.models import Bounds
+from ragsonde.models.estimate import Bounds
 from ragsonde.models.prediction import QueryPrediction
 
 

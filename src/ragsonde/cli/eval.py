@@ -142,6 +142,23 @@ def eval_command(
     no_throughput: Annotated[
         bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
     ] = False,
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            "--estimate",
+            help="Estimate every metric with a 95 % interval (PPI++): the benchmark's "
+            "unlabelled rows are kept, and predictions for every query are combined with the "
+            "labelled ones. Gates then pass only when the whole interval clears them.",
+        ),
+    ] = False,
+    predictor: Annotated[
+        str,
+        typer.Option(
+            "--predictor",
+            help="--estimate: scores (each ranking's score signals), traffic (dense, BM25 and "
+            "their agreement, replayed) or none (the labelled queries alone).",
+        ),
+    ] = "scores",
     explain: Annotated[
         bool,
         typer.Option(
@@ -211,6 +228,8 @@ def _eval(
     against: str | None,
     judged_only: bool,
     no_throughput: bool,
+    estimate: bool,
+    predictor: str,
     explain: bool,
     explain_k: int,
     corpus: str | None,
@@ -251,6 +270,8 @@ def _eval(
         by=by,
         allow_missing=allow_missing,
         judged_only=judged_only,
+        estimate=estimate,
+        predictor=predictor,
     )
     if explain and (versus is not None or collection_b or against is not None):
         raise QueryValidationError(

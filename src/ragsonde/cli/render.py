@@ -129,6 +129,10 @@ def render_report(report: EvalReport) -> None:
     for fam in dict.fromkeys(n.split("@")[0] for n in spans if "@" in n):
         table.add_row(fam, *(f"{spans.get(f'{fam}@{k}', float('nan')):.4f}" for k in report.ks))
     console.print(table)
+    if report.metrics_ci:
+        from ragsonde.cli._estimate import render_estimates
+
+        render_estimates(report.metrics_ci)
     if "mrr" in report.metrics:
         console.print(f"MRR (uncut): {report.metrics['mrr']:.4f}")
     if "span_precision_omega" in spans:

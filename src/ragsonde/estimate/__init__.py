@@ -20,9 +20,9 @@ from ragsonde.estimate.estimate import (
     estimate_metrics,
     features,
 )
-from ragsonde.estimate.predictors import ScoreSignals
-from ragsonde.estimate.models import Bounds, Method, MetricEstimate
 from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
+from ragsonde.estimate.predictors import ScoreSignals
+from ragsonde.models.estimate import Bounds, Method, MetricEstimate
 
 __all__ = [
     "MIN_CROSSFIT",

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragsonde.estimate.crossfit import crossfit
-from ragsonde.estimate.models import Bounds, Method, MetricEstimate
 from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
+from ragsonde.models.estimate import Bounds, Method, MetricEstimate
 from ragsonde.models.prediction import QueryPrediction
 
 if TYPE_CHECKING:

@@ -105,6 +105,18 @@ class EvalOptions(BaseModel):
         default=False,
         description="Score over judged hits only: unjudged hits dropped, not counted as misses.",
     )
+    estimate: bool = Field(
+        default=False,
+        description="Estimate every metric with a 95 % interval (metrics_ci): the benchmark's "
+        "unlabelled rows are kept and searched, and predictions for every query (predictor) "
+        "are combined with the labelled ones by prediction-powered inference.",
+    )
+    predictor: str = Field(
+        default="scores",
+        description="Where the predictions come from with estimate: 'scores' (the score "
+        "signals of each query's ranking), 'traffic' (the traffic room's label-free signals: "
+        "dense, BM25 and their agreement, replayed), or 'none' (the labelled queries alone).",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -166,6 +178,13 @@ class EvalOptions(BaseModel):
         if value is not None:
             _checked(parse_by, value)
         return value
+
+    @field_validator("predictor")
+    @classmethod
+    def _predictor(cls, value: str) -> str:
+        from ragsonde.estimate.run import check_predictor
+
+        return str(_checked(check_predictor, value))
 
     @field_validator("mapping")
     @classmethod

@@ -45,6 +45,7 @@ from ragsonde.evaluate.report import (
 from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
+from ragsonde.models.estimate import MetricEstimate
 from ragsonde.models.params import SearchParams, index_differences
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
@@ -279,6 +280,27 @@ def _record(
         )
 
 
+def _estimates(
+    report: EvalReport,
+    bench: Benchmark,
+    ws: Workspace,
+    params: SearchParams,
+    coll: str,
+    predictor: str,
+) -> dict[str, MetricEstimate]:
+    """``metrics_ci``: every metric estimated from the labelled rows and the predictor's
+    predictions for all (:mod:`ragsonde.estimate`)."""
+    from ragsonde.estimate.run import RunContext, estimate_run
+    from ragsonde.models.prediction import PredictedQuery
+
+    rows = report.per_query
+    scores = {q: [s for _, s in row.retrieved] for q, row in rows.items()}
+    ctx = RunContext(scores=scores, workspace=ws, search=params, collection=coll)
+    labelled = {q: row.metrics for q, row in rows.items() if row.relevant}
+    queries = [PredictedQuery(query_id=q.query_id, text=q.text) for q in bench.queries]
+    return estimate_run(queries, labelled, ctx, predictor=predictor, names=list(report.metrics))
+
+
 def evaluate(
     dataset: str | Path,
     *,
@@ -321,7 +343,9 @@ def evaluate(
     params = o.effective_search(cfg.search)
     coll = collection or cfg.collection
     try:
-        bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
+        bench = load_benchmark(
+            dataset, split=o.split, queries=o.queries_file, keep_unlabelled=o.estimate
+        )
         st, emb = ws.store, ws.embedder
         ingested = _ensure_collection(bench, st, emb, coll, ingest, params.mode != "dense", corpus)
         limits = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
@@ -378,8 +402,11 @@ def evaluate(
             )
             if progress is not None:
                 progress.advance(1)
-        means, per_metric = compute_metrics(
-            names, bench.qrels, _by_rank(run), judged_only=o.judged_only
+        means, per_metric = compute_metrics(  # the labelled queries (all, unless estimate)
+            names,
+            {q: r for q, r in bench.qrels.items() if r},
+            _by_rank(run),
+            judged_only=o.judged_only,
         )
         span_summary = None
         if spans is not None:  # beside the document metrics, in the same per-query rows
@@ -448,6 +475,8 @@ def evaluate(
             )
         if o.ann_vs_exact:
             report.index_health = ev.index_health(timings["search_ms"])
+        if o.estimate:
+            report.metrics_ci = _estimates(report, bench, ws, params, coll, o.predictor)
         report.gates = [g.evaluate(report) for g in o.parsed_gates]
         report.seconds = round(time.perf_counter() - started, 3)
         _record(report, bench, ws, record, history)

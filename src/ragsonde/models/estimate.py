@@ -1,4 +1,6 @@
-"""What an estimate reports: the typed models that cross into the eval report's JSON."""
+"""What an estimate reports (``ragsonde.estimate``): a metric's estimate with its 95 % interval,
+the method behind it and the classical interval beside it, as the eval report's ``metrics_ci``
+carries them."""
 
 from __future__ import annotations
 

@@ -1,0 +1,80 @@
+"""An evaluation's estimates: the predictors an eval can name, and ``metrics_ci`` for a run.
+
+:data:`PREDICTORS` maps the name an eval option gives (``predictor``) to a factory of the
+:class:`~ragsonde.models.prediction.Predictor` that predicts for the run's queries:
+
+* ``scores``: the score signals of each query's own ranking (free: the eval already ran it);
+* ``traffic``: the traffic room's label-free signals (dense and BM25 rankings replayed, their
+  agreement, the query terms' IDF, the collection's calibration);
+* ``none``: no predictions; the labelled queries alone (the classical estimate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.estimate.estimate import estimate_metrics
+from ragsonde.estimate.predictors import ScoreSignals
+from ragsonde.models.prediction import PredictedQuery, Predictor
+
+if TYPE_CHECKING:
+    from ragsonde.models.estimate import MetricEstimate
+
+__all__ = ["PREDICTORS", "RunContext", "check_predictor", "estimate_run"]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a predictor may use: each query's ranked scores, and the run's workspace, search
+    parameters and collection (for a predictor that replays the queries)."""
+
+    scores: Mapping[str, Sequence[float]]
+    workspace: Any = None
+    search: Any = None
+    collection: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _scores(ctx: RunContext) -> Predictor:
+    return ScoreSignals(lambda q: ctx.scores.get(q.query_id, ()))
+
+
+def _traffic(ctx: RunContext) -> Predictor:
+    from ragsonde.traffic.predictor import SignalPredictor
+
+    return SignalPredictor(ctx.workspace, ctx.search, collection=ctx.collection)
+
+
+#: name -> factory of the predictor (None: no predictions).
+PREDICTORS: dict[str, Callable[[RunContext], Predictor | None]] = {
+    "scores": _scores,
+    "traffic": _traffic,
+    "none": lambda ctx: None,
+}
+
+
+def check_predictor(name: str) -> str:
+    """``name`` if it is a known predictor, else a VALIDATION_ERROR listing them."""
+    if name not in PREDICTORS:
+        raise QueryValidationError(
+            f"Unknown predictor '{name}': use one of {', '.join(PREDICTORS)}.", field="predictor"
+        )
+    return name
+
+
+def estimate_run(
+    queries: Sequence[PredictedQuery],
+    labelled: Mapping[str, Mapping[str, float]],
+    ctx: RunContext,
+    *,
+    predictor: str = "scores",
+    names: Sequence[str] | None = None,
+) -> dict[str, MetricEstimate]:
+    """Every metric of ``labelled`` (query id -> metric -> gold value) estimated over all
+    ``queries`` with the named predictor's predictions."""
+    made = PREDICTORS[check_predictor(predictor)](ctx)
+    predictions = made.predict(queries) if made is not None else []
+    return estimate_metrics(labelled, [q.query_id for q in queries], predictions, names=names)
