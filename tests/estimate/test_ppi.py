@@ -33,16 +33,46 @@ def test_ppi_mean_matches_ppi_py(lam: float | None, seed: int) -> None:
     assert (ours.low, ours.high) == pytest.approx((float(low[0]), float(high[0])), abs=1e-12)
 
 
-def test_weighted_ppi_and_classical_match_ppi_py() -> None:
+def test_equal_weights_match_ppi_py_and_unequal_ones_use_the_ratio_variance() -> None:
     y, f, f_unl = _data(3)
     rng = np.random.default_rng(9)
-    w, w_unl = rng.uniform(0.5, 3, len(y)), rng.uniform(0.5, 3, len(f_unl))
-    ours = ppi_mean(y, f, f_unl, w=w, w_unlabeled=w_unl)
-    low, high = ppi_py.ppi_mean_ci(y, f, f_unl, alpha=0.05, w=w, w_unlabeled=w_unl)
+    same = np.full(len(y), 3.0)
+    ours = ppi_mean(y, f, f_unl, w=same)
+    low, high = ppi_py.ppi_mean_ci(y, f, f_unl, alpha=0.05, w=same)
     assert (ours.low, ours.high) == pytest.approx((float(low[0]), float(high[0])), abs=1e-12)
-    for weights in (None, w):
-        c = classical_mean(y, w=weights)
-        assert (c.low, c.high) == pytest.approx(classical_mean_ci(y, w=weights, alpha=0.05))
+    c = classical_mean(y, w=same)
+    assert (c.low, c.high) == pytest.approx(classical_mean_ci(y, w=same, alpha=0.05))
+    # unequal weights: the same point as ppi_py, the variance written out by hand
+    w = rng.uniform(0.5, 3, len(y))
+    point = ppi_py.ppi_mean_pointestimate(y, f, f_unl, lam=0.7, w=w)
+    ours = ppi_mean(y, f, f_unl, w=w, lam=0.7)
+    assert ours.estimate == pytest.approx(float(np.ravel(point)[0]), abs=1e-12)
+    wn = w / w.mean()
+    r = y - 0.7 * f
+    var = np.mean(wn**2 * (r - np.mean(wn * r)) ** 2) / len(y) + np.var(0.7 * f_unl) / len(f_unl)
+    assert ours.se == pytest.approx(float(np.sqrt(var)), rel=1e-12)
+
+
+def test_unequal_probability_samples_are_covered() -> None:
+    """Queries drawn with probability rising with their metric (the worst case for an
+    unweighted mean): weighted by 1 / p, PPI++ and the classical mean cover the truth."""
+    rng = np.random.default_rng(21)
+    size = 3000
+    y = rng.beta(2, 3, size)
+    f = np.clip(y + rng.normal(0, 0.2, size), 0, 1)
+    p = 0.01 + 0.05 * y / y.mean()
+    hits = {"ppi": 0, "classical": 0, "unweighted": 0}
+    for _ in range(400):
+        lab = rng.uniform(size=size) < p
+        w = 1 / p[lab]
+        for name, iv in (
+            ("ppi", ppi_mean(y[lab], f[lab], f, w=w)),
+            ("classical", classical_mean(y[lab], w=w)),
+            ("unweighted", classical_mean(y[lab])),
+        ):
+            hits[name] += iv.low <= y.mean() <= iv.high
+    assert hits["ppi"] / 400 >= 0.93 and hits["classical"] / 400 >= 0.93
+    assert hits["unweighted"] / 400 < 0.5  # the bias the weights remove
 
 
 def test_crossppi_matches_ppi_py() -> None:

@@ -159,6 +159,14 @@ def eval_command(
             "their agreement, replayed) or none (the labelled queries alone).",
         ),
     ] = "scores",
+    plan_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan-file",
+            help="--estimate: the judging plan the labels followed (`judge --plan`); labels "
+            "weigh 1 / their chance to be drawn, so the estimate stays unbiased.",
+        ),
+    ] = None,
     explain: Annotated[
         bool,
         typer.Option(
@@ -230,6 +238,7 @@ def _eval(
     no_throughput: bool,
     estimate: bool,
     predictor: str,
+    plan_file: Path | None,
     explain: bool,
     explain_k: int,
     corpus: str | None,
@@ -272,6 +281,7 @@ def _eval(
         judged_only=judged_only,
         estimate=estimate,
         predictor=predictor,
+        plan_file=plan_file,
     )
     if explain and (versus is not None or collection_b or against is not None):
         raise QueryValidationError(

@@ -99,8 +99,14 @@ def _estimate(
     alpha: float,
     seed: int,
     clip: tuple[float, float] = (0.0, 1.0),
+    w: NDArray[np.float64] | None = None,
 ) -> MetricEstimate:
-    classical = classical_mean(gold, alpha=alpha)
+    """``w``: the labelled queries' sampling weights (1 / their chance to be labelled, under a
+    judging plan); the predictions are then imputed over every query, not only the unlabelled
+    ones, which a plan's draw has made a biased subset."""
+    import numpy as np
+
+    classical = classical_mean(gold, w=w, alpha=alpha)
     n, big_n = int(lab.sum()), int((~lab).sum())
     method: Method = "classical"
     note = ""
@@ -112,9 +118,16 @@ def _estimate(
         if feats.predicted is not None:
             x = _with(x, feats.predicted)
         fit = crossfit(x[lab], gold, x[~lab], seed=seed, clip=clip)
-        iv, method = crossppi_mean(gold, fit.labeled, fit.unlabeled, alpha=alpha), "cross-ppi++"
+        method = "cross-ppi++"
+        if w is None:
+            iv = crossppi_mean(gold, fit.labeled, fit.unlabeled, alpha=alpha)
+        else:
+            every = np.empty(len(lab))
+            every[lab], every[~lab] = fit.labeled, fit.unlabeled.mean(axis=1)
+            iv = ppi_mean(gold, fit.labeled, every, w=w, alpha=alpha)
     elif feats.predicted is not None:
-        iv = ppi_mean(gold, feats.predicted[lab], feats.predicted[~lab], alpha=alpha)
+        imputed = feats.predicted if w is not None else feats.predicted[~lab]
+        iv = ppi_mean(gold, feats.predicted[lab], imputed, w=w, alpha=alpha)
         method = "ppi++"
     elif not feats.sources:
         note = "no predictions: the labelled queries alone"
@@ -147,15 +160,20 @@ def estimate_metric(
     *,
     alpha: float = 0.05,
     seed: int = 0,
+    probabilities: Mapping[str, float] | None = None,
 ) -> MetricEstimate:
     """The mean of a per-query metric over ``ids``, from its ``gold`` values on the labelled
-    queries and the ``predictions`` for all of them."""
+    queries and the ``predictions`` for all of them. ``probabilities``: each query's chance to
+    be labelled under a judging plan (:mod:`ragsonde.estimate.plan`); labels weigh 1 / p."""
     import numpy as np
 
     feats = features(ids, predictions)
     lab = np.asarray([q in gold for q in ids], dtype=bool)
     y = np.asarray([gold[q] for q in ids if q in gold], dtype=np.float64)
-    return _estimate(y, lab, feats, alpha=alpha, seed=seed)
+    w = None
+    if probabilities is not None:
+        w = np.asarray([1.0 / probabilities.get(q, 1.0) for q in ids if q in gold])
+    return _estimate(y, lab, feats, alpha=alpha, seed=seed, w=w)
 
 
 def estimate_difference(
@@ -197,6 +215,7 @@ def estimate_metrics(
     *,
     names: Sequence[str] | None = None,
     alpha: float = 0.05,
+    probabilities: Mapping[str, float] | None = None,
 ) -> dict[str, MetricEstimate]:
     """Every metric of ``per_query`` (labelled query -> metric -> value) estimated over ``ids``
     (labelled and unlabelled queries), or only ``names``."""
@@ -207,6 +226,7 @@ def estimate_metrics(
             ids,
             predictions,
             alpha=alpha,
+            probabilities=probabilities,
         )
         for m in wanted
     }

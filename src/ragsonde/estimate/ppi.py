@@ -13,10 +13,17 @@ minimise the variance and clipped into [0, 1]; ``lam = 0`` is the classical esti
 worthless predictions fall back to the classical interval.
 
 Sampling weights ``w`` (``1 / inclusion probability``, or traffic weights) are normalised to sum
-to the sample's size, as ``ppi_py`` does. The formulas are ``ppi_py``'s (``ppi_mean_ci``,
-``classical_mean_ci``, ``crossppi_mean_ci``), computed here in a few lines of NumPy because that
-package imports numba, statsmodels and scikit-learn (seconds per process); ``tests/estimate``
-checks every number against ``ppi_py`` on the same inputs.
+to the sample's size, as ``ppi_py`` does, so a weighted mean is ``sum(w x) / sum(w)``. Its
+variance is the ratio estimator's (``mean(w**2 (x - mean)**2) / n``): ``ppi_py`` takes the
+variance of ``w x`` instead, which adds ``mean(x)**2 var(w)`` and so penalises any unequal
+weights by the size of the mean rather than its spread (a judging plan's weights would widen
+the interval they were drawn to narrow). With equal weights the two are the same.
+
+Otherwise the formulas are ``ppi_py``'s (``ppi_mean_ci``, ``classical_mean_ci``,
+``crossppi_mean_ci``), computed here in a few lines of NumPy because that package imports numba,
+statsmodels and scikit-learn (seconds per process); ``tests/estimate`` checks every number
+against ``ppi_py`` on the same inputs, and the weighted variance by coverage under
+unequal-probability sampling.
 """
 
 from __future__ import annotations
@@ -92,6 +99,13 @@ def _weights(w: object | None, size: int, name: str) -> Array:
     return normalised
 
 
+def _weighted(w: Array, x: Array) -> tuple[float, float]:
+    """``(mean, variance)`` of a weighted mean's terms: ``mean(w x)`` with ``w`` summing to
+    the size, and ``mean(w**2 (x - mean)**2)`` (the ratio estimator's linearisation)."""
+    mean = float((w * x).mean())
+    return mean, float((w**2 * (x - mean) ** 2).mean())
+
+
 def _labeled(y: Array) -> int:
     n = int(y.shape[0])
     if n < MIN_LABELED:
@@ -110,8 +124,8 @@ def classical_mean(y: object, *, w: object | None = None, alpha: float = 0.05) -
     """The mean of the labelled values and its normal interval (``ppi_py.classical_mean_ci``)."""
     gold = _array(y, "y")
     n = _labeled(gold)
-    terms = _weights(w, n, "w") * gold
-    return _interval(float(terms.mean()), float(terms.std() / math.sqrt(n)), alpha, n, 0, 0.0)
+    mean, var = _weighted(_weights(w, n, "w"), gold)
+    return _interval(mean, math.sqrt(var / n), alpha, n, 0, 0.0)
 
 
 def tuned_lambda(y: Array, f: Array, f_unl: Array, w: Array, w_unl: Array) -> float:
@@ -152,11 +166,10 @@ def ppi_mean(
     wl, wu = _weights(w, n, "w"), _weights(w_unlabeled, big_n, "w_unlabeled")
     if lam is None:
         lam = tuned_lambda(gold, pred, pred_unl, wl, wu)
-    imputed = wu * lam * pred_unl
-    rectifier = wl * (gold - lam * pred)
-    estimate = float(imputed.mean() + rectifier.mean())
-    se = math.sqrt(float(imputed.var()) / big_n + float(rectifier.var()) / n)
-    return _interval(estimate, se, alpha, n, big_n, float(lam))
+    imputed, imputed_var = _weighted(wu, lam * pred_unl)
+    rectifier, rectifier_var = _weighted(wl, gold - lam * pred)
+    se = math.sqrt(imputed_var / big_n + rectifier_var / n)
+    return _interval(imputed + rectifier, se, alpha, n, big_n, float(lam))
 
 
 def crossppi_mean(

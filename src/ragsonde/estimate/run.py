@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
@@ -23,7 +24,13 @@ from ragsonde.models.prediction import PredictedQuery, Predictor
 if TYPE_CHECKING:
     from ragsonde.models.estimate import MetricEstimate
 
-__all__ = ["PREDICTORS", "RunContext", "check_predictor", "estimate_run"]
+__all__ = [
+    "PREDICTORS",
+    "RunContext",
+    "check_predictor",
+    "estimate_run",
+    "plan_probabilities",
+]
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,8 @@ class RunContext:
     workspace: Any = None
     search: Any = None
     collection: str | None = None
+    probabilities: Mapping[str, float] | None = None
+    """Each query's chance to be labelled, from a judging plan (None: a uniform sample)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -77,4 +86,25 @@ def estimate_run(
     ``queries`` with the named predictor's predictions."""
     made = PREDICTORS[check_predictor(predictor)](ctx)
     predictions = made.predict(queries) if made is not None else []
-    return estimate_metrics(labelled, [q.query_id for q in queries], predictions, names=names)
+    return estimate_metrics(
+        labelled,
+        [q.query_id for q in queries],
+        predictions,
+        names=names,
+        probabilities=ctx.probabilities,
+    )
+
+
+def plan_probabilities(path: Path) -> dict[str, float]:
+    """A judging plan file's probabilities (``judge --plan``), checked."""
+    from pydantic import ValidationError
+
+    from ragsonde.estimate.plan import JudgingPlan
+
+    try:
+        plan = JudgingPlan.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError) as e:
+        raise QueryValidationError(
+            f"Cannot read judging plan {path}: {e}", field="plan_file"
+        ) from e
+    return plan.probabilities

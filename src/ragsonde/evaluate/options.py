@@ -117,6 +117,11 @@ class EvalOptions(BaseModel):
         "signals of each query's ranking), 'traffic' (the traffic room's label-free signals: "
         "dense, BM25 and their agreement, replayed), or 'none' (the labelled queries alone).",
     )
+    plan_file: Path | None = Field(
+        default=None,
+        description="With estimate: the judging plan the labels followed (judge --plan); each "
+        "labelled query weighs 1 / its chance to be labelled, so the estimate stays unbiased.",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:

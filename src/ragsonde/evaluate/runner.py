@@ -286,19 +286,22 @@ def _estimates(
     ws: Workspace,
     params: SearchParams,
     coll: str,
-    predictor: str,
+    o: EvalOptions,
 ) -> dict[str, MetricEstimate]:
     """``metrics_ci``: every metric estimated from the labelled rows and the predictor's
     predictions for all (:mod:`ragsonde.estimate`)."""
-    from ragsonde.estimate.run import RunContext, estimate_run
+    from ragsonde.estimate.run import RunContext, estimate_run, plan_probabilities
     from ragsonde.models.prediction import PredictedQuery
 
     rows = report.per_query
     scores = {q: [s for _, s in row.retrieved] for q, row in rows.items()}
-    ctx = RunContext(scores=scores, workspace=ws, search=params, collection=coll)
+    plan = plan_probabilities(o.plan_file) if o.plan_file is not None else None
+    ctx = RunContext(
+        scores=scores, workspace=ws, search=params, collection=coll, probabilities=plan
+    )
     labelled = {q: row.metrics for q, row in rows.items() if row.relevant}
     queries = [PredictedQuery(query_id=q.query_id, text=q.text) for q in bench.queries]
-    return estimate_run(queries, labelled, ctx, predictor=predictor, names=list(report.metrics))
+    return estimate_run(queries, labelled, ctx, predictor=o.predictor, names=list(report.metrics))
 
 
 def evaluate(
@@ -476,7 +479,7 @@ def evaluate(
         if o.ann_vs_exact:
             report.index_health = ev.index_health(timings["search_ms"])
         if o.estimate:
-            report.metrics_ci = _estimates(report, bench, ws, params, coll, o.predictor)
+            report.metrics_ci = _estimates(report, bench, ws, params, coll, o)
         report.gates = [g.evaluate(report) for g in o.parsed_gates]
         report.seconds = round(time.perf_counter() - started, 3)
         _record(report, bench, ws, record, history)
