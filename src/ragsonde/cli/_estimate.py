@@ -32,6 +32,9 @@ def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
             f"{(e.high - e.low) / classical:.2f} x" if classical > 0 else "-",
         )
     console.print(table)
+    console.print(
+        f"(the metrics above are the means of the {first.n_labeled} labelled queries alone)"
+    )
     if first.method == "classical":
         console.print(
             f"classical estimate: {first.n_labeled} labelled queries alone"

@@ -132,7 +132,7 @@ def render_report(report: EvalReport) -> None:
     if report.metrics_ci:
         from ragsonde.cli._estimate import render_estimates
 
-        render_estimates(report.metrics_ci)
+        render_estimates(report.metrics_ci)  # the table above: the labelled queries' means
     if "mrr" in report.metrics:
         console.print(f"MRR (uncut): {report.metrics['mrr']:.4f}")
     if "span_precision_omega" in spans:
@@ -188,7 +188,7 @@ def render_report(report: EvalReport) -> None:
     _render_breakdown(report)
     for g in report.gates:
         mark = "[green]PASS[/]" if g.passed else "[red]FAIL[/]"
-        console.print(f"{mark} {g.gate} (value {g.value})")
+        console.print(f"{mark} {g.gate} (value {g.value}" + (f", {g.on})" if g.on else ")"))
 
 
 def _render_breakdown(report: EvalReport) -> None:
