@@ -93,3 +93,23 @@ def test_the_cli_shows_the_interval_and_json_carries_it(sample_home: Path, tmp_p
     assert {"estimate", "low", "high", "n_labeled", "n_predicted", "method"} <= set(entry)
     assert entry["classical"]["low"] <= entry["classical"]["high"]
     assert doc["gates"][0]["on"].startswith("the lower end")
+
+
+def test_the_html_report_draws_each_interval(
+    sample_home: Path, embedder: Any, tmp_path: Path
+) -> None:
+    from ragsonde.evaluate.html import write_html_report
+
+    settings = Settings(home=sample_home, collection="robotics")
+    options = EvalOptions(k=[10], throughput=False, estimate=True, gates=["ndcg@10>=0.1"])
+    report = evaluate(
+        _partly_labelled(tmp_path), settings=settings, embedder=embedder, options=options,
+        record=False,
+    )  # fmt: skip
+    page = tmp_path / "report.html"
+    write_html_report(report, page)
+    html = page.read_text()
+    est = (report.metrics_ci or {})["ndcg@10"]
+    assert 'id="estimates"' in html and f"[{est.low:.4f}, {est.high:.4f}]" in html
+    assert html.count('aria-label="ndcg@10 interval"') == 1
+    assert "lower end of the 95 % interval" in html
