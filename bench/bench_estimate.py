@@ -22,7 +22,10 @@ run beside it), fitted to the labelled queries by cross-fitting:
 * ``dense+bm25``: those of the dense and the BM25 rankings, their top-1 − top-2 gaps, the BM25
   top score per query word, and the query's length;
 * ``consensus``: ``own``, the gaps and lengths, and how far the other four systems agree with
-  this one's ranking (:func:`_consensus`).
+  this one's ranking (:func:`_consensus`);
+* ``traffic``: the traffic room's :class:`~ragsonde.traffic.predictor.SignalPredictor` signals
+  and its ``predicted`` (:func:`traffic_signals`);
+* ``traffic+consensus``: both.
 
 Targets: coverage ≥ 0.93 for every system and n; mean width ≤ 0.85 × classical with the best
 predictor; PPI needs ≥ 30 % fewer labels for a significant DBSF − dense difference. Writes
@@ -49,7 +52,7 @@ SYSTEMS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "dense_binary_norescore": ("__binary", "dense", {"search": {"quantization_rescore": False}}),
 }
 SIZES = (30, 50, 100)
-PREDICTORS = ("own", "dense+bm25", "consensus")
+PREDICTORS = ("own", "dense+bm25", "consensus", "traffic", "traffic+consensus")
 TARGETS = {"coverage": 0.93, "width_ratio": 0.85, "fewer_labels": 0.30}
 #: A scratch ragsonde home: the collections are built once and reused across runs.
 DEFAULT_HOME = Path(tempfile.gettempdir()) / "ragsonde-estimate"
@@ -109,6 +112,51 @@ def collect(home: Path) -> PerQuery:
     return out
 
 
+def traffic_signals(home: Path, ids: list[str]) -> dict[str, list[dict[str, float]]]:
+    """System -> per query (in ``ids`` order) the traffic room's label-free signals
+    (:class:`ragsonde.traffic.predictor.SignalPredictor`: the served ranking, the dense and
+    BM25 rankings replayed at depth 100, their agreement, the query terms' IDF, the
+    collection's calibration), cached in ``home``."""
+    cache = home / "estimate_traffic.json"
+    if cache.is_file():
+        cached: dict[str, list[dict[str, float]]] = json.loads(cache.read_text())
+        if set(cached) == set(SYSTEMS):
+            return cached
+    from ragsonde.config import Settings
+    from ragsonde.models.params import SearchParams
+    from ragsonde.models.prediction import PredictedQuery
+    from ragsonde.traffic.predictor import SignalPredictor
+    from ragsonde.workspace import Workspace
+
+    texts: dict[str, str] = {}
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            texts[str(row["_id"])] = str(row["text"])
+    queries = [PredictedQuery(query_id=q, text=texts[q]) for q in ids]
+    out: dict[str, list[dict[str, float]]] = {}
+    with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
+        for name, (suffix, mode, knobs) in SYSTEMS.items():
+            search = SearchParams(mode=mode, **knobs.get("search", {}))
+            predictor = SignalPredictor(ws, search, collection=SCIFACT_HYBRID + suffix)
+            out[name] = [
+                {**p.signals, **({"predicted": p.predicted} if p.predicted is not None else {})}
+                for p in predictor.predict(queries)
+            ]
+            print(f"{name:24s} traffic signals: {len(out[name][0])}", flush=True)
+    cache.write_text(json.dumps(out))
+    return out
+
+
+def _matrix(rows: list[dict[str, float]]) -> Any:
+    """Rows of named signals as a matrix (a signal a query lacks: the column's mean)."""
+    import numpy as np
+
+    names = sorted({n for r in rows for n in r})
+    m = np.asarray([[r.get(n, np.nan) for n in names] for r in rows])
+    return np.where(np.isnan(m), np.nanmean(m, axis=0)[None, :], m)
+
+
 def _overlap(a: list[str], b: list[str]) -> float:
     return len(set(a) & set(b)) / max(1, min(len(a), len(b)))
 
@@ -150,7 +198,9 @@ def query_terms() -> dict[str, int]:
     return out
 
 
-def signal_matrices(pq: PerQuery, ids: list[str]) -> dict[str, dict[str, Any]]:
+def signal_matrices(
+    pq: PerQuery, ids: list[str], traffic: dict[str, list[dict[str, float]]] | None = None
+) -> dict[str, dict[str, Any]]:
     """System -> predictor -> (queries, signals) matrix, every signal label-free."""
     import numpy as np
 
@@ -177,6 +227,10 @@ def signal_matrices(pq: PerQuery, ids: list[str]) -> dict[str, dict[str, Any]]:
             "dense+bm25": base,
             "consensus": np.hstack([own, base[:, -4:], agree]),
         }
+        if traffic is not None:
+            tm = _matrix(traffic[system])
+            out[system]["traffic"] = tm
+            out[system]["traffic+consensus"] = np.hstack([tm, agree])
     return out
 
 
@@ -187,13 +241,13 @@ def _ppi(y: Any, x: Any, lab: Any, seed: int, clip: tuple[float, float] = (0.0, 
     return crossppi_mean(y[lab], fit.labeled, fit.unlabeled)
 
 
-def draws(pq: PerQuery, ids: list[str], n_draws: int, seed: int) -> dict[str, Any]:
+def draws(feats: dict[str, dict[str, Any]], pq: PerQuery, ids: list[str], n_draws: int,
+          seed: int) -> dict[str, Any]:  # fmt: skip
     """Coverage and width per system, n and method."""
     import numpy as np
 
     from ragsonde.estimate import classical_mean
 
-    feats = signal_matrices(pq, ids)
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {}
     for system in SYSTEMS:
@@ -234,7 +288,13 @@ def draws(pq: PerQuery, ids: list[str], n_draws: int, seed: int) -> dict[str, An
 
 
 def power(
-    pq: PerQuery, ids: list[str], n_draws: int, seed: int, a: str = "dense", b: str = "hybrid_dbsf"
+    feats: dict[str, dict[str, Any]],
+    pq: PerQuery,
+    ids: list[str],
+    n_draws: int,
+    seed: int,
+    a: str = "dense",
+    b: str = "hybrid_dbsf",
 ) -> dict[str, Any]:
     """How often the paired difference b − a is significant, per n, classical and PPI++ (each
     predictor: both systems' signals side by side)."""
@@ -242,7 +302,6 @@ def power(
 
     from ragsonde.estimate import classical_mean
 
-    feats = signal_matrices(pq, ids)
     d = np.asarray([pq[b][q]["ndcg"] - pq[a][q]["ndcg"] for q in ids])
     rng = np.random.default_rng(seed + 1)
     grid = [*range(10, 100, 5), *range(100, 300, 20)]
@@ -278,9 +337,10 @@ def main() -> None:
     started = time.perf_counter()
     pq = collect(args.home)
     ids = sorted(pq["dense"])
+    feats = signal_matrices(pq, ids, traffic_signals(args.home, ids))
     t0 = time.perf_counter()
-    coverage = draws(pq, ids, args.draws, args.seed)
-    pw = power(pq, ids, args.power_draws, args.seed)
+    coverage = draws(feats, pq, ids, args.draws, args.seed)
+    pw = power(feats, pq, ids, args.power_draws, args.seed)
     print(json.dumps(pw["labels_needed_80pct"]), flush=True)
     best = {
         system: {n: min(PREDICTORS, key=lambda p: v["n"][n][p]["width_ratio"]) for n in v["n"]}
@@ -324,3 +384,66 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def estimate_section(d: dict[str, Any]) -> list[str]:
+    """The RESULTS.md section for ``bench/results/estimate.json`` (called by ``report.py``)."""
+    methods = ("classical", *PREDICTORS)
+    out = [
+        "## Estimates with error bars (`bench/bench_estimate.py`)",
+        "",
+        f"{d['dataset']}, run {d['date']} ({d['seconds'] / 60:.1f} min): "
+        f"`python -m bench.bench_estimate --draws {d['draws']} --power-draws {d['power_draws']}`. "
+        f"Each system's per-query nDCG@10 is computed once; {d['draws']} random draws of n "
+        "labelled queries (the rest unlabelled) per system and n. Coverage: how often the 95 % "
+        "interval holds the full-label nDCG@10 (target ≥ 0.93). Width: the mean interval width "
+        "over the classical interval's from the same n labels (target ≤ 0.85 × with the best "
+        "label-free predictor). PPI++ with each predictor's signals cross-fitted on the "
+        "labelled queries (`ragsonde.estimate`).",
+        "",
+        "| system | full-label nDCG@10 | n | "
+        + " | ".join(f"{m}: coverage / width" for m in methods)
+        + " |",
+        "|---|---|---|" + "---|" * len(methods),
+    ]
+    for system, v in d["systems"].items():
+        for n, row in v["n"].items():
+            cells = []
+            for m in methods:
+                r = row[m]
+                ratio = "" if m == "classical" else f" ({r['width_ratio']:.2f} ×)"
+                cells.append(f"{r['coverage']:.3f} / {r['mean_width']:.3f}{ratio}")
+            out.append(f"| {system} | {v['full_label_ndcg@10']:.4f} | {n} | {' | '.join(cells)} |")
+    pw = d["power"]
+    need = pw["labels_needed_80pct"]
+    met = [k for k, ok in d["targets_met"].items() if ok]
+    missed = [k for k, ok in d["targets_met"].items() if not ok]
+    f = d["figures"]
+    out += [
+        "",
+        "Predictors: `own` the system's own score signals (top-1, top-1 − top-10 gap, NQC, "
+        "z-score); `dense+bm25` those of the dense and BM25 rankings with their top-1 − top-2 "
+        "gaps, BM25's top score per query word and the query's length; `consensus` own + gaps "
+        "+ how far the other four systems agree with this one's ranking; `traffic` the traffic "
+        "room's `SignalPredictor` (replayed dense and BM25 rankings, RBO/overlap, IDF, "
+        "calibration percentiles and its `predicted`); `traffic+consensus` both.",
+        "",
+        f"Power, {pw['pair']} (full-label difference {pw['full_label_difference']:+.4f}, "
+        f"{d['power_draws']} draws per n): labelled queries needed before the paired "
+        "difference's interval excludes 0 in 80 % of draws: "
+        + ", ".join(f"{m} {k if k is not None else '> 280'}" for m, k in need.items())
+        + ".",
+        "",
+        f"**Reading.** Worst coverage over every system, n and method: {f['min_coverage']:.3f}. "
+        f"Worst width ratio with each cell's best predictor: "
+        f"{f['max_width_ratio_best_predictor']:.2f} ×. PPI needs "
+        + (
+            f"{f['ppi_fewer_labels']:.0%} fewer labels for the difference"
+            if f["ppi_fewer_labels"] is not None
+            else "no fewer labels for the difference"
+        )
+        + f" (target 30 %). Targets met: {', '.join(met) or 'none'}; missed: "
+        f"{', '.join(missed) or 'none'}.",
+        "",
+    ]
+    return out

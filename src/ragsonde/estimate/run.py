@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,6 @@ class RunContext:
     collection: str | None = None
     probabilities: Mapping[str, float] | None = None
     """Each query's chance to be labelled, from a judging plan (None: a uniform sample)."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _scores(ctx: RunContext) -> Predictor:
