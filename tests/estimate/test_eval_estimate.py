@@ -113,3 +113,26 @@ def test_the_html_report_draws_each_interval(
     assert 'id="estimates"' in html and f"[{est.low:.4f}, {est.high:.4f}]" in html
     assert html.count('aria-label="ndcg@10 interval"') == 1
     assert "lower end of the 95 % interval" in html
+
+
+def test_compare_estimates_the_paired_difference_over_every_query(
+    sample_home: Path, embedder: Any, tmp_path: Path
+) -> None:
+    from ragsonde.evaluate.compare import compare_reports
+
+    bench = _partly_labelled(tmp_path)
+    settings = Settings(home=sample_home, collection="robotics")
+    a, b = (
+        evaluate(bench, settings=settings, embedder=embedder, record=False,
+                 options=EvalOptions(k=[10], throughput=False, estimate=True, **extra))
+        for extra in ({}, {"score_threshold": 0.45})
+    )  # fmt: skip
+    result = compare_reports(a, b, ["ndcg@10"]).metric("ndcg@10")
+    gold = [q for q, row in a.per_query.items() if row.relevant]
+    delta = np.mean([b.per_query[q].metrics["ndcg@10"] - a.per_query[q].metrics["ndcg@10"]
+                     for q in gold])  # fmt: skip
+    assert result.delta == pytest.approx(float(delta), abs=1e-6)  # the tests: labelled only
+    assert result.ppi is not None and result.ppi.method == "cross-ppi++"
+    assert (result.ppi.n_labeled, result.ppi.n_predicted) == (LABELLED, 46 - LABELLED)
+    assert result.ppi.classical.estimate == pytest.approx(float(delta), abs=1e-9)
+    assert result.ppi.low <= result.ppi.estimate <= result.ppi.high
