@@ -44,7 +44,11 @@ def test_every_metric_is_estimated_from_labelled_and_predicted_queries(
     bench = _partly_labelled(tmp_path)
     settings = Settings(home=sample_home, collection="robotics")
     options = EvalOptions(k=[1, 10], throughput=False, estimate=True)
-    report = evaluate(bench, settings=settings, embedder=embedder, options=options, record=False)
+    report = evaluate(
+        bench, settings=settings, embedder=embedder, options=options,
+        history=tmp_path / "history.sqlite",
+    )  # fmt: skip
+    assert report.history_run is not None  # unlabelled rows do not stop the run's recording
     validate_report(report.model_dump(mode="json"))
     assert report.metrics_ci is not None and set(report.metrics_ci) == set(report.metrics)
     labelled = [row for row in report.per_query.values() if row.relevant]
