@@ -89,3 +89,10 @@ def test_a_gate_on_an_estimate_needs_the_whole_interval(
         classical=Bounds(estimate=0.65, low=0.6, high=0.7),
     )  # fmt: skip
     assert est.passes(op, threshold) is passed
+
+
+def test_the_options_name_exactly_the_registered_predictors() -> None:
+    from ragsonde.estimate.run import PREDICTORS
+    from ragsonde.models.estimate import PREDICTOR_NAMES
+
+    assert set(PREDICTORS) == set(PREDICTOR_NAMES)

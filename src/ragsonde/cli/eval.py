@@ -322,6 +322,10 @@ def _eval(
         result = evaluate(
             dataset, settings=settings, options=options, progress=bar, ingest=ingest, corpus=corpus
         )
+    if options.estimate:
+        from ragsonde.estimate import estimate_report
+
+        estimate_report(result, options, settings=settings)
     if explain:
         from ragsonde.explain import explain_report
 

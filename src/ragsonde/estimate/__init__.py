@@ -22,6 +22,7 @@ from ragsonde.estimate.estimate import (
 )
 from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
 from ragsonde.estimate.predictors import ScoreSignals
+from ragsonde.estimate.report import estimate_comparison, estimate_report
 from ragsonde.models.estimate import Bounds, Method, MetricEstimate
 
 __all__ = [
@@ -36,9 +37,11 @@ __all__ = [
     "classical_mean",
     "crossfit",
     "crossppi_mean",
+    "estimate_comparison",
     "estimate_difference",
     "estimate_metric",
     "estimate_metrics",
+    "estimate_report",
     "features",
     "ppi_mean",
 ]

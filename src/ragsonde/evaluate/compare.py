@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,10 +36,6 @@ from ragsonde.evaluate.comparison import (
     ReportRef,
 )
 from ragsonde.evaluate.report import EvalReport, QueryRow
-
-if TYPE_CHECKING:
-    from ragsonde.models.estimate import MetricEstimate
-    from ragsonde.models.prediction import QueryPrediction
 
 __all__ = ["compare_reports", "paired_comparison"]
 
@@ -265,29 +261,6 @@ def paired_comparison(
     return _compare_metric(name, va, vb, alpha=alpha, n_resamples=n_resamples, seed=seed)
 
 
-def _ppi_difference(
-    qa: Mapping[str, QueryRow],
-    qb: Mapping[str, QueryRow],
-    ids: Sequence[str],
-    name: str,
-    alpha: float,
-) -> MetricEstimate:
-    """B − A of ``name`` by PPI++ over ``ids``: the labelled queries' differences, and both
-    systems' score signals for every query (:func:`ragsonde.estimate.estimate_difference`)."""
-    from ragsonde.estimate import ScoreSignals, estimate_difference
-    from ragsonde.models.prediction import PredictedQuery
-
-    queries = [PredictedQuery(query_id=q, text=qa[q].query) for q in ids]
-
-    def signals(rows: Mapping[str, QueryRow]) -> list[QueryPrediction]:
-        return ScoreSignals(lambda p: [s for _, s in rows[p.query_id].retrieved]).predict(queries)
-
-    def gold(rows: Mapping[str, QueryRow]) -> dict[str, float]:
-        return {q: rows[q].metrics[name] for q in ids if rows[q].relevant}
-
-    return estimate_difference(gold(qa), gold(qb), ids, signals(qa), signals(qb), alpha=alpha)
-
-
 def compare_reports(
     a: EvalReport,
     b: EvalReport,
@@ -310,8 +283,8 @@ def compare_reports(
         raise QueryValidationError("n_resamples must be positive.", field="n_resamples")
     qa, qb = _per_query(a, "A"), _per_query(b, "B")
     every = _check_same_queries(qa, qb)
-    # a partly labelled benchmark (eval --estimate): the tests run on the labelled queries,
-    # and PPI++ estimates the difference over all of them
+    # a partly labelled benchmark (eval --estimate): the tests run on the labelled queries
+    # (ragsonde.estimate.estimate_comparison adds PPI++'s difference over all of them)
     ids = [q for q in every if qa[q].relevant and qb[q].relevant]
     partly = 0 < len(ids) < len(every)
     ids = ids if partly else every
@@ -319,10 +292,9 @@ def compare_reports(
     results = []
     for name in names:
         va, vb = _values(qa, ids, name), _values(qb, ids, name)
-        result = _compare_metric(name, va, vb, alpha=alpha, n_resamples=n_resamples, seed=seed)
-        if partly:
-            result.ppi = _ppi_difference(qa, qb, every, name, alpha)
-        results.append(result)
+        results.append(
+            _compare_metric(name, va, vb, alpha=alpha, n_resamples=n_resamples, seed=seed)
+        )
     first = names[0]
     return Comparison(
         a=_describe(a),

@@ -26,6 +26,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.breakdown import parse_by
 from ragsonde.evaluate.gates import Gate, parse_gate
 from ragsonde.evaluate.metrics import DEFAULT_KS
+from ragsonde.models.estimate import PredictorName
 from ragsonde.models.params import SEARCH_FIELDS, SearchParams
 
 __all__ = ["EvalOptions", "RelevanceBy", "options_error"]
@@ -107,11 +108,12 @@ class EvalOptions(BaseModel):
     )
     estimate: bool = Field(
         default=False,
-        description="Estimate every metric with a 95 % interval (metrics_ci): the benchmark's "
-        "unlabelled rows are kept and searched, and predictions for every query (predictor) "
-        "are combined with the labelled ones by prediction-powered inference.",
+        description="Keep the benchmark's unlabelled rows (searched, scored over the labelled "
+        "ones) for an estimate of every metric with a 95 % interval (metrics_ci), which the "
+        "surfaces add after the run (ragsonde.estimate.estimate_report): predictions for every "
+        "query (predictor) combined with the labelled ones by prediction-powered inference.",
     )
-    predictor: str = Field(
+    predictor: PredictorName = Field(
         default="scores",
         description="Where the predictions come from with estimate: 'scores' (the score "
         "signals of each query's ranking), 'traffic' (the traffic room's label-free signals: "
@@ -183,13 +185,6 @@ class EvalOptions(BaseModel):
         if value is not None:
             _checked(parse_by, value)
         return value
-
-    @field_validator("predictor")
-    @classmethod
-    def _predictor(cls, value: str) -> str:
-        from ragsonde.estimate.run import check_predictor
-
-        return str(_checked(check_predictor, value))
 
     @field_validator("mapping")
     @classmethod

@@ -45,7 +45,6 @@ from ragsonde.evaluate.report import (
 from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
-from ragsonde.models.estimate import MetricEstimate
 from ragsonde.models.params import SearchParams, index_differences
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
@@ -280,30 +279,6 @@ def _record(
         )
 
 
-def _estimates(
-    report: EvalReport,
-    bench: Benchmark,
-    ws: Workspace,
-    params: SearchParams,
-    coll: str,
-    o: EvalOptions,
-) -> dict[str, MetricEstimate]:
-    """``metrics_ci``: every metric estimated from the labelled rows and the predictor's
-    predictions for all (:mod:`ragsonde.estimate`)."""
-    from ragsonde.estimate.run import RunContext, estimate_run, plan_probabilities
-    from ragsonde.models.prediction import PredictedQuery
-
-    rows = report.per_query
-    scores = {q: [s for _, s in row.retrieved] for q, row in rows.items()}
-    plan = plan_probabilities(o.plan_file) if o.plan_file is not None else None
-    ctx = RunContext(
-        scores=scores, workspace=ws, search=params, collection=coll, probabilities=plan
-    )
-    labelled = {q: row.metrics for q, row in rows.items() if row.relevant}
-    queries = [PredictedQuery(query_id=q.query_id, text=q.text) for q in bench.queries]
-    return estimate_run(queries, labelled, ctx, predictor=o.predictor, names=list(report.metrics))
-
-
 def evaluate(
     dataset: str | Path,
     *,
@@ -478,8 +453,6 @@ def evaluate(
             )
         if o.ann_vs_exact:
             report.index_health = ev.index_health(timings["search_ms"])
-        if o.estimate:
-            report.metrics_ci = _estimates(report, bench, ws, params, coll, o)
         report.gates = [g.evaluate(report) for g in o.parsed_gates]
         report.seconds = round(time.perf_counter() - started, 3)
         _record(report, bench, ws, record, history)

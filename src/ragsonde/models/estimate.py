@@ -4,16 +4,21 @@ carries them."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Bounds", "Method", "MetricEstimate"]
+__all__ = ["PREDICTOR_NAMES", "Bounds", "Method", "MetricEstimate", "PredictorName"]
 
 #: ``classical``: the labelled queries alone. ``ppi++``: a predictor's fixed ``predicted``
 #: value with power tuning. ``cross-ppi++``: signals combined by a model cross-fitted on the
 #: labelled queries, with power tuning.
 Method = Literal["classical", "ppi++", "cross-ppi++"]
+
+#: The predictors an evaluation can name (``ragsonde.estimate.run.PREDICTORS`` holds one
+#: factory per name; a test keeps the two equal).
+PredictorName = Literal["scores", "traffic", "none"]
+PREDICTOR_NAMES: tuple[str, ...] = get_args(PredictorName)
 
 
 class Bounds(BaseModel):

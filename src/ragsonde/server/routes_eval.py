@@ -230,13 +230,19 @@ def _run(job: EvalJob, state: ServerState) -> None:
     job.status = "running"
     try:
         path = job.path if job.path is not None else _write_upload(job, state)
+        options = req.options()
         job.report = evaluate(
             path,
             collection=req.collection,
-            options=req.options(),
+            options=options,
             workspace=state.workspace,
             progress=job,
         )
+        if options.estimate:  # a plan file is the server's own business: never read one named
+            from ragsonde.estimate import estimate_report
+
+            plain = options.model_copy(update={"plan_file": None})
+            estimate_report(job.report, plain, workspace=state.workspace)
         if req.explain:
             from ragsonde.explain import explain_report
 
