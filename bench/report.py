@@ -323,6 +323,7 @@ def main() -> None:
         ("hostile", hostile_section),
         ("embed", embed_section),
         ("labels", labels_section),
+        ("labels_q100", labels_section),  # the 100-query slice, kept beside the whole run
         ("tune", tune_section),
         ("hybrid_ceiling", hybrid_ceiling_section),
         ("explain", explain_section),
