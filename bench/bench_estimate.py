@@ -430,6 +430,11 @@ def estimate_section(d: dict[str, Any]) -> list[str]:
                 cov_t = f" (t {r['coverage_t']:.3f})" if "coverage_t" in r else ""
                 cells.append(f"{r['coverage']:.3f}{cov_t} / {r['mean_width']:.3f}{ratio}")
             out.append(f"| {system} | {v['full_label_ndcg@10']:.4f} | {n} | {' | '.join(cells)} |")
+    best = []
+    for system, v in d["systems"].items():
+        ratios = {m: [v["n"][n][m]["width_ratio"] for n in v["n"]] for m in PREDICTORS}
+        top = min(ratios, key=lambda m: sum(ratios[m]))
+        best.append(f"{system} `{top}` {min(ratios[top]):.2f}–{max(ratios[top]):.2f} ×")
     pw = d["power"]
     need = pw["labels_needed_80pct"]
     met = [k for k, ok in d["targets_met"].items() if ok]
@@ -443,6 +448,10 @@ def estimate_section(d: dict[str, Any]) -> list[str]:
         "+ how far the other four systems agree with this one's ranking; `traffic` the traffic "
         "room's `SignalPredictor` (replayed dense and BM25 rankings, RBO/overlap, IDF, "
         "calibration percentiles and its `predicted`); `traffic+consensus` both.",
+        "",
+        "Best predictor per system (mean over n), its width against the classical interval: "
+        + "; ".join(best)
+        + ". The eval's default predictor (`--predictor scores`) is `own`.",
         "",
         f"Power, {pw['pair']} (full-label difference {pw['full_label_difference']:+.4f}, "
         f"{d['power_draws']} draws per n): labelled queries needed before the paired "

@@ -34,8 +34,11 @@ def _partly_labelled(tmp_path: Path) -> Path:
 
 
 def _classical(values: np.ndarray) -> tuple[float, float]:
-    """mean ± 1.96 · sd / √n, written out (the population sd, as ppi_py's classical interval)."""
-    half = 1.959963984540054 * values.std() / math.sqrt(len(values))
+    """mean ± t(n - 1) · sd / √n, written out (the population sd, as ppi_py's classical
+    interval; Student's t, as the estimates take for small samples)."""
+    from scipy.stats import t
+
+    half = float(t.ppf(0.975, len(values) - 1)) * values.std() / math.sqrt(len(values))
     return float(values.mean() - half), float(values.mean() + half)
 
 

@@ -118,6 +118,13 @@ def test_pure_noise_falls_back_to_the_classical_width() -> None:
     assert 0.97 <= ratio <= 1.02
 
 
+def test_small_samples_take_students_t() -> None:
+    y, f, f_unl = _data(5, n=12)
+    normal, small = ppi_mean(y, f, f_unl), ppi_mean(y, f, f_unl, small_sample=True)
+    assert small.estimate == normal.estimate and small.se == normal.se
+    assert small.width / normal.width == pytest.approx(2.200985160082949 / 1.959963984540054)
+
+
 def test_crossfit_never_sees_a_querys_own_label() -> None:
     rng = np.random.default_rng(5)
     x = rng.normal(size=(40, 3))

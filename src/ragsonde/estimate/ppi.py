@@ -115,17 +115,37 @@ def _labeled(y: Array) -> int:
     return n
 
 
-def _interval(estimate: float, se: float, alpha: float, n: int, big_n: int, lam: float) -> Interval:
-    half = z_value(alpha) * se
+def t_value(alpha: float, df: int) -> float:
+    """The two-sided quantile of Student's t with ``df`` degrees of freedom."""
+    from scipy.stats import t as student
+
+    z_value(alpha)  # checks alpha
+    return float(student.ppf(1.0 - alpha / 2.0, df))
+
+
+def _interval(
+    estimate: float,
+    se: float,
+    alpha: float,
+    n: int,
+    big_n: int,
+    lam: float,
+    small_sample: bool = False,
+) -> Interval:
+    quantile = t_value(alpha, n - 1) if small_sample else z_value(alpha)
+    half = quantile * se
     return Interval(estimate, se, estimate - half, estimate + half, n, big_n, lam)
 
 
-def classical_mean(y: object, *, w: object | None = None, alpha: float = 0.05) -> Interval:
-    """The mean of the labelled values and its normal interval (``ppi_py.classical_mean_ci``)."""
+def classical_mean(
+    y: object, *, w: object | None = None, alpha: float = 0.05, small_sample: bool = False
+) -> Interval:
+    """The mean of the labelled values and its normal interval (``ppi_py.classical_mean_ci``;
+    ``small_sample``: Student's t on n - 1 degrees of freedom instead of the normal)."""
     gold = _array(y, "y")
     n = _labeled(gold)
     mean, var = _weighted(_weights(w, n, "w"), gold)
-    return _interval(mean, math.sqrt(var / n), alpha, n, 0, 0.0)
+    return _interval(mean, math.sqrt(var / n), alpha, n, 0, 0.0, small_sample)
 
 
 def tuned_lambda(y: Array, f: Array, f_unl: Array, w: Array, w_unl: Array) -> float:
@@ -153,23 +173,25 @@ def ppi_mean(
     w_unlabeled: object | None = None,
     lam: float | None = None,
     alpha: float = 0.05,
+    small_sample: bool = False,
 ) -> Interval:
     """PPI++ mean of ``y`` with predictions ``f`` (on the labelled queries) and ``f_unlabeled``
     (``ppi_py.ppi_mean_ci``). ``lam`` None tunes it; 1 is plain PPI; 0 the classical mean.
-    Without unlabelled queries it is the classical mean."""
+    Without unlabelled queries it is the classical mean. ``small_sample``: Student's t on
+    n - 1 degrees of freedom (n labelled) instead of the normal quantile."""
     gold, pred, pred_unl = _array(y, "y"), _array(f, "f"), _array(f_unlabeled, "f_unlabeled")
     n, big_n = _labeled(gold), int(pred_unl.shape[0])
     if pred.shape[0] != n:
         raise QueryValidationError(f"{n} labels but {pred.shape[0]} predictions.", field="f")
     if big_n == 0:
-        return classical_mean(gold, w=w, alpha=alpha)
+        return classical_mean(gold, w=w, alpha=alpha, small_sample=small_sample)
     wl, wu = _weights(w, n, "w"), _weights(w_unlabeled, big_n, "w_unlabeled")
     if lam is None:
         lam = tuned_lambda(gold, pred, pred_unl, wl, wu)
     imputed, imputed_var = _weighted(wu, lam * pred_unl)
     rectifier, rectifier_var = _weighted(wl, gold - lam * pred)
     se = math.sqrt(imputed_var / big_n + rectifier_var / n)
-    return _interval(imputed + rectifier, se, alpha, n, big_n, float(lam))
+    return _interval(imputed + rectifier, se, alpha, n, big_n, float(lam), small_sample)
 
 
 def crossppi_mean(
@@ -179,6 +201,7 @@ def crossppi_mean(
     *,
     lam: float | None = None,
     alpha: float = 0.05,
+    small_sample: bool = False,
 ) -> Interval:
     """Cross-PPI (Zrnic and Candès 2024): ``f_cross[i]`` is labelled query i's prediction by
     the model fitted without i's fold; ``f_unlabeled`` is (N, K), one column per fold's model,
@@ -188,4 +211,4 @@ def crossppi_mean(
     unl = np.asarray(f_unlabeled, dtype=np.float64)
     if unl.ndim != 2:
         raise QueryValidationError("f_unlabeled must be (N, K): one column per fold.")
-    return ppi_mean(y, f_cross, unl.mean(axis=1), lam=lam, alpha=alpha)
+    return ppi_mean(y, f_cross, unl.mean(axis=1), lam=lam, alpha=alpha, small_sample=small_sample)
