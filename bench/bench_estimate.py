@@ -83,20 +83,21 @@ def collect(home: Path) -> PerQuery:
         if set(cached) == set(SYSTEMS):
             return cached
     build(home)
+    from bench._common import evaluate_in
     from ragsonde.config import Settings
-    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate import EvalOptions
     from ragsonde.workspace import Workspace
 
     out: PerQuery = {}
     with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
         for name, (suffix, mode, knobs) in SYSTEMS.items():
             s = Settings(home=home, collection=SCIFACT_HYBRID + suffix, **knobs)
-            rep = evaluate(
+            rep = evaluate_in(
                 SCIFACT,
+                EvalOptions(mode=mode, throughput=False, ks=(10,)),
                 settings=s,
                 store=ws.store,
                 embedder=ws.embedder,
-                options=EvalOptions(mode=mode, throughput=False, ks=(10,)),
                 record=False,
             )
             out[name] = {

@@ -34,6 +34,8 @@ from bench.bench_explain import explain_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
 from bench.bench_labels import labels_section
 from bench.bench_splitters import splitters_section
+from bench.bench_traffic import traffic_section
+from bench.bench_traffic_speed import traffic_speed_section
 from bench.bench_tune import tune_section
 
 HERE = Path(__file__).resolve().parent
@@ -260,6 +262,13 @@ def targets_summary(folder: Path) -> list[str]:
              "none" if f["ppi_fewer_labels"] is None else f"{f['ppi_fewer_labels']:.0%}",
              ok["fewer_labels"]),
         ]  # fmt: skip
+    tr = _load(folder, "traffic")
+    if tr:
+        for mode, m in tr["modes"].items():
+            p = m["predicted"]
+            rows.append((f"traffic: weak SciFact queries without labels, {mode}",
+                         "AUC ≥ 0.83, Spearman ≥ 0.55", f"{p['auc']:.3f}, {p['spearman']:+.3f}",
+                         p["auc"] >= 0.83 and p["spearman"] >= 0.55))  # fmt: skip
     if not rows:
         return []
     met = sum(1 for r in rows if r[3])
@@ -333,6 +342,8 @@ def main() -> None:
         ("chunking", chunking_section),
         ("splitters", splitters_section),
         ("estimate", estimate_section),
+        ("traffic", traffic_section),
+        ("traffic_speed", traffic_speed_section),
     )
     for name, render in sections:
         data = _load(folder, name)

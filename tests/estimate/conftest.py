@@ -10,6 +10,7 @@ import pytest
 from ragsonde.config import Settings
 from ragsonde.evaluate import EvalOptions, EvalReport, evaluate
 from ragsonde.testing.beir import beir_slice
+from ragsonde.workspace import Workspace
 
 #: Test queries in the slice, and distractor documents beside theirs.
 SLICE_QUERIES, SLICE_EXTRA = 120, 250
@@ -30,11 +31,7 @@ def estimate_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def slice_report(estimate_slice: Path, estimate_home: Path, embedder: Any) -> EvalReport:
     """Every slice query labelled (the truth the tests hide labels from); ingests the slice
     into ``slice`` (dense only) on first use."""
-    return evaluate(
-        estimate_slice,
-        settings=Settings(home=estimate_home, collection="slice"),
-        embedder=embedder,
-        options=EvalOptions(k=[10], throughput=False),
-        ingest=True,
-        record=False,
-    )
+    settings = Settings(home=estimate_home, collection="slice")
+    with Workspace(settings, embedder=embedder) as ws:
+        options = EvalOptions(k=[10], throughput=False)
+        return evaluate(estimate_slice, options, ws, ingest=True, record=False)

@@ -14,9 +14,10 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.estimate import estimate_comparison, estimate_report
-from ragsonde.evaluate import EvalOptions, evaluate
+from ragsonde.evaluate import EvalOptions, EvalReport, evaluate
 from ragsonde.evaluate.gates import parse_gate
 from ragsonde.samples import robotics_benchmark
+from ragsonde.workspace import Workspace
 from tests.support import home_env, run
 
 pytestmark = pytest.mark.slow
@@ -42,16 +43,18 @@ def _classical(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean() - half), float(values.mean() + half)
 
 
+def _run(bench: Path, options: EvalOptions, home: Path, embedder: Any, **kw: Any) -> EvalReport:
+    """``evaluate`` on the sample collection (not recorded unless ``history`` is given)."""
+    with Workspace(Settings(home=home, collection="robotics"), embedder=embedder) as ws:
+        return evaluate(bench, options, ws, record="history" in kw, **kw)
+
+
 def test_every_metric_is_estimated_from_labelled_and_predicted_queries(
     sample_home: Path, embedder: Any, tmp_path: Path, validate_report: Callable[..., None]
 ) -> None:
     bench = _partly_labelled(tmp_path)
-    settings = Settings(home=sample_home, collection="robotics")
     options = EvalOptions(k=[1, 10], throughput=False, estimate=True)
-    report = evaluate(
-        bench, settings=settings, embedder=embedder, options=options,
-        history=tmp_path / "history.sqlite",
-    )  # fmt: skip
+    report = _run(bench, options, sample_home, embedder, history=tmp_path / "history.sqlite")
     assert report.history_run is not None  # unlabelled rows do not stop the run's recording
     assert report.metrics_ci is None  # evaluate() keeps the rows; the surfaces estimate
     estimate_report(report, options)
@@ -78,12 +81,8 @@ def test_every_metric_is_estimated_from_labelled_and_predicted_queries(
 def test_without_predictions_the_estimate_is_classical_and_says_so(
     sample_home: Path, embedder: Any, tmp_path: Path
 ) -> None:
-    settings = Settings(home=sample_home, collection="robotics")
     options = EvalOptions(k=[10], throughput=False, estimate=True, predictor="none")
-    report = evaluate(
-        _partly_labelled(tmp_path), settings=settings, embedder=embedder, options=options,
-        record=False,
-    )  # fmt: skip
+    report = _run(_partly_labelled(tmp_path), options, sample_home, embedder)
     est = (estimate_report(report, options).metrics_ci or {})["ndcg@10"]
     assert est.method == "classical" and est.n_predicted == 0 and "no predictions" in est.note
     assert (est.low, est.high) == (est.classical.low, est.classical.high)
@@ -110,12 +109,8 @@ def test_the_html_report_draws_each_interval(
 ) -> None:
     from ragsonde.evaluate.html import write_html_report
 
-    settings = Settings(home=sample_home, collection="robotics")
     options = EvalOptions(k=[10], throughput=False, estimate=True, gates=["ndcg@10>=0.1"])
-    report = evaluate(
-        _partly_labelled(tmp_path), settings=settings, embedder=embedder, options=options,
-        record=False,
-    )  # fmt: skip
+    report = _run(_partly_labelled(tmp_path), options, sample_home, embedder)
     page = tmp_path / "report.html"
     write_html_report(estimate_report(report, options), page)
     html = page.read_text()
@@ -131,10 +126,9 @@ def test_compare_estimates_the_paired_difference_over_every_query(
     from ragsonde.evaluate.compare import compare_reports
 
     bench = _partly_labelled(tmp_path)
-    settings = Settings(home=sample_home, collection="robotics")
     a, b = (
-        evaluate(bench, settings=settings, embedder=embedder, record=False,
-                 options=EvalOptions(k=[10], throughput=False, estimate=True, **extra))
+        _run(bench, EvalOptions(k=[10], throughput=False, estimate=True, **extra), sample_home,
+             embedder)
         for extra in ({}, {"score_threshold": 0.45})
     )  # fmt: skip
     plain = compare_reports(a, b, ["ndcg@10"])

@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "push",
     "eval",
     "explain",
+    "traffic",
     "compare",
     "history",
     "generate",

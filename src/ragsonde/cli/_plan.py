@@ -48,9 +48,11 @@ def make_plan(
     from ragsonde.estimate.plan import plan_judging
     from ragsonde.evaluate import EvalOptions, evaluate
     from ragsonde.models.prediction import PredictedQuery
+    from ragsonde.workspace import Workspace
 
     options = EvalOptions(k=[10], throughput=False, estimate=True, predictor="none")
-    report = evaluate(benchmark, settings=settings, options=options, record=False)
+    with Workspace(settings) as ws:
+        report = evaluate(benchmark, options, ws, record=False)
     rows = report.per_query
     ids = list(rows)
     gold = {q: row.metrics[metric] for q, row in rows.items() if row.relevant}

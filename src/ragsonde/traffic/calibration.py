@@ -4,8 +4,8 @@ A query is out of domain when its best score is below what the collection's own 
 against itself. :func:`calibrate` samples chunks, takes one sentence of each as a query, replays
 those queries and keeps each signal's values (sorted, for percentiles), and from the same sample
 the BM25 document frequency of every term (for the IDF predictors). The result is cached under
-``<home>/traffic/calibration/`` keyed by the collection, its size and the embedder: a collection
-that changes is calibrated again.
+``<home>/traffic/calibration/`` keyed by the collection, its size, the embedder and the search
+settings: a collection that changes, or another search, is calibrated again.
 """
 
 from __future__ import annotations
@@ -75,13 +75,14 @@ def _sentence(text: str, seed: str) -> str | None:
 
 def _key(replayer: Replayer) -> str:
     info = replayer.info
-    raw = f"{replayer.collection}|{info.points_count}|{replayer.workspace.embedder_name}"
+    search = replayer.params.model_dump_json()
+    raw = f"{replayer.collection}|{info.points_count}|{replayer.workspace.embedder_name}|{search}"
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
-def _path(replayer: Replayer) -> Path:
+def _path(replayer: Replayer, key: str) -> Path:
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", replayer.collection)
-    return replayer.workspace.settings.home / "traffic" / "calibration" / f"{safe}.json"
+    return replayer.workspace.settings.home / "traffic" / "calibration" / f"{safe}-{key}.json"
 
 
 def calibrate(
@@ -96,7 +97,7 @@ def calibrate(
     ``signals_of``: a replay's signals (given the partial calibration: its document
     frequencies, no percentiles yet)."""
     key = _key(replayer)
-    path = _path(replayer)
+    path = _path(replayer, key)
     if cache and path.is_file():
         try:
             cached = Calibration.model_validate_json(path.read_text(encoding="utf-8"))

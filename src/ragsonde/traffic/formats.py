@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import IO
 
@@ -36,17 +36,16 @@ def open_bytes(path: Path) -> IO[bytes]:
     if not path.is_file():
         raise bad_file(path, "no such file" if not path.exists() else "not a regular file")
     try:
-        raw = path.open("rb")
-        magic = raw.read(2)
-        raw.seek(0)
+        with path.open("rb") as f:
+            magic = f.read(2)
+        if magic == b"\x1f\x8b":
+            return gzip.open(path, "rb")  # type: ignore[return-value]  # GzipFile is IO[bytes]
+        return path.open("rb")
     except OSError as e:
         raise bad_file(path, e.strerror or str(e)) from e
-    if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
-    return raw
 
 
-def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: Path) -> Generator[tuple[int, str], None, None]:
     """``(line number, text)`` of ``path``, decoded as UTF-8 one line at a time: binary data or
     bytes that are not UTF-8 stop the read with a VALIDATION_ERROR naming the line."""
     try:

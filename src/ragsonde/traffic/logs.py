@@ -2,17 +2,20 @@
 
 A row has the query in a ``query`` field or column (or ``query_text``, ``question``, ``input``,
 ``text``), and optionally ``query_id``, ``timestamp`` (ISO 8601, or seconds since the epoch),
-``session``, ``weight`` (a count, for a log of distinct queries; ``first_seen`` is read as
-the timestamp, so a saved traffic benchmark reads back), and what production returned: ``ids`` and ``scores`` (JSON lists; in a CSV also
-``a|b|c``), ``top_k``, ``threshold``, ``collection``, ``mode``. A row that cannot be read is
-counted (``malformed``), one without query text too (``no_query_text``); neither stops the read.
+``session``, ``weight`` (a count, for a log of distinct queries; ``first_seen`` is read as the
+timestamp, so a saved traffic benchmark reads back), and what production returned: ``ids`` and
+``scores`` (JSON lists; in a CSV also ``a|b|c``), ``top_k``, ``threshold``, ``collection``,
+``mode``. A row that cannot be read is counted (``malformed``), one without query text too
+(``no_query_text``); neither stops the read.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterator, Mapping
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ from ragsonde.models.text import invalid_unicode_at
 from ragsonde.traffic.formats import QUERY_COLUMNS, bad_file, numbered_lines
 from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
 
-__all__ = ["parse_time", "read_csv", "read_jsonl", "row_query"]
+__all__ = ["RowError", "parse_time", "read_csv", "read_jsonl", "row_query"]
 
 
 class RowError(ValueError):
@@ -36,9 +39,14 @@ def parse_time(value: Any) -> datetime | None:
         raise RowError(f"timestamp {value!r} is not a time")
     if isinstance(value, int | float) or (isinstance(value, str) and _is_number(value)):
         number = float(value)
+        if not math.isfinite(number):
+            raise RowError(f"timestamp {value!r} is not a time")
         while abs(number) > 1e11:  # ms, µs, ns since the epoch
             number /= 1000.0
-        return datetime.fromtimestamp(number, tz=UTC)
+        try:
+            return datetime.fromtimestamp(number, tz=UTC)
+        except (ValueError, OverflowError, OSError):  # NaN, or a year out of range
+            raise RowError(f"timestamp {value!r} is not a time") from None
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
@@ -182,7 +190,5 @@ def read_csv(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
 
 
 def _first(path: Path) -> str:
-    for _, line in numbered_lines(path):
-        if line.strip():
-            return line
-    return ""
+    with closing(numbered_lines(path)) as lines:
+        return next((line for _, line in lines if line.strip()), "")

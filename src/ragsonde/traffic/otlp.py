@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ragsonde.models.text import invalid_unicode_at
 from ragsonde.traffic.formats import bad_file, numbered_lines
+from ragsonde.traffic.logs import RowError, parse_time
 from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
 
 __all__ = ["attributes", "read_otlp", "retrieval_query"]
@@ -151,6 +151,11 @@ def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> Tr
     meta = meta if isinstance(meta, dict) else {}
     qid = meta.get("query_id", attrs.get("ragsonde.query_id", ""))
     start = _number(span.get("startTimeUnixNano", span.get("start_time_unix_nano")), int)
+    try:
+        first_seen = parse_time(start) if start else None
+    except RowError as e:
+        stats.skip("malformed", where, str(e))
+        return None
     production = Production(
         ids=ids,
         scores=[s for s in scores if s is not None] if all(s is not None for s in scores) else None,
@@ -162,7 +167,7 @@ def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> Tr
     return TrafficQuery(
         query=text.strip(),
         query_id=str(qid) if qid not in (None, "") else "",
-        first_seen=datetime.fromtimestamp(start / 1e9, tz=UTC) if start else None,
+        first_seen=first_seen,
         session=str(meta["session"]) if meta.get("session") else None,
         production=production if docs or production.top_k is not None else None,
         source=where,

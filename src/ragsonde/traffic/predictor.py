@@ -13,10 +13,11 @@ For each query it replays the search (:mod:`ragsonde.traffic.replay`) and report
 ``overlap``, ``rbo``      agreement of the dense and BM25 rankings (overlap@k, RBO p=0.9)
 ``max_idf``, ``avg_idf``, pre-retrieval: the query's BM25 terms' IDF in the collection
 ``scq``, ``terms``
-``top1_pct``              the dense top-1 score's percentile among the collection's own
-                          sentences (:mod:`~ragsonde.traffic.calibration`): out of domain when low
+``top1_pct``,             the dense top-1 score's percentile among the collection's own
+``out_of_domain``         sentences (:mod:`~ragsonde.traffic.calibration`); 1 when it is 0
 ``results``,              how many results came back, and how many the threshold cut
 ``cut_by_threshold``
+``ann_exact_overlap``     one query in ten: overlap@top_k of the HNSW ranking with exact search
 ========================  =====================================================================
 
 ``predicted`` is :func:`combine`: a fixed combination, documented there.
@@ -34,7 +35,11 @@ from ragsonde.traffic.replay import Replay, Replayer
 from ragsonde.traffic.signals import idf_signals, overlap, rbo, score_signals, wig
 from ragsonde.workspace import Workspace
 
-__all__ = ["BATCH", "WEIGHTS", "SignalPredictor", "combine", "query_signals"]
+__all__ = ["BATCH", "WEAK_BELOW", "WEIGHTS", "SignalPredictor", "combine", "query_signals"]
+
+#: A query is weak when its ``predicted`` is below this: less confident than about nine in ten
+#: of the collection's own sentences are (a fixed default, not fitted to labels).
+WEAK_BELOW = 0.1
 
 #: Queries replayed together (one embedding call, one store request per ranking).
 BATCH = 64
@@ -50,12 +55,16 @@ def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) 
     if replay.dense is not None:
         dense = score_signals(replay.dense.scores, k)
         out.update({f"dense_{name}": v for name, v in dense.items()})
+    if replay.exact is not None and replay.dense is not None:
+        out["ann_exact_overlap"] = overlap(
+            replay.exact.ids, replay.dense.ids, len(replay.exact.ids)
+        )
     if replay.bm25 is not None:
         out["terms"] = float(replay.terms)
         bm25 = score_signals(replay.bm25.scores, k)
+        # no BM25 match at all: no score and no commitment, not an unknown
         out["bm25_top1"] = bm25.get("top1", 0.0)
-        if "nqc" in bm25:
-            out["bm25_nqc"] = bm25["nqc"]
+        out["bm25_nqc"] = bm25.get("nqc", 0.0)
         out["wig"] = wig(replay.bm25.scores, k, replay.terms)
         if replay.dense is not None:
             out["overlap"] = overlap(replay.dense.ids, replay.bm25.ids, k)
@@ -66,23 +75,34 @@ def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) 
         pct = calibration.percentile("dense_top1", out["dense_top1"])
         if pct is not None:
             out["top1_pct"] = pct
+            out["out_of_domain"] = 1.0 if pct == 0.0 else 0.0
     return {name: v for name, v in out.items() if math.isfinite(v)}
 
 
 #: The fixed combination: signal -> weight. ``predicted`` is the weighted mean of each signal's
 #: percentile among the collection's own sentences (:class:`Calibration`), over the signals the
-#: query has.
+#: query has. One signal of the score's level (``top1``: out of domain when low), three of its
+#: spread (the served ranking's ``gap`` and ``nqc``, the dense ranking's NQC at depth 100,
+#: BM25's NQC: a clear winner is a confident retrieval), one of agreement (``rbo`` of dense and
+#: BM25: two systems that agree near the top agree on what the query is about). Equal weights:
+#: nothing here is fitted to labels (see bench/RESULTS.md for each signal's AUC on SciFact).
 WEIGHTS: dict[str, float] = {
-    "dense_top1": 1.0,
+    "top1": 1.0,
+    "gap": 1.0,
+    "nqc": 1.0,
     "dense_nqc": 1.0,
+    "bm25_nqc": 1.0,
     "rbo": 1.0,
 }
 
 
 def combine(signals: dict[str, float], calibration: Calibration) -> float | None:
     """``predicted`` in [0, 1]: the :data:`WEIGHTS`-weighted mean of the query's signals'
-    percentiles among the collection's own sentences. 0 when nothing came back."""
-    if signals.get("results", 0.0) == 0.0:
+    percentiles among the collection's own sentences. 0 when nothing came back, and 0 when the
+    query is out of domain: its best dense score is below that of every one of the collection's
+    own sentences (the score spread of an off-topic query is noise, and NQC divides by a mean
+    score near 0, so only the level can be trusted)."""
+    if signals.get("results", 0.0) == 0.0 or signals.get("out_of_domain") == 1.0:
         return 0.0
     total = weight = 0.0
     for name, w in WEIGHTS.items():

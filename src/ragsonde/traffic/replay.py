@@ -11,21 +11,28 @@ cost of embedding alone.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ragsonde.embedders.sparse import Bm25Encoder, query_language
-from ragsonde.errors import QueryValidationError
+from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.models.params import SearchParams
+from ragsonde.models.points import CollectionInfo, Hit, SearchSpec, SparseVector
+from ragsonde.models.scores import similarity_of
 from ragsonde.retriever.facts import CollectionFacts
-from ragsonde.store import CollectionInfo, Hit, SearchSpec, similarity_of
-from ragsonde.store.base import SparseVector
 from ragsonde.workspace import Workspace
 
-__all__ = ["DEPTH", "Ranking", "Replay", "Replayer"]
+__all__ = ["DEPTH", "EXACT_EVERY", "Ranking", "Replay", "Replayer"]
 
 #: How deep the dense and BM25 rankings go: NQC and WIG read the scores below the top k.
 DEPTH = 100
+#: One query in this many (by a hash of its text) is searched exactly too: ANN against exact.
+EXACT_EVERY = 10
+
+
+def _sampled(text: str) -> bool:
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) % EXACT_EVERY == 0
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,10 @@ class Replay:
     terms: int = 0
     """How many distinct BM25 terms the query has (after stopwords and stemming)."""
     term_ids: tuple[int, ...] = field(default=())
+    vector: list[float] | None = None
+    """The query's dense vector (the report groups weak queries by it)."""
+    exact: Ranking | None = None
+    """The dense ranking by exact search, for the sampled queries (:data:`EXACT_EVERY`)."""
 
 
 class Replayer:
@@ -108,13 +119,27 @@ class Replayer:
                 field="mode",
             )
         store, info, p = self.workspace.store, self.info, self.params
-        vectors = [v.tolist() for v in self.workspace.embedder.embed_queries(list(texts))]
+        embedder = self.workspace.embedder
+        if embedder.dimension != info.dimension:
+            raise DimensionMismatchError(
+                collection=self.collection,
+                collection_dim=info.dimension,
+                embedder=embedder.name,
+                embedder_dim=embedder.dimension,
+            )
+        vectors = [v.tolist() for v in embedder.embed_queries(list(texts))]
         sparse: list[SparseVector | None] = [None] * len(texts)
         if self.has_bm25:
             sparse = list(self.encoder().embed_queries(list(texts)))
         depth = max(DEPTH, p.top_k)
         dense_specs = [SearchSpec(vector=v, limit=depth, hnsw_ef=p.hnsw_ef) for v in vectors]
         dense = [Ranking.of(h) for h in store.search(self.collection, dense_specs)]
+        exact: dict[int, Ranking] = {}
+        sampled = [i for i, t in enumerate(texts) if _sampled(t)]
+        if sampled:
+            specs = [SearchSpec(vector=vectors[i], limit=p.top_k, exact=True) for i in sampled]
+            found_exact = store.search(self.collection, specs)
+            exact = {i: Ranking.of(h) for i, h in zip(sampled, found_exact, strict=True)}
         bm25: list[Ranking | None] = [None] * len(texts)
         if self.has_bm25:
             specs = [
@@ -152,6 +177,8 @@ class Replayer:
                     bm25=bm25[i],
                     terms=len(sv.indices) if sv is not None else 0,
                     term_ids=tuple(sv.indices) if sv is not None else (),
+                    vector=vectors[i],
+                    exact=exact.get(i),
                 )
             )
         return out

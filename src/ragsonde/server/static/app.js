@@ -332,7 +332,7 @@
     }
   }
 
-  const VIEWS = ["search", "judge", "reports", "history"];
+  const VIEWS = ["search", "judge", "reports", "history", "traffic"];
   function showView(name) {
     for (const view of VIEWS) {
       $(`${view}-view`).hidden = view !== name;
