@@ -110,10 +110,12 @@ class EvalOptions(BaseModel):
     )
     estimate: bool = Field(
         default=False,
-        description="Keep the benchmark's unlabelled rows (searched, scored over the labelled "
-        "ones) for an estimate of every metric with a 95 % interval (metrics_ci), which the "
-        "surfaces add after the run (ragsonde.estimate.estimate_report): predictions for every "
-        "query (predictor) combined with the labelled ones by prediction-powered inference.",
+        # evaluate() keeps and scores the rows; the surfaces add metrics_ci after the run
+        # (ragsonde.estimate.estimate_report: the estimate room sits above this one)
+        description="Estimate every metric with a 95 % interval (metrics_ci): the benchmark's "
+        "unlabelled rows are kept and searched, predictions for every query (predictor) are "
+        "combined with the labelled ones by prediction-powered inference, and a gate on a "
+        "metric then tests its interval's end.",
     )
     predictor: PredictorName = Field(
         default="scores",
