@@ -237,18 +237,25 @@ def _evaluate_one(
     explain_k: int | None,
 ) -> EvalReport:
     """The one evaluation, with a progress bar on a terminal (not with --json); with
-    ``explain_k``, its misses explained before it is timed and recorded (``--explain``)."""
+    ``explain_k``, its misses explained before it is timed and recorded (``--explain``); with
+    ``options.estimate``, its metrics estimated (:func:`ragsonde.estimate.estimate_report`)."""
     from ragsonde.cli.progress import RichProgress
     from ragsonde.evaluate import evaluate
 
     with RichProgress(not json_output and err_console.is_terminal, "queries") as bar:
         if explain_k is None:
-            return evaluate(dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus)
-        from ragsonde.explain import evaluate_explained
+            result = evaluate(dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus)
+        else:
+            from ragsonde.explain import evaluate_explained
 
-        return evaluate_explained(
-            dataset, options, ws, k=explain_k, progress=bar, ingest=ingest, corpus=corpus
-        )
+            result = evaluate_explained(
+                dataset, options, ws, k=explain_k, progress=bar, ingest=ingest, corpus=corpus
+            )
+    if options.estimate:  # --estimate: every metric with its interval, the gates on them
+        from ragsonde.estimate import estimate_report
+
+        estimate_report(result, options, workspace=ws)
+    return result
 
 
 def _write(
