@@ -32,6 +32,7 @@ _COMMAND_MODULES = (
     "chunking",
     "schema",
     "serve",
+    "mcp",
     "config",
 )
 

@@ -25,6 +25,7 @@ from ragsonde.cli._common import (
     settings_from_options,
 )
 from ragsonde.cli._eval_options import eval_options
+from ragsonde.cli._mcp_eval import McpArgOpt, McpHeaderOpt, McpMapOpt, McpOpt, ToolOpt
 from ragsonde.cli._versus import (
     AlphaOpt,
     CollectionBOpt,
@@ -119,6 +120,11 @@ def eval_command(
             "an exported FILE.jsonl; exit 1 on a significant regression of ndcg@10.",
         ),
     ] = None,
+    mcp: McpOpt = None,
+    tool: ToolOpt = None,
+    arg: McpArgOpt = None,
+    item_map: McpMapOpt = None,
+    mcp_header: McpHeaderOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
@@ -128,6 +134,33 @@ def eval_command(
     Exit 1 too when the benchmark's relevant ids resolve to no payload field, or more than half
     of them are missing from the collection (unless --allow-missing), or with --baseline when
     it is significantly worse than the baseline. Each run is recorded (`ragsonde history`)."""
+    if mcp is not None or tool is not None:
+        from ragsonde.cli._mcp_eval import run_mcp_eval
+
+        if mcp is None:
+            raise QueryValidationError(
+                "--tool names a tool of an --mcp server: give --mcp.", field="mcp"
+            )
+        run_mcp_eval(
+            dataset,
+            server=mcp,
+            tool=tool,
+            args=arg,
+            item_map=item_map,
+            headers=mcp_header,
+            versus=versus,
+            settings=settings_from_options(
+                config=config_file,
+                collection=collection,
+                home=home,
+                embedder=embedder,
+                mapping=parse_fields(field_paths),
+            ),
+            options=options,
+            save=save,
+            json_output=json_output,
+        )
+        return
     comparing = bool(
         versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05
     )
@@ -204,18 +237,25 @@ def _evaluate_one(
     explain_k: int | None,
 ) -> EvalReport:
     """The one evaluation, with a progress bar on a terminal (not with --json); with
-    ``explain_k``, its misses explained before it is timed and recorded (``--explain``)."""
+    ``explain_k``, its misses explained before it is timed and recorded (``--explain``); with
+    ``options.estimate``, its metrics estimated (:func:`ragsonde.estimate.estimate_report`)."""
     from ragsonde.cli.progress import RichProgress
     from ragsonde.evaluate import evaluate
 
     with RichProgress(not json_output and err_console.is_terminal, "queries") as bar:
         if explain_k is None:
-            return evaluate(dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus)
-        from ragsonde.explain import evaluate_explained
+            result = evaluate(dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus)
+        else:
+            from ragsonde.explain import evaluate_explained
 
-        return evaluate_explained(
-            dataset, options, ws, k=explain_k, progress=bar, ingest=ingest, corpus=corpus
-        )
+            result = evaluate_explained(
+                dataset, options, ws, k=explain_k, progress=bar, ingest=ingest, corpus=corpus
+            )
+    if options.estimate:  # --estimate: every metric with its interval, the gates on them
+        from ragsonde.estimate import estimate_report
+
+        estimate_report(result, options, workspace=ws)
+    return result
 
 
 def _write(

@@ -31,6 +31,7 @@ from pydantic import (
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.gates import Gate, parse_gate
 from ragsonde.evaluate.metrics import DEFAULT_KS
+from ragsonde.models.estimate import PredictorName
 from ragsonde.models.params import SEARCH_FIELDS, SearchParams
 from ragsonde.models.validation import options_error
 
@@ -106,6 +107,26 @@ class EvalOptions(BaseModel):
         default=False,
         description="Score over judged hits only: hits the benchmark has no label for are "
         "dropped from each ranking instead of counting as misses (judged@k is never condensed).",
+    )
+    estimate: bool = Field(
+        default=False,
+        # evaluate() keeps and scores the rows; the surfaces add metrics_ci after the run
+        # (ragsonde.estimate.estimate_report: the estimate room sits above this one)
+        description="Estimate every metric with a 95 % interval (metrics_ci): the benchmark's "
+        "unlabelled rows are kept and searched, predictions for every query (predictor) are "
+        "combined with the labelled ones by prediction-powered inference, and a gate on a "
+        "metric then tests its interval's end.",
+    )
+    predictor: PredictorName = Field(
+        default="scores",
+        description="Where the predictions come from with estimate: 'scores' (the score "
+        "signals of each query's ranking), 'traffic' (the traffic room's label-free signals: "
+        "dense, BM25 and their agreement, replayed), or 'none' (the labelled queries alone).",
+    )
+    plan_file: Path | None = Field(
+        default=None,
+        description="With estimate: the judging plan the labels followed (judge --plan); each "
+        "labelled query weighs 1 / its chance to be labelled, so the estimate stays unbiased.",
     )
 
     def __init__(self, **data: Any) -> None:

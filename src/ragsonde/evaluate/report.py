@@ -17,7 +17,9 @@ warns, because unjudged hits then count as misses. ``judged_only`` says the rank
 scored over judged hits only (1.1). ``misses`` (``--explain``) blames each missed relevant document
 on the pipeline stage that lost it (1.3; :mod:`ragsonde.explain`). A span-labelled run's rows
 carry their ``references`` and first hits with their spans and text, so a report marks the
-answer inside each hit (1.4; :mod:`ragsonde.evaluate.highlight`).
+answer inside each hit (1.4; :mod:`ragsonde.evaluate.highlight`). ``metrics_ci`` (``--estimate``)
+gives each metric an estimate with its 95 % interval, from the labelled queries and predictions for
+the unlabelled ones (1.5; :mod:`ragsonde.estimate`).
 
 Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
 which payload field benchmark ids resolved to); new parts are optional fields, so older reports
@@ -35,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
 from ragsonde.evaluate.misses import MissesReport
+from ragsonde.models.estimate import MetricEstimate
 from ragsonde.models.params import IndexParams, SearchParams
 
 __all__ = [
@@ -68,7 +71,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
@@ -262,6 +265,12 @@ class GateResult(_Part):
     gate: str
     value: float | None
     passed: bool
+    on: str | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="What was tested when not the value itself: an estimated metric's interval "
+        "end (1.5).",
+    )
 
 
 class SweepRow(_Part):
@@ -331,6 +340,13 @@ class EvalReport(_Part):
     ks: list[int]
     search: SearchInfo
     metrics: dict[str, float]
+    metrics_ci: dict[str, MetricEstimate] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Each metric estimated with a 95 % interval from the labelled queries and the "
+        "predictions for all (--estimate; ragsonde.estimate), the classical interval beside it "
+        "(1.5). ``metrics`` stays the mean over the labelled queries.",
+    )
     latency: Latency
     throughput: Throughput | None = None
     integrity: Integrity

@@ -386,7 +386,9 @@ def evaluate(
         # options set on top: the one search every query of this run makes
         params = o.effective_search(cfg.search)
         coll = collection or cfg.collection
-        bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
+        bench = load_benchmark(
+            dataset, split=o.split, queries=o.queries_file, keep_unlabelled=o.estimate
+        )
         st = ws.store
         ingested = (
             _ensure_collection(bench, ws, coll, params.mode != "dense", corpus) if ingest else None
@@ -398,8 +400,11 @@ def evaluate(
         missing, warnings, by_groups = ev.check(mapping)
         spans = SpanCollector(bench, o.k, ev.key, mapping) if bench.span_labelled else None
         ran = ev.run_all(spans, progress)
-        means, per_metric = compute_metrics(
-            names, bench.qrels, _by_rank(ran.run), judged_only=o.judged_only
+        means, per_metric = compute_metrics(  # the labelled queries (all, unless estimate)
+            names,
+            {q: r for q, r in bench.qrels.items() if r},
+            _by_rank(ran.run),
+            judged_only=o.judged_only,
         )
         span_summary = None
         if spans is not None:  # beside the document metrics, in the same per-query rows

@@ -165,6 +165,17 @@ def _install_openapi(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
 
 
+def _mount_mcp(app: FastAPI, state: ServerState) -> None:
+    """The MCP tools at ``/mcp`` (:mod:`.mcp_mount`) when the ``mcp`` extra is installed."""
+    try:
+        from ragsonde.server.mcp_mount import mount_mcp
+    except ModuleNotFoundError as e:
+        if e.name is not None and e.name.split(".")[0] == "mcp":
+            return
+        raise
+    mount_mcp(app, state)
+
+
 def create_app(settings: Settings | None = None, retriever: Retriever | None = None) -> FastAPI:
     """The ragsonde HTTP service.
 
@@ -213,6 +224,7 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
         if router is not None:
             deps = [Depends(require_api_key)] if spec.protected else []
             app.include_router(router, dependencies=deps)
+    _mount_mcp(app, state)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestLogMiddleware)
     app.add_middleware(TraceContextMiddleware)

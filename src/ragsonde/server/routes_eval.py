@@ -289,6 +289,11 @@ def _run(job: EvalJob, state: ServerState) -> None:
             job.report = evaluate(
                 path, req.options, state.workspace, collection=req.collection, progress=job
             )
+        if req.options.estimate:  # a plan file is the server's own business: never read one
+            from ragsonde.estimate import estimate_report
+
+            plain = req.options.model_copy(update={"plan_file": None})
+            estimate_report(job.report, plain, workspace=state.workspace)
         _save(job, state)
         job.status = "done"
     except _Cancelled:
