@@ -145,7 +145,8 @@ def test_hostile_arguments_never_crash_a_command(path: str, workdir: Path) -> No
 
 
 #: What the fuzzing found and cli_errors now answers cleanly: a path too long for the file
-#: system, '' (the working folder) where a file was meant, a model refusing an argument.
+#: system, '' (the working folder) where a file was meant, a model refusing an argument, a
+#: count the engine cannot take.
 FOUND = [
     ["chunking", "x" * 300],
     ["config", "--config", "x" * 300],
@@ -155,6 +156,7 @@ FOUND = [
     ["history", "trend", "", "--history", ""],
     ["tune", "x" * 300],
     ["tune", "", "--max-latency-ms", "0"],
+    ["query", "0", "--hnsw-ef", str(2**64)],  # was an OverflowError in the engine's binding
 ]
 
 

@@ -132,7 +132,10 @@ class SearchParams(_Params):
         "max(4 × top_k, 100).",
     )
     hnsw_ef: int | None = Field(
-        default=None, ge=1, description="HNSW search breadth; unset = the engine's default."
+        default=None,
+        ge=1,
+        le=1_000_000,  # the engine takes a machine integer: 2**64 was an OverflowError (fuzzing)
+        description="HNSW search breadth; unset = the engine's default.",
     )
     exact: bool = Field(
         default=False, description="Exact (brute-force) search instead of the HNSW index."

@@ -4,11 +4,10 @@ A job evaluates a benchmark uploaded in the body (``"benchmark": [{"query", "rel
 ragsonde's own format) or one of the server's own datasets (``"dataset": "name"``) against a
 collection, with the server's own store and model. Jobs run one at a time in a worker thread, so
 queries keep being served meanwhile; their trec_eval runs in a worker process (:mod:`.workers`),
-so a crash there ends the job, not the server. Finished reports stay in memory, and their files
-under ``RAGSONDE_HOME/eval-reports`` outlive the server: ``GET /v1/eval`` lists them too
-(``saved: true``, see :mod:`.saved_reports`), and ``GET /v1/eval/{id}`` and its ``report.html``
-read them back. A saved file that is not a readable report is listed with status ``unreadable``
-and the reason in ``error``.
+so a crash ends the job, not the server. Finished reports stay in memory, and their files under
+``RAGSONDE_HOME/eval-reports`` outlive the server: ``GET /v1/eval`` lists them too (``saved:
+true``, see :mod:`.saved_reports`), and ``GET /v1/eval/{id}`` and its ``report.html`` read them
+back. A saved file that is not a readable report is listed with status ``unreadable``.
 
 Bounds, so the route cannot be used to probe or flood the server:
 
@@ -307,9 +306,7 @@ def _run(job: EvalJob, state: ServerState) -> None:
         )
         job.status = "error"
     except Exception as e:
-        # A bug: no contract code fits, so VALIDATION_ERROR says so (never error: null).
-        _log.exception("evaluation job %s failed", job.job_id)
-        # the type only: an exception's text may carry a secret or the input's bad text
+        _log.exception("evaluation job %s failed", job.job_id)  # a bug: never error: null
         what = f"The evaluation failed inside ragsonde ({type(e).__name__}): a bug, see the log."
         job.error = ErrorInfo.from_exception(QueryValidationError(what))
         job.status = "error"
