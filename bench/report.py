@@ -37,6 +37,7 @@ from bench._sections_serve import (
 from bench.bench_chunking import chunking_section
 from bench.bench_estimate import estimate_section
 from bench.bench_explain import explain_section
+from bench.bench_explain_cost import explain_cost_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
 from bench.bench_labels import labels_section
 from bench.bench_splitters import splitters_section
@@ -354,6 +355,7 @@ def main() -> None:
         ("tune", tune_section),
         ("hybrid_ceiling", hybrid_ceiling_section),
         ("explain", explain_section),
+        ("explain_cost", explain_cost_section),
         ("history", history_section),
         ("chunking", chunking_section),
         ("splitters", splitters_section),
