@@ -42,12 +42,9 @@ def save_chunking(report: ChunkingReport, path: Path, label: str | None = None) 
             f"size = {chosen.size}",
             f"overlap = {chosen.overlap}",
         ]
-    try:
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    except OSError as e:
-        raise QueryValidationError(
-            f"Cannot write {path}: {e.strerror or e}", field="save_config"
-        ) from e
+    from ragsonde.outputs import write_text
+
+    write_text(path, "\n".join(lines) + "\n")
     return chosen
 
 

@@ -19,7 +19,7 @@ from ragsonde.evaluate.report import EvalReport
 from ragsonde.history.models import Fingerprint, RunSummary
 from ragsonde.history.store import HistoryStore, RecordedRun
 
-__all__ = ["load_exported", "resolve_baseline", "resolve_run"]
+__all__ = ["check_baseline", "load_exported", "resolve_baseline", "resolve_run"]
 
 #: Run ids are SQLite integers (at most 2**63 - 1: 19 digits).
 _MAX_ID_DIGITS = 18
@@ -138,3 +138,14 @@ def resolve_baseline(
             field="baseline",
         )
     return run
+
+
+def check_baseline(spec: str, history: Path) -> None:
+    """Refuse, before the evaluation runs, a baseline that cannot be: an exported file that is
+    not one, or a run the history cannot have (a missing id; ``last``/``best`` of an empty
+    history). Whether it is of the same benchmark is known after the run."""
+    if spec.endswith(".jsonl") or Path(spec).is_file():
+        load_exported(Path(spec))
+        return
+    with HistoryStore(history) as hs:
+        resolve_run(hs, spec)

@@ -8,8 +8,6 @@ and its judgements become ``human`` labels judged by the benchmark's name.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -73,13 +71,9 @@ def read_entries(path: Path, *, split: str = "test") -> list[BenchmarkEntry]:
 
 def write_entries(path: Path, entries: Iterable[BenchmarkEntry]) -> None:
     """Write ``entries`` as JSON Lines, atomically (a crash never leaves half a file)."""
+    from ragsonde.outputs import open_output
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for e in entries:
-                f.write(e.model_dump_json(exclude_none=True) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_output(path) as f:
+        for e in entries:
+            f.write(e.model_dump_json(exclude_none=True) + "\n")
