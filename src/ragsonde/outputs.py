@@ -65,8 +65,9 @@ def check_output(
         st = path.stat()
     except FileNotFoundError:
         st = None
-    except OSError as e:  # a symlink loop, a path under a file, no permission
-        raise _refuse(flag, path, f"cannot be written ({e.strerror or e})") from e
+    except OSError as e:  # a path under a file, a symlink loop, no permission
+        why = "is under a file, not a folder" if e.errno == errno.ENOTDIR else "cannot be written"
+        raise _refuse(flag, path, f"{why} ({e.strerror or e})") from e
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise _refuse(flag, path, "is a directory; name a file in it")
     parent = path.parent
