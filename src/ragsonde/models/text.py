@@ -9,12 +9,20 @@ from input that was refused goes through :func:`printable` so an error answer ne
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, StrictStr
 
-__all__ = ["UnicodeStr", "check_text", "invalid_unicode_at", "printable"]
+__all__ = [
+    "UnicodeStr",
+    "check_json",
+    "check_text",
+    "invalid_unicode_at",
+    "loads_json",
+    "printable",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -38,6 +46,29 @@ def check_text(value: str, what: str = "") -> str:
             f"(U+{ord(value[at]):04X}); send UTF-8"
         )
     return value
+
+
+def check_json(value: Any, where: str = "") -> Any:
+    """``value`` (parsed JSON or YAML) unchanged, or ValueError naming the field (dotted path)
+    whose key or text is not valid Unicode: what a file's row carries is checked in one pass."""
+    if isinstance(value, str):
+        check_text(value, f"field {where}" if where else "the value")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            if isinstance(key, str):
+                check_text(key, f"the key of field {printable(name)}")
+            check_json(item, printable(name))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_json(item, f"{where}[{i}]")
+    return value
+
+
+def loads_json(raw: str | bytes) -> Any:
+    """``json.loads`` that refuses (ValueError) text JSON can carry but Unicode cannot: a lone
+    surrogate escaped as ``"\\udc80"``, in any key or string, naming its field."""
+    return check_json(json.loads(raw))
 
 
 def _check(value: str) -> str:
