@@ -48,6 +48,12 @@ def save_chunking(report: ChunkingReport, path: Path, label: str | None = None) 
     return chosen
 
 
+#: What a chunking file holds: the [chunking] table (and what `chunking --save-config` writes
+#: beside it), and in the table the splitter, its size and overlap.
+_FILE_KEYS = frozenset({"chunking"})
+_CHUNKING_KEYS = frozenset({"splitter", "size", "overlap"})
+
+
 def load_chunking(path: Path) -> tuple[str, int | None, int | None]:
     """``(splitter, size, overlap)`` from a file :func:`save_chunking` wrote (``None``: the
     ingest default)."""
@@ -60,6 +66,10 @@ def load_chunking(path: Path) -> tuple[str, int | None, int | None]:
     table = data.get("chunking")
     if not isinstance(table, dict):
         raise QueryValidationError(f"{path} has no [chunking] table.", field="chunking")
+    from ragsonde.models.keys import check_keys
+
+    check_keys(data, _FILE_KEYS, str(path), "chunking")
+    check_keys(table, _CHUNKING_KEYS, f"{path} [chunking]", "chunking")
     splitter, size, overlap = (
         table.get("splitter", "recursive"),
         table.get("size"),
