@@ -253,7 +253,8 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
         ):
             raise _bad(path, f"{where}: a reference needs doc_id and integer start and end")
         try:
-            out.append(Span(str(doc), start, end))
+            content = ref.get("content")
+            out.append(Span(str(doc), start, end, content if isinstance(content, str) else None))
         except QueryValidationError as e:
             raise _bad(path, f"{where}: {e.message}") from None
     return tuple(out)
