@@ -155,13 +155,27 @@ LOCAL_MODELS: dict[str, LocalModel] = {
 
 
 def _declared_beside(path: Path) -> str | None:
+    """The sha256 a ``SHA256SUMS`` beside ``path`` declares for it. Read as bytes, as
+    ``sha256sum`` writes it: file names are bytes, and other lines may not be UTF-8."""
     sums = path.parent / "SHA256SUMS"
     if not sums.is_file():
         return None
-    for line in sums.read_text(encoding="utf-8").splitlines():
+    try:
+        data = sums.read_bytes()
+    except OSError as e:
+        raise QueryValidationError(f"Cannot read {sums}: {e.strerror or e}.", field="llm") from e
+    name = os.fsencode(path.name)
+    for line in data.splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[1].lstrip("*") == path.name:
-            return parts[0].lower()
+        if len(parts) == 2 and parts[1].lstrip(b"*") == name:
+            digest = parts[0].decode("ascii", errors="replace").lower()
+            if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+                raise QueryValidationError(
+                    f"{sums} declares {parts[0][:70]!r} for {path.name}, not a sha256 (64 hex "
+                    "digits).",
+                    field="llm",
+                )
+            return digest
     return None
 
 
