@@ -125,7 +125,9 @@ def chunking_command(
             "--questions", min=1, max=100_000, help="Without BENCH: questions to generate."
         ),
     ] = 100,
-    seed: Annotated[int, typer.Option("--seed", help="Without BENCH: the questions' seed.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, max=2**32 - 1, help="Without BENCH: the questions' seed.")
+    ] = 0,
     fresh: Annotated[
         bool,
         typer.Option("--fresh", help="Compute every configuration again (embeddings stay cached)."),

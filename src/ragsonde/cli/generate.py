@@ -40,7 +40,9 @@ def generate_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Benchmark file to write (.jsonl).")],
     collection: CollectionOpt = None,
     n: Annotated[int, typer.Option("--n", min=1, max=100_000, help="How many queries.")] = 200,
-    seed: Annotated[int, typer.Option("--seed", help="Same seed, same benchmark.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, max=2**32 - 1, help="Same seed, same benchmark.")
+    ] = 0,
     llm: LlmOpt = None,
     method: Annotated[
         str,

@@ -132,7 +132,10 @@ class SearchParams(_Params):
         "max(4 × top_k, 100).",
     )
     hnsw_ef: int | None = Field(
-        default=None, ge=1, description="HNSW search breadth; unset = the engine's default."
+        default=None,
+        ge=1,
+        le=100_000,
+        description="HNSW search breadth; unset = the engine's default.",
     )
     exact: bool = Field(
         default=False, description="Exact (brute-force) search instead of the HNSW index."
