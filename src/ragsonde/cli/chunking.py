@@ -126,7 +126,8 @@ def chunking_command(
         ),
     ] = 100,
     seed: Annotated[
-        int, typer.Option("--seed", min=0, max=2**32 - 1, help="Without BENCH: the questions' seed.")
+        int,
+        typer.Option("--seed", min=0, max=2**32 - 1, help="Without BENCH: the questions' seed."),
     ] = 0,
     fresh: Annotated[
         bool,
