@@ -8,7 +8,6 @@ whose newest run of the same benchmark is the baseline.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -18,6 +17,7 @@ from ragsonde.evaluate.comparison import DEFAULT_GATE_METRIC
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.history.models import Fingerprint, RunSummary
 from ragsonde.history.store import HistoryStore, RecordedRun
+from ragsonde.models.text import loads_json
 
 __all__ = ["check_baseline", "load_exported", "resolve_baseline", "resolve_run"]
 
@@ -81,7 +81,7 @@ def load_exported(path: Path, benchmark_sha256: str | None = None) -> RecordedRu
         if not line.strip():
             continue
         try:
-            run = json.loads(line)
+            run = loads_json(line)
             fp = Fingerprint.model_validate(run["fingerprint"])
         except (ValueError, KeyError, TypeError, ValidationError) as e:
             raise QueryValidationError(
