@@ -11,6 +11,7 @@ format has one, the corpus to ingest with ``--ingest``.
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +204,9 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
         if line.strip():
             try:
                 yield lines.n, loads_json(line)
-            except ValueError as e:  # not JSON, or a lone surrogate in a field (named)
+            except json.JSONDecodeError as e:
+                raise _bad(path, f"line {lines.n} is not JSON ({e})") from e
+            except ValueError as e:  # a lone surrogate in a field (named)
                 raise _bad(path, f"line {lines.n}: {e}") from e
 
 
