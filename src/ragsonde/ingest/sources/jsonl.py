@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +32,9 @@ class JsonlSource:
             row = loads_json(raw)
         except UnicodeDecodeError as e:
             return Failure(where, f"not UTF-8 text ({e.reason})")
-        except ValueError as e:  # not JSON, or a lone surrogate in a field (named)
+        except json.JSONDecodeError as e:
+            return Failure(where, f"not JSON ({e})")
+        except ValueError as e:  # a lone surrogate in a field (named)
             return Failure(where, str(e))
         if not isinstance(row, dict) or "id" not in row or "text" not in row:
             return Failure(where, 'each line needs "id" and "text"')
