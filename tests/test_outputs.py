@@ -82,3 +82,12 @@ def test_two_outputs_of_one_command_are_two_files(tmp_path: Path):
     with pytest.raises(QueryValidationError, match="is also --report"):
         check_outputs({"--save": out, "--report": tmp_path / "." / "a.json"})
     check_outputs({"--save": out, "--report": tmp_path / "b.html", "--run-out": None})
+
+
+def test_a_symlink_keeps_pointing_at_the_file_it_replaced(tmp_path: Path):
+    target = tmp_path / "real.json"
+    target.write_text("old", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_text(link, "new")
+    assert link.is_symlink() and target.read_text(encoding="utf-8") == "new"

@@ -133,9 +133,11 @@ def open_output(path: Path) -> Iterator[TextIO]:
     into place when the block ends without an error (removed when it raises). OSError becomes
     a VALIDATION_ERROR naming ``path``."""
     try:
+        if path.is_symlink():  # the file it points to is the one replaced, not the link
+            path = path.resolve(strict=True)
         special = path.exists() and not path.is_file()
-    except OSError as e:
-        raise _write_error(path, e) from e
+    except (OSError, RuntimeError) as e:  # RuntimeError: a symlink loop (before Python 3.13)
+        raise _write_error(path, e if isinstance(e, OSError) else OSError(str(e))) from e
     if special:  # a device or FIFO: write in place (a rename would replace it)
         try:
             with path.open("w", encoding="utf-8", newline="") as f:
