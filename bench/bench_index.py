@@ -102,9 +102,10 @@ def main() -> None:
     require_scifact()
     points = args.points or (20_000 if args.quick else 100_000)
 
+    from bench._common import evaluate_in
     from ragsonde.config import Settings
     from ragsonde.embedders.local import LocalEmbedder
-    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate import EvalOptions
     from ragsonde.store import open_store
 
     embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
@@ -121,7 +122,7 @@ def main() -> None:
         dataset = quick_dataset()
     try:
         if source not in store.list_collections():
-            evaluate(
+            evaluate_in(
                 dataset,
                 settings=settings.model_copy(update={"collection": source}),
                 store=store,
@@ -130,7 +131,7 @@ def main() -> None:
                 ingest=True,
             )
         build_s = build(store, source, target, points)
-        rep = evaluate(
+        rep = evaluate_in(
             dataset,
             settings=Settings(home=BENCH_HOME, collection=target),
             store=store,

@@ -76,9 +76,10 @@ def main() -> None:
     args = ap.parse_args()
     require_scifact()
 
+    from bench._common import evaluate_in
     from ragsonde.config import Settings
     from ragsonde.embedders.local import LocalEmbedder
-    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate import EvalOptions
     from ragsonde.evaluate.compare import compare_reports
     from ragsonde.store import open_store
 
@@ -90,7 +91,7 @@ def main() -> None:
     store = open_store(settings)
     try:
         if dense not in store.list_collections():
-            evaluate(
+            evaluate_in(
                 dataset,
                 settings=settings,
                 store=store,
@@ -112,7 +113,7 @@ def main() -> None:
         }
         for name, (coll, mode, fusion) in runs.items():
             s = Settings(home=BENCH_HOME, collection=coll, search={"fusion": fusion})
-            rep = evaluate(
+            rep = evaluate_in(
                 dataset,
                 settings=s,
                 store=store,

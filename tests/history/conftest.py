@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from ragsonde.config import Settings
 from ragsonde.embedders.onnx import OnnxEmbedder
 from tests.history.support import Story, changed_labels
-from tests.support import Cli
+from tests.support import Cli, evaluate_in
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +45,7 @@ def cli() -> Cli:
 def story(
     tmp_path_factory: pytest.TempPathFactory, sample_home: Path, embedder: OnnxEmbedder
 ) -> Story:
-    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate import EvalOptions
     from ragsonde.ingest import IngestOptions, ingest
     from ragsonde.samples import robotics_benchmark, robotics_docs
 
@@ -57,7 +57,7 @@ def story(
     options = EvalOptions(throughput=False)
 
     def run(settings: Settings, benchmark: Path = bench) -> int:
-        report = evaluate(
+        report = evaluate_in(
             benchmark, settings=settings, embedder=embedder, options=options, history=history
         )
         assert report.history_run is not None

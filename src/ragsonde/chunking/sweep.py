@@ -24,6 +24,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ from ragsonde.ingest.sources import open_source
 from ragsonde.ingest.splitters import split_spans
 from ragsonde.models.points import PointRecord, SearchSpec
 from ragsonde.progress import Progress
-from ragsonde.workspace import Workspace
+from ragsonde.workspace import Workspace, using
 
 __all__ = ["SweepOptions", "sweep_chunking"]
 
@@ -426,10 +427,10 @@ def sweep_chunking(
             field="dataset",
         )
     check_contents(bench, documents)
-    ws = workspace or Workspace()
-    home = ws.settings.home / "chunking"
-    cache = EmbeddingCache(home / "embeddings.sqlite")
-    try:
+    with ExitStack() as owned:
+        ws = owned.enter_context(using(workspace))  # closed here if opened here
+        home = ws.settings.home / "chunking"
+        cache = owned.enter_context(closing(EmbeddingCache(home / "embeddings.sqlite")))
         sweep = _Sweep(ws, documents, bench, o, cache)
         folder = home / "runs" / sweep.run_key()
         results: list[ConfigResult] = []
@@ -448,10 +449,7 @@ def sweep_chunking(
             _write(_saved(folder, config), result)
             results.append(result)
         window = sweep.window
-    finally:
-        cache.close()
-        if workspace is None:
-            ws.close()
+        embedder = ws.embedder_name
     verdict = judge(results, o.metric, o.alpha, window, warnings)
     return ChunkingReport(
         documents=docs,
@@ -459,7 +457,7 @@ def sweep_chunking(
         generated_questions=bool(generated),
         question_source="generated" if generated else "given",
         generators=sorted({q.generator for q in bench.queries if q.generator}),
-        embedder=ws.embedder_name,
+        embedder=embedder,
         window=window,
         k=o.k,
         token_budget=o.token_budget,

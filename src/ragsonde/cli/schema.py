@@ -19,7 +19,8 @@ def schema_command(
     name: Annotated[
         str,
         typer.Argument(
-            help="report: what `eval --json`/`--save` write; comparison: `compare --json`."
+            help="report: what `eval --json`/`--save` write; comparison: `compare --json`; "
+            "options: what an evaluation takes (eval's flags, a POST /v1/eval body)."
         ),
     ] = "report",
 ) -> None:

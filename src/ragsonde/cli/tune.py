@@ -185,9 +185,8 @@ def tune_command(
         ),
         **({"grid": load_grid(grid)} if grid is not None else {}),
     )
-    ws = Workspace(settings)
-    store = ws.store
-    try:
+    with Workspace(settings) as ws:
+        store = ws.store
         if apply and apply in store.list_collections():  # before the sweep, not after it
             raise QueryValidationError(
                 f"Collection '{apply}' already exists: --apply never overwrites one.",
@@ -200,8 +199,6 @@ def tune_command(
             applied = _apply(store, report, apply, json_output)
         elif apply:
             err_console.print(f"nothing applied: no configuration met the constraints ('{apply}')")
-    finally:
-        ws.close()
     if save_config is not None:
         save(report, save_config, collection=applied)
         err_console.print(f"saved settings to {save_config} (use it with --config {save_config})")

@@ -1,7 +1,7 @@
 """Evaluation: does retrieval work? IR metrics, latency, integrity, reports and CI gates.
 
 >>> from ragsonde.evaluate import EvalOptions, evaluate                  # doctest: +SKIP
->>> report = evaluate("scifact/", collection="scifact", options=EvalOptions(gates=["ndcg@10>=0.6"]))
+>>> report = evaluate("scifact/", EvalOptions(gates=["ndcg@10>=0.6"]), collection="scifact")
 >>> report.metrics["ndcg@10"], report.passed                            # doctest: +SKIP
 """
 

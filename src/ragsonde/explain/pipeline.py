@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragsonde.evaluate.aggregation import Aggregation, aggregate
+from ragsonde.evaluate.aggregation import Aggregation, collapse
 from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.models.params import SearchParams
 from ragsonde.models.payload import get_path
@@ -156,22 +156,19 @@ class Ranking:
         how = parse_aggregation(pipeline.aggregation)
         # a sum adds the engine's scores where they are similarities (as the evaluation does)
         raw = pipeline.mode != "dense" or distance in (Distance.COSINE, Distance.DOT)
-        every: list[tuple[str, float]] = []
-        kept: list[tuple[str, float]] = []
+        scored = [
+            (doc_of(hit, pipeline.doc_path), similarity(hit.score), hit.score) for hit in hits
+        ]
         chunks: dict[str, int] = {}
         best: dict[str, float] = {}
-        for hit in hits:
-            doc = doc_of(hit, pipeline.doc_path)
-            if doc is None:
-                continue
-            chunks[doc] = chunks.get(doc, 0) + 1
-            sim = similarity(hit.score)
-            best[doc] = max(best.get(doc, sim), sim)
-            pair = (doc, hit.score if raw else sim)
-            every.append(pair)
-            if sim >= pipeline.score_threshold:
-                kept.append(pair)
-        return cls(aggregate(every, how), aggregate(kept, how), chunks, best, len(hits))
+        for doc, sim, _ in scored:
+            if doc is not None:
+                chunks[doc] = chunks.get(doc, 0) + 1
+                best[doc] = max(best.get(doc, sim), sim)
+        kept = [s for s in scored if s[1] >= pipeline.score_threshold]
+        return cls(
+            collapse(scored, how, raw=raw), collapse(kept, how, raw=raw), chunks, best, len(hits)
+        )
 
     def rank(self, doc: str, *, kept: bool = False) -> int | None:
         """``doc``'s 1-based rank (``kept``: after the threshold); None when absent."""

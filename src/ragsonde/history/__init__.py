@@ -48,7 +48,6 @@ if TYPE_CHECKING:  # ``_LAZY``'s names for the type checker (``X as X``: exporte
     from ragsonde.history.record import (
         history_path as history_path,
         record_eval as record_eval,
-        record_misses as record_misses,
         recording_on as recording_on,
     )
     from ragsonde.history.store import HistoryStore as HistoryStore, RecordedRun as RecordedRun
@@ -76,7 +75,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "Trend",
         "TrendPoint",
     ),
-    "record": ("history_path", "record_eval", "record_misses", "recording_on"),
+    "record": ("history_path", "record_eval", "recording_on"),
     "store": ("HistoryStore", "RecordedRun"),
     "why": ("explain_flips",),
 }

@@ -26,7 +26,6 @@ __all__ = [
     "confidence_bands",
     "history_path",
     "record_eval",
-    "record_misses",
     "recording_on",
 ]
 
@@ -107,14 +106,3 @@ def record_eval(
             hash_file=hs.file_sha256,
         )
         return hs.record(report, fingerprint, bands or confidence_bands(report))
-
-
-def record_misses(report: EvalReport, home: Path | str, history: Path | str | None = None) -> bool:
-    """Add ``report.misses`` (``--explain``, which runs after the recording) to its recorded
-    run, so that ``history diff`` can say why a query flipped; ``False`` when there is nothing
-    to add (the run was not recorded, or not explained)."""
-    if report.history_run is None or report.misses is None:
-        return False
-    with HistoryStore(history_path(home, history)) as hs:
-        hs.set_misses(report.history_run, report.misses)
-    return True

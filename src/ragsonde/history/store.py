@@ -37,7 +37,6 @@ from ragsonde.history.models import Fingerprint, RunSummary
 
 if TYPE_CHECKING:
     # the report's models are loaded by what reads a whole report (``get``), not by ``list``
-    from ragsonde.evaluate.misses import MissesReport
     from ragsonde.evaluate.report import EvalReport
 
 __all__ = ["MIGRATIONS", "HistoryStore", "RecordedRun"]
@@ -274,19 +273,6 @@ class HistoryStore:
                 [(run_id, q, m, v) for q, m, v in metrics],
             )
         return run_id
-
-    def set_misses(self, run_id: int, misses: MissesReport) -> None:
-        """Add the ``--explain`` section to run ``run_id``'s report: the ladder runs after the
-        evaluation is recorded, and ``history diff`` reads it to say why a query flipped."""
-        self.summary(run_id)  # a clear error for an unknown run
-        with self._write() as db:
-            (head,) = db.execute("SELECT report FROM runs WHERE id = ?", (run_id,)).fetchone()
-            data = json.loads(head)
-            data["misses"] = misses.model_dump(mode="json")
-            db.execute(
-                "UPDATE runs SET report = ? WHERE id = ?",
-                (json.dumps(data, ensure_ascii=False), run_id),
-            )
 
     def file_sha256(self, path: Path) -> str:
         """SHA-256 of ``path``, remembered by size and modification time (a model's weights

@@ -15,6 +15,7 @@ this module only. :data:`QUANTIZATIONS` names every quantization by its label (`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -25,6 +26,7 @@ __all__ = [
     "DEFAULT_FULL_SCAN_KB",
     "QUANTIZATIONS",
     "Bm25Params",
+    "Footprint",
     "Hnsw",
     "IndexConfig",
     "Quantization",
@@ -356,6 +358,18 @@ class Bm25Params(BaseModel):
             return None
         last = label.rsplit("-", 1)[-1]
         return last if last in BM25_LANGUAGES else DEFAULT_BM25_LANGUAGE
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a built collection holds on disk (the embedded store reads it off its files)."""
+
+    disk_bytes: int
+    """Allocated bytes of every file but the write-ahead log."""
+    quantized_bytes: int
+    """Bytes of the dense vector's quantized codes (0: none were written)."""
+    index_bytes: int
+    """Bytes of the dense vector's HNSW graph."""
 
 
 class IndexConfig(BaseModel):

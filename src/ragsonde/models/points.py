@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragsonde.errors import DimensionMismatchError
 from ragsonde.models.index import IndexConfig
 from ragsonde.models.params import SearchParams
 from ragsonde.models.scores import Distance
@@ -56,6 +57,17 @@ class CollectionInfo:
     index: IndexConfig | None = None
     """The dense vector's quantization and HNSW graph as the backend reports them; ``None``
     where it keeps neither (qdrant-client's local mode: plain vectors, brute force)."""
+
+    def require_dimension(self, dimension: int, made_by: str) -> None:
+        """Vectors of ``dimension`` (made by ``made_by``, an embedder's name) must fit this
+        collection: a mismatch would score every query 0, so it is a DimensionMismatchError."""
+        if dimension != self.dimension:
+            raise DimensionMismatchError(
+                collection=self.name,
+                collection_dim=self.dimension,
+                embedder=made_by,
+                embedder_dim=dimension,
+            )
 
     def index_warnings(self, asked: IndexConfig | None) -> list[str]:
         """What this existing collection has other than the ``asked`` index settings (they

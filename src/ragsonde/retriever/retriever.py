@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -21,9 +22,10 @@ from ragsonde.embedders import Embedder
 from ragsonde.embedders.isolate import embed_groups
 from ragsonde.embedders.sparse import (
     Bm25Encoder,
+    query_encoder,
     query_language,
 )
-from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
+from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.models import (
     BatchRequest,
     BatchResponse,
@@ -43,7 +45,7 @@ from ragsonde.models.scores import similarity_of
 from ragsonde.models.store import Store
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
-from ragsonde.workspace import Workspace
+from ragsonde.workspace import Workspace, using
 
 __all__ = ["Retriever"]
 
@@ -102,14 +104,11 @@ class Retriever:
         ``search``: the search parameters to run with; those it does not set inherit the
         settings' (``settings.search``). A query's own ``mode``, ``top_k``,
         ``score_threshold`` and ``search`` override them for that query alone."""
-        self._own_workspace = workspace is None
-        if workspace is None:
-            workspace = Workspace(settings, store=store, embedder=embedder)
-        elif settings is not None or store is not None or embedder is not None:
-            raise TypeError("pass a workspace or settings/store/embedder, not both")
-        self.workspace = workspace
+        self._owned = ExitStack()  # what close() closes: a workspace opened here, if any
+        self.workspace = self._owned.enter_context(
+            using(workspace, settings, store=store, embedder=embedder)
+        )
         self.settings = self.workspace.settings
-        self._sparse: dict[str, Bm25Encoder] = {}
         self.limits = limits or self.settings.limits
         self.search = self.settings.search.overlay(search)
         # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
@@ -131,9 +130,8 @@ class Retriever:
         return self.workspace.embedder_name
 
     def close(self) -> None:
-        """Close the workspace if this retriever built it."""
-        if self._own_workspace:
-            self.workspace.close()
+        """Close the workspace if this retriever opened it."""
+        self._owned.close()
 
     def __enter__(self) -> Retriever:
         return self
@@ -323,14 +321,7 @@ class Retriever:
         for p in pending:
             try:
                 info = self._collection_info(p.collection)
-                dim = self.embedder.dimension
-                if dim != info.dimension:
-                    raise DimensionMismatchError(
-                        collection=p.collection,
-                        collection_dim=info.dimension,
-                        embedder=self.model_name,
-                        embedder_dim=dim,
-                    )
+                info.require_dimension(self.embedder.dimension, self.model_name)
                 if p.params.mode != "dense" and info.sparse_vector_name is None:
                     raise QueryValidationError(
                         f"Collection '{p.collection}' was built for dense search only, so mode "
@@ -378,10 +369,9 @@ class Retriever:
         return failed
 
     def sparse_encoder(self, language: str = DEFAULT_BM25_LANGUAGE) -> Bm25Encoder:
-        """The BM25 query encoder of ``language``, made once."""
-        if language not in self._sparse:
-            self._sparse[language] = Bm25Encoder(language=language)
-        return self._sparse[language]
+        """The BM25 query encoder of ``language`` (:func:`~ragsonde.embedders.sparse.query_encoder`,
+        made once per process)."""
+        return query_encoder(language)
 
     def _bm25_language(self, collection: str) -> str:
         """The language ``collection``'s BM25 queries are encoded in: the one its chunks record

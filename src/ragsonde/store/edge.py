@@ -41,7 +41,7 @@ from ragsonde.errors import (
     RagsondeError,
     StoreConnectionError,
 )
-from ragsonde.models.index import IndexConfig
+from ragsonde.models.index import DEFAULT_FULL_SCAN_KB, Footprint, IndexConfig
 from ragsonde.models.points import (
     CollectionInfo,
     FilterSpec,
@@ -59,6 +59,7 @@ from ragsonde.store._edge_shard import (
     acquire_shard_lock,
     config_indexes,
     config_layout,
+    footprint,
     translate,
     validate_collection_name,
 )
@@ -78,6 +79,8 @@ class EdgeStore:
 
     ``vector``: which dense vector a collection with several is searched by (the setting).
     ``idle_release_s``, ``lock_wait_s``: sharing the home with other processes (module docs).
+    ``force_index``: ``True`` (tune's scratch store) gives even a small collection its graph and
+    uses it; ``False``: the engine's thresholds; ``None``: a graph when an ``index`` is asked for.
     """
 
     def __init__(
@@ -88,8 +91,10 @@ class EdgeStore:
         vector: str | None = None,
         idle_release_s: float | None = None,
         lock_wait_s: float = 0.0,
+        force_index: bool | None = None,
     ) -> None:
         self._layout = Layout(Path(home))
+        self._force_index = force_index
         self._hnsw_ef = hnsw_ef
         self._vector = vector
         self._lock_wait_s = lock_wait_s
@@ -267,16 +272,18 @@ class EdgeStore:
                     else None
                 )
                 engine_distance = getattr(qe.Distance, Distance(distance).value)
+                full_scan = 1 if self._force_index else DEFAULT_FULL_SCAN_KB
                 params = (
                     qe.EdgeVectorParams(size=dimension, distance=engine_distance)
-                    if index is None
-                    else index.edge_vector_params(qe, dimension, engine_distance)
+                    if index is None and not self._force_index
+                    else (index or IndexConfig()).edge_vector_params(
+                        qe, dimension, engine_distance, full_scan
+                    )
                 )
                 # An index asked for is built by build_index whatever the size (the engine's
                 # threshold would leave a small collection unquantized, its settings unused).
-                optimizers = (
-                    None if index is None else qe.EdgeOptimizersConfig(indexing_threshold=1)
-                )
+                forced = index is not None if self._force_index is None else self._force_index
+                optimizers = qe.EdgeOptimizersConfig(indexing_threshold=1) if forced else None
                 config = qe.EdgeConfig(
                     vectors={vector_name or "": params},
                     sparse_vectors=sparse,
@@ -325,6 +332,10 @@ class EdgeStore:
             backend=self.backend,
             index=index,
         )
+
+    def footprint(self, name: str) -> Footprint:
+        """What collection ``name`` holds on disk (``tune`` measures its variants by it)."""
+        return footprint(self._layout.path(name), self._dense(name)[1].name)
 
     # -- writes ------------------------------------------------------------------------------
     def upsert(self, collection: str, points: Sequence[PointRecord]) -> None:
