@@ -382,6 +382,11 @@ def _located(err: Any) -> tuple[str, str]:
     index names) is placed under that name: ``index.bm25_language``."""
     where = ".".join(str(p) for p in err["loc"])
     why = str(err["msg"]).removeprefix("Value error, ")
+    table, _, key = where.rpartition(".")
+    if err.get("type") == "extra_forbidden" and table in _TABLES:
+        from ragsonde.models.keys import unknown_key_message
+
+        return where, unknown_key_message(key, _TABLES[table], f"[{table}]")
     name, sep, rest = why.partition(": ")
     if sep and name in _TABLES.get(where, ()):
         return f"{where}.{name}", rest

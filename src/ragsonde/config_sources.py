@@ -103,6 +103,33 @@ class _Layer(PydanticBaseSettingsSource):
         return nest_flat(self.inner(), self.where)
 
 
+class _FileLayer(_Layer):
+    """The config file's values: a key no setting has (``colection``) is refused, naming the
+    closest one, instead of being ignored with its default used."""
+
+    def __call__(self) -> dict[str, Any]:
+        from ragsonde.models.keys import check_keys
+
+        data = self.inner()
+        check_keys(
+            {str(k).lower(): v for k, v in data.items()},
+            _file_keys(self.settings_cls),
+            f"The config file {self.where}",
+            "config",
+            listed=self.settings_cls.model_fields,
+        )
+        return nest_flat(data, self.where)
+
+
+def _file_keys(settings_cls: type[BaseSettings]) -> set[str]:
+    """What a config file may name at its top: each setting, its aliases, the flat names."""
+    keys = set(settings_cls.model_fields) | set(DEPRECATED_FLAT)
+    for field in settings_cls.model_fields.values():
+        alias = getattr(field, "validation_alias", None)
+        keys |= {c.lower() for c in getattr(alias, "choices", []) if isinstance(c, str)}
+    return keys
+
+
 def _env_value(raw: str) -> Any:
     """An environment value as the nested env source reads one: JSON where it is JSON."""
     try:
@@ -139,7 +166,7 @@ def setting_sources(
         _Layer(init_settings, "a keyword argument"),
         env_settings,
         _FlatEnv(settings_cls),
-        _Layer(TomlConfigSettingsSource(settings_cls, toml_file=config_file), str(config_file)),
+        _FileLayer(TomlConfigSettingsSource(settings_cls, toml_file=config_file), str(config_file)),
     )
 
 

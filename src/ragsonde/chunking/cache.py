@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ class EmbeddingCache:
     """Vectors by (embedder name, text hash), in one SQLite file."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, timeout=60)
@@ -44,11 +46,25 @@ class EmbeddingCache:
             )
             self._db.commit()
         except (OSError, sqlite3.Error) as e:
-            raise QueryValidationError(
-                f"Cannot open the embedding cache {path}: {e}", field="home"
-            ) from e
+            raise self._damaged(e) from e
         self.hits = 0
         self.misses = 0
+
+    def _damaged(self, e: Exception) -> QueryValidationError:
+        return QueryValidationError(
+            f"The chunking embedding cache {self.path} cannot be used ({e}). It is only a "
+            f"cache: delete it (rm '{self.path}') and run again; the vectors are computed anew.",
+            field="home",
+        )
+
+    @contextmanager
+    def _mapped(self) -> Iterator[None]:
+        """SQLite errors (a damaged file) and vectors that are not whole (a blob cut short) as
+        one clear error naming the file."""
+        try:
+            yield
+        except (sqlite3.Error, ValueError) as e:
+            raise self._damaged(e) from e
 
     def close(self) -> None:
         self._db.close()
@@ -74,7 +90,8 @@ class EmbeddingCache:
         """``texts``' vectors: the cached ones read, the others computed by ``compute`` a
         ``batch`` at a time and stored after each (``done(n)`` told of every text)."""
         hashes = [text_hash(t) for t in texts]
-        known = self._get(embedder, hashes)
+        with self._mapped():
+            known = self._get(embedder, hashes)
         todo = [i for i, h in enumerate(hashes) if h not in known]
         self.hits += len(texts) - len(todo)
         self.misses += len(todo)
@@ -84,11 +101,13 @@ class EmbeddingCache:
             part = todo[start : start + batch]
             vectors = np.asarray(compute([texts[i] for i in part]), dtype=np.float32)
             rows = [(embedder, hashes[i], v.tobytes()) for i, v in zip(part, vectors, strict=True)]
-            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
-            self._db.commit()
+            with self._mapped():
+                self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+                self._db.commit()
             known.update({hashes[i]: v.tobytes() for i, v in zip(part, vectors, strict=True)})
             if done is not None:
                 done(len(part))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([np.frombuffer(known[h], dtype=np.float32) for h in hashes])
+        with self._mapped():  # a blob of another length than the rest: the cache is damaged
+            return np.stack([np.frombuffer(known[h], dtype=np.float32) for h in hashes])

@@ -6,7 +6,6 @@ import math
 from pathlib import Path
 
 from ragsonde.chunking.report import ChunkingReport, ConfigResult
-from ragsonde.errors import QueryValidationError
 from ragsonde.plots import Dot, scatter_svg
 
 __all__ = ["quality_cost_svg", "render_html", "write_html"]
@@ -60,7 +59,6 @@ def render_html(report: ChunkingReport) -> str:
 
 
 def write_html(report: ChunkingReport, path: Path) -> None:
-    try:
-        path.write_text(render_html(report), encoding="utf-8")
-    except OSError as e:
-        raise QueryValidationError(f"Cannot write {path}: {e.strerror or e}", field="html") from e
+    from ragsonde.outputs import write_text
+
+    write_text(path, render_html(report))

@@ -39,6 +39,7 @@ from ragsonde.labels.sampling import Chunk, stratified_sample
 __all__ = [
     "DEFAULT_QUESTIONS",
     "METHOD",
+    "check_contents",
     "generated_benchmark",
     "generated_warning",
     "questions_for",
@@ -142,3 +143,31 @@ def questions_for(
             field="dataset",
         )
     return bench
+
+
+def check_contents(bench: Benchmark, documents: Sequence[Document]) -> None:
+    """A reference that carries its ``content`` must find it at its offsets: a document edited
+    since it was labelled moves every span after the edit, and each span metric would be
+    scored against the wrong text (span recall fell from 0.917 to 0.215, silently)."""
+    by_id = {d.doc_id: d for d in documents}
+    for q in bench.queries:
+        for r in q.references:
+            if r.content is None:
+                continue
+            found = _text_at(by_id[r.doc_id], r.start, r.end)
+            if found is not None and found != r.content:
+                raise QueryValidationError(
+                    f"question {q.query_id}: its reference {r.doc_id} {r.start}:{r.end} reads "
+                    f"{found[:60]!r} in the document, not its content {r.content[:60]!r}: the "
+                    "document changed since the question was labelled. Label it again, or "
+                    "evaluate on the text it was labelled on.",
+                    field="references",
+                )
+
+
+def _text_at(doc: Document, start: int, end: int) -> str | None:
+    """``text[start:end]`` of ``doc``, from the section that holds it (None: no one section)."""
+    for s in doc.sections:
+        if s.offset is not None and s.offset <= start and end <= s.offset + len(s.text):
+            return s.text[start - s.offset : end - s.offset]
+    return None

@@ -42,13 +42,16 @@ def save_chunking(report: ChunkingReport, path: Path, label: str | None = None) 
             f"size = {chosen.size}",
             f"overlap = {chosen.overlap}",
         ]
-    try:
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    except OSError as e:
-        raise QueryValidationError(
-            f"Cannot write {path}: {e.strerror or e}", field="save_config"
-        ) from e
+    from ragsonde.outputs import write_text
+
+    write_text(path, "\n".join(lines) + "\n")
     return chosen
+
+
+#: What a chunking file holds: the [chunking] table (and what `chunking --save-config` writes
+#: beside it), and in the table the splitter, its size and overlap.
+_FILE_KEYS = frozenset({"chunking"})
+_CHUNKING_KEYS = frozenset({"splitter", "size", "overlap"})
 
 
 def load_chunking(path: Path) -> tuple[str, int | None, int | None]:
@@ -63,6 +66,10 @@ def load_chunking(path: Path) -> tuple[str, int | None, int | None]:
     table = data.get("chunking")
     if not isinstance(table, dict):
         raise QueryValidationError(f"{path} has no [chunking] table.", field="chunking")
+    from ragsonde.models.keys import check_keys
+
+    check_keys(data, _FILE_KEYS, str(path), "chunking")
+    check_keys(table, _CHUNKING_KEYS, f"{path} [chunking]", "chunking")
     splitter, size, overlap = (
         table.get("splitter", "recursive"),
         table.get("size"),

@@ -33,7 +33,12 @@ import numpy as np
 
 from ragsonde.chunking.cache import EmbeddingCache
 from ragsonde.chunking.configs import DEFAULT_GRID, RAGSONDE, ChunkingConfig
-from ragsonde.chunking.questions import DEFAULT_QUESTIONS, generated_warning, questions_for
+from ragsonde.chunking.questions import (
+    DEFAULT_QUESTIONS,
+    check_contents,
+    generated_warning,
+    questions_for,
+)
 from ragsonde.chunking.report import (
     ChunkingReport,
     ChunkSpan,
@@ -214,7 +219,7 @@ class _Sweep:
         for q in self.bench.queries:
             h.update(
                 json.dumps(
-                    [q.query_id, q.text, [list(vars(r).values()) for r in q.references]]
+                    [q.query_id, q.text, [[r.doc_id, r.start, r.end] for r in q.references]]
                 ).encode()
             )
         h.update(f"{self.o.k}\x1f{self.o.token_budget}\x1f{self.o.fetch}".encode())
@@ -421,6 +426,7 @@ def sweep_chunking(
             f"{', '.join(beyond[:5])}. Are the offsets for these documents?",
             field="dataset",
         )
+    check_contents(bench, documents)
     with ExitStack() as owned:
         ws = owned.enter_context(using(workspace))  # closed here if opened here
         home = ws.settings.home / "chunking"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -122,9 +124,25 @@ def _plain_warnings() -> None:
     warnings.formatwarning = formatwarning
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread as Ctrl-C's KeyboardInterrupt is: every ``finally`` and
+    ``with`` runs on the way out (the local LLM's process is stopped, the embedded store's lock
+    and temporary collections released) before the process ends as the signal says."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main() -> None:
     """Entry point of the ``ragsonde`` script."""
     _check_argv(sys.argv[1:])
     _plain_warnings()
     _register(sys.argv[1:])
-    app()
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # `serve`: uvicorn installs its own
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        app()
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)

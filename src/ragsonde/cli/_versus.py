@@ -142,7 +142,9 @@ def run_versus(
         result.comparison.gate = no_regression_gate(result.comparison, metrics)
     gate = result.comparison.gate
     if save is not None:
-        save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
+        from ragsonde.outputs import write_text
+
+        write_text(save, result.model_dump_json(indent=2))
     if json_output:
         print_json(result)
     else:

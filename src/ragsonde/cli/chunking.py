@@ -17,6 +17,7 @@ from ragsonde.cli._common import (
     HomeOpt,
     JsonOpt,
     cli_errors,
+    config_file_in_use,
     console,
     err_console,
     print_json,
@@ -24,6 +25,7 @@ from ragsonde.cli._common import (
 )
 from ragsonde.cli.app import app
 from ragsonde.cli.progress import RichProgress
+from ragsonde.outputs import check_outputs
 
 if TYPE_CHECKING:
     from ragsonde.chunking import ChunkingReport
@@ -104,9 +106,14 @@ def chunking_command(
             "markdown, sentence) or 'ragsonde'; repeat it \\[default: the built-in grid].",
         ),
     ] = None,
-    k: Annotated[int, typer.Option("--k", min=1, help="Chunks retrieved per question.")] = 5,
+    k: Annotated[
+        int, typer.Option("--k", min=1, max=1000, help="Chunks retrieved per question.")
+    ] = 5,
     budget: Annotated[
-        int, typer.Option("--budget", min=16, help="Retrieved word pieces for the @budget metrics.")
+        int,
+        typer.Option(
+            "--budget", min=16, max=1_000_000, help="Retrieved word pieces for the @budget metrics."
+        ),
     ] = 1000,
     metric: Annotated[
         str | None,
@@ -118,7 +125,10 @@ def chunking_command(
             "--questions", min=1, max=100_000, help="Without BENCH: questions to generate."
         ),
     ] = 100,
-    seed: Annotated[int, typer.Option("--seed", help="Without BENCH: the questions' seed.")] = 0,
+    seed: Annotated[
+        int,
+        typer.Option("--seed", min=0, max=2**32 - 1, help="Without BENCH: the questions' seed."),
+    ] = 0,
     fresh: Annotated[
         bool,
         typer.Option("--fresh", help="Compute every configuration again (embeddings stay cached)."),
@@ -144,6 +154,10 @@ def chunking_command(
     from ragsonde.workspace import Workspace
 
     settings = settings_from_options(config=config_file, embedder=embedder, home=home)
+    check_outputs(
+        {"--html": html, "--save": save, "--save-config": save_config},
+        inputs=[docs, bench, config_file_in_use(config_file)],
+    )
     grid = tuple(parse_configs(configs)) if configs else DEFAULT_GRID
     options = SweepOptions(
         configs=grid,
@@ -162,14 +176,9 @@ def chunking_command(
     ):
         report = sweep_chunking(docs, bench, options=options, workspace=ws, progress=bar)
     if save is not None:
-        try:
-            save.write_text(report.model_dump_json(indent=1), encoding="utf-8")
-        except OSError as e:
-            from ragsonde.errors import QueryValidationError
+        from ragsonde.outputs import write_text
 
-            raise QueryValidationError(
-                f"Cannot write {save}: {e.strerror or e}", field="save"
-            ) from e
+        write_text(save, report.model_dump_json(indent=1))
         err_console.print(f"wrote {save}")
     if html is not None:
         write_html(report, html)

@@ -34,7 +34,9 @@ def compare_command(
     resamples: Annotated[
         int, typer.Option(help="Resamples of the permutation test and the bootstrap.")
     ] = 10000,
-    seed: Annotated[int, typer.Option(help="Random seed of the resampling.")] = 0,
+    seed: Annotated[
+        int, typer.Option(min=0, max=2**32 - 1, help="Random seed of the resampling.")
+    ] = 0,
     json_output: JsonOpt = False,
 ) -> None:
     """Compare two saved eval reports: deltas, W/T/L, paired t-test, permutation test, CI."""

@@ -18,6 +18,7 @@ from ragsonde.cli._common import (
     HomeOpt,
     JsonOpt,
     cli_errors,
+    config_file_in_use,
     console,
     err_console,
     parse_fields,
@@ -39,6 +40,7 @@ from ragsonde.cli.app import app
 from ragsonde.cli.history import HistoryOpt
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.options import EvalOptions
+from ragsonde.outputs import check_outputs, write_text
 
 if TYPE_CHECKING:
     from ragsonde.evaluate import EvalReport
@@ -95,7 +97,8 @@ def eval_command(
         ),
     ] = False,
     explain_k: Annotated[
-        int, typer.Option("--explain-k", min=1, help="--explain: a miss is outside this top k.")
+        int,
+        typer.Option("--explain-k", min=1, max=1000, help="--explain: a miss is outside top k."),
     ] = 10,
     corpus: CorpusOpt = None,
     embedder: EmbedderOpt = None,
@@ -186,6 +189,14 @@ def eval_command(
         embedder=embedder,
         mapping=parse_fields(field_paths),
     )
+    _check_first(
+        settings.home,
+        history,
+        baseline,
+        record=record,
+        outputs={"--save": save, "--report": report, "--run-out": run_out},
+        inputs=[dataset, options.queries_file, corpus, baseline, config_file_in_use(config_file)],
+    )
     with recording(record, history), Workspace(settings) as ws:
         if comparing:
             run_versus(
@@ -263,7 +274,7 @@ def _write(
 ) -> None:
     """``--save``, ``--run-out`` and ``--report``: the report as JSON, TREC run and HTML."""
     if save is not None:
-        save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
+        write_text(save, result.model_dump_json(indent=2))
     if run_out is not None:
         result.write_run(run_out)
     if html is not None:
@@ -340,6 +351,31 @@ def _against_baseline(
     return gate is None or gate.passed
 
 
+def _check_first(
+    home: Path,
+    history: Path | None,
+    baseline: str | None,
+    *,
+    record: bool,
+    outputs: dict[str, Path | None],
+    inputs: list[Path | str | None],
+) -> None:
+    """What can be checked before the evaluation runs, so that a refused command has recorded
+    nothing and thrown no work away: the outputs (never the history or an input), the history
+    file's health (when the run is recorded or gated) and the baseline."""
+    from ragsonde.history import HistoryStore, history_path
+    from ragsonde.history.baseline import check_baseline
+    from ragsonde.history.record import recording_on
+
+    path = history_path(home, history)
+    check_outputs(outputs, inputs=inputs, history=path)
+    if (record and recording_on()) or baseline is not None:
+        with HistoryStore(path):
+            pass
+    if baseline is not None:
+        check_baseline(baseline, path)
+
+
 @contextmanager
 def recording(record: bool, history: Path | None) -> Iterator[None]:
     """``--no-record`` and ``--history`` for every evaluation the command runs (the versus and
@@ -380,7 +416,7 @@ def _run_against(
     ) as bars:
         result = evaluate_against(dataset, url, options, ws, progress=bars)
     if save is not None:
-        save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
+        write_text(save, result.model_dump_json(indent=2))
     if json_output:
         print_json(result)
     else:

@@ -38,11 +38,18 @@ def explain_command(
     query_id: Annotated[str, typer.Option("--query-id", "-q", help="The query to explain.")],
     collection: CollectionOpt = None,
     k: Annotated[
-        int, typer.Option("--k", help="A miss is a relevant document outside this top k.")
+        int,
+        typer.Option(
+            "--k", min=1, max=1000, help="A miss is a relevant document outside this top k."
+        ),
     ] = 10,
     fetch: Annotated[
         int | None,
-        typer.Option(help="Chunks fetched before collapsing into documents \\[default: k × 3]."),
+        typer.Option(
+            min=1,
+            max=10_000,
+            help="Chunks fetched before collapsing into documents \\[default: k × 3].",
+        ),
     ] = None,
     split: Annotated[str, typer.Option(help="BEIR qrels split.")] = "test",
     queries: Annotated[

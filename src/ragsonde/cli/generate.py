@@ -29,6 +29,7 @@ from ragsonde.cli._llm import (
     usage_line,
 )
 from ragsonde.cli.app import app
+from ragsonde.outputs import check_outputs
 
 __all__ = ["generate_command"]
 
@@ -38,8 +39,10 @@ __all__ = ["generate_command"]
 def generate_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Benchmark file to write (.jsonl).")],
     collection: CollectionOpt = None,
-    n: Annotated[int, typer.Option("--n", help="How many queries.")] = 200,
-    seed: Annotated[int, typer.Option("--seed", help="Same seed, same benchmark.")] = 0,
+    n: Annotated[int, typer.Option("--n", min=1, max=100_000, help="How many queries.")] = 200,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, max=2**32 - 1, help="Same seed, same benchmark.")
+    ] = 0,
     llm: LlmOpt = None,
     method: Annotated[
         str,
@@ -54,7 +57,9 @@ def generate_command(
     no_judge: Annotated[
         bool, typer.Option("--no-judge", help="With --llm: skip pooling and judging.")
     ] = False,
-    depth: Annotated[int, typer.Option("--depth", help="With --llm: top-k pooled per mode.")] = 10,
+    depth: Annotated[
+        int, typer.Option("--depth", min=1, max=1000, help="With --llm: top-k pooled per mode.")
+    ] = 10,
     human: Annotated[
         Path | None,
         typer.Option("--human", help="A human benchmark of the collection: its leakage beside."),
@@ -83,6 +88,7 @@ def generate_command(
     from ragsonde.labels import GenerateOptions, generate
 
     budget, price = budget_and_price(max_calls, max_cost, price_per_1k)
+    check_outputs({"--out": out}, inputs=[human])  # before any LLM call is paid for
     settings = settings_from_options(
         config=config_file, collection=collection, home=home, embedder=embedder
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -61,17 +61,28 @@ CollectionFilterOpt = Annotated[
     str | None, typer.Option("--collection", "-c", help="Only runs on this collection.")
 ]
 _SHOWN_METRICS = ("ndcg@10", "recall@10", "hit_rate@10", "mrr@10")
+#: The largest count an option takes (SQLite binds 64-bit integers; no history holds more runs).
+_MAX_COUNT = 1_000_000_000
+
+
+def history_file(
+    history: Path | None, home: Path | None = None, config: Path | None = None
+) -> Path:
+    """The history file a command reads: ``--history``, else RAGSONDE_HISTORY, else
+    ``<home>/history.sqlite``."""
+    from ragsonde.history.record import history_path
+
+    if history is not None:
+        return history
+    return history_path(settings_from_options(config=config, home=home).home)
 
 
 def open_history(
     history: Path | None, home: Path | None = None, config: Path | None = None
 ) -> HistoryStore:
-    from ragsonde.history.record import history_path
     from ragsonde.history.store import HistoryStore
 
-    if history is None:
-        history = history_path(settings_from_options(config=config, home=home).home)
-    return HistoryStore(history)
+    return HistoryStore(history_file(history, home, config))
 
 
 @dataclass(frozen=True)
@@ -83,13 +94,20 @@ class _Where:
     home: Path | None
     config: Path | None
     json_output: bool
+    #: the files the subcommand writes, by option (checked before the history is opened)
+    outputs: dict[str, Path | None] = field(default_factory=dict)
 
 
 def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M], None]) -> None:
-    """The one shape of every subcommand: open the history, ``ask`` it (the store is closed
-    after), then print the answer as JSON (``--json``) or ``show`` it. Errors are the
-    command's ``@cli_errors``."""
-    with open_history(where.history, where.home, where.config) as hs:
+    """The one shape of every subcommand: check its outputs (never the history file), open the
+    history, ``ask`` it (the store is closed after), then print the answer as JSON (``--json``)
+    or ``show`` it. Errors are the command's ``@cli_errors``."""
+    from ragsonde.history.store import HistoryStore
+    from ragsonde.outputs import check_outputs
+
+    path = history_file(where.history, where.home, where.config)
+    check_outputs(where.outputs, history=path)
+    with HistoryStore(path) as hs:
         out = ask(hs)
     if where.json_output:
         print_json(out)
@@ -120,7 +138,9 @@ def _summary_table(runs: list[RunSummary]) -> Table:
 def list_command(
     benchmark: BenchmarkOpt = None,
     collection: CollectionFilterOpt = None,
-    limit: Annotated[int | None, typer.Option(help="Only the newest N runs.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Only the newest N runs.", min=1, max=_MAX_COUNT)
+    ] = None,
     history: HistoryOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
@@ -220,9 +240,14 @@ def diff_command(
             help="Metric to compare (repeatable) \\[default: ndcg, recall, mrr, hit_rate @10].",
         ),
     ] = None,
-    alpha: Annotated[float, typer.Option(help="Significance level of both tests.")] = 0.05,
+    alpha: Annotated[
+        float, typer.Option(help="Significance level of both tests.", min=0.0001, max=0.5)
+    ] = 0.05,
     resamples: Annotated[
-        int, typer.Option(help="Resamples of the permutation test and the bootstrap.")
+        int,
+        typer.Option(
+            help="Resamples of the permutation test and the bootstrap.", min=100, max=1_000_000
+        ),
     ] = 10000,
     across_benchmarks: Annotated[
         bool,
@@ -283,13 +308,18 @@ def trend_command(
         if out is not None:
             console.print(f"wrote plot: {out}")
 
-    _answer(_Where(history, home, config_file, json_output), ask, show)
+    _answer(_Where(history, home, config_file, json_output, {"--out": out}), ask, show)
 
 
 @history_app.command("prune")
 @cli_errors
 def prune_command(
-    keep: Annotated[int, typer.Option("--keep", help="How many of the newest runs to keep.")],
+    keep: Annotated[
+        int,
+        typer.Option(
+            "--keep", help="How many of the newest runs to keep (1 or more).", min=1, max=_MAX_COUNT
+        ),
+    ],
     history: HistoryOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
@@ -331,7 +361,9 @@ def export_command(
         if out is None:
             n = hs.export(sys.stdout, ids)
         else:
-            with out.open("w", encoding="utf-8") as fh:
+            from ragsonde.outputs import open_output
+
+            with open_output(out) as fh:
                 n = hs.export(fh, ids)
         return ExportResult(history=str(hs.path), path=str(out or "-"), runs=n)
 
@@ -340,4 +372,5 @@ def export_command(
             console.print(f"exported {r.runs} run(s) to {r.path}")
 
     # to stdout, the JSONL lines are the whole answer: no summary (JSON or text) after them
-    _answer(_Where(history, home, config_file, json_output and out is not None), ask, show)
+    where = _Where(history, home, config_file, json_output and out is not None, {"--out": out})
+    _answer(where, ask, show)

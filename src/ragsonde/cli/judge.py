@@ -27,6 +27,7 @@ from ragsonde.cli._llm import (
 )
 from ragsonde.cli.app import app
 from ragsonde.errors import QueryValidationError
+from ragsonde.outputs import check_outputs
 
 __all__ = ["judge_command"]
 
@@ -43,7 +44,9 @@ def judge_command(
         Path | None,
         typer.Option("--out", "-o", help="Where to write \\[default: BENCHMARK.judged.jsonl]."),
     ] = None,
-    depth: Annotated[int, typer.Option("--depth", help="Top-k of each mode pooled.")] = 10,
+    depth: Annotated[
+        int, typer.Option("--depth", min=1, max=1000, help="Top-k of each mode pooled.")
+    ] = 10,
     mode: Annotated[
         list[str] | None,
         typer.Option("--mode", help="Modes to pool \\[default: all the collection supports]."),
@@ -126,6 +129,7 @@ def judge_command(
         config=config_file, collection=collection, home=home, embedder=embedder
     )
     target = out or benchmark.with_name(f"{benchmark.stem}.judged.jsonl")
+    check_outputs({"--out": target}, inputs=[benchmark])  # before any LLM call is paid for
     options = JudgeOptions(
         llm=llm,
         depth=depth,

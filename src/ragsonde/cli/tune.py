@@ -17,6 +17,7 @@ from ragsonde.cli._common import (
     HomeOpt,
     JsonOpt,
     cli_errors,
+    config_file_in_use,
     console,
     err_console,
     print_json,
@@ -25,6 +26,7 @@ from ragsonde.cli._common import (
 from ragsonde.cli.app import app
 from ragsonde.cli.progress import RichProgress
 from ragsonde.errors import QueryValidationError
+from ragsonde.outputs import check_outputs
 from ragsonde.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -125,7 +127,9 @@ def tune_command(
     grid: Annotated[
         Path | None, typer.Option("--grid", help="Grid file (TOML or YAML) [default: built-in].")
     ] = None,
-    folds: Annotated[int, typer.Option("--folds", min=2, help="Cross-validation folds.")] = 5,
+    folds: Annotated[
+        int, typer.Option("--folds", min=2, max=100, help="Cross-validation folds.")
+    ] = 5,
     max_latency_ms: Annotated[
         float | None, typer.Option("--max-latency-ms", help="Limit on p95 search latency.")
     ] = None,
@@ -167,6 +171,10 @@ def tune_command(
         raise QueryValidationError(f"Unknown --mode {mode!r}: use all or dense.", field="mode")
     settings = settings_from_options(
         config=config_file, collection=collection, embedder=embedder, home=home
+    )
+    check_outputs(
+        {"--html": html, "--save-config": save_config},
+        inputs=[dataset, grid, config_file_in_use(config_file)],
     )
     options = TuneOptions(
         folds=folds,

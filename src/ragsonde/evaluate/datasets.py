@@ -19,6 +19,7 @@ from typing import Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.spans import Span
+from ragsonde.models.text import check_json, loads_json
 
 __all__ = ["LOADERS", "BenchQuery", "Benchmark", "detect_benchmark_format", "load_benchmark"]
 
@@ -92,6 +93,20 @@ class _Lines:
             raise _bad(self.path, e.strerror or str(e)) from e
 
 
+def _csv(lines: _Lines, **fmt: Any) -> Iterator[list[str]]:
+    """``csv.reader`` over ``lines``; a row it cannot read (a field over its 131,072-character
+    limit, a stray quote) is an error naming the file and line."""
+    rows = csv.reader(lines, **fmt)
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise _bad(lines.path, f"line {lines.n} is not a CSV row ({e})") from e
+        yield row
+
+
 def _first_row(path: Path) -> list[str]:
     for line in _Lines(path):
         if line.strip():
@@ -118,7 +133,7 @@ def _beir_qrels(path: Path) -> dict[str, dict[str, int]]:
     """BEIR's TSV: ``query-id <TAB> corpus-id <TAB> score``, a header, maybe CRLF."""
     lines = _Lines(path)
     out: dict[str, dict[str, int]] = {}
-    for row in csv.reader(lines, delimiter="\t"):
+    for row in _csv(lines, delimiter="\t"):
         n = lines.n
         cells = [c.strip() for c in row]
         if not any(cells):
@@ -175,7 +190,7 @@ def _trec(path: Path, queries_path: Path | None) -> Benchmark:
         raise _bad(path, "TREC qrels need a queries file (queries_file: id <TAB> text)")
     qrels = read_qrels(path)
     texts: dict[str, str] = {}
-    for row in csv.reader(_Lines(queries_path), delimiter="\t"):
+    for row in _csv(_Lines(queries_path), delimiter="\t"):
         if len(row) >= 2:
             texts[row[0].strip()] = row[1].strip()
     queries = [BenchQuery(q, texts[q], r) for q, r in qrels.items() if texts.get(q)]
@@ -188,9 +203,11 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     for line in lines:
         if line.strip():
             try:
-                yield lines.n, json.loads(line)
-            except ValueError as e:
+                yield lines.n, loads_json(line)
+            except json.JSONDecodeError as e:
                 raise _bad(path, f"line {lines.n} is not JSON ({e})") from e
+            except ValueError as e:  # a lone surrogate in a field (named)
+                raise _bad(path, f"line {lines.n}: {e}") from e
 
 
 def _yaml_rows(path: Path) -> list[Any]:
@@ -203,6 +220,10 @@ def _yaml_rows(path: Path) -> list[Any]:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         raise _bad(path, f"{where}not valid YAML ({getattr(e, 'problem', None) or e})") from e
+    try:
+        check_json(data)
+    except ValueError as e:
+        raise _bad(path, str(e)) from e
     rows = data.get("queries", data) if isinstance(data, dict) else data
     if not isinstance(rows, list):
         raise _bad(path, "a YAML benchmark is a list of queries (or {queries: [...]})")
@@ -235,7 +256,8 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
         ):
             raise _bad(path, f"{where}: a reference needs doc_id and integer start and end")
         try:
-            out.append(Span(str(doc), start, end))
+            content = ref.get("content")
+            out.append(Span(str(doc), start, end, content if isinstance(content, str) else None))
         except QueryValidationError as e:
             raise _bad(path, f"{where}: {e.message}") from None
     return tuple(out)
@@ -283,7 +305,7 @@ def _chroma(path: Path) -> Benchmark:
     """Chroma's questions CSV: ``question, references, corpus_id``, references a JSON list of
     ``{content, start_index, end_index}`` into the corpus whose file stem is ``corpus_id``."""
     lines = _Lines(path)
-    rows = csv.reader(lines)
+    rows = _csv(lines)
     header = next(rows, None)
     if header is None or [h.strip() for h in header] != CHROMA_HEADER:
         raise _bad(path, f"line 1 must be the header {','.join(CHROMA_HEADER)}")
@@ -296,7 +318,7 @@ def _chroma(path: Path) -> Benchmark:
             raise _bad(path, f"{where} has {len(row)} columns (want 3)")
         question, refs, corpus = (c.strip() for c in row)
         try:
-            parsed = json.loads(refs)
+            parsed = loads_json(refs)
         except ValueError as e:
             raise _bad(path, f"{where}: references are not JSON ({e})") from e
         spans = _spans(path, where, parsed, corpus)

@@ -218,4 +218,6 @@ def render_html_report(report: EvalReport) -> str:
 
 
 def write_html_report(report: EvalReport, path: Path) -> None:
-    path.write_text(render_html_report(report), encoding="utf-8")
+    from ragsonde.outputs import write_text
+
+    write_text(path, render_html_report(report))

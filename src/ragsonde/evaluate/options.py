@@ -35,7 +35,10 @@ from ragsonde.models.estimate import PredictorName
 from ragsonde.models.params import SEARCH_FIELDS, SearchParams
 from ragsonde.models.validation import options_error
 
-__all__ = ["EvalOptions", "RelevanceBy", "options_error"]
+__all__ = ["MAX_CUTOFF", "EvalOptions", "RelevanceBy", "options_error"]
+
+#: The deepest cutoff an evaluation takes (each query fetches that many chunks).
+MAX_CUTOFF = 10_000
 
 #: What a benchmark's relevant ids name: a document id, a url, or a chunk (point) id.
 RelevanceBy = Literal["doc", "url", "chunk"]
@@ -159,6 +162,8 @@ class EvalOptions(BaseModel):
     def _positive(cls, value: list[int]) -> list[int]:
         if min(value) < 1:
             raise ValueError("cutoffs must be positive, e.g. 1,3,5,10,100")
+        if max(value) > MAX_CUTOFF:
+            raise ValueError(f"cutoffs go up to {MAX_CUTOFF}, e.g. 1,3,5,10,100")
         return sorted(set(value))
 
     @field_validator("gates", mode="before")

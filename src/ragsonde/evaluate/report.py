@@ -415,7 +415,9 @@ class EvalReport(_Part):
         """A TREC run file (``qid Q0 docid rank score tag``) that trec_eval reads.
 
         Written here: ir-measures reads run files (``read_trec_run``) but has no writer."""
-        with path.open("w", encoding="utf-8") as f:
+        from ragsonde.outputs import open_output
+
+        with open_output(path) as f:
             for qid, docs in self._run.items():
                 ranked = sorted(docs.items(), key=lambda kv: -kv[1])
                 for rank, (doc, score) in enumerate(ranked, start=1):

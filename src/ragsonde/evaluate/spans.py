@@ -25,7 +25,7 @@ available rather than count it as a miss.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
@@ -54,6 +54,9 @@ class Span:
     doc_id: str
     start: int
     end: int
+    content: str | None = field(default=None, compare=False, repr=False)
+    """The text the labeller saw at ``start:end`` (Chroma's ``content``), to check the offsets
+    against the document they are read from; not part of the span's identity."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.start <= self.end:

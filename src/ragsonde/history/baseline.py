@@ -8,7 +8,6 @@ whose newest run of the same benchmark is the baseline.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -18,8 +17,9 @@ from ragsonde.evaluate.comparison import DEFAULT_GATE_METRIC
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.history.models import Fingerprint, RunSummary
 from ragsonde.history.store import HistoryStore, RecordedRun
+from ragsonde.models.text import loads_json
 
-__all__ = ["load_exported", "resolve_baseline", "resolve_run"]
+__all__ = ["check_baseline", "load_exported", "resolve_baseline", "resolve_run"]
 
 #: Run ids are SQLite integers (at most 2**63 - 1: 19 digits).
 _MAX_ID_DIGITS = 18
@@ -81,7 +81,7 @@ def load_exported(path: Path, benchmark_sha256: str | None = None) -> RecordedRu
         if not line.strip():
             continue
         try:
-            run = json.loads(line)
+            run = loads_json(line)
             fp = Fingerprint.model_validate(run["fingerprint"])
         except (ValueError, KeyError, TypeError, ValidationError) as e:
             raise QueryValidationError(
@@ -138,3 +138,14 @@ def resolve_baseline(
             field="baseline",
         )
     return run
+
+
+def check_baseline(spec: str, history: Path) -> None:
+    """Refuse, before the evaluation runs, a baseline that cannot be: an exported file that is
+    not one, or a run the history cannot have (a missing id; ``last``/``best`` of an empty
+    history). Whether it is of the same benchmark is known after the run."""
+    if spec.endswith(".jsonl") or Path(spec).is_file():
+        load_exported(Path(spec))
+        return
+    with HistoryStore(history) as hs:
+        resolve_run(hs, spec)

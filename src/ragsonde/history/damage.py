@@ -1,18 +1,24 @@
 """A damaged history file: what is checked before SQLite opens one, and the error it raises.
 
-A file that is not an SQLite database (its header), or is shorter than its header says
-(truncated: not a whole number of pages, or fewer pages than counted, with no write-ahead log
-pending), is refused before SQLite touches it; :class:`HistoryFileError` names the path and
-what to do, and nothing in the history ever rewrites or deletes such a file.
+A path that is a directory, lies under a file or loops, a file that is not an SQLite database
+(its header), another program's database (its ``application_id``), or a file shorter than its
+header says (truncated: not a whole number of pages, or fewer pages than counted, with no
+write-ahead log pending) is refused before SQLite touches it; :class:`HistoryFileError` names
+the path and what to do, and nothing in the history ever rewrites or deletes such a file.
 """
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
 
-__all__ = ["HistoryFileError", "check_file"]
+__all__ = ["APPLICATION_ID", "HistoryFileError", "check_file"]
+
+#: ``PRAGMA application_id`` of a ragsonde history ("RSND"): set when the file is created, so
+#: that another program's database at the history path is told apart before it is touched.
+APPLICATION_ID = 0x52534E44
 
 _HEADER = b"SQLite format 3\x00"
 
@@ -22,28 +28,48 @@ class HistoryFileError(QueryValidationError):
     a bad input file). ``path`` is the file; it is never rewritten: the message says how to
     move it aside."""
 
-    def __init__(self, path: Path, what: str) -> None:
+    def __init__(self, path: Path, what: str, *, damaged: bool = True) -> None:
+        advice = (
+            f"Move it aside to start a new history (mv '{path}' '{path}.damaged'), or salvage "
+            f"its runs with `sqlite3 '{path}' .recover`"
+            if damaged
+            else "Name another file for the history with --history (or RAGSONDE_HISTORY)"
+        )
         super().__init__(
-            f"History file {path} is {what}. It was left untouched. Move it aside to start a new "
-            f"history (mv '{path}' '{path}.damaged'), or salvage its runs with `sqlite3 '{path}' "
-            ".recover`; evaluate without recording meanwhile with --no-record (RAGSONDE_RECORD=0).",
+            f"History file {path} is {what}. It was left untouched. {advice}; evaluate without "
+            "recording meanwhile with --no-record (RAGSONDE_RECORD=0).",
             field="history",
         )
         self.path = path
 
 
 def check_file(path: Path) -> None:
-    """Refuse, before SQLite touches it, a file that is not a database or is cut short."""
+    """Refuse, before SQLite touches it, a path that cannot hold the history (a directory,
+    under a file, a symlink loop, a folder that cannot be made), a file that is not a database
+    or is cut short, and another program's database (its ``application_id``)."""
     try:
-        size = path.stat().st_size
+        st = path.stat()
     except FileNotFoundError:
+        _check_folder(path)
         return
+    except OSError as e:  # ELOOP, ENOTDIR (under a file), EACCES
+        raise HistoryFileError(path, f"not a usable path ({e.strerror or e})", damaged=False) from e
+    if stat.S_ISDIR(st.st_mode):
+        raise HistoryFileError(
+            path, "a directory, not a file; name a file (e.g. in it)", damaged=False
+        )
+    size = st.st_size
     if size == 0:
         return  # SQLite's own empty database
     with path.open("rb") as fh:
         head = fh.read(100)
     if len(head) < 100 or not head.startswith(_HEADER):
         raise HistoryFileError(path, "not an SQLite database (its header is not SQLite's)")
+    app_id = int.from_bytes(head[68:72], "big")
+    if app_id not in (0, APPLICATION_ID):
+        raise HistoryFileError(
+            path, f"another program's SQLite database (application_id {app_id:#x})", damaged=False
+        )
     page_size = int.from_bytes(head[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     if page_size < 512 or page_size & (page_size - 1):  # SQLite's: a power of two, 512..65536
@@ -57,3 +83,14 @@ def check_file(path: Path) -> None:
             path,
             f"truncated ({size} bytes; its header says {pages} pages of {page_size} bytes)",
         )
+
+
+def _check_folder(path: Path) -> None:
+    """The folder of a history file that does not exist yet: a folder, or creatable."""
+    for folder in (path.parent, *path.parent.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise HistoryFileError(
+                    path, f"under a file ({folder} is not a folder)", damaged=False
+                )
+            return

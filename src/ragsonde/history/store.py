@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError, StoreConnectionError
-from ragsonde.history.damage import HistoryFileError, check_file
+from ragsonde.history.damage import APPLICATION_ID, HistoryFileError, check_file
 from ragsonde.history.models import Fingerprint, RunSummary
 
 if TYPE_CHECKING:
@@ -128,6 +128,7 @@ class HistoryStore:
             raise self._error(e) from e
         try:
             with self._mapped():
+                self._check_ours()  # before any pragma: a foreign file is left as it was
                 self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")
@@ -160,6 +161,16 @@ class HistoryStore:
         except (sqlite3.Error, OSError) as e:
             raise self._error(e) from e
 
+    def _check_ours(self) -> None:
+        """Refuse another program's database: tables, but not ours (a ragsonde file always has
+        ``schema_version``; files from before ``application_id`` are known by it)."""
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        if tables and "schema_version" not in tables:
+            shown = ", ".join(sorted(tables)[:5])
+            raise HistoryFileError(
+                self.path, f"another program's SQLite database (tables: {shown})", damaged=False
+            )
+
     def _quick_check(self) -> None:
         rows = self._db.execute("PRAGMA quick_check").fetchall()
         if rows != [("ok",)]:
@@ -186,7 +197,8 @@ class HistoryStore:
         exists = self._db.execute(
             "SELECT 1 FROM sqlite_master WHERE name = 'schema_version'"
         ).fetchone()
-        if exists and self._version() == len(MIGRATIONS):
+        stamped = self._db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        if exists and stamped and self._version() == len(MIGRATIONS):
             return
         with self._write() as db:  # re-read inside the lock: another process may have migrated
             version = self._version()
@@ -202,6 +214,8 @@ class HistoryStore:
                         db.execute(statement)
             db.execute("DELETE FROM schema_version")
             db.execute("INSERT INTO schema_version VALUES (?)", (len(MIGRATIONS),))
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
 
     def schema_version(self) -> int:
         with self._mapped():
@@ -347,8 +361,9 @@ class HistoryStore:
         parts: list[str] = []
         args: list[Any] = []
         if benchmark:
-            parts.append("(benchmark = ? OR benchmark_sha256 LIKE ?)")
-            args += [benchmark, f"{benchmark}%"]
+            # a literal prefix, not a LIKE pattern: `--benchmark %` matches no hash
+            parts.append("(benchmark = ? OR substr(benchmark_sha256, 1, length(?)) = ?)")
+            args += [benchmark, benchmark, benchmark]
         if collection:
             parts.append("collection = ?")
             args.append(collection)

@@ -123,5 +123,7 @@ def svg(t: Trend, width: int = 720, height: int = 260) -> str:
 
 
 def write_svg(t: Trend, path: Path) -> Path:
-    path.write_text(svg(t), encoding="utf-8")
+    from ragsonde.outputs import write_text
+
+    write_text(path, svg(t))
     return path

@@ -7,9 +7,6 @@ and its judgements become ``human`` labels judged by the benchmark's name.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,6 +14,7 @@ from pydantic import ValidationError
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.labels.models import BenchmarkEntry, Label
+from ragsonde.models.text import loads_json
 
 __all__ = ["read_entries", "write_entries"]
 
@@ -47,12 +45,18 @@ def read_entries(path: Path, *, split: str = "test") -> list[BenchmarkEntry]:
             for q in bench.queries
         ]
     entries: list[BenchmarkEntry] = []
-    with path.open(encoding="utf-8") as f:
+    try:
+        f = path.open("rb")  # decoded line by line, inside the check: an error names its line
+    except OSError as e:
+        raise QueryValidationError(
+            f"Cannot read benchmark {path}: {e.strerror or e}", field="benchmark"
+        ) from e
+    with f:
         for n, line in enumerate(f, start=1):
             if not line.strip():
                 continue
             try:
-                raw = json.loads(line)
+                raw = loads_json(line)
                 if isinstance(raw, dict) and isinstance(raw.get("relevant"), list):
                     raw["relevant"] = {str(r): 1 for r in raw["relevant"]}
                 entry = BenchmarkEntry.model_validate(raw)
@@ -73,13 +77,9 @@ def read_entries(path: Path, *, split: str = "test") -> list[BenchmarkEntry]:
 
 def write_entries(path: Path, entries: Iterable[BenchmarkEntry]) -> None:
     """Write ``entries`` as JSON Lines, atomically (a crash never leaves half a file)."""
+    from ragsonde.outputs import open_output
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for e in entries:
-                f.write(e.model_dump_json(exclude_none=True) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_output(path) as f:
+        for e in entries:
+            f.write(e.model_dump_json(exclude_none=True) + "\n")

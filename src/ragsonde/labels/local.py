@@ -1,10 +1,10 @@
 """A local GGUF model behind llama.cpp's own OpenAI-compatible server, on loopback, offline.
 
 ``--llm local:NAME`` (a name in :data:`LOCAL_MODELS`) or ``--llm local:PATH`` (a ``.gguf`` file)
-starts llama.cpp's server in-process through ``xllamacpp`` (the ``ragsonde[llm-local]`` extra),
-bound to ``127.0.0.1`` on a free port, and :class:`~.chat.ChatClient` talks to it over HTTP
-exactly as it talks to OpenAI, Ollama or vLLM: one code path, the same retries, accounting and
-error translation.
+starts llama.cpp's server through ``xllamacpp`` (the ``ragsonde[llm-local]`` extra) in a child
+process (:mod:`.llama_child`), bound to ``127.0.0.1`` on a free port, and
+:class:`~.chat.ChatClient` talks to it over HTTP exactly as it talks to OpenAI, Ollama or vLLM:
+one code path, the same retries, accounting and error translation.
 
 Before a model is used its file's sha256 is checked against the one its package declares:
 
@@ -25,14 +25,17 @@ A base model does not follow instructions, so each model names its prompt ``styl
 from __future__ import annotations
 
 import base64
-import gc
 import hashlib
+import json
 import os
 import shutil
-import threading
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module, metadata
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
 
@@ -152,13 +155,27 @@ LOCAL_MODELS: dict[str, LocalModel] = {
 
 
 def _declared_beside(path: Path) -> str | None:
+    """The sha256 a ``SHA256SUMS`` beside ``path`` declares for it. Read as bytes, as
+    ``sha256sum`` writes it: file names are bytes, and other lines may not be UTF-8."""
     sums = path.parent / "SHA256SUMS"
     if not sums.is_file():
         return None
-    for line in sums.read_text(encoding="utf-8").splitlines():
+    try:
+        data = sums.read_bytes()
+    except OSError as e:
+        raise QueryValidationError(f"Cannot read {sums}: {e.strerror or e}.", field="llm") from e
+    name = os.fsencode(path.name)
+    for line in data.splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[1].lstrip("*") == path.name:
-            return parts[0].lower()
+        if len(parts) == 2 and parts[1].lstrip(b"*") == name:
+            digest = parts[0].decode("ascii", errors="replace").lower()
+            if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+                raise QueryValidationError(
+                    f"{sums} declares {parts[0][:70]!r} for {path.name}, not a sha256 (64 hex "
+                    "digits).",
+                    field="llm",
+                )
+            return digest
     return None
 
 
@@ -198,50 +215,75 @@ def resolve_model(spec: str, models_dir: Path) -> ModelFile:
 
 
 class LocalServer:
-    """llama.cpp's server for one model file, in this process, on ``127.0.0.1:<free port>``.
+    """llama.cpp's server for one model file, in a child process, on ``127.0.0.1:<free port>``
+    (:mod:`.llama_child` says why a process).
 
     ``url`` is its base URL (``http://127.0.0.1:PORT``); :meth:`close` stops it. Failures to
-    start (no xllamacpp, a file llama.cpp cannot load) are LlmError / VALIDATION_ERROR.
+    start (no xllamacpp, a file llama.cpp cannot load) are LlmError / VALIDATION_ERROR. An
+    interrupt (SIGINT, SIGTERM) while it starts stops the child before it propagates.
     """
 
-    _lock = threading.Lock()
-
     def __init__(self, model: ModelFile, *, threads: int | None = None, n_ctx: int = 2048) -> None:
-        try:
-            import xllamacpp as xlc
-        except ImportError as e:
+        if find_spec("xllamacpp") is None:
             raise QueryValidationError(
                 f"--llm local: needs llama.cpp's server: {_EXTRA}.", field="llm"
-            ) from e
+            )
         self.model = model
-        params = xlc.CommonParams()
-        params.model.path = str(model.path)
-        params.n_ctx = n_ctx
-        params.n_parallel = 1
-        n = threads or max(1, min(4, os.cpu_count() or 1))
-        params.cpuparams.n_threads = n
-        params.cpuparams_batch.n_threads = n
-        params.hostnames = ["127.0.0.1"]
-        params.port = 0  # a free port, chosen by the OS
-        params.verbosity = 0
-        if model.style == "fewshot":
-            params.chat_template = _RAW_TEMPLATE
-            params.use_jinja = True
+        spec = {
+            "path": str(model.path),
+            "n_ctx": n_ctx,
+            "threads": threads or max(1, min(4, os.cpu_count() or 1)),
+            "chat_template": _RAW_TEMPLATE if model.style == "fewshot" else None,
+            "parent": os.getpid(),
+        }
+        here = str(Path(__file__).resolve().parents[2])  # the folder ragsonde is imported from
+        path = os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])
+        # the child's stderr, read back when it fails to start (closed in close())
+        self._errors = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._proc: subprocess.Popen[str] | None = subprocess.Popen(  # noqa: S603 (own module)
+            [sys.executable, "-m", "ragsonde.labels.llama_child", json.dumps(spec)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            text=True,
+            env={**os.environ, "PYTHONPATH": path},
+        )
         try:
-            with self._lock:
-                self._server: Any = xlc.Server(params)
-            self.url = str(self._server.listening_address).rstrip("/")
-        except Exception as e:
-            raise LlmError(
-                f"llama.cpp could not start model {model.path}: {type(e).__name__}: {e}"
-            ) from e
-        if not self.url.startswith("http://127.0.0.1:"):
+            self.url = self._started(self._proc)
+        except BaseException:  # an interrupt included: nothing is left listening
             self.close()
-            raise LlmError(f"llama.cpp listens on {self.url}, not on loopback.")
+            raise
+
+    def _started(self, proc: subprocess.Popen[str]) -> str:
+        line = proc.stdout.readline() if proc.stdout else ""  # a SIGINT interrupts this wait
+        try:
+            answer = json.loads(line) if line.strip() else {}
+        except ValueError:
+            answer = {}
+        url = str(answer.get("url", ""))
+        if not url:
+            why = answer.get("error") or self._stderr_tail() or "it exited without a word"
+            raise LlmError(f"llama.cpp could not start model {self.model.path}: {why}")
+        if not url.startswith("http://127.0.0.1:"):
+            raise LlmError(f"llama.cpp listens on {url}, not on loopback.")
+        return url
+
+    def _stderr_tail(self) -> str:
+        self._errors.seek(0)
+        return " ".join(self._errors.read()[-500:].split())
 
     def close(self) -> None:
-        """Stop the server (xllamacpp stops it when the object goes). Safe to call twice."""
-        server = self.__dict__.pop("_server", None)
-        if server is not None:
-            del server
-            gc.collect()
+        """Stop the server (its process ends; its port closes). Safe to call twice."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        self._errors.close()

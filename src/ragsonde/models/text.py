@@ -10,6 +10,7 @@ from input that was refused goes through :func:`printable` so an error answer ne
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Any
 
@@ -18,9 +19,11 @@ from pydantic import AfterValidator, StrictStr
 __all__ = [
     "JsonPath",
     "UnicodeStr",
+    "check_json",
     "check_text",
     "invalid_text_in",
     "invalid_unicode_at",
+    "loads_json",
     "printable",
 ]
 
@@ -74,6 +77,32 @@ def check_text(value: str, what: str = "") -> str:
             f"(U+{ord(value[at]):04X}); send UTF-8"
         )
     return value
+
+
+def check_json(value: Any, where: str = "") -> Any:
+    """``value`` (parsed JSON or YAML) unchanged, or ValueError naming the field (dotted path
+    under ``where``) whose key or text is not valid Unicode (:func:`invalid_text_in`)."""
+    found = invalid_text_in(value)
+    if found is None:
+        return value
+    path, text, _ = found
+    name = where
+    for part in path:
+        if isinstance(part, int):
+            name = f"{name}[{part}]"
+        else:
+            name = f"{name}.{part}" if name else str(part)
+    name = printable(name)
+    if path and path[-1] is text:  # the key itself (invalid_text_in ends a key's path with it)
+        check_text(text, f"the key of field {name}")
+    check_text(text, f"field {name}" if name else "the value")
+    return value  # not reached: check_text raised
+
+
+def loads_json(raw: str | bytes) -> Any:
+    """``json.loads`` that refuses (ValueError) text JSON can carry but Unicode cannot: a lone
+    surrogate escaped as ``"\\udc80"``, in any key or string, naming its field."""
+    return check_json(json.loads(raw))
 
 
 def _check(value: str) -> str:

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation
+from ragsonde.models.keys import check_keys
 from ragsonde.models.params import SearchParams
 from ragsonde.tune.variants import Bm25Params, Hnsw, Quantization, VariantSpec
 
@@ -242,6 +243,7 @@ def load_grid(path: Path) -> Grid:
         raise QueryValidationError(f"Cannot read grid file {path}: {e}", field="grid") from e
     if not isinstance(data, dict):
         raise QueryValidationError(f"Grid file {path} must hold a table of axes.", field="grid")
+    check_keys(data, Grid.model_fields, f"Grid file {path}", "grid")
     merged = {name: getattr(DEFAULT_GRID, name) for name in Grid.model_fields} | data
     try:
         return Grid.model_validate(merged)

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragsonde import plots
-from ragsonde.errors import QueryValidationError
 from ragsonde.tune.report import ConfigResult, TuneReport
 
 __all__ = ["render_html", "report_plots", "scatter_svg", "write_html"]
@@ -83,7 +82,6 @@ def render_html(report: TuneReport) -> str:
 
 def write_html(report: TuneReport, path: Path) -> None:
     """Write the page to ``path``."""
-    try:
-        path.write_text(render_html(report), encoding="utf-8")
-    except OSError as e:
-        raise QueryValidationError(f"Cannot write {path}: {e.strerror or e}", field="html") from e
+    from ragsonde.outputs import write_text
+
+    write_text(path, render_html(report))

@@ -83,10 +83,7 @@ def save_config(
         f"# Use it with --config {path.name} (query, batch, eval, serve, ...). [index] says how "
         "the collection must be built: a collection built otherwise is warned about, by name.\n"
     )
-    try:
-        path.write_text(header + tomli_w.dumps(values), encoding="utf-8")
-    except OSError as e:
-        raise QueryValidationError(
-            f"Cannot write {path}: {e.strerror or e}", field="save_config"
-        ) from e
+    from ragsonde.outputs import write_text
+
+    write_text(path, header + tomli_w.dumps(values))
     return values

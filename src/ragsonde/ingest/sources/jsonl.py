@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragsonde.ingest.document import Document, Failure, Section
+from ragsonde.models.text import loads_json
 
 __all__ = ["JsonlSource"]
 
@@ -28,9 +29,13 @@ class JsonlSource:
     @staticmethod
     def _doc(raw: bytes, where: str) -> Document | Failure:
         try:
-            row = json.loads(raw)
-        except ValueError as e:
+            row = loads_json(raw)
+        except UnicodeDecodeError as e:
+            return Failure(where, f"not UTF-8 text ({e.reason})")
+        except json.JSONDecodeError as e:
             return Failure(where, f"not JSON ({e})")
+        except ValueError as e:  # a lone surrogate in a field (named)
+            return Failure(where, str(e))
         if not isinstance(row, dict) or "id" not in row or "text" not in row:
             return Failure(where, 'each line needs "id" and "text"')
         given = str(row.pop("text") or "")

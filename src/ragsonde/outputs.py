@@ -1,0 +1,184 @@
+"""The one way ragsonde writes a file a user named: checked first, then replaced whole.
+
+Every output a command writes (``--out``, ``--save``, ``--report``, ``history export -o`` …)
+goes through here, in two steps:
+
+1. :func:`check_outputs`, before any work: a path is refused (VALIDATION_ERROR naming the option)
+   when it is a directory, its folder is missing or is a file, it is the history file or an
+   input of the same command, or two outputs of the command name one file. A refused command
+   has done nothing, so nothing is thrown away.
+2. :func:`write_text` / :func:`open_output`: the text goes to a temporary file in the same
+   folder, is fsynced and renamed into place, so the old file stays whole until the new one is
+   complete (a crash, a full disk or Ctrl-C leaves the old one). A path that exists and is not
+   a regular file (``/dev/stdout``, a FIFO, ``/dev/full``) is written in place: renaming over a
+   device would replace it. Disk full and permission errors are one clear error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TextIO
+
+from ragsonde.errors import QueryValidationError
+
+__all__ = ["check_output", "check_outputs", "open_output", "write_bytes", "write_text"]
+
+#: SQLite keeps these beside a database; writing one of them corrupts the database too.
+_SQLITE_SIDECARS = ("", "-wal", "-shm", "-journal")
+
+
+def _same(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file (hard links and symlinks included)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.absolute() == b.absolute() or _resolved(a) == _resolved(b)
+
+
+def _resolved(p: Path) -> Path:
+    try:
+        return p.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compare as written
+        return p.absolute()
+
+
+def _refuse(flag: str, path: Path, why: str) -> QueryValidationError:
+    return QueryValidationError(f"{flag} {path}: {why}. Nothing was run.", field=flag.lstrip("-"))
+
+
+def check_output(
+    path: Path,
+    flag: str,
+    *,
+    inputs: Iterable[Path | str | None] = (),
+    history: Path | None = None,
+) -> Path:
+    """``path`` if a command may write its ``flag`` output there, else a VALIDATION_ERROR that
+    names ``flag`` and says why (see the module's docstring)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as e:  # a path under a file, a symlink loop, no permission
+        why = "is under a file, not a folder" if e.errno == errno.ENOTDIR else "cannot be written"
+        raise _refuse(flag, path, f"{why} ({e.strerror or e})") from e
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise _refuse(flag, path, "is a directory; name a file in it")
+    parent = path.parent
+    if st is None:
+        if not parent.exists():
+            why = "its folder does not exist" if not _under_file(parent) else "is under a file"
+            raise _refuse(flag, path, f"{why}; create the folder first")
+        if not parent.is_dir():
+            raise _refuse(flag, path, "is under a file, not a folder")
+    if history is not None and any(
+        _same(path, Path(f"{history}{suffix}")) for suffix in _SQLITE_SIDECARS
+    ):
+        raise _refuse(flag, path, "is the history file; writing there would replace the history")
+    for given in inputs:
+        if given is not None and str(given) and st is not None and _same(path, Path(given)):
+            raise _refuse(flag, path, "is an input of this command; writing it would replace it")
+    return path
+
+
+def _under_file(folder: Path) -> bool:
+    """Whether some ancestor of ``folder`` that exists is a file (not a folder)."""
+    for p in (folder, *folder.parents):
+        if p.exists():
+            return not p.is_dir()
+    return False
+
+
+def check_outputs(
+    outputs: Mapping[str, Path | None],
+    *,
+    inputs: Iterable[Path | str | None] = (),
+    history: Path | None = None,
+) -> None:
+    """:func:`check_output` for each named output (``{"--save": path, …}``; ``None`` = not
+    asked for), and no two of them one file."""
+    given = [(flag, p) for flag, p in outputs.items() if p is not None]
+    inputs = list(inputs)
+    for flag, p in given:
+        check_output(p, flag, inputs=inputs, history=history)
+    for i, (flag, p) in enumerate(given):
+        for other, q in given[i + 1 :]:
+            if p.absolute() == q.absolute() or (p.exists() and _same(p, q)):
+                raise _refuse(flag, p, f"is also {other}; give each output its own file")
+
+
+def _write_error(path: Path, e: OSError | UnicodeEncodeError) -> QueryValidationError:
+    if isinstance(e, UnicodeEncodeError):
+        why = f"the text holds a lone surrogate at character {e.start}, which is not Unicode"
+    elif e.errno in (errno.ENOSPC, errno.EDQUOT):
+        why = "the disk is full; free some space or write elsewhere"
+    elif e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        why = "permission denied; write to a folder you may write to"
+    else:
+        why = e.strerror or str(e)
+    return QueryValidationError(
+        f"Cannot write {path}: {why}. The file there (if any) was left as it was.", field="output"
+    )
+
+
+@contextlib.contextmanager
+def open_output(path: Path) -> Iterator[TextIO]:
+    """A text file to write ``path`` through: a temporary file beside it, fsynced and renamed
+    into place when the block ends without an error (removed when it raises). OSError becomes
+    a VALIDATION_ERROR naming ``path``."""
+    try:
+        if path.is_symlink():  # the file it points to is the one replaced, not the link
+            path = path.resolve(strict=True)
+        special = path.exists() and not path.is_file()
+    except (OSError, RuntimeError) as e:  # RuntimeError: a symlink loop (before Python 3.13)
+        raise _write_error(path, e if isinstance(e, OSError) else OSError(str(e))) from e
+    if special:  # a device or FIFO: write in place (a rename would replace it)
+        try:
+            with path.open("w", encoding="utf-8", newline="") as f:
+                yield f
+                f.flush()
+        except (OSError, UnicodeEncodeError) as e:
+            raise _write_error(path, e) from e
+        return
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        if path.exists():  # keep the mode of the file it replaces
+            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        else:
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+        tmp = None
+    except (OSError, UnicodeEncodeError) as e:
+        raise _write_error(path, e) from e
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8) the safe way (:func:`open_output`)."""
+    with open_output(path) as f:
+        f.write(text)
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` the safe way (:func:`open_output`)."""
+    with open_output(path) as f:
+        f.buffer.write(data)

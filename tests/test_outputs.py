@@ -1,0 +1,93 @@
+"""``ragsonde.outputs``: a file is replaced whole or not at all, and a path that cannot be an
+output is refused, naming the option, before anything is written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.outputs import check_outputs, open_output, write_text
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path):
+    path = tmp_path / "report.json"
+    path.write_text("old", encoding="utf-8")
+    os.chmod(path, 0o640)
+
+    class Boom(Exception):
+        pass
+
+    def half() -> None:
+        with open_output(path) as f:
+            f.write("half of the new")
+            raise Boom
+
+    with pytest.raises(Boom):
+        half()
+    assert path.read_text(encoding="utf-8") == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+    write_text(path, "new ✓")
+    assert path.read_text(encoding="utf-8") == "new ✓"
+    assert path.stat().st_mode & 0o777 == 0o640  # the mode of the file it replaced
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+def test_text_that_is_not_unicode_is_refused_and_nothing_replaced(tmp_path: Path):
+    path = tmp_path / "out.jsonl"
+    path.write_text("old", encoding="utf-8")
+    with pytest.raises(QueryValidationError, match="lone surrogate"):
+        write_text(path, "a\udc80b")
+    assert path.read_text(encoding="utf-8") == "old"
+    assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_a_device_is_written_in_place_and_a_full_disk_is_one_error():
+    write_text(Path("/dev/null"), "gone")
+    assert Path("/dev/null").is_char_device()  # not replaced by a regular file
+    with pytest.raises(QueryValidationError, match="disk is full"):
+        write_text(Path("/dev/full"), "x" * 100_000)
+    assert Path("/dev/full").is_char_device()
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("", "is a directory"),
+        ("missing/out.json", "its folder does not exist"),
+        ("file/out.json", "is under a file"),
+        ("loop", "cannot be written"),
+        ("input.jsonl", "is an input of this command"),
+        ("h.sqlite", "is the history file"),
+        ("h.sqlite-wal", "is the history file"),
+    ],
+)
+def test_paths_that_cannot_be_outputs_are_refused(tmp_path: Path, name: str, why: str):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "input.jsonl").write_text("{}")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(QueryValidationError, match=why) as err:
+        check_outputs(
+            {"--save": tmp_path / name},
+            inputs=[tmp_path / "input.jsonl", None],
+            history=tmp_path / "h.sqlite",
+        )
+    assert err.value.field == "save" and "--save" in err.value.message
+
+
+def test_two_outputs_of_one_command_are_two_files(tmp_path: Path):
+    out = tmp_path / "a.json"
+    with pytest.raises(QueryValidationError, match="is also --report"):
+        check_outputs({"--save": out, "--report": tmp_path / "." / "a.json"})
+    check_outputs({"--save": out, "--report": tmp_path / "b.html", "--run-out": None})
+
+
+def test_a_symlink_keeps_pointing_at_the_file_it_replaced(tmp_path: Path):
+    target = tmp_path / "real.json"
+    target.write_text("old", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_text(link, "new")
+    assert link.is_symlink() and target.read_text(encoding="utf-8") == "new"
