@@ -129,6 +129,9 @@ def render_report(report: EvalReport) -> None:
     for fam in dict.fromkeys(n.split("@")[0] for n in spans if "@" in n):
         table.add_row(fam, *(f"{spans.get(f'{fam}@{k}', float('nan')):.4f}" for k in report.ks))
     console.print(table)
+    note = report.coverage_note()
+    if note is not None:
+        console.print(f"[dim]{note}[/]")
     if "mrr" in report.metrics:
         console.print(f"MRR (uncut): {report.metrics['mrr']:.4f}")
     if "span_precision_omega" in spans:
