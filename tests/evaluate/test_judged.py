@@ -134,3 +134,18 @@ def test_a_query_with_no_hits_scores_zero_judged_included():
     assert means["judged@10"] == 0.25
     _, condensed = compute_metrics(["ndcg@10"], qrels, run, judged_only=True)
     assert condensed["q2"]["ndcg@10"] == 0.0 and condensed["q1"]["ndcg@10"] == 1.0
+
+
+def test_a_comparison_warns_when_the_pools_favour_one_side():
+    from ragsonde.evaluate.compare import compare_reports
+
+    rng = np.random.default_rng(0)
+    ndcg = rng.uniform(0, 1, 50)
+    a = make_report({"ndcg@10": ndcg, "judged@10": np.full(50, 0.9)})
+    b = make_report({"ndcg@10": ndcg * 0.9, "judged@10": np.full(50, 0.4)}, name="B")
+    # Sparse labels: an unlabelled hit is not relevant on both sides alike; nothing to say.
+    assert compare_reports(a, b, ["ndcg@10"], n_resamples=200).warnings == []
+    (w,) = compare_reports(_pooled(a), _pooled(b), ["ndcg@10"], n_resamples=200).warnings
+    assert "0.90 for A and 0.40 for B" in w and "more of A's hits" in w
+    close = make_report({"ndcg@10": ndcg, "judged@10": np.full(50, 0.85)}, name="C")
+    assert compare_reports(_pooled(a), _pooled(close), ["ndcg@10"], n_resamples=200).warnings == []

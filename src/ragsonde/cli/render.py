@@ -320,6 +320,8 @@ def render_comparison(comparison: Comparison) -> None:
         console.print(_changed_table(comparison))
     else:
         console.print(f"no query changed on {comparison.changed_metric}.")
+    for w in comparison.warnings:
+        console.print(f"[yellow]warning[/]: {w}")
 
 
 def render_gate(gate: NoRegressionGate) -> None:
