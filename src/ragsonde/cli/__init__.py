@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "query",
     "ingest",
     "push",
+    "collections",
     "eval",
     "explain",
     "compare",
