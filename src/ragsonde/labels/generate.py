@@ -132,6 +132,12 @@ def generate(
     write_entries(out, entries)
     warnings = [w for w in (lexical_warning(measured, theirs),) if w]
     warnings += _span_warnings(sample, entries, not_found)
+    if copy_note == "rebuilt":
+        warnings.append(
+            f"{evaluate_on} was rebuilt for these queries (other --n or --seed, or the collection "
+            "changed): a benchmark generated against it before no longer matches it. Generate "
+            "that one again, or give each benchmark its own --ict-collection."
+        )
     short = shortfall(n, chunks, sample, entries, method if llm is None else "llm", not_found)
     return GenerateReport(
         collection=coll,
@@ -204,9 +210,10 @@ def shortfall(
     why = []
     if len(sample) < requested:
         eligible = sum(1 for c in chunks if len(c.text.strip()) >= MIN_CHARS)
+        of = f" (of {len(chunks)})" if eligible < len(chunks) else ""
         why.append(
-            f"the collection has {eligible} chunks of at least {MIN_CHARS} characters "
-            f"(of {len(chunks)}), one query each"
+            f"the collection has {eligible} chunks of at least {MIN_CHARS} characters{of}, "
+            "one query each"
         )
     dropped = len(sample) - len(entries) - excerpts_not_found
     if dropped > 0:
