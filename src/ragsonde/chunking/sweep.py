@@ -35,8 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from ragsonde.chunking import checks
 from ragsonde.chunking.cache import EmbeddingCache
+from ragsonde.chunking.checks import (
+    budget_warning,
+    identical_warning,
+    longer_chunks_notes,
+    signature,
+    tie_warning,
+    whole_document,
+)
 from ragsonde.chunking.configs import DEFAULT_GRID, RAGSONDE, ChunkingConfig
 from ragsonde.chunking.corpus import Tokens, read_documents
 from ragsonde.chunking.questions import DEFAULT_QUESTIONS, generated_warning, questions_for
@@ -124,7 +131,7 @@ def _chunks(
                     )
         return out
     for doc in docs:
-        whole = None if within_sections else checks.whole_document(doc)
+        whole = None if within_sections else whole_document(doc)
         for section in doc.sections if whole is None else (whole,):
             if section.offset is None:
                 continue
@@ -425,7 +432,7 @@ def sweep_chunking(
             progress.start(len(configs))
         for config in configs:
             chunks = sweep.chunks(config)
-            sig = checks.signature([(c.doc_id, c.start, c.end, c.text) for c in chunks])
+            sig = signature([(c.doc_id, c.start, c.end, c.text) for c in chunks])
             if sig in seen:  # the same chunks as an earlier configuration: one row
                 first = results[seen[sig]]
                 same = [*first.same_as, config.label]
@@ -452,12 +459,12 @@ def sweep_chunking(
             ws.close()
     verdict = judge(results, o.metric, o.alpha, window, warnings)
     found = (
-        checks.identical_warning(verdict.results, o.within_sections),
-        checks.budget_warning(verdict.results, o.k, o.token_budget, corpus_tokens),
-        checks.tie_warning(verdict.results, o.metric),
+        identical_warning(verdict.results, o.within_sections),
+        budget_warning(verdict.results, o.k, o.token_budget, corpus_tokens),
+        tie_warning(verdict.results, o.metric),
     )
     warnings[:0] = [w for w in found if w]  # what makes the answer empty comes first
-    configurations = checks.longer_chunks_notes(verdict.results, o.k, o.token_budget)
+    configurations = longer_chunks_notes(verdict.results, o.k, o.token_budget)
     return ChunkingReport(
         documents=docs,
         benchmark=bench.name if benchmark is None else str(benchmark),
