@@ -152,6 +152,11 @@ def test_html_report_renders_in_chromium(sample_report, tmp_path):
         assert page.locator("svg.plot").count() >= 6  # metric@k, 4 latency stages, distribution
         # One line per metric family: the six ranking metrics and judged@k.
         assert page.locator("svg.plot polyline.series").count() == 7
+        # the legend sits right of the lines, never over them
+        lines = [b for b in (s.bounding_box() for s in page.locator("polyline.series").all()) if b]
+        right = max(b["x"] + b["width"] for b in lines)
+        legend = [t.bounding_box() for t in page.locator("svg.plot text.legend").all()]
+        assert len(legend) == 7 and all(b is not None and b["x"] > right for b in legend)
         # one label per query: judged@10 is low, and the page explains it instead of warning
         assert page.locator("#coverage-warning").count() == 0
         assert "standard assumption" in page.locator("#judged-note").inner_text()
