@@ -60,12 +60,15 @@ def _derived(e: CollectionEntry) -> str:
 def _table(entries: list[CollectionEntry]) -> Table:
     table = Table(title=f"{len(entries)} collections")
     for col in ("name", "points", "dense vector", "sparse vector", "modes", "derived"):
-        table.add_column(col, justify="right" if col == "points" else "left")
+        table.add_column(
+            col, justify="right" if col == "points" else "left", no_wrap=col != "modes"
+        )
     for e in entries:
         table.add_row(
             escape(e.name),
             str(e.points),
-            f"{e.dense_vector or '(default)'} {e.dimension}d {e.distance.lower()}",
+            f"{e.dimension}d {e.distance.lower()}"
+            + (f" ({escape(e.dense_vector)})" if e.dense_vector else ""),
             e.sparse_vector or "",
             ", ".join(e.modes),
             escape(_derived(e)),
