@@ -60,7 +60,7 @@ def render_chunking(report: ChunkingReport) -> None:
         verdict = {"better": "better", "worse": "worse"}.get(versus.verdict, "≈") if versus else ""
         test = "best" if versus is None else f"{versus.delta:+.3f} {verdict}"
         style = "[bold]" if r.label == report.recommended else ""
-        label = r.label + (f" (+{len(r.same_as)} identical)" if r.same_as else "")
+        label = r.label + (f" (+{len(r.same_as)} same)" if r.same_as else "")
         cells = [f"{r.metrics[n]:.3f}" if n in r.metrics else "–" for n, _ in names]
         if r.note is not None:
             notes.append(f"* {r.label} {r.note}")
