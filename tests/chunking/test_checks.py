@@ -62,6 +62,7 @@ def test_identical_chunks_have_one_signature():
     merged = [result("recursive 200/0", 0.9, 0.9, 100, same_as=["fixed 800/0", "markdown 200/0"])]
     w = identical_warning(merged, within_sections=True)
     assert w is not None and "recursive 200/0 = fixed 800/0 = markdown 200/0" in w
+    assert "configurations that differ can cut the same chunks" in w
     assert "--across-sections" in w
     assert identical_warning([result("fixed 200/0", 0.9, 0.9, 100)], True) is None
 

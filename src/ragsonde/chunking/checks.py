@@ -63,8 +63,9 @@ def identical_warning(results: Sequence[ConfigResult], within_sections: bool) ->
         return None
     groups = "; ".join(" = ".join([r.label, *r.same_as]) for r in merged)
     why = (
-        " Documents are split at their headings first, so a window larger than every section "
-        "changes nothing (--across-sections splits each document as a whole)."
+        " Documents are split at their headings first, so on sections shorter than a window, "
+        "configurations that differ can cut the same chunks (--across-sections splits each "
+        "document as a whole)."
         if within_sections
         else ""
     )
