@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_HOME ?= .ragsonde-demo
 
-.PHONY: install browser demo test test-fast lint format bench bench-deps bench-quick bench-1m clean
+.PHONY: install browser demo test test-fast lint format bench bench-deps bench-quick bench-1m clean docs docs-build
 
 install: $(STAMP)
 
@@ -67,3 +67,10 @@ bench-1m: bench-deps
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .mypy_cache .ruff_cache
+
+# The documentation site (MkDocs Material), served locally; `docs-build` is what CI checks.
+docs: install
+	$(VENV)/bin/mkdocs serve -a 127.0.0.1:8008
+
+docs-build: install
+	$(VENV)/bin/mkdocs build --strict -d .site

@@ -240,3 +240,21 @@ def verdict(met: bool | None) -> str:
     if met is None:
         return "n/a"
     return "met" if met else "NOT MET"
+
+
+def evaluate_in(
+    dataset: Any,
+    options: Any = None,
+    *,
+    settings: Any = None,
+    store: Any = None,
+    embedder: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """``ragsonde.evaluate.evaluate`` in a workspace of these parts, closed after (a bench
+    script's own settings, store and model)."""
+    from ragsonde.evaluate import evaluate
+    from ragsonde.workspace import Workspace
+
+    with Workspace(settings, store=store, embedder=embedder) as ws:
+        return evaluate(dataset, options, ws, **kwargs)

@@ -53,7 +53,7 @@ def unit(m: Any) -> Matrix:
 
 def read_corpus(store: Any, collection: str) -> Corpus:
     from ragsonde.ingest.pipeline import encoded_text
-    from ragsonde.store.payload import DEFAULT_MAPPING
+    from ragsonde.models.payload import DEFAULT_MAPPING
 
     ids, docs, texts, titles, vectors = [], [], [], [], []
     for batch in store.scroll(collection, batch_size=1024, with_vectors=True):
@@ -329,7 +329,7 @@ def engine_check(
     """nDCG@10 of ragsonde's own searches and of their replay, side by side; exit 1 on a gap."""
     from ragsonde.embedders.sparse import Bm25Encoder
     from ragsonde.evaluate.aggregation import Aggregation, aggregate
-    from ragsonde.store.base import SearchSpec
+    from ragsonde.models.points import SearchSpec
 
     sparse = Bm25Encoder().embed_queries(queries.texts)
     lim = ENGINE_LIMIT

@@ -173,3 +173,34 @@ def hostile_section(d: dict[str, Any]) -> list[str]:
         f"contract error): {met_mark(d['met'])}. p95 hostile / clean: {d['ratio_p95']:.2f} ×.",
         "",
     ]
+
+
+def mcp_section(d: dict[str, Any]) -> list[str]:
+    """``ragsonde mcp``'s search tool against the library (``bench/results/mcp.json``)."""
+    lib, srv, sdk = d["library_ms"], d["server_ms"], d["sdk_client_ms"]
+    return [
+        "## MCP server (`bench/bench_mcp.py`)",
+        "",
+        f"{d['collection_points']} SciFact chunks, {d['queries']} queries (top_k {d['top_k']}) × "
+        f"{d['rounds']} alternating rounds, each pass warmed by an untimed one, run "
+        f"{d['date']} (load average {d['load_avg_1_5_15']} on {d['cpus']} cores); "
+        f"`{d['command']}`.",
+        "",
+        "| figure | p50 | p95 | p99 | target | |",
+        "|---|---|---|---|---|---|",
+        f"| library, `Retriever.retrieve` (ms) | {fmt(lib['p50'])} | {fmt(lib['p95'])} | "
+        f"{fmt(lib['p99'])} | | |",
+        f"| `ragsonde mcp` `search`, JSON-RPC on stdio (ms) | {fmt(srv['p50'])} | "
+        f"{fmt(srv['p95'])} | {fmt(srv['p99'])} | p50 ≤ 1.2 × library = "
+        f"{fmt(d['ratio_p50'])} × | {met_mark(d['met'])} |",
+        f"| the same through the SDK's `ClientSession` (ms) | {fmt(sdk['p50'])} | "
+        f"{fmt(sdk['p95'])} | {fmt(sdk['p99'])} | {fmt(d['sdk_ratio_p50'])} × the library | |",
+        "",
+        f"p50 by round: library {d['library_p50_by_round']}, server "
+        f"{d['server_p50_by_round']}, SDK client {d['sdk_client_p50_by_round']}. The SDK "
+        "client's extra is its own work: profiled in one process (the SDK's in-memory "
+        "transport), 70 % of its `call_tool` is validating the answer against the tool's output "
+        "schema with jsonschema (the contract Response: ten results, the search and index "
+        "parameters).",
+        "",
+    ]

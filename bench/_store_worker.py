@@ -91,7 +91,8 @@ def worker(
         return out
 
     from ragsonde.config import Settings
-    from ragsonde.store import PointRecord, SearchSpec, open_store
+    from ragsonde.models.points import PointRecord, SearchSpec
+    from ragsonde.store import open_store
 
     home = data_dir / f"store-{backend}"
     settings = (

@@ -60,9 +60,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 # -- one backend, in its own process ---------------------------------------------------------------
 def child(spec: str, dataset: Path, singles: int) -> dict[str, Any]:
+    from bench._common import evaluate_in
     from ragsonde.config import load_settings
     from ragsonde.embedders import get_embedder, preload
-    from ragsonde.evaluate import evaluate
     from ragsonde.ingest import ingest
 
     texts = [q["text"] for q in _read_jsonl(SCIFACT / "queries.jsonl")]
@@ -86,7 +86,7 @@ def child(spec: str, dataset: Path, singles: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     report = ingest(str(dataset / "corpus.jsonl"), settings=settings, embedder=emb)
     ingest_s = time.perf_counter() - t0
-    ev = evaluate(str(dataset), settings=settings, embedder=emb).model_dump(mode="json")
+    ev = evaluate_in(str(dataset), settings=settings, embedder=emb).model_dump(mode="json")
     return {
         "spec": spec,
         "backend": getattr(emb, "backend", "?"),

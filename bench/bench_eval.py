@@ -101,9 +101,10 @@ def main() -> None:
     args.repeats = args.repeats or 1
     metric_queries = 2_000 if args.quick else 10_000
 
+    from bench._common import evaluate_in
     from ragsonde.config import Settings
     from ragsonde.embedders.local import LocalEmbedder, resolve_model_path
-    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate import EvalOptions
 
     model_path = resolve_model_path("sentence-transformers/all-MiniLM-L6-v2")
     embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
@@ -119,13 +120,13 @@ def main() -> None:
         # like-for-like figure against BEIR, which embeds the corpus on every run.
         built = not collection_exists(settings)
         t0 = time.perf_counter()
-        evaluate(dataset, settings=settings, embedder=embedder, options=opts, ingest=True)
+        evaluate_in(dataset, settings=settings, embedder=embedder, options=opts, ingest=True)
         build_s = time.perf_counter() - t0 if built else None
         rs_times, bz_times = [], []
         rs_ndcg = bz_ndcg = 0.0
         for _ in range(args.repeats):
             t0 = time.perf_counter()
-            report = evaluate(dataset, settings=settings, embedder=embedder, options=opts)
+            report = evaluate_in(dataset, settings=settings, embedder=embedder, options=opts)
             rs_times.append(time.perf_counter() - t0)
             rs_ndcg = report.metrics["ndcg@10"]
             secs, bz_ndcg = beir_eval(dataset, model_path)

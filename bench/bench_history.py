@@ -31,10 +31,11 @@ from bench._common import SCIFACT, print_table, require_scifact, results_dir, wr
 
 
 def overhead(tmp: Path, n_queries: int, n_extra: int, repeats: int) -> dict[str, object]:
+    from bench._common import evaluate_in
     from ragsonde.config import Settings
     from ragsonde.embedders import get_embedder
-    from ragsonde.evaluate import EvalOptions, evaluate
-    from ragsonde.evaluate.history import record as rec
+    from ragsonde.evaluate import EvalOptions
+    from ragsonde.history import record as rec
     from ragsonde.ingest import ingest
     from ragsonde.testing import beir_slice
 
@@ -57,15 +58,15 @@ def overhead(tmp: Path, n_queries: int, n_extra: int, repeats: int) -> dict[str,
             recording.append(time.perf_counter() - t)
 
     rec.record_eval = timed
-    evaluate(dataset, settings=settings, embedder=embedder, options=opts, history=history)
+    evaluate_in(dataset, settings=settings, embedder=embedder, options=opts, history=history)
     recording.clear()  # the warm-up (and the weights' first hash) is not counted
     plain, recorded = [], []
     for _ in range(repeats):
         t = time.perf_counter()
-        evaluate(dataset, settings=settings, embedder=embedder, options=opts, record=False)
+        evaluate_in(dataset, settings=settings, embedder=embedder, options=opts, record=False)
         plain.append(time.perf_counter() - t)
         t = time.perf_counter()
-        report = evaluate(
+        report = evaluate_in(
             dataset, settings=settings, embedder=embedder, options=opts, history=history
         )
         recorded.append(time.perf_counter() - t)
@@ -91,7 +92,7 @@ def overhead(tmp: Path, n_queries: int, n_extra: int, repeats: int) -> dict[str,
 
 
 def at_scale(tmp: Path, source: Path, run_id: int, runs: int) -> dict[str, object]:
-    from ragsonde.evaluate.history import HistoryStore, trend, write_svg
+    from ragsonde.history import HistoryStore, trend, write_svg
 
     with HistoryStore(source) as hs:
         recorded = hs.get(run_id)

@@ -37,7 +37,7 @@ from bench._common import (
 )
 
 if TYPE_CHECKING:
-    from ragsonde.store import Store
+    from ragsonde.models.store import Store
 
 BENCH_HOME = ROOT / ".ragsonde-bench"
 NOISE_SIGMA = 0.032  # per dimension: |noise| ~ 0.63 on 384 dims -> cosine ~0.85 to the source
@@ -47,7 +47,7 @@ def build(store: Store, source: str, target: str, points: int, seed: int = 7) ->
     """Copy ``source`` into ``target`` and pad it with distractors up to ``points``. Seconds."""
     from ragsonde.errors import CollectionNotFoundError
     from ragsonde.ingest import INDEXED_FIELDS
-    from ragsonde.store import PointRecord
+    from ragsonde.models.points import PointRecord
 
     try:
         if store.collection_info(target).points_count == points:
@@ -102,9 +102,10 @@ def main() -> None:
     require_scifact()
     points = args.points or (20_000 if args.quick else 100_000)
 
+    from bench._common import evaluate_in
     from ragsonde.config import Settings
     from ragsonde.embedders.local import LocalEmbedder
-    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate import EvalOptions
     from ragsonde.store import open_store
 
     embedder = LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2")
@@ -121,7 +122,7 @@ def main() -> None:
         dataset = quick_dataset()
     try:
         if source not in store.list_collections():
-            evaluate(
+            evaluate_in(
                 dataset,
                 settings=settings.model_copy(update={"collection": source}),
                 store=store,
@@ -130,7 +131,7 @@ def main() -> None:
                 ingest=True,
             )
         build_s = build(store, source, target, points)
-        rep = evaluate(
+        rep = evaluate_in(
             dataset,
             settings=Settings(home=BENCH_HOME, collection=target),
             store=store,

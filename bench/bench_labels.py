@@ -59,7 +59,7 @@ TARGET_TAU = 0.67
 
 
 def _variant_specs() -> dict[str, Any]:
-    from ragsonde.store.index_spec import Bm25Params, Quantization
+    from ragsonde.models.index import Bm25Params, Quantization
     from ragsonde.tune.variants import VariantSpec
 
     return {
@@ -102,13 +102,14 @@ SEARCH_USED: dict[str, dict[str, Any]] = {}
 
 def score(ws: Any, dataset: Path, variants: dict[str, str]) -> dict[str, dict[str, float]]:
     """System -> query id -> nDCG@10 under the labels of ``dataset``."""
+    from bench._common import evaluate_in
     from ragsonde.config import Settings
-    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate import EvalOptions
 
     out: dict[str, dict[str, float]] = {}
     for name, (variant, mode, knobs) in SYSTEMS.items():
         s = Settings(home=BENCH_HOME, collection=variants[variant], **knobs)
-        rep = evaluate(
+        rep = evaluate_in(
             dataset,
             settings=s,
             store=ws.store,

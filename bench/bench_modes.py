@@ -25,7 +25,7 @@ from bench._common import BENCH_HOME, SCIFACT, require_scifact, results_dir, wri
 
 if TYPE_CHECKING:
     from ragsonde.embedders import Embedder
-    from ragsonde.store import Store
+    from ragsonde.models.store import Store
 
 #: The quick slice's collection (named for its size: a changed slice gets a new collection).
 QUICK_COLLECTION = "scifact_q20"
@@ -36,7 +36,7 @@ def build_hybrid(store: Store, embedder: Embedder, dense: str, hybrid: str) -> N
     from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
     from ragsonde.errors import CollectionNotFoundError
     from ragsonde.ingest import INDEXED_FIELDS
-    from ragsonde.store import PointRecord
+    from ragsonde.models.points import PointRecord
 
     try:
         if store.collection_info(hybrid).points_count == store.collection_info(dense).points_count:
@@ -76,9 +76,10 @@ def main() -> None:
     args = ap.parse_args()
     require_scifact()
 
+    from bench._common import evaluate_in
     from ragsonde.config import Settings
     from ragsonde.embedders.local import LocalEmbedder
-    from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate import EvalOptions
     from ragsonde.evaluate.compare import compare_reports
     from ragsonde.store import open_store
 
@@ -90,7 +91,7 @@ def main() -> None:
     store = open_store(settings)
     try:
         if dense not in store.list_collections():
-            evaluate(
+            evaluate_in(
                 dataset,
                 settings=settings,
                 store=store,
@@ -112,7 +113,7 @@ def main() -> None:
         }
         for name, (coll, mode, fusion) in runs.items():
             s = Settings(home=BENCH_HOME, collection=coll, search={"fusion": fusion})
-            rep = evaluate(
+            rep = evaluate_in(
                 dataset,
                 settings=s,
                 store=store,

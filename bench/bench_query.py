@@ -37,8 +37,9 @@ from bench._common import SCIFACT, require_scifact, write_results
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder, get_embedder
 from ragsonde.embedders.onnx import OnnxEmbedder
+from ragsonde.models.points import PointRecord
 from ragsonde.retriever import Retriever
-from ragsonde.store import PointRecord, open_store
+from ragsonde.store import open_store
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 

@@ -27,12 +27,21 @@ from bench._sections import (
     query_section,
     store_section,
 )
-from bench._sections_serve import before_after_ratio, budget_rps, hostile_section, serve_section
+from bench._sections_serve import (
+    before_after_ratio,
+    budget_rps,
+    hostile_section,
+    mcp_section,
+    serve_section,
+)
 from bench.bench_chunking import chunking_section
+from bench.bench_estimate import estimate_section
 from bench.bench_explain import explain_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
 from bench.bench_labels import labels_section
 from bench.bench_splitters import splitters_section
+from bench.bench_traffic import traffic_section
+from bench.bench_traffic_speed import traffic_speed_section
 from bench.bench_tune import tune_section
 
 HERE = Path(__file__).resolve().parent
@@ -113,6 +122,16 @@ def targets_summary(folder: Path) -> list[str]:
                     peer["target_met"],
                 )
             )
+    mc = _load(folder, "mcp")
+    if mc:
+        rows.append(
+            (
+                "mcp: server search vs library retrieve, p50",
+                "≤ 1.2 ×",
+                f"{mc['ratio_p50']:.2f} ×",
+                mc["met"],
+            )
+        )
     ho = _load(folder, "hostile")
     if ho:
         rows.append(
@@ -244,6 +263,28 @@ def targets_summary(folder: Path) -> list[str]:
         rows.append(("labels: Kendall's tau, default offline labels vs human, eight systems",
                      "≥ 0.67, BM25 not first", f"{top.get('tau', float('nan')):+.3f}",
                      la["target_met"]))  # fmt: skip
+    es = _load(folder, "estimate")
+    if es and "figures" in es:
+        f, ok = es["figures"], es["targets_met"]
+        rows += [
+            ("estimate: coverage of full-label nDCG@10, five systems, n 30/50/100", "≥ 0.93",
+             f"{f['min_coverage']:.3f} worst cell, normal quantile; "
+             f"{f.get('min_coverage_t', float('nan')):.3f} with Student's t (what eval uses)",
+             ok["coverage"]),
+            ("estimate: PPI++ width vs classical, best label-free predictor", "≤ 0.85 ×",
+             f"{f['max_width_ratio_best_predictor']:.2f} × (worst system and n)",
+             ok["width_ratio"]),
+            ("estimate: fewer labels for a significant DBSF − dense difference", "≥ 30 %",
+             "none" if f["ppi_fewer_labels"] is None else f"{f['ppi_fewer_labels']:.0%}",
+             ok["fewer_labels"]),
+        ]  # fmt: skip
+    tr = _load(folder, "traffic")
+    if tr:
+        for mode, m in tr["modes"].items():
+            p = m["predicted"]
+            rows.append((f"traffic: weak SciFact queries without labels, {mode}",
+                         "AUC ≥ 0.83, Spearman ≥ 0.55", f"{p['auc']:.3f}, {p['spearman']:+.3f}",
+                         p["auc"] >= 0.83 and p["spearman"] >= 0.55))  # fmt: skip
     if not rows:
         return []
     met = sum(1 for r in rows if r[3])
@@ -309,12 +350,17 @@ def main() -> None:
         ("hostile", hostile_section),
         ("embed", embed_section),
         ("labels", labels_section),
+        ("labels_q100", labels_section),  # the 100-query slice, kept beside the whole run
         ("tune", tune_section),
         ("hybrid_ceiling", hybrid_ceiling_section),
         ("explain", explain_section),
         ("history", history_section),
         ("chunking", chunking_section),
         ("splitters", splitters_section),
+        ("estimate", estimate_section),
+        ("traffic", traffic_section),
+        ("traffic_speed", traffic_speed_section),
+        ("mcp", mcp_section),
     )
     for name, render in sections:
         data = _load(folder, name)

@@ -32,6 +32,7 @@ SCRIPTS = (
     "embed",
     "labels",
     "tune",
+    "traffic",
     "explain",
     "history",
     "chunking",

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ragsonde.embedders.local import LocalEmbedder
     from ragsonde.evaluate.versus import VersusReport
     from ragsonde.testing import FakeEmbeddingAPI
-from tests.support import HASHED, SCIFACT, SMALL
+from tests.support import HASHED, SCIFACT, SMALL, versus_in
 
 #: Fixtures that load the real model or start a browser: a test using one (directly or through
 #: another fixture) is ``slow``.
@@ -147,8 +147,8 @@ def push_home(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder) 
 
     from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
     from ragsonde.ingest import INDEXED_FIELDS, ingest
+    from ragsonde.models.points import PointRecord
     from ragsonde.samples import robotics_docs
-    from ragsonde.store import PointRecord
     from ragsonde.store.edge import EdgeStore
 
     root = tmp_path_factory.mktemp("push")
@@ -218,10 +218,9 @@ def versus(versus_settings: Settings, embedder: OnnxEmbedder) -> VersusReport:
     """A against B on the whole sample benchmark, both collections ingested from the sample docs
     into ``versus_home`` (left there for the tests that reuse them)."""
     from ragsonde.evaluate import EvalOptions
-    from ragsonde.evaluate.versus import evaluate_versus
     from ragsonde.samples import robotics_benchmark, robotics_docs
 
-    return evaluate_versus(
+    return versus_in(
         robotics_benchmark(),
         (embedder, HASHED),
         options=EvalOptions(throughput=False),

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from click.testing import Result
 
-from ragsonde.store import PointRecord
+from ragsonde.models.points import PointRecord
 
 if TYPE_CHECKING:
     import httpx
@@ -295,3 +295,32 @@ def serve_process(home: Path, *args: str) -> Iterator[str]:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+def evaluate_in(
+    dataset: Any,
+    options: Any = None,
+    *,
+    settings: Any = None,
+    store: Any = None,
+    embedder: Any = None,
+    **kwargs: Any,
+) -> Any:
+    """:func:`ragsonde.evaluate.evaluate` in a workspace of these parts, closed after (what
+    most tests want: their own settings, store or model)."""
+    from ragsonde.evaluate import evaluate
+    from ragsonde.workspace import Workspace
+
+    with Workspace(settings, store=store, embedder=embedder) as ws:
+        return evaluate(dataset, options, ws, **kwargs)
+
+
+def versus_in(
+    dataset: Any, embedders: Any, options: Any = None, *, settings: Any = None, **kwargs: Any
+) -> Any:
+    """:func:`ragsonde.evaluate.versus.evaluate_versus` in a workspace of ``settings``."""
+    from ragsonde.evaluate.versus import evaluate_versus
+    from ragsonde.workspace import Workspace
+
+    with Workspace(settings) as ws:
+        return evaluate_versus(dataset, embedders, options, ws, **kwargs)

@@ -23,6 +23,16 @@ SRC = REPO / "src"
 MAX_LINES = 500
 #: What the backend may import: its own modules and the floors below it.
 STORE_MAY_IMPORT = {"store", "errors", "progress", "models"}
+#: The modules outside ``store/`` that may import it: each opens a store or uses a tool of the
+#: backend's (inspect, push). Everything else imports the vocabulary, ``ragsonde.models``.
+STORE_USERS_AT_MOST = 10
+#: Room -> room edges that close a circle today, each with why; the circle check leaves them out,
+#: and a test fails once one is gone (then delete it here). History sits above the evaluation's
+#: report (it stores and diffs reports), but ``evaluate()`` still records its finished report and
+#: ``evaluate.schema`` publishes history's schemas: both belong to the surfaces above.
+KNOWN_WAYS_BACK: dict[tuple[str, str], str] = {
+    ("evaluate", "history"): "evaluate.runner records the report; evaluate.schema lists history's",
+}
 
 
 def _nodes(path: Path, *, import_time_only: bool = False) -> Iterator[ast.AST]:
@@ -101,7 +111,7 @@ BENCH = _modules(REPO, "bench")
 
 
 def test_the_walk_finds_the_modules():
-    assert {"ragsonde.store.base", "ragsonde.tune.variants", "ragsonde.errors"} <= set(PACKAGE)
+    assert {"ragsonde.store.edge", "ragsonde.tune.variants", "ragsonde.errors"} <= set(PACKAGE)
     assert {"bench", "bench._common", "bench.run_all"} <= set(BENCH)
 
 
@@ -119,12 +129,44 @@ def _store_offenders(modules: dict[str, Path]) -> list[str]:
     ]
 
 
+def _store_users(modules: dict[str, Path]) -> list[str]:
+    """The modules outside ``store/`` that import ``ragsonde.store`` (lazily included)."""
+    return sorted(
+        name
+        for name, path in modules.items()
+        if _room(name) != "store"
+        and any(
+            m == "ragsonde.store" or m.startswith("ragsonde.store.")
+            for m in _imported_modules(path)
+        )
+    )
+
+
+def test_few_modules_import_the_backend():
+    users = _store_users(PACKAGE)
+    assert len(users) <= STORE_USERS_AT_MOST, users
+    assert "ragsonde.config" not in users
+    # a private module of the store's is the store's own
+    private = [
+        f"{name} imports {m}"
+        for name, path in PACKAGE.items()
+        if _room(name) != "store"
+        for m in _imported_modules(path)
+        if m.startswith("ragsonde.store._")
+    ]
+    assert private == []
+
+
 def test_store_imports_nothing_above_it():
     assert _store_offenders(PACKAGE) == []
 
 
 def test_the_rooms_import_each_other_without_a_circle():
-    assert _circle(_room_graph(PACKAGE)) == []
+    graph = _room_graph(PACKAGE)
+    for (room, back), _why in KNOWN_WAYS_BACK.items():
+        assert back in graph[room], f"{room} -> {back} is gone: delete it from KNOWN_WAYS_BACK"
+        graph[room].discard(back)
+    assert _circle(graph) == []
 
 
 def test_no_two_modules_import_each_other_at_import_time():
@@ -170,6 +212,7 @@ def test_the_checks_see_the_offences(bad_package: dict[str, Path], tmp_path: Pat
     assert _too_long(bad_package.values(), tmp_path) == [
         f"ragsonde/tune/variants.py: {MAX_LINES + 1} lines"
     ]
+    assert _store_users(bad_package) == ["ragsonde.tune"]
     assert _store_offenders(bad_package) == [
         "ragsonde.store imports ragsonde.tune.variants",
         "ragsonde.store imports ragsonde.tune.variants.X",  # ``from a import b`` names a.b too

@@ -21,7 +21,7 @@ import tomli_w
 from typer.testing import CliRunner
 
 from ragsonde.config import Settings, load_settings
-from ragsonde.evaluate import EvalOptions, evaluate
+from ragsonde.evaluate import EvalOptions
 from ragsonde.ingest import IngestOptions, ingest
 from ragsonde.models import Query
 from ragsonde.retriever import Retriever
@@ -29,7 +29,7 @@ from ragsonde.samples import robotics_docs
 from ragsonde.server import create_app
 from ragsonde.testing.pytest_plugin import retrieval_gates
 from ragsonde.workspace import Workspace
-from tests.support import run_server
+from tests.support import evaluate_in, run_server
 
 pytestmark = pytest.mark.slow
 
@@ -241,22 +241,20 @@ GATES = ["hit_rate@3>=0.0"]
 
 
 def e_library(home: Path, v: dict[str, Any], bench: Path, _: Any) -> dict[str, Any]:
-    report = evaluate(
+    report = evaluate_in(
         bench,
         settings=_settings(home, v),
-        options=EvalOptions(k=[1, 3], throughput=False),
-        gates=GATES,
+        options=EvalOptions(k=[1, 3], throughput=False, gates=GATES),
     )
     return report.model_dump(mode="json")
 
 
 def e_options(home: Path, v: dict[str, Any], bench: Path, _: Any) -> dict[str, Any]:
-    """Set in the options (an HTTP body's shape), over default settings, with gates added."""
-    report = evaluate(
+    """Set in the options (an HTTP body's shape), over default settings, with gates."""
+    report = evaluate_in(
         bench,
         settings=Settings(home=home, collection="docs"),
-        options=EvalOptions(k=[1, 3], throughput=False, search=v),
-        gates=GATES,
+        options=EvalOptions(k=[1, 3], throughput=False, search=v, gates=GATES),
     )
     return report.model_dump(mode="json")
 

@@ -6,6 +6,7 @@ Real embedded Edge stores; whether a store is still open is read from its lock f
 
 from __future__ import annotations
 
+import ast
 import fcntl
 import threading
 from pathlib import Path
@@ -16,6 +17,7 @@ from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
 from ragsonde.store import open_store
 from ragsonde.workspace import Workspace
+from tests.support import ROOT
 
 
 def _held(home: Path) -> bool:
@@ -99,3 +101,72 @@ def test_concurrent_first_use_opens_one_store(tmp_path: Path) -> None:
         for t in threads:
             t.join()
         assert len(seen) == 4 and all(s is seen[0] for s in seen)
+
+
+class _Closing:
+    """A wrapper that says whether it was closed (what the server's micro-batcher is)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner, self.closed = inner, 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_the_embedder_is_used_through_the_wrapper_which_closing_closes(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, embedder="openai:hashed-64", openai_api_key="k")
+    made: list[_Closing] = []
+
+    def wrap(inner: object) -> object:
+        made.append(_Closing(inner))
+        return made[0]
+
+    ws = Workspace(settings, wrap_embedder=wrap)  # type: ignore[arg-type]
+    assert ws.embedder is made[0] and ws.embedder is made[0]  # built and wrapped once
+    assert made[0].inner.name == "openai:hashed-64"  # type: ignore[attr-defined]
+    ws.close()
+    ws.close()
+    assert made[0].closed == 1
+    # a wrapper that hands the embedder back made nothing, and closes nothing
+    same = Workspace(settings, wrap_embedder=lambda inner: inner)
+    assert same.embedder.name == "openai:hashed-64"
+    same.close()
+
+
+def test_a_second_side_shares_the_store_or_opens_its_own(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "a", collection="docs")
+    with Workspace(settings) as ws:
+        ws.store.create_collection("docs", 4)
+
+        class Named:
+            name, dimension = "given:one", 4
+
+        other = Named()
+        with ws.sharing(embedder=other) as side:  # type: ignore[arg-type]
+            assert side.store is ws.store and side.embedder is other
+        assert _held(settings.home)  # the side closed nothing it shared
+        elsewhere = settings.model_copy(update={"home": tmp_path / "b"})
+        with ws.sharing(settings=elsewhere, embedder=other) as side:  # type: ignore[arg-type]
+            assert side.store is not ws.store
+            side.store.create_collection("docs", 4)
+            assert _held(elsewhere.home)
+        assert not _held(elsewhere.home) and _held(settings.home)
+    assert not _held(settings.home)
+
+
+#: Where a Workspace may be built: the module that assembles it, and the surfaces' entry points
+#: (each command opens one and hands it down; the server builds one for its life).
+BUILDERS = ("ragsonde/workspace.py", "ragsonde/cli/", "ragsonde/server/app.py")
+
+
+def test_a_workspace_is_built_only_at_the_entry_points() -> None:
+    src = ROOT / "src"
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
+        if rel.startswith(BUILDERS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "Workspace":
+                found.append(f"{rel}:{node.lineno}")
+    assert found == [], "open it with ragsonde.workspace.using(), or take one"

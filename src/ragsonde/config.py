@@ -9,7 +9,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -18,14 +18,15 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from ragsonde.config_sources import nest_flat, setting_sources
 from ragsonde.errors import QueryValidationError
 from ragsonde.models import Limits
-from ragsonde.models.params import IndexParams, SearchParams
-from ragsonde.store.index_spec import (
+from ragsonde.models.index import (
     Bm25Params,
     Hnsw,
     IndexConfig,
     bm25_language_named,
     quantization_named,
 )
+from ragsonde.models.params import IndexParams, SearchParams
+from ragsonde.models.payload import PayloadMapping, build_mapping
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -38,8 +39,6 @@ __all__ = [
     "load_settings",
     "parse_qdrant_url",
 ]
-if TYPE_CHECKING:
-    from ragsonde.store.payload import PayloadMapping
 
 
 DEFAULT_EMBEDDER = "local:sentence-transformers/all-MiniLM-L6-v2"
@@ -237,7 +236,7 @@ class Settings(BaseSettings):
         description='Where a collection keeps each field: ``[mapping] text = "page_content"``, '
         "RAGSONDE_MAPPING__DOC_ID=metadata.source, --field doc_id=metadata.source; "
         '``layout = "langchain"`` starts from a named layout. Empty: every known layout is '
-        "read as is (see ragsonde.store.payload).",
+        "read as is (see ragsonde.models.payload).",
     )
 
     @field_validator("index")
@@ -285,8 +284,6 @@ class Settings(BaseSettings):
     @field_validator("mapping")
     @classmethod
     def _check_mapping(cls, value: dict[str, str]) -> dict[str, str]:
-        from ragsonde.store.payload import build_mapping  # ragsonde.store imports this module
-
         try:
             build_mapping(value)
         except QueryValidationError as e:
@@ -296,8 +293,6 @@ class Settings(BaseSettings):
     @property
     def payload_mapping(self) -> PayloadMapping:
         """The payload mapping the ``mapping`` setting describes."""
-        from ragsonde.store.payload import build_mapping
-
         return build_mapping(self.mapping)
 
     @property

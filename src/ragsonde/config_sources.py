@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, TomlConfigSettingsSource
 
 from ragsonde.models.params import IndexParams, SearchParams
@@ -38,6 +39,7 @@ __all__ = [
     "nest_flat",
     "origins",
     "setting_sources",
+    "shown",
 ]
 
 ENV_PREFIX = "RAGSONDE_"
@@ -208,3 +210,18 @@ def origins(
         else:
             out.append(Origin(key, value, "default"))
     return out
+
+
+#: What a secret setting shows instead of its value.
+MASK = "********"
+
+
+def shown(value: Any) -> Any:
+    """A setting's value as ``ragsonde config`` shows it: secrets masked, paths as text."""
+    if isinstance(value, SecretStr):
+        return MASK if value.get_secret_value() else ""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return [shown(v) for v in value]
+    return value

@@ -12,13 +12,15 @@ given: a caller that hands in its own store keeps it open and closes it itself.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import Any
 
 from ragsonde.config import Settings, load_settings
 from ragsonde.embedders import Embedder, get_embedder
-from ragsonde.store import Store, open_store
+from ragsonde.models.store import Store
+from ragsonde.store import open_store
 
 __all__ = ["Workspace", "using"]
 
@@ -32,6 +34,9 @@ class Workspace:
     close them. (To name another embedder, set ``embedder`` in the settings.)
     ``long_lived``: the store is held by a long-running process (the server), which lets go of
     embedded collections it is not using (:func:`ragsonde.store.open_store`).
+    ``wrap_embedder``: what the embedder the settings name is used through (the server's
+    micro-batching, :func:`ragsonde.server.batcher.batching`); a wrapper it returns is the
+    workspace's, closed by :meth:`close` when it has a ``close()``.
     """
 
     def __init__(
@@ -41,6 +46,7 @@ class Workspace:
         store: Store | None = None,
         embedder: Embedder | None = None,
         long_lived: bool = False,
+        wrap_embedder: Callable[[Embedder], Embedder] | None = None,
         **overrides: Any,
     ) -> None:
         if settings is not None and any(v is not None for v in overrides.values()):
@@ -50,6 +56,8 @@ class Workspace:
         self._embedder = embedder
         self._opened_store: Store | None = None
         self._long_lived = long_lived
+        self._wrap = wrap_embedder
+        self._made_embedder: Embedder | None = None
         # Two server threads may ask for the store first at once; only one may open it, or the
         # other's store would be left open with nobody to close it.
         self._lock = threading.Lock()
@@ -74,7 +82,12 @@ class Workspace:
         if embedder is None:
             with self._lock:
                 if self._embedder is None:
-                    self._embedder = get_embedder(self.settings)
+                    built = get_embedder(self.settings)
+                    if self._wrap is not None:
+                        wrapped = self._wrap(built)
+                        self._made_embedder = wrapped if wrapped is not built else None
+                        built = wrapped
+                    self._embedder = built
                 embedder = self._embedder
         return embedder
 
@@ -89,16 +102,35 @@ class Workspace:
         """The embedder's name, without loading it when it is not loaded yet."""
         return self._embedder.name if self._embedder is not None else self.settings.embedder
 
+    def sharing(
+        self, *, settings: Settings | None = None, embedder: Embedder | None = None
+    ) -> Workspace:
+        """A second workspace beside this one, for the other side of a comparison.
+
+        It uses this workspace's embedder unless ``embedder`` is given, and this workspace's
+        store unless ``settings`` are given (another store: opened by the new workspace, and
+        closed by its :meth:`close`). Close it before this one; it never closes what it shares.
+        """
+        emb = self.embedder if embedder is None else embedder
+        if settings is None:
+            return Workspace(self.settings, store=self.store, embedder=emb)
+        return Workspace(settings, embedder=emb)
+
     def close(self) -> None:
-        """Close the store if this workspace opened it. Safe to call twice.
+        """Close the store if this workspace opened it, and the embedder's wrapper if it made
+        one. Safe to call twice.
 
         Embedders are shared per process by :func:`ragsonde.embedders.get_embedder` and hold
-        nothing to release, so there is nothing to close for them.
+        nothing to release, so there is nothing else to close for them.
         """
         with self._lock:
             opened, self._opened_store = self._opened_store, None
             if opened is not None and self._store is opened:
                 self._store = None
+            made, self._made_embedder = self._made_embedder, None
+        close_embedder = getattr(made, "close", None)
+        if callable(close_embedder):  # a wrapper made here (the batcher's thread)
+            close_embedder()
         if opened is not None:
             opened.close()
 
@@ -121,11 +153,12 @@ def using(
     store: Store | None = None,
     embedder: Embedder | None = None,
 ) -> AbstractContextManager[Workspace]:
-    """For functions that take either a workspace or its parts: ``workspace`` as it is (its owner
-    closes it), or a new one from ``settings``, ``store`` and ``embedder``, closed on exit.
+    """The one way a library entry point gets its workspace: ``workspace`` as it is (its owner
+    closes it), or a new one from ``settings`` (default: loaded; ``store`` and ``embedder``:
+    objects to use, which it does not close), closed on exit.
 
-    >>> with using(workspace, settings, store=store) as ws:       # doctest: +SKIP
-    ...     ingest_documents(source, store=ws.store, embedder=ws.embedder, ...)
+    >>> with using(workspace) as ws:                              # doctest: +SKIP
+    ...     ws.store.collection_info(ws.settings.collection)
     """
     if workspace is None:
         return Workspace(settings, store=store, embedder=embedder)

@@ -14,7 +14,8 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.models.derived import COPY_KEY, DerivedCopy
-from ragsonde.store import PointRecord, open_store
+from ragsonde.models.points import PointRecord
+from ragsonde.store import open_store
 from ragsonde.tune.variants import VariantSpec, build_tuned_copy
 from tests.support import Cli
 

@@ -52,3 +52,33 @@ def test_the_real_command_lists_every_command_and_refuses_an_unknown_one():
         assert name in shown.stdout, name
     wrong = run("histroy", "list")
     assert wrong.returncode == 2 and "No such command" in wrong.stderr
+
+
+def _imported(stderr: str) -> set[str]:
+    """The modules ``-X importtime`` (``PYTHONPROFILEIMPORTTIME``) says a process imported."""
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+@pytest.mark.slow  # processes
+@pytest.mark.parametrize("argv", [("--help",), ("query", "--help"), ("eval", "--help")])
+def test_help_loads_no_numpy(argv: tuple[str, ...]):
+    """The embedder interface names numpy's array type only for the type checker, and the
+    commands import the retriever when they run: ``--help`` stays instant."""
+    shown = run(*argv, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert shown.returncode == 0, shown.stderr
+    loaded = _imported(shown.stderr)
+    assert "ragsonde.cli.app" in loaded  # the profile was read
+    assert not {m for m in loaded if m == "numpy" or m.startswith("numpy.")}, argv
+
+
+def test_the_import_profile_is_read_as_python_writes_it():
+    profile = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       123 |        123 |           numpy.version\n"
+        "import time:       273 |     359381 | ragsonde.retriever\n"
+    )
+    assert _imported(profile) == {"numpy.version", "ragsonde.retriever", "imported package"}

@@ -10,7 +10,7 @@ import qdrant_edge as qe
 from ragsonde.config import load_settings
 from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_language
 from ragsonde.errors import ErrorCode, QueryValidationError
-from ragsonde.store.index_spec import BM25_LANGUAGES, DEFAULT_BM25_LANGUAGE, Bm25Params
+from ragsonde.models.index import BM25_LANGUAGES, DEFAULT_BM25_LANGUAGE, Bm25Params
 
 
 def test_the_languages_are_the_engines_and_each_one_tokenizes() -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder, bm25_document_text
-from ragsonde.store import PointRecord, SearchSpec
+from ragsonde.models.index import Bm25Params
+from ragsonde.models.points import PointRecord, SearchSpec
 from ragsonde.store.edge import EdgeStore
-from ragsonde.store.index_spec import Bm25Params
 
 
 def test_document_text_repeats_the_title_on_lines_of_its_own() -> None:

@@ -13,6 +13,7 @@ from ragsonde.evaluate.against import evaluate_against
 from ragsonde.samples import robotics_benchmark
 from ragsonde.store import open_store
 from ragsonde.store.push import open_target, push
+from ragsonde.workspace import Workspace
 from tests.support import run
 
 
@@ -29,9 +30,8 @@ def test_a_pushed_copy_evaluates_exactly_like_the_embedded_collection(
         source.close()
         target.close()
     options = EvalOptions(k=[5, 10], throughput=False, exact=True)
-    versus = evaluate_against(
-        robotics_benchmark(), url, settings=settings, embedder=embedder, options=options
-    )
+    with Workspace(settings, embedder=embedder) as ws:
+        versus = evaluate_against(robotics_benchmark(), url, options, ws)
     assert versus.a.search.backend != versus.b.search.backend  # embedded Edge vs qdrant-client
     assert versus.a.metrics["ndcg@10"] > 0.5
     assert versus.b.metrics == versus.a.metrics

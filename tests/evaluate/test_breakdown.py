@@ -11,7 +11,7 @@ from ragsonde.cli._common import console
 from ragsonde.cli.render import render_report
 from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate import EvalOptions, evaluate, parse_gate
+from ragsonde.evaluate import EvalOptions, parse_gate
 from ragsonde.evaluate.breakdown import (
     NO_FILTER,
     NOT_IN_COLLECTION,
@@ -25,6 +25,7 @@ from ragsonde.evaluate.integrity import IntegrityReport
 from ragsonde.evaluate.report import GateResult, QueryRow
 from ragsonde.retriever import Retriever
 from ragsonde.samples import robotics_benchmark
+from tests.support import evaluate_in
 
 SENSORS = "https://docs.rover.example/sensors"
 
@@ -99,12 +100,11 @@ def _assert_means_of_members(report: dict, groups: dict) -> None:
 
 @pytest.fixture(scope="module")
 def by_category(sample_home, embedder):
-    return evaluate(
+    return evaluate_in(
         robotics_benchmark(),
         settings=Settings(home=sample_home, collection="robotics"),
         embedder=embedder,
-        options=EvalOptions(by="category", throughput=False),
-        gates=[parse_gate("hit_rate@5>=0.8")],
+        options=EvalOptions(by="category", throughput=False, gates=[parse_gate("hit_rate@5>=0.8")]),
     )
 
 
@@ -171,7 +171,7 @@ def test_a_wrong_filter_shows_lower_metrics(sample_home, embedder, tmp_path):
             for name, f in filters.items()
         )
     )
-    report = evaluate(
+    report = evaluate_in(
         bench,
         settings=Settings(home=sample_home, collection="robotics"),
         embedder=embedder,
@@ -212,7 +212,7 @@ def test_integrity_counts_filter_violations_per_response(sample_home, embedder):
 @pytest.mark.slow
 def test_by_a_field_no_chunk_has_fails_before_any_query(sample_home, embedder):
     with pytest.raises(QueryValidationError, match="Fields they have: category") as e:
-        evaluate(
+        evaluate_in(
             robotics_benchmark(),
             settings=Settings(home=sample_home, collection="robotics"),
             embedder=embedder,
@@ -228,7 +228,7 @@ def test_missing_relevant_pages_get_their_own_group(sample_home, embedder, tmp_p
         '{"query_id": "1", "query": "lidar calibration", "relevant": ["lidar"]}\n'
         '{"query_id": "2", "query": "warp drive", "relevant": {"warp-drive": 2, "lidar": 1}}\n'
     )
-    report = evaluate(
+    report = evaluate_in(
         bench,
         settings=Settings(home=sample_home, collection="robotics"),
         embedder=embedder,

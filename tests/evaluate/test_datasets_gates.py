@@ -39,9 +39,13 @@ def test_own_jsonl_and_yaml(tmp_path):
     assert (b.query_id, b.relevant, b.top_k) == ("2", {"imu": 2}, 3)
     (tmp_path / "b.yaml").write_text("queries:\n  - query: gps?\n    relevant: [gps]\n")
     assert load_benchmark(tmp_path / "b.yaml").queries[0].relevant == {"gps": 1}
+    # a row without relevance is unlabelled (traffic): a benchmark of only those is refused
     (tmp_path / "bad.jsonl").write_text('{"query": "no relevant"}\n')
-    with pytest.raises(QueryValidationError, match='needs "query" and "relevant"'):
+    with pytest.raises(QueryValidationError, match="none of its 1 queries is labelled"):
         load_benchmark(tmp_path / "bad.jsonl")
+    (tmp_path / "bad2.jsonl").write_text('{"relevant": ["x"]}\n')
+    with pytest.raises(QueryValidationError, match='needs "query" and "relevant"'):
+        load_benchmark(tmp_path / "bad2.jsonl")
 
 
 def test_gates_parse_and_evaluate():

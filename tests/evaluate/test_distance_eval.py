@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.evaluate import EvalOptions, evaluate
-from ragsonde.store import Distance, PointRecord
+from ragsonde.evaluate import EvalOptions
+from ragsonde.models.points import PointRecord
+from ragsonde.models.scores import Distance
 from ragsonde.store.edge import EdgeStore
+from tests.support import evaluate_in
 
 pytestmark = pytest.mark.slow
 N_DOCS = 30
@@ -44,7 +46,7 @@ def test_cosine_dot_and_euclid_give_the_same_ndcg(tmp_path: Path, embedder, scif
     ndcg: dict[str, float] = {}
     per_query: dict[str, dict[str, float]] = {}
     for name in ("cosine", "dot", "euclid"):
-        report = evaluate(
+        report = evaluate_in(
             bench,
             settings=Settings(home=tmp_path, collection=name),
             embedder=embedder,

@@ -9,22 +9,26 @@ import pytest
 import pytrec_eval
 
 from ragsonde.config import Settings
-from ragsonde.evaluate import EvalOptions, EvalReport, evaluate, parse_gate
+from ragsonde.evaluate import EvalOptions, EvalReport, parse_gate
 from ragsonde.evaluate.html import write_html_report
 from ragsonde.ingest import ingest
+from ragsonde.models.points import PointRecord
 from ragsonde.samples import robotics_benchmark, robotics_docs
-from ragsonde.store import PointRecord, open_store
+from ragsonde.store import open_store
+from tests.support import evaluate_in
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def sample_report(sample_home, embedder):
-    return evaluate(
+    return evaluate_in(
         robotics_benchmark(),
         settings=Settings(home=sample_home, collection="robotics"),
         embedder=embedder,
-        gates=[parse_gate("hit_rate@5>=0.8"), parse_gate("integrity.problems==0")],
+        options=EvalOptions(
+            gates=[parse_gate("hit_rate@5>=0.8"), parse_gate("integrity.problems==0")]
+        ),
     )
 
 
@@ -81,7 +85,7 @@ def test_relevant_ids_missing_from_the_collection_are_reported(sample_home, embe
         '{"query_id": "1", "query": "lidar calibration", "relevant": ["lidar"]}\n'
         '{"query_id": "2", "query": "warp drive", "relevant": ["warp-drive", "lidar"]}\n'
     )
-    report = evaluate(
+    report = evaluate_in(
         bench,
         settings=Settings(home=sample_home, collection="robotics"),
         embedder=embedder,
@@ -97,7 +101,7 @@ def test_filters_are_applied_and_checked(sample_home, embedder, tmp_path):
         '{"query_id": "1", "query": "how do I calibrate it?", "relevant": ["imu"],'
         ' "filters": {"category": "sensors"}}\n'
     )
-    report = evaluate(
+    report = evaluate_in(
         bench,
         settings=Settings(home=sample_home, collection="robotics"),
         embedder=embedder,
@@ -121,7 +125,7 @@ def test_integrity_catches_a_corrupted_chunk(tmp_path, embedder):
         store.upsert("c", [PointRecord(point.id, point.vector, payload)])
         bench = tmp_path / "b.jsonl"
         bench.write_text('{"query": "gps accuracy", "relevant": ["gps"]}\n')
-        report = evaluate(
+        report = evaluate_in(
             bench,
             settings=settings,
             store=store,
@@ -192,7 +196,7 @@ def test_scifact_slice_hnsw_equals_exact_and_pytrec_eval(scifact_dir, tmp_path, 
         + "".join(f"{q}\t{d}\t1\r\n" for q in chosen for d in qrels[q])
     )
     settings = Settings(home=tmp_path / "home", collection="slice")
-    hnsw = evaluate(
+    hnsw = evaluate_in(
         ds,
         settings=settings,
         embedder=embedder,
@@ -201,7 +205,7 @@ def test_scifact_slice_hnsw_equals_exact_and_pytrec_eval(scifact_dir, tmp_path, 
     )
     assert hnsw.benchmark.ingested.documents == len(keep)
     assert hnsw.n_queries == 15 and hnsw.benchmark.relevant_missing_from_collection == []
-    exact = evaluate(
+    exact = evaluate_in(
         ds,
         settings=settings,
         embedder=embedder,

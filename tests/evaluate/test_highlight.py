@@ -15,12 +15,13 @@ import pytest
 from markupsafe import escape
 
 from ragsonde.config import Settings
-from ragsonde.evaluate import EvalOptions, evaluate
+from ragsonde.evaluate import EvalOptions
 from ragsonde.evaluate.highlight import Piece, highlight, marked_ranges
 from ragsonde.evaluate.html import render_html_report
 from ragsonde.evaluate.span_eval import HITS
 from ragsonde.evaluate.spans import Span
 from ragsonde.ingest import IngestOptions, ingest
+from tests.support import evaluate_in
 
 DOC = "abcdefghijklmnopqrstuvwxyz"
 
@@ -107,7 +108,7 @@ def test_the_report_marks_the_answer_inside_each_hit(
     bench_and_home, embedder, collection, validate_report
 ):
     bench, settings = bench_and_home
-    report = evaluate(
+    report = evaluate_in(
         bench,
         collection=collection,
         settings=settings,
@@ -141,7 +142,8 @@ def test_the_report_marks_the_answer_inside_each_hit(
 
 
 def test_a_collection_without_spans_says_so_and_marks_nothing(bench_and_home, embedder):
-    from ragsonde.store import PointRecord, open_store
+    from ragsonde.models.points import PointRecord
+    from ragsonde.store import open_store
 
     bench, settings = bench_and_home
     store = open_store(settings)
@@ -157,7 +159,7 @@ def test_a_collection_without_spans_says_so_and_marks_nothing(bench_and_home, em
         )
     finally:
         store.close()
-    report = evaluate(
+    report = evaluate_in(
         bench,
         collection="foreign",
         settings=settings,

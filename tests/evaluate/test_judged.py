@@ -10,10 +10,11 @@ import pytest
 import pytrec_eval
 
 from ragsonde.config import Settings
-from ragsonde.evaluate import EvalOptions, compute_metrics, evaluate
+from ragsonde.evaluate import EvalOptions, compute_metrics
 from ragsonde.evaluate.html import render_html_report
 from ragsonde.samples import robotics_benchmark
 from tests.evaluate.reports import make_report
+from tests.support import evaluate_in
 
 # q: a (grade 2) and b (grade 0, judged not relevant) are labelled; x and y never were.
 QRELS = {"q": {"a": 2, "b": 0}}
@@ -97,7 +98,7 @@ def test_a_benchmark_is_pooled_when_its_rows_carry_judgments(tmp_path):
 def test_a_real_evaluation_reports_coverage_and_scores_judged_only(sample_home, embedder, tmp_path):
     settings = Settings(home=sample_home, collection="robotics")
     opts = {"k": [1, 10], "throughput": False}
-    plain = evaluate(
+    plain = evaluate_in(
         robotics_benchmark(), settings=settings, embedder=embedder, options=EvalOptions(**opts)
     )
     # The sample benchmark labels one document per query: most of the top 10 is unjudged.
@@ -106,9 +107,11 @@ def test_a_real_evaluation_reports_coverage_and_scores_judged_only(sample_home, 
     # ... which is the standard assumption of sparse labels, not a reason to warn.
     assert not plain.benchmark.pooled
     assert not any("judged@10" in w for w in plain.warnings)
-    assert "sparse" in (plain.coverage_note() or "")
+    from ragsonde.evaluate.coverage import coverage_note
+
+    assert "sparse" in (coverage_note(plain) or "")
     assert json.loads(plain.model_dump_json())["judged_only"] is False
-    condensed = evaluate(
+    condensed = evaluate_in(
         robotics_benchmark(),
         settings=settings,
         embedder=embedder,

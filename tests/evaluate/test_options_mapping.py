@@ -12,10 +12,10 @@ from ragsonde.server.routes_eval import EvalRequest
 
 
 def test_eval_request_carries_the_mapping_to_the_options():
-    req = EvalRequest.model_validate(
+    req = EvalRequest.parse(
         {"dataset": "b.jsonl", "mapping": {"doc_id": "metadata.source", "layout": "langchain"}}
     )
-    assert req.options().mapping == {"doc_id": "metadata.source", "layout": "langchain"}
+    assert req.options.mapping == {"doc_id": "metadata.source", "layout": "langchain"}
     assert EvalOptions().mapping is None and not EvalOptions().allow_missing
 
 

@@ -8,10 +8,11 @@ import json
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.evaluate import EvalOptions, evaluate
+from ragsonde.evaluate import EvalOptions
 from ragsonde.evaluate.spans import Span, span_scores
 from ragsonde.ingest import ingest
-from ragsonde.store import PointRecord
+from ragsonde.models.points import PointRecord
+from tests.support import evaluate_in
 
 pytestmark = pytest.mark.slow
 
@@ -71,7 +72,7 @@ def test_ingested_chunks_record_their_span_in_the_file(world, embedder):
 
 def test_eval_shows_span_metrics_beside_the_document_metrics(world, embedder):
     _, bench, settings = world
-    report = evaluate(bench, settings=settings, embedder=embedder, options=EvalOptions(k=[1, 3]))
+    report = evaluate_in(bench, settings=settings, embedder=embedder, options=EvalOptions(k=[1, 3]))
     assert report.metrics["ndcg@1"] == 1.0  # each question finds its document first
     spans = report.spans
     assert spans is not None and spans.available
@@ -128,7 +129,7 @@ def test_a_collection_without_spans_says_not_available(world, embedder):
         )
     finally:
         store.close()
-    report = evaluate(
+    report = evaluate_in(
         bench,
         collection="foreign",
         settings=settings,

@@ -18,7 +18,7 @@ from ragsonde.evaluate.spans import (
     span_of,
     span_scores,
 )
-from ragsonde.store.payload import LAYOUTS
+from ragsonde.models.payload import LAYOUTS
 from tests.support import CHUNKING
 
 

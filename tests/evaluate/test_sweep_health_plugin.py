@@ -10,10 +10,11 @@ import textwrap
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.evaluate import EvalOptions, evaluate
+from ragsonde.evaluate import EvalOptions
 from ragsonde.evaluate.html import render_html_report
 from ragsonde.evaluate.sweep import sweep_thresholds
 from ragsonde.samples import robotics_benchmark
+from tests.support import evaluate_in
 
 
 def test_sweep_by_hand():
@@ -37,7 +38,7 @@ def test_sweep_by_hand():
 
 @pytest.mark.slow
 def test_sweep_and_index_health_on_the_sample(sample_home, embedder):
-    report = evaluate(
+    report = evaluate_in(
         robotics_benchmark(),
         settings=Settings(home=sample_home, collection="robotics"),
         embedder=embedder,

@@ -20,11 +20,11 @@ from ragsonde.config import DEFAULT_EMBEDDER, Settings
 from ragsonde.embedders import Embedder
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.evaluate import EvalOptions, load_benchmark
-from ragsonde.evaluate.versus import VersusReport, evaluate_versus, versus_collection
+from ragsonde.evaluate.versus import VersusReport, versus_collection
 from ragsonde.samples import robotics_benchmark
 from ragsonde.store import open_store
 from ragsonde.testing import FakeEmbeddingAPI
-from tests.support import A_COLL, B_COLL, HASHED, SMALL, per_query
+from tests.support import A_COLL, B_COLL, HASHED, SMALL, per_query, versus_in
 
 N_QUERIES = len(load_benchmark(robotics_benchmark()).queries)
 
@@ -106,7 +106,7 @@ def test_existing_collections_are_reused_and_checked(
     embedder: Embedder,
     versus_bench: Path,
 ) -> None:
-    again = evaluate_versus(
+    again = versus_in(
         versus_bench,
         (embedder, HASHED),
         options=EvalOptions(ks=(10,), throughput=False),
@@ -121,14 +121,14 @@ def test_existing_collections_are_reused_and_checked(
             assert entry.metrics["ndcg@10"] == before.per_query[qid].metrics["ndcg@10"]
     assert again.comparison.names == ["ndcg@10"]
     with pytest.raises(DimensionMismatchError, match=r"hashed-64.*64-dimensional"):
-        evaluate_versus(
+        versus_in(
             robotics_benchmark(),
             (embedder, HASHED),
             collections=("robotics_fresh", A_COLL),
             settings=versus_settings,
         )
     with pytest.raises(DimensionMismatchError):
-        evaluate_versus(
+        versus_in(
             robotics_benchmark(),
             (embedder, HASHED),
             collections=(B_COLL, A_COLL),
@@ -140,16 +140,16 @@ def test_existing_collections_are_reused_and_checked(
 def test_bad_requests_fail_before_any_work(versus_settings: Settings, embedder: Embedder) -> None:
     bench = robotics_benchmark()
     with pytest.raises(QueryValidationError, match="exactly two embedders"):
-        evaluate_versus(bench, (HASHED,), settings=versus_settings)
+        versus_in(bench, (HASHED,), settings=versus_settings)
     with pytest.raises(QueryValidationError, match="both embedders would use collection"):
-        evaluate_versus(bench, (HASHED, HASHED), settings=versus_settings)
+        versus_in(bench, (HASHED, HASHED), settings=versus_settings)
     with pytest.raises(QueryValidationError, match=r"not computed.*add its cutoff"):
-        evaluate_versus(bench, (embedder, HASHED), settings=versus_settings, metrics=["ndcg@20"])
+        versus_in(bench, (embedder, HASHED), settings=versus_settings, metrics=["ndcg@20"])
     with pytest.raises(QueryValidationError, match="alpha"):
-        evaluate_versus(bench, (embedder, HASHED), settings=versus_settings, alpha=1.5)
+        versus_in(bench, (embedder, HASHED), settings=versus_settings, alpha=1.5)
     with pytest.raises(QueryValidationError, match="Unknown metric"):
-        evaluate_versus(bench, (embedder, HASHED), settings=versus_settings, metrics=["ndgc@10"])
+        versus_in(bench, (embedder, HASHED), settings=versus_settings, metrics=["ndgc@10"])
     # the message names the argument, not the CLI flag
     with pytest.raises(QueryValidationError, match="has no corpus to ingest") as info:
-        evaluate_versus(bench, (embedder, HASHED), collection="nowhere", settings=versus_settings)
+        versus_in(bench, (embedder, HASHED), collection="nowhere", settings=versus_settings)
     assert info.value.field == "ingest" and "`ragsonde ingest`" in info.value.message

@@ -20,8 +20,9 @@ import pytest
 from ragsonde.config import Settings
 from ragsonde.embedders.onnx import OnnxEmbedder
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
-from ragsonde.store import PointRecord, open_store
-from ragsonde.store.index_spec import Hnsw, IndexConfig, Quantization
+from ragsonde.models.index import Hnsw, IndexConfig, Quantization
+from ragsonde.models.points import PointRecord
+from ragsonde.store import open_store
 from ragsonde.testing import beir_slice
 from tests.explain.support import FILLERS, PLANTED_QUERIES, Indexes, Planted, planted_rows
 from tests.support import INDEXED

@@ -14,9 +14,11 @@ from ragsonde.embedders.base import Embedder
 from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.ingest import IngestOptions, ingest
 from ragsonde.ingest.pipeline import bm25_reencoder, encoded_text
+from ragsonde.models.index import Bm25Params
+from ragsonde.models.points import SparseVector
+from ragsonde.models.store import Store
 from ragsonde.samples import robotics_docs
-from ragsonde.store import SparseVector, Store, open_store
-from ragsonde.store.index_spec import Bm25Params
+from ragsonde.store import open_store
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Section
 from ragsonde.ingest.pipeline import bm25_reencoder, chunk_document, encoded_text
-from ragsonde.store.index_spec import Bm25Params
-from ragsonde.store.payload import LAYOUTS
+from ragsonde.models.index import Bm25Params
+from ragsonde.models.payload import LAYOUTS
 
 CHUNKER = Chunker(ChunkerConfig(size=400, overlap=0, tokenizer=None, unit="characters"))
 BODY = "The lidar times laser pulses. " * 3

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import pytrec_eval
 
-from ragsonde.evaluate import EvalOptions, evaluate
+from ragsonde.evaluate import EvalOptions
 from tests.integrations.support import Built, lc_embeddings, li_embeddings, quiet_local_mode
-from tests.support import run
+from tests.support import evaluate_in, run
 
 pytestmark = pytest.mark.slow
 DEPTH = 30  # every document of the slice: both sides rank the same candidates
@@ -96,7 +96,7 @@ def test_eval_with_no_mapping_matches_pytrec_eval_on_the_frameworks_retriever(
     ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run_)
     expected = sum(v["ndcg_cut_10"] for v in ref.values()) / len(ref)
 
-    report = evaluate(
+    report = evaluate_in(
         bench,
         settings=b.settings(),
         embedder=embedder,
@@ -123,7 +123,7 @@ def test_a_wrong_doc_id_path_is_replaced_by_the_field_that_holds_the_ids(
     langchain_built: Built, embedder, scifact_dir: Path, tmp_path: Path
 ):
     bench, _ = _benchmark(langchain_built, scifact_dir, tmp_path)
-    report = evaluate(
+    report = evaluate_in(
         bench,
         settings=langchain_built.settings(),
         embedder=embedder,

@@ -9,10 +9,10 @@ import pytest
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.resolve import resolve_doc_id_field
+from ragsonde.models.payload import build_mapping
 from ragsonde.retriever import Retriever
 from ragsonde.store.client import QdrantClientStore
 from ragsonde.store.inspect import inspect_collection
-from ragsonde.store.payload import build_mapping
 from tests.integrations.support import Built, quiet_local_mode
 from tests.support import run
 
@@ -145,7 +145,7 @@ def test_relevance_ids_resolve_on_each_layout(built: Built):
 
 
 def _values_at(store: QdrantClientStore, built: Built, path: str) -> list[object]:
-    from ragsonde.store.payload import get_path
+    from ragsonde.models.payload import get_path
 
     return [get_path(p.payload, path) for batch in store.scroll(built.collection) for p in batch]
 

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.store import Store, open_store
+from ragsonde.models.store import Store
+from ragsonde.store import open_store
 from tests.labels.support import fill_sections
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ragsonde.store import PointRecord, Store
+from ragsonde.models.points import PointRecord
+from ragsonde.models.store import Store
 
 WORDS = {
     "lidar": "laser pulses reflected distance timing scanner beam rotating mirror",

@@ -15,9 +15,11 @@ from ragsonde.config import Settings
 from ragsonde.embedders.base import Embedder
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 from ragsonde.ingest import IngestOptions, ingest
+from ragsonde.models.index import Bm25Params
+from ragsonde.models.points import PointRecord
+from ragsonde.models.store import Store
 from ragsonde.retriever import Retriever
-from ragsonde.store import PointRecord, Store, open_store
-from ragsonde.store.index_spec import Bm25Params
+from ragsonde.store import open_store
 
 pytestmark = pytest.mark.slow
 

@@ -198,7 +198,7 @@ def test_edge_and_client_local_mode_agree(tmp_path, embedder):
 
 
 def test_langchain_layout_is_read_through_the_mapping(store_settings, embedder):
-    from ragsonde.store import PointRecord
+    from ragsonde.models.points import PointRecord
 
     store = open_store(store_settings)
     store.create_collection("lc", embedder.dimension)

@@ -15,9 +15,10 @@ import httpx
 import pytest
 
 from ragsonde.config import Settings
+from ragsonde.models.points import PointRecord
 from ragsonde.retriever import Retriever
 from ragsonde.server import create_app
-from ragsonde.store import PointRecord, open_store
+from ragsonde.store import open_store
 from tests.support import DOCS, EVIL, EVIL_TEXT, MAX_BODY, fill, run_server
 
 

@@ -10,8 +10,8 @@ import uuid
 import pytest
 from playwright.sync_api import expect
 
-from ragsonde.evaluate import EvalOptions, evaluate
-from tests.support import serve_process
+from ragsonde.evaluate import EvalOptions
+from tests.support import evaluate_in, serve_process
 
 pytestmark = pytest.mark.slow
 
@@ -85,7 +85,7 @@ def test_judge_reload_export_and_evaluate(
     }
 
     # The exported file, evaluated by the library: lidar (graded 3) comes first for this query.
-    report = evaluate(
+    report = evaluate_in(
         exported,
         collection="docs",
         settings=server_settings,

@@ -71,6 +71,7 @@ OPERATIONS = (
     "GET /v1/history/runs",
     "GET /v1/history/trend",
     "GET /v1/history/diff",
+    "POST /v1/traffic",
 )
 NO_SUCH_DIR = "/nonexistent-ragsonde-fuzz/"
 

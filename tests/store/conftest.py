@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.store import Store, open_store
+from ragsonde.models.store import Store
+from ragsonde.store import open_store
 from ragsonde.store.edge import EdgeStore
 
 

@@ -16,8 +16,7 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as m
 
 from ragsonde.errors import CollectionNotFoundError, ErrorCode, QueryValidationError
-from ragsonde.store import PointRecord, SearchSpec, SparseVector
-from ragsonde.store.base import Hit
+from ragsonde.models.points import Hit, PointRecord, SearchSpec, SparseVector
 from ragsonde.store.client import QdrantClientStore
 
 N = 40

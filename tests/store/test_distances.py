@@ -1,5 +1,5 @@
 """Every Qdrant distance: the engine's order stands, and ``similarity_score`` maps its raw score
-into [0, 1] as :mod:`ragsonde.store.scores` documents."""
+into [0, 1] as :mod:`ragsonde.models.scores` documents."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ import math
 import numpy as np
 import pytest
 
+from ragsonde.models.points import PointRecord, SearchSpec
+from ragsonde.models.scores import Distance, similarity_of
+from ragsonde.models.store import Store
 from ragsonde.retriever import Retriever
-from ragsonde.store import Distance, PointRecord, SearchSpec, Store, open_store, similarity_of
+from ragsonde.store import open_store
 from tests.support import DOCS
 
 DIM = 16

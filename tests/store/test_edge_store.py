@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from ragsonde.errors import QueryValidationError, StoreConnectionError
-from ragsonde.store import PointRecord, SearchSpec
+from ragsonde.models.points import PointRecord, SearchSpec
 from ragsonde.store.edge import EdgeStore
 
 

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from qdrant_client import models as m
 
-from ragsonde.store import PointRecord, SearchSpec
-from ragsonde.store.client import QdrantClientStore
-from ragsonde.store.edge import EdgeStore
-from ragsonde.store.index_spec import (
+from ragsonde.models.index import (
     QUANTIZATIONS,
     Hnsw,
     IndexConfig,
     Quantization,
     quantization_named,
 )
+from ragsonde.models.points import PointRecord, SearchSpec
+from ragsonde.store.client import QdrantClientStore
+from ragsonde.store.edge import EdgeStore
 from ragsonde.store.inspect import inspect_collection
 from tests.tune.support import clustered
 

@@ -14,9 +14,7 @@ import pytest
 from ragsonde.config import load_settings
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.resolve import POINT_ID, resolve_doc_id_field
-from ragsonde.store import open_store
-from ragsonde.store.inspect import inspect_collection
-from ragsonde.store.payload import (
+from ragsonde.models.payload import (
     DEFAULT_MAPPING,
     LAYOUTS,
     MAPPED_FIELDS,
@@ -24,6 +22,8 @@ from ragsonde.store.payload import (
     detect_layout,
     get_path,
 )
+from ragsonde.store import open_store
+from ragsonde.store.inspect import inspect_collection
 from tests.support import fill
 
 BLOB = {"meta": {"title": "T", "n": 3}, "body": "the text"}
@@ -40,7 +40,7 @@ def test_dotted_paths_reach_into_nested_and_json_string_fields():
 
 
 def test_a_json_string_is_decoded_once_per_payload(monkeypatch):
-    import ragsonde.store.payload as payload_mod
+    import ragsonde.models.payload as payload_mod
 
     calls = []
     real = payload_mod.json.loads

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store, open_store
-from ragsonde.store.base import FilterSpec
+from ragsonde.models.points import FilterSpec, PointRecord, SearchSpec, SparseVector
+from ragsonde.models.store import Store
+from ragsonde.store import open_store
 
 N = 60
 QUERY = [1.0, 0.2, 0.0, -0.3]

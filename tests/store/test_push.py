@@ -17,7 +17,8 @@ from ragsonde.errors import (
     QueryValidationError,
     StoreConnectionError,
 )
-from ragsonde.store import PointRecord, SearchSpec, Store
+from ragsonde.models.points import PointRecord, SearchSpec
+from ragsonde.models.store import Store
 from ragsonde.store.edge import EdgeStore
 from ragsonde.store.push import describe_target, open_target, push
 
@@ -199,7 +200,7 @@ def test_hybrid_collection_keeps_its_bm25_vectors(source, target, embedder):
 
 @pytest.mark.parametrize("distance", ["Euclid", "Manhattan", "Dot"])
 def test_push_creates_the_target_with_the_sources_distance(tmp_path: Path, target, distance):
-    from ragsonde.store import Distance
+    from ragsonde.models.scores import Distance
 
     src = EdgeStore(tmp_path / "src")
     try:

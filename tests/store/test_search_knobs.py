@@ -14,7 +14,9 @@ from ragsonde.config import Settings, load_settings
 from ragsonde.config_sources import FlatNameWarning
 from ragsonde.errors import ErrorCode, QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation
-from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store, open_store
+from ragsonde.models.points import PointRecord, SearchSpec, SparseVector
+from ragsonde.models.store import Store
+from ragsonde.store import open_store
 from ragsonde.tune.measures import overlap_recall
 from ragsonde.tune.variants import Hnsw, Quantization, SourcePoints, VariantBuilder, VariantSpec
 from tests.tune.support import clustered

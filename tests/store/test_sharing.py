@@ -29,7 +29,7 @@ SERVER = (
 #: Writes n points, says so, then keeps the collection open for a while (an ingest).
 WRITER = (
     "import sys, time\n"
-    "from ragsonde.store import PointRecord\n"
+    "from ragsonde.models.points import PointRecord\n"
     "from ragsonde.store.edge import EdgeStore\n"
     "s = EdgeStore(sys.argv[1])\n"
     "n = int(sys.argv[2])\n"

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError, RagsondeError
-from ragsonde.store import PointRecord, SearchSpec, Store
+from ragsonde.models.points import PointRecord, SearchSpec
+from ragsonde.models.store import Store
 
 DIM = 16
 INDEXED = {"url": "keyword", "section": "keyword", "doc_id": "keyword"}

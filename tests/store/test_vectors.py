@@ -14,8 +14,10 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.points import SearchSpec
+from ragsonde.models.scores import Distance
 from ragsonde.retriever import Retriever
-from ragsonde.store import Distance, SearchSpec, open_store
+from ragsonde.store import open_store
 
 #: The two dense vectors of collection 'two': name -> (size, distance).
 TWO = {"text": (4, "Cosine"), "title": (3, "Euclid")}

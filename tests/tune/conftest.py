@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.store import PointRecord, Store, open_store
+from ragsonde.models.points import PointRecord
+from ragsonde.models.store import Store
+from ragsonde.store import open_store
 from tests.tune.support import SLICE_EXTRA, SLICE_QUERIES, clustered, fill_from_slice, make_slice
 
 

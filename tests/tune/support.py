@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
-from ragsonde.store import PointRecord, Store
+from ragsonde.models.points import PointRecord
+from ragsonde.models.store import Store
 from ragsonde.testing import beir_slice
 
 SLICE_QUERIES = 25

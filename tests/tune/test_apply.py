@@ -11,10 +11,11 @@ import pytest
 from ragsonde.embedders.sparse import Bm25Encoder
 from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.pipeline import bm25_reencoder
-from ragsonde.store import PointRecord, SearchSpec, SparseVector, Store
+from ragsonde.models.index import Bm25Params, Hnsw, Quantization
+from ragsonde.models.points import PointRecord, SearchSpec, SparseVector
+from ragsonde.models.store import Store
 from ragsonde.store.client import QdrantClientStore
 from ragsonde.store.edge import EdgeStore
-from ragsonde.store.index_spec import Bm25Params, Hnsw, Quantization
 from ragsonde.tune.variants import VariantSpec, build_tuned_copy
 from tests.tune.support import clustered
 

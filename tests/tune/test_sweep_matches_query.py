@@ -11,7 +11,8 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.models.params import SearchParams
-from ragsonde.store import PointRecord, SearchSpec, SparseVector, open_store
+from ragsonde.models.points import PointRecord, SearchSpec, SparseVector
+from ragsonde.store import open_store
 from ragsonde.tune.grid import hybrid
 from ragsonde.tune.variants import SourcePoints, VariantBuilder, VariantSpec
 from tests.tune.support import clustered

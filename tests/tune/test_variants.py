@@ -10,7 +10,9 @@ import pytest
 
 from ragsonde.config import Settings
 from ragsonde.errors import QueryValidationError
-from ragsonde.store import CollectionInfo, PointRecord, SearchSpec, Store, open_store
+from ragsonde.models.points import CollectionInfo, PointRecord, SearchSpec
+from ragsonde.models.store import Store
+from ragsonde.store import open_store
 from ragsonde.tune.measures import overlap_recall
 from ragsonde.tune.runner import collection_warnings, dense_indexed, require_indexed
 from ragsonde.tune.variants import (

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragsonde.errors import CollectionNotFoundError
 from ragsonde.models.derived import DerivedCopy, stamp_of
-from ragsonde.store import Store
+from ragsonde.models.store import Store
 
 __all__ = [
     "CollectionEntry",

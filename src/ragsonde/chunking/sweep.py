@@ -29,6 +29,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,10 +65,9 @@ from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document
 from ragsonde.ingest.pipeline import chunk_document
 from ragsonde.ingest.splitters import split_spans
+from ragsonde.models.points import PointRecord, SearchSpec
 from ragsonde.progress import Progress
-from ragsonde.store import PointRecord
-from ragsonde.store.base import SearchSpec
-from ragsonde.workspace import Workspace
+from ragsonde.workspace import Workspace, using
 
 __all__ = ["SweepOptions", "sweep_chunking"]
 
@@ -419,10 +419,10 @@ def sweep_chunking(
             f"{', '.join(beyond[:5])}. Are the offsets for these documents?",
             field="dataset",
         )
-    ws = workspace or Workspace()
-    home = ws.settings.home / "chunking"
-    cache = EmbeddingCache(home / "embeddings.sqlite")
-    try:
+    with ExitStack() as owned:
+        ws = owned.enter_context(using(workspace))  # closed here if opened here
+        home = ws.settings.home / "chunking"
+        cache = owned.enter_context(closing(EmbeddingCache(home / "embeddings.sqlite")))
         sweep = _Sweep(ws, documents, bench, o, cache)
         folder = home / "runs" / sweep.run_key()
         results: list[ConfigResult] = []
@@ -453,10 +453,7 @@ def sweep_chunking(
             results.append(result)
         window = sweep.window
         corpus_tokens = sweep.corpus_tokens()
-    finally:
-        cache.close()
-        if workspace is None:
-            ws.close()
+        embedder = ws.embedder_name
     verdict = judge(results, o.metric, o.alpha, window, warnings)
     found = (
         identical_warning(verdict.results, o.within_sections),
@@ -471,7 +468,7 @@ def sweep_chunking(
         generated_questions=bool(generated),
         question_source="generated" if generated else "given",
         generators=sorted({q.generator for q in bench.queries if q.generator}),
-        embedder=ws.embedder_name,
+        embedder=embedder,
         window=window,
         k=o.k,
         token_budget=o.token_budget,

@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "collections",
     "eval",
     "explain",
+    "traffic",
     "compare",
     "history",
     "generate",
@@ -33,6 +34,7 @@ _COMMAND_MODULES = (
     "chunking",
     "schema",
     "serve",
+    "mcp",
     "config",
 )
 

@@ -18,7 +18,7 @@ __all__ = [
     "QuantizationOpt",
 ]
 
-#: ``--quantization``: a name from ``ragsonde.store.index_spec.QUANTIZATIONS``.
+#: ``--quantization``: a name from ``ragsonde.models.index.QUANTIZATIONS``.
 QuantizationOpt = Annotated[
     str | None,
     typer.Option(
@@ -66,7 +66,7 @@ Bm25LanguageOpt = Annotated[
     typer.Option(
         "--bm25-language",
         help="Language of the BM25 stopwords and stemmer (--sparse): english | german | french | "
-        "… (ragsonde.store.index_spec.BM25_LANGUAGES) \\[default: english]",
+        "… (ragsonde.models.index.BM25_LANGUAGES) \\[default: english]",
         show_default=False,
     ),
 ]

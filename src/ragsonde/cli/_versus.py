@@ -16,8 +16,8 @@ from ragsonde.cli._common import console, err_console, print_json
 from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
-    from ragsonde.config import Settings
     from ragsonde.evaluate import EvalOptions
+    from ragsonde.workspace import Workspace
 
 __all__ = [
     "AlphaOpt",
@@ -89,9 +89,9 @@ CorpusOpt = Annotated[
 
 def run_versus(
     dataset: str,
-    *,
-    settings: Settings,
+    workspace: Workspace,
     options: EvalOptions,
+    *,
     corpus: str | None,
     versus: str | None,
     collection_b: str | None,
@@ -102,7 +102,8 @@ def run_versus(
     single_report_outputs: Mapping[str, Path | None],
     json_output: bool,
 ) -> None:
-    """Evaluate ``settings.embedder`` (A) against ``versus`` (B), print, and exit 1 on a failed
+    """Evaluate the workspace's embedder (A) against ``versus`` (B) on its store, print, and
+    exit 1 on a failed
     ``--gate`` of either side or, with ``gate_no_regression``, a significant regression of B."""
     if versus is None:
         raise QueryValidationError(
@@ -122,15 +123,16 @@ def run_versus(
     from ragsonde.evaluate.comparison import no_regression_gate
     from ragsonde.evaluate.versus import evaluate_versus
 
+    settings = workspace.settings
     collections = None if collection_b is None else (settings.collection, collection_b)
     enabled = not json_output and err_console.is_terminal
     with RichProgress(enabled, "queries", passes=_SIDES) as bars:
         result = evaluate_versus(
             dataset,
             (settings.embedder, versus),
+            options,
+            workspace,
             collections=collections,
-            options=options,
-            settings=settings,
             metrics=metrics,
             alpha=alpha,
             progress=bars,

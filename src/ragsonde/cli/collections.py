@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ragsonde.catalog import CollectionEntry
-    from ragsonde.store import Store
+    from ragsonde.models.store import Store
 
 __all__ = ["collections_app"]
 

@@ -4,10 +4,6 @@ variable, a flag). Secrets are masked."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from pydantic import SecretStr
 from rich.markup import escape
 from rich.table import Table
 
@@ -21,19 +17,7 @@ from ragsonde.cli._common import (
     settings_from_options,
 )
 from ragsonde.cli.app import app
-from ragsonde.config_sources import origins
-
-_MASK = "********"
-
-
-def _shown(value: Any) -> Any:
-    if isinstance(value, SecretStr):
-        return _MASK if value.get_secret_value() else ""
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, tuple | list):
-        return [_shown(v) for v in value]
-    return value
+from ragsonde.config_sources import origins, shown
 
 
 @app.command("config")
@@ -47,7 +31,7 @@ def config_command(config_file: ConfigOpt = None, json_output: JsonOpt = False) 
     rows = [
         {
             "key": o.key,
-            "value": _shown(getattr(settings, o.key) if "." not in o.key else o.value),
+            "value": shown(getattr(settings, o.key) if "." not in o.key else o.value),
             "source": o.source,
             "where": o.where,
         }

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,7 +24,8 @@ from ragsonde.cli._common import (
     print_json,
     settings_from_options,
 )
-from ragsonde.cli._search import search_options
+from ragsonde.cli._eval_options import eval_options
+from ragsonde.cli._mcp_eval import McpArgOpt, McpHeaderOpt, McpMapOpt, McpOpt, ToolOpt
 from ragsonde.cli._versus import (
     AlphaOpt,
     CollectionBOpt,
@@ -37,26 +38,18 @@ from ragsonde.cli._versus import (
 from ragsonde.cli.app import app
 from ragsonde.cli.history import HistoryOpt
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.options import EvalOptions
 
 if TYPE_CHECKING:
-    from ragsonde.config import Settings
-    from ragsonde.evaluate import EvalOptions
+    from ragsonde.evaluate import EvalReport
+    from ragsonde.workspace import Workspace
 
 __all__ = ["eval_command"]
 
 
-def _ks(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise QueryValidationError(
-            f"k: {text!r} is not a list of cutoffs; give them like 1,3,5,10,100.", field="k"
-        ) from None
-
-
 @app.command("eval")
 @cli_errors
-@search_options(
+@eval_options(
     "mode",
     "threshold",
     "fusion",
@@ -75,53 +68,15 @@ def eval_command(
             help="A BEIR folder, TREC qrels (with --queries), or a .jsonl/.yaml benchmark."
         ),
     ],
+    options: EvalOptions,
     collection: CollectionOpt = None,
-    k: Annotated[str, typer.Option("--k", help="Cutoffs, comma-separated.")] = "1,3,5,10,100",
-    relevance_by: Annotated[
-        str, typer.Option(help="What the relevant ids name: doc | url | chunk.")
-    ] = "doc",
     ingest: Annotated[
         bool, typer.Option("--ingest", help="Ingest the dataset's corpus first when missing.")
     ] = False,
-    gate: Annotated[
-        list[str] | None,
-        typer.Option("--gate", help="e.g. 'ndcg@10>=0.60', 'latency.total_ms.p95<=50'."),
-    ] = None,
     report: Annotated[Path | None, typer.Option(help="Write a self-contained HTML report.")] = None,
     run_out: Annotated[Path | None, typer.Option(help="Write a TREC run file.")] = None,
     save: Annotated[Path | None, typer.Option(help="Write the whole report as JSON.")] = None,
-    split: Annotated[str, typer.Option(help="BEIR qrels split.")] = "test",
-    queries: Annotated[
-        Path | None, typer.Option(help="Queries TSV (id<TAB>text) for TREC qrels.")
-    ] = None,
-    sweep_thresholds: Annotated[
-        bool,
-        typer.Option("--sweep-thresholds", help="Calibrate score_threshold: P/R/F1 over 0–1."),
-    ] = False,
-    max_recall_loss: Annotated[
-        float, typer.Option(help="Recall the recommended threshold may lose (share).")
-    ] = 0.05,
-    ann_vs_exact: Annotated[
-        bool,
-        typer.Option("--ann-vs-exact", help="Index health: HNSW recall@k against exact search."),
-    ] = False,
-    by: Annotated[
-        str | None,
-        typer.Option(
-            "--by",
-            help="Also give metrics per value of this payload field of each query's most "
-            "relevant document: category, section, url:1 (url up to its first path segment).",
-        ),
-    ] = None,
     field_paths: FieldOpt = None,
-    allow_missing: Annotated[
-        bool,
-        typer.Option(
-            "--allow-missing",
-            help="Score relevant ids missing from the collection as misses, even when they are "
-            "more than half (otherwise the evaluation fails, exit 1).",
-        ),
-    ] = False,
     against: Annotated[
         str | None,
         typer.Option(
@@ -131,17 +86,6 @@ def eval_command(
             "compare them per query with paired tests.",
         ),
     ] = None,
-    judged_only: Annotated[
-        bool,
-        typer.Option(
-            "--judged-only",
-            help="Score over judged hits only: hits the benchmark has no label for are dropped "
-            "from each ranking instead of counting as misses (judged@k is never condensed).",
-        ),
-    ] = False,
-    no_throughput: Annotated[
-        bool, typer.Option("--no-throughput", help="Skip the batched-throughput pass.")
-    ] = False,
     explain: Annotated[
         bool,
         typer.Option(
@@ -151,7 +95,7 @@ def eval_command(
         ),
     ] = False,
     explain_k: Annotated[
-        int, typer.Option("--explain-k", help="--explain: a miss is outside this top k.")
+        int, typer.Option("--explain-k", min=1, help="--explain: a miss is outside this top k.")
     ] = 10,
     corpus: CorpusOpt = None,
     embedder: EmbedderOpt = None,
@@ -176,83 +120,51 @@ def eval_command(
             "an exported FILE.jsonl; exit 1 on a significant regression of ndcg@10.",
         ),
     ] = None,
+    mcp: McpOpt = None,
+    tool: ToolOpt = None,
+    arg: McpArgOpt = None,
+    item_map: McpMapOpt = None,
+    mcp_header: McpHeaderOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
-    search: dict[str, Any] | None = None,
 ) -> None:
     """Evaluate retrieval: IR metrics, latency, integrity, gates (exit 1 on a failed gate).
 
     Exit 1 too when the benchmark's relevant ids resolve to no payload field, or more than half
     of them are missing from the collection (unless --allow-missing), or with --baseline when
     it is significantly worse than the baseline. Each run is recorded (`ragsonde history`)."""
-    with recording(record, history):
-        _eval(**locals())
+    if mcp is not None or tool is not None:
+        from ragsonde.cli._mcp_eval import run_mcp_eval
 
-
-def _eval(
-    dataset: str,
-    collection: str | None,
-    k: str,
-    relevance_by: str,
-    ingest: bool,
-    gate: list[str] | None,
-    report: Path | None,
-    run_out: Path | None,
-    save: Path | None,
-    split: str,
-    queries: Path | None,
-    sweep_thresholds: bool,
-    max_recall_loss: float,
-    ann_vs_exact: bool,
-    by: str | None,
-    field_paths: list[str] | None,
-    allow_missing: bool,
-    against: str | None,
-    judged_only: bool,
-    no_throughput: bool,
-    explain: bool,
-    explain_k: int,
-    corpus: str | None,
-    embedder: str | None,
-    versus: str | None,
-    collection_b: str | None,
-    metric: list[str] | None,
-    gate_no_regression: bool,
-    alpha: float,
-    record: bool,
-    history: Path | None,
-    baseline: str | None,
-    home: Path | None,
-    config_file: Path | None,
-    json_output: bool,
-    search: dict[str, Any] | None,
-) -> None:
-    from ragsonde.evaluate import EvalOptions, evaluate
-
-    settings = settings_from_options(
-        config=config_file,
-        collection=collection,
-        home=home,
-        embedder=embedder,
-        mapping=parse_fields(field_paths),
-        search=search,
+        if mcp is None:
+            raise QueryValidationError(
+                "--tool names a tool of an --mcp server: give --mcp.", field="mcp"
+            )
+        run_mcp_eval(
+            dataset,
+            server=mcp,
+            tool=tool,
+            args=arg,
+            item_map=item_map,
+            headers=mcp_header,
+            versus=versus,
+            settings=settings_from_options(
+                config=config_file,
+                collection=collection,
+                home=home,
+                embedder=embedder,
+                mapping=parse_fields(field_paths),
+            ),
+            options=options,
+            save=save,
+            json_output=json_output,
+        )
+        return
+    comparing = bool(
+        versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05
     )
-    options = EvalOptions(
-        k=_ks(k),
-        relevance_by=relevance_by,
-        gates=gate or [],
-        throughput=not no_throughput,
-        split=split,
-        queries_file=queries,
-        sweep_thresholds=sweep_thresholds,
-        max_recall_loss=max_recall_loss,
-        ann_vs_exact=ann_vs_exact,
-        by=by,
-        allow_missing=allow_missing,
-        judged_only=judged_only,
-    )
-    if explain and (versus is not None or collection_b or against is not None):
+    if explain and (comparing or against is not None):
         raise QueryValidationError(
             "explain: --explain explains one evaluation; run it without --versus/--against "
             "(or on each collection alone).",
@@ -265,72 +177,127 @@ def _eval(
             "collection (not --versus or --against).",
             field="baseline",
         )
-    if versus is not None or collection_b or metric or gate_no_regression or alpha != 0.05:
-        run_versus(
-            dataset,
-            settings=settings,
-            options=options,
-            corpus=corpus,
-            versus=versus,
-            collection_b=collection_b,
-            metrics=metric,
-            gate_no_regression=gate_no_regression,
-            alpha=alpha,
-            save=save,
-            single_report_outputs={"--report": report, "--run-out": run_out},
-            json_output=json_output,
-        )
-        return
-    if against is not None:
-        _run_against(dataset, against, settings, options, save, json_output)
-        return
+    from ragsonde.workspace import Workspace
+
+    settings = settings_from_options(
+        config=config_file,
+        collection=collection,
+        home=home,
+        embedder=embedder,
+        mapping=parse_fields(field_paths),
+    )
+    with recording(record, history), Workspace(settings) as ws:
+        if comparing:
+            run_versus(
+                dataset,
+                ws,
+                options,
+                corpus=corpus,
+                versus=versus,
+                collection_b=collection_b,
+                metrics=metric,
+                gate_no_regression=gate_no_regression,
+                alpha=alpha,
+                save=save,
+                single_report_outputs={"--report": report, "--run-out": run_out},
+                json_output=json_output,
+            )
+        elif against is not None:
+            _run_against(dataset, against, ws, options, save, json_output)
+        else:
+            result = _evaluate_one(
+                dataset,
+                ws,
+                options,
+                json_output,
+                ingest=ingest,
+                corpus=corpus,
+                explain_k=explain_k if explain else None,
+            )
+            _write(result, save=save, run_out=run_out, html=report)
+            _show(
+                result,
+                json_output,
+                {"report JSON": save, "TREC run": run_out, "HTML report": report},
+            )
+            regressed = baseline is not None and not _meets_baseline(
+                result, baseline, history, settings.home, json_output
+            )
+            _exit_on_failure(result, regressed)
+
+
+def _evaluate_one(
+    dataset: str,
+    ws: Workspace,
+    options: EvalOptions,
+    json_output: bool,
+    *,
+    ingest: bool,
+    corpus: str | None,
+    explain_k: int | None,
+) -> EvalReport:
+    """The one evaluation, with a progress bar on a terminal (not with --json); with
+    ``explain_k``, its misses explained before it is timed and recorded (``--explain``); with
+    ``options.estimate``, its metrics estimated (:func:`ragsonde.estimate.estimate_report`)."""
     from ragsonde.cli.progress import RichProgress
-    from ragsonde.cli.render import render_report
+    from ragsonde.evaluate import evaluate
 
     with RichProgress(not json_output and err_console.is_terminal, "queries") as bar:
-        result = evaluate(
-            dataset, settings=settings, options=options, progress=bar, ingest=ingest, corpus=corpus
-        )
-    if explain:
-        from ragsonde.explain import explain_report
+        if explain_k is None:
+            result = evaluate(dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus)
+        else:
+            from ragsonde.explain import evaluate_explained
 
-        explain_report(
-            result, dataset, k=explain_k, split=split, queries=queries, settings=settings
-        )
-        from ragsonde.evaluate.history import record_misses
+            result = evaluate_explained(
+                dataset, options, ws, k=explain_k, progress=bar, ingest=ingest, corpus=corpus
+            )
+    if options.estimate:  # --estimate: every metric with its interval, the gates on them
+        from ragsonde.estimate import estimate_report
 
-        record_misses(result, settings.home, history)  # `history diff` says why from it
+        estimate_report(result, options, workspace=ws)
+    return result
+
+
+def _write(
+    result: EvalReport, *, save: Path | None, run_out: Path | None, html: Path | None
+) -> None:
+    """``--save``, ``--run-out`` and ``--report``: the report as JSON, TREC run and HTML."""
     if save is not None:
         save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
     if run_out is not None:
         result.write_run(run_out)
-    if report is not None:
+    if html is not None:
         from ragsonde.evaluate.html import write_html_report
 
-        write_html_report(result, report)
+        write_html_report(result, html)
+
+
+def _show(result: EvalReport, json_output: bool, written: dict[str, Path | None]) -> None:
+    """The report on stdout: as JSON, or as tables with what was written and recorded."""
     if json_output:
         print_json(result)
-    else:
-        render_report(result)
-        if result.misses is not None:
-            from ragsonde.cli._misses import render_misses
+        return
+    from ragsonde.cli.render import render_report
 
-            render_misses(result.misses)
-        if result.judged_only:
-            console.print(
-                "[bold]scored over judged hits only[/] (--judged-only): unjudged hits were "
-                "dropped, not counted as misses"
-            )
-        for path, what in ((save, "report JSON"), (run_out, "TREC run"), (report, "HTML report")):
-            if path is not None:
-                console.print(f"wrote {what}: {path}")
-        if result.history_run is not None:
-            console.print(f"recorded as run {result.history_run} (`ragsonde history show`)")
-    regressed = False
-    if baseline is not None and result.history_run is not None:
-        regressed = not _against_baseline(
-            result.history_run, baseline, history, settings.home, json_output
+    render_report(result)
+    if result.misses is not None:
+        from ragsonde.cli._misses import render_misses
+
+        render_misses(result.misses)
+    if result.judged_only:
+        console.print(
+            "[bold]scored over judged hits only[/] (--judged-only): unjudged hits were "
+            "dropped, not counted as misses"
         )
+    for what, path in written.items():
+        if path is not None:
+            console.print(f"wrote {what}: {path}")
+    if result.history_run is not None:
+        console.print(f"recorded as run {result.history_run} (`ragsonde history show`)")
+
+
+def _exit_on_failure(result: EvalReport, regressed: bool) -> None:
+    """Exit 1 on a failed gate (named on stderr), or a regression against the baseline."""
     if not result.passed:
         failed = [g.gate for g in result.gates if not g.passed]
         err_console.print(f"[bold red]gates failed[/]: {', '.join(failed)}")
@@ -339,14 +306,23 @@ def _eval(
         raise typer.Exit(1)
 
 
+def _meets_baseline(
+    result: EvalReport, spec: str, history: Path | None, home: Path, json_output: bool
+) -> bool:
+    """``--baseline``: the recorded run against its baseline; passed (or nothing recorded)?"""
+    if result.history_run is None:
+        return True
+    return _against_baseline(result.history_run, spec, history, home, json_output)
+
+
 def _against_baseline(
     run_id: int, spec: str, history: Path | None, home: Path, json_output: bool
 ) -> bool:
     """The run against its baseline (stderr with --json: stdout holds the report); passed?"""
     from ragsonde.cli.history import render_diff
     from ragsonde.cli.render import render_gate
-    from ragsonde.evaluate.history import HistoryStore, diff_runs, history_path
-    from ragsonde.evaluate.history.baseline import resolve_baseline
+    from ragsonde.history import HistoryStore, diff_runs, history_path
+    from ragsonde.history.baseline import resolve_baseline
 
     path = history_path(home, history)
     with HistoryStore(path) as hs:
@@ -368,7 +344,7 @@ def _against_baseline(
 def recording(record: bool, history: Path | None) -> Iterator[None]:
     """``--no-record`` and ``--history`` for every evaluation the command runs (the versus and
     against paths evaluate twice), through the variables the history reads; restored after."""
-    from ragsonde.evaluate.history.record import ENV_HISTORY, ENV_RECORD
+    from ragsonde.history.record import ENV_HISTORY, ENV_RECORD
 
     saved = {name: os.environ.get(name) for name in (ENV_HISTORY, ENV_RECORD)}
     if not record:
@@ -388,7 +364,7 @@ def recording(record: bool, history: Path | None) -> Iterator[None]:
 def _run_against(
     dataset: str,
     url: str,
-    settings: Settings,
+    ws: Workspace,
     options: EvalOptions,
     save: Path | None,
     json_output: bool,
@@ -402,7 +378,7 @@ def _run_against(
     with RichProgress(
         not json_output and err_console.is_terminal, "queries", passes=("embedded", "URL")
     ) as bars:
-        result = evaluate_against(dataset, url, settings=settings, options=options, progress=bars)
+        result = evaluate_against(dataset, url, options, ws, progress=bars)
     if save is not None:
         save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
     if json_output:

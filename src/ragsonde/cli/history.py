@@ -1,6 +1,6 @@
 """``ragsonde history``: the recorded runs: list, show, diff, trend, prune, export.
 
-Thin over :mod:`ragsonde.evaluate.history`; ``--json`` prints the models whose schemas
+Thin over :mod:`ragsonde.history`; ``--json`` prints the models whose schemas
 ``ragsonde schema history-list`` (… ``-show``, ``-diff``, ``-trend``, ``-prune``, ``-export``)
 publishes.
 """
@@ -31,7 +31,7 @@ from ragsonde.cli.app import app
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ragsonde.evaluate.history import HistoryStore, RunDiff, RunShow, RunSummary, Trend
+    from ragsonde.history import HistoryStore, RunDiff, RunShow, RunSummary, Trend
 
 M = TypeVar("M", bound="BaseModel")
 
@@ -66,8 +66,8 @@ _SHOWN_METRICS = ("ndcg@10", "recall@10", "hit_rate@10", "mrr@10")
 def open_history(
     history: Path | None, home: Path | None = None, config: Path | None = None
 ) -> HistoryStore:
-    from ragsonde.evaluate.history.record import history_path
-    from ragsonde.evaluate.history.store import HistoryStore
+    from ragsonde.history.record import history_path
+    from ragsonde.history.store import HistoryStore
 
     if history is None:
         history = history_path(settings_from_options(config=config, home=home).home)
@@ -127,7 +127,7 @@ def list_command(
     json_output: JsonOpt = False,
 ) -> None:
     """List the recorded runs, oldest first."""
-    from ragsonde.evaluate.history.models import RunList
+    from ragsonde.history.models import RunList
 
     def ask(hs: HistoryStore) -> RunList:
         runs = hs.runs(benchmark=benchmark, collection=collection, limit=limit)
@@ -152,7 +152,7 @@ def show_command(
     json_output: JsonOpt = False,
 ) -> None:
     """Show one run: its metrics with bootstrap intervals, and what it ran against."""
-    from ragsonde.evaluate.history import RunShow, resolve_run
+    from ragsonde.history import RunShow, resolve_run
 
     def ask(hs: HistoryStore) -> RunShow:
         run_id = resolve_run(hs, run)
@@ -239,7 +239,7 @@ def diff_command(
     """What differs between two runs' fingerprints, their metrics (paired tests, CIs), and the
     queries that flipped between hit and miss (and why, where the runs were evaluated with
     --explain)."""
-    from ragsonde.evaluate.history import diff_runs, resolve_run
+    from ragsonde.history import diff_runs, resolve_run
 
     def ask(hs: HistoryStore) -> RunDiff:
         a, b = hs.get(resolve_run(hs, run_a)), hs.get(resolve_run(hs, run_b))
@@ -265,7 +265,7 @@ def trend_command(
     json_output: JsonOpt = False,
 ) -> None:
     """A metric run after run: a sparkline here, an SVG plot with bootstrap bands in --out."""
-    from ragsonde.evaluate.history.trend import trend, write_svg
+    from ragsonde.history.trend import trend, write_svg
 
     def ask(hs: HistoryStore) -> Trend:
         t = trend(hs, metric, benchmark=benchmark, collection=collection)
@@ -296,7 +296,7 @@ def prune_command(
     json_output: JsonOpt = False,
 ) -> None:
     """Delete all but the newest N runs."""
-    from ragsonde.evaluate.history.models import PruneResult
+    from ragsonde.history.models import PruneResult
 
     def ask(hs: HistoryStore) -> PruneResult:
         deleted = hs.prune(keep)
@@ -324,7 +324,7 @@ def export_command(
 ) -> None:
     """Write runs as JSONL (fingerprint and whole report, one run a line): diff them in git,
     or give the file to `eval --baseline FILE.jsonl`."""
-    from ragsonde.evaluate.history import ExportResult, resolve_run
+    from ragsonde.history import ExportResult, resolve_run
 
     def ask(hs: HistoryStore) -> ExportResult:
         ids = [resolve_run(hs, r) for r in runs] if runs else None

@@ -120,8 +120,8 @@ def ingest(
         prune=prune,
         sparse=sparse,
         splitter=splitter,
+        source=SourceOptions(base_url=base_url, concurrency=concurrency),
     )
-    source_options = SourceOptions(base_url=base_url, concurrency=concurrency)
     with RichProgress(
         not json_output and err_console.is_terminal, "documents", tallies=("chunks",), rate="chunks"
     ) as progress:
@@ -130,7 +130,6 @@ def ingest(
             fmt=fmt,
             settings=settings,
             options=options,
-            source_options=source_options,
             progress=progress,
         )
     # A page that could not be fetched is content the user asked for and did not get; a file

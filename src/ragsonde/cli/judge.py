@@ -60,6 +60,24 @@ def judge_command(
     llm_relevant_from: Annotated[
         int, typer.Option("--llm-relevant-from", min=1, max=3, help="LLM grade that is relevant.")
     ] = 2,
+    plan: Annotated[
+        int | None,
+        typer.Option(
+            "--plan",
+            min=1,
+            help="No LLM: propose the N unlabelled queries whose judgement narrows the "
+            "estimate's interval most (stratified by predicted effectiveness and traffic "
+            "weight) and write them to --out [default: BENCHMARK.plan.json].",
+        ),
+    ] = None,
+    target_width: Annotated[
+        float | None,
+        typer.Option(
+            "--target-width",
+            min=0.0,
+            help="--plan: also say how many judged queries bring the interval to this width.",
+        ),
+    ] = None,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
     price_per_1k: PriceOpt = None,
@@ -74,6 +92,21 @@ def judge_command(
     """
     from ragsonde.labels.judge import JudgeOptions, judge
 
+    if plan is not None:
+        from ragsonde.cli._plan import run_plan
+
+        settings = settings_from_options(
+            config=config_file, collection=collection, home=home, embedder=embedder
+        )
+        run_plan(
+            benchmark,
+            plan,
+            settings,
+            out=out,
+            target_width=target_width,
+            json_output=json_output,
+        )
+        return
     if llm is None:
         raise QueryValidationError(
             "judge needs --llm openai:MODEL or --llm local:NAME_OR_PATH.", field="llm"

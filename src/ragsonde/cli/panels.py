@@ -32,6 +32,7 @@ WORKFLOW: dict[str, str] = {
     "eval": "Evaluate",
     "compare": "Evaluate",
     "history": "Evaluate",
+    "traffic": "Evaluate",
     "schema": "Evaluate",
     "explain": "Diagnose",
     "chunking": "Diagnose",
@@ -39,6 +40,7 @@ WORKFLOW: dict[str, str] = {
     "generate": "Labels",
     "judge": "Labels",
     "serve": "Serve",
+    "mcp": "Serve",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -36,7 +36,9 @@ from ragsonde.errors import (
     StoreConnectionError,
 )
 from ragsonde.models import BatchResponse, Response
-from ragsonde.retriever import Retriever
+
+if TYPE_CHECKING:  # the retriever (and numpy) load when a command runs, not for --help
+    from ragsonde.retriever import Retriever
 
 __all__ = ["batch", "inspect", "query"]
 
@@ -147,6 +149,8 @@ def query(
         _emit(failure(e), json_output)
         raise typer.Exit(exit_code_for(e)) from e
     load_ms: float | None = None
+    from ragsonde.retriever import Retriever
+
     with Retriever(settings) as retriever:
         try:
             sparse = settings.search.mode == "sparse"
@@ -251,6 +255,8 @@ def batch(
     body = _read_batch_file(file)
     if collection and "collection" not in body:
         body["collection"] = collection
+    from ragsonde.retriever import Retriever
+
     with Retriever(settings) as retriever:
         try:
             load_ms = _preload(retriever, str(body.get("collection") or settings.collection))

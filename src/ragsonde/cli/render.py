@@ -129,9 +129,15 @@ def render_report(report: EvalReport) -> None:
     for fam in dict.fromkeys(n.split("@")[0] for n in spans if "@" in n):
         table.add_row(fam, *(f"{spans.get(f'{fam}@{k}', float('nan')):.4f}" for k in report.ks))
     console.print(table)
-    note = report.coverage_note()
+    from ragsonde.evaluate.coverage import coverage_note
+
+    note = coverage_note(report)
     if note is not None:
         console.print(f"[dim]{note}[/]")
+    if report.metrics_ci:
+        from ragsonde.cli._estimate import render_estimates
+
+        render_estimates(report.metrics_ci)  # the table above: the labelled queries' means
     if "mrr" in report.metrics:
         console.print(f"MRR (uncut): {report.metrics['mrr']:.4f}")
     if "span_precision_omega" in spans:
@@ -187,7 +193,7 @@ def render_report(report: EvalReport) -> None:
     _render_breakdown(report)
     for g in report.gates:
         mark = "[green]PASS[/]" if g.passed else "[red]FAIL[/]"
-        console.print(f"{mark} {g.gate} (value {g.value})")
+        console.print(f"{mark} {g.gate} (value {g.value}" + (f", {g.on})" if g.on else ")"))
 
 
 def _render_breakdown(report: EvalReport) -> None:
@@ -316,6 +322,15 @@ def render_comparison(comparison: Comparison) -> None:
         f"permutation test. Significant: both p < {comparison.alpha}; "
         "n.s.: no significant difference."
     )
+    for m in comparison.metrics:
+        if m.ppi is not None:  # a partly labelled benchmark: the tests above are its labels'
+            p = m.ppi
+            verdict = "significant" if p.low > 0 or p.high < 0 else "n.s."
+            console.print(
+                f"{m.metric}: B - A by {p.method} over every query {p.estimate:+.4f} "
+                f"[{p.low:+.4f}, {p.high:+.4f}] ({verdict}; {p.n_labeled} labelled, "
+                f"{p.n_predicted} predicted)"
+            )
     if comparison.changed:
         console.print(_changed_table(comparison))
     else:

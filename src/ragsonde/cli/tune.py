@@ -28,7 +28,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.workspace import Workspace
 
 if TYPE_CHECKING:
-    from ragsonde.store import Store
+    from ragsonde.models.store import Store
     from ragsonde.tune import TuneReport
 
 __all__ = ["render_tune", "tune_command"]
@@ -100,7 +100,7 @@ def _apply(store: Store, report: TuneReport, target: str, quiet: bool) -> str:
     """``--apply``: build ``target``, a copy of the tuned collection with the recommended
     quantization, HNSW and BM25 parameters, on the user's own backend."""
     from ragsonde.ingest.pipeline import bm25_reencoder
-    from ragsonde.store.index_spec import measurable
+    from ragsonde.models.index import measurable
     from ragsonde.tune.variants import build_tuned_copy
 
     chosen = report.config(report.recommendation.config or "")
@@ -177,9 +177,8 @@ def tune_command(
         ),
         **({"grid": load_grid(grid)} if grid is not None else {}),
     )
-    ws = Workspace(settings)
-    store = ws.store
-    try:
+    with Workspace(settings) as ws:
+        store = ws.store
         if apply and apply in store.list_collections():  # before the sweep, not after it
             raise QueryValidationError(
                 f"Collection '{apply}' already exists: --apply never overwrites one.",
@@ -192,8 +191,6 @@ def tune_command(
             applied = _apply(store, report, apply, json_output)
         elif apply:
             err_console.print(f"nothing applied: no configuration met the constraints ('{apply}')")
-    finally:
-        ws.close()
     if save_config is not None:
         save(report, save_config, collection=applied)
         err_console.print(f"saved settings to {save_config} (use it with --config {save_config})")

@@ -25,14 +25,17 @@ import importlib.util
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.config import Settings
-from ragsonde.embedders.base import Embedder, Preloadable, Vectors
+from ragsonde.embedders.base import Embedder, Preloadable
 from ragsonde.errors import QueryValidationError
+
+if TYPE_CHECKING:
+    from ragsonde.embedders.base import Vectors
 
 __all__ = [
     "EMBEDDERS",
@@ -191,3 +194,12 @@ def load_time(embedder: object) -> float | None:
     no model to load."""
     inner = getattr(embedder, "inner", embedder)
     return inner.model_load_ms if isinstance(inner, Preloadable) else None
+
+
+def __getattr__(name: str) -> Any:
+    """``Vectors``, numpy's array type, loaded on first use (see :mod:`ragsonde.embedders.base`)."""
+    if name != "Vectors":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ragsonde.embedders import base
+
+    return base.Vectors

@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    #: A 2-D float32 array, one row per input text.
+    Vectors = npt.NDArray[np.float32]
 
 __all__ = ["Embedder", "Preloadable", "Vectors", "microbatched_by_default"]
 
-#: A 2-D float32 array, one row per input text.
-Vectors = npt.NDArray[np.float32]
+
+def __getattr__(name: str) -> Any:
+    """``Vectors`` at run time, made on first use: numpy is not imported with the interface
+    (``ragsonde --help`` and the CLI's start-up never load it)."""
+    if name != "Vectors":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import numpy as np
+    import numpy.typing as npt
+
+    vectors = npt.NDArray[np.float32]
+    globals()["Vectors"] = vectors
+    return vectors
 
 
 @runtime_checkable

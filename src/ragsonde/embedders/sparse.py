@@ -16,18 +16,20 @@ a collection ingested with a non-English one records it in each chunk's ``bm25``
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsonde.errors import EmbeddingError, QueryValidationError
-from ragsonde.store.base import SparseVector
-from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE, Bm25Params
+from ragsonde.models.index import DEFAULT_BM25_LANGUAGE, Bm25Params
+from ragsonde.models.points import SparseVector
 
 __all__ = [
     "SPARSE_VECTOR_NAME",
     "Bm25Encoder",
     "bm25_document_text",
+    "query_encoder",
     "query_language",
     "recorded_language",
 ]
@@ -146,3 +148,11 @@ class Bm25Encoder:
     def embed_queries(self, texts: Sequence[str]) -> list[SparseVector]:
         model = self._load()
         return [self._convert(model.embed_query(t)) for t in texts]
+
+
+@functools.cache
+def query_encoder(language: str = DEFAULT_BM25_LANGUAGE) -> Bm25Encoder:
+    """The BM25 encoder of ``language`` for queries, made once per process and shared (the
+    retriever, tune and explain encode queries with it; only the language varies, by what the
+    collection records: :func:`query_language`)."""
+    return Bm25Encoder(language=language)

@@ -1,7 +1,7 @@
 """Evaluation: does retrieval work? IR metrics, latency, integrity, reports and CI gates.
 
 >>> from ragsonde.evaluate import EvalOptions, evaluate                  # doctest: +SKIP
->>> report = evaluate("scifact/", collection="scifact", options=EvalOptions(gates=["ndcg@10>=0.6"]))
+>>> report = evaluate("scifact/", EvalOptions(gates=["ndcg@10>=0.6"]), collection="scifact")
 >>> report.metrics["ndcg@10"], report.passed                            # doctest: +SKIP
 """
 
@@ -51,8 +51,8 @@ __all__ = [
 
 #: Every public name is loaded on first use (PEP 562): name -> (module, attribute). The runner
 #: pulls in the retriever, the embedders and numpy, ``evaluate_against`` scipy; a room of this
-#: package that needs none of them (``ragsonde history list`` reads only
-#: ``ragsonde.evaluate.history``) must not pay for them by importing the package.
+#: package that needs none of them (``ragsonde history list`` reads the room
+#: ``ragsonde.history`` above it) must not pay for them by importing the package.
 _LAZY: dict[str, tuple[str, str]] = {
     "RelevanceError": ("ragsonde.errors", "RelevanceError"),
     "evaluate_against": ("ragsonde.evaluate.against", "evaluate_against"),

@@ -14,15 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragsonde.config import Settings, load_settings, parse_qdrant_url
-from ragsonde.embedders import Embedder
+from ragsonde.config import parse_qdrant_url
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.compare import compare_reports
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
 from ragsonde.progress import Progress
-from ragsonde.workspace import Workspace
+from ragsonde.workspace import Workspace, using
 
 __all__ = ["evaluate_against"]
 
@@ -30,40 +29,40 @@ __all__ = ["evaluate_against"]
 def evaluate_against(
     dataset: str | Path,
     url: str,
+    options: EvalOptions | None = None,
+    workspace: Workspace | None = None,
     *,
     collection: str | None = None,
-    options: EvalOptions | None = None,
-    settings: Settings | None = None,
-    embedder: Embedder | None = None,
     metrics: Sequence[str] | None = None,
     alpha: float = 0.05,
     progress: Progress | None = None,
 ) -> VersusReport:
     """Evaluate ``dataset`` on the embedded ``collection`` (A) and at ``url`` (B); compare.
 
-    ``url`` takes the ``QDRANT_URL`` forms (``http(s)://host:port``, ``path:/dir``); the API key
-    is the settings' ``qdrant_api_key``. ``progress.start`` is called once per side.
+    A is ``workspace``'s store (else one opened for this call,
+    :func:`~ragsonde.workspace.using`); B is opened from the same settings at ``url`` and
+    embeds with A's embedder. ``url`` takes the ``QDRANT_URL`` forms (``http(s)://host:port``,
+    ``path:/dir``); the API key is the settings' ``qdrant_api_key``. ``progress.start`` is
+    called once per side.
     """
-    cfg = settings or load_settings()
-    # copies, not a dump rebuilt: the search parameters keep which fields were set
     try:
         remote = parse_qdrant_url(url)
     except ValueError as e:
         raise QueryValidationError(str(e), field="against") from e
-    sides = [cfg.model_copy(update={"qdrant_url": u}) for u in (None, remote)]
-    with Workspace(cfg, embedder=embedder) as shared:
-        emb = shared.embedder  # one model for both sides
+    with using(workspace) as ws:
+        cfg = ws.settings
+        # copies, not a dump rebuilt: the search parameters keep which fields were set
+        embedded = (
+            ws.sharing()
+            if cfg.qdrant_url is None
+            else ws.sharing(settings=cfg.model_copy(update={"qdrant_url": None}))
+        )
+        remote_side = ws.sharing(settings=cfg.model_copy(update={"qdrant_url": remote}))
         reports = []
-        for side in sides:
-            with Workspace(side, embedder=emb) as ws:
+        for side in (embedded, remote_side):
+            with side:
                 reports.append(
-                    evaluate(
-                        dataset,
-                        collection=collection,
-                        options=options,
-                        workspace=ws,
-                        progress=progress,
-                    )
+                    evaluate(dataset, options, side, collection=collection, progress=progress)
                 )
     a, b = reports
     return VersusReport(a=a, b=b, comparison=compare_reports(a, b, metrics, alpha=alpha))

@@ -18,7 +18,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["AGGREGATIONS", "Aggregation", "aggregate"]
+__all__ = ["AGGREGATIONS", "Aggregation", "ScoredChunk", "aggregate", "collapse"]
 
 AggregationMethod = Literal["max", "sum"]
 
@@ -66,3 +66,28 @@ def aggregate(ranked: Iterable[tuple[str, float]], how: Aggregation) -> dict[str
     if how.method != "max":
         scored.sort(key=lambda item: item[1], reverse=True)
     return dict(scored)
+
+
+#: One hit as :func:`collapse` reads it: its document (``None``: it names none, and is skipped),
+#: its similarity score and the engine's raw score (``None``: the engine gave none).
+ScoredChunk = tuple[object | None, float, float | None]
+
+
+def collapse(
+    hits: Iterable[ScoredChunk], how: Aggregation, *, raw: bool = False
+) -> dict[str, float]:
+    """Ranked hits -> ranked documents by ``how`` (:func:`aggregate`): by default the first
+    (best) chunk of each document keeps its place. The one collapse of the evaluation and of
+    ``explain`` (which must rank documents exactly as the evaluation did).
+
+    The score kept is the similarity (higher is closer under every distance), or with ``raw``
+    the engine's score (where it is a similarity too: cosine, dot, BM25, fused), which is what a
+    sum adds up without the clamp's ties and what ``tune`` measured."""
+    return aggregate(
+        (
+            (str(doc), score if raw and score is not None else similarity)
+            for doc, similarity, score in hits
+            if doc is not None
+        ),
+        how,
+    )

@@ -40,8 +40,8 @@ from ragsonde.evaluate.report import (
     GroupSummary,
     QueryRow,
 )
-from ragsonde.store import Store
-from ragsonde.store.payload import CONTRACT_FIELDS, DEFAULT_MAPPING, get_path
+from ragsonde.models.payload import CONTRACT_FIELDS, DEFAULT_MAPPING, get_path
+from ragsonde.models.store import Store
 
 __all__ = [
     "BY_RULE",

@@ -304,8 +304,13 @@ def compare_reports(
     if n_resamples < 1:
         raise QueryValidationError("n_resamples must be positive.", field="n_resamples")
     qa, qb = _per_query(a, "A"), _per_query(b, "B")
-    ids = _check_same_queries(qa, qb)
-    names = _choose_metrics(qa, qb, metrics)
+    every = _check_same_queries(qa, qb)
+    # a partly labelled benchmark (eval --estimate): the tests run on the labelled queries
+    # (ragsonde.estimate.estimate_comparison adds PPI++'s difference over all of them)
+    ids = [q for q in every if qa[q].relevant and qb[q].relevant]
+    partly = 0 < len(ids) < len(every)
+    ids = ids if partly else every
+    names = _choose_metrics({q: qa[q] for q in ids}, {q: qb[q] for q in ids}, metrics)
     results = []
     for name in names:
         va, vb = _values(qa, ids, name), _values(qb, ids, name)

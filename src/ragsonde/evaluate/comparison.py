@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.estimate import MetricEstimate
 
 __all__ = [
     "DEFAULT_GATE_METRIC",
@@ -52,6 +53,14 @@ class MetricComparison(_Part):
     confidence: float
     significant: bool
     verdict: str = Field(description='"better", "worse" or "no significant difference"')
+    ppi: MetricEstimate | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Reports of a partly labelled benchmark (eval --estimate): the paired "
+        "difference B - A estimated by PPI++ over every query, from the labelled ones and both "
+        "systems' score signals; significant when its interval excludes 0. The tests above "
+        "are then over the labelled queries alone.",
+    )
 
 
 class QueryChange(_Part):
@@ -100,7 +109,7 @@ class Comparison(_Part):
     warnings: list[str] = Field(
         default_factory=list,
         description="What changes how far the verdicts hold, e.g. that the labels cover one "
-        "side's hits more than the other's (added in 1.5).",
+        "side's hits more than the other's (added in 1.6).",
     )
 
     def metric(self, name: str) -> MetricComparison:

@@ -249,12 +249,10 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
 def _own(path: Path) -> Benchmark:
     queries = []
     for n, row in enumerate(_own_rows(path), start=1):
-        if (
-            not isinstance(row, dict)
-            or not row.get("query")
-            or not ("relevant" in row or "references" in row)
-        ):
+        if not isinstance(row, dict) or not row.get("query"):
             raise _bad(path, f'entry {n} needs "query" and "relevant" (or "references")')
+        if not ("relevant" in row or "references" in row):  # unlabelled (traffic): no ids
+            row = {**row, "relevant": {}}
         refs = _spans(path, f"entry {n}", row["references"]) if "references" in row else ()
         rel = row.get("relevant", sorted({r.doc_id for r in refs}))
         try:
@@ -360,8 +358,14 @@ def load_benchmark(
     split: str = "test",
     queries: Path | None = None,
     fmt: str | None = None,
+    keep_unlabelled: bool = False,
 ) -> Benchmark:
-    """Load a benchmark; the format is detected from the path unless ``fmt`` names one."""
+    """Load a benchmark; the format is detected from the path unless ``fmt`` names one.
+
+    A ragsonde row without ``relevant`` or ``references`` is unlabelled (a query read from
+    traffic, :mod:`ragsonde.traffic`): it is left out and listed in ``skipped`` (a benchmark of
+    unlabelled rows only is a VALIDATION_ERROR saying how to label it), unless
+    ``keep_unlabelled``, when it is kept with no relevant ids."""
     path = Path(location)
     if not path.exists():
         raise QueryValidationError(f"Benchmark '{location}' does not exist.", field="dataset")
@@ -373,6 +377,21 @@ def load_benchmark(
             f"Unknown benchmark format '{name}'; use one of {', '.join(LOADERS)}.", field="format"
         )
     bench = LOADERS[name](path, split, queries)
+    unlabelled = [q for q in bench.queries if not q.relevant]
+    if unlabelled and not keep_unlabelled:
+        if len(unlabelled) == len(bench.queries):
+            raise _bad(
+                path,
+                f"none of its {len(unlabelled)} queries is labelled (a traffic benchmark?). "
+                f"Label them with `ragsonde judge {path} -c COLLECTION`, or read their "
+                f"label-free health with `ragsonde traffic {path} -c COLLECTION`",
+            )
+        bench = Benchmark(
+            bench.name,
+            [q for q in bench.queries if q.relevant],
+            bench.corpus,
+            [*bench.skipped, *(f"{q.query_id}: unlabelled" for q in unlabelled)],
+        )
     if not bench.queries:
         raise _bad(path, "no query has both text and relevance judgments")
     return bench

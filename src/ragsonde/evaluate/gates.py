@@ -46,6 +46,17 @@ class Gate:
         """The gate against a report: a metric name, or a path into its JSON."""
         from ragsonde.evaluate.report import GateResult
 
+        estimated = (report.metrics_ci or {}).get(self.path)
+        if estimated is not None and self.op in {">=", ">", "<=", "<"}:
+            # an estimated metric passes only when its whole 95 % interval clears the threshold
+            upper = self.op.startswith("<")
+            return GateResult(
+                gate=str(self),
+                value=estimated.high if upper else estimated.low,
+                passed=estimated.passes(self.op, self.threshold),
+                on=f"the {'upper' if upper else 'lower'} end of the 95 % interval "
+                f"({estimated.method}, {estimated.n_labeled} labelled queries)",
+            )
         value = _lookup(report.model_dump(mode="json"), self.path)
         passed = value is not None and OPERATORS[self.op](value, self.threshold)
         return GateResult(gate=str(self), value=value, passed=bool(passed))

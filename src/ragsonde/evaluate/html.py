@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.evaluate.breakdown import headline_metrics
+from ragsonde.evaluate.coverage import coverage_note
 from ragsonde.evaluate.highlight import Piece, highlight
 from ragsonde.evaluate.report import EvalReport, QueryRow, SpanHit
 from ragsonde.evaluate.spans import Span
@@ -204,6 +205,7 @@ def _context(report: EvalReport) -> dict[str, Any]:
     )
     return {
         "r": report,
+        "judged_note": coverage_note(report),
         "misses_chart": misses_chart,
         "miss_rows": misses.worst(_MISS_ROWS) if misses is not None else [],
         "title": f"ragsonde report: {report.dataset}",

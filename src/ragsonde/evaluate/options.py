@@ -1,5 +1,12 @@
 """How to evaluate: one options model for the library, the CLI and ``POST /v1/eval``.
 
+Every surface builds an :class:`EvalOptions` once and hands it to
+:func:`~ragsonde.evaluate.evaluate`: a library caller directly, ``ragsonde eval`` from its flags
+(one per field, made from this model by :mod:`ragsonde.cli._eval_options`), ``POST /v1/eval``
+from the request body (:class:`~ragsonde.server.routes_eval.EvalRequest` holds one), and the
+pytest plugin from its keyword arguments. So an option added here reaches all of them, and the
+JSON Schema of the request. The gates and the search parameters are options, and only options.
+
 Errors name the field and the rule (``k: cutoffs must be positive``), never a CLI flag, so an
 HTTP client and a terminal user read the same message. What to evaluate (the benchmark) and
 whether to ingest first are arguments of :func:`~ragsonde.evaluate.evaluate`, not options: the
@@ -8,7 +15,6 @@ server evaluates collections it already has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,29 +29,16 @@ from pydantic import (
 )
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate.breakdown import parse_by
 from ragsonde.evaluate.gates import Gate, parse_gate
 from ragsonde.evaluate.metrics import DEFAULT_KS
+from ragsonde.models.estimate import PredictorName
 from ragsonde.models.params import SEARCH_FIELDS, SearchParams
+from ragsonde.models.validation import options_error
 
 __all__ = ["EvalOptions", "RelevanceBy", "options_error"]
 
 #: What a benchmark's relevant ids name: a document id, a url, or a chunk (point) id.
 RelevanceBy = Literal["doc", "url", "chunk"]
-
-
-def options_error(err: ValidationError, prefix: str = "") -> QueryValidationError:
-    """pydantic's error as one VALIDATION_ERROR naming each field: ``k: cutoffs must be …``."""
-    parts: list[str] = []
-    first: str | None = None
-    for item in err.errors(include_url=False):
-        where = prefix + ".".join(str(p) for p in item["loc"]) if item["loc"] else prefix or "body"
-        first = first or where
-        msg = str(item["msg"]).removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
-            msg = "is not a known option"
-        parts.append(f"{where}: {msg}")
-    return QueryValidationError("; ".join(parts), field=first)
 
 
 class EvalOptions(BaseModel):
@@ -83,13 +76,22 @@ class EvalOptions(BaseModel):
     queries_file: Path | None = Field(
         default=None, description="Queries TSV (id<TAB>text) for TREC qrels."
     )
-    sweep_thresholds: bool = Field(default=False, description="Calibrate score_threshold.")
-    max_recall_loss: float = Field(
-        default=0.05, ge=0.0, le=1.0, description="Recall the recommended threshold may lose."
+    sweep_thresholds: bool = Field(
+        default=False, description="Calibrate score_threshold: P/R/F1 over 0–1."
     )
-    ann_vs_exact: bool = Field(default=False, description="HNSW recall@k against exact search.")
+    max_recall_loss: float = Field(
+        default=0.05,
+        ge=0.0,
+        le=1.0,
+        description="Recall the recommended threshold may lose (share).",
+    )
+    ann_vs_exact: bool = Field(
+        default=False, description="Index health: HNSW recall@k against exact search."
+    )
     by: str | None = Field(
-        default=None, description="Also report metrics per value of this payload field."
+        default=None,
+        description="Also give metrics per value of this payload field of each query's most "
+        "relevant document: category, section, url:1 (url up to its first path segment).",
     )
     mapping: dict[str, str] | None = Field(
         default=None,
@@ -103,7 +105,28 @@ class EvalOptions(BaseModel):
     )
     judged_only: bool = Field(
         default=False,
-        description="Score over judged hits only: unjudged hits dropped, not counted as misses.",
+        description="Score over judged hits only: hits the benchmark has no label for are "
+        "dropped from each ranking instead of counting as misses (judged@k is never condensed).",
+    )
+    estimate: bool = Field(
+        default=False,
+        # evaluate() keeps and scores the rows; the surfaces add metrics_ci after the run
+        # (ragsonde.estimate.estimate_report: the estimate room sits above this one)
+        description="Estimate every metric with a 95 % interval (metrics_ci): the benchmark's "
+        "unlabelled rows are kept and searched, predictions for every query (predictor) are "
+        "combined with the labelled ones by prediction-powered inference, and a gate on a "
+        "metric then tests its interval's end.",
+    )
+    predictor: PredictorName = Field(
+        default="scores",
+        description="Where the predictions come from with estimate: 'scores' (the score "
+        "signals of each query's ranking), 'traffic' (the traffic room's label-free signals: "
+        "dense, BM25 and their agreement, replayed), or 'none' (the labelled queries alone).",
+    )
+    plan_file: Path | None = Field(
+        default=None,
+        description="With estimate: the judging plan the labels followed (judge --plan); each "
+        "labelled query weighs 1 / its chance to be labelled, so the estimate stays unbiased.",
     )
 
     def __init__(self, **data: Any) -> None:
@@ -126,16 +149,6 @@ class EvalOptions(BaseModel):
         search = rest.get("search")
         base = search.set_fields() if isinstance(search, SearchParams) else dict(search or {})
         return {**rest, "search": {**base, **top}}
-
-    def given(self) -> dict[str, Any]:
-        """Only the options set (so a copy of them keeps "unset inherits")."""
-        return {k: getattr(self, k) for k in self.model_fields_set if k in EvalOptions.model_fields}
-
-    def with_gates(self, gates: Sequence[Gate | str]) -> EvalOptions:
-        """These options with ``gates`` added (parsed like the others)."""
-        if not gates:
-            return self
-        return EvalOptions(**{**self.given(), "gates": [*self.gates, *(str(g) for g in gates)]})
 
     def effective_search(self, settings: SearchParams) -> SearchParams:
         """The search that runs: ``settings`` with what these options set on top."""
@@ -164,6 +177,8 @@ class EvalOptions(BaseModel):
     @classmethod
     def _by(cls, value: str | None) -> str | None:
         if value is not None:
+            from ragsonde.evaluate.breakdown import parse_by  # the report's models: not at import
+
             _checked(parse_by, value)
         return value
 
@@ -171,7 +186,7 @@ class EvalOptions(BaseModel):
     @classmethod
     def _mapping(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         if value is not None:
-            from ragsonde.store.payload import build_mapping
+            from ragsonde.models.payload import build_mapping
 
             _checked(build_mapping, value)
         return value

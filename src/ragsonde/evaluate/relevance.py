@@ -24,8 +24,8 @@ from ragsonde.errors import QueryValidationError, RelevanceError
 from ragsonde.evaluate.report import RelevanceField
 from ragsonde.evaluate.resolve import POINT_ID, resolve_doc_id_field
 from ragsonde.models import Result
-from ragsonde.store import Store
-from ragsonde.store.payload import PayloadMapping, get_path
+from ragsonde.models.payload import PayloadMapping, get_path
+from ragsonde.models.store import Store
 
 __all__ = ["RelevanceError", "check_missing", "resolve_relevance", "result_key"]
 

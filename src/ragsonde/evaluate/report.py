@@ -12,7 +12,7 @@ is refused with a VALIDATION_ERROR. Reports saved before the version existed car
 fields are exactly those of 1.0, so they are read as 1.0.
 
 Coverage. ``metrics`` holds ``judged@k`` (the share of the top k that carries a label) next to
-the ranking metrics. On a pooled benchmark (``benchmark.pooled``, 1.5: labels from judging hits)
+the ranking metrics. On a pooled benchmark (``benchmark.pooled``, 1.6: labels from judging hits)
 the report warns below :data:`LOW_COVERAGE` at k=10 (or the largest k under it), because hits
 outside the pools then count as misses; with sparse labels (a known item per query) judged@k is
 low by construction and no conclusion changes, so it only explains the figure. ``judged_only``
@@ -20,7 +20,9 @@ says the ranking metrics were scored over judged hits only (1.1). ``misses`` (``
 blames each missed relevant document on the pipeline stage that lost it (1.3;
 :mod:`ragsonde.explain`). A span-labelled run's rows carry their ``references`` and first hits
 with their spans and text, so a report marks the answer inside each hit (1.4;
-:mod:`ragsonde.evaluate.highlight`).
+:mod:`ragsonde.evaluate.highlight`). ``metrics_ci`` (``--estimate``) gives each metric an
+estimate with its 95 % interval, from the labelled queries and predictions for the unlabelled
+ones (1.5; :mod:`ragsonde.estimate`).
 
 Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
 which payload field benchmark ids resolved to); new parts are optional fields, so older reports
@@ -38,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
 from ragsonde.evaluate.misses import MissesReport
+from ragsonde.models.estimate import MetricEstimate
 from ragsonde.models.params import IndexParams, SearchParams
 
 __all__ = [
@@ -71,7 +74,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.5"
+SCHEMA_VERSION = "1.6"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
@@ -209,7 +212,7 @@ class BenchmarkInfo(_Part):
     pooled: bool = Field(
         default=False,
         description="Labels from judged pools (LLM or human judgments): an unlabelled hit in "
-        "the top k is a hole, and low judged@k makes the metrics a lower bound (added in 1.5).",
+        "the top k is a hole, and low judged@k makes the metrics a lower bound (added in 1.6).",
     )
 
 
@@ -270,6 +273,12 @@ class GateResult(_Part):
     gate: str
     value: float | None
     passed: bool
+    on: str | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="What was tested when not the value itself: an estimated metric's interval "
+        "end (1.5).",
+    )
 
 
 class SweepRow(_Part):
@@ -339,6 +348,13 @@ class EvalReport(_Part):
     ks: list[int]
     search: SearchInfo
     metrics: dict[str, float]
+    metrics_ci: dict[str, MetricEstimate] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Each metric estimated with a 95 % interval from the labelled queries and the "
+        "predictions for all (--estimate; ragsonde.estimate), the classical interval beside it "
+        "(1.5). ``metrics`` stays the mean over the labelled queries.",
+    )
     latency: Latency
     throughput: Throughput | None = None
     integrity: Integrity
@@ -398,24 +414,6 @@ class EvalReport(_Part):
             return None
         cov = self.coverage()
         return cov if cov is not None and cov[1] < LOW_COVERAGE else None
-
-    def coverage_note(self) -> str | None:
-        """What the ``judged`` row means for this benchmark, in one sentence (None: no row)."""
-        cov = self.coverage()
-        if cov is None:
-            return None
-        k, value = cov
-        what = f"judged@{k} ({value:.2f}) is the share of the top {k} hits that carry a label"
-        if self.benchmark.pooled:
-            return (
-                f"{what}. The labels come from judged pools: an unlabelled hit fell outside "
-                "them and counts as a miss, so low coverage makes every metric a lower bound."
-            )
-        return (
-            f"{what}. The labels are sparse (relevant documents only, no judged pools), so an "
-            "unlabelled hit counts as not relevant, the standard assumption of IR evaluation: "
-            "a low judged@k is expected here, not a fault."
-        )
 
     @property
     def run(self) -> dict[str, dict[str, float]]:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.store.base import Store
-from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping
+from ragsonde.models.payload import DEFAULT_MAPPING, PayloadMapping
+from ragsonde.models.store import Store
 
 __all__ = ["POINT_ID", "ResolvedField", "resolve_doc_id_field"]
 

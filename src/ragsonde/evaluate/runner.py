@@ -10,20 +10,18 @@ chunks than k as needed, so a document split into many chunks counts once.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragsonde.config import Settings
-from ragsonde.embedders import Embedder
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError
-from ragsonde.evaluate.aggregation import Aggregation, aggregate
+from ragsonde.evaluate.aggregation import Aggregation, collapse
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
-from ragsonde.evaluate.gates import Gate
 from ragsonde.evaluate.integrity import IntegrityReport
 from ragsonde.evaluate.metrics import compute_metrics, metric_names, parse_metric
 from ragsonde.evaluate.options import EvalOptions
@@ -45,12 +43,13 @@ from ragsonde.evaluate.report import (
 from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
-from ragsonde.models.params import SearchParams, index_differences
+from ragsonde.models.params import IndexParams, SearchParams, index_differences
+from ragsonde.models.payload import PayloadMapping, build_mapping
+from ragsonde.models.scores import Distance
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
-from ragsonde.store import Distance, Store
-from ragsonde.store.payload import PayloadMapping, build_mapping
-from ragsonde.workspace import Workspace
+from ragsonde.workspace import Workspace, using
 
 __all__ = ["RELEVANCE_KEYS", "evaluate"]
 
@@ -59,6 +58,7 @@ _MAX_FETCH = 5000
 _OVERSAMPLE = 3
 _SHOWN = 10
 _BEST_CHUNK = Aggregation()
+_LIMITS = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
 
 #: ``--relevance-by`` -> (payload field counted in the store, key of a result).
 RELEVANCE_KEYS: dict[str, tuple[str | None, Any]] = {
@@ -85,19 +85,9 @@ def _percentiles(values: Sequence[float]) -> Percentiles:
 def _collapse(
     results: Sequence[Result], key: Any, how: Aggregation = _BEST_CHUNK, raw: bool = False
 ) -> dict[str, float]:
-    """Ranked chunks -> ranked ids by the ``aggregation`` setting
-    (:func:`~ragsonde.evaluate.aggregation.aggregate`): by default the first (best) chunk of
-    each id keeps its place.
-
-    The score kept is ``similarity_score`` (higher is closer under every distance), or with
-    ``raw`` the engine's score (where it is a similarity too: cosine, dot, BM25, fused), which
-    is what a sum adds up without the clamp's ties and what ``tune`` measured."""
-    pairs = (
-        (str(k), r.raw_score if raw and r.raw_score is not None else r.similarity_score)
-        for r in results
-        if (k := key(r)) is not None
-    )
-    return aggregate(pairs, how)
+    """Ranked results -> ranked ids by the ``aggregation`` setting
+    (:func:`~ragsonde.evaluate.aggregation.collapse`, which ``explain`` ranks by too)."""
+    return collapse(((key(r), r.similarity_score, r.raw_score) for r in results), how, raw=raw)
 
 
 def _by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -108,6 +98,15 @@ def _by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     return {
         qid: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for qid, docs in run.items()
     }
+
+
+@dataclass
+class _Ran:
+    """Every query's ranking, its row of the report, and each stage's latencies."""
+
+    run: dict[str, dict[str, float]] = field(default_factory=dict)
+    per_query: dict[str, QueryRow] = field(default_factory=dict)
+    timings: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in _STAGES})
 
 
 class _Evaluation:
@@ -147,6 +146,62 @@ class _Evaluation:
             "score_threshold": self.params.score_threshold,
         }
 
+    def run_all(self, spans: SpanCollector | None, progress: Progress | None) -> _Ran:
+        """Each query once, one at a time as a chatbot asks (after one warm-up query, not
+        counted: the model and the caches)."""
+        queries = self.bench.queries
+        self.retriever.retrieve(self.body(queries[0], 1), collection=self.collection)
+        if progress is not None:
+            progress.start(len(queries))
+        ran = _Ran()
+        for q in queries:
+            ranked, resp = self.run_query(q)
+            ran.run[q.query_id] = ranked
+            found: dict[str, int] = {}
+            if resp.status == "error" and resp.error is not None:
+                self.errors[q.query_id] = f"{resp.error.code.value}: {resp.error.message}"
+            else:
+                for s in _STAGES:
+                    ran.timings[s].append(float(getattr(resp.timings, s)))
+                found = self.integrity.check(resp, q.filters)
+                if spans is not None:
+                    spans.add(q, resp.results)
+            ran.per_query[q.query_id] = QueryRow(
+                query=q.text,
+                relevant=q.relevant,
+                retrieved=[(d, round(s, 4)) for d, s in list(ranked.items())[:_SHOWN]],
+                total_ms=round(resp.timings.total_ms, 3),
+                timings=StageTimings(
+                    **{s: round(float(getattr(resp.timings, s)), 3) for s in _STAGES}
+                ),
+                filters=q.filters or None,
+                filter_violations=found.get("filter_violated", 0) if q.filters else None,
+                references=(
+                    [SpanRef(doc_id=x.doc_id, start=x.start, end=x.end) for x in q.references]
+                    if spans is not None
+                    else None
+                ),
+            )
+            if progress is not None:
+                progress.advance(1)
+        return ran
+
+    def search_info(self, built: IndexParams) -> SearchInfo:
+        """How this run searched: the parameters every query ran with, and the index."""
+        params = self.params
+        return SearchInfo(
+            mode=params.mode,
+            exact=params.exact,
+            index="exact (brute force)" if params.exact else "HNSW",
+            backend=self.store.backend,
+            fetch_chunks=self.fetch_size(),
+            score_threshold=params.score_threshold,
+            aggregation=self.aggregation.label if self.o.relevance_by != "chunk" else "chunk",
+            fusion=params.fusion_label,
+            params=params,
+            collection_index=built,
+        )
+
     def fetch_size(self) -> int:
         return self.depth if self.o.relevance_by == "chunk" else self.depth * _OVERSAMPLE
 
@@ -170,6 +225,25 @@ class _Evaluation:
         self.relevance = resolve_relevance(self.store, self.collection, wanted, mapping)
         self.field_path = None if self.relevance.path == POINT_ID else self.relevance.path
         self.key = result_key(self.relevance.path)
+
+    def check(self, mapping: PayloadMapping) -> tuple[list[str], list[str], dict[str, str] | None]:
+        """Before any query runs: the relevant ids missing from the collection, the warnings,
+        and the ``by`` groups. Ids that resolve nowhere, or mostly missing, or a ``by`` field no
+        relevant chunk has, fail the run here."""
+        self.resolve(mapping)
+        missing = self.missing_relevant()
+        warnings: list[str] = []
+        if self.relevance is not None and not self.relevance.configured:
+            warnings.append(self.relevance.describe())
+        # a minority missing is a note (relevant_missing_from_collection); a majority fails
+        wanted = {r for q in self.bench.queries for r in q.relevant}
+        check_missing(missing, len(wanted), self.o.allow_missing)
+        by_groups = None
+        if self.o.by:
+            by_groups = group_by_field(
+                self.store, self.collection, self.bench.queries, self.field_path, self.o.by
+            )
+        return missing, warnings, by_groups
 
     def missing_relevant(self) -> list[str]:
         field_name = self.field_path
@@ -229,20 +303,14 @@ class _Evaluation:
 
 
 def _ensure_collection(
-    bench: Benchmark,
-    store: Store,
-    embedder: Embedder,
-    collection: str,
-    ingest: bool,
-    sparse: bool = False,
-    corpus: str | None = None,
+    bench: Benchmark, ws: Workspace, collection: str, sparse: bool, corpus: str | None
 ) -> IngestSummary | None:
+    """Ingest ``corpus`` (else the benchmark's BEIR corpus) when ``collection`` is missing."""
     try:
-        store.collection_info(collection)
+        ws.store.collection_info(collection)
         return None
     except CollectionNotFoundError:
-        if not ingest:
-            raise
+        pass
     if corpus is None and bench.corpus is None:
         raise QueryValidationError(
             f"ingest: benchmark '{bench.name}' has no corpus to ingest (a BEIR folder has "
@@ -254,8 +322,8 @@ def _ensure_collection(
 
     report = ingest_documents(
         open_source(corpus) if corpus is not None else open_source(str(bench.corpus), "beir"),
-        store=store,
-        embedder=embedder,
+        store=ws.store,
+        embedder=ws.embedder,
         collection=collection,
         options=IngestOptions(sparse=sparse),
     )
@@ -266,7 +334,7 @@ def _record(
     report: EvalReport, bench: Benchmark, ws: Workspace, record: bool | None, history: Any
 ) -> None:
     """The run into the history, after the report is finished (nothing in it changes)."""
-    from ragsonde.evaluate.history.record import record_eval, recording_on
+    from ragsonde.history.record import record_eval, recording_on
 
     if recording_on(record):
         report.history_run = record_eval(
@@ -281,124 +349,81 @@ def _record(
 
 def evaluate(
     dataset: str | Path,
+    options: EvalOptions | None = None,
+    workspace: Workspace | None = None,
     *,
     collection: str | None = None,
-    options: EvalOptions | None = None,
-    settings: Settings | None = None,
-    store: Store | None = None,
-    embedder: Embedder | None = None,
     progress: Progress | None = None,
-    gates: Sequence[Gate | str] = (),
     ingest: bool = False,
     corpus: str | None = None,
-    workspace: Workspace | None = None,
     record: bool | None = None,
     history: Path | str | None = None,
+    extend: Callable[[EvalReport], None] | None = None,
 ) -> EvalReport:
-    """Evaluate retrieval on ``dataset`` against ``collection``; see :class:`EvalReport`.
+    """Evaluate retrieval on ``dataset`` against ``collection`` (default: the workspace's
+    ``settings.collection``) with ``options``; see :class:`EvalReport`.
 
-    The parts come from ``workspace`` (left open), else from a workspace built of ``settings``,
-    ``store`` and ``embedder`` (it closes only what it opened). ``gates`` are added to
-    ``options.gates``. With ``ingest``, a missing collection is first ingested from ``corpus``
-    (any ``ragsonde ingest`` source), else the benchmark's BEIR corpus.
+    The store and the embedder are ``workspace``'s (its owner closes it), else those of a
+    workspace opened from the settings for this call (:func:`~ragsonde.workspace.using`). The
+    search is the settings' (``ragsonde.toml``, environment) with ``options.search`` on top.
+    With ``ingest``, a missing collection is first ingested from ``corpus`` (any ``ragsonde
+    ingest`` source), else the benchmark's BEIR corpus.
 
     The finished report is recorded in the run history (``history``, else ``RAGSONDE_HISTORY``,
     else ``<home>/history.sqlite``) unless ``record`` is False (or ``RAGSONDE_RECORD=0``); its
-    id is ``report.history_run``. See :mod:`ragsonde.evaluate.history`.
+    id is ``report.history_run``. See :mod:`ragsonde.history`.
+
+    ``extend`` completes the finished report before it is timed and recorded (``--explain``
+    adds its misses section: :func:`ragsonde.explain.evaluate_explained`), so the report's
+    ``seconds`` and the recorded run cover that work too.
     """
-    o = (options or EvalOptions()).with_gates(gates)
-    names = metric_names(o.k)
-    for gate in o.parsed_gates:
-        if "." not in gate.path:
-            parse_metric(gate.path)  # an unknown metric fails before any work
-            names.append(gate.path)
-    names = list(dict.fromkeys(names))
+    o = options or EvalOptions()
+    names = _metric_names(o)  # an unknown metric in a gate fails before any work
     started = time.perf_counter()
-    ws = workspace or Workspace(settings, store=store, embedder=embedder)
-    cfg = ws.settings
-    # the settings' search (ragsonde.toml, environment, --config, the server's) with what the
-    # options set on top: the one search every query of this run makes
-    params = o.effective_search(cfg.search)
-    coll = collection or cfg.collection
-    try:
-        bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
-        st, emb = ws.store, ws.embedder
-        ingested = _ensure_collection(bench, st, emb, coll, ingest, params.mode != "dense", corpus)
-        limits = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
+    with using(workspace) as ws:
+        cfg = ws.settings
+        # the settings' search (ragsonde.toml, environment, --config, the server's) with what the
+        # options set on top: the one search every query of this run makes
+        params = o.effective_search(cfg.search)
+        coll = collection or cfg.collection
+        bench = load_benchmark(
+            dataset, split=o.split, queries=o.queries_file, keep_unlabelled=o.estimate
+        )
+        st = ws.store
+        ingested = (
+            _ensure_collection(bench, ws, coll, params.mode != "dense", corpus) if ingest else None
+        )
         mapping = build_mapping({**cfg.mapping, **(o.mapping or {})})
-        retriever = Retriever(workspace=ws, limits=limits, search=params, mapping=mapping)
+        retriever = Retriever(workspace=ws, limits=_LIMITS, search=params, mapping=mapping)
         ev = _Evaluation(bench, retriever, st, coll, o, params)
         built = retriever.index_params(coll)
-        # before any query runs: ids that resolve nowhere, or mostly missing, fail the run
-        ev.resolve(mapping)
-        missing = ev.missing_relevant()
-        warnings: list[str] = []
-        if ev.relevance is not None and not ev.relevance.configured:
-            warnings.append(ev.relevance.describe())
-        # a minority missing is a note (relevant_missing_from_collection); a majority fails
-        check_missing(missing, len({r for q in bench.queries for r in q.relevant}), o.allow_missing)
-        by_groups = None
-        if o.by:  # before any query runs: a field no relevant chunk has fails fast
-            by_groups = group_by_field(st, coll, bench.queries, ev.field_path, o.by)
-        # Warm-up: model and caches, not counted.
-        retriever.retrieve(ev.body(bench.queries[0], 1), collection=coll)
-        if progress is not None:
-            progress.start(len(bench.queries))
-        run: dict[str, dict[str, float]] = {}
+        missing, warnings, by_groups = ev.check(mapping)
         spans = SpanCollector(bench, o.k, ev.key, mapping) if bench.span_labelled else None
-        timings: dict[str, list[float]] = {s: [] for s in _STAGES}
-        per_query: dict[str, QueryRow] = {}
-        for q in bench.queries:
-            ranked, resp = ev.run_query(q)
-            run[q.query_id] = ranked
-            found: dict[str, int] = {}
-            if resp.status == "error" and resp.error is not None:
-                ev.errors[q.query_id] = f"{resp.error.code.value}: {resp.error.message}"
-            else:
-                for s in _STAGES:
-                    timings[s].append(float(getattr(resp.timings, s)))
-                found = ev.integrity.check(resp, q.filters)
-                if spans is not None:
-                    spans.add(q, resp.results)
-            per_query[q.query_id] = QueryRow(
-                query=q.text,
-                relevant=q.relevant,
-                retrieved=[(d, round(s, 4)) for d, s in list(ranked.items())[:_SHOWN]],
-                total_ms=round(resp.timings.total_ms, 3),
-                timings=StageTimings(
-                    **{s: round(float(getattr(resp.timings, s)), 3) for s in _STAGES}
-                ),
-                filters=q.filters or None,
-                filter_violations=found.get("filter_violated", 0) if q.filters else None,
-                references=(
-                    [SpanRef(doc_id=x.doc_id, start=x.start, end=x.end) for x in q.references]
-                    if spans is not None
-                    else None
-                ),
-            )
-            if progress is not None:
-                progress.advance(1)
-        means, per_metric = compute_metrics(
-            names, bench.qrels, _by_rank(run), judged_only=o.judged_only
+        ran = ev.run_all(spans, progress)
+        means, per_metric = compute_metrics(  # the labelled queries (all, unless estimate)
+            names,
+            {q: r for q, r in bench.qrels.items() if r},
+            _by_rank(ran.run),
+            judged_only=o.judged_only,
         )
         span_summary = None
         if spans is not None:  # beside the document metrics, in the same per-query rows
             span_summary, span_rows = spans.score(st, coll, ev.field_path)
             for qid, values in span_rows.items():
                 per_metric.setdefault(qid, {}).update(values)
-            for qid, row in per_query.items():  # what the report marks the answer in
+            for qid, row in ran.per_query.items():  # what the report marks the answer in
                 row.hits = spans.hits(qid)
         for qid, values in per_metric.items():
-            per_query[qid].metrics = {k: round(v, 6) for k, v in values.items()}
+            ran.per_query[qid].metrics = {k: round(v, 6) for k, v in values.items()}
         report = EvalReport(
             dataset=str(dataset),
             collection=coll,
-            embedder=emb.name,
+            embedder=ws.embedder.name,
             relevance_by=o.relevance_by,
             ks=o.k,
             metrics={k: round(v, 6) for k, v in means.items()},
-            per_query=per_query,
-            latency=Latency(**{s: _percentiles(v) for s, v in timings.items()}),
+            per_query=ran.per_query,
+            latency=Latency(**{s: _percentiles(v) for s, v in ran.timings.items()}),
             throughput=ev.throughput() if o.throughput else None,
             integrity=ev.integrity.summary(),
             benchmark=BenchmarkInfo(
@@ -411,19 +436,8 @@ def evaluate(
                 ingested=ingested,
                 pooled=bench.pooled,
             ),
-            search=SearchInfo(
-                mode=params.mode,
-                exact=params.exact,
-                index="exact (brute force)" if params.exact else "HNSW",
-                backend=st.backend,
-                fetch_chunks=ev.fetch_size(),
-                score_threshold=params.score_threshold,
-                aggregation=ev.aggregation.label if o.relevance_by != "chunk" else "chunk",
-                fusion=params.fusion_label,
-                params=params,
-                collection_index=built,
-            ),
-            breakdown=build_breakdown(bench.queries, per_query, o.by, by_groups),
+            search=ev.search_info(built),
+            breakdown=build_breakdown(bench.queries, ran.per_query, o.by, by_groups),
             spans=span_summary,
             relevance_field=ev.relevance,
             warnings=[
@@ -433,27 +447,41 @@ def evaluate(
             ],
             judged_only=o.judged_only,
             created_at=datetime.now(UTC).isoformat(),
-        ).with_run(run)
-        low = report.low_coverage()
-        if low is not None:
-            report.warnings.append(
-                f"Low label coverage: judged@{low[0]} is {low[1]:.2f} on a pooled benchmark, so "
-                f"most top-{low[0]} hits fell outside the judged pools and count as misses. "
-                "Judge them (`ragsonde judge`, or the page's Judge view), or score with "
-                "judged_only."
-            )
-        if o.sweep_thresholds:
-            from ragsonde.evaluate.sweep import sweep_thresholds
-
-            report.threshold_sweep = sweep_thresholds(
-                run, bench.qrels, max_recall_loss=o.max_recall_loss
-            )
-        if o.ann_vs_exact:
-            report.index_health = ev.index_health(timings["search_ms"])
-        report.gates = [g.evaluate(report) for g in o.parsed_gates]
+        ).with_run(ran.run)
+        _finish(report, ev, ran, o)
+        if extend is not None:
+            extend(report)
         report.seconds = round(time.perf_counter() - started, 3)
         _record(report, bench, ws, record, history)
         return report
-    finally:
-        if workspace is None:
-            ws.close()
+
+
+def _metric_names(o: EvalOptions) -> list[str]:
+    """The metrics of the cutoffs, and those the gates name (an unknown one fails here)."""
+    names = metric_names(o.k)
+    for gate in o.parsed_gates:
+        if "." not in gate.path:
+            parse_metric(gate.path)
+            names.append(gate.path)
+    return list(dict.fromkeys(names))
+
+
+def _finish(report: EvalReport, ev: _Evaluation, ran: _Ran, o: EvalOptions) -> None:
+    """What the options add to a scored report: the coverage warning, the threshold sweep,
+    the index's health, and the gates' verdicts (last: they read the rest)."""
+    low = report.low_coverage()
+    if low is not None:
+        report.warnings.append(
+            f"Low label coverage: judged@{low[0]} is {low[1]:.2f} on a pooled benchmark, so "
+            f"most top-{low[0]} hits fell outside the judged pools and count as misses. Judge "
+            "them (`ragsonde judge`, or the page's Judge view), or score with judged_only."
+        )
+    if o.sweep_thresholds:
+        from ragsonde.evaluate.sweep import sweep_thresholds
+
+        report.threshold_sweep = sweep_thresholds(
+            ran.run, ev.bench.qrels, max_recall_loss=o.max_recall_loss
+        )
+    if o.ann_vs_exact:
+        report.index_health = ev.index_health(ran.timings["search_ms"])
+    report.gates = [g.evaluate(report) for g in o.parsed_gates]

@@ -2,9 +2,11 @@
 
 ``report`` is what ``ragsonde eval --json`` / ``--save`` write (an :class:`EvalReport`, or with
 ``--versus`` a :class:`VersusReport`), and what ``GET /v1/eval/{job_id}`` returns as ``report``;
-``comparison`` is what ``ragsonde compare --json`` writes. The report's schema ships in the
-package as ``report.schema.json``; regenerate it after changing a model with
-``python -m ragsonde.evaluate.schema`` (a test fails while the file and the models differ).
+``comparison`` is what ``ragsonde compare --json`` writes; ``options`` is what an evaluation takes
+(:class:`~ragsonde.evaluate.EvalOptions`, the same from the library, the CLI and HTTP). The
+report's schema ships in the package as ``report.schema.json``; regenerate it after changing a
+model with ``python -m ragsonde.evaluate.schema`` (a test fails while the file and the models
+differ).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
+from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import SCHEMA_VERSION, EvalReport, VersusReport
 
 __all__ = ["SCHEMAS", "SCHEMA_FILE", "get_schema", "schema_text"]
@@ -42,6 +45,16 @@ def _comparison() -> dict[str, Any]:
     }
 
 
+def _options() -> dict[str, Any]:
+    """What every surface builds once: the library's argument, the eval command's flags, the
+    options of a ``POST /v1/eval`` body, the pytest plugin's keywords."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **EvalOptions.model_json_schema(mode="validation"),
+        "title": f"ragsonde evaluation options {SCHEMA_VERSION}",
+    }
+
+
 def _history(model: type[BaseModel], what: str) -> Callable[[], dict[str, Any]]:
     def build() -> dict[str, Any]:
         return {
@@ -54,7 +67,7 @@ def _history(model: type[BaseModel], what: str) -> Callable[[], dict[str, Any]]:
 
 
 def _history_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
-    from ragsonde.evaluate.history import models as h
+    from ragsonde.history import models as h
 
     return {
         "history-list": _history(h.RunList, "history list"),
@@ -71,6 +84,7 @@ def _history_schemas() -> dict[str, Callable[[], dict[str, Any]]]:
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "report": _report,
     "comparison": _comparison,
+    "options": _options,
     **_history_schemas(),
 }
 

@@ -20,8 +20,8 @@ from ragsonde.evaluate.datasets import Benchmark, BenchQuery
 from ragsonde.evaluate.report import SpanHit, SpanSummary
 from ragsonde.evaluate.spans import Span, precision_omega, span_of, span_scores
 from ragsonde.models import Result
-from ragsonde.store import Store
-from ragsonde.store.payload import PayloadMapping, get_path
+from ragsonde.models.payload import PayloadMapping, get_path
+from ragsonde.models.store import Store
 
 __all__ = ["HITS", "SpanCollector"]
 

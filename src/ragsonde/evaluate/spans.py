@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.store.payload import DEFAULT_MAPPING, PayloadMapping
+from ragsonde.models.payload import DEFAULT_MAPPING, PayloadMapping
 
 __all__ = [
     "SPAN_METRICS",

@@ -23,15 +23,15 @@ from pathlib import Path
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
-from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
+from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.evaluate.compare import compare_reports
 from ragsonde.evaluate.metrics import metric_names, parse_metric
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store import Store
-from ragsonde.workspace import Workspace
+from ragsonde.workspace import Workspace, using
 
 __all__ = ["VersusReport", "evaluate_versus", "versus_collection"]
 
@@ -62,13 +62,7 @@ def _check_dimension(store: Store, collection: str, embedder: Embedder) -> None:
         info = store.collection_info(collection)
     except CollectionNotFoundError:
         return
-    if info.dimension != embedder.dimension:
-        raise DimensionMismatchError(
-            collection=collection,
-            collection_dim=info.dimension,
-            embedder=embedder.name,
-            embedder_dim=embedder.dimension,
-        )
+    info.require_dimension(embedder.dimension, embedder.name)
 
 
 def _check_metrics(metrics: Sequence[str] | None, o: EvalOptions) -> list[str] | None:
@@ -90,12 +84,11 @@ def _check_metrics(metrics: Sequence[str] | None, o: EvalOptions) -> list[str] |
 def evaluate_versus(
     dataset: str | Path,
     embedders: Sequence[str | Embedder],
+    options: EvalOptions | None = None,
+    workspace: Workspace | None = None,
     *,
     collection: str | None = None,
     collections: Sequence[str] | None = None,
-    options: EvalOptions | None = None,
-    settings: Settings | None = None,
-    store: Store | None = None,
     metrics: Sequence[str] | None = None,
     alpha: float = 0.05,
     n_resamples: int = 10000,
@@ -106,11 +99,13 @@ def evaluate_versus(
     """Evaluate embedder B against embedder A on ``dataset`` and compare them.
 
     ``embedders`` is ``(A, B)``, each a spec (``local:<model>``, ``openai:<model>``, …, built
-    with ``settings`` for keys and base URLs) or a ready :class:`~ragsonde.embedders.Embedder`.
-    Their collections are ``collections`` when given, else :func:`versus_collection` of
-    ``collection`` (default: the configured one) and each embedder's name. A missing collection
-    is ingested from ``corpus`` (any ``ragsonde ingest`` source), else the benchmark's
-    BEIR corpus; an existing one is used as it is, after checking its vector size.
+    with the workspace's settings for keys and base URLs) or a ready
+    :class:`~ragsonde.embedders.Embedder`. Both use ``workspace``'s store (else one opened for
+    this call, :func:`~ragsonde.workspace.using`). Their collections are ``collections`` when
+    given, else :func:`versus_collection` of ``collection`` (default: the configured one) and
+    each embedder's name. A missing collection is ingested from ``corpus`` (any ``ragsonde
+    ingest`` source), else the benchmark's BEIR corpus; an existing one is used as it is,
+    after checking its vector size.
 
     Both sides are evaluated with the same ``options`` (``progress.start`` is called once per
     side, A first), then compared on ``metrics`` (default: every metric both reports have) with
@@ -131,10 +126,9 @@ def evaluate_versus(
         raise QueryValidationError("n_resamples must be positive.", field="n_resamples")
     o = options or EvalOptions()
     wanted = _check_metrics(metrics, o)
-    with Workspace(settings, store=store) as ws:  # one store for both sides
+    with using(workspace) as ws:  # one store for both sides
         cfg = ws.settings
         base = collection or cfg.collection
-        st = ws.store
         embs = [_side_embedder(e, cfg) for e in embedders]
         names = list(collections or [versus_collection(base, e.name) for e in embs])
         if names[0] == names[1]:
@@ -144,21 +138,21 @@ def evaluate_versus(
                 field="collection",
             )
         for name, emb in zip(names, embs, strict=True):
-            _check_dimension(st, name, emb)
-        reports = [
-            evaluate(
-                dataset,
-                collection=name,
-                options=o,
-                settings=cfg,
-                store=st,
-                embedder=emb,
-                progress=progress,
-                ingest=True,
-                corpus=corpus,
-            )
-            for name, emb in zip(names, embs, strict=True)
-        ]
+            _check_dimension(ws.store, name, emb)
+        reports = []
+        for name, emb in zip(names, embs, strict=True):
+            with ws.sharing(embedder=emb) as side:
+                reports.append(
+                    evaluate(
+                        dataset,
+                        o,
+                        side,
+                        collection=name,
+                        progress=progress,
+                        ingest=True,
+                        corpus=corpus,
+                    )
+                )
     report_a, report_b = reports
     comparison = compare_reports(
         report_a,

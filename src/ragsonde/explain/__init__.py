@@ -27,7 +27,12 @@ from ragsonde.evaluate.misses import (
 from ragsonde.explain.ladder import LADDER, Rung, climb
 from ragsonde.explain.pipeline import Pipeline, Ranking
 from ragsonde.explain.retrievability import gini, retrievability
-from ragsonde.explain.run import DEFAULT_EXPLAIN_K, explain_query, explain_report
+from ragsonde.explain.run import (
+    DEFAULT_EXPLAIN_K,
+    evaluate_explained,
+    explain_query,
+    explain_report,
+)
 
 __all__ = [
     "DEFAULT_EXPLAIN_K",
@@ -45,6 +50,7 @@ __all__ = [
     "Stage",
     "Step",
     "climb",
+    "evaluate_explained",
     "explain_query",
     "explain_report",
     "gini",

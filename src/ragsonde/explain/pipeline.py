@@ -4,9 +4,9 @@
 threshold, how many chunks were fetched before collapsing them into documents, and how chunks
 became documents. It is read from an evaluation report's ``search`` block
 (:meth:`Pipeline.of_report`: ``params``, every parameter that ran), or from the settings for one
-query (:meth:`Pipeline.of_settings`). :meth:`Pipeline.spec` turns it into the store's
-:class:`~ragsonde.store.SearchSpec` for one query (``SearchSpec.of``, as the retriever does);
-the ladder (:mod:`.ladder`) relaxes copies of that spec, one stage at a time.
+query (:meth:`Pipeline.of_settings`). :meth:`Pipeline.spec` turns it into a store
+search, a :class:`~ragsonde.models.points.SearchSpec` for one query (``SearchSpec.of``, as the
+retriever does); the ladder (:mod:`.ladder`) relaxes copies of that spec, one stage at a time.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragsonde.evaluate.aggregation import Aggregation, aggregate
+from ragsonde.evaluate.aggregation import Aggregation, collapse
 from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.models.params import SearchParams
-from ragsonde.store import Distance, FilterSpec, Hit, SearchSpec, similarity_of
-from ragsonde.store.base import SparseVector
-from ragsonde.store.payload import get_path
+from ragsonde.models.payload import get_path
+from ragsonde.models.points import FilterSpec, Hit, SearchSpec, SparseVector
+from ragsonde.models.scores import Distance, similarity_of
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings
@@ -156,22 +156,19 @@ class Ranking:
         how = parse_aggregation(pipeline.aggregation)
         # a sum adds the engine's scores where they are similarities (as the evaluation does)
         raw = pipeline.mode != "dense" or distance in (Distance.COSINE, Distance.DOT)
-        every: list[tuple[str, float]] = []
-        kept: list[tuple[str, float]] = []
+        scored = [
+            (doc_of(hit, pipeline.doc_path), similarity(hit.score), hit.score) for hit in hits
+        ]
         chunks: dict[str, int] = {}
         best: dict[str, float] = {}
-        for hit in hits:
-            doc = doc_of(hit, pipeline.doc_path)
-            if doc is None:
-                continue
-            chunks[doc] = chunks.get(doc, 0) + 1
-            sim = similarity(hit.score)
-            best[doc] = max(best.get(doc, sim), sim)
-            pair = (doc, hit.score if raw else sim)
-            every.append(pair)
-            if sim >= pipeline.score_threshold:
-                kept.append(pair)
-        return cls(aggregate(every, how), aggregate(kept, how), chunks, best, len(hits))
+        for doc, sim, _ in scored:
+            if doc is not None:
+                chunks[doc] = chunks.get(doc, 0) + 1
+                best[doc] = max(best.get(doc, sim), sim)
+        kept = [s for s in scored if s[1] >= pipeline.score_threshold]
+        return cls(
+            collapse(scored, how, raw=raw), collapse(kept, how, raw=raw), chunks, best, len(hits)
+        )
 
     def rank(self, doc: str, *, kept: bool = False) -> int | None:
         """``doc``'s 1-based rank (``kept``: after the threshold); None when absent."""

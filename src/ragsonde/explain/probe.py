@@ -20,14 +20,17 @@ from ragsonde.evaluate.misses import Stage
 from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.evaluate.spans import Span, span_of
 from ragsonde.explain.pipeline import Pipeline, Ranking
-from ragsonde.store import CollectionInfo, FilterSpec, Hit, SearchSpec, Store, similarity_of
-from ragsonde.store._convert import prefetch_depth
-from ragsonde.store.payload import PayloadMapping, get_path
+from ragsonde.models.payload import PayloadMapping, get_path
+from ragsonde.models.points import CollectionInfo, FilterSpec, Hit, SearchSpec, prefetch_depth
+from ragsonde.models.scores import similarity_of
+from ragsonde.models.store import Store
 
 __all__ = ["BATCH", "Case", "DocFacts", "Probe", "Setup", "TokenWindow", "probe"]
 
 #: Searches per store request.
 BATCH = 64
+#: Queries whose relaxed searches are held at once (see :func:`probe`).
+GROUP = 4
 #: The deep fetch: chunks asked for with every stage relaxed (the evaluation's own cap).
 MAX_DEEP = 5000
 _DEEP_FACTOR = 10
@@ -206,14 +209,30 @@ def _relaxed(setup: Setup, spec: SearchSpec) -> SearchSpec:
 
 
 def probe(setup: Setup, cases: Sequence[Case]) -> list[Probe]:
-    """Search as run for every case, then relax only for those with misses."""
-    bases = setup.search([c.spec for c in cases])
-    probes = [Probe(c, setup.ranking(h)) for c, h in zip(cases, bases, strict=True)]
+    """Search as run for every case, then relax only for those with misses.
+
+    The relaxed searches of :data:`GROUP` queries at a time are asked, ranked and dropped before
+    the next group's: a deep fetch returns thousands of chunks with their payloads, and holding
+    every query's at once cost gigabytes on SciFact where one group's costs megabytes.
+    """
+    probes: list[Probe] = []
+    for i in range(0, len(cases), BATCH):
+        part = cases[i : i + BATCH]
+        bases = setup.search([c.spec for c in part])
+        probes.extend(Probe(c, setup.ranking(h)) for c, h in zip(part, bases, strict=True))
     for p in probes:
         if p.case.missed is None:
             top = p.base.top(setup.k)
             p.case.missed = [d for d, g in p.case.relevant.items() if g > 0 and d not in top]
     todo = [p for p in probes if p.case.missed]
+    for i in range(0, len(todo), GROUP):
+        _relax(setup, todo[i : i + GROUP])
+    return probes
+
+
+def _relax(setup: Setup, todo: Sequence[Probe]) -> None:
+    """The relaxed searches of ``todo``, each kept only as its ranking, and the missed
+    documents' facts."""
     specs: list[SearchSpec] = []
     slots: list[tuple[Probe, str]] = []
 
@@ -249,7 +268,6 @@ def probe(setup: Setup, cases: Sequence[Case]) -> list[Probe]:
     for p in todo:
         for doc in p.case.missed or []:
             p.facts[doc] = _facts(setup, p, doc, best_hits.get((id(p), doc)))
-    return probes
 
 
 def _facts(setup: Setup, p: Probe, doc: str, best: Hit | None) -> DocFacts:

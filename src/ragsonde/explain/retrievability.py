@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ragsonde.evaluate.misses import FieldShare, Retrievability
 from ragsonde.explain.pipeline import doc_of
-from ragsonde.store import Hit, Store
+from ragsonde.models.points import Hit
+from ragsonde.models.store import Store
 
 __all__ = ["collection_documents", "field_shares", "gini", "retrievability"]
 

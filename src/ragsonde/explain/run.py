@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.misses import MissesReport, QueryMisses
@@ -21,16 +21,17 @@ from ragsonde.explain.ladder import climb
 from ragsonde.explain.pipeline import Pipeline
 from ragsonde.explain.probe import Case, Probe, Setup, TokenWindow, probe
 from ragsonde.explain.retrievability import collection_documents, retrievability
+from ragsonde.models.points import SparseVector
 from ragsonde.progress import Progress
-from ragsonde.store.base import SparseVector
 from ragsonde.workspace import Workspace, using
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings
     from ragsonde.evaluate.datasets import Benchmark, BenchQuery
+    from ragsonde.evaluate.options import EvalOptions
     from ragsonde.evaluate.report import EvalReport
 
-__all__ = ["DEFAULT_EXPLAIN_K", "explain_query", "explain_report"]
+__all__ = ["DEFAULT_EXPLAIN_K", "evaluate_explained", "explain_query", "explain_report"]
 
 #: The cutoff a miss is counted at unless told (``--explain-k``).
 DEFAULT_EXPLAIN_K = 10
@@ -47,7 +48,7 @@ def _benchmark(benchmark: Benchmark | str | Path, split: str, queries: Path | No
 def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[Case]:
     """Each query embedded once (dense: one model call; BM25: one encoder call), its filter
     resolved on the collection, its search as the run made it."""
-    from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_language
+    from ragsonde.embedders.sparse import query_encoder, query_language, recorded_language
     from ragsonde.retriever.filters import FilterResolver
 
     if not queries:
@@ -62,7 +63,7 @@ def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[C
         first = next(iter(setup.store.scroll(setup.collection, batch_size=1)), [])
         recorded = recorded_language(first[0].payload) if first else None
         language = query_language(setup.collection, recorded, ws.settings.index.bm25_language)
-        sparse = list(Bm25Encoder(language=language).embed_queries(texts))
+        sparse = list(query_encoder(language).embed_queries(texts))
     resolver = FilterResolver(setup.mapping)
     cases = []
     for q, vec, sv in zip(queries, vectors, sparse, strict=True):
@@ -129,13 +130,7 @@ def explain_report(
     exceed the largest cutoff the run ranked to.
     """
     started = time.perf_counter()
-    depth = max(report.ks)
-    if not 1 <= k <= depth:
-        raise QueryValidationError(
-            f"explain_k: {k} is outside 1..{depth}, the largest cutoff the evaluation ranked "
-            f"to; raise --k or lower --explain-k.",
-            field="explain_k",
-        )
+    _check_k(k, max(report.ks))
     bench = _benchmark(benchmark, split, queries)
     with using(workspace, settings) as ws:
         store = ws.store
@@ -183,6 +178,41 @@ def explain_report(
         )
     report.misses = section
     return section
+
+
+def evaluate_explained(
+    dataset: str | Path,
+    options: EvalOptions,
+    workspace: Workspace,
+    *,
+    k: int = DEFAULT_EXPLAIN_K,
+    **evaluate_kwargs: Any,
+) -> EvalReport:
+    """:func:`~ragsonde.evaluate.evaluate` with the miss ladder (:func:`explain_report`) run on
+    the finished report before it is timed and recorded: ``eval --explain`` and a ``/v1/eval``
+    job with ``explain``. The report's ``seconds`` covers the ladder, and the run is recorded
+    once, misses included (``history diff`` reads them to say why a query flipped).
+
+    ``k`` is checked against the options' cutoffs before any query runs.
+    """
+    from ragsonde.evaluate import evaluate
+
+    _check_k(k, max(options.k))
+    bench = _benchmark(dataset, options.split, options.queries_file)
+
+    def explain(report: EvalReport) -> None:
+        explain_report(report, bench, k=k, workspace=workspace)
+
+    return evaluate(dataset, options, workspace, extend=explain, **evaluate_kwargs)
+
+
+def _check_k(k: int, depth: int) -> None:
+    if not 1 <= k <= depth:
+        raise QueryValidationError(
+            f"explain_k: {k} is outside 1..{depth}, the largest cutoff the evaluation ranked "
+            f"to; raise --k or lower --explain-k.",
+            field="explain_k",
+        )
 
 
 def explain_query(

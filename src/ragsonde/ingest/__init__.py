@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.ingest.document import Document, Failure, Section
@@ -19,8 +17,8 @@ from ragsonde.ingest.pipeline import (
     ingest_documents,
 )
 from ragsonde.ingest.sources import SOURCES, SourceOptions, detect_format, open_source
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store import Store
 from ragsonde.workspace import Workspace, using
 
 __all__ = [
@@ -50,7 +48,6 @@ def ingest(
     store: Store | None = None,
     embedder: Embedder | None = None,
     options: IngestOptions | None = None,
-    source_options: SourceOptions | None = None,
     progress: Progress | None = None,
 ) -> IngestReport:
     """Ingest ``location`` into ``collection`` (default: the configured one).
@@ -61,12 +58,13 @@ def ingest(
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         opts = options or IngestOptions()
         if opts.index is None or opts.bm25 is None:  # from the settings, unless given here
-            opts = replace(
-                opts,
-                index=opts.index or ws.settings.index_config,
-                bm25=opts.bm25 or ws.settings.bm25_params,
+            opts = opts.model_copy(
+                update={
+                    "index": opts.index or ws.settings.index_config,
+                    "bm25": opts.bm25 or ws.settings.bm25_params,
+                }
             )
-        source = open_source(location, fmt, source_options)  # before the store opens
+        source = open_source(location, fmt, opts.source)  # before the store opens
         total = source.estimate() if progress is not None else None
         return ingest_documents(
             source,

@@ -26,14 +26,15 @@ from typing import Any, Protocol, runtime_checkable
 
 from ragsonde.embedders import Embedder
 from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
-from ragsonde.errors import CollectionNotFoundError, DimensionMismatchError, QueryValidationError
+from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Failure
+from ragsonde.ingest.options import IngestOptions
+from ragsonde.models.index import Bm25Params, IndexConfig
+from ragsonde.models.payload import DEFAULT_MAPPING, ChunkFields, PayloadMapping
+from ragsonde.models.points import PointRecord, SparseVector
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store import PointRecord, Store
-from ragsonde.store.base import SparseVector
-from ragsonde.store.index_spec import Bm25Params, IndexConfig
-from ragsonde.store.payload import DEFAULT_MAPPING, ChunkFields, PayloadMapping
 
 __all__ = [
     "INDEXED_FIELDS",
@@ -125,26 +126,6 @@ class ChunkRecord:
     id: str
     embed_text: str
     payload: dict[str, Any]
-
-
-@dataclass
-class IngestOptions:
-    chunk_size: int | None = None
-    chunk_overlap: int | None = None
-    splitter: str = "recursive"
-    """A key of :data:`~ragsonde.ingest.splitters.SPLITTERS` (what ``ragsonde chunking``
-    recommends)."""
-    batch_size: int = 256
-    """Chunks per embed call and per upsert."""
-    prune: bool = False
-    sparse: bool = False
-    """Also write BM25 sparse vectors (for ``mode=sparse`` and ``mode=hybrid``)."""
-    index: IndexConfig | None = None
-    """Quantization and HNSW of a collection this ingest creates (an existing one keeps its
-    own; a difference becomes a warning)."""
-    bm25: Bm25Params | None = None
-    """BM25 ``k1``/``b``/``title_weight`` of the documents' sparse vectors (``None``: 1.2,
-    0.75, 0)."""
 
 
 @dataclass
@@ -355,13 +336,7 @@ def ensure_collection(
             "them. Ingest into a new collection (or delete this one first).",
             field="sparse",
         )
-    if info.dimension != embedder.dimension:
-        raise DimensionMismatchError(
-            collection=collection,
-            collection_dim=info.dimension,
-            embedder=embedder.name,
-            embedder_dim=embedder.dimension,
-        )
+    info.require_dimension(embedder.dimension, embedder.name)
     return info.index_warnings(index)
 
 

@@ -35,7 +35,7 @@ from ragsonde.labels.models import BenchmarkEntry, GenerateReport, JudgeReport, 
 from ragsonde.labels.offline import DEFAULT_METHOD, generate_offline, generator_name
 from ragsonde.labels.sampling import MIN_CHARS, Chunk, read_chunks, stratified_sample
 from ragsonde.labels.spans import reference
-from ragsonde.store import Store
+from ragsonde.models.store import Store
 from ragsonde.workspace import Workspace, using
 
 if TYPE_CHECKING:

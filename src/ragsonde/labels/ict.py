@@ -40,7 +40,8 @@ from ragsonde.labels.models import BenchmarkEntry
 from ragsonde.labels.sampling import Chunk
 from ragsonde.labels.spans import Made, MakesQueries, sentence_spans
 from ragsonde.models.derived import COPY_KEY, EDIT_KEY, DerivedCopy, Edit, text_sha256
-from ragsonde.store import PointRecord, Store
+from ragsonde.models.points import PointRecord
+from ragsonde.models.store import Store
 
 __all__ = [
     "ICT_METHOD",
@@ -87,7 +88,7 @@ class IctSentence(MakesQueries):
 def _bm25_encoder(payload: dict[str, Any]) -> Any:
     """The collection's BM25 encoder: the parameters its payload's ``bm25`` label records."""
     from ragsonde.embedders.sparse import Bm25Encoder
-    from ragsonde.store.index_spec import Bm25Params
+    from ragsonde.models.index import Bm25Params
 
     m = _BM25_LABEL.match(str(payload.get("bm25") or ""))
     if m is None:

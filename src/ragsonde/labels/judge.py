@@ -32,8 +32,8 @@ from ragsonde.labels.models import BenchmarkEntry, JudgeReport, Label, LabelSour
 from ragsonde.labels.pool import PooledHit, modes_for, pool
 from ragsonde.labels.prompts import JUDGE_VERSIONS, judge_messages, parse_grade
 from ragsonde.models import SearchMode
+from ragsonde.models.store import Store
 from ragsonde.retriever import Retriever
-from ragsonde.store import Store
 from ragsonde.workspace import Workspace, using
 
 __all__ = ["JudgeOptions", "judge", "judge_entries"]

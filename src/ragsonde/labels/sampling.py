@@ -13,7 +13,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ragsonde.store import Store
+from ragsonde.models.store import Store
 
 __all__ = ["Chunk", "read_chunks", "stratified_sample"]
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ragsonde.embedders.sparse import recorded_language
+from ragsonde.models.index import Bm25Params
 from ragsonde.models.params import IndexParams
-from ragsonde.store import CollectionInfo, Store
-from ragsonde.store.base import PointRecord
-from ragsonde.store.index_spec import Bm25Params
+from ragsonde.models.points import CollectionInfo, PointRecord
+from ragsonde.models.store import Store
 
 __all__ = ["TTL_S", "CollectionFacts"]
 

@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.store import CollectionInfo, FilterSpec, SearchStore, Store
-from ragsonde.store.payload import PayloadMapping, get_path
+from ragsonde.models.payload import PayloadMapping, get_path
+from ragsonde.models.points import CollectionInfo, FilterSpec
+from ragsonde.models.store import SearchStore, Store
 
 __all__ = ["FilterResolver"]
 

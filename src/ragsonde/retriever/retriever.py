@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -21,9 +22,10 @@ from ragsonde.embedders import Embedder
 from ragsonde.embedders.isolate import embed_groups
 from ragsonde.embedders.sparse import (
     Bm25Encoder,
+    query_encoder,
     query_language,
 )
-from ragsonde.errors import DimensionMismatchError, QueryValidationError, RagsondeError
+from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.models import (
     BatchRequest,
     BatchResponse,
@@ -35,14 +37,16 @@ from ragsonde.models import (
     parse_query,
     validation_error_from_pydantic,
 )
+from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
 from ragsonde.models.params import IndexParams, SearchParams
+from ragsonde.models.payload import PayloadMapping
+from ragsonde.models.points import CollectionInfo, Hit, SearchSpec, SparseVector
+from ragsonde.models.scores import similarity_of
+from ragsonde.models.store import Store
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
-from ragsonde.store import CollectionInfo, Hit, SearchSpec, Store, similarity_of
-from ragsonde.store.base import SparseVector
-from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE
-from ragsonde.store.payload import PayloadMapping
-from ragsonde.workspace import Workspace
+from ragsonde.tracing import trace_retrieval
+from ragsonde.workspace import Workspace, using
 
 __all__ = ["Retriever"]
 
@@ -101,14 +105,11 @@ class Retriever:
         ``search``: the search parameters to run with; those it does not set inherit the
         settings' (``settings.search``). A query's own ``mode``, ``top_k``,
         ``score_threshold`` and ``search`` override them for that query alone."""
-        self._own_workspace = workspace is None
-        if workspace is None:
-            workspace = Workspace(settings, store=store, embedder=embedder)
-        elif settings is not None or store is not None or embedder is not None:
-            raise TypeError("pass a workspace or settings/store/embedder, not both")
-        self.workspace = workspace
+        self._owned = ExitStack()  # what close() closes: a workspace opened here, if any
+        self.workspace = self._owned.enter_context(
+            using(workspace, settings, store=store, embedder=embedder)
+        )
         self.settings = self.workspace.settings
-        self._sparse: dict[str, Bm25Encoder] = {}
         self.limits = limits or self.settings.limits
         self.search = self.settings.search.overlay(search)
         # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
@@ -130,9 +131,8 @@ class Retriever:
         return self.workspace.embedder_name
 
     def close(self) -> None:
-        """Close the workspace if this retriever built it."""
-        if self._own_workspace:
-            self.workspace.close()
+        """Close the workspace if this retriever opened it."""
+        self._owned.close()
 
     def __enter__(self) -> Retriever:
         return self
@@ -149,7 +149,14 @@ class Retriever:
     def retrieve(
         self, query: Query | Mapping[str, Any], *, collection: str | None = None
     ) -> Response:
-        """Answer one query. Errors come back as an error Response, never raised."""
+        """Answer one query. Errors come back as an error Response, never raised. Traced as a
+        GenAI retrieval span when an OpenTelemetry SDK is configured (:mod:`ragsonde.tracing`)."""
+        started = time.time_ns()
+        response = self._retrieve(query, collection)
+        trace_retrieval(response, started)
+        return response
+
+    def _retrieve(self, query: Query | Mapping[str, Any], collection: str | None) -> Response:
         t0 = time.perf_counter()
         try:
             q = self._parse(query)
@@ -201,6 +208,7 @@ class Retriever:
         batched stage (stage time / queries in it).
         """
         t0 = time.perf_counter()
+        started = time.time_ns()
         envelope = self._envelope(batch)
         default_coll = envelope.collection or self.settings.collection
         responses: list[Response | None] = [None] * len(envelope.queries)
@@ -251,6 +259,8 @@ class Retriever:
                 )
                 responses[p.index] = resp
         final = [r for r in responses if r is not None]
+        for r in final:
+            trace_retrieval(r, started)
         n_err = sum(r.status == "error" for r in final)
         status = "success" if n_err == 0 else ("error" if n_err == len(final) else "partial")
         return BatchResponse(
@@ -322,14 +332,7 @@ class Retriever:
         for p in pending:
             try:
                 info = self._collection_info(p.collection)
-                dim = self.embedder.dimension
-                if dim != info.dimension:
-                    raise DimensionMismatchError(
-                        collection=p.collection,
-                        collection_dim=info.dimension,
-                        embedder=self.model_name,
-                        embedder_dim=dim,
-                    )
+                info.require_dimension(self.embedder.dimension, self.model_name)
                 if p.params.mode != "dense" and info.sparse_vector_name is None:
                     raise QueryValidationError(
                         f"Collection '{p.collection}' was built for dense search only, so mode "
@@ -377,10 +380,9 @@ class Retriever:
         return failed
 
     def sparse_encoder(self, language: str = DEFAULT_BM25_LANGUAGE) -> Bm25Encoder:
-        """The BM25 query encoder of ``language``, made once."""
-        if language not in self._sparse:
-            self._sparse[language] = Bm25Encoder(language=language)
-        return self._sparse[language]
+        """The BM25 query encoder of ``language`` (:func:`~ragsonde.embedders.sparse.query_encoder`,
+        made once per process)."""
+        return query_encoder(language)
 
     def _bm25_language(self, collection: str) -> str:
         """The language ``collection``'s BM25 queries are encoded in: the one its chunks record

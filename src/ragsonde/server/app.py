@@ -28,13 +28,16 @@ from starlette.concurrency import run_in_threadpool
 from ragsonde import __version__
 from ragsonde.config import Settings, load_settings
 from ragsonde.embedders import preload
-from ragsonde.embedders.base import Embedder, microbatched_by_default
 from ragsonde.errors import RagsondeError
 from ragsonde.models import BatchRequest, Query
 from ragsonde.retriever import Retriever
-from ragsonde.server.batcher import MicroBatchingEmbedder
+from ragsonde.server.batcher import batching
 from ragsonde.server.errors import install_error_handlers
-from ragsonde.server.middleware import BodyLimitMiddleware, RequestLogMiddleware
+from ragsonde.server.middleware import (
+    BodyLimitMiddleware,
+    RequestLogMiddleware,
+    TraceContextMiddleware,
+)
 from ragsonde.server.security import require_api_key
 from ragsonde.server.state import ServerState
 from ragsonde.workspace import Workspace
@@ -68,6 +71,7 @@ ROUTERS: tuple[RouterSpec, ...] = (
     RouterSpec("ragsonde.server.routes_eval", protected=True, optional=True),
     RouterSpec("ragsonde.server.routes_judge", protected=True),
     RouterSpec("ragsonde.server.routes_history", protected=True),
+    RouterSpec("ragsonde.server.routes_traffic", protected=True),
     RouterSpec("ragsonde.server.routes_page", protected=False),
 )
 
@@ -124,9 +128,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        if state.batcher is not None:
-            await run_in_threadpool(state.batcher.close)
-        if state.owns_workspace:  # closes the store it opened
+        if state.owns_workspace:  # closes the store it opened, and the batcher it made
             await run_in_threadpool(state.workspace.close)
 
 
@@ -160,27 +162,15 @@ def _install_openapi(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
 
 
-def _batcher(settings: Settings) -> MicroBatchingEmbedder | None:
-    """The micro-batching embedder when RAGSONDE_MICROBATCH is on, or unset and the embedder is
-    one batched by default (:func:`~ragsonde.embedders.base.microbatched_by_default`; see
-    server.batcher for the measurements)."""
-    if settings.microbatch is False:
-        return None
-    inner: Embedder | None = None
-    if settings.microbatch is None:
-        try:  # builds the embedder object only: its model loads on first use
-            inner = Workspace.embedder_for(settings)
-        except RagsondeError:  # a bad setting surfaces at warm-up and in /readyz, as before
-            return None
-        if not microbatched_by_default(inner):
-            return None
-    return MicroBatchingEmbedder(
-        inner,
-        factory=None if inner is not None else lambda: Workspace.embedder_for(settings),
-        name=settings.embedder,
-        window_ms=settings.microbatch_ms,
-        max_batch=settings.microbatch_max,
-    )
+def _mount_mcp(app: FastAPI, state: ServerState) -> None:
+    """The MCP tools at ``/mcp`` (:mod:`.mcp_mount`) when the ``mcp`` extra is installed."""
+    try:
+        from ragsonde.server.mcp_mount import mount_mcp
+    except ModuleNotFoundError as e:
+        if e.name is not None and e.name.split(".")[0] == "mcp":
+            return
+        raise
+    mount_mcp(app, state)
 
 
 def create_app(settings: Settings | None = None, retriever: Retriever | None = None) -> FastAPI:
@@ -202,16 +192,15 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
         )
     else:
         settings = settings or load_settings()
-        batcher = _batcher(settings)
         # Long-lived: it lets go of collections it is not using, so `ragsonde ingest` can write
-        # into the same home while it serves (see ragsonde.store.edge).
-        ws = Workspace(settings, embedder=batcher, long_lived=True)
+        # into the same home while it serves (see ragsonde.store.edge). Its embedder is used
+        # through the micro-batcher when the settings say so; closing the workspace stops it.
+        ws = Workspace(settings, long_lived=True, wrap_embedder=batching(settings))
         state = ServerState(
             settings=settings,
             workspace=ws,
             retriever=Retriever(workspace=ws),
             owns_workspace=True,
-            batcher=batcher,
         )
     settings = state.settings
     # fastapi-offline: FastAPI with /docs and /redoc served from bundled Swagger UI and ReDoc
@@ -232,7 +221,9 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
         if router is not None:
             deps = [Depends(require_api_key)] if spec.protected else []
             app.include_router(router, dependencies=deps)
+    _mount_mcp(app, state)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestLogMiddleware)
+    app.add_middleware(TraceContextMiddleware)
     _install_openapi(app)
     return app

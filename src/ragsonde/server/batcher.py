@@ -51,10 +51,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ragsonde.embedders.base import Embedder, Vectors
+from ragsonde.config import Settings
+from ragsonde.embedders.base import Embedder, Vectors, microbatched_by_default
 from ragsonde.embedders.isolate import embed_groups
 
-__all__ = ["MicroBatchingEmbedder"]
+__all__ = ["MicroBatchingEmbedder", "batching"]
 
 
 @dataclass(eq=False)
@@ -208,3 +209,25 @@ class MicroBatchingEmbedder:
             else:
                 r.result = outcome
             r.done.set()
+
+
+def batching(settings: Settings) -> Callable[[Embedder], Embedder] | None:
+    """What the server's workspace uses its embedder through
+    (:class:`~ragsonde.workspace.Workspace`'s ``wrap_embedder``): a
+    :class:`MicroBatchingEmbedder` when RAGSONDE_MICROBATCH is on, or unset and the embedder is
+    one batched by default (:func:`~ragsonde.embedders.base.microbatched_by_default`; see the
+    measurements above); else the embedder itself. ``None``: micro-batching is off."""
+    if settings.microbatch is False:
+        return None
+
+    def wrap(inner: Embedder) -> Embedder:
+        if settings.microbatch is None and not microbatched_by_default(inner):
+            return inner
+        return MicroBatchingEmbedder(
+            inner,
+            name=settings.embedder,
+            window_ms=settings.microbatch_ms,
+            max_batch=settings.microbatch_max,
+        )
+
+    return wrap

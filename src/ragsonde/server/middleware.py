@@ -1,4 +1,5 @@
-"""ASGI middleware: the request body's rules (size, JSON only), and one log line per request.
+"""ASGI middleware: the request body's rules (size, JSON only), one log line per request, and
+the caller's trace continued (an incoming ``traceparent``, when tracing is on).
 
 Both are plain ASGI (no ``BaseHTTPMiddleware``), so streaming and background tasks are untouched.
 """
@@ -12,7 +13,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragsonde.server.errors import BodyTooLargeError, UnsupportedMediaTypeError
 
-__all__ = ["BODY_METHODS", "JSON_MEDIA_TYPE", "BodyLimitMiddleware", "RequestLogMiddleware"]
+__all__ = [
+    "BODY_METHODS",
+    "JSON_MEDIA_TYPE",
+    "BodyLimitMiddleware",
+    "RequestLogMiddleware",
+    "TraceContextMiddleware",
+]
 
 log = logging.getLogger("ragsonde.server")
 
@@ -115,3 +122,30 @@ class RequestLogMiddleware:
                 status,
                 (time.perf_counter() - start) * 1000.0,
             )
+
+
+class TraceContextMiddleware:
+    """Continue the caller's trace: the W3C ``traceparent`` (and ``tracestate``) of a request
+    become the context its retrieval spans are children of (:mod:`ragsonde.tracing`). Nothing
+    is read when tracing is off."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from ragsonde.tracing import active
+
+        if scope["type"] != "http" or _header(scope, b"traceparent") is None or not active():
+            await self.app(scope, receive, send)
+            return
+        from opentelemetry import context, propagate
+
+        carrier = {
+            bytes(k).decode("latin-1"): bytes(v).decode("latin-1")
+            for k, v in scope.get("headers", ())
+        }
+        token = context.attach(propagate.extract(carrier))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            context.detach(token)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.responses import HTMLResponse, JSONResponse
 
 from ragsonde.errors import QueryValidationError, RagsondeError
@@ -65,9 +65,13 @@ _REFUSED = (
 )
 
 
-class EvalRequest(EvalOptions):
-    """The evaluation options, plus what to evaluate: a dataset path on the server or an
-    uploaded benchmark, against a collection."""
+class EvalRequest(BaseModel):
+    """What to evaluate (a dataset path on the server or an uploaded benchmark, against a
+    collection) and how: the :class:`~ragsonde.evaluate.EvalOptions`, which the body gives at
+    its top level beside these fields (``{"dataset": "…", "k": [10], "mode": "hybrid"}``);
+    :meth:`parse` splits the two."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     dataset: str | None = Field(
         default=None,
@@ -85,10 +89,36 @@ class EvalRequest(EvalOptions):
     explain_k: int = Field(
         default=10, ge=1, le=1000, description="explain: a miss is outside this top k."
     )
+    options: EvalOptions = Field(default_factory=EvalOptions, exclude=True)
 
-    def options(self) -> EvalOptions:
-        """The options alone (what :func:`~ragsonde.evaluate.evaluate` takes)."""
-        return EvalOptions(**self.given())
+    @classmethod
+    def parse(cls, body: Any) -> EvalRequest:
+        """The request from its JSON body: this model's own fields, and every other key an
+        option (an unknown key fails there, named). Raises QueryValidationError."""
+        try:
+            if not isinstance(body, dict):
+                return cls.model_validate(body)
+            own = {k: v for k, v in body.items() if k in cls.model_fields and k != "options"}
+            options = EvalOptions.model_validate({k: v for k, v in body.items() if k not in own})
+            return cls.model_validate({**own, "options": options})
+        except ValidationError as e:
+            raise options_error(e) from e
+
+    @classmethod
+    def body_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of the body: the options' properties beside this model's own."""
+        schema = EvalOptions.model_json_schema(mode="validation")
+        own = cls.model_json_schema(mode="validation")
+        schema["properties"] = {
+            **schema.get("properties", {}),
+            **{k: v for k, v in own.get("properties", {}).items() if k != "options"},
+        }
+        defs = {**schema.get("$defs", {}), **own.get("$defs", {})}
+        defs.pop("EvalOptions", None)
+        if defs:
+            schema["$defs"] = defs
+        schema.update(title=cls.__name__, description=cls.__doc__ or "")
+        return schema
 
 
 class JobProgress(BaseModel):
@@ -230,27 +260,26 @@ def _run(job: EvalJob, state: ServerState) -> None:
     job.status = "running"
     try:
         path = job.path if job.path is not None else _write_upload(job, state)
-        job.report = evaluate(
-            path,
-            collection=req.collection,
-            options=req.options(),
-            workspace=state.workspace,
-            progress=job,
-        )
-        if req.explain:
-            from ragsonde.explain import explain_report
+        if req.explain:  # misses explained before the report is timed and recorded
+            from ragsonde.explain import evaluate_explained
 
-            explain_report(
-                job.report,
+            job.report = evaluate_explained(
                 path,
+                req.options,
+                state.workspace,
                 k=req.explain_k,
-                split=req.split,
-                queries=req.queries_file,
-                workspace=state.workspace,
+                collection=req.collection,
+                progress=job,
             )
-            from ragsonde.evaluate.history import record_misses
+        else:
+            job.report = evaluate(
+                path, req.options, state.workspace, collection=req.collection, progress=job
+            )
+        if req.options.estimate:  # a plan file is the server's own business: never read one
+            from ragsonde.estimate import estimate_report
 
-            record_misses(job.report, state.settings.home)  # for `history diff`'s why
+            plain = req.options.model_copy(update={"plan_file": None})
+            estimate_report(job.report, plain, workspace=state.workspace)
         _save(job, state)
         job.status = "done"
     except _Cancelled:
@@ -330,7 +359,7 @@ def _json_errors() -> dict[int | str, dict[str, Any]]:
 
 def _request_body() -> dict[str, Any]:
     """The body ``start_eval`` reads raw, documented as the model it validates against."""
-    schema = EvalRequest.model_json_schema(mode="validation")
+    schema = EvalRequest.body_schema()
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
@@ -345,11 +374,9 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
     """Start an evaluation job; poll ``GET /v1/eval/{job_id}``."""
     body = await read_json(request)
     try:
-        req = EvalRequest.model_validate(body)
-    except QueryValidationError as e:  # EvalOptions names the field and the rule
+        req = EvalRequest.parse(body)
+    except QueryValidationError as e:  # names the field and the rule
         raise ApiError(e) from e
-    except ValidationError as e:
-        raise ApiError(options_error(e)) from e
     if (req.dataset is None) == (req.benchmark is None):
         raise ApiError(
             QueryValidationError(

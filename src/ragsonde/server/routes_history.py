@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 
 from ragsonde.errors import RagsondeError
-from ragsonde.evaluate.history import (
+from ragsonde.history import (
     HistoryStore,
     RunDiff,
     RunList,

@@ -14,6 +14,7 @@ another site is refused before it is read). Benchmark names are plain file names
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -83,6 +84,11 @@ class QuerySummary(BaseModel):
     query: str
     grades: dict[str, int] = Field(description="Chunk id -> human grade.")
     judged: int
+    planned: bool = Field(
+        default=False,
+        description="In the benchmark's judging plan (NAME.plan.json, `ragsonde judge --plan`): "
+        "planned queries come first, in the plan's order.",
+    )
 
 
 class BenchmarkFile(BaseModel):
@@ -132,7 +138,27 @@ async def get_benchmark(name: str, state: State) -> BenchmarkFile:
     """One benchmark: its queries and their grades (empty when the file is not made yet)."""
     path = _path(state, name)
     entries = await run_in_threadpool(read_entries, path) if path.exists() else []
-    return BenchmarkFile(name=path.stem, path=str(path), queries=[_summary(e) for e in entries])
+    queries = [_summary(e) for e in entries]
+    planned = _planned(path.with_name(f"{path.stem}.plan.json"))
+    if planned:
+        queries = sorted(
+            (q.model_copy(update={"planned": q.query_id in planned}) for q in queries),
+            key=lambda q: planned.get(q.query_id, len(planned)),
+        )
+    return BenchmarkFile(name=path.stem, path=str(path), queries=queries)
+
+
+def _planned(path: Path) -> dict[str, int]:
+    """Query id -> place in the judging plan beside a benchmark (none, or unreadable: empty)."""
+    if not path.is_file():
+        return {}
+    from ragsonde.estimate.plan import JudgingPlan
+
+    try:
+        plan = JudgingPlan.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError):
+        return {}
+    return {p.query_id: i for i, p in enumerate(plan.plan)}
 
 
 def _pool(state: ServerState, req: PoolRequest) -> PoolResponse:

@@ -26,6 +26,7 @@ _ASSETS = {
     "app.js": "text/javascript",
     "judge.js": "text/javascript",
     "history.js": "text/javascript",
+    "traffic.js": "text/javascript",
 }
 
 _HEADERS = {

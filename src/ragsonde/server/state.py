@@ -28,9 +28,20 @@ class ServerState:
     workspace: Workspace
     retriever: Retriever
     owns_workspace: bool
-    batcher: MicroBatchingEmbedder | None = None
     model_loaded: bool = False
     startup_error: RagsondeError | None = None
+
+    @property
+    def batcher(self) -> MicroBatchingEmbedder | None:
+        """The micro-batcher in front of the model, in a workspace the app built (``None``: it
+        embeds directly, its embedder setting is bad, or it was handed a retriever)."""
+        if not self.owns_workspace:
+            return None
+        try:  # builds the embedder object only: its model loads on first use
+            embedder = self.workspace.embedder
+        except RagsondeError:  # a bad setting surfaces at warm-up and in /readyz
+            return None
+        return embedder if isinstance(embedder, MicroBatchingEmbedder) else None
 
 
 def get_state(conn: HTTPConnection) -> ServerState:

@@ -1,6 +1,10 @@
 """Stores: where the vectors live. Embedded Qdrant Edge by default; qdrant-client when
 ``QDRANT_URL`` is set (``:memory:`` for its local mode).
 
+This room is the backend only: the interface it implements (:mod:`ragsonde.models.store`) and
+the data that crosses it (:mod:`ragsonde.models.points`, ``payload``, ``index``, ``scores``) are
+vocabulary in :mod:`ragsonde.models`.
+
 The backend is chosen in one registry, :data:`BACKENDS`, keyed by what ``QDRANT_URL`` says.
 """
 
@@ -8,36 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ragsonde.store.base import (
-    CollectionInfo,
-    FilterSpec,
-    Hit,
-    PointRecord,
-    SearchSpec,
-    SearchStore,
-    SparseVector,
-    Store,
-    StoreSettings,
-)
-from ragsonde.store.scores import SIMILARITY, Distance, similarity_of
+from ragsonde.models.store import Store, StoreSettings
 
-__all__ = [
-    "BACKENDS",
-    "SIMILARITY",
-    "CollectionInfo",
-    "Distance",
-    "FilterSpec",
-    "Hit",
-    "PointRecord",
-    "SearchSpec",
-    "SearchStore",
-    "SparseVector",
-    "Store",
-    "StoreSettings",
-    "backend_for",
-    "open_store",
-    "similarity_of",
-]
+__all__ = ["BACKENDS", "backend_for", "open_store"]
 
 
 def _edge(settings: StoreSettings, idle_release_s: float | None) -> Store:

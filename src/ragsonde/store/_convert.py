@@ -7,7 +7,7 @@ qdrant-client's ``models`` and qdrant-edge spell filters with the same keyword c
 search parameters alike too (``SearchParams(hnsw_ef=, exact=, quantization=)``,
 ``QuantizationSearchParams(ignore=, rescore=, oversampling=)``): :func:`search_params` is the one
 translation of the search-time knobs, used by both stores and by the ``tune`` sweep
-(each a :class:`~ragsonde.store.base.SearchSpec`), so the sweep measures what the retriever
+(each a :class:`~ragsonde.models.points.SearchSpec`), so the sweep measures what the retriever
 then does. Fusion is spelled differently: :func:`edge_fusion` and :func:`client_fusion` (RRF and
 DBSF, fused inside Qdrant); ``linear`` is fused by ragsonde from Qdrant's two candidate lists
 (:mod:`ragsonde.store._fusion`).
@@ -26,8 +26,8 @@ from typing import Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.models.params import fusion_problem
-from ragsonde.store.base import FilterSpec, Hit, PointRecord, SearchSpec, SparseVector
-from ragsonde.store.scores import Distance
+from ragsonde.models.points import FilterSpec, Hit, PointRecord, SearchSpec, SparseVector
+from ragsonde.models.scores import Distance
 
 __all__ = [
     "EDGE_RRF_K",
@@ -37,10 +37,8 @@ __all__ = [
     "client_fusion",
     "edge_fusion",
     "fusion_problem",
-    "hybrid_depth",
     "point_id",
     "point_vectors",
-    "prefetch_depth",
     "search_params",
     "spec_params",
     "to_filter",
@@ -205,16 +203,6 @@ def check_specs(layout: VectorLayout, dense: DenseVector, specs: Sequence[Search
                 f"'{layout.collection}' (size {dense.size}).",
                 field="vector",
             )
-
-
-def hybrid_depth(limit: int) -> int:
-    """How many candidates each side of a hybrid search hands to the fusion (by default)."""
-    return max(limit * 4, 100)
-
-
-def prefetch_depth(spec: SearchSpec) -> int:
-    """The ``prefetch_limit`` setting, else :func:`hybrid_depth`."""
-    return spec.prefetch_limit or hybrid_depth(spec.limit)
 
 
 def search_params(

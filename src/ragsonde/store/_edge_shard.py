@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.index import Footprint, IndexConfig
+from ragsonde.models.scores import Distance
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._errors import Where, edge_table, translating
-from ragsonde.store.index_spec import IndexConfig
 from ragsonde.store.lock import ShardLock, acquire_lock
-from ragsonde.store.scores import Distance
 
 __all__ = [
     "Layout",
@@ -26,6 +26,7 @@ __all__ = [
     "acquire_shard_lock",
     "config_indexes",
     "config_layout",
+    "footprint",
     "translate",
     "validate_collection_name",
 ]
@@ -121,3 +122,21 @@ class Layout:
 
     def exists(self, name: str) -> bool:
         return (self.path(name) / "edge_config.json").is_file()
+
+
+def footprint(path: Path, vector_name: str | None) -> Footprint:
+    """What the shard in ``path`` holds on disk: every file but the write-ahead log (allocated
+    blocks), the dense vector's quantized codes and its HNSW graph (their sizes)."""
+    suffix = f"-{vector_name}" if vector_name else ""
+    files = [p for p in path.rglob("*") if p.is_file()]
+    return Footprint(
+        disk_bytes=sum(int(p.stat().st_blocks) * 512 for p in files if "wal" not in p.parts),
+        quantized_bytes=sum(
+            p.stat().st_size
+            for p in files
+            if p.name.startswith("quantized.") and p.parent.name == f"vector_storage{suffix}"
+        ),
+        index_bytes=sum(
+            p.stat().st_size for p in files if p.parent.name == f"vector_index{suffix}"
+        ),
+    )

@@ -27,9 +27,7 @@ qdrant-client (remote and local mode)::
 qdrant-edge raises the plain ``Exception`` class for every engine failure (no subclasses exist),
 so its table keys that exact class; a subclass of ``Exception`` is not caught by that rule. What
 the engine would refuse with a message (a missing collection, a wrong vector size, a point id it
-cannot parse) is checked before the call, in the store. Tune's scratch shards
-(:mod:`ragsonde.store.scratch`) have a table of their own, of the same classes, whose messages
-name the temporary variant and its folder instead of a collection of the user's.
+cannot parse) is checked before the call, in the store.
 """
 
 from __future__ import annotations
@@ -55,7 +53,6 @@ __all__ = [
     "Where",
     "client_table",
     "edge_table",
-    "scratch_table",
     "translate",
     "translating",
 ]
@@ -263,28 +260,4 @@ def edge_table() -> dict[type, Rule]:
         portalocker.exceptions.BaseLockException: _edge_os,
         Exception: _edge_engine,
     }
-    return table
-
-
-# -- scratch shards (tune's temporary variants) ----------------------------------------------
-def _scratch_os(exc: BaseException, where: Where) -> RagsondeError:
-    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-    return StoreConnectionError(
-        f"The temporary index variant {where.collection} could not be written at "
-        f"{where.store}: {reason}. Check that the scratch folder (TuneOptions.workdir, else the "
-        "system's temporary folder, TMPDIR) exists, is writable and has room."
-    )
-
-
-def _scratch_engine(exc: BaseException, where: Where) -> RagsondeError:
-    return StoreConnectionError(
-        f"The embedded Qdrant engine failed on the temporary index variant {where.collection} "
-        f"at {where.store}: {_detail(exc, where)}"
-    )
-
-
-@functools.cache
-def scratch_table() -> dict[type, Rule]:
-    """The scratch shards' table: qdrant-edge's one exception class and the OS."""
-    table: dict[type, Any] = {OSError: _scratch_os, Exception: _scratch_engine}
     return table

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, TypeVar
 
+from ragsonde.models.points import Hit, SearchSpec
 from ragsonde.store._convert import point_id, to_fused_hit
-from ragsonde.store.base import Hit, SearchSpec
 
 __all__ = ["SearchPlan", "fuse_linear", "fused_here"]
 

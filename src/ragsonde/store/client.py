@@ -24,20 +24,21 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError, mask_secrets
-from ragsonde.store import _convert as convert
-from ragsonde.store._convert import DenseVector, VectorLayout
-from ragsonde.store._errors import Where, client_table, translating
-from ragsonde.store._fusion import SearchPlan
-from ragsonde.store.base import (
+from ragsonde.models.index import IndexConfig
+from ragsonde.models.points import (
     CollectionInfo,
     FilterSpec,
     Hit,
     PointRecord,
     SearchSpec,
-    StoreSettings,
+    prefetch_depth,
 )
-from ragsonde.store.index_spec import IndexConfig
-from ragsonde.store.scores import Distance
+from ragsonde.models.scores import Distance
+from ragsonde.models.store import StoreSettings
+from ragsonde.store import _convert as convert
+from ragsonde.store._convert import DenseVector, VectorLayout
+from ragsonde.store._errors import Where, client_table, translating
+from ragsonde.store._fusion import SearchPlan
 
 __all__ = ["QdrantClientStore"]
 
@@ -366,7 +367,7 @@ class QdrantClientStore:
             return m.QueryRequest(query=dense, using=vname, params=params, **common)
         if spec.mode == "sparse":
             return m.QueryRequest(query=sparse, using=sparse_name, **common)
-        depth = convert.prefetch_depth(spec)
+        depth = prefetch_depth(spec)
         return m.QueryRequest(
             prefetch=[
                 m.Prefetch(query=dense, using=vname, limit=depth, filter=flt, params=params),
@@ -382,7 +383,7 @@ class QdrantClientStore:
         """The dense and the BM25 candidates of a search fused here: ids and scores only."""
         params, flt, dense, sparse = self._parts(m, spec)
         bare: dict[str, Any] = {
-            "limit": convert.prefetch_depth(spec),
+            "limit": prefetch_depth(spec),
             "filter": flt,
             "with_payload": False,
             "with_vector": False,

@@ -41,6 +41,16 @@ from ragsonde.errors import (
     RagsondeError,
     StoreConnectionError,
 )
+from ragsonde.models.index import DEFAULT_FULL_SCAN_KB, Footprint, IndexConfig
+from ragsonde.models.points import (
+    CollectionInfo,
+    FilterSpec,
+    Hit,
+    PointRecord,
+    SearchSpec,
+    prefetch_depth,
+)
+from ragsonde.models.scores import Distance
 from ragsonde.store import _convert as convert
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._edge_shard import (
@@ -49,14 +59,12 @@ from ragsonde.store._edge_shard import (
     acquire_shard_lock,
     config_indexes,
     config_layout,
+    footprint,
     translate,
     validate_collection_name,
 )
 from ragsonde.store._fusion import SearchPlan
-from ragsonde.store.base import CollectionInfo, FilterSpec, Hit, PointRecord, SearchSpec
-from ragsonde.store.index_spec import IndexConfig
 from ragsonde.store.lock import WANT_POLL_S, wanted
-from ragsonde.store.scores import Distance
 
 __all__ = ["EdgeStore", "validate_collection_name"]
 
@@ -71,6 +79,8 @@ class EdgeStore:
 
     ``vector``: which dense vector a collection with several is searched by (the setting).
     ``idle_release_s``, ``lock_wait_s``: sharing the home with other processes (module docs).
+    ``force_index``: ``True`` (tune's scratch store) gives even a small collection its graph and
+    uses it; ``False``: the engine's thresholds; ``None``: a graph when an ``index`` is asked for.
     """
 
     def __init__(
@@ -81,8 +91,10 @@ class EdgeStore:
         vector: str | None = None,
         idle_release_s: float | None = None,
         lock_wait_s: float = 0.0,
+        force_index: bool | None = None,
     ) -> None:
         self._layout = Layout(Path(home))
+        self._force_index = force_index
         self._hnsw_ef = hnsw_ef
         self._vector = vector
         self._lock_wait_s = lock_wait_s
@@ -260,16 +272,18 @@ class EdgeStore:
                     else None
                 )
                 engine_distance = getattr(qe.Distance, Distance(distance).value)
+                full_scan = 1 if self._force_index else DEFAULT_FULL_SCAN_KB
                 params = (
                     qe.EdgeVectorParams(size=dimension, distance=engine_distance)
-                    if index is None
-                    else index.edge_vector_params(qe, dimension, engine_distance)
+                    if index is None and not self._force_index
+                    else (index or IndexConfig()).edge_vector_params(
+                        qe, dimension, engine_distance, full_scan
+                    )
                 )
                 # An index asked for is built by build_index whatever the size (the engine's
                 # threshold would leave a small collection unquantized, its settings unused).
-                optimizers = (
-                    None if index is None else qe.EdgeOptimizersConfig(indexing_threshold=1)
-                )
+                forced = index is not None if self._force_index is None else self._force_index
+                optimizers = qe.EdgeOptimizersConfig(indexing_threshold=1) if forced else None
                 config = qe.EdgeConfig(
                     vectors={vector_name or "": params},
                     sparse_vectors=sparse,
@@ -318,6 +332,10 @@ class EdgeStore:
             backend=self.backend,
             index=index,
         )
+
+    def footprint(self, name: str) -> Footprint:
+        """What collection ``name`` holds on disk (``tune`` measures its variants by it)."""
+        return footprint(self._layout.path(name), self._dense(name)[1].name)
 
     # -- writes ------------------------------------------------------------------------------
     def upsert(self, collection: str, points: Sequence[PointRecord]) -> None:
@@ -406,7 +424,7 @@ class EdgeStore:
         if spec.mode == "sparse":
             return qe.QueryRequest(query=sparse_q, filter=filt, params=params, **common)
         fusion = convert.edge_fusion(qe, spec.fusion, spec.rrf_k, spec.fusion_weights)
-        depth = convert.prefetch_depth(spec)
+        depth = prefetch_depth(spec)
         prefetches = [
             qe.Prefetch(limit=depth, query=dense_q, filter=filt, params=params),
             qe.Prefetch(limit=depth, query=sparse_q, filter=filt, params=params),
@@ -419,7 +437,7 @@ class EdgeStore:
         """The dense and the BM25 candidates of a search fused here: ids and scores only."""
         params, filt, dense_q, sparse_q = self._queries(qe, spec, vname, sparse_name)
         bare = {
-            "limit": convert.prefetch_depth(spec),
+            "limit": prefetch_depth(spec),
             "filter": filt,
             "with_payload": False,
             "with_vector": False,

@@ -7,14 +7,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragsonde.store.base import Store
-from ragsonde.store.index_spec import Bm25Params, IndexConfig, measurable
-from ragsonde.store.payload import (
+from ragsonde.models.index import Bm25Params, IndexConfig, measurable
+from ragsonde.models.payload import (
     DEFAULT_MAPPING,
     PayloadMapping,
     detect_layout,
     detect_mapping,
 )
+from ragsonde.models.store import Store
 
 __all__ = ["CollectionReport", "FieldStat", "inspect_collection"]
 
@@ -42,7 +42,7 @@ class CollectionReport(BaseModel):
     mapping: dict[str, str | None]
     """Contract field (and ``doc_id``) -> the payload path it is read from (None: not found)."""
     layout: str | None = None
-    """The known layout (``ragsonde.store.payload.LAYOUTS``) most sampled payloads have."""
+    """The known layout (``ragsonde.models.payload.LAYOUTS``) most sampled payloads have."""
     layout_share: float = 0.0
     """The share of sampled payloads in that layout."""
     empty_text_share: float = 0.0

@@ -48,10 +48,11 @@ from ragsonde.errors import (
     QueryValidationError,
     mask_secrets,
 )
+from ragsonde.models.index import IndexConfig
+from ragsonde.models.payload import DEFAULT_MAPPING
+from ragsonde.models.points import CollectionInfo, PointRecord
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store.base import CollectionInfo, PointRecord, Store
-from ragsonde.store.index_spec import IndexConfig
-from ragsonde.store.payload import DEFAULT_MAPPING
 
 __all__ = [
     "PAYLOAD_WRITERS",
@@ -267,8 +268,10 @@ def _ensure_target(
         )
         warnings += created.index_warnings(index)  # a backend that keeps plain vectors
         return True
-    if existing.dimension != info.dimension:
-        raise _dimension_mismatch(info, existing)
+    try:
+        existing.require_dimension(info.dimension, f"collection '{info.name}'")
+    except DimensionMismatchError as err:
+        raise _retold(err, info, existing) from None
     if existing.distance.lower() != info.distance.lower():
         raise QueryValidationError(
             f"Target collection '{name}' uses {existing.distance} distance, but '{info.name}' "
@@ -285,13 +288,9 @@ def _ensure_target(
     return target.count(name) == 0
 
 
-def _dimension_mismatch(info: CollectionInfo, existing: CollectionInfo) -> DimensionMismatchError:
-    err = DimensionMismatchError(
-        collection=existing.name,
-        collection_dim=existing.dimension,
-        embedder=f"collection '{info.name}'",
-        embedder_dim=info.dimension,
-    )
+def _retold(
+    err: DimensionMismatchError, info: CollectionInfo, existing: CollectionInfo
+) -> DimensionMismatchError:
     # The stock message is about embedders and advises re-ingesting; here the fix is elsewhere.
     err.message = (
         f"Target collection '{existing.name}' holds {existing.dimension}-dimensional vectors, "

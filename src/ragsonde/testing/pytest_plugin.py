@@ -41,9 +41,11 @@ def retrieval_gates(
     """Evaluate ``benchmark``; raise ``AssertionError`` listing the failed ``gates``, or the
     significant regressions against ``baseline`` (the run is recorded, as every eval)."""
     from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.workspace import using
 
     opts = EvalOptions(gates=list(gates), **({"throughput": False} | options))
-    report = evaluate(benchmark, collection=collection, settings=settings, options=opts)
+    with using(settings=settings) as ws:
+        report = evaluate(benchmark, opts, ws, collection=collection)
     failed = [g for g in report.gates if not g.passed]
     if failed:
         lines = "\n".join(f"  {g.gate}: got {g.value}" for g in failed)
@@ -58,8 +60,8 @@ def retrieval_gates(
 
 def _against_baseline(report: EvalReport, baseline: str, settings: Settings | None) -> None:
     from ragsonde.config import load_settings
-    from ragsonde.evaluate.history import HistoryStore, diff_runs, history_path
-    from ragsonde.evaluate.history.baseline import resolve_baseline
+    from ragsonde.history import HistoryStore, diff_runs, history_path
+    from ragsonde.history.baseline import resolve_baseline
 
     if report.history_run is None:
         raise AssertionError(

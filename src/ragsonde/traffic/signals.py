@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-__all__ = ["SCORE_SIGNALS", "score_signals"]
+__all__ = ["SCORE_SIGNALS", "idf_signals", "overlap", "rbo", "score_signals", "wig"]
 
 
 def _top1(scores: Sequence[float], k: int) -> float:
@@ -65,3 +65,55 @@ def score_signals(scores: Sequence[float], k: int = 10) -> dict[str, float]:
     ranked = sorted((float(s) for s in scores), reverse=True)
     out = {name: fn(ranked, k) for name, fn in SCORE_SIGNALS.items()}
     return {name: value for name, value in out.items() if math.isfinite(value)}
+
+
+def overlap(a: Sequence[str], b: Sequence[str], k: int = 10) -> float:
+    """Overlap@k of two rankings: the share of ``a``'s top k that ``b``'s top k holds too
+    (0 when ``a`` is empty)."""
+    top = a[:k]
+    return len(set(top) & set(b[:k])) / len(top) if top else 0.0
+
+
+def rbo(a: Sequence[str], b: Sequence[str], p: float = 0.9, depth: int = 20) -> float:
+    """Rank-biased overlap (Webber et al. 2010), truncated at ``depth`` and not extrapolated:
+    ``(1 - p) · Σ_{d=1..depth} p^(d-1) · |a[:d] ∩ b[:d]| / d``, in [0, 1 - p^depth].
+
+    Two systems that agree near the top agree on what the query is about."""
+    seen_a: set[str] = set()
+    seen_b: set[str] = set()
+    total = 0.0
+    both = 0
+    for d in range(1, depth + 1):
+        x = a[d - 1] if d <= len(a) else None
+        y = b[d - 1] if d <= len(b) else None
+        if x is not None:
+            both += x in seen_b or x == y
+            seen_a.add(x)
+        if y is not None and y != x:
+            both += y in seen_a
+            seen_b.add(y)
+        total += p ** (d - 1) * both / d
+    return (1 - p) * total
+
+
+def wig(scores: Sequence[float], k: int, terms: int) -> float:
+    """Weighted information gain (Zhou and Croft 2007) of a BM25 ranking: the mean of the top-k
+    scores less the corpus's (0 for a sparse BM25 vector: a document without the terms scores
+    nothing), over the square root of the query's term count."""
+    top = scores[: min(k, len(scores))]
+    if not top or terms <= 0:
+        return 0.0
+    return _mean(top) / math.sqrt(terms)
+
+
+def idf_signals(term_df: Sequence[int], n_docs: int) -> dict[str, float]:
+    """Pre-retrieval predictors from the query's terms' document frequencies in ``n_docs``
+    documents: ``max_idf``, ``avg_idf`` (He and Ounis 2004) and ``scq`` (the summed collection
+    query similarity, Zhao et al. 2008, with document frequency standing in for the term's
+    collection frequency): ``Σ (1 + ln df) · idf``. IDF is BM25's, ``ln(1 + (N - df + 0.5) /
+    (df + 0.5))``. An unseen term counts as ``df = 0``."""
+    if not term_df or n_docs <= 0:
+        return {}
+    idf = [math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df in term_df]
+    scq = sum((1 + math.log(df)) * i for df, i in zip(term_df, idf, strict=True) if df > 0)
+    return {"max_idf": max(idf), "avg_idf": _mean(idf), "scq": scq}

@@ -15,16 +15,16 @@ import numpy as np
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
-from ragsonde.embedders.sparse import Bm25Encoder, query_language, recorded_language
-from ragsonde.errors import DimensionMismatchError, QueryValidationError
+from ragsonde.embedders.sparse import query_encoder, query_language, recorded_language
+from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.datasets import Benchmark, load_benchmark
 from ragsonde.ingest.pipeline import bm25_reencoder
+from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
 from ragsonde.models.params import SearchParams
+from ragsonde.models.payload import PayloadMapping
+from ragsonde.models.points import CollectionInfo, SearchSpec, SparseVector
+from ragsonde.models.store import Store
 from ragsonde.progress import Progress
-from ragsonde.store import Store
-from ragsonde.store.base import CollectionInfo, SearchSpec, SparseVector
-from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE
-from ragsonde.store.payload import PayloadMapping
 from ragsonde.tune.current import versus_current
 from ragsonde.tune.grid import Grid
 from ragsonde.tune.measures import Hits, aggregate, latency, overlap_recall, score_run
@@ -363,32 +363,31 @@ def tune(
     options: TuneOptions | None = None,
     progress: TuneProgress | None = None,
 ) -> TuneReport:
-    """Sweep ``options.grid`` over ``settings.collection`` against ``dataset``'s labels."""
+    """Sweep ``options.grid`` over ``settings.collection`` against ``dataset``'s labels (with
+    ``workspace``'s store and embedder, else those of one opened for the call)."""
+    with using(workspace, settings, store=store, embedder=embedder) as ws:
+        return _tune(dataset, ws, options or TuneOptions(), progress)
+
+
+def _tune(
+    dataset: str | Path, ws: Workspace, options: TuneOptions, progress: TuneProgress | None
+) -> TuneReport:
     import time
 
     t0 = time.perf_counter()
-    options = options or TuneOptions()
     grid = options.grid
-    parts = (workspace, settings, store, embedder)
-    with using(workspace, settings, store=store, embedder=embedder) as ws:
-        settings = ws.settings
-        bench = load_benchmark(dataset, split=options.split)
-        collection = settings.collection
-        info = ws.store.collection_info(collection)
-        emb = ws.embedder
-        if emb.dimension != info.dimension:
-            raise DimensionMismatchError(
-                collection=collection,
-                collection_dim=info.dimension,
-                embedder=emb.name,
-                embedder_dim=emb.dimension,
-            )
-        source = SourcePoints.read(ws.store, collection)
-        texts = [q.text for q in bench.queries]
-        queries = np.asarray(emb.embed_queries(texts), dtype=np.float32)
+    settings = ws.settings
+    bench = load_benchmark(dataset, split=options.split)
+    collection = settings.collection
+    info = ws.store.collection_info(collection)
+    emb = ws.embedder
+    info.require_dimension(emb.dimension, emb.name)
+    source = SourcePoints.read(ws.store, collection)
+    texts = [q.text for q in bench.queries]
+    queries = np.asarray(emb.embed_queries(texts), dtype=np.float32)
     hybrid = "hybrid" in options.modes and source.sparse_name is not None and bool(grid.fusion)
     language = _bm25_language(source, settings) if hybrid else DEFAULT_BM25_LANGUAGE
-    sparse = Bm25Encoder(language=language).embed_queries(texts) if hybrid else None
+    sparse = query_encoder(language).embed_queries(texts) if hybrid else None
     ctx = _Context(bench, source, queries, sparse, grid)
     warnings = collection_warnings(info, source, options.force_index)
     backend = source.backend
@@ -458,8 +457,7 @@ def tune(
             cv[scope] = result_cv
     versus = None
     if options.versus_current and admitted:
-        with using(parts[0], parts[1], store=parts[2], embedder=parts[3]) as ws:
-            versus = versus_current(dataset, ws, options, admitted, qids)
+        versus = versus_current(dataset, ws, options, admitted, qids)
     rec = recommend(configs, options.constraints, cv.get("all"))
     if versus is not None:
         rec = rec.model_copy(update={"reason": f"{rec.reason} {versus.reason}"})

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
 from ragsonde.models.params import IndexParams, SearchParams
-from ragsonde.store.index_spec import DEFAULT_BM25_LANGUAGE
 from ragsonde.tune.report import ConfigResult, TuneReport
 
 __all__ = ["PENDING_KEYS", "save_config", "settings_values"]

@@ -2,28 +2,30 @@
 
 ``ragsonde tune`` measures what quantization and HNSW settings cost on a team's own data without
 touching their collection: :class:`SourcePoints` reads the collection once through the existing
-:meth:`Store.scroll`, and :class:`VariantBuilder` copies those points into a scratch shard (a
-temporary folder, :class:`~ragsonde.store.scratch.ScratchShard`) built with the chosen
-:class:`VariantSpec`, and measures it. :class:`IndexVariant` then searches it as a
-:class:`~ragsonde.store.base.SearchSpec` says (``hnsw_ef``, rescoring, oversampling, exact; for
-hybrid search the fusion), made by ``SearchSpec.of`` from the same
-:class:`~ragsonde.models.params.SearchParams` that ``query`` and ``eval`` run.
+:meth:`Store.scroll`, and :class:`VariantBuilder` copies those points into a collection of a
+scratch store (an embedded store in a temporary folder, built with ``force_index``) created with
+the chosen :class:`VariantSpec`, and measures it. :class:`IndexVariant` then searches it through
+the same :class:`~ragsonde.models.store.Store` interface the retriever uses, one
+:class:`~ragsonde.models.points.SearchSpec` per query (``hnsw_ef``, rescoring, oversampling, exact;
+for hybrid search the fusion), made by ``SearchSpec.of`` from the same
+:class:`~ragsonde.models.params.SearchParams` that ``query`` and ``eval`` run: a tuned setting
+runs in ``query``/``eval``/``serve`` exactly as the sweep measured it.
 
 Variants are always built in the embedded engine (the Qdrant segment code, in-process). Where the
 user's backend would ignore a setting in production (qdrant-client's local mode has no
 quantization), :func:`measurable` says so and the report writes "not measurable on this backend".
-
-This module never touches the engine itself: the scratch shard is the store's
-(:mod:`ragsonde.store.scratch`), which translates engine failures by type at the store boundary.
-:func:`build_tuned_copy` (``--apply``) goes through the store interface
-(``create_collection(index=...)``), so it works on every backend.
+Engine failures are translated by the store, at its boundary. :func:`build_tuned_copy`
+(``--apply``) goes through the store interface (``create_collection(index=...)``) too, so it
+works on every backend.
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,9 +34,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ragsonde.errors import QueryValidationError, RagsondeError
-from ragsonde.progress import Progress
-from ragsonde.store.base import SearchSpec, SparseVector, Store
-from ragsonde.store.index_spec import (
+from ragsonde.models.index import (
     DEFAULT_FULL_SCAN_KB,
     Bm25Params,
     Hnsw,
@@ -42,7 +42,11 @@ from ragsonde.store.index_spec import (
     Quantization,
     measurable,
 )
-from ragsonde.store.scratch import Ranked, ScratchShard
+from ragsonde.models.points import PointRecord, SearchSpec, SparseVector
+from ragsonde.models.scores import Distance
+from ragsonde.models.store import Store
+from ragsonde.progress import Progress
+from ragsonde.store.edge import EdgeStore
 
 __all__ = [
     "DEFAULT_FULL_SCAN_KB",
@@ -50,6 +54,7 @@ __all__ = [
     "Hnsw",
     "IndexVariant",
     "Quantization",
+    "Ranked",
     "SourcePoints",
     "VariantBuilder",
     "VariantSpec",
@@ -57,6 +62,13 @@ __all__ = [
     "build_tuned_copy",
     "measurable",
 ]
+
+
+#: Per query, its ranked ``(point id, score)`` pairs; and the per-query latencies in ms.
+Ranked = tuple[list[list[tuple[str, float]]], list[float]]
+#: The collection a variant is, in its scratch store.
+_VARIANT = "variant"
+_WRITE_BATCH = 512
 
 
 class VariantSpec(IndexConfig):
@@ -151,11 +163,32 @@ class VariantStats(BaseModel):
         return self.vector_ram_bytes / max(1, self.float32_bytes)
 
 
+class _Scratch:
+    """A variant's collection in its scratch store, and the folder it owns (if any)."""
+
+    def __init__(self, store: EdgeStore, name: str, owned: Path | None) -> None:
+        self.store, self.name, self.owned = store, name, owned
+        self.path = store.home / "collections" / name
+
+    def release(self) -> None:
+        """Close the store and keep the collection (another store can then open it: the tests
+        compare a variant's searches with a store's this way)."""
+        self.store.close()
+
+    def close(self) -> None:
+        """Delete the collection (and the folder it owns) and close the store."""
+        with contextlib.suppress(RagsondeError):  # closing twice: nothing left to delete
+            self.store.delete_collection(self.name)
+        self.store.close()
+        if self.owned is not None:
+            shutil.rmtree(self.owned, ignore_errors=True)
+
+
 class IndexVariant:
-    """One built variant: a scratch shard in a temporary folder, deleted by :meth:`close`."""
+    """One built variant: a collection of a scratch store, deleted by :meth:`close`."""
 
     def __init__(
-        self, spec: VariantSpec, source: SourcePoints, shard: ScratchShard, stats: VariantStats
+        self, spec: VariantSpec, source: SourcePoints, shard: _Scratch, stats: VariantStats
     ) -> None:
         self.spec = spec
         self.source = source
@@ -172,21 +205,40 @@ class IndexVariant:
         return self._doc.get(point_id, point_id)
 
     def search(self, queries: np.ndarray, spec: SearchSpec) -> Ranked:
-        """Dense search, one request per query (so each is timed): hits and latencies in ms."""
-        return self._shard.search(queries, spec)
+        """Dense search as ``spec`` says (its knobs and ``limit``; its vector is each row of
+        ``queries``), one request per query (so each is timed): hits and latencies in ms."""
+        return self._timed(
+            replace(spec, vector=row.tolist(), mode="dense", sparse=None) for row in queries
+        )
 
     def hybrid(
         self, queries: np.ndarray, sparse: Sequence[SparseVector], spec: SearchSpec
     ) -> Ranked:
-        """Dense + BM25 fused, one query at a time (so each is timed), as the stores fuse:
-        see :meth:`ScratchShard.hybrid`."""
+        """Dense + BM25 fused as ``spec`` says (its fusion, ``rrf_k``, ``fusion_weights``,
+        ``prefetch_limit``, knobs and ``limit``), one query at a time (so each is timed), by the
+        store as every search is fused."""
         if self.source.sparse_name is None:
             raise QueryValidationError(
                 f"Collection '{self.source.collection}' has no BM25 vectors: hybrid fusion "
                 "cannot be tuned. Re-ingest it with --sparse.",
                 field="mode",
             )
-        return self._shard.hybrid(queries, sparse, spec)
+        return self._timed(
+            replace(spec, vector=row.tolist(), mode="hybrid", sparse=sv)
+            for row, sv in zip(queries, sparse, strict=True)
+        )
+
+    def _timed(self, specs: Iterable[SearchSpec]) -> Ranked:
+        """Each search alone, timed: its ranked ``(id, score)`` pairs, and the latencies in ms."""
+        store, name = self._shard.store, self._shard.name
+        out: list[list[tuple[str, float]]] = []
+        times: list[float] = []
+        for spec in specs:
+            t0 = time.perf_counter()
+            (hits,) = store.search(name, [spec])
+            times.append((time.perf_counter() - t0) * 1000.0)
+            out.append([(h.id, h.score) for h in hits])
+        return out, times
 
     def quantization_in_effect(self, probe: np.ndarray) -> bool:
         """True when the codes exist on disk and un-rescored scores differ from exact ones.
@@ -210,7 +262,7 @@ class IndexVariant:
         return False
 
     def close(self) -> None:
-        """Close the shard and delete its folder."""
+        """Delete the variant's collection and its folder."""
         self._shard.close()
 
     def __enter__(self) -> IndexVariant:
@@ -241,34 +293,73 @@ class VariantBuilder:
         path: Path | None = None,
         sparse: Sequence[SparseVector] | None = None,
     ) -> IndexVariant:
-        """Write every point into a new shard with ``spec``, build its index, measure it.
+        """Write every point into a new collection with ``spec``, build its index, measure it.
 
-        ``sparse``: BM25 vectors to write instead of the collection's (one per point, in order).
+        ``path``: the collection's folder, ``<home>/collections/<name>`` of an embedded store
+        (default: a temporary home of its own, deleted with the variant). ``sparse``: BM25
+        vectors to write instead of the collection's (one per point, in order).
         """
-        src = self.source
-        target = path or Path(tempfile.mkdtemp(prefix="ragsonde-variant-", dir=self.workdir))
-        shard = ScratchShard.build(
-            target,
-            label=spec.label,
-            index=spec,
-            vector_name=src.vector_name,
-            dimension=src.dimension,
-            ids=src.ids,
-            vectors=src.vectors,
-            sparse_name=src.sparse_name,
-            sparse=sparse if sparse is not None else src.sparse,
-            force_index=self.force_index,
-        )
-        return IndexVariant(spec, src, shard, self._stats(shard))
+        owned: Path | None = None
+        if path is None:
+            home = owned = Path(tempfile.mkdtemp(prefix="ragsonde-variant-", dir=self.workdir))
+            name = _VARIANT
+        else:
+            home, name = path.parent.parent, path.name
+        store = EdgeStore(home, force_index=self.force_index)
+        shard = _Scratch(store, name, owned)
+        try:
+            build_s = self._write(store, name, spec, sparse)
+            stats = self._stats(store, name, build_s)
+        except BaseException:
+            shard.close()
+            raise
+        return IndexVariant(spec, self.source, shard, stats)
 
-    def _stats(self, shard: ScratchShard) -> VariantStats:
+    def _write(
+        self,
+        store: EdgeStore,
+        name: str,
+        spec: VariantSpec,
+        sparse: Sequence[SparseVector] | None,
+    ) -> float:
+        """Create the collection, write the points, build the index: the seconds the engine
+        spent flushing and building it (writes excluded)."""
+        src = self.source
+        lexical = sparse if sparse is not None else src.sparse
+        store.create_collection(
+            name,
+            src.dimension,
+            vector_name=src.vector_name,
+            sparse_vector_name=src.sparse_name,
+            distance=Distance.COSINE,
+            index=IndexConfig(quantization=spec.quantization, hnsw=spec.hnsw),
+        )
+        for start in range(0, len(src.ids), _WRITE_BATCH):
+            stop = min(start + _WRITE_BATCH, len(src.ids))
+            store.upsert(
+                name,
+                [
+                    PointRecord(
+                        src.ids[i],
+                        src.vectors[i].tolist(),
+                        {},
+                        lexical[i] if lexical is not None else None,
+                    )
+                    for i in range(start, stop)
+                ],
+            )
+        t0 = time.perf_counter()
+        store.build_index(name)
+        return time.perf_counter() - t0
+
+    def _stats(self, store: EdgeStore, name: str, build_s: float) -> VariantStats:
         n, dim = self.source.vectors.shape
         f32 = int(n * dim * 4)
-        files = shard.footprint()
+        files = store.footprint(name)
         return VariantStats(
             points=n,
-            indexed_vectors=shard.indexed_vectors,
-            build_s=shard.build_s,
+            indexed_vectors=store.collection_info(name).indexed_vectors_count,
+            build_s=build_s,
             disk_bytes=files.disk_bytes,
             float32_bytes=f32,
             vector_ram_bytes=files.quantized_bytes or f32,

@@ -12,27 +12,9 @@ from typing import Protocol
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.document import Document, Failure
+from ragsonde.ingest.options import SourceOptions
 
 __all__ = ["SOURCES", "Source", "SourceOptions", "detect_format", "open_source"]
-
-
-class SourceOptions:
-    """Options every source may read."""
-
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        concurrency: int = 8,
-        timeout_s: float = 15.0,
-        retries: int = 2,
-        max_pages: int | None = None,
-    ) -> None:
-        self.base_url = base_url
-        self.concurrency = concurrency
-        self.timeout_s = timeout_s
-        self.retries = retries
-        self.max_pages = max_pages
 
 
 class Source(Protocol):

@@ -365,9 +365,10 @@
     }
   }
 
-  const VIEWS = ["search", "judge", "reports", "history"];
+  const VIEWS = ["search", "judge", "reports", "history", "traffic"];
 
-  /** The view (and report) the address names: #judge, #reports, #reports/JOB_ID, #history. */
+  /** The view (and report) the address names: #judge, #reports, #reports/JOB_ID, #history,
+   * #traffic. */
   function fromHash() {
     const [view, ...rest] = decodeURIComponent(location.hash.replace(/^#/, "")).split("/");
     return { view: VIEWS.includes(view) ? view : "search", report: rest.join("/") || null };

@@ -1,0 +1,156 @@
+"""How long does ``ragsonde traffic`` take against embedding the queries alone, and does its
+memory stay flat as the traffic grows?
+
+For each size N: N distinct queries (sentences of SciFact's corpus) are written as one OTLP JSON
+file of OpenInference RETRIEVER spans; then, each in a fresh process, (a) embedding the N queries
+alone in the replay's batches, (b) ``traffic_report`` on the file (read, replay, signals, report;
+calibration cached beforehand). Wall time and peak RSS of each. The issue's target is 100,000
+queries at ≤ 1.2× embedding alone with the same peak memory at 10,000 and 100,000; the default
+sizes here are smaller, to keep a run under ten minutes on a shared machine.
+
+Run from the repository's root: ``python -m bench.bench_traffic_speed [--sizes 2000,10000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench._common import BENCH_HOME, SCIFACT_HYBRID, require_scifact, results_dir
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentences(corpus: Path, n: int) -> list[str]:
+    """``n`` distinct sentences of 6-40 words from the corpus, in its order."""
+    out: dict[str, None] = {}
+    with corpus.open(encoding="utf-8") as f:
+        for line in f:
+            for s in _SENTENCE.split(json.loads(line)["text"]):
+                if 6 <= len(s.split()) <= 40:
+                    out.setdefault(s.strip(), None)
+                    if len(out) >= n:
+                        return list(out)
+    raise SystemExit(f"the corpus has only {len(out)} sentences of query length, not {n}")
+
+
+def write_otlp(texts: list[str], path: Path) -> None:
+    from bench.bench_traffic import write_otlp as write
+
+    class Q:
+        def __init__(self, i: int, text: str) -> None:
+            self.query_id, self.text = f"s{i}", text
+
+    write([Q(i, t) for i, t in enumerate(texts)], path, per_request=200)
+
+
+def _child(kind: str, home: str, path: str) -> None:
+    """One measurement in this process: print seconds and peak RSS (MiB) as JSON."""
+    from ragsonde.config import Settings
+    from ragsonde.traffic.run import traffic_report
+    from ragsonde.workspace import Workspace
+
+    with Workspace(Settings(home=Path(home), collection=SCIFACT_HYBRID)) as ws:
+        ws.embedder.embed_queries(["warm up"])
+        t0 = time.perf_counter()
+        if kind == "embed":
+            texts = json.loads(Path(path).read_text(encoding="utf-8"))
+            for start in range(0, len(texts), 64):
+                ws.embedder.embed_queries(texts[start : start + 64])
+        else:
+            traffic_report([path], ws)
+        seconds = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": round(seconds, 2), "peak_rss_mib": round(rss, 1)}))
+
+
+def _measure(kind: str, home: Path, path: Path) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.bench_traffic_speed", "--child", kind, str(home), str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--home", type=Path, default=BENCH_HOME, help="ragsonde home of SciFact")
+    ap.add_argument("--sizes", default="2000,10000", help="comma-separated query counts")
+    ap.add_argument("--quick", action="store_true", help="write to bench/results/quick/")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        _child(*args.child)
+        return
+    dataset = require_scifact()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    texts = sentences(dataset / "corpus.jsonl", max(sizes))
+    from ragsonde.config import Settings
+    from ragsonde.traffic.predictor import SignalPredictor
+    from ragsonde.workspace import Workspace
+
+    with Workspace(Settings(home=args.home, collection=SCIFACT_HYBRID)) as ws:
+        _ = SignalPredictor(ws).calibration  # measured once, cached: not part of the runs
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            traces, plain = Path(tmp) / f"t{n}.otlp.json", Path(tmp) / f"q{n}.json"
+            write_otlp(texts[:n], traces)
+            plain.write_text(json.dumps(texts[:n]) + "\n", encoding="utf-8")
+            embed = _measure("embed", args.home, plain)
+            traffic = _measure("traffic", args.home, traces)
+            rows.append(
+                {
+                    "queries": n,
+                    "embed_only": embed,
+                    "traffic": traffic,
+                    "ratio": round(traffic["seconds"] / embed["seconds"], 2),
+                }
+            )
+            print(json.dumps(rows[-1]))
+    out = {
+        "date": time.strftime("%Y-%m-%d"),
+        "command": f"python -m bench.bench_traffic_speed --sizes {args.sizes}",
+        "collection": "SciFact, default chunker, dense + BM25 (9,675 chunks), dense mode",
+        "rows": rows,
+        "target": "≤ 1.2× embedding alone; peak memory flat (issue: at 10,000 and 100,000)",
+    }
+    folder = results_dir(args.quick)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "traffic_speed.json").write_text(json.dumps(out, indent=2) + "\n", "utf-8")
+    print(f"wrote {folder / 'traffic_speed.json'}")
+
+
+def traffic_speed_section(d: dict[str, Any]) -> list[str]:
+    """The RESULTS.md section for ``bench/results/traffic_speed.json``."""
+    out = [
+        "## Traffic: time and memory against embedding alone (`bench/bench_traffic_speed.py`)",
+        "",
+        f"{d['collection']}, run {d['date']} (`{d['command']}`); each figure a fresh process, "
+        f"calibration cached. Target: {d['target']}.",
+        "",
+        "| queries | embedding alone | traffic | ratio | peak RSS, embedding | peak RSS, traffic |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in d["rows"]:
+        e, t = r["embed_only"], r["traffic"]
+        out.append(
+            f"| {r['queries']:,} | {e['seconds']:.1f} s | {t['seconds']:.1f} s | "
+            f"{r['ratio']:.2f} × | {e['peak_rss_mib']:.0f} MiB | {t['peak_rss_mib']:.0f} MiB |"
+        )
+    return [*out, ""]
+
+
+if __name__ == "__main__":
+    main()

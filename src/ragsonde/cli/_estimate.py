@@ -1,0 +1,47 @@
+"""The terminal's view of estimated metrics (``eval --estimate``): each metric's estimate, its
+95 % interval beside the classical one, and what it rests on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from ragsonde.cli._common import console
+
+if TYPE_CHECKING:
+    from ragsonde.models.estimate import MetricEstimate
+
+__all__ = ["render_estimates"]
+
+
+def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
+    """One row per metric; a line saying what the estimate rests on."""
+    first = next(iter(estimates.values()))
+    table = Table(title="estimated metrics, 95 % intervals")
+    for col in ("metric", "estimate", "interval", "classical (labelled only)", "width"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for name, e in estimates.items():
+        classical = e.classical.high - e.classical.low
+        table.add_row(
+            name,
+            f"{e.estimate:.4f}",
+            f"[{e.low:.4f}, {e.high:.4f}]",
+            f"[{e.classical.low:.4f}, {e.classical.high:.4f}]",
+            f"{(e.high - e.low) / classical:.2f} x" if classical > 0 else "-",
+        )
+    console.print(table)
+    console.print(
+        f"(the metrics above are the means of the {first.n_labeled} labelled queries alone)"
+    )
+    if first.method == "classical":
+        console.print(
+            f"classical estimate: {first.n_labeled} labelled queries alone"
+            + (f" ({first.note})" if first.note else "")
+        )
+    else:
+        console.print(
+            f"{first.method}: {first.n_labeled} labelled queries, {first.n_predicted} predicted "
+            f"by {', '.join(first.sources)}; width relative to the classical interval"
+        )

@@ -1,0 +1,210 @@
+"""``ragsonde traffic``: which of the questions users really ask does retrieval fail? No labels."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ragsonde.cli._common import (
+    CollectionOpt,
+    ConfigOpt,
+    EmbedderOpt,
+    FieldOpt,
+    HomeOpt,
+    JsonOpt,
+    cli_errors,
+    err_console,
+    parse_fields,
+    print_json,
+    settings_from_options,
+)
+from ragsonde.cli._search import search_options
+from ragsonde.cli.app import app
+
+if TYPE_CHECKING:
+    from ragsonde.traffic.report import TrafficReport
+
+__all__ = ["traffic_command"]
+
+
+def _time(value: str | None, what: str) -> datetime | None:
+    if value is None:
+        return None
+    from ragsonde.errors import QueryValidationError
+    from ragsonde.traffic.logs import RowError, parse_time
+
+    try:
+        return parse_time(value)
+    except RowError as e:
+        raise QueryValidationError(f"{what}: {e}", field=what.lstrip("-")) from None
+
+
+def render(report: TrafficReport, shown: int = 10) -> None:
+    """The report on the terminal: weak share, production, the weakest, topics, drift."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ragsonde.traffic.html import explain_command
+
+    console = Console()
+    lo, hi = report.weak_share_interval
+    read = report.read
+    console.print(
+        f"[bold]{report.n_queries}[/] distinct queries ({report.n_records} asked) against "
+        f"[bold]{escape(report.collection)}[/], {report.search.mode} top_k {report.search.top_k}"
+    )
+    if read.malformed or read.no_query_text or read.outside_window or read.sampled_out:
+        console.print(
+            f"skipped: {read.malformed} malformed, {read.no_query_text} without query text, "
+            f"{read.outside_window} outside the window, {read.sampled_out} sampled out"
+        )
+    console.print(
+        f"weak share [bold]{100 * report.weak_share:.1f}%[/] (95% {100 * lo:.1f}–{100 * hi:.1f}%;"
+        f" by frequency {100 * report.weak_share_weighted:.1f}%), weak = predicted < "
+        f"{report.weak_below}"
+    )
+    if report.production is not None:
+        console.print(
+            f"production vs replay: mean agreement {report.production.mean_agreement:.2f} over "
+            f"{report.production.n_queries} queries. {escape(report.production.verdict)}"
+        )
+    table = Table(title="Weakest queries", title_justify="left")
+    for col in ("query", "predicted", "asked", "evidence"):
+        table.add_column(col)
+    by_id = {q.query_id: q for q in report.queries}
+    for qid in report.weakest[:shown]:
+        q = by_id[qid]
+        evidence = ", ".join(
+            f"{n} {q.signals[n]:.3g}" for n in ("top1", "gap", "nqc", "rbo") if n in q.signals
+        )
+        table.add_row(
+            escape(q.query[:80]),
+            f"{q.predicted:.3f}" if q.predicted is not None else "–",
+            str(q.weight),
+            escape(evidence + ("; " + "; ".join(q.mismatch) if q.mismatch else "")),
+        )
+    console.print(table)
+    if report.weakest:
+        first = by_id[report.weakest[0]]
+        console.print(f"next: {escape(explain_command(report, first))}")
+    for t in report.topics:
+        console.print(f"topic [bold]{escape(t.name)}[/]: {t.n_queries} weak queries")
+    for p in report.drift[-14:]:
+        console.print(
+            f"{report.drift_unit} {p.period}: weak {100 * p.weak_share:.1f}% of {p.n_queries}"
+        )
+
+
+@app.command("traffic")
+@cli_errors
+@search_options("mode", "top_k", "threshold", "fusion", "hnsw_ef")
+def traffic_command(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Query logs (JSON Lines, CSV) or OTLP JSON traces (also .gz); the format is "
+            "read from the content."
+        ),
+    ],
+    collection: CollectionOpt = None,
+    since: Annotated[
+        str | None, typer.Option(help="Only queries at or after this time (ISO 8601).")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Only queries before this time.")] = None,
+    sample: Annotated[
+        int | None, typer.Option(help="Analyse N distinct queries, sampled by day.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="The sample's seed.")] = 0,
+    weak_below: Annotated[
+        float, typer.Option(help="A query is weak when predicted is below this.")
+    ] = 0.1,
+    save: Annotated[
+        Path | None,
+        typer.Option(help="Save the traffic as an unlabelled benchmark (.jsonl) for judge/eval."),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="A labelled benchmark of some of these queries (matched by text): predicted "
+            "is cross-fitted on them."
+        ),
+    ] = None,
+    html: Annotated[Path | None, typer.Option(help="Write the report as an HTML page.")] = None,
+    record: Annotated[
+        bool | None,
+        typer.Option(
+            "--record/--no-record",
+            help="Record the run in the history \\[default: RAGSONDE_RECORD, on].",
+        ),
+    ] = None,
+    history: Annotated[
+        Path | None,
+        typer.Option(help="History file \\[default: RAGSONDE_HISTORY or <home>/history.sqlite]."),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the JSON report to this file.")
+    ] = None,
+    field_paths: FieldOpt = None,
+    embedder: EmbedderOpt = None,
+    home: HomeOpt = None,
+    config_file: ConfigOpt = None,
+    json_output: JsonOpt = False,
+    search: dict[str, Any] | None = None,
+) -> None:
+    """Which questions does retrieval fail? Read production traffic (logs or traces), replay
+    each query, and predict its health from label-free signals."""
+    from pydantic import ValidationError
+
+    from ragsonde.cli.progress import RichProgress
+    from ragsonde.models import validation_error_from_pydantic
+    from ragsonde.traffic.run import TrafficOptions, traffic_report
+    from ragsonde.workspace import Workspace
+
+    settings = settings_from_options(
+        config=config_file,
+        collection=collection,
+        home=home,
+        embedder=embedder,
+        mapping=parse_fields(field_paths),
+        search=search,
+    )
+    try:
+        options = TrafficOptions(
+            since=_time(since, "--since"),
+            until=_time(until, "--until"),
+            sample=sample,
+            seed=seed,
+            weak_below=weak_below,
+            save=save,
+            labels=labels,
+            record=record,
+            history=history,
+        )
+    except ValidationError as e:
+        raise validation_error_from_pydantic(e) from e
+    with (
+        Workspace(settings) as ws,
+        RichProgress(not json_output and err_console.is_terminal, "queries") as bar,
+    ):
+        report = traffic_report(files, ws, options, progress=bar)
+    if output is not None:
+        try:
+            output.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        except OSError as e:
+            from ragsonde.errors import QueryValidationError
+
+            raise QueryValidationError(
+                f"Cannot write the report {output}: {e.strerror or e}", field="output"
+            ) from e
+    if html is not None:
+        from ragsonde.traffic.html import write_html
+
+        write_html(report, html)
+    if json_output:
+        print_json(report)
+        return
+    render(report)

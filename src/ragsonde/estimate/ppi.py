@@ -1,0 +1,214 @@
+"""Means with 95 % intervals: the classical one over labelled queries, and prediction-powered
+inference (PPI++, Angelopoulos, Duchi and Zrnic 2023) that adds predictions for every query.
+
+With ``n`` labelled queries (gold metric ``y``, prediction ``f``) and ``N`` unlabelled ones
+(prediction ``f~``), PPI++ estimates the mean as::
+
+    theta = lam * mean(f~) + mean(y - lam * f)
+    se**2 = lam**2 * var(f~) / N + var(y - lam * f) / n
+
+The second term corrects the predictions' bias on the labelled queries, so the estimate is
+unbiased whatever the predictions' quality. ``lam`` (power tuning) is chosen from the data to
+minimise the variance and clipped into [0, 1]; ``lam = 0`` is the classical estimate, so
+worthless predictions fall back to the classical interval.
+
+Sampling weights ``w`` (``1 / inclusion probability``, or traffic weights) are normalised to sum
+to the sample's size, as ``ppi_py`` does, so a weighted mean is ``sum(w x) / sum(w)``. Its
+variance is the ratio estimator's (``mean(w**2 (x - mean)**2) / n``): ``ppi_py`` takes the
+variance of ``w x`` instead, which adds ``mean(x)**2 var(w)`` and so penalises any unequal
+weights by the size of the mean rather than its spread (a judging plan's weights would widen
+the interval they were drawn to narrow). With equal weights the two are the same.
+
+Otherwise the formulas are ``ppi_py``'s (``ppi_mean_ci``, ``classical_mean_ci``,
+``crossppi_mean_ci``), computed here in a few lines of NumPy because that package imports numba,
+statsmodels and scikit-learn (seconds per process); ``tests/estimate`` checks every number
+against ``ppi_py`` on the same inputs, and the weighted variance by coverage under
+unequal-probability sampling.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+from ragsonde.errors import QueryValidationError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Array = NDArray[np.float64]
+
+__all__ = ["Interval", "classical_mean", "crossppi_mean", "ppi_mean", "z_value"]
+
+#: The smallest labelled sample an interval is computed from.
+MIN_LABELED = 2
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate, its standard error and its two-sided interval."""
+
+    estimate: float
+    se: float
+    low: float
+    high: float
+    n_labeled: int
+    n_unlabeled: int
+    lam: float
+    """The weight of the predictions (0: classical; 1: plain PPI)."""
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    def excludes(self, value: float = 0.0) -> bool:
+        """Whether ``value`` lies outside the interval (a significant difference, for 0)."""
+        return value < self.low or value > self.high
+
+
+def z_value(alpha: float) -> float:
+    """The two-sided normal quantile: 1.96 for ``alpha = 0.05``."""
+    if not 0.0 < alpha < 1.0:
+        raise QueryValidationError(f"alpha {alpha}: expected 0 < alpha < 1.", field="alpha")
+    return NormalDist().inv_cdf(1.0 - alpha / 2.0)
+
+
+def _array(values: object, name: str) -> Array:
+    import numpy as np
+
+    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(arr)):
+        raise QueryValidationError(f"{name} must be finite numbers.", field=name)
+    return arr
+
+
+def _weights(w: object | None, size: int, name: str) -> Array:
+    import numpy as np
+
+    if w is None:
+        return np.ones(size)
+    arr = _array(w, name)
+    if arr.shape[0] != size or np.any(arr <= 0):
+        raise QueryValidationError(
+            f"{name}: expected {size} positive weights, got {arr.shape[0]}.", field=name
+        )
+    normalised: Array = arr / arr.sum() * size
+    return normalised
+
+
+def _weighted(w: Array, x: Array) -> tuple[float, float]:
+    """``(mean, variance)`` of a weighted mean's terms: ``mean(w x)`` with ``w`` summing to
+    the size, and ``mean(w**2 (x - mean)**2)`` (the ratio estimator's linearisation)."""
+    mean = float((w * x).mean())
+    return mean, float((w**2 * (x - mean) ** 2).mean())
+
+
+def _labeled(y: Array) -> int:
+    n = int(y.shape[0])
+    if n < MIN_LABELED:
+        raise QueryValidationError(
+            f"{n} labelled queries: an interval needs at least {MIN_LABELED}.", field="labels"
+        )
+    return n
+
+
+def t_value(alpha: float, df: int) -> float:
+    """The two-sided quantile of Student's t with ``df`` degrees of freedom."""
+    from scipy.stats import t as student
+
+    z_value(alpha)  # checks alpha
+    return float(student.ppf(1.0 - alpha / 2.0, df))
+
+
+def _interval(
+    estimate: float,
+    se: float,
+    alpha: float,
+    n: int,
+    big_n: int,
+    lam: float,
+    small_sample: bool = False,
+) -> Interval:
+    quantile = t_value(alpha, n - 1) if small_sample else z_value(alpha)
+    half = quantile * se
+    return Interval(estimate, se, estimate - half, estimate + half, n, big_n, lam)
+
+
+def classical_mean(
+    y: object, *, w: object | None = None, alpha: float = 0.05, small_sample: bool = False
+) -> Interval:
+    """The mean of the labelled values and its normal interval (``ppi_py.classical_mean_ci``;
+    ``small_sample``: Student's t on n - 1 degrees of freedom instead of the normal)."""
+    gold = _array(y, "y")
+    n = _labeled(gold)
+    mean, var = _weighted(_weights(w, n, "w"), gold)
+    return _interval(mean, math.sqrt(var / n), alpha, n, 0, 0.0, small_sample)
+
+
+def tuned_lambda(y: Array, f: Array, f_unl: Array, w: Array, w_unl: Array) -> float:
+    """PPI++'s variance-minimising weight of the predictions, clipped into [0, 1]
+    (``ppi_py.ppi._calc_lam_glm`` for a one-dimensional mean)."""
+    import numpy as np
+
+    n, big_n = y.shape[0], f_unl.shape[0]
+    theta = float((w_unl * f_unl).mean() + (w * (y - f)).mean())
+    grads = w * (y - theta)
+    grads_hat = w * (f - theta)
+    cov = float(((grads - grads.mean()) * (grads_hat - grads_hat.mean())).mean())
+    var_hat = float(np.var(np.concatenate([grads_hat, w_unl * (f_unl - theta)]), ddof=1))
+    if var_hat <= 0.0:
+        return 0.0  # constant predictions carry nothing
+    return float(np.clip(cov / ((1.0 + n / big_n) * var_hat), 0.0, 1.0))
+
+
+def ppi_mean(
+    y: object,
+    f: object,
+    f_unlabeled: object,
+    *,
+    w: object | None = None,
+    w_unlabeled: object | None = None,
+    lam: float | None = None,
+    alpha: float = 0.05,
+    small_sample: bool = False,
+) -> Interval:
+    """PPI++ mean of ``y`` with predictions ``f`` (on the labelled queries) and ``f_unlabeled``
+    (``ppi_py.ppi_mean_ci``). ``lam`` None tunes it; 1 is plain PPI; 0 the classical mean.
+    Without unlabelled queries it is the classical mean. ``small_sample``: Student's t on
+    n - 1 degrees of freedom (n labelled) instead of the normal quantile."""
+    gold, pred, pred_unl = _array(y, "y"), _array(f, "f"), _array(f_unlabeled, "f_unlabeled")
+    n, big_n = _labeled(gold), int(pred_unl.shape[0])
+    if pred.shape[0] != n:
+        raise QueryValidationError(f"{n} labels but {pred.shape[0]} predictions.", field="f")
+    if big_n == 0:
+        return classical_mean(gold, w=w, alpha=alpha, small_sample=small_sample)
+    wl, wu = _weights(w, n, "w"), _weights(w_unlabeled, big_n, "w_unlabeled")
+    if lam is None:
+        lam = tuned_lambda(gold, pred, pred_unl, wl, wu)
+    imputed, imputed_var = _weighted(wu, lam * pred_unl)
+    rectifier, rectifier_var = _weighted(wl, gold - lam * pred)
+    se = math.sqrt(imputed_var / big_n + rectifier_var / n)
+    return _interval(imputed + rectifier, se, alpha, n, big_n, float(lam), small_sample)
+
+
+def crossppi_mean(
+    y: object,
+    f_cross: object,
+    f_unlabeled: object,
+    *,
+    lam: float | None = None,
+    alpha: float = 0.05,
+    small_sample: bool = False,
+) -> Interval:
+    """Cross-PPI (Zrnic and Candès 2024): ``f_cross[i]`` is labelled query i's prediction by
+    the model fitted without i's fold; ``f_unlabeled`` is (N, K), one column per fold's model,
+    averaged. ``lam`` 1 is ``ppi_py.crossppi_mean_ci``; None adds PPI++'s power tuning."""
+    import numpy as np
+
+    unl = np.asarray(f_unlabeled, dtype=np.float64)
+    if unl.ndim != 2:
+        raise QueryValidationError("f_unlabeled must be (N, K): one column per fold.")
+    return ppi_mean(y, f_cross, unl.mean(axis=1), lam=lam, alpha=alpha, small_sample=small_sample)

@@ -1,0 +1,94 @@
+"""Estimates on an evaluation's report: ``metrics_ci`` for a run of a partly labelled
+benchmark, and PPI++ differences on a comparison of two such runs.
+
+The estimate room sits above the evaluation (it reads reports; the traffic room's predictor
+replays queries), so the surfaces call these after ``evaluate()``: the CLI's ``eval
+--estimate`` and ``compare``. ``evaluate()`` with ``EvalOptions(estimate=True)`` keeps the
+benchmark's unlabelled rows and scores the labelled ones; :func:`estimate_report` then adds
+every metric's estimate and re-runs the gates on it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragsonde.estimate.estimate import estimate_difference
+from ragsonde.estimate.predictors import ScoreSignals
+from ragsonde.estimate.run import RunContext, estimate_run, plan_probabilities
+from ragsonde.models.prediction import PredictedQuery, QueryPrediction
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from ragsonde.evaluate.comparison import Comparison
+    from ragsonde.evaluate.options import EvalOptions
+    from ragsonde.evaluate.report import EvalReport, QueryRow
+
+__all__ = ["estimate_comparison", "estimate_report"]
+
+
+def _scores(rows: Mapping[str, QueryRow]) -> dict[str, list[float]]:
+    return {q: [s for _, s in row.retrieved] for q, row in rows.items()}
+
+
+def estimate_report(
+    report: EvalReport, options: EvalOptions, *, workspace: Any = None, settings: Any = None
+) -> EvalReport:
+    """``report`` with ``metrics_ci`` (every metric, ``options.predictor``'s predictions,
+    ``options.plan_file``'s probabilities) and its gates evaluated again, on the intervals.
+    ``workspace`` (else one opened on ``settings`` for the call): for a predictor that replays
+    the queries (``traffic``)."""
+    rows = report.per_query
+    labelled = {q: row.metrics for q, row in rows.items() if row.relevant}
+    queries = [PredictedQuery(query_id=q, text=row.query) for q, row in rows.items()]
+    plan = plan_probabilities(options.plan_file) if options.plan_file is not None else None
+    opened = None
+    if workspace is None and options.predictor == "traffic":
+        from ragsonde.workspace import Workspace
+
+        workspace = opened = Workspace(settings)
+    try:
+        ctx = RunContext(
+            scores=_scores(rows),
+            workspace=workspace,
+            search=report.search.params,
+            collection=report.collection,
+            probabilities=plan,
+        )
+        report.metrics_ci = estimate_run(
+            queries, labelled, ctx, predictor=options.predictor, names=list(report.metrics)
+        )
+    finally:
+        if opened is not None:
+            opened.close()
+    report.gates = [g.evaluate(report) for g in options.parsed_gates]
+    return report
+
+
+def _signals(
+    rows: Mapping[str, QueryRow], queries: Sequence[PredictedQuery]
+) -> list[QueryPrediction]:
+    scores = _scores(rows)
+    return ScoreSignals(lambda p: scores[p.query_id]).predict(queries)
+
+
+def estimate_comparison(comparison: Comparison, a: EvalReport, b: EvalReport) -> Comparison:
+    """``comparison`` (``compare_reports(a, b)``) with each metric's paired difference B − A
+    estimated by PPI++ over every query, when the reports are of a partly labelled benchmark:
+    the labelled queries' differences and both systems' score signals. Unchanged otherwise."""
+    ids = sorted(a.per_query)
+    if all(a.per_query[q].relevant for q in ids):
+        return comparison
+    queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
+    sig_a, sig_b = _signals(a.per_query, queries), _signals(b.per_query, queries)
+    for m in comparison.metrics:
+
+        def gold(r: EvalReport, name: str = m.metric) -> dict[str, float]:
+            return {
+                q: r.per_query[q].metrics[name]
+                for q in ids
+                if r.per_query[q].relevant and name in r.per_query[q].metrics
+            }
+
+        m.ppi = estimate_difference(gold(a), gold(b), ids, sig_a, sig_b, alpha=comparison.alpha)
+    return comparison

@@ -1,0 +1,109 @@
+"""An evaluation's estimates: the predictors an eval can name, and ``metrics_ci`` for a run.
+
+:data:`PREDICTORS` maps the name an eval option gives (``predictor``) to a factory of the
+:class:`~ragsonde.models.prediction.Predictor` that predicts for the run's queries:
+
+* ``scores``: the score signals of each query's own ranking (free: the eval already ran it);
+* ``traffic``: the traffic room's label-free signals (dense and BM25 rankings replayed, their
+  agreement, the query terms' IDF, the collection's calibration);
+* ``none``: no predictions; the labelled queries alone (the classical estimate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.estimate.estimate import estimate_metrics
+from ragsonde.estimate.predictors import ScoreSignals
+from ragsonde.models.prediction import PredictedQuery, Predictor
+
+if TYPE_CHECKING:
+    from ragsonde.models.estimate import MetricEstimate
+
+__all__ = [
+    "PREDICTORS",
+    "RunContext",
+    "check_predictor",
+    "estimate_run",
+    "plan_probabilities",
+]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a predictor may use: each query's ranked scores, and the run's workspace, search
+    parameters and collection (for a predictor that replays the queries)."""
+
+    scores: Mapping[str, Sequence[float]]
+    workspace: Any = None
+    search: Any = None
+    collection: str | None = None
+    probabilities: Mapping[str, float] | None = None
+    """Each query's chance to be labelled, from a judging plan (None: a uniform sample)."""
+
+
+def _scores(ctx: RunContext) -> Predictor:
+    return ScoreSignals(lambda q: ctx.scores.get(q.query_id, ()))
+
+
+def _traffic(ctx: RunContext) -> Predictor:
+    from ragsonde.traffic.predictor import SignalPredictor
+
+    return SignalPredictor(ctx.workspace, ctx.search, collection=ctx.collection)
+
+
+#: name -> factory of the predictor (None: no predictions).
+PREDICTORS: dict[str, Callable[[RunContext], Predictor | None]] = {
+    "scores": _scores,
+    "traffic": _traffic,
+    "none": lambda ctx: None,
+}
+
+
+def check_predictor(name: str) -> str:
+    """``name`` if it is a known predictor, else a VALIDATION_ERROR listing them."""
+    if name not in PREDICTORS:
+        raise QueryValidationError(
+            f"Unknown predictor '{name}': use one of {', '.join(PREDICTORS)}.", field="predictor"
+        )
+    return name
+
+
+def estimate_run(
+    queries: Sequence[PredictedQuery],
+    labelled: Mapping[str, Mapping[str, float]],
+    ctx: RunContext,
+    *,
+    predictor: str = "scores",
+    names: Sequence[str] | None = None,
+) -> dict[str, MetricEstimate]:
+    """Every metric of ``labelled`` (query id -> metric -> gold value) estimated over all
+    ``queries`` with the named predictor's predictions."""
+    made = PREDICTORS[check_predictor(predictor)](ctx)
+    predictions = made.predict(queries) if made is not None else []
+    return estimate_metrics(
+        labelled,
+        [q.query_id for q in queries],
+        predictions,
+        names=names,
+        probabilities=ctx.probabilities,
+    )
+
+
+def plan_probabilities(path: Path) -> dict[str, float]:
+    """A judging plan file's probabilities (``judge --plan``), checked."""
+    from pydantic import ValidationError
+
+    from ragsonde.estimate.plan import JudgingPlan
+
+    try:
+        plan = JudgingPlan.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError) as e:
+        raise QueryValidationError(
+            f"Cannot read judging plan {path}: {e}", field="plan_file"
+        ) from e
+    return plan.probabilities

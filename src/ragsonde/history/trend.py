@@ -1,0 +1,127 @@
+"""``history trend METRIC``: the metric run after run, its bootstrap band, and what changed.
+
+:func:`trend` reads the points (one indexed query), :func:`sparkline` draws them in a terminal
+line, :func:`write_svg` writes the plot: the values, the per-run 95 % bands (recorded with each
+run, :func:`~ragsonde.history.record.confidence_bands`), and a mark on every run whose
+fingerprint differs from the run before, titled with the fields that changed.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.history.models import Fingerprint, Trend, TrendPoint
+from ragsonde.history.record import BAND_CONFIDENCE
+from ragsonde.history.store import HistoryStore
+
+__all__ = ["sparkline", "trend", "write_svg"]
+
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float]) -> str:
+    """One character per value, scaled between the smallest and the largest."""
+    if not values:
+        return ""
+    low, high = min(values), max(values)
+    span = high - low
+    return "".join(
+        _BARS[int((v - low) / span * (len(_BARS) - 1)) if span else len(_BARS) // 2] for v in values
+    )
+
+
+def _flat(raw: str) -> dict[str, object]:
+    return Fingerprint.model_validate(json.loads(raw)).flat()
+
+
+def trend(
+    hs: HistoryStore,
+    metric: str,
+    *,
+    benchmark: str | None = None,
+    collection: str | None = None,
+) -> Trend:
+    """``metric`` over the recorded runs (filtered), oldest first."""
+    rows = hs.trend_rows(metric, benchmark=benchmark, collection=collection)
+    if not rows:
+        raise QueryValidationError(
+            f"no recorded run has {metric!r}"
+            + (f" (benchmark {benchmark})" if benchmark else "")
+            + (f" (collection {collection})" if collection else "")
+            + f" in history {hs.path}.",
+            field="metric",
+        )
+    points: list[TrendPoint] = []
+    before: dict[str, object] | None = None
+    last_raw = ""
+    for run_id, created, value, low, high, raw in rows:
+        changed: list[str] = []
+        if raw != last_raw:  # identical fingerprints (the common case) are not parsed twice
+            flat = _flat(raw)
+            if before is not None:
+                changed = sorted(
+                    k for k in flat.keys() | before.keys() if flat.get(k) != before.get(k)
+                )
+            before, last_raw = flat, raw
+        points.append(
+            TrendPoint(
+                run_id=run_id,
+                created_at=created,
+                value=value,
+                ci_low=low,
+                ci_high=high,
+                changed=changed,
+            )
+        )
+    return Trend(
+        metric=metric,
+        confidence=BAND_CONFIDENCE,
+        points=points,
+        sparkline=sparkline([p.value for p in points]),
+    )
+
+
+def svg(t: Trend, width: int = 720, height: int = 260) -> str:
+    """The trend as a standalone SVG: band, line, points (changes marked in red)."""
+    pad = 40
+    pts = t.points
+    low = min(p.ci_low for p in pts)
+    high = max(p.ci_high for p in pts)
+    span = (high - low) or 1.0
+
+    def x(i: int) -> float:
+        return pad + (i * (width - 2 * pad) / max(len(pts) - 1, 1))
+
+    def y(v: float) -> float:
+        return height - pad - (v - low) / span * (height - 2 * pad)
+
+    upper = [f"{x(i):.1f},{y(p.ci_high):.1f}" for i, p in enumerate(pts)]
+    lower = [f"{x(i):.1f},{y(p.ci_low):.1f}" for i, p in reversed(list(enumerate(pts)))]
+    line = " ".join(f"{x(i):.1f},{y(p.value):.1f}" for i, p in enumerate(pts))
+    marks = []
+    for i, p in enumerate(pts):
+        what = "; ".join(p.changed) if p.changed else "no change"
+        color = "#c0392b" if p.changed else "#2c3e50"
+        title = escape(f"run {p.run_id}: {p.value:.4f} [{p.ci_low:.4f}, {p.ci_high:.4f}] — {what}")
+        marks.append(
+            f'<circle class="run" data-run="{p.run_id}" cx="{x(i):.1f}" cy="{y(p.value):.1f}" '
+            f'r="4" fill="{color}"><title>{title}</title></circle>'
+        )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">'
+        f'<text x="{pad}" y="16">{escape(t.metric)} per run, {t.confidence:.0%} bootstrap band; '
+        "red: the fingerprint changed</text>"
+        f'<polygon points="{" ".join(upper + lower)}" fill="#3498db" fill-opacity="0.2"/>'
+        f'<polyline points="{line}" fill="none" stroke="#2980b9" stroke-width="1.5"/>'
+        f'<text x="4" y="{y(high):.1f}">{high:.3f}</text>'
+        f'<text x="4" y="{y(low):.1f}">{low:.3f}</text>' + "".join(marks) + "</svg>\n"
+    )
+
+
+def write_svg(t: Trend, path: Path) -> Path:
+    path.write_text(svg(t), encoding="utf-8")
+    return path

@@ -1,0 +1,57 @@
+"""The folders an MCP client may name paths under, and the one check every path passes.
+
+The roots are the ``--root`` folders the server was started with, or else the roots the client
+declares (MCP ``roots/list``), or else the folder the server was started in. A path is resolved
+(symlinks followed, ``..`` collapsed) before it is compared, so ``../`` and a link that leads
+out are refused alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from ragsonde.errors import QueryValidationError
+
+__all__ = ["Roots", "roots_from_uris"]
+
+
+def roots_from_uris(uris: Iterable[str]) -> list[Path]:
+    """The local folders of ``file://`` root URIs (others are not paths here: skipped)."""
+    out: list[Path] = []
+    for uri in uris:
+        parsed = urlparse(uri)
+        if parsed.scheme == "file" and parsed.path:
+            out.append(Path(unquote(parsed.path)))
+    return out
+
+
+class Roots:
+    """Allowed folders, resolved once; :meth:`check` resolves a path under them."""
+
+    def __init__(self, folders: Sequence[Path]) -> None:
+        if not folders:
+            raise ValueError("Roots: give at least one folder")
+        self.folders = [Path(f).expanduser().resolve() for f in folders]
+
+    def check(self, path: str, field: str) -> Path:
+        """``path`` (relative: to the first root) resolved, if under a root; else a
+        VALIDATION_ERROR naming ``field``."""
+        if not path or "\x00" in path:
+            raise QueryValidationError(f"{field}: give a file path.", field=field)
+        given = Path(path).expanduser()
+        full = (given if given.is_absolute() else self.folders[0] / given).resolve()
+        if not any(full.is_relative_to(root) for root in self.folders):
+            listed = ", ".join(str(r) for r in self.folders)
+            raise QueryValidationError(
+                f"{field}: {path!r} is outside the folders this server may read ({listed}). "
+                "Name a file under one of them, or start the server with --root FOLDER.",
+                field=field,
+            )
+        if not full.exists():
+            raise QueryValidationError(f"{field}: {path!r} does not exist.", field=field)
+        return full
+
+    def __repr__(self) -> str:
+        return f"Roots({[str(f) for f in self.folders]})"

@@ -1,0 +1,215 @@
+"""``ragsonde mcp``: the tools on the official SDK's high-level server (``MCPServer``).
+
+:func:`build_server` registers every tool with its annotations (read-only unless it writes;
+``ingest`` exists only with ``allow_write``) and the report resources. Each tool answers a
+published pydantic model, so its ``outputSchema`` is that model's JSON Schema and its result
+carries ``structuredContent`` and the same JSON as text. :class:`RagsondeMCP` is the one place a
+failure becomes a tool error (:mod:`ragsonde.mcp._errors`): one failing call never affects
+another, and no call crashes the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import (
+    CallToolResult,
+    ClientCapabilities,
+    ResourceLink,
+    RootsCapability,
+    TextContent,
+    ToolAnnotations,
+)
+
+from ragsonde import __version__
+from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.misses import MissesReport
+from ragsonde.evaluate.report import IngestSummary
+from ragsonde.mcp._errors import error_result
+from ragsonde.mcp.evaluation import ProgressToClient, explain, ingest_path, run_evaluation
+from ragsonde.mcp.models import BenchRow, EvalSummary
+from ragsonde.mcp.reports import REPORT_URI, RUN_URI
+from ragsonde.mcp.roots import Roots, roots_from_uris
+from ragsonde.mcp.tools import Room
+
+__all__ = ["READ_ONLY", "RagsondeMCP", "build_server"]
+
+#: Reads only, answers the same to the same call while nothing else changes.
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+#: Appends a run to the history (evaluate with --allow-write): writes, destroys nothing.
+RECORDS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+#: Writes points into a collection, replacing those of documents that changed.
+INGESTS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+_INSTRUCTIONS = (
+    "ragsonde evaluates retrieval on Qdrant. search: one query against a collection, with scores "
+    "and timings. evaluate: a benchmark (a .jsonl/.yaml file, a BEIR folder, or inline rows) -> "
+    "metrics and a report id; failing_queries and explain_miss then say which queries missed and "
+    "why; history_list and history_diff compare recorded runs. Paths must lie under the "
+    "server's roots (see config)."
+)
+
+
+class RagsondeMCP(MCPServer[Any]):
+    """The SDK's server with ragsonde's error boundary around every tool call."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:  # the SDK wraps whatever the tool raised, or refused
+            return error_result(exc, name)
+
+
+async def _roots(room: Room, ctx: Context[Any, Any]) -> Roots:
+    """The server's ``--root`` folders, else the client's declared roots, else the folder the
+    server runs in."""
+    if room.roots is not None:
+        return room.roots
+    if ctx.session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
+        listed = await ctx.session.list_roots()
+        folders = roots_from_uris(str(r.uri) for r in listed.roots)
+        if folders:
+            return Roots(folders)
+        raise QueryValidationError(
+            "The client declares no file:// roots, so no path can be read. Add a root in the "
+            "client, or start the server with --root FOLDER.",
+            field="roots",
+        )
+    return Roots([Path(os.getcwd())])
+
+
+def _tool_result(model: Any, *links: ResourceLink) -> CallToolResult:
+    data = model.model_dump(mode="json")
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False)), *links],
+        structured_content=data,
+    )
+
+
+def _register_files(server: RagsondeMCP, room: Room) -> None:
+    """The tools that read a benchmark file (evaluate, explain_miss), and ingest."""
+
+    async def evaluate(
+        ctx: Context[Any, Any],
+        benchmark: str | None = None,
+        rows: list[BenchRow] | None = None,
+        collection: str | None = None,
+        k: list[int] | None = None,
+        relevance_by: Literal["doc", "url", "chunk"] = "doc",
+        gates: list[str] | None = None,
+        search: dict[str, Any] | None = None,
+        split: str = "test",
+    ) -> Annotated[CallToolResult, EvalSummary]:
+        """Evaluate retrieval on a benchmark as `ragsonde eval` does: `benchmark` (a path under
+        the roots: .jsonl/.yaml, a BEIR folder) or inline `rows` ({query_id, query, relevant}).
+        Returns the metrics, latency percentiles and gate verdicts, and a report id: the full
+        report is the resource ragsonde://reports/{id}, its TREC run ragsonde://runs/{id}.
+        Reports progress per query."""
+        from ragsonde.evaluate import EvalOptions
+
+        if (benchmark is None) == (rows is None):
+            raise QueryValidationError(
+                "benchmark: give either a benchmark path or inline rows, not both or neither.",
+                field="benchmark",
+            )
+        given: dict[str, Any] = {"relevance_by": relevance_by, "split": split}
+        given.update({n: v for n, v in (("k", k), ("gates", gates)) if v is not None})
+        options = EvalOptions(**given, **({"search": search} if search else {}), throughput=False)
+        source = (await _roots(room, ctx)).check(benchmark, "benchmark") if benchmark else rows
+        assert source is not None  # one of the two, checked above
+        progress = ProgressToClient(
+            lambda done, total: anyio.from_thread.run(ctx.report_progress, done, total)
+        )
+        summary, _ = await anyio.to_thread.run_sync(
+            lambda: run_evaluation(room, source, options, collection, progress)
+        )
+        links = [
+            ResourceLink(
+                name=f"report {summary.report_id}",
+                uri=summary.report_uri,
+                mime_type="application/json",
+            ),
+            ResourceLink(
+                name=f"run {summary.report_id}", uri=summary.run_uri, mime_type="text/plain"
+            ),
+        ]
+        return _tool_result(summary, *links)
+
+    async def explain_miss(
+        ctx: Context[Any, Any],
+        benchmark: str,
+        query_id: str,
+        collection: str | None = None,
+        k: int = 10,
+    ) -> MissesReport:
+        """Why did a benchmark query miss? Each relevant document outside the top k, climbed up
+        the ladder (in the collection, text, filter, threshold, quantization, HNSW, crowding,
+        fusion, truncation, chunking, ranking) and blamed on the first stage that lost it."""
+        path = (await _roots(room, ctx)).check(benchmark, "benchmark")
+        return await anyio.to_thread.run_sync(lambda: explain(room, path, query_id, collection, k))
+
+    server.add_tool(evaluate, annotations=RECORDS if room.allow_write else READ_ONLY)
+    server.add_tool(explain_miss, annotations=READ_ONLY)
+    if not room.allow_write:
+        return
+
+    async def ingest(
+        ctx: Context[Any, Any],
+        source: str,
+        collection: str | None = None,
+        format: str | None = None,
+    ) -> IngestSummary:
+        """Ingest a file or folder under the roots into a collection (chunk, embed, upsert):
+        writes to the store, replacing the points of documents whose text changed."""
+        path = (await _roots(room, ctx)).check(source, "source")
+        return await anyio.to_thread.run_sync(lambda: ingest_path(room, path, collection, format))
+
+    server.add_tool(ingest, annotations=INGESTS)
+
+
+def _register_resources(server: RagsondeMCP, room: Room) -> None:
+    @server.resource(REPORT_URI, name="report", mime_type="application/json")
+    def report(report_id: str) -> str:
+        """An evaluation's whole report (the JSON of `ragsonde eval --json`), by the id
+        `evaluate` returned, or a recorded run's (a run id, last, best)."""
+        return room.reports.get(report_id).model_dump_json()
+
+    @server.resource(RUN_URI, name="run", mime_type="text/plain")
+    def run(report_id: str) -> str:
+        """An evaluation's TREC run file (qid Q0 docid rank score tag)."""
+        return room.reports.run_file(report_id)
+
+
+def build_server(room: Room) -> RagsondeMCP:
+    """The MCP server over ``room``: every tool, and the report resources."""
+    server = RagsondeMCP(
+        name="ragsonde", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
+    )
+    for fn in (
+        room.search,
+        room.inspect_collection,
+        room.config,
+        room.history_list,
+        room.history_diff,
+        room.failing_queries,
+    ):
+        server.add_tool(fn, annotations=READ_ONLY)
+    _register_files(server, room)
+    _register_resources(server, room)
+    return server

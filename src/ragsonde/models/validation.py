@@ -1,0 +1,28 @@
+"""pydantic's validation error as the contract's VALIDATION_ERROR, for every options model.
+
+The workflows' options (evaluate, tune, ingest, …) and the HTTP bodies built of them report a
+bad value the same way: each field named with its rule (``k: cutoffs must be positive``), never
+a CLI flag, so an HTTP client and a terminal user read the same message.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from ragsonde.errors import QueryValidationError
+
+__all__ = ["options_error"]
+
+
+def options_error(err: ValidationError, prefix: str = "") -> QueryValidationError:
+    """pydantic's error as one VALIDATION_ERROR naming each field: ``k: cutoffs must be …``."""
+    parts: list[str] = []
+    first: str | None = None
+    for item in err.errors(include_url=False):
+        where = prefix + ".".join(str(p) for p in item["loc"]) if item["loc"] else prefix or "body"
+        first = first or where
+        msg = str(item["msg"]).removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            msg = "is not a known option"
+        parts.append(f"{where}: {msg}")
+    return QueryValidationError("; ".join(parts), field=first)

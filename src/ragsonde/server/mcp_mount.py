@@ -1,0 +1,79 @@
+"""The MCP tools over streamable HTTP, at ``/mcp`` of ``ragsonde serve``.
+
+They share the app's workspace and retriever (one model, one store), sit behind the same API
+key as the ``/v1/`` routes (:func:`ragsonde.server.security.key_refused`), and only read
+(``ingest`` and history recording exist only in ``ragsonde mcp --allow-write``). Paths are read
+under the roots the client declares, else under the folder the server runs in.
+
+Without an API key the SDK's DNS-rebinding protection holds (Host and Origin must be loopback),
+as a keyless server is meant for this machine; with a key, the key guards, so a server reached
+by its name (``--host 0.0.0.0``) answers too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ragsonde.mcp.server import build_server
+from ragsonde.mcp.tools import Room
+from ragsonde.models import ErrorInfo
+from ragsonde.server.security import CHALLENGE, key_refused
+from ragsonde.server.state import ServerState
+
+__all__ = ["MCP_PATH", "mount_mcp"]
+
+MCP_PATH = "/mcp"
+
+
+class _KeyGuard:
+    """ASGI: the API key first (401 with the contract's error object), then the MCP app."""
+
+    def __init__(self, app: StreamableHTTPASGIApp, state: ServerState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = key_refused(Headers(scope=scope), self.state.settings.api_key)
+        if refused is None:
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(
+            {"status": "error", "error": ErrorInfo.from_exception(refused).model_dump(mode="json")}
+        ).encode()
+        headers = [(b"content-type", b"application/json")]
+        headers += [(k.lower().encode(), v.encode()) for k, v in CHALLENGE.items()]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def mount_mcp(app: FastAPI, state: ServerState) -> None:
+    """Serve the read-only tools at ``/mcp`` of ``app``, over ``state``'s workspace."""
+    room = Room(state.workspace, roots=None, retriever=state.retriever)
+    server = build_server(room)
+    security = (
+        TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        if state.settings.api_key is not None
+        else None  # the SDK's default for a loopback host
+    )
+    server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security)
+    guarded = _KeyGuard(StreamableHTTPASGIApp(server.session_manager), state)
+    app.router.routes.append(Route(MCP_PATH, endpoint=guarded))
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        # the session manager's task group lives as long as the app
+        async with inner(a) as value, server.session_manager.run():
+            yield value
+
+    app.router.lifespan_context = lifespan

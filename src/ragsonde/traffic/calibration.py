@@ -1,0 +1,146 @@
+"""What a collection's own sentences score against it, measured once per collection.
+
+A query is out of domain when its best score is below what the collection's own text scores
+against itself. :func:`calibrate` samples chunks, takes one sentence of each as a query, replays
+those queries and keeps each signal's values (sorted, for percentiles), and from the same sample
+the BM25 document frequency of every term (for the IDF predictors). The result is cached under
+``<home>/traffic/calibration/`` keyed by the collection, its size, the embedder and the search
+settings: a collection that changes, or another search, is calibrated again.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ragsonde.traffic.replay import Replay, Replayer
+
+__all__ = ["CALIBRATION_QUERIES", "Calibration", "calibrate"]
+
+#: Sentences replayed to calibrate a collection.
+CALIBRATION_QUERIES = 256
+#: Chunks read for the document frequencies (the first of the collection's scroll order).
+DF_SAMPLE = 20_000
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_MIN_WORDS, _MAX_WORDS = 6, 40
+
+
+class Calibration(BaseModel):
+    """One collection's calibration: signal values of its own sentences, term frequencies."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    """collection, points and embedder it was measured for (a hash)."""
+    n_docs: int
+    """Chunks the document frequencies were counted over."""
+    df: dict[int, int]
+    """BM25 term id -> chunks holding it (among ``n_docs``)."""
+    values: dict[str, list[float]]
+    """signal -> its values on the calibration sentences, sorted."""
+    found: list[float]
+    """Per calibration sentence, in the order of ``rows``: 1 / rank of its own chunk in the
+    served top k (0 when missing): the pseudo-label the combination is checked against."""
+    rows: list[dict[str, float]]
+    """Per calibration sentence, its signals."""
+
+    def percentile(self, name: str, value: float) -> float | None:
+        """The share of calibration sentences whose ``name`` is at most ``value``."""
+        ref = self.values.get(name)
+        if not ref:
+            return None
+        return bisect.bisect_right(ref, value) / len(ref)
+
+    def term_df(self, term_ids: Sequence[int]) -> list[int]:
+        return [self.df.get(t, 0) for t in term_ids]
+
+
+def _sentence(text: str, seed: str) -> str | None:
+    """One sentence of ``text`` of a query's length, chosen by ``seed``; None if it has none."""
+    pieces = [s.strip() for s in _SENTENCE.split(text)]
+    ok = [s for s in pieces if _MIN_WORDS <= len(s.split()) <= _MAX_WORDS]
+    if not ok:
+        words = text.split()
+        return " ".join(words[:_MAX_WORDS]) if len(words) >= _MIN_WORDS else None
+    pick = int(hashlib.sha256(seed.encode()).hexdigest()[:8], 16) % len(ok)
+    return ok[pick]
+
+
+def _key(replayer: Replayer) -> str:
+    info = replayer.info
+    search = replayer.params.model_dump_json()
+    raw = f"{replayer.collection}|{info.points_count}|{replayer.workspace.embedder_name}|{search}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _path(replayer: Replayer, key: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", replayer.collection)
+    return replayer.workspace.settings.home / "traffic" / "calibration" / f"{safe}-{key}.json"
+
+
+def calibrate(
+    replayer: Replayer,
+    signals_of: Callable[[Replay, Calibration | None], dict[str, float]],
+    *,
+    n: int = CALIBRATION_QUERIES,
+    cache: bool = True,
+) -> Calibration:
+    """The collection's calibration, from the cache when it is still the same collection.
+
+    ``signals_of``: a replay's signals (given the partial calibration: its document
+    frequencies, no percentiles yet)."""
+    key = _key(replayer)
+    path = _path(replayer, key)
+    if cache and path.is_file():
+        try:
+            cached = Calibration.model_validate_json(path.read_text(encoding="utf-8"))
+            if cached.key == key:
+                return cached
+        except (ValidationError, OSError, ValueError):
+            pass  # a stale or broken cache is measured again
+    store, mapping = replayer.workspace.store, replayer.workspace.settings.payload_mapping
+    total = replayer.info.points_count
+    step = max(1, min(total, DF_SAMPLE) // max(1, n))
+    df: Counter[int] = Counter()
+    sample: list[tuple[str, str]] = []  # (chunk id, sentence)
+    seen = 0
+    encoder = replayer.encoder() if replayer.has_bm25 else None
+    for batch in store.scroll(replayer.collection, batch_size=256):
+        texts = [mapping.read(p.payload).text or "" for p in batch]
+        if encoder is not None:
+            for vec in encoder.embed_documents(texts):
+                df.update(set(vec.indices))
+        for point, text in zip(batch, texts, strict=True):
+            if seen % step == 0 and len(sample) < n:
+                sentence = _sentence(text, point.id)
+                if sentence:
+                    sample.append((point.id, sentence))
+            seen += 1
+        if seen >= DF_SAMPLE:
+            break
+    partial = Calibration(key=key, n_docs=seen, df=dict(df), values={}, found=[], rows=[])
+    rows: list[dict[str, float]] = []
+    found: list[float] = []
+    for start in range(0, len(sample), 64):
+        part = sample[start : start + 64]
+        for (cid, _), replay in zip(part, replayer.replay([s for _, s in part]), strict=True):
+            rows.append(signals_of(replay, partial))
+            ids = replay.served.ids
+            found.append(1.0 / (ids.index(cid) + 1) if cid in ids else 0.0)
+    names = sorted({name for row in rows for name in row})
+    values = {name: sorted(row[name] for row in rows if name in row) for name in names}
+    result = partial.model_copy(update={"values": values, "found": found, "rows": rows})
+    if cache:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(result.model_dump(mode="json")), encoding="utf-8")
+        except OSError:
+            pass  # a read-only home calibrates each run
+    return result

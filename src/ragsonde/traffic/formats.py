@@ -1,0 +1,102 @@
+"""Traffic files: opened (gzip by its magic bytes), read line by line as UTF-8, and their format
+detected from their content, never from their name.
+
+Formats: ``jsonl`` (a query log, one JSON object a line with a ``query`` field), ``csv`` (a
+query log with a ``query`` column), ``otlp`` (OTLP JSON traces: one ``{"resourceSpans": …}``
+request a line, as the Collector's file exporter writes them, or one such document).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Generator
+from pathlib import Path
+from typing import IO
+
+from ragsonde.errors import QueryValidationError
+
+__all__ = ["FORMATS", "QUERY_COLUMNS", "detect_format", "numbered_lines", "open_bytes"]
+
+FORMATS = ("jsonl", "csv", "otlp")
+#: Names a query log's query field or column may have, first match wins.
+QUERY_COLUMNS = ("query", "query_text", "question", "input", "text")
+_PEEK = 64 * 1024
+
+
+def bad_file(path: Path, why: str) -> QueryValidationError:
+    return QueryValidationError(f"Cannot read traffic file {path}: {why}", field="traffic")
+
+
+def open_bytes(path: Path) -> IO[bytes]:
+    """``path`` opened for reading bytes, decompressed when it is gzip (by its first bytes)."""
+    if path.is_dir():
+        raise bad_file(path, "it is a folder, not a file")
+    if not path.is_file():
+        raise bad_file(path, "no such file" if not path.exists() else "not a regular file")
+    try:
+        with path.open("rb") as f:
+            magic = f.read(2)
+        if magic == b"\x1f\x8b":
+            return gzip.open(path, "rb")  # type: ignore[return-value]  # GzipFile is IO[bytes]
+        return path.open("rb")
+    except OSError as e:
+        raise bad_file(path, e.strerror or str(e)) from e
+
+
+def numbered_lines(path: Path) -> Generator[tuple[int, str], None, None]:
+    """``(line number, text)`` of ``path``, decoded as UTF-8 one line at a time: binary data or
+    bytes that are not UTF-8 stop the read with a VALIDATION_ERROR naming the line."""
+    try:
+        with open_bytes(path) as f:
+            for n, raw in enumerate(f, start=1):
+                if b"\x00" in raw:
+                    raise bad_file(path, f"line {n} holds binary data (NUL bytes), not text")
+                try:
+                    yield n, raw.decode("utf-8-sig" if n == 1 else "utf-8")
+                except UnicodeDecodeError as e:
+                    raise bad_file(
+                        path,
+                        f"line {n} is not UTF-8 text ({e.reason} at byte {e.start}); "
+                        "convert it to UTF-8 (e.g. iconv -t UTF-8)",
+                    ) from e
+    except (OSError, EOFError, zlib.error) as e:  # a broken gzip stream
+        raise bad_file(path, f"it cannot be read to the end ({e})") from e
+
+
+def _peek(path: Path) -> bytes:
+    try:
+        with open_bytes(path) as f:
+            return f.read(_PEEK)
+    except (OSError, EOFError, zlib.error) as e:
+        raise bad_file(path, f"it cannot be read ({e})") from e
+
+
+def detect_format(path: Path) -> str:
+    """One of :data:`FORMATS`, from what the file holds; VALIDATION_ERROR naming what was
+    found when it is none of them."""
+    head = _peek(path)
+    if not head.strip():
+        raise bad_file(path, "it is empty")
+    if b"\x00" in head:
+        raise bad_file(path, "it holds binary data (NUL bytes), not a query log or OTLP JSON")
+    text = head.decode("utf-8-sig", errors="replace").lstrip()
+    if text.startswith(("{", "[")):
+        first = text.split("\n", 1)[0]
+        try:
+            row = json.loads(first)
+        except ValueError:
+            row = None  # a document over several lines: only OTLP JSON is read that way
+        if isinstance(row, dict) and not ("resourceSpans" in row or "resource_spans" in row):
+            return "jsonl"
+        if row is None and not ('"resourceSpans"' in text or '"resource_spans"' in text):
+            raise bad_file(
+                path,
+                "it holds JSON that is neither a query log (one object a line with a "
+                '"query" field) nor OTLP JSON traces ("resourceSpans")',
+            )
+        return "otlp"
+    if any(c < " " and c not in "\t\r\n" for c in text[:4096]):
+        raise bad_file(path, "it holds control characters: binary data, not text")
+    return "csv"

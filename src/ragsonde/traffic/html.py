@@ -1,0 +1,51 @@
+"""The traffic report as one HTML page (Jinja2 template ``templates/traffic.html``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragsonde.errors import QueryValidationError
+from ragsonde.traffic.report import QueryHealth, TrafficReport
+
+__all__ = ["EVIDENCE", "explain_command", "render_html", "write_html"]
+
+#: The signals shown as a weak query's evidence, in this order.
+EVIDENCE = ("top1", "gap", "nqc", "rbo", "top1_pct", "results", "cut_by_threshold")
+
+
+def explain_command(report: TrafficReport, q: QueryHealth) -> str:
+    """The command one step further for ``q``: ``explain`` on the saved benchmark once it is
+    labelled (``judge`` labels it), else ``query`` to see what it returns."""
+    if report.saved_benchmark:
+        return (
+            f"ragsonde judge {report.saved_benchmark} -c {report.collection} && "
+            f"ragsonde explain {report.saved_benchmark} -q {q.query_id} -c {report.collection}"
+        )
+    text = q.query.replace('"', '\\"')
+    return f'ragsonde query "{text}" -c {report.collection}'
+
+
+def render_html(report: TrafficReport) -> str:
+    """The page, autoescaped."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"), autoescape=True
+    )
+    return env.get_template("traffic.html").render(
+        report=report,
+        by_id={q.query_id: q for q in report.queries},
+        evidence=EVIDENCE,
+        explain=lambda q: explain_command(report, q),
+    )
+
+
+def write_html(report: TrafficReport, path: Path) -> Path:
+    """Write the page to ``path``."""
+    try:
+        path.write_text(render_html(report), encoding="utf-8")
+    except OSError as e:
+        raise QueryValidationError(
+            f"Cannot write the HTML report {path}: {e.strerror or e}", field="html"
+        ) from e
+    return path

@@ -1,0 +1,194 @@
+"""Query logs: JSON Lines or CSV, one query a row.
+
+A row has the query in a ``query`` field or column (or ``query_text``, ``question``, ``input``,
+``text``), and optionally ``query_id``, ``timestamp`` (ISO 8601, or seconds since the epoch),
+``session``, ``weight`` (a count, for a log of distinct queries; ``first_seen`` is read as the
+timestamp, so a saved traffic benchmark reads back), and what production returned: ``ids`` and
+``scores`` (JSON lists; in a CSV also ``a|b|c``), ``top_k``, ``threshold``, ``collection``,
+``mode``. A row that cannot be read is counted (``malformed``), one without query text too
+(``no_query_text``); neither stops the read.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import closing
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragsonde.models.text import invalid_unicode_at
+from ragsonde.traffic.formats import QUERY_COLUMNS, bad_file, numbered_lines
+from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
+
+__all__ = ["RowError", "parse_time", "read_csv", "read_jsonl", "row_query"]
+
+
+class RowError(ValueError):
+    """A row that cannot be read; the message says why."""
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 string or epoch seconds (milli-, micro-, nanoseconds by size) -> aware UTC."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise RowError(f"timestamp {value!r} is not a time")
+    if isinstance(value, int | float) or (isinstance(value, str) and _is_number(value)):
+        number = float(value)
+        if not math.isfinite(number):
+            raise RowError(f"timestamp {value!r} is not a time")
+        while abs(number) > 1e11:  # ms, µs, ns since the epoch
+            number /= 1000.0
+        try:
+            return datetime.fromtimestamp(number, tz=UTC)
+        except (ValueError, OverflowError, OSError):  # NaN, or a year out of range
+            raise RowError(f"timestamp {value!r} is not a time") from None
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise RowError(f"timestamp {value!r} is neither ISO 8601 nor epoch seconds") from None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    raise RowError(f"timestamp {value!r} is not a time")
+
+
+def _is_number(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _weight(value: Any) -> int:
+    if value in (None, ""):
+        return 1
+    try:
+        weight = int(value)
+    except (TypeError, ValueError):
+        raise RowError(f"weight {value!r} is not a whole number") from None
+    if weight < 1:
+        raise RowError(f"weight {weight} is below 1")
+    return weight
+
+
+def _list(value: Any, what: str) -> list[Any] | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise RowError(f"{what} is not a JSON list") from None
+        else:
+            value = [v for v in text.replace(",", "|").split("|") if v.strip()]
+    if not isinstance(value, list):
+        raise RowError(f"{what} must be a list")
+    return value
+
+
+def _production(row: Mapping[str, Any]) -> Production | None:
+    nested = row.get("production")
+    if isinstance(nested, dict):  # a saved traffic benchmark's row
+        row = nested
+    ids = _list(row.get("ids"), "ids")
+    scores = _list(row.get("scores"), "scores")
+    extra = {k: row.get(k) for k in ("top_k", "threshold", "collection", "mode")}
+    if ids is None and scores is None and all(v in (None, "") for v in extra.values()):
+        return None
+    try:
+        return Production(
+            ids=[str(i) for i in ids or []],
+            scores=[float(s) for s in scores] if scores is not None else None,
+            top_k=int(extra["top_k"]) if extra["top_k"] not in (None, "") else None,
+            threshold=float(extra["threshold"]) if extra["threshold"] not in (None, "") else None,
+            collection=str(extra["collection"]) if extra["collection"] else None,
+            mode=str(extra["mode"]) if extra["mode"] else None,
+        )
+    except (TypeError, ValueError) as e:
+        raise RowError(f"production fields: {e}") from None
+
+
+def row_query(row: Mapping[str, Any], where: str, stats: ReadStats) -> TrafficQuery | None:
+    """One log row as a query, or None (counted in ``stats``) when it cannot be one."""
+    text = next((row[c] for c in QUERY_COLUMNS if row.get(c) not in (None, "")), None)
+    if text is None or (isinstance(text, str) and not text.strip()):
+        stats.skip("no_query_text", where, "no query text")
+        return None
+    if not isinstance(text, str):
+        stats.skip("malformed", where, f"the query is a {type(text).__name__}, not text")
+        return None
+    if invalid_unicode_at(text) is not None:
+        stats.skip("malformed", where, "the query is not valid Unicode text")
+        return None
+    try:
+        qid = row.get("query_id")
+        session = row.get("session")
+        return TrafficQuery(
+            query=text.strip(),
+            query_id=str(qid) if qid not in (None, "") else "",
+            first_seen=parse_time(row.get("timestamp", row.get("first_seen"))),
+            weight=_weight(row.get("weight")),
+            session=str(session) if session not in (None, "") else None,
+            production=_production(row),
+            source=where,
+        )
+    except RowError as e:
+        stats.skip("malformed", where, str(e))
+        return None
+
+
+def read_jsonl(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
+    """A JSON Lines query log, row by row."""
+    for n, line in numbered_lines(path):
+        if not line.strip():
+            continue
+        where = f"{path.name}:{n}"
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            stats.skip("malformed", where, f"not JSON ({e})")
+            continue
+        if not isinstance(row, dict):
+            stats.skip("malformed", where, "not a JSON object")
+            continue
+        found = row_query(row, where, stats)
+        if found is not None:
+            yield found
+
+
+def read_csv(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
+    """A CSV query log with a header row naming a query column."""
+    lines = (line for _, line in numbered_lines(path))
+    try:
+        dialect: Any = csv.Sniffer().sniff(next(iter([_first(path)])), delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    reader = csv.DictReader(lines, dialect=dialect)
+    header = [h.strip() for h in reader.fieldnames or []]
+    if not any(h in QUERY_COLUMNS for h in header):
+        raise bad_file(
+            path,
+            f"it reads as CSV with columns {', '.join(header) or '(none)'}, and none is a query "
+            f"column (name one {', '.join(QUERY_COLUMNS)})",
+        )
+    reader.fieldnames = header
+    for row in reader:
+        where = f"{path.name}:{reader.line_num}"
+        if None in row:  # more cells than the header names
+            stats.skip("malformed", where, "more cells than the header has columns")
+            continue
+        found = row_query(row, where, stats)
+        if found is not None:
+            yield found
+
+
+def _first(path: Path) -> str:
+    with closing(numbered_lines(path)) as lines:
+        return next((line for _, line in lines if line.strip()), "")

@@ -1,0 +1,226 @@
+"""OTLP JSON traces: the retrieval spans in them, as queries.
+
+Two conventions mark a retrieval span, and both are read:
+
+* OpenInference (Phoenix; the LangChain, LlamaIndex and Haystack instrumentations):
+  ``openinference.span.kind = RETRIEVER``, the query in ``input.value``, the returned documents
+  in ``retrieval.documents.{i}.document.{id, score, content, metadata}``;
+* OpenTelemetry's GenAI conventions: ``gen_ai.operation.name = retrieval``, the query (opt-in)
+  in ``gen_ai.retrieval.query.text``, the documents (opt-in) in ``gen_ai.retrieval.documents``
+  (``[{id, score}]``), ``gen_ai.retrieval.top_k`` and ``gen_ai.data_source.id``.
+
+A file is OTLP JSON requests one a line (the Collector's file exporter), or one request
+document. Spans of other kinds are counted (``other_spans``) and skipped; a retrieval span
+without query text is counted (``no_query_text``); a line that is not JSON (a file cut short) is
+counted (``malformed``) and the lines before and after it are still read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ragsonde.models.text import invalid_unicode_at
+from ragsonde.traffic.formats import bad_file, numbered_lines
+from ragsonde.traffic.logs import RowError, parse_time
+from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
+
+__all__ = ["attributes", "read_otlp", "retrieval_query"]
+
+_KIND = "openinference.span.kind"
+_DOC = "retrieval.documents."
+
+
+def _value(v: Any) -> Any:
+    """An OTLP ``AnyValue`` (JSON form) as a plain value."""
+    if not isinstance(v, dict):
+        return v
+    for key in ("stringValue", "string_value", "boolValue", "bool_value", "doubleValue"):
+        if key in v:
+            return v[key]
+    for key in ("intValue", "int_value"):
+        if key in v:
+            return int(v[key])
+    if "double_value" in v:
+        return float(v["double_value"])
+    array = v.get("arrayValue", v.get("array_value"))
+    if isinstance(array, dict):
+        return [_value(x) for x in array.get("values", [])]
+    kvlist = v.get("kvlistValue", v.get("kvlist_value"))
+    if isinstance(kvlist, dict):
+        return attributes(kvlist.get("values", []))
+    return None
+
+
+def attributes(items: Any) -> dict[str, Any]:
+    """OTLP ``[{key, value}]`` attributes as a dict."""
+    if not isinstance(items, list):
+        return {}
+    return {
+        str(a["key"]): _value(a.get("value")) for a in items if isinstance(a, dict) and "key" in a
+    }
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _documents(attrs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The returned documents as ``{id, score, metadata}``, best first."""
+    genai = _json(attrs.get("gen_ai.retrieval.documents"))
+    if isinstance(genai, list):
+        return [d for d in genai if isinstance(d, dict)]
+    docs: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(_DOC):
+            continue
+        index, _, field = key[len(_DOC) :].partition(".document.")
+        if index.isdigit() and field:
+            docs.setdefault(int(index), {})[field] = value
+    return [docs[i] for i in sorted(docs)]
+
+
+def _doc_id(doc: Mapping[str, Any]) -> str | None:
+    if doc.get("id") not in (None, ""):
+        return str(doc["id"])
+    meta = _json(doc.get("metadata"))
+    if isinstance(meta, dict):
+        for key in ("_id", "id", "chunk_id"):
+            if meta.get(key) not in (None, ""):
+                return str(meta[key])
+    return None
+
+
+def _collection(attrs: Mapping[str, Any], docs: list[dict[str, Any]]) -> str | None:
+    for key in ("gen_ai.data_source.id", "db.collection.name", "ragsonde.collection"):
+        if attrs.get(key):
+            return str(attrs[key])
+    for doc in docs:
+        meta = _json(doc.get("metadata"))
+        if isinstance(meta, dict) and meta.get("_collection_name"):
+            return str(meta["_collection_name"])
+    return None
+
+
+def _query_text(attrs: Mapping[str, Any]) -> Any:
+    text = attrs.get("gen_ai.retrieval.query.text")
+    if text is None:
+        text = attrs.get("input.value")
+        if attrs.get("input.mime_type") == "application/json":
+            parsed = _json(text)
+            if isinstance(parsed, dict):
+                text = next((parsed[k] for k in ("query", "input", "text") if k in parsed), None)
+    return text
+
+
+def _number(value: Any, cast: type[int] | type[float]) -> Any:
+    try:
+        return cast(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> TrafficQuery | None:
+    """The query of one span, None for a span that is not a retrieval (counted in ``stats``)."""
+    attrs = attributes(span.get("attributes"))
+    is_retrieval = (
+        str(attrs.get(_KIND, "")).upper() == "RETRIEVER"
+        or attrs.get("gen_ai.operation.name") == "retrieval"
+    )
+    if not is_retrieval:
+        stats.other_spans += 1
+        return None
+    text = _query_text(attrs)
+    if not isinstance(text, str) or not text.strip():
+        stats.skip("no_query_text", where, "a retrieval span without query text")
+        return None
+    if invalid_unicode_at(text) is not None:
+        stats.skip("malformed", where, "its query is not valid Unicode text")
+        return None
+    docs = _documents(attrs)
+    ids = [i for i in (_doc_id(d) for d in docs) if i is not None]
+    scores = [_number(d.get("score"), float) for d in docs]
+    meta = _json(attrs.get("metadata"))
+    meta = meta if isinstance(meta, dict) else {}
+    qid = meta.get("query_id", attrs.get("ragsonde.query_id", ""))
+    start = _number(span.get("startTimeUnixNano", span.get("start_time_unix_nano")), int)
+    try:
+        first_seen = parse_time(start) if start else None
+    except RowError as e:
+        stats.skip("malformed", where, str(e))
+        return None
+    production = Production(
+        ids=ids,
+        scores=[s for s in scores if s is not None] if all(s is not None for s in scores) else None,
+        top_k=_number(attrs.get("gen_ai.retrieval.top_k", attrs.get("ragsonde.search.top_k")), int),
+        threshold=_number(attrs.get("ragsonde.search.score_threshold"), float),
+        collection=_collection(attrs, docs),
+        mode=str(attrs["ragsonde.search.mode"]) if attrs.get("ragsonde.search.mode") else None,
+    )
+    return TrafficQuery(
+        query=text.strip(),
+        query_id=str(qid) if qid not in (None, "") else "",
+        first_seen=first_seen,
+        session=str(meta["session"]) if meta.get("session") else None,
+        production=production if docs or production.top_k is not None else None,
+        source=where,
+    )
+
+
+def _spans(request: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    for resource in request.get("resourceSpans", request.get("resource_spans", [])) or []:
+        if not isinstance(resource, dict):
+            continue
+        scopes = resource.get("scopeSpans", resource.get("scope_spans"))
+        if scopes is None:  # OTLP before 1.0
+            scopes = resource.get("instrumentationLibrarySpans", [])
+        for scope in scopes or []:
+            if isinstance(scope, dict):
+                yield from (s for s in scope.get("spans", []) or [] if isinstance(s, dict))
+
+
+def _requests(path: Path, stats: ReadStats) -> Iterator[tuple[str, Any]]:
+    """Each OTLP request of the file with where it is; a line that is not JSON is counted."""
+    lines = numbered_lines(path)
+    pending: list[str] = []
+    for n, line in lines:
+        if not line.strip():
+            continue
+        try:
+            yield f"{path.name}:{n}", json.loads(line)
+            continue
+        except json.JSONDecodeError as e:
+            if n > 1 or pending:
+                stats.skip("malformed", f"{path.name}:{n}", f"not JSON ({e.msg})")
+                continue
+        pending.append(line)  # line 1 is not JSON alone: the file is one document
+        break
+    if not pending:
+        return
+    text = pending[0] + "".join(line for _, line in lines)
+    try:
+        yield path.name, json.loads(text)
+    except json.JSONDecodeError as e:
+        raise bad_file(
+            path, f"its OTLP JSON ends or breaks at line {e.lineno}, column {e.colno} ({e.msg})"
+        ) from e
+
+
+def read_otlp(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
+    """Every retrieval span of an OTLP JSON file, as a query."""
+    for where, request in _requests(path, stats):
+        if not isinstance(request, dict):
+            stats.skip("malformed", where, "not an OTLP request object")
+            continue
+        for span in _spans(request):
+            span_where = f"{where} span {span.get('spanId', span.get('span_id', '?'))}"
+            found = retrieval_query(span, stats, span_where)
+            if found is not None:
+                yield found

@@ -1,0 +1,167 @@
+"""Label-free health of each query: :class:`SignalPredictor`, the traffic room's
+:class:`~ragsonde.models.prediction.Predictor`.
+
+For each query it replays the search (:mod:`ragsonde.traffic.replay`) and reports these
+``signals`` (a signal that cannot be computed is absent):
+
+========================  =====================================================================
+``top1``, ``gap``,        the served ranking's scores (:data:`~ragsonde.traffic.signals.
+``nqc``, ``zscore``       SCORE_SIGNALS`` at k), what ragsonde returns with the search settings
+``dense_*``               the same four on the dense ranking at depth 100
+``bm25_top1``,            the BM25 ranking (where the collection has BM25 vectors): its best
+``bm25_nqc``, ``wig``     score, NQC and WIG
+``overlap``, ``rbo``      agreement of the dense and BM25 rankings (overlap@k, RBO p=0.9)
+``max_idf``, ``avg_idf``, pre-retrieval: the query's BM25 terms' IDF in the collection
+``scq``, ``terms``
+``top1_pct``,             the dense top-1 score's percentile among the collection's own
+``out_of_domain``         sentences (:mod:`~ragsonde.traffic.calibration`); 1 when it is 0
+``results``,              how many results came back, and how many the threshold cut
+``cut_by_threshold``
+``ann_exact_overlap``     one query in ten: overlap@top_k of the HNSW ranking with exact search
+========================  =====================================================================
+
+``predicted`` is :func:`combine`: a fixed combination, documented there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ragsonde.models.params import SearchParams
+from ragsonde.models.prediction import PredictedQuery, QueryPrediction
+from ragsonde.traffic.calibration import Calibration, calibrate
+from ragsonde.traffic.replay import Replay, Replayer
+from ragsonde.traffic.signals import idf_signals, overlap, rbo, score_signals, wig
+from ragsonde.workspace import Workspace
+
+__all__ = ["BATCH", "WEAK_BELOW", "WEIGHTS", "SignalPredictor", "combine", "query_signals"]
+
+#: A query is weak when its ``predicted`` is below this: less confident than about nine in ten
+#: of the collection's own sentences are (a fixed default, not fitted to labels).
+WEAK_BELOW = 0.1
+
+#: Queries replayed together (one embedding call, one store request per ranking).
+BATCH = 64
+
+
+def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) -> dict[str, float]:
+    """Every signal of one replayed query (see the module's table)."""
+    out: dict[str, float] = {
+        "results": float(len(replay.served.ids)),
+        "cut_by_threshold": float(replay.cut_by_threshold),
+    }
+    out.update(score_signals(replay.served.scores, k))
+    if replay.dense is not None:
+        dense = score_signals(replay.dense.scores, k)
+        out.update({f"dense_{name}": v for name, v in dense.items()})
+    if replay.exact is not None and replay.dense is not None:
+        out["ann_exact_overlap"] = overlap(
+            replay.exact.ids, replay.dense.ids, len(replay.exact.ids)
+        )
+    if replay.bm25 is not None:
+        out["terms"] = float(replay.terms)
+        bm25 = score_signals(replay.bm25.scores, k)
+        # no BM25 match at all: no score and no commitment, not an unknown
+        out["bm25_top1"] = bm25.get("top1", 0.0)
+        out["bm25_nqc"] = bm25.get("nqc", 0.0)
+        out["wig"] = wig(replay.bm25.scores, k, replay.terms)
+        if replay.dense is not None:
+            out["overlap"] = overlap(replay.dense.ids, replay.bm25.ids, k)
+            out["rbo"] = rbo(replay.dense.ids, replay.bm25.ids)
+        if calibration is not None and calibration.n_docs:
+            out.update(idf_signals(calibration.term_df(replay.term_ids), calibration.n_docs))
+    if calibration is not None and "dense_top1" in out:
+        pct = calibration.percentile("dense_top1", out["dense_top1"])
+        if pct is not None:
+            out["top1_pct"] = pct
+            out["out_of_domain"] = 1.0 if pct == 0.0 else 0.0
+    return {name: v for name, v in out.items() if math.isfinite(v)}
+
+
+#: The fixed combination: signal -> weight. ``predicted`` is the weighted mean of each signal's
+#: percentile among the collection's own sentences (:class:`Calibration`), over the signals the
+#: query has. One signal of the score's level (``top1``: out of domain when low), three of its
+#: spread (the served ranking's ``gap`` and ``nqc``, the dense ranking's NQC at depth 100,
+#: BM25's NQC: a clear winner is a confident retrieval), one of agreement (``rbo`` of dense and
+#: BM25: two systems that agree near the top agree on what the query is about). Equal weights:
+#: nothing here is fitted to labels (see bench/RESULTS.md for each signal's AUC on SciFact).
+WEIGHTS: dict[str, float] = {
+    "top1": 1.0,
+    "gap": 1.0,
+    "nqc": 1.0,
+    "dense_nqc": 1.0,
+    "bm25_nqc": 1.0,
+    "rbo": 1.0,
+}
+
+
+def combine(signals: dict[str, float], calibration: Calibration) -> float | None:
+    """``predicted`` in [0, 1]: the :data:`WEIGHTS`-weighted mean of the query's signals'
+    percentiles among the collection's own sentences. 0 when nothing came back, and 0 when the
+    query is out of domain: its best dense score is below that of every one of the collection's
+    own sentences (the score spread of an off-topic query is noise, and NQC divides by a mean
+    score near 0, so only the level can be trusted)."""
+    if signals.get("results", 0.0) == 0.0 or signals.get("out_of_domain") == 1.0:
+        return 0.0
+    total = weight = 0.0
+    for name, w in WEIGHTS.items():
+        if name not in signals:
+            continue
+        pct = calibration.percentile(name, signals[name])
+        if pct is not None:
+            total += w * pct
+            weight += w
+    return total / weight if weight else None
+
+
+class SignalPredictor:
+    """Replay each query in ``collection`` with ``search`` (over the workspace's settings) and
+    predict its effectiveness from label-free signals.
+
+    ``workspace``: its owner closes it. The collection is calibrated on first use
+    (:func:`~ragsonde.traffic.calibration.calibrate`, cached under the home).
+    """
+
+    name = "signals"
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        search: SearchParams | None = None,
+        *,
+        collection: str | None = None,
+        k: int = 10,
+    ) -> None:
+        self.replayer = Replayer(workspace, search, collection)
+        self.k = k
+        self._calibration: Calibration | None = None
+
+    @property
+    def calibration(self) -> Calibration:
+        if self._calibration is None:
+            self._calibration = calibrate(self.replayer, lambda r, c: query_signals(r, c, self.k))
+        return self._calibration
+
+    def predict_replays(
+        self, queries: Sequence[PredictedQuery]
+    ) -> list[tuple[QueryPrediction, Replay]]:
+        """Each query's prediction with its replay (the traffic report reads both)."""
+        calibration = self.calibration
+        out: list[tuple[QueryPrediction, Replay]] = []
+        for start in range(0, len(queries), BATCH):
+            part = queries[start : start + BATCH]
+            for q, replay in zip(part, self.replayer.replay([q.text for q in part]), strict=True):
+                signals = query_signals(replay, calibration, self.k)
+                prediction = QueryPrediction(
+                    query_id=q.query_id,
+                    source=self.name,
+                    signals=signals,
+                    predicted=combine(signals, calibration),
+                )
+                out.append((prediction, replay))
+        return out
+
+    def predict(self, queries: Sequence[PredictedQuery]) -> list[QueryPrediction]:
+        """One prediction per query, in the order given."""
+        return [p for p, _ in self.predict_replays(queries)]

@@ -1,0 +1,91 @@
+"""A traffic run into the run history, like an evaluation (:mod:`ragsonde.history`).
+
+The run is recorded as an evaluation of the traffic's queries without labels: its fingerprint
+(search, index, embedder, chunking, content, code) is an evaluation's, its benchmark part is the
+hash of the traffic (``traffic-<hash>``: ids, texts), and its metrics are the label-free ones:
+``predicted`` (mean), ``weak_share``, ``weak_share_weighted``; each query's row carries its
+``predicted``. ``history list``, ``trend --metric weak_share`` and ``diff`` then read it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragsonde.traffic.report import TrafficReport
+from ragsonde.workspace import Workspace
+
+__all__ = ["record_traffic"]
+
+
+def record_traffic(
+    report: TrafficReport,
+    workspace: Workspace,
+    *,
+    record: bool | None = None,
+    history: Path | str | None = None,
+) -> int | None:
+    """Record ``report`` (unless ``record`` is False or ``RAGSONDE_RECORD=0``); its run id."""
+    from ragsonde.evaluate.datasets import Benchmark, BenchQuery
+    from ragsonde.evaluate.report import (
+        BenchmarkInfo,
+        EvalReport,
+        Integrity,
+        Latency,
+        QueryRow,
+        SearchInfo,
+        StageTimings,
+    )
+    from ragsonde.history.fingerprint import build_fingerprint
+    from ragsonde.history.record import history_path, recording_on
+    from ragsonde.history.store import HistoryStore
+
+    if not recording_on(record):
+        return None
+    name = f"traffic-{report.traffic_hash}"
+    scored = [q.predicted for q in report.queries if q.predicted is not None]
+    metrics = {
+        "predicted": round(sum(scored) / len(scored), 6) if scored else 0.0,
+        "weak_share": report.weak_share,
+        "weak_share_weighted": report.weak_share_weighted,
+    }
+    as_eval = EvalReport(
+        dataset=f"traffic: {', '.join(report.files)}",
+        collection=report.collection,
+        embedder=report.embedder,
+        relevance_by="none (label-free traffic)",
+        ks=[10],
+        search=SearchInfo(
+            mode=report.search.mode,
+            exact=report.search.exact,
+            score_threshold=report.search.score_threshold,
+            params=report.search,
+        ),
+        metrics=metrics,
+        latency=Latency(),
+        integrity=Integrity(),
+        benchmark=BenchmarkInfo(name=name, queries=report.n_queries),
+        created_at=report.created_at,
+        per_query={
+            q.query_id: QueryRow(
+                query=q.query,
+                relevant={},
+                retrieved=[(i, 0.0) for i in q.top_ids],
+                total_ms=0.0,
+                timings=StageTimings(),
+                metrics={"predicted": q.predicted} if q.predicted is not None else {},
+            )
+            for q in report.queries
+        },
+        warnings=[f"label-free traffic run: {report.combination}"],
+    )
+    bench = Benchmark(name, [BenchQuery(q.query_id, q.query, {}) for q in report.queries])
+    path = history_path(workspace.settings.home, history)
+    with HistoryStore(path) as hs:
+        fingerprint = build_fingerprint(
+            as_eval,
+            bench,
+            store=workspace.store,
+            embedder=workspace.embedder,
+            hash_file=hs.file_sha256,
+        )
+        return hs.record(as_eval, fingerprint, {})

@@ -1,0 +1,184 @@
+"""Replay queries against a collection: one embedding call per batch, and the rankings the
+signals read, each searched as one store request for the whole batch.
+
+A :class:`Replayer` answers, for a batch of query texts, one :class:`Replay` each: the ranking
+of the effective search (the settings' mode, top_k and threshold: what a user of the collection
+gets), the dense ranking and the BM25 ranking at :data:`DEPTH` (the score predictors need more
+than the top k), and the query's BM25 terms. Embedding once and searching through the store
+interface (not the retriever, which would embed again per mode) keeps the replay close to the
+cost of embedding alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ragsonde.embedders.sparse import Bm25Encoder, query_language
+from ragsonde.errors import DimensionMismatchError, QueryValidationError
+from ragsonde.models.params import SearchParams
+from ragsonde.models.points import CollectionInfo, Hit, SearchSpec, SparseVector
+from ragsonde.models.scores import similarity_of
+from ragsonde.retriever.facts import CollectionFacts
+from ragsonde.workspace import Workspace
+
+__all__ = ["DEPTH", "EXACT_EVERY", "Ranking", "Replay", "Replayer"]
+
+#: How deep the dense and BM25 rankings go: NQC and WIG read the scores below the top k.
+DEPTH = 100
+#: One query in this many (by a hash of its text) is searched exactly too: ANN against exact.
+EXACT_EVERY = 10
+
+
+def _sampled(text: str) -> bool:
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) % EXACT_EVERY == 0
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One ranking: chunk ids and raw engine scores, best first."""
+
+    ids: tuple[str, ...] = ()
+    scores: tuple[float, ...] = ()
+
+    @classmethod
+    def of(cls, hits: Sequence[Hit]) -> Ranking:
+        return cls(tuple(h.id for h in hits), tuple(float(h.score) for h in hits))
+
+    def top(self, k: int) -> Ranking:
+        return Ranking(self.ids[:k], self.scores[:k])
+
+
+@dataclass
+class Replay:
+    """What replaying one query found."""
+
+    text: str
+    served: Ranking
+    """The effective search's ranking, threshold applied: what ragsonde returns."""
+    cut_by_threshold: int = 0
+    """Results of the top k the score threshold removed."""
+    dense: Ranking | None = None
+    bm25: Ranking | None = None
+    terms: int = 0
+    """How many distinct BM25 terms the query has (after stopwords and stemming)."""
+    term_ids: tuple[int, ...] = field(default=())
+    vector: list[float] | None = None
+    """The query's dense vector (the report groups weak queries by it)."""
+    exact: Ranking | None = None
+    """The dense ranking by exact search, for the sampled queries (:data:`EXACT_EVERY`)."""
+
+
+class Replayer:
+    """Search queries as ``search`` (over the workspace's settings) describes, in ``collection``.
+
+    ``workspace``: its owner closes it.
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        search: SearchParams | None = None,
+        collection: str | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.params = workspace.settings.search.overlay(search)
+        self.collection = collection or workspace.settings.collection
+        self._facts = CollectionFacts(lambda: workspace.store)
+        self._bm25: Bm25Encoder | None = None
+
+    @property
+    def info(self) -> CollectionInfo:
+        return self._facts.info(self.collection)
+
+    @property
+    def has_bm25(self) -> bool:
+        return self.info.sparse_vector_name is not None
+
+    def encoder(self) -> Bm25Encoder:
+        """The collection's BM25 query encoder (its recorded language)."""
+        if self._bm25 is None:
+            language = query_language(
+                self.collection,
+                self._facts.recorded_language(self.collection),
+                self.workspace.settings.index.bm25_language,
+            )
+            self._bm25 = Bm25Encoder(language=language)
+        return self._bm25
+
+    def replay(self, texts: Sequence[str]) -> list[Replay]:
+        """One :class:`Replay` per text, in order (one embedding call, one request per search)."""
+        if not texts:
+            return []
+        if self.params.mode != "dense" and not self.has_bm25:
+            raise QueryValidationError(
+                f"Collection '{self.collection}' was built for dense search only, so mode "
+                f"'{self.params.mode}' cannot be replayed. Re-ingest it with sparse (BM25) "
+                "vectors, or use mode 'dense'.",
+                field="mode",
+            )
+        store, info, p = self.workspace.store, self.info, self.params
+        embedder = self.workspace.embedder
+        if embedder.dimension != info.dimension:
+            raise DimensionMismatchError(
+                collection=self.collection,
+                collection_dim=info.dimension,
+                embedder=embedder.name,
+                embedder_dim=embedder.dimension,
+            )
+        vectors = [v.tolist() for v in embedder.embed_queries(list(texts))]
+        sparse: list[SparseVector | None] = [None] * len(texts)
+        if self.has_bm25:
+            sparse = list(self.encoder().embed_queries(list(texts)))
+        depth = max(DEPTH, p.top_k)
+        dense_specs = [SearchSpec(vector=v, limit=depth, hnsw_ef=p.hnsw_ef) for v in vectors]
+        dense = [Ranking.of(h) for h in store.search(self.collection, dense_specs)]
+        exact: dict[int, Ranking] = {}
+        sampled = [i for i, t in enumerate(texts) if _sampled(t)]
+        if sampled:
+            specs = [SearchSpec(vector=vectors[i], limit=p.top_k, exact=True) for i in sampled]
+            found_exact = store.search(self.collection, specs)
+            exact = {i: Ranking.of(h) for i, h in zip(sampled, found_exact, strict=True)}
+        bm25: list[Ranking | None] = [None] * len(texts)
+        if self.has_bm25:
+            specs = [
+                SearchSpec(vector=None, limit=depth, mode="sparse", sparse=s)
+                for s in sparse
+                if s is not None
+            ]
+            found = iter(store.search(self.collection, specs))
+            bm25 = [Ranking.of(next(found)) if s is not None else None for s in sparse]
+        if p.mode == "dense":
+            served_raw = [d.top(p.top_k) for d in dense]
+        elif p.mode == "sparse":
+            served_raw = [(b or Ranking()).top(p.top_k) for b in bm25]
+        else:
+            specs = [
+                SearchSpec.of(p, vector=v, sparse=s) for v, s in zip(vectors, sparse, strict=True)
+            ]
+            served_raw = [Ranking.of(h) for h in store.search(self.collection, specs)]
+        out = []
+        similarity = similarity_of(info.distance)
+        for i, text in enumerate(texts):
+            raw = served_raw[i]
+            kept = [
+                (cid, s)
+                for cid, s in zip(raw.ids, raw.scores, strict=True)
+                if similarity(s) >= p.score_threshold  # as the retriever keeps a result
+            ]
+            sv = sparse[i]
+            out.append(
+                Replay(
+                    text=text,
+                    served=Ranking(tuple(c for c, _ in kept), tuple(s for _, s in kept)),
+                    cut_by_threshold=len(raw.ids) - len(kept),
+                    dense=dense[i],
+                    bm25=bm25[i],
+                    terms=len(sv.indices) if sv is not None else 0,
+                    term_ids=tuple(sv.indices) if sv is not None else (),
+                    vector=vectors[i],
+                    exact=exact.get(i),
+                )
+            )
+        return out

@@ -1,0 +1,156 @@
+"""The traffic report: label-free health of each query, and what the traffic says as a whole.
+
+The JSON is a contract for the tools that read it (its JSON Schema is published as
+``report.schema.json`` beside this module; ``ragsonde schema traffic`` prints it; regenerate it
+with ``python -m ragsonde.traffic.report``). Stable fields: top-level ``n_queries`` and
+``weak_share``; ``queries[]``, each with ``query``, ``query_id``, ``predicted`` (0-1, higher is
+better), ``weak``, ``signals`` (name -> value) and ``production_agreement`` (where the traffic
+carried the ids production returned, else null).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragsonde.models.params import SearchParams
+from ragsonde.traffic.crossfit import CrossFit
+from ragsonde.traffic.records import ReadStats
+
+__all__ = [
+    "SCHEMA_FILE",
+    "SCHEMA_VERSION",
+    "Period",
+    "ProductionSummary",
+    "QueryHealth",
+    "Topic",
+    "TrafficReport",
+    "schema_text",
+]
+
+SCHEMA_VERSION = "1.0"
+SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QueryHealth(_Part):
+    """One distinct query's health."""
+
+    query: str
+    query_id: str
+    weight: int = Field(description="How many times it was asked.")
+    first_seen: str | None = Field(default=None, description="ISO 8601, UTC.")
+    predicted: float | None = Field(
+        ge=0.0, le=1.0, description="Predicted effectiveness, 0-1, higher is better."
+    )
+    weak: bool = Field(description="predicted is below the report's weak_below.")
+    signals: dict[str, float] = Field(description="Label-free signals, name -> value.")
+    production_agreement: float | None = Field(
+        default=None,
+        description="Overlap of production's returned ids with the replay's, "
+        "|P ∩ R| / max(|P|, |R|); null where the traffic had no ids.",
+    )
+    mismatch: list[str] = Field(
+        default_factory=list,
+        description="Settings in which production differs from the replay (top_k, threshold, "
+        "mode, collection), each with the two values.",
+    )
+    top_ids: list[str] = Field(default_factory=list, description="The replay's top ids.")
+
+
+class Topic(_Part):
+    """A group of weak queries close in embedding space, named by their top terms."""
+
+    name: str
+    terms: list[str]
+    n_queries: int
+    weight: int
+    query_ids: list[str]
+
+
+class Period(_Part):
+    """The weak share in one day or week (``period`` is its first day)."""
+
+    period: str
+    n_queries: int
+    weak_share: float
+
+
+class ProductionSummary(_Part):
+    """Production against replay, over the queries whose traffic carried returned ids."""
+
+    n_queries: int
+    mean_agreement: float
+    low_agreement: int = Field(description="Queries with agreement below 0.5.")
+    explained_by: dict[str, int] = Field(
+        description="Setting -> queries in which it differs from the replay's."
+    )
+    verdict: str
+
+
+class TrafficReport(_Part):
+    """``ragsonde traffic``'s report."""
+
+    schema_version: str = SCHEMA_VERSION
+    created_at: str
+    collection: str
+    embedder: str
+    search: SearchParams
+    files: dict[str, str] = Field(description="Traffic file -> detected format.")
+    read: ReadStats
+    n_queries: int = Field(description="Distinct queries analysed.")
+    n_records: int = Field(description="Queries asked, duplicates counted (sum of weights).")
+    weak_below: float = Field(description="A query is weak when predicted is below this.")
+    weak_share: float = Field(description="Share of distinct queries that are weak.")
+    weak_share_interval: tuple[float, float] = Field(
+        description="95% Wilson interval of weak_share."
+    )
+    weak_share_weighted: float = Field(description="Weak share with each query by its weight.")
+    combination: str = Field(description="How predicted was made.")
+    crossfit: CrossFit | None = Field(
+        default=None, description="When labels were given: what the cross-fitting did."
+    )
+    calibration_sentences: int = Field(
+        description="The collection's own sentences the signals were calibrated on."
+    )
+    queries: list[QueryHealth]
+    weakest: list[str] = Field(description="query_ids of the weakest queries, weakest first.")
+    frequent: list[str] = Field(description="query_ids of the most asked queries.")
+    frequent_health: float | None = Field(
+        description="Mean predicted of the most asked queries, weighted by frequency."
+    )
+    topics: list[Topic]
+    drift: list[Period]
+    drift_unit: str = Field(description="day or week.")
+    production: ProductionSummary | None = None
+    saved_benchmark: str | None = Field(
+        default=None, description="Where the traffic was saved as an unlabelled benchmark."
+    )
+    history_run: int | None = Field(
+        default=None, description="The run's id in the history, when it was recorded."
+    )
+    traffic_hash: str = Field(description="Hash of the traffic (ids, texts, weights).")
+
+    def query(self, query_id: str) -> QueryHealth:
+        return next(q for q in self.queries if q.query_id == query_id)
+
+
+def schema_text() -> str:
+    """The report's JSON Schema, as the published file holds it."""
+    schema = TrafficReport.model_json_schema(mode="serialization")
+    doc = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **schema,
+        "title": f"ragsonde traffic report {SCHEMA_VERSION}",
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    SCHEMA_FILE.write_text(schema_text(), encoding="utf-8")
+    print(f"wrote {SCHEMA_FILE}")

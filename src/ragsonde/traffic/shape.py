@@ -1,0 +1,104 @@
+"""Shaping the traffic: a time window, duplicates merged with their count as a weight, and a
+sample stratified by time.
+
+Merging keeps one entry per distinct normalised text (case folded, white space collapsed): the
+memory held grows with the distinct queries, not with the records read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable
+from datetime import datetime
+
+from ragsonde.traffic.records import ReadStats, TrafficQuery
+
+__all__ = ["merge", "normalise", "query_id_of", "sample_by_time"]
+
+
+def normalise(text: str) -> str:
+    """The text duplicates are found by: case folded, runs of white space made one space."""
+    return " ".join(text.casefold().split())
+
+
+def query_id_of(text: str) -> str:
+    """A stable id for a query the log gave none: ``t-`` and 12 hex digits of its text's hash."""
+    return "t-" + hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:12]
+
+
+def _earlier(a: datetime | None, b: datetime | None) -> datetime | None:
+    if a is None or b is None:
+        return a or b
+    return min(a, b)
+
+
+def merge(
+    records: Iterable[TrafficQuery],
+    stats: ReadStats,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> list[TrafficQuery]:
+    """Records inside ``[since, until)`` merged by normalised text, in order of first reading.
+
+    A merged query's ``weight`` is how many records it stands for, ``first_seen`` the earliest
+    of their times; the first record's id, session and production answer are kept (a later one
+    fills in what the first lacks)."""
+    merged: dict[str, TrafficQuery] = {}
+    for record in records:
+        stats.records += 1
+        t = record.first_seen
+        if t is not None and ((since and t < since) or (until and t >= until)):
+            stats.outside_window += 1
+            continue
+        if t is None and (since or until):
+            stats.outside_window += 1  # a window asked for, and this record has no time
+            continue
+        key = normalise(record.query)
+        seen = merged.get(key)
+        if seen is None:
+            if not record.query_id:
+                record.query_id = query_id_of(record.query)
+            merged[key] = record
+            continue
+        stats.duplicates_merged += 1
+        seen.weight += record.weight
+        seen.first_seen = _earlier(seen.first_seen, t)
+        if seen.production is None:
+            seen.production = record.production
+    out = list(merged.values())
+    ids: dict[str, int] = {}
+    for q in out:  # two texts logged under one id: the id stays unique
+        n = ids.get(q.query_id, 0)
+        ids[q.query_id] = n + 1
+        if n:
+            q.query_id = f"{q.query_id}-{n + 1}"
+    return out
+
+
+def sample_by_time(
+    queries: list[TrafficQuery], n: int, seed: int, stats: ReadStats
+) -> list[TrafficQuery]:
+    """``n`` queries drawn without replacement, stratified by day (UTC) of ``first_seen``:
+    each day gets its share of ``n`` by its number of queries (largest remainders), queries
+    without a time form a stratum of their own. Deterministic for a ``seed``; the input order
+    is kept."""
+    if n >= len(queries):
+        return queries
+    strata: dict[str, list[int]] = {}
+    for i, q in enumerate(queries):
+        day = q.first_seen.date().isoformat() if q.first_seen else ""
+        strata.setdefault(day, []).append(i)
+    total = len(queries)
+    quotas = {day: n * len(idx) / total for day, idx in strata.items()}
+    alloc = {day: int(quota) for day, quota in quotas.items()}
+    left = n - sum(alloc.values())
+    for day in sorted(quotas, key=lambda d: (alloc[d] - quotas[d], d))[:left]:
+        alloc[day] += 1
+    rng = random.Random(seed)  # noqa: S311 - a reproducible sample, not a secret
+    keep: set[int] = set()
+    for day in sorted(strata):
+        keep.update(rng.sample(strata[day], alloc[day]))
+    stats.sampled_out += total - len(keep)
+    return [q for i, q in enumerate(queries) if i in keep]

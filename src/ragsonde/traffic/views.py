@@ -1,0 +1,183 @@
+"""What the report shows beside each query's health: production against replay, topics of the
+weak queries, the weak share per day or week, and its interval."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from ragsonde.models.params import SearchParams
+from ragsonde.traffic.records import Production
+from ragsonde.traffic.report import Period, ProductionSummary, QueryHealth, Topic
+
+__all__ = ["agreement", "drift", "production_summary", "topics", "wilson"]
+
+_WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
+#: Words that name no topic (English function words and question words).
+_STOP_WORDS = """the and for are but not you all any can her was one our out has have had his how
+its may new now old see two way who did does what when where which why with from that this than
+then them they there these those will would could should about into over under more most some
+such only other also just like been being were your their each many much very"""
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``successes / n`` (95% by default)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+
+
+def agreement(production: Sequence[str], replay: Sequence[str]) -> float:
+    """``|P ∩ R| / max(|P|, |R|)``: 1 when production and the replay returned the same ids
+    (in any order), lower when either returned ids the other did not or a different number."""
+    size = max(len(production), len(replay))
+    return len(set(production) & set(replay)) / size if size else 1.0
+
+
+def mismatch(
+    production: Production, replay: Sequence[str], params: SearchParams, collection: str
+) -> list[str]:
+    """The settings in which production differs from the replay, each with both values.
+
+    top_k: production's logged top_k, else the number of ids it returned when that is fewer
+    than the replay's top_k and the replay's first that many ids are the same set (a shorter
+    list of the same ranking). threshold, mode, collection: when the traffic logged them."""
+    out: list[str] = []
+    if production.collection and production.collection != collection:
+        out.append(f"collection: production {production.collection}, replay {collection}")
+    k = production.top_k
+    if k is None and production.ids and len(production.ids) < params.top_k:
+        n = len(production.ids)
+        if agreement(production.ids, replay[:n]) > agreement(production.ids, replay):
+            k = n
+    if k is not None and k != params.top_k:
+        out.append(f"top_k: production {k}, replay {params.top_k}")
+    if production.threshold is not None and production.threshold != params.score_threshold:
+        out.append(f"threshold: production {production.threshold}, replay {params.score_threshold}")
+    if production.mode and production.mode != params.mode:
+        out.append(f"mode: production {production.mode}, replay {params.mode}")
+    return out
+
+
+def production_summary(rows: Sequence[QueryHealth]) -> ProductionSummary | None:
+    """Agreement over the queries that carried production ids, and the settings that explain
+    a low one."""
+    with_ids = [q for q in rows if q.production_agreement is not None]
+    if not with_ids:
+        return None
+    values = [q.production_agreement or 0.0 for q in with_ids]
+    explained: Counter[str] = Counter(m.split(":", 1)[0] for q in with_ids for m in q.mismatch)
+    mean = sum(values) / len(values)
+    low = sum(v < 0.5 for v in values)
+    if explained:
+        setting, n = explained.most_common(1)[0]
+        example = next(m for q in with_ids for m in q.mismatch if m.startswith(setting))
+        verdict = (
+            f"Production runs another configuration: {example} (in {n} of "
+            f"{len(with_ids)} queries). Replay with production's {setting} to test what users get."
+        )
+    elif mean < 0.8:
+        verdict = (
+            "Production returns other results than the replay and no logged setting explains "
+            "it: another embedder, index or collection version is likely."
+        )
+    else:
+        verdict = "Production and the replay agree: the settings tested are the ones served."
+    return ProductionSummary(
+        n_queries=len(with_ids),
+        mean_agreement=round(mean, 4),
+        low_agreement=low,
+        explained_by=dict(explained),
+        verdict=verdict,
+    )
+
+
+def _period(t: datetime, unit: str) -> str:
+    day = t.date()
+    return (day - timedelta(days=day.weekday())).isoformat() if unit == "week" else day.isoformat()
+
+
+def drift(rows: Sequence[QueryHealth]) -> tuple[list[Period], str]:
+    """The weak share per day, or per week (weeks start on Monday) when the traffic spans more
+    than 60 days. Queries without a time are left out."""
+    times = [(datetime.fromisoformat(q.first_seen), q.weak) for q in rows if q.first_seen]
+    if not times:
+        return [], "day"
+    span = max(t for t, _ in times) - min(t for t, _ in times)
+    unit = "week" if span > timedelta(days=60) else "day"
+    groups: dict[str, list[bool]] = {}
+    for t, weak in times:
+        groups.setdefault(_period(t, unit), []).append(weak)
+    periods = [
+        Period(period=p, n_queries=len(w), weak_share=round(sum(w) / len(w), 4))
+        for p, w in sorted(groups.items())
+    ]
+    return periods, unit
+
+
+def _kmeans(vectors: list[list[float]], k: int, rounds: int = 20) -> list[int]:
+    """Spherical k-means (cosine), started from k evenly spaced points: deterministic."""
+    import numpy as np
+
+    x = np.asarray(vectors, dtype=np.float64)
+    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    centres = x[np.linspace(0, len(x) - 1, k).astype(int)].copy()
+    labels = np.zeros(len(x), dtype=int)
+    for _ in range(rounds):
+        new = np.argmax(x @ centres.T, axis=1)
+        if _ > 0 and np.array_equal(new, labels):
+            break
+        labels = new
+        for c in range(k):
+            members = x[labels == c]
+            if len(members):
+                mean = members.mean(axis=0)
+                centres[c] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+    return [int(v) for v in labels]
+
+
+def _terms(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.casefold()) if w not in _STOP}
+
+
+def topics(
+    weak: Sequence[tuple[QueryHealth, list[float]]], all_texts: Counter[str], n_all: int
+) -> list[Topic]:
+    """Weak queries grouped by their embeddings (k-means, k about √(n/2), at most 8), each
+    group named by its three most distinctive terms: frequent in the group, rare in the
+    traffic (``all_texts``: term -> distinct queries holding it, over ``n_all`` queries)."""
+    if len(weak) < 2:
+        return []
+    k = max(1, min(8, round(math.sqrt(len(weak) / 2))))
+    labels = _kmeans([v for _, v in weak], k)
+    out = []
+    for c in sorted(set(labels)):
+        members = [q for (q, _), lab in zip(weak, labels, strict=True) if lab == c]
+        counts: Counter[str] = Counter(t for q in members for t in _terms(q.query))
+        scored = sorted(
+            counts,
+            key=lambda t: (-counts[t] * math.log(1 + n_all / (1 + all_texts.get(t, 0))), t),
+        )
+        terms = scored[:3]
+        out.append(
+            Topic(
+                name=" / ".join(terms) or "(no terms)",
+                terms=terms,
+                n_queries=len(members),
+                weight=sum(q.weight for q in members),
+                query_ids=[q.query_id for q in members],
+            )
+        )
+    return sorted(out, key=lambda t: -t.weight)
+
+
+def term_counts(texts: Sequence[str]) -> Counter[str]:
+    """Term -> how many of ``texts`` hold it."""
+    return Counter(t for text in texts for t in _terms(text))

@@ -1,0 +1,105 @@
+"""``ragsonde traffic`` as users run it: the JSON contract against its published schema, the
+HTML page, the saved benchmark, and clean errors for bad files and options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+
+from ragsonde.samples import robotics_benchmark
+from ragsonde.traffic.report import SCHEMA_FILE, schema_text
+from tests.support import Cli
+
+OFF_TOPIC = "how long should I bake banana bread?"
+
+
+def _log(tmp_path: Path) -> Path:
+    rows = [json.loads(line) for line in robotics_benchmark().read_text().splitlines()]
+    lines = [
+        {
+            "query": r["query"],
+            "query_id": r["query_id"],
+            "timestamp": f"2026-11-0{1 + i % 3}T10:00Z",
+        }
+        for i, r in enumerate(rows[:12])
+    ]
+    lines += [{"query": OFF_TOPIC, "timestamp": "2026-11-03T11:00Z"}] * 3  # asked three times
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def test_the_published_schema_is_what_the_model_generates() -> None:
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text(), (
+        "traffic/report.schema.json is stale: run `python -m ragsonde.traffic.report`"
+    )
+
+
+def test_json_html_and_saved_benchmark(cli: Cli, sample_home: Path, tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    html, saved = tmp_path / "traffic.html", tmp_path / "traffic.jsonl"
+    home = ["--home", str(sample_home), "-c", "robotics"]
+    history = tmp_path / "history.sqlite"
+    args = ["traffic", str(log), *home, "--json", "--html", str(html), "--save", str(saved)]
+    out = cli(*args, "--history", str(history))
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    jsonschema.validate(report, json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
+    assert report["n_queries"] == 13 and report["n_records"] == 15
+    assert 0.0 <= report["weak_share"] <= 1.0
+    off = next(q for q in report["queries"] if q["query"] == OFF_TOPIC)
+    assert off["weight"] == 3 and off["weak"] is True and off["predicted"] == 0.0
+    assert off["signals"]["out_of_domain"] == 1.0 and off["production_agreement"] is None
+    assert report["weakest"][0] == off["query_id"]
+    assert report["frequent"][0] == off["query_id"]
+    assert [p["period"] for p in report["drift"]] == ["2026-11-01", "2026-11-02", "2026-11-03"]
+    page = html.read_text(encoding="utf-8")
+    assert OFF_TOPIC in page and f"ragsonde explain {saved} -q {off['query_id']}" in page
+    assert report["history_run"] == 1  # recorded like an eval: the traffic's hash names it
+    runs = json.loads(cli("history", "list", "--history", str(history), "--json").stdout)
+    assert runs["runs"][0]["benchmark"] == f"traffic-{report['traffic_hash']}"
+    refused = cli("eval", str(saved), *home, "--no-record")
+    assert refused.exit_code == 2 and "ragsonde judge" in refused.stderr
+    terminal = cli("traffic", str(log), *home, "--no-record")
+    assert terminal.exit_code == 0 and "weak share" in terminal.stdout
+
+
+def test_bad_files_and_options_are_clean_errors(cli: Cli, tmp_path: Path) -> None:
+    binary = tmp_path / "b.jsonl"
+    binary.write_bytes(b"\x00\x01\x02" * 100)
+    latin = tmp_path / "l.jsonl"
+    latin.write_bytes(b'{"query": "caf\xe9"}\n')
+    no_column = tmp_path / "n.csv"
+    no_column.write_text("user,answer\nbob,42\n", encoding="utf-8")
+    home = ["--home", str(tmp_path / "home"), "-c", "robotics"]
+    for path, why in ((binary, "binary"), (latin, "not UTF-8"), (no_column, "no query column")):
+        out = cli("traffic", str(path), *home)
+        assert out.exit_code == 2, out.output
+        assert out.stderr.startswith("VALIDATION_ERROR") and "Traceback" not in out.output
+        assert why.split()[-1] in out.stderr
+    sample = cli("traffic", str(no_column), *home, "--sample", "0", "--json")
+    assert (
+        sample.exit_code == 2 and json.loads(sample.stdout)["error"]["code"] == "VALIDATION_ERROR"
+    )
+    since = cli("traffic", str(no_column), *home, "--since", "yesterday")
+    assert since.exit_code == 2 and "--since" in since.stderr
+
+
+def test_labels_for_the_traffic_cross_fit_predicted(
+    cli: Cli, sample_home: Path, tmp_path: Path
+) -> None:
+    rows = [json.loads(line) for line in robotics_benchmark().read_text().splitlines()]
+    log = tmp_path / "all.jsonl"
+    log.write_text("".join(json.dumps({"query": r["query"]}) + "\n" for r in rows), "utf-8")
+    args = ["traffic", str(log), "--home", str(sample_home), "-c", "robotics", "--json"]
+    args.append("--no-record")
+    out = cli(*args, "--labels", str(robotics_benchmark()))
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert report["combination"].startswith(f"cross-fitted on {len(rows)} labelled queries")
+    assert report["crossfit"]["n_labelled"] == len(rows)
+    assert report["weak_below"] == report["crossfit"]["weak_below"]
+    fixed = json.loads(cli(*args).stdout)
+    assert fixed["crossfit"] is None and fixed["combination"].startswith("fixed")

@@ -1,0 +1,98 @@
+"""Choosing the method and combining predictors: estimate_metric and estimate_difference on
+synthetic queries whose true mean is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragsonde.estimate import MetricEstimate, estimate_difference, estimate_metric
+from ragsonde.models.estimate import Bounds
+from ragsonde.models.prediction import QueryPrediction
+
+
+def _world(seed: int, big: int = 600) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Queries whose metric is a noisy logistic function of a signal: truth mean 0.5."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=big)
+    y = np.clip(1 / (1 + np.exp(-2 * x)) + rng.normal(0, 0.1, big), 0, 1)
+    return [f"q{i}" for i in range(big)], x, y
+
+
+def _preds(ids: list[str], x: np.ndarray) -> list[QueryPrediction]:
+    return [
+        QueryPrediction(query_id=q, source="signals", signals={"s": float(v), "s2": float(v**2)})
+        for q, v in zip(ids, x, strict=True)
+    ]
+
+
+def test_signals_are_crossfitted_and_cover() -> None:
+    hits, ratios = 0, []
+    for rep in range(60):
+        ids, x, y = _world(rep)
+        truth = float(y.mean())
+        gold = {ids[i]: float(y[i]) for i in range(50)}
+        est = estimate_metric(gold, ids, _preds(ids, x), seed=rep)
+        assert est.method == "cross-ppi++" and est.sources == ["signals"]
+        assert (est.n_labeled, est.n_predicted) == (50, 550)
+        hits += est.low <= truth <= est.high
+        ratios.append((est.high - est.low) / (est.classical.high - est.classical.low))
+    assert hits / 60 >= 0.9
+    assert float(np.mean(ratios)) < 0.6  # a strong signal: far narrower than 50 labels alone
+
+
+def test_without_predictions_the_classical_estimate_says_so() -> None:
+    ids, _, y = _world(1, 100)
+    gold = {ids[i]: float(y[i]) for i in range(30)}
+    est = estimate_metric(gold, ids)
+    assert est.method == "classical" and est.n_predicted == 0 and "no predictions" in est.note
+    assert est.estimate == pytest.approx(float(y[:30].mean()))
+    assert (est.low, est.high) == (est.classical.low, est.classical.high)
+
+
+def test_few_labels_use_the_predictors_own_value() -> None:
+    ids, _, y = _world(2, 100)
+    preds = [
+        QueryPrediction(query_id=q, source="judge", predicted=float(v))
+        for q, v in zip(ids, np.clip(y + 0.05, 0, 1), strict=True)
+    ]
+    gold = {ids[i]: float(y[i]) for i in range(5)}
+    est = estimate_metric(gold, ids, preds)
+    assert est.method == "ppi++" and est.lam is not None and est.lam > 0.5
+
+
+def test_paired_difference_sees_through_shared_difficulty() -> None:
+    """Two systems whose per-query metrics share the query's difficulty: the difference's
+    interval is computed on the per-query differences and covers the true gap."""
+    rng = np.random.default_rng(7)
+    covered = 0
+    for rep in range(40):
+        ids, x, y = _world(100 + rep, 400)
+        gain = np.clip(0.05 + 0.1 * (x < 0) + rng.normal(0, 0.05, len(ids)), -1, 1)
+        yb = np.clip(y + gain, 0, 1)
+        ga = {ids[i]: float(y[i]) for i in range(60)}
+        gb = {ids[i]: float(yb[i]) for i in range(60)}
+        est = estimate_difference(ga, gb, ids, _preds(ids, x), _preds(ids, x), seed=rep)
+        covered += est.low <= float((yb - y).mean()) <= est.high
+    assert covered / 40 >= 0.9
+
+
+@pytest.mark.parametrize(
+    ("op", "threshold", "passed"),
+    [(">=", 0.6, True), (">=", 0.65, False), ("<=", 0.7, True), ("<=", 0.68, False)],
+)
+def test_a_gate_on_an_estimate_needs_the_whole_interval(
+    op: str, threshold: float, passed: bool
+) -> None:
+    est = MetricEstimate(
+        estimate=0.65, low=0.62, high=0.69, n_labeled=50, n_predicted=250, method="ppi++",
+        classical=Bounds(estimate=0.65, low=0.6, high=0.7),
+    )  # fmt: skip
+    assert est.passes(op, threshold) is passed
+
+
+def test_the_options_name_exactly_the_registered_predictors() -> None:
+    from ragsonde.estimate.run import PREDICTORS
+    from ragsonde.models.estimate import PREDICTOR_NAMES
+
+    assert set(PREDICTORS) == set(PREDICTOR_NAMES)

@@ -1,0 +1,144 @@
+"""``eval --estimate`` on a partly labelled benchmark: the sample robotics docs ingested with
+the real model, the sample benchmark with the labels of most rows removed."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragsonde.config import Settings
+from ragsonde.estimate import estimate_comparison, estimate_report
+from ragsonde.evaluate import EvalOptions, EvalReport, evaluate
+from ragsonde.evaluate.gates import parse_gate
+from ragsonde.samples import robotics_benchmark
+from ragsonde.workspace import Workspace
+from tests.support import home_env, run
+
+pytestmark = pytest.mark.slow
+LABELLED = 20
+
+
+def _partly_labelled(tmp_path: Path) -> Path:
+    """The sample benchmark with ``relevant`` kept on its first LABELLED rows only."""
+    rows = [json.loads(line) for line in robotics_benchmark().read_text().splitlines() if line]
+    for row in rows[LABELLED:]:
+        del row["relevant"]
+    path = tmp_path / "partly.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _classical(values: np.ndarray) -> tuple[float, float]:
+    """mean ± t(n - 1) · sd / √n, written out (the population sd, as ppi_py's classical
+    interval; Student's t, as the estimates take for small samples)."""
+    from scipy.stats import t
+
+    half = float(t.ppf(0.975, len(values) - 1)) * values.std() / math.sqrt(len(values))
+    return float(values.mean() - half), float(values.mean() + half)
+
+
+def _run(bench: Path, options: EvalOptions, home: Path, embedder: Any, **kw: Any) -> EvalReport:
+    """``evaluate`` on the sample collection (not recorded unless ``history`` is given)."""
+    with Workspace(Settings(home=home, collection="robotics"), embedder=embedder) as ws:
+        return evaluate(bench, options, ws, record="history" in kw, **kw)
+
+
+def test_every_metric_is_estimated_from_labelled_and_predicted_queries(
+    sample_home: Path, embedder: Any, tmp_path: Path, validate_report: Callable[..., None]
+) -> None:
+    bench = _partly_labelled(tmp_path)
+    options = EvalOptions(k=[1, 10], throughput=False, estimate=True)
+    report = _run(bench, options, sample_home, embedder, history=tmp_path / "history.sqlite")
+    assert report.history_run is not None  # unlabelled rows do not stop the run's recording
+    assert report.metrics_ci is None  # evaluate() keeps the rows; the surfaces estimate
+    estimate_report(report, options)
+    validate_report(report.model_dump(mode="json"))
+    assert report.metrics_ci is not None and set(report.metrics_ci) == set(report.metrics)
+    labelled = [row for row in report.per_query.values() if row.relevant]
+    assert len(labelled) == LABELLED and len(report.per_query) == 46
+    gold = np.asarray([row.metrics["ndcg@10"] for row in labelled])
+    # metrics stay the mean over the labelled rows; the classical interval is theirs
+    assert report.metrics["ndcg@10"] == pytest.approx(gold.mean(), abs=1e-6)
+    est = report.metrics_ci["ndcg@10"]
+    assert (est.classical.low, est.classical.high) == pytest.approx(_classical(gold), abs=1e-5)
+    assert (est.n_labeled, est.n_predicted) == (LABELLED, 46 - LABELLED)
+    assert est.method == "cross-ppi++" and est.sources == ["signals"]
+    assert est.low <= est.estimate <= est.high
+    # a gate on an estimate tests the interval's end, and says so
+    threshold = round((est.low + est.estimate) / 2, 4)
+    gate = parse_gate(f"ndcg@10>={threshold}").evaluate(report)
+    assert est.estimate >= threshold
+    assert not gate.passed and gate.value == est.low and "lower end" in (gate.on or "")
+    assert parse_gate(f"ndcg@10<={est.high + 0.001}").evaluate(report).passed
+
+
+def test_without_predictions_the_estimate_is_classical_and_says_so(
+    sample_home: Path, embedder: Any, tmp_path: Path
+) -> None:
+    options = EvalOptions(k=[10], throughput=False, estimate=True, predictor="none")
+    report = _run(_partly_labelled(tmp_path), options, sample_home, embedder)
+    est = (estimate_report(report, options).metrics_ci or {})["ndcg@10"]
+    assert est.method == "classical" and est.n_predicted == 0 and "no predictions" in est.note
+    assert (est.low, est.high) == (est.classical.low, est.classical.high)
+
+
+def test_the_cli_shows_the_interval_and_json_carries_it(sample_home: Path, tmp_path: Path) -> None:
+    bench = _partly_labelled(tmp_path)
+    env = home_env(sample_home)
+    args = ("eval", str(bench), "-c", "robotics", "--estimate", "--no-throughput", "--no-record")
+    shown = run(*args, env=env, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert "95 % interval" in shown.stdout and "cross-ppi++" in shown.stdout
+    done = run(*args, "--json", "--gate", "ndcg@10>=0.99", env=env, timeout=300)
+    assert done.returncode == 1  # no 20 labels put the lower end that high
+    doc = json.loads(done.stdout)
+    entry = doc["metrics_ci"]["ndcg@10"]
+    assert {"estimate", "low", "high", "n_labeled", "n_predicted", "method"} <= set(entry)
+    assert entry["classical"]["low"] <= entry["classical"]["high"]
+    assert doc["gates"][0]["on"].startswith("the lower end")
+
+
+def test_the_html_report_draws_each_interval(
+    sample_home: Path, embedder: Any, tmp_path: Path
+) -> None:
+    from ragsonde.evaluate.html import write_html_report
+
+    options = EvalOptions(k=[10], throughput=False, estimate=True, gates=["ndcg@10>=0.1"])
+    report = _run(_partly_labelled(tmp_path), options, sample_home, embedder)
+    page = tmp_path / "report.html"
+    write_html_report(estimate_report(report, options), page)
+    html = page.read_text()
+    est = (report.metrics_ci or {})["ndcg@10"]
+    assert 'id="estimates"' in html and f"[{est.low:.4f}, {est.high:.4f}]" in html
+    assert html.count('aria-label="ndcg@10 interval"') == 1
+    assert "lower end of the 95 % interval" in html
+
+
+def test_compare_estimates_the_paired_difference_over_every_query(
+    sample_home: Path, embedder: Any, tmp_path: Path
+) -> None:
+    from ragsonde.evaluate.compare import compare_reports
+
+    bench = _partly_labelled(tmp_path)
+    a, b = (
+        _run(bench, EvalOptions(k=[10], throughput=False, estimate=True, **extra), sample_home,
+             embedder)
+        for extra in ({}, {"score_threshold": 0.45})
+    )  # fmt: skip
+    plain = compare_reports(a, b, ["ndcg@10"])
+    assert plain.metric("ndcg@10").ppi is None  # the evaluation room's tests alone
+    result = estimate_comparison(plain, a, b).metric("ndcg@10")
+    gold = [q for q, row in a.per_query.items() if row.relevant]
+    delta = np.mean([b.per_query[q].metrics["ndcg@10"] - a.per_query[q].metrics["ndcg@10"]
+                     for q in gold])  # fmt: skip
+    assert result.delta == pytest.approx(float(delta), abs=1e-6)  # the tests: labelled only
+    assert result.ppi is not None and result.ppi.method == "cross-ppi++"
+    assert (result.ppi.n_labeled, result.ppi.n_predicted) == (LABELLED, 46 - LABELLED)
+    assert result.ppi.classical.estimate == pytest.approx(float(delta), abs=1e-9)
+    assert result.ppi.low <= result.ppi.estimate <= result.ppi.high

@@ -1,0 +1,93 @@
+"""SignalPredictor on the real model and an embedded collection with dense and BM25 vectors.
+
+The known truth: questions about the robotics documents are in domain; questions about cooking,
+football or tax law are not, so every one of them must be predicted weaker than the in-domain
+questions are on the whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from ragsonde.config import Settings
+from ragsonde.embedders.onnx import OnnxEmbedder
+from ragsonde.evaluate.datasets import load_benchmark
+from ragsonde.ingest import IngestOptions, ingest
+from ragsonde.models.params import SearchParams
+from ragsonde.models.prediction import PredictedQuery, Predictor
+from ragsonde.samples import robotics_benchmark, robotics_docs
+from ragsonde.traffic.predictor import WEIGHTS, SignalPredictor
+from ragsonde.workspace import Workspace
+
+OFF_TOPIC = [
+    "how long should I bake banana bread at 180 degrees?",
+    "who won the football world cup in 1998?",
+    "can I deduct my home office from my income tax?",
+    "what is the best fertilizer for tomato plants?",
+    "how do I knit a scarf with two colours?",
+    "what wine goes with grilled salmon?",
+    "when did the roman empire fall?",
+    "how many calories are in an avocado?",
+]
+
+
+@pytest.fixture(scope="module")
+def hybrid_home(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder) -> Path:
+    home = tmp_path_factory.mktemp("traffic")
+    ingest(
+        str(robotics_docs()),
+        settings=Settings(home=home, collection="robotics"),
+        embedder=embedder,
+        options=IngestOptions(sparse=True),
+    )
+    return home
+
+
+def _queries() -> tuple[list[PredictedQuery], list[bool]]:
+    inside = [
+        PredictedQuery(query_id=q.query_id, text=q.text)
+        for q in load_benchmark(robotics_benchmark()).queries
+    ]
+    outside = [PredictedQuery(query_id=f"off{i}", text=t) for i, t in enumerate(OFF_TOPIC)]
+    return inside + outside, [True] * len(inside) + [False] * len(outside)
+
+
+@pytest.mark.parametrize("mode", ["dense", "hybrid"])
+def test_off_topic_questions_are_predicted_weak(
+    hybrid_home: Path, embedder: OnnxEmbedder, mode: str
+) -> None:
+    queries, in_domain = _queries()
+    settings = Settings(home=hybrid_home, collection="robotics")
+    with Workspace(settings, embedder=embedder) as ws:
+        predictor = SignalPredictor(ws, SearchParams(mode=mode))
+        assert isinstance(predictor, Predictor)
+        got = predictor.predict(queries)
+    assert [p.query_id for p in got] == [q.query_id for q in queries]
+    assert all(p.source == "signals" and p.predicted is not None for p in got)
+    assert all(0.0 <= (p.predicted or 0.0) <= 1.0 for p in got)
+    missing = {p.query_id: set(WEIGHTS) - set(p.signals) for p in got}
+    assert not any(missing.values()), missing  # every signal of the combination
+    sampled = [p.signals["ann_exact_overlap"] for p in got if "ann_exact_overlap" in p.signals]
+    assert 0 < len(sampled) < len(got) / 3  # about one query in ten is searched exactly too
+    assert set(sampled) == {1.0}  # a collection this small is searched exactly by HNSW too
+    auc = roc_auc_score(in_domain, [p.predicted for p in got])
+    assert auc >= 0.9, f"in-domain vs off-topic AUC {auc:.3f}"
+    top1 = roc_auc_score(in_domain, [p.signals["top1_pct"] for p in got])
+    assert top1 >= 0.9, f"the calibrated top-1 separates them too: {top1:.3f}"
+
+
+def test_the_calibration_is_measured_once_per_collection_and_search(
+    hybrid_home: Path, embedder: OnnxEmbedder
+) -> None:
+    settings = Settings(home=hybrid_home, collection="robotics")
+    folder = hybrid_home / "traffic" / "calibration"
+    with Workspace(settings, embedder=embedder) as ws:
+        first = SignalPredictor(ws).calibration
+        files = {p: p.stat().st_mtime_ns for p in folder.glob("*.json")}
+        again = SignalPredictor(ws).calibration
+        assert {p: p.stat().st_mtime_ns for p in folder.glob("*.json")} == files
+        assert again == first and first.rows and first.n_docs > 0
+        assert SignalPredictor(ws, SearchParams(top_k=3)).calibration.key != first.key
+    assert len(list(folder.glob("*.json"))) == len(files) + 1  # another search: its own

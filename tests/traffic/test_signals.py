@@ -1,0 +1,87 @@
+"""The signals and the report's statistics, against their definitions computed another way
+(brute force, scipy) or by hand."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.stats import binomtest
+
+from ragsonde.models.params import SearchParams
+from ragsonde.traffic.records import Production
+from ragsonde.traffic.signals import idf_signals, overlap, rbo, score_signals, wig
+from ragsonde.traffic.views import agreement, mismatch, wilson
+
+
+def _rbo_by_definition(a: list[str], b: list[str], p: float, depth: int) -> float:
+    """RBO truncated at ``depth``: (1 - p) Σ p^(d-1) |a[:d] ∩ b[:d]| / d, sets built anew."""
+    return (1 - p) * sum(
+        p ** (d - 1) * len(set(a[:d]) & set(b[:d])) / d for d in range(1, depth + 1)
+    )
+
+
+ids = st.lists(st.sampled_from("abcdefghijklmnop"), unique=True, max_size=16)
+
+
+@given(ids, ids)
+def test_rbo_is_its_definition(a: list[str], b: list[str]) -> None:
+    assert rbo(a, b, 0.9, 20) == pytest.approx(_rbo_by_definition(a, b, 0.9, 20))
+
+
+def test_rbo_of_identical_and_disjoint_rankings() -> None:
+    same = list("abcdefghijklmnopqrst")
+    assert rbo(same, same) == pytest.approx(1 - 0.9**20)
+    assert rbo(list("abc"), list("xyz")) == 0.0
+
+
+def test_overlap_and_agreement_by_hand() -> None:
+    assert overlap(list("abcd"), list("dcxy"), k=4) == 0.5
+    assert overlap([], list("ab")) == 0.0
+    # production returned 3, the replay 5, all 3 among them: 3 / max(3, 5)
+    assert agreement(list("abc"), list("cbaxy")) == 0.6
+    assert agreement([], []) == 1.0
+
+
+def test_score_signals_by_hand() -> None:
+    scores = [0.9, 0.7, 0.5, 0.3]
+    got = score_signals(scores, k=3)
+    assert got["top1"] == 0.9 and got["gap"] == pytest.approx(0.4)
+    top = [0.9, 0.7, 0.5]
+    assert got["nqc"] == pytest.approx(statistics.pstdev(top) / statistics.mean(scores))
+    assert got["zscore"] == pytest.approx((0.9 - 0.7) / statistics.pstdev(top))
+    assert score_signals([]) == {}
+
+
+def test_wig_and_idf_by_hand() -> None:
+    assert wig([4.0, 2.0, 0.0], k=2, terms=4) == pytest.approx(3.0 / 2.0)
+    assert wig([], k=2, terms=4) == 0.0
+    got = idf_signals([1, 10, 0], n_docs=100)
+    idf = [math.log(1 + (100 - df + 0.5) / (df + 0.5)) for df in (1, 10, 0)]
+    assert got["max_idf"] == pytest.approx(idf[2]) and got["avg_idf"] == pytest.approx(sum(idf) / 3)
+    assert got["scq"] == pytest.approx(1 * idf[0] + (1 + math.log(10)) * idf[1])
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (57, 300), (300, 300)])
+def test_wilson_interval_is_scipys(k: int, n: int) -> None:
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    lo, hi = wilson(k, n)
+    assert lo == pytest.approx(ci.low, abs=1e-3) and hi == pytest.approx(ci.high, abs=1e-3)
+
+
+def test_the_setting_that_explains_production_is_named() -> None:
+    params = SearchParams(top_k=5, score_threshold=0.2, mode="dense")
+    replay = list("abcde")
+    shorter = Production(ids=list("abc"))  # the same ranking, cut at 3: top_k
+    assert mismatch(shorter, replay, params, "docs") == ["top_k: production 3, replay 5"]
+    other = Production(ids=list("xyz"))  # three other ids: no setting explains it
+    assert mismatch(other, replay, params, "docs") == []
+    logged = Production(ids=list("ab"), threshold=0.5, collection="old", mode="hybrid", top_k=5)
+    assert mismatch(logged, replay, params, "docs") == [
+        "collection: production old, replay docs",
+        "threshold: production 0.5, replay 0.2",
+        "mode: production hybrid, replay dense",
+    ]
