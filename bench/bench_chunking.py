@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.bench_chunking [--quick]
 
 The default sweep (``ragsonde.chunking.DEFAULT_GRID``: recursive 200/0, 400/200 and 800/400
-tokens, fixed 200/0 and 800/0, markdown 200/0, ragsonde's default) over
+tokens, fixed 200/0, 250/125, 400/200 and 800/400, markdown 200/0, ragsonde's default) over
 state_of_the_union, wikitexts and pubmed (one collection per configuration, all three corpora
 in it) against their 319 span-labelled questions, with all-MiniLM-L6-v2 and exact search.
 Span recall/IoU/precision_Ω at k = 5 and at 1000 retrieved word pieces, document nDCG@10, costs.

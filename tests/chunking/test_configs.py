@@ -26,4 +26,5 @@ def test_labels_round_trip_and_the_default_grid_holds_the_benchmarked_windows():
     assert configs[1].key == "recursive-400-200"
     labels = {c.label for c in DEFAULT_GRID}
     wanted = {"ragsonde", "recursive 200/0", "recursive 400/200", "recursive 800/400"}
-    assert wanted | {"fixed 200/0", "fixed 800/0"} <= labels
+    fixed_with_overlap = {"fixed 250/125", "fixed 400/200", "fixed 800/400"}  # Chroma's report
+    assert wanted | {"fixed 200/0"} | fixed_with_overlap <= labels

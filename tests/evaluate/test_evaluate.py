@@ -156,7 +156,14 @@ def test_html_report_renders_in_chromium(sample_report, tmp_path):
         assert page.locator("svg.plot").count() >= 6  # metric@k, 4 latency stages, distribution
         # One line per metric family: the six ranking metrics and judged@k.
         assert page.locator("svg.plot polyline.series").count() == 7
-        assert page.locator("#coverage-warning").count() == 1  # one label per query: low
+        # the legend sits right of the lines, never over them
+        lines = [b for b in (s.bounding_box() for s in page.locator("polyline.series").all()) if b]
+        right = max(b["x"] + b["width"] for b in lines)
+        legend = [t.bounding_box() for t in page.locator("svg.plot text.legend").all()]
+        assert len(legend) == 7 and all(b is not None and b["x"] > right for b in legend)
+        # one label per query: judged@10 is low, and the page explains it instead of warning
+        assert page.locator("#coverage-warning").count() == 0
+        assert "standard assumption" in page.locator("#judged-note").inner_text()
         assert page.locator("#worst tr").count() == 16  # header + 15 worst queries
         assert page.locator("#metrics").inner_text().count("ndcg") == 1
         assert "<img src=x onerror=alert(1)>" in page.locator("body").inner_text()

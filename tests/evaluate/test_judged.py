@@ -51,17 +51,47 @@ def test_judged_only_matches_trec_eval_minus_j():
         assert per_q[q]["precision@5"] == pytest.approx(ref[q]["P_5"])
 
 
-def test_html_report_warns_only_when_coverage_is_low():
+def _pooled(report):
+    return report.model_copy(
+        update={"benchmark": report.benchmark.model_copy(update={"pooled": True})}
+    )
+
+
+def test_html_report_warns_only_when_coverage_is_low_on_a_pooled_benchmark():
     low = make_report(
         {"ndcg@10": np.array([0.5, 0.7]), "judged@10": np.array([0.1, 0.3])}, ["a", "b"]
     )
-    assert low.low_coverage() == (10, pytest.approx(0.2))
-    assert 'id="coverage-warning"' in render_html_report(low)
-    high = make_report(
-        {"ndcg@10": np.array([0.5, 0.7]), "judged@10": np.array([0.9, 0.7])}, ["a", "b"]
+    # Sparse labels (no judged pools): low judged@10 is expected, explained, never a banner.
+    assert low.low_coverage() is None
+    page = render_html_report(low)
+    assert 'id="coverage-warning"' not in page and "lower bound" not in page
+    assert 'id="judged-note"' in page and "standard assumption" in page
+    pooled = _pooled(low)
+    assert pooled.low_coverage() == (10, pytest.approx(0.2))
+    assert 'id="coverage-warning"' in render_html_report(pooled)
+    high = _pooled(
+        make_report(
+            {"ndcg@10": np.array([0.5, 0.7]), "judged@10": np.array([0.9, 0.7])}, ["a", "b"]
+        )
     )
     assert high.low_coverage() is None
     assert 'id="coverage-warning"' not in render_html_report(high)
+
+
+def test_a_benchmark_is_pooled_when_its_rows_carry_judgments(tmp_path):
+    from ragsonde.evaluate.datasets import load_benchmark
+
+    rows = {
+        "known-item": {"query": "q", "relevant": {"a": 3}, "labels": [{"source": "generator"}]},
+        "judged-zero": {"query": "q", "relevant": {"a": 2, "b": 0}},
+        "llm-labels": {"query": "q", "relevant": {"a": 2}, "labels": [{"source": "llm"}]},
+    }
+    pooled = {}
+    for name, row in rows.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+        pooled[name] = load_benchmark(str(path)).pooled
+    assert pooled == {"known-item": False, "judged-zero": True, "llm-labels": True}
 
 
 @pytest.mark.slow
@@ -74,7 +104,12 @@ def test_a_real_evaluation_reports_coverage_and_scores_judged_only(sample_home, 
     # The sample benchmark labels one document per query: most of the top 10 is unjudged.
     assert 0 < plain.metrics["judged@1"] <= 1
     assert plain.metrics["judged@10"] < 0.5
-    assert any("judged@10" in w for w in plain.warnings)
+    # ... which is the standard assumption of sparse labels, not a reason to warn.
+    assert not plain.benchmark.pooled
+    assert not any("judged@10" in w for w in plain.warnings)
+    from ragsonde.evaluate.coverage import coverage_note
+
+    assert "sparse" in (coverage_note(plain) or "")
     assert json.loads(plain.model_dump_json())["judged_only"] is False
     condensed = evaluate_in(
         robotics_benchmark(),
@@ -102,3 +137,18 @@ def test_a_query_with_no_hits_scores_zero_judged_included():
     assert means["judged@10"] == 0.25
     _, condensed = compute_metrics(["ndcg@10"], qrels, run, judged_only=True)
     assert condensed["q2"]["ndcg@10"] == 0.0 and condensed["q1"]["ndcg@10"] == 1.0
+
+
+def test_a_comparison_warns_when_the_pools_favour_one_side():
+    from ragsonde.evaluate.compare import compare_reports
+
+    rng = np.random.default_rng(0)
+    ndcg = rng.uniform(0, 1, 50)
+    a = make_report({"ndcg@10": ndcg, "judged@10": np.full(50, 0.9)})
+    b = make_report({"ndcg@10": ndcg * 0.9, "judged@10": np.full(50, 0.4)}, name="B")
+    # Sparse labels: an unlabelled hit is not relevant on both sides alike; nothing to say.
+    assert compare_reports(a, b, ["ndcg@10"], n_resamples=200).warnings == []
+    (w,) = compare_reports(_pooled(a), _pooled(b), ["ndcg@10"], n_resamples=200).warnings
+    assert "0.90 for A and 0.40 for B" in w and "more of A's hits" in w
+    close = make_report({"ndcg@10": ndcg, "judged@10": np.full(50, 0.85)}, name="C")
+    assert compare_reports(_pooled(a), _pooled(close), ["ndcg@10"], n_resamples=200).warnings == []

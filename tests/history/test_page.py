@@ -1,5 +1,6 @@
 """The web page's History view in a real headless Chromium against a real server: the trend
-plot of the story's runs, the changed runs marked, and two clicked runs diffed."""
+plot of the story's runs (one line per benchmark, opened by its address), the changed runs
+marked, and two clicked runs diffed."""
 
 from __future__ import annotations
 
@@ -32,13 +33,28 @@ def test_history_view_plots_the_trend_and_diffs_two_runs(story: Story, tmp_path:
         with run_server(create_app(settings, retriever)) as url, chromium_page() as page:
             problems: list[str] = []
             page.on("pageerror", lambda e: problems.append(str(e)))
-            page.goto(f"{url}/")
-            page.click("#show-history")
+            page.goto(f"{url}/#history")  # the view's own address
             runs = page.locator("#history-svg circle.run")
             expect(runs).to_have_count(len(story.runs), timeout=20_000)
-            expect(page.locator("#history-svg polygon.band")).to_have_count(1)
+            # the relabelled benchmark (same name, other content) is a line of its own
+            expect(page.locator("#history-svg polygon.band")).to_have_count(2)
+            expect(page.locator("#history-svg polyline.line")).to_have_count(2)
+            legend = page.locator("#history-svg g.legend text").all_text_contents()
+            assert len(legend) == 2 and all(t.startswith("benchmark ") for t in legend)
+            assert sorted(t.rsplit("(", 1)[1] for t in legend) == ["1 run)", "3 runs)"]
+            assert page.locator("#history-svg g.legend polyline.sparkline").count() == 2
+            # the legend sits right of every line, never over one
+            right = max(
+                b["x"] + b["width"]
+                for b in (ln.bounding_box() for ln in page.locator("polyline.line").all())
+                if b
+            )
+            assert all(
+                (b := item.bounding_box()) is not None and b["x"] > right
+                for item in page.locator("#history-svg g.legend").all()
+            )
             changed = page.locator("#history-svg circle.changed")
-            expect(changed).to_have_count(3)  # hnsw_ef, the re-ingest, the labels
+            expect(changed).to_have_count(2)  # hnsw_ef, the re-ingest (each against its line)
             assert "search.hnsw_ef" in changed.nth(0).locator("title").text_content()
             page.locator(f'circle[data-run="{story.runs["hnsw_ef"]}"]').click()
             page.locator(f'circle[data-run="{story.runs["chunks"]}"]').click()

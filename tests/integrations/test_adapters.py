@@ -75,6 +75,68 @@ def test_llamaindex_retriever(retriever):
         RagsondeRetriever(retriever, collection="nope").retrieve(QUESTION)
 
 
+def test_langchain_per_call_options_override_the_constructors(retriever):
+    """LangChain users pass ``k``/``top_k`` and ``filter`` to ``invoke``; the call wins."""
+    pytest.importorskip("langchain_core")
+    from ragsonde.errors import QueryValidationError
+    from ragsonde.integrations.langchain import RagsondeRetriever
+
+    expected = retriever.retrieve({"query_text": QUESTION, "top_k": 4})
+    lc = RagsondeRetriever(retriever=retriever, k=4)
+    assert [d.id for d in lc.invoke(QUESTION)] == [r.chunk_id for r in expected.results]
+    assert [d.id for d in lc.invoke(QUESTION, k=1)] == [expected.results[0].chunk_id]
+    assert len(lc.invoke(QUESTION, top_k=2)) == 2
+    only_pid = lc.invoke(QUESTION, filter={"section": "Control > PID"})
+    assert [d.metadata["doc_id"] for d in only_pid] == ["pid"]
+    narrowed = RagsondeRetriever(retriever=retriever, filter={"section": "Control > PID"})
+    assert [d.metadata["doc_id"] for d in narrowed.invoke(QUESTION)] == ["pid"]
+    assert len(narrowed.invoke(QUESTION, filters=None)) == 5  # the call lifts the filter
+    assert len(lc.invoke(QUESTION)) == 4  # the constructor's k is untouched by earlier calls
+    with pytest.raises(QueryValidationError, match="top_cake"):
+        lc.invoke(QUESTION, top_cake=2)
+    with pytest.raises(QueryValidationError, match="top_k"):
+        lc.invoke(QUESTION, k=0)
+    with pytest.raises(QueryValidationError, match="not both"):
+        lc.invoke(QUESTION, k=1, top_k=2)
+
+
+async def _aretrieve(li, query, **kw):
+    return await li.aretrieve(query, **kw)
+
+
+def test_llamaindex_per_call_options_override_the_constructors(retriever):
+    """LlamaIndex's ``retrieve``/``aretrieve`` with a string or a ``QueryBundle`` take the same
+    per-call options; concurrent calls keep their own."""
+    pytest.importorskip("llama_index.core")
+    import asyncio
+
+    from llama_index.core.schema import QueryBundle
+
+    from ragsonde.errors import QueryValidationError
+    from ragsonde.integrations.llamaindex import RagsondeRetriever
+
+    expected = retriever.retrieve({"query_text": QUESTION, "top_k": 4})
+    li = RagsondeRetriever(retriever, top_k=4)
+    bundle = QueryBundle(QUESTION)
+    assert [n.node.node_id for n in li.retrieve(bundle)] == [r.chunk_id for r in expected.results]
+    assert [n.node.node_id for n in li.retrieve(bundle, top_k=1)] == [expected.results[0].chunk_id]
+    assert len(li.retrieve(QUESTION, k=2)) == 2
+    only_pid = li.retrieve(bundle, filters={"section": "Control > PID"})
+    assert [n.node.metadata["doc_id"] for n in only_pid] == ["pid"]
+
+    async def both():
+        return await asyncio.gather(
+            _aretrieve(li, bundle, top_k=1), _aretrieve(li, QUESTION, filter={"doc_id": "gps"})
+        )
+
+    one, gps = asyncio.run(both())
+    assert [n.node.node_id for n in one] == [expected.results[0].chunk_id]
+    assert [n.node.metadata["doc_id"] for n in gps] == ["gps"]
+    assert len(li.retrieve(bundle)) == 4
+    with pytest.raises(QueryValidationError, match="score_threshold"):
+        li.retrieve(bundle, score_threshold=2.0)
+
+
 def _push(home: Path, target: Path, layout: str) -> dict:
     res = run(
         "push",

@@ -80,9 +80,25 @@ def test_ict_removes_each_query_sentence_from_a_copy_and_leaks_less_than_gist(
     (a,) = store.retrieve("sci", [sid], with_vectors=True)
     (b,) = store.retrieve("sci-ict-s3", [sid], with_vectors=True)
     assert float(np.dot(a.vector, b.vector)) < 0.999
-    with pytest.raises(QueryValidationError, match="--ict-collection") as again:
-        generate(tmp_path / "again.jsonl", settings=settings, store=store, embedder=embedder, options=GenerateOptions(n=4, seed=3, method="ict"))  # fmt: skip
+    assert ict.evaluate_on_copy == "built"
+    # the copy is ragsonde's: the same inputs reuse it, other inputs rebuild it
+    same = generate(tmp_path / "same.jsonl", settings=settings, store=store, embedder=embedder, options=GenerateOptions(n=12, seed=3, method="ict"))  # fmt: skip
+    assert same.evaluate_on_copy == "reused"
+    assert [e.query for e in read_entries(tmp_path / "same.jsonl")] == [e.query for e in entries]
+    fewer = generate(tmp_path / "fewer.jsonl", settings=settings, store=store, embedder=embedder, options=GenerateOptions(n=4, seed=3, method="ict"))  # fmt: skip
+    assert fewer.evaluate_on_copy == "rebuilt"
+    four = {e.source_chunk for e in read_entries(tmp_path / "fewer.jsonl")}
+    rebuilt = {c.id: c for c in read_chunks(store, "sci-ict-s3")}
+    assert all(rebuilt[i].text == original[i].text for i in set(original) - four)
+    # a collection ragsonde did not derive is never overwritten
+    from ragsonde.tune.variants import VariantSpec, build_tuned_copy
+
+    build_tuned_copy(store, "sci", "mine", VariantSpec())
+    with pytest.raises(QueryValidationError, match="not a copy ragsonde made") as again:
+        generate(tmp_path / "again.jsonl", settings=settings, store=store, embedder=embedder, options=GenerateOptions(n=4, seed=3, method="ict", ict_collection="mine"))  # fmt: skip
     assert again.value.field == "ict_collection"
+    store.delete_collection("mine")
+    generate(tmp_path / "ict.jsonl", settings=settings, store=store, embedder=embedder, options=GenerateOptions(n=12, seed=3, method="ict"))  # fmt: skip
     # leakage is measured on the copy, and the human benchmark's beside it
     assert ict.leakage is not None and ict.leakage.collection == "sci-ict-s3"
     assert ict.human_leakage is not None and ict.human_leakage.queries >= 5

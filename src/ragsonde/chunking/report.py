@@ -86,6 +86,16 @@ class ConfigResult(_Part):
         default=None, description="The paired test of this configuration (B) against the best (A)."
     )
     per_question: dict[str, QuestionResult]
+    same_as: list[str] = Field(
+        default_factory=list,
+        description="Other configurations of the grid that made exactly these chunks: merged "
+        "into this row, not measured twice.",
+    )
+    note: str | None = Field(
+        default=None,
+        description="Set when this configuration leads at k only because its chunks hold more "
+        "text: what it scores at the equal token budget, and which configuration leads there.",
+    )
     chunks: list[ChunkSpan] = Field(
         description="Every chunk of the configuration (precision_omega's candidates)."
     )
@@ -118,6 +128,14 @@ class ChunkingReport(_Part):
     best: str
     recommended: str
     recommendation: str
+    within_sections: bool = Field(
+        default=True,
+        description="Splitters ran on each section (heading) apart (True), or on each document "
+        "as a whole, across its headings (False).",
+    )
+    corpus_tokens: int | None = Field(
+        default=None, description="Word pieces in all the documents' sections."
+    )
     warnings: list[str] = Field(default_factory=list)
     seconds: float = 0.0
     resumed: list[str] = Field(

@@ -15,6 +15,11 @@ question with exact search (so ANN error is not counted as chunking), and score:
 Then each configuration is tested against the best on the primary metric (the paired tests of
 ``ragsonde compare``), and the recommendation is the cheapest configuration (fewest points) not
 significantly worse than the best.
+
+Splitters run on each section (heading) apart, as ingest does; ``within_sections=False`` splits
+each document as a whole instead. Configurations that make identical chunks are measured once
+and reported as one row, and the report says when its answer is empty (:mod:`.checks`: a budget
+that reads most of the corpus, a tie at the top, a lead at k that is only longer chunks).
 """
 
 from __future__ import annotations
@@ -32,7 +37,16 @@ from typing import Any
 import numpy as np
 
 from ragsonde.chunking.cache import EmbeddingCache
+from ragsonde.chunking.checks import (
+    budget_warning,
+    identical_warning,
+    longer_chunks_notes,
+    signature,
+    tie_warning,
+    whole_document,
+)
 from ragsonde.chunking.configs import DEFAULT_GRID, RAGSONDE, ChunkingConfig
+from ragsonde.chunking.corpus import Tokens, read_documents
 from ragsonde.chunking.questions import (
     DEFAULT_QUESTIONS,
     check_contents,
@@ -55,7 +69,6 @@ from ragsonde.evaluate.spans import Span, precision_omega, span_scores
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document
 from ragsonde.ingest.pipeline import chunk_document
-from ragsonde.ingest.sources import open_source
 from ragsonde.ingest.splitters import split_spans
 from ragsonde.models.points import PointRecord, SearchSpec
 from ragsonde.progress import Progress
@@ -86,6 +99,8 @@ class SweepOptions:
     """Without a benchmark: questions generated from the documents (:mod:`.questions`)."""
     seed: int = 0
     """Without a benchmark: the seed the questions are generated with."""
+    within_sections: bool = True
+    """Split each section (heading) apart, as ingest does; False: each document as a whole."""
 
     @property
     def metric(self) -> str:
@@ -101,43 +116,12 @@ class _Chunk:
     """What is embedded (ragsonde's own chunks: with their ``title: section`` line)."""
 
 
-class _Tokens:
-    """The embedder's word pieces: its ``tokenizer.json``, without truncation."""
-
-    def __init__(self, path: Path) -> None:
-        from tokenizers import Tokenizer
-
-        self.tokenizer = Tokenizer.from_file(str(path))
-        self.tokenizer.no_truncation()
-        self.tokenizer.no_padding()
-
-    def count(self, texts: Sequence[str]) -> list[int]:
-        encoded = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        return [len(e.ids) for e in encoded]
-
-
-def _read_documents(location: str, warnings: list[str]) -> list[Document]:
-    docs: list[Document] = []
-    unplaced = 0
-    for item in open_source(location):
-        if isinstance(item, Document):
-            docs.append(item)
-            unplaced += sum(1 for s in item.sections if s.offset is None)
-        else:
-            warnings.append(f"{item.source}: {item.reason}")
-    if not docs:
-        why = f": {'; '.join(warnings)}" if warnings else ""
-        raise QueryValidationError(f"No documents to chunk in {location}{why}.", field="docs")
-    if unplaced:
-        warnings.append(
-            f"{unplaced} sections are not verbatim slices of their document (HTML, or CRLF "
-            "line ends): they are left out of the sweep, having no spans to score."
-        )
-    return docs
-
-
 def _chunks(
-    config: ChunkingConfig, docs: Sequence[Document], embedder: Any, tokens: _Tokens
+    config: ChunkingConfig,
+    docs: Sequence[Document],
+    embedder: Any,
+    tokens: Tokens,
+    within_sections: bool = True,
 ) -> list[_Chunk]:
     out: list[_Chunk] = []
     if config.splitter == RAGSONDE:
@@ -152,7 +136,8 @@ def _chunks(
                     )
         return out
     for doc in docs:
-        for section in doc.sections:
+        whole = None if within_sections else whole_document(doc)
+        for section in doc.sections if whole is None else (whole,):
             if section.offset is None:
                 continue
             for s, e in split_spans(
@@ -201,7 +186,7 @@ class _Sweep:
                 f"{self.embedder.name} has no local tokenizer. Use a local embedder.",
                 field="embedder",
             )
-        self.tokens = _Tokens(path)
+        self.tokens = Tokens(path)
         max_tokens = getattr(self.embedder, "max_tokens", None)
         self.window = int(max_tokens) - _SPECIAL_TOKENS if max_tokens else None
         queries = [q.text for q in bench.queries]
@@ -223,11 +208,24 @@ class _Sweep:
                 ).encode()
             )
         h.update(f"{self.o.k}\x1f{self.o.token_budget}\x1f{self.o.fetch}".encode())
+        if not self.o.within_sections:
+            h.update(b"\x1fwhole documents")
         return h.hexdigest()[:16]
 
-    def run(self, config: ChunkingConfig, progress: Progress | None) -> ConfigResult:
+    def chunks(self, config: ChunkingConfig) -> list[_Chunk]:
+        return _chunks(config, self.docs, self.embedder, self.tokens, self.o.within_sections)
+
+    def corpus_tokens(self) -> int:
+        return sum(
+            self.tokens.count(
+                [s.text for d in self.docs for s in d.sections if s.offset is not None]
+            )
+        )
+
+    def run(
+        self, config: ChunkingConfig, progress: Progress | None, chunks: list[_Chunk]
+    ) -> ConfigResult:
         started = time.perf_counter()
-        chunks = _chunks(config, self.docs, self.embedder, self.tokens)
         if not chunks:
             raise QueryValidationError(
                 f"{config.label}: the documents gave no chunks.", field="docs"
@@ -395,7 +393,7 @@ def sweep_chunking(
     started = time.perf_counter()
     configs = list(_configs(o))
     warnings: list[str] = []
-    documents = _read_documents(docs, warnings)
+    documents = read_documents(docs, warnings)
     bench = questions_for(benchmark, documents, o.questions, o.seed)
     generated = generated_warning(bench, given=benchmark is not None)
     if generated:
@@ -435,9 +433,20 @@ def sweep_chunking(
         folder = home / "runs" / sweep.run_key()
         results: list[ConfigResult] = []
         resumed: list[str] = []
+        seen: dict[str, int] = {}  # chunks' signature -> its row in results
         if progress is not None:
             progress.start(len(configs))
         for config in configs:
+            chunks = sweep.chunks(config)
+            sig = signature([(c.doc_id, c.start, c.end, c.text) for c in chunks])
+            if sig in seen:  # the same chunks as an earlier configuration: one row
+                first = results[seen[sig]]
+                same = [*first.same_as, config.label]
+                results[seen[sig]] = first.model_copy(update={"same_as": same})
+                if progress is not None:
+                    progress.advance(1, 0)
+                continue
+            seen[sig] = len(results)
             kept = _load(_saved(folder, config)) if o.resume else None
             if kept is not None:
                 results.append(kept)
@@ -445,12 +454,20 @@ def sweep_chunking(
                 if progress is not None:
                     progress.advance(1, kept.costs.points)
                 continue
-            result = sweep.run(config, progress)
+            result = sweep.run(config, progress, chunks)
             _write(_saved(folder, config), result)
             results.append(result)
         window = sweep.window
+        corpus_tokens = sweep.corpus_tokens()
         embedder = ws.embedder_name
     verdict = judge(results, o.metric, o.alpha, window, warnings)
+    found = (
+        identical_warning(verdict.results, o.within_sections),
+        budget_warning(verdict.results, o.k, o.token_budget, corpus_tokens),
+        tie_warning(verdict.results, o.metric),
+    )
+    warnings[:0] = [w for w in found if w]  # what makes the answer empty comes first
+    configurations = longer_chunks_notes(verdict.results, o.k, o.token_budget)
     return ChunkingReport(
         documents=docs,
         benchmark=bench.name if benchmark is None else str(benchmark),
@@ -467,7 +484,9 @@ def sweep_chunking(
             q.query_id: [ChunkSpan(doc_id=r.doc_id, start=r.start, end=r.end) for r in q.references]
             for q in bench.queries
         },
-        configurations=verdict.results,
+        configurations=configurations,
+        within_sections=o.within_sections,
+        corpus_tokens=corpus_tokens,
         best=verdict.best,
         recommended=verdict.recommended,
         recommendation=verdict.text,

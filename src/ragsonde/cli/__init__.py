@@ -18,11 +18,13 @@ from ragsonde.cli.app import app
 
 __all__ = ["app", "main"]
 
-#: Command modules, in the order their commands are listed in ``--help``.
+#: Command modules (``--help`` lists their commands in the workflow order of
+#: :data:`ragsonde.cli.panels.WORKFLOW`, grouped in panels).
 _COMMAND_MODULES = (
     "query",
     "ingest",
     "push",
+    "collections",
     "eval",
     "explain",
     "traffic",
@@ -73,6 +75,9 @@ def _register(argv: Sequence[str] | None = None) -> None:
     embedders and numpy to list runs."""
     for name in _COMMAND_MODULES if argv is None else _modules_for(argv):
         importlib.import_module(f"ragsonde.cli.{name}")
+    from ragsonde.cli.panels import arrange
+
+    arrange(app)
 
 
 def _check_argv(argv: Sequence[str]) -> None:

@@ -7,8 +7,11 @@ from typing import Annotated
 
 import typer
 
+from ragsonde.cli.panels import WorkflowGroup
+
 app = typer.Typer(
     name="ragsonde",
+    cls=WorkflowGroup,
     help="Does my retrieval actually work, and how fast? Retrieve, ingest and evaluate on Qdrant.",
     no_args_is_help=True,
     add_completion=False,

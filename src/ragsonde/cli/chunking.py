@@ -56,14 +56,20 @@ def render_chunking(report: ChunkingReport) -> None:
         table.add_column(head, justify="right", no_wrap=True)
     for head in ("points", "MB", "s", "p95", "vs best"):
         table.add_column(head, justify="right", no_wrap=True)
+    notes = []
     for r in report.configurations:
         versus = r.versus_best
         verdict = {"better": "better", "worse": "worse"}.get(versus.verdict, "≈") if versus else ""
         test = "best" if versus is None else f"{versus.delta:+.3f} {verdict}"
         style = "[bold]" if r.label == report.recommended else ""
+        label = r.label + (f" (+{len(r.same_as)} same)" if r.same_as else "")
+        cells = [f"{r.metrics[n]:.3f}" if n in r.metrics else "–" for n, _ in names]
+        if r.note is not None:
+            notes.append(f"* {r.label} {r.note}")
+            cells[3] += "*"  # beside the equal-budget figure
         table.add_row(
-            style + escape(r.label),
-            *(f"{r.metrics[n]:.3f}" if n in r.metrics else "–" for n, _ in names),
+            style + escape(label),
+            *cells,
             str(r.costs.points),
             f"{r.costs.vector_memory_mb:.2f}",
             f"{r.costs.ingest_s:.0f}",
@@ -77,6 +83,8 @@ def render_chunking(report: ChunkingReport) -> None:
         "difference); chunk lengths in --json/--html"
     )
     console.print(table)
+    for note in notes:
+        console.print(escape(note), soft_wrap=True)
     console.print(
         f"recommended: [bold]{escape(report.recommendation)}[/]",
         soft_wrap=True,
@@ -129,6 +137,15 @@ def chunking_command(
         int,
         typer.Option("--seed", min=0, max=2**32 - 1, help="Without BENCH: the questions' seed."),
     ] = 0,
+    across_sections: Annotated[
+        bool,
+        typer.Option(
+            "--across-sections",
+            help="Split each document as a whole, across its headings. By default each "
+            "section is split apart, as ingest does, so a window larger than every section "
+            "changes nothing (such configurations are reported as one row).",
+        ),
+    ] = False,
     fresh: Annotated[
         bool,
         typer.Option("--fresh", help="Compute every configuration again (embeddings stay cached)."),
@@ -167,6 +184,7 @@ def chunking_command(
         resume=not fresh,
         questions=questions,
         seed=seed,
+        within_sections=not across_sections,
     )
     with (
         Workspace(settings) as ws,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -68,7 +69,9 @@ def generate_command(
         str | None,
         typer.Option(
             "--ict-collection",
-            help="With --method ict: the copy to write \\[default: COLLECTION-ict-sSEED].",
+            help="With --method ict: the copy to write \\[default: COLLECTION-ict-sSEED]. "
+            "ragsonde's own copy is reused when its inputs are the same and rebuilt when they "
+            "differ; a collection ragsonde did not derive is never overwritten.",
         ),
     ] = None,
     max_calls: MaxCallsOpt = None,
@@ -128,10 +131,21 @@ def generate_command(
     for name, lk in (("generated", report.leakage), ("human", report.human_leakage)):
         if lk is not None:
             console.print(leakage_line(name, lk))
+    if report.shortfall:
+        console.print(f"[yellow]note[/]: {report.shortfall}")
     if report.evaluate_on:
         console.print(
-            f"evaluate it on [bold]{report.evaluate_on}[/] (the copy without the query "
-            f"sentences): ragsonde eval {report.out} --collection {report.evaluate_on}"
+            f"evaluate it on [bold]{report.evaluate_on}[/], ragsonde's copy of "
+            f"{report.collection} without the query sentences ({report.evaluate_on_copy}; "
+            "`ragsonde collections` lists it):"
+        )
+        # one line, never wrapped: it is meant to be copied as it is
+        console.print(
+            f"  ragsonde eval {shlex.quote(report.out)} --collection "
+            f"{shlex.quote(report.evaluate_on)}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
         )
     for w in report.warnings:
         console.print(f"[yellow]warning[/]: {w}")

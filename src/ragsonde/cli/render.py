@@ -129,6 +129,11 @@ def render_report(report: EvalReport) -> None:
     for fam in dict.fromkeys(n.split("@")[0] for n in spans if "@" in n):
         table.add_row(fam, *(f"{spans.get(f'{fam}@{k}', float('nan')):.4f}" for k in report.ks))
     console.print(table)
+    from ragsonde.evaluate.coverage import coverage_note
+
+    note = coverage_note(report)
+    if note is not None:
+        console.print(f"[dim]{note}[/]")
     if report.metrics_ci:
         from ragsonde.cli._estimate import render_estimates
 
@@ -330,6 +335,8 @@ def render_comparison(comparison: Comparison) -> None:
         console.print(_changed_table(comparison))
     else:
         console.print(f"no query changed on {comparison.changed_metric}.")
+    for w in comparison.warnings:
+        console.print(f"[yellow]warning[/]: {w}")
 
 
 def render_gate(gate: NoRegressionGate) -> None:

@@ -14,6 +14,7 @@ from ragsonde.cli._common import (
     ConfigOpt,
     HomeOpt,
     cli_errors,
+    console,
     err_console,
     settings_from_options,
 )
@@ -56,6 +57,15 @@ def _bind(host: str, port: int) -> socket.socket:
             field="port",
         ) from e
     return sock
+
+
+def address_line(sock: socket.socket) -> str:
+    """Where the server listens, as a URL to open (the port the socket got, --port 0 too)."""
+    host, port = sock.getsockname()[:2]
+    shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)  # noqa: S104 - only shown
+    netloc = f"[{shown}]:{port}" if ":" in shown else f"{shown}:{port}"
+    anywhere = " (listening on every interface)" if shown != host else ""
+    return f"ragsonde serves http://{netloc}/ (the web page; API docs at /docs){anywhere}"
 
 
 def _log_config(level: str) -> dict[str, Any]:
@@ -107,6 +117,7 @@ def serve(
         timeout_keep_alive=KEEP_ALIVE_S,
     )
     server = uvicorn.Server(config)
+    console.print(address_line(sock), soft_wrap=True, markup=False, highlight=False)
     try:
         server.run(sockets=[sock])
     finally:

@@ -261,6 +261,28 @@ def paired_comparison(
     return _compare_metric(name, va, vb, alpha=alpha, n_resamples=n_resamples, seed=seed)
 
 
+#: judged@k apart by this much on a pooled benchmark: the labels favour one side.
+COVERAGE_GAP = 0.1
+
+
+def coverage_warnings(a: EvalReport, b: EvalReport) -> list[str]:
+    """Where missing labels can change the verdict: a pooled benchmark (labels from judging hits)
+    that labelled one side's hits more than the other's. With sparse labels (a known item per
+    query) an unlabelled hit is not relevant on both sides alike, so nothing is said."""
+    if not (a.benchmark.pooled or b.benchmark.pooled):
+        return []
+    ca, cb = a.coverage(), b.coverage()
+    if ca is None or cb is None or ca[0] != cb[0] or abs(ca[1] - cb[1]) < COVERAGE_GAP:
+        return []
+    k = ca[0]
+    return [
+        f"judged@{k} is {ca[1]:.2f} for A and {cb[1]:.2f} for B: the judged pools hold more of "
+        f"{'A' if ca[1] > cb[1] else 'B'}'s hits, so the other side's unjudged hits count as "
+        "misses and part of the difference is the labels'. Judge both sides' hits (`ragsonde "
+        "judge`) before trusting the verdicts."
+    ]
+
+
 def compare_reports(
     a: EvalReport,
     b: EvalReport,
@@ -297,6 +319,7 @@ def compare_reports(
         )
     first = names[0]
     return Comparison(
+        warnings=coverage_warnings(a, b),
         a=_describe(a),
         b=_describe(b),
         n_queries=len(ids),

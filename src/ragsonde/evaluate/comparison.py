@@ -106,6 +106,11 @@ class Comparison(_Part):
     metrics: list[MetricComparison]
     most_changed: MostChanged
     gate: NoRegressionGate | None = None
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What changes how far the verdicts hold, e.g. that the labels cover one "
+        "side's hits more than the other's (added in 1.6).",
+    )
 
     def metric(self, name: str) -> MetricComparison:
         """The comparison of one metric, by name."""

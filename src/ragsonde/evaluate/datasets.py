@@ -47,6 +47,11 @@ class Benchmark:
     corpus: Path | None = None
     skipped: list[str] = field(default_factory=list)
     """Queries left out, with why (no qrels, no text)."""
+    pooled: bool = False
+    """Whether the labels come from judging pools of hits (an LLM's or a person's labels, or
+    hits judged not relevant), so that an unlabelled hit in the top k is a hole in the pool.
+    False for sparse labels (a known item per query, as SciFact and ``generate`` give), where
+    an unlabelled hit counts as not relevant by IR evaluation's standard assumption."""
 
     @property
     def qrels(self) -> dict[str, dict[str, int]]:
@@ -294,7 +299,22 @@ def _own(path: Path) -> Benchmark:
     ids = [q.query_id for q in queries]
     if len(set(ids)) != len(ids):
         raise _bad(path, "query_id values repeat")
-    return Benchmark(path.stem, queries)
+    return Benchmark(path.stem, queries, pooled=any(_judged(row) for row in _own_rows(path)))
+
+
+#: Label sources that mean a hit was looked at and judged (``generator`` labels only the source).
+_JUDGES = frozenset({"llm", "human"})
+
+
+def _judged(row: dict[str, Any]) -> bool:
+    """Whether a ragsonde row's labels come from judging hits (a pool), not only its source."""
+    rel = row.get("relevant")
+    if isinstance(rel, dict) and any(v == 0 for v in rel.values()):
+        return True
+    labels = row.get("labels")
+    return isinstance(labels, list) and any(
+        isinstance(lab, dict) and lab.get("source") in _JUDGES for lab in labels
+    )
 
 
 #: The header of Chroma's chunking-evaluation questions (``questions_df.csv``).

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.evaluate.breakdown import headline_metrics
+from ragsonde.evaluate.coverage import coverage_note
 from ragsonde.evaluate.highlight import Piece, highlight
 from ragsonde.evaluate.report import EvalReport, QueryRow, SpanHit
 from ragsonde.evaluate.spans import Span
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 _W, _H, _PAD = 520, 240, 40
+#: The legend's width, right of a line chart's plotting area.
+_LEGEND = 130
 _COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"]
 _WORST = 15
 _SHOWN_IDS = 10
@@ -77,6 +80,8 @@ class Chart:
     width: int = _W
     height: int = _H
     pad: int = _PAD
+    plot_width: int = _W
+    """Where the plotting area ends: a line chart's legend sits to its right, off the lines."""
     y_ticks: list[tuple[float, str]] = field(default_factory=list)
     x_ticks: list[tuple[float, str]] = field(default_factory=list)
     lines: list[dict[str, Any]] = field(default_factory=list)
@@ -99,9 +104,10 @@ def _axes(y_max: float, x_labels: Sequence[str]) -> Chart:
 def line_chart(
     series: Mapping[str, Sequence[float]], x_labels: Sequence[str], y_max: float
 ) -> Chart:
-    """Lines over shared x labels, with a legend."""
+    """Lines over shared x labels, with a legend beside the plot (never over its lines)."""
     y_max = y_max or 1.0
     chart = _axes(y_max, x_labels)
+    chart.width = _W + _LEGEND
     step = (_W - _PAD - 20) / max(len(x_labels), 1)
     for n, (name, values) in enumerate(series.items()):
         points = " ".join(
@@ -109,7 +115,13 @@ def line_chart(
             for i, v in enumerate(values)
         )
         chart.lines.append(
-            {"name": name, "color": _COLORS[n % len(_COLORS)], "points": points, "y": 20 + 14 * n}
+            {
+                "name": name,
+                "color": _COLORS[n % len(_COLORS)],
+                "points": points,
+                "x": _W + 6,
+                "y": 20 + 14 * n,
+            }
         )
     return chart
 
@@ -193,6 +205,7 @@ def _context(report: EvalReport) -> dict[str, Any]:
     )
     return {
         "r": report,
+        "judged_note": coverage_note(report),
         "misses_chart": misses_chart,
         "miss_rows": misses.worst(_MISS_ROWS) if misses is not None else [],
         "title": f"ragsonde report: {report.dataset}",

@@ -5,6 +5,10 @@ Each check counts its problems and keeps a few examples. Checks: stored ``text``
 outside [0, 1] or out of order; ``total_results`` that differs from the results; results that
 break the query's filters.
 
+A chunk a derived copy rewrote on purpose (ICT removed its query sentence:
+:mod:`ragsonde.models.derived`) is checked against the hash of the text the edit wrote, not the
+source's ``content_hash``: the intended edit is not a problem, a change made since still is.
+
 A ``*_missing`` count is a note, not a problem: a collection another pipeline built (LangChain,
 LlamaIndex) has no ``content_hash`` and often no ``url`` or ``chunk_index``. A field missing from
 every result is the layout, not the data, so :meth:`IntegrityReport.warnings` says it in one line
@@ -22,6 +26,7 @@ from urllib.parse import urlparse
 
 from ragsonde.evaluate.report import Integrity
 from ragsonde.models import Response, Result
+from ragsonde.models.derived import edit_of
 
 __all__ = ["CHECKS", "IntegrityReport"]
 
@@ -29,6 +34,9 @@ _EXAMPLES = 5
 
 
 def _hash_mismatch(r: Result) -> bool:
+    edit = edit_of(r.metadata)
+    if edit is not None:
+        return not edit.holds(r.text)
     stored = r.metadata.get("content_hash")
     return stored is not None and stored != hashlib.sha256(r.text.encode("utf-8")).hexdigest()
 

@@ -12,14 +12,17 @@ is refused with a VALIDATION_ERROR. Reports saved before the version existed car
 fields are exactly those of 1.0, so they are read as 1.0.
 
 Coverage. ``metrics`` holds ``judged@k`` (the share of the top k that carries a label) next to
-the ranking metrics; below :data:`LOW_COVERAGE` at k=10 (or the largest k under it) the report
-warns, because unjudged hits then count as misses. ``judged_only`` says the ranking metrics were
-scored over judged hits only (1.1). ``misses`` (``--explain``) blames each missed relevant document
-on the pipeline stage that lost it (1.3; :mod:`ragsonde.explain`). A span-labelled run's rows
-carry their ``references`` and first hits with their spans and text, so a report marks the
-answer inside each hit (1.4; :mod:`ragsonde.evaluate.highlight`). ``metrics_ci`` (``--estimate``)
-gives each metric an estimate with its 95 % interval, from the labelled queries and predictions for
-the unlabelled ones (1.5; :mod:`ragsonde.estimate`).
+the ranking metrics. On a pooled benchmark (``benchmark.pooled``, 1.6: labels from judging hits)
+the report warns below :data:`LOW_COVERAGE` at k=10 (or the largest k under it), because hits
+outside the pools then count as misses; with sparse labels (a known item per query) judged@k is
+low by construction and no conclusion changes, so it only explains the figure. ``judged_only``
+says the ranking metrics were scored over judged hits only (1.1). ``misses`` (``--explain``)
+blames each missed relevant document on the pipeline stage that lost it (1.3;
+:mod:`ragsonde.explain`). A span-labelled run's rows carry their ``references`` and first hits
+with their spans and text, so a report marks the answer inside each hit (1.4;
+:mod:`ragsonde.evaluate.highlight`). ``metrics_ci`` (``--estimate``) gives each metric an
+estimate with its 95 % interval, from the labelled queries and predictions for the unlabelled
+ones (1.5; :mod:`ragsonde.estimate`).
 
 Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
 which payload field benchmark ids resolved to); new parts are optional fields, so older reports
@@ -71,7 +74,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.5"
+SCHEMA_VERSION = "1.6"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
@@ -206,6 +209,11 @@ class BenchmarkInfo(_Part):
         default_factory=dict, description="Query id -> 'CODE: message' of a failed query."
     )
     ingested: IngestSummary | None = None
+    pooled: bool = Field(
+        default=False,
+        description="Labels from judged pools (LLM or human judgments): an unlabelled hit in "
+        "the top k is a hole, and low judged@k makes the metrics a lower bound (added in 1.6).",
+    )
 
 
 class RelevanceField(_Part):
@@ -398,7 +406,12 @@ class EvalReport(_Part):
         return max(ks), self.metrics[f"judged@{max(ks)}"]
 
     def low_coverage(self) -> tuple[int, float] | None:
-        """:meth:`coverage` when it is below :data:`LOW_COVERAGE`, else None."""
+        """:meth:`coverage` when it is below :data:`LOW_COVERAGE` on a pooled benchmark, else
+        None. With sparse labels (a known item per query) judged@k is low by construction and
+        unlabelled hits are not relevant by the standard assumption: that changes no
+        conclusion, so it is not flagged."""
+        if not self.benchmark.pooled:
+            return None
         cov = self.coverage()
         return cov if cov is not None and cov[1] < LOW_COVERAGE else None
 

@@ -434,6 +434,7 @@ def evaluate(
                 relevant_missing_from_collection=missing,
                 errors=ev.errors,
                 ingested=ingested,
+                pooled=bench.pooled,
             ),
             search=ev.search_info(built),
             breakdown=build_breakdown(bench.queries, ran.per_query, o.by, by_groups),
@@ -471,9 +472,9 @@ def _finish(report: EvalReport, ev: _Evaluation, ran: _Ran, o: EvalOptions) -> N
     low = report.low_coverage()
     if low is not None:
         report.warnings.append(
-            f"Low label coverage: judged@{low[0]} is {low[1]:.2f}, so most top-{low[0]} hits "
-            "were never labelled and count as misses. Judge the pooled hits (`ragsonde "
-            "judge`, or the page's Judge view), or score with judged_only."
+            f"Low label coverage: judged@{low[0]} is {low[1]:.2f} on a pooled benchmark, so "
+            f"most top-{low[0]} hits fell outside the judged pools and count as misses. Judge "
+            "them (`ragsonde judge`, or the page's Judge view), or score with judged_only."
         )
     if o.sweep_thresholds:
         from ragsonde.evaluate.sweep import sweep_thresholds

@@ -1,9 +1,12 @@
-"""What both adapters share: one query through a Retriever, errors raised, hits as metadata."""
+"""What both adapters share: the search options (set at construction, overridden per call),
+one query through a Retriever, errors raised, hits as metadata."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsonde.errors import (
     AuthError,
@@ -19,7 +22,11 @@ from ragsonde.errors import (
 from ragsonde.models import Response, Result
 from ragsonde.retriever import Retriever
 
-__all__ = ["hit_metadata", "missing_extra", "retrieve_or_raise"]
+__all__ = ["CallOptions", "hit_metadata", "missing_extra", "retrieve_or_raise"]
+
+#: The names frameworks' users pass per call, each to the option it sets: LangChain's own
+#: retrievers take ``k`` and ``filter``; ragsonde's query contract says ``top_k`` and ``filters``.
+_ALIASES = {"k": "top_k", "filter": "filters"}
 
 #: Error code -> the exception a framework caller gets (the Retriever answers errors in-band).
 _ERRORS: dict[ErrorCode, type[RagsondeError]] = {
@@ -36,6 +43,37 @@ _ERRORS: dict[ErrorCode, type[RagsondeError]] = {
 }
 
 
+class CallOptions(BaseModel):
+    """The search options of one adapter call: the constructor's, with what the call overrides."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    top_k: int = Field(default=5, ge=1)
+    score_threshold: float = Field(default=0.0, ge=0.0, le=1.0)
+    filters: dict[str, Any] | None = None
+    mode: str = "dense"
+    collection: str | None = None
+
+    def overlay(self, overrides: Mapping[str, Any]) -> CallOptions:
+        """These options with the call's ``overrides`` (``k``/``top_k``, ``filter``/``filters``,
+        ``score_threshold``, ``mode``, ``collection``); an unknown name or a bad value raises
+        :class:`QueryValidationError` instead of being ignored."""
+        named = {_ALIASES.get(k, k): v for k, v in overrides.items()}
+        if len(named) < len(overrides):
+            both = sorted(k for k in overrides if k in _ALIASES and _ALIASES[k] in overrides)
+            raise QueryValidationError(
+                f"Pass {both[0]} or {_ALIASES[both[0]]}, not both.", field=_ALIASES[both[0]]
+            )
+        try:
+            return CallOptions.model_validate({**self.model_dump(), **named})
+        except ValidationError as e:
+            err = e.errors()[0]
+            field = ".".join(str(part) for part in err["loc"])
+            raise QueryValidationError(
+                f"Bad per-call option {field}: {err['msg']}", field=field
+            ) from e
+
+
 def missing_extra(extra: str, exc: ImportError) -> ImportError:
     """The ImportError that says which install fixes it."""
     err = ImportError(
@@ -48,23 +86,18 @@ def missing_extra(extra: str, exc: ImportError) -> ImportError:
 def retrieve_or_raise(
     retriever: Retriever,
     query: str,
-    *,
-    top_k: int,
-    score_threshold: float,
-    filters: Mapping[str, Any] | None,
-    mode: str,
-    collection: str | None,
+    options: CallOptions,
 ) -> Response:
     """One query; an error response is raised as the ragsonde error it carries."""
     body: dict[str, Any] = {
         "query_text": query,
-        "top_k": top_k,
-        "score_threshold": score_threshold,
-        "mode": mode,
+        "top_k": options.top_k,
+        "score_threshold": options.score_threshold,
+        "mode": options.mode,
     }
-    if filters:
-        body["filters"] = dict(filters)
-    resp = retriever.retrieve(body, collection=collection)
+    if options.filters:
+        body["filters"] = dict(options.filters)
+    resp = retriever.retrieve(body, collection=options.collection)
     if resp.error is not None:
         cls = _ERRORS[resp.error.code]
         exc = cls.__new__(cls)  # the message is already written; skip the per-class templates

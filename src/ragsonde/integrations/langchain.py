@@ -2,8 +2,15 @@
 
 >>> from ragsonde import Retriever                                       # doctest: +SKIP
 >>> from ragsonde.integrations.langchain import RagsondeRetriever        # doctest: +SKIP
->>> docs = RagsondeRetriever(retriever=Retriever(), top_k=3).invoke("how does lidar work?")
+>>> docs = RagsondeRetriever(retriever=Retriever(), k=3).invoke("how does lidar work?")
 ...                                                                       # doctest: +SKIP
+>>> docs = retriever.invoke("how does lidar work?", k=1, filter={"doc_id": "lidar"})
+...                                                                       # doctest: +SKIP
+
+The constructor's options (``k`` or ``top_k``, ``filter`` or ``filters``, ``score_threshold``,
+``mode``, ``collection``) are the defaults; the same names passed to ``invoke``/``ainvoke``
+override them for that call, as LangChain's own retrievers do. The class passes LangChain's
+standard suite (``langchain_tests``' ``RetrieversIntegrationTests``) unmodified.
 
 Each ``Document`` has the chunk text as ``page_content``, the point id as ``id``, and in
 ``metadata`` the payload's other fields, the contract fields (``url``, ``title``,
@@ -14,7 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragsonde.integrations._common import hit_metadata, missing_extra, retrieve_or_raise
+from ragsonde.integrations._common import (
+    CallOptions,
+    hit_metadata,
+    missing_extra,
+    retrieve_or_raise,
+)
 from ragsonde.retriever import Retriever
 
 try:
@@ -24,7 +36,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise missing_extra("langchain", e) from e
 
-from pydantic import ConfigDict, Field
+from pydantic import AliasChoices, ConfigDict, Field
 
 __all__ = ["RagsondeRetriever"]
 
@@ -39,24 +51,26 @@ class RagsondeRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     retriever: Retriever
-    top_k: int = Field(default=5, ge=1)
+    top_k: int = Field(default=5, ge=1, validation_alias=AliasChoices("top_k", "k"))
     score_threshold: float = Field(default=0.0, ge=0.0, le=1.0)
-    filters: dict[str, Any] | None = None
+    filters: dict[str, Any] | None = Field(
+        default=None, validation_alias=AliasChoices("filters", "filter")
+    )
     mode: str = "dense"
     collection: str | None = None
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        resp = retrieve_or_raise(
-            self.retriever,
-            query,
+        kwargs.pop("verbose", None)  # LangChain's own flag, handed on with the caller's options
+        defaults = CallOptions(
             top_k=self.top_k,
             score_threshold=self.score_threshold,
             filters=self.filters,
             mode=self.mode,
             collection=self.collection,
         )
+        resp = retrieve_or_raise(self.retriever, query, defaults.overlay(kwargs))
         return [
             Document(page_content=r.text, id=r.chunk_id, metadata=hit_metadata(r, resp))
             for r in resp.results

@@ -9,24 +9,40 @@ Each ``NodeWithScore`` holds a ``TextNode`` (the chunk text, the point id as ``i
 ragsonde's ``similarity_score``; the node's metadata carries the payload's other fields, the
 contract fields and ragsonde's per-stage ``timings`` for the query. Plug it into a query engine
 with ``RetrieverQueryEngine.from_args(RagsondeRetriever(...))``.
+
+The constructor's options are the defaults; ``retrieve`` and ``aretrieve`` take the same names
+as keywords (``top_k`` or ``k``, ``filters`` or ``filter``, ``score_threshold``, ``mode``,
+``collection``) to override them for one call, with a string or a ``QueryBundle``:
+
+>>> RagsondeRetriever(Retriever()).retrieve(QueryBundle("lidar"), top_k=1)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
-from ragsonde.integrations._common import hit_metadata, missing_extra, retrieve_or_raise
+from ragsonde.integrations._common import (
+    CallOptions,
+    hit_metadata,
+    missing_extra,
+    retrieve_or_raise,
+)
 from ragsonde.retriever import Retriever
 
 try:
     from llama_index.core.callbacks import CallbackManager
     from llama_index.core.retrievers import BaseRetriever
-    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+    from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType, TextNode
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise missing_extra("llamaindex", e) from e
 
 __all__ = ["RagsondeRetriever"]
+
+#: The options of the call under way: LlamaIndex hands ``_retrieve`` only the query bundle, so
+#: ``retrieve``/``aretrieve`` leave them here (a context variable: concurrent calls stay apart).
+_CALL: ContextVar[CallOptions | None] = ContextVar("ragsonde_llamaindex_call", default=None)
 
 
 class RagsondeRetriever(BaseRetriever):
@@ -47,23 +63,36 @@ class RagsondeRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
     ) -> None:
         self.retriever = retriever
-        self.top_k = top_k
-        self.score_threshold = score_threshold
-        self.filters = dict(filters) if filters else None
-        self.mode = mode
-        self.collection = collection
+        self.options = CallOptions(
+            top_k=top_k,
+            score_threshold=score_threshold,
+            filters=dict(filters) if filters else None,
+            mode=mode,
+            collection=collection,
+        )
         super().__init__(callback_manager=callback_manager)
 
+    def retrieve(self, str_or_query_bundle: QueryType, **overrides: Any) -> list[NodeWithScore]:
+        """LlamaIndex's ``retrieve``; keywords override the constructor's options for this call."""
+        token = _CALL.set(self.options.overlay(overrides))
+        try:
+            return super().retrieve(str_or_query_bundle)
+        finally:
+            _CALL.reset(token)
+
+    async def aretrieve(
+        self, str_or_query_bundle: QueryType, **overrides: Any
+    ) -> list[NodeWithScore]:
+        """LlamaIndex's ``aretrieve``; keywords override the constructor's options."""
+        token = _CALL.set(self.options.overlay(overrides))
+        try:
+            return await super().aretrieve(str_or_query_bundle)
+        finally:
+            _CALL.reset(token)
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        resp = retrieve_or_raise(
-            self.retriever,
-            query_bundle.query_str,
-            top_k=self.top_k,
-            score_threshold=self.score_threshold,
-            filters=self.filters,
-            mode=self.mode,
-            collection=self.collection,
-        )
+        options = _CALL.get() or self.options
+        resp = retrieve_or_raise(self.retriever, query_bundle.query_str, options)
         return [
             NodeWithScore(
                 node=TextNode(id_=r.chunk_id, text=r.text, metadata=hit_metadata(r, resp)),

@@ -29,11 +29,11 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.options import options_error
 from ragsonde.labels.benchfile import read_entries, write_entries
 from ragsonde.labels.chat import Budget, Price
-from ragsonde.labels.ict import ICT_METHOD, build_ict_copy
+from ragsonde.labels.ict import ICT_METHOD, build_ict_copy, ict_inputs
 from ragsonde.labels.leakage import Leakage, bm25_ranks, leakage, lexical_warning
 from ragsonde.labels.models import BenchmarkEntry, GenerateReport, JudgeReport, Usage
 from ragsonde.labels.offline import DEFAULT_METHOD, generate_offline, generator_name
-from ragsonde.labels.sampling import Chunk, read_chunks, stratified_sample
+from ragsonde.labels.sampling import MIN_CHARS, Chunk, read_chunks, stratified_sample
 from ragsonde.labels.spans import reference
 from ragsonde.models.store import Store
 from ragsonde.workspace import Workspace, using
@@ -105,6 +105,7 @@ def generate(
     usage: Usage | None = None
     judged: JudgeReport | None = None
     evaluate_on: str | None = None
+    copy_note: str | None = None
     not_found = 0
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         cfg = ws.settings
@@ -125,19 +126,19 @@ def generate(
             )
         if llm is None and method == ICT_METHOD and entries:
             evaluate_on = o.ict_collection or f"{coll}-ict-s{seed}"
-            if evaluate_on in ws.store.list_collections():
-                raise QueryValidationError(
-                    f"Collection '{evaluate_on}' already exists: --method ict writes its copy of "
-                    f"'{coll}' there and never overwrites one. Name another with "
-                    "--ict-collection, or delete it first.",
-                    field="ict_collection",
-                )
-            build_ict_copy(ws.store, ws.embedder, coll, evaluate_on, entries)
+            copy_note = _ict_copy(ws, coll, evaluate_on, chunks, entries, seed)
         measured = measure_leakage(ws, entries, evaluate_on or coll)
         theirs = measure_leakage(ws, read_entries(human), coll) if human is not None else None
     write_entries(out, entries)
     warnings = [w for w in (lexical_warning(measured, theirs),) if w]
     warnings += _span_warnings(sample, entries, not_found)
+    if copy_note == "rebuilt":
+        warnings.append(
+            f"{evaluate_on} was rebuilt for these queries (other --n or --seed, or the collection "
+            "changed): a benchmark generated against it before no longer matches it. Generate "
+            "that one again, or give each benchmark its own --ict-collection."
+        )
+    short = shortfall(n, chunks, sample, entries, method if llm is None else "llm", not_found)
     return GenerateReport(
         collection=coll,
         generator=generator,
@@ -152,6 +153,8 @@ def generate(
         usage=usage,
         judged=judged,
         evaluate_on=evaluate_on,
+        evaluate_on_copy=copy_note,
+        shortfall=short,
         leakage=measured,
         human_leakage=theirs,
         span_labelled=sum(1 for e in entries if e.references),
@@ -159,6 +162,70 @@ def generate(
         warnings=warnings,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def _ict_copy(
+    ws: Workspace,
+    collection: str,
+    target: str,
+    chunks: list[Chunk],
+    entries: list[BenchmarkEntry],
+    seed: int,
+) -> str:
+    """Write the ICT copy ``target`` of ``collection``, reusing or rebuilding ragsonde's own copy;
+    says which. A collection named ``target`` that ragsonde did not derive from ``collection``
+    is never touched (VALIDATION_ERROR)."""
+    from ragsonde.catalog import stamp_of_collection
+
+    inputs = ict_inputs(chunks, entries, ws.embedder.name)
+    verb = "built"
+    if target in ws.store.list_collections():
+        stamp = stamp_of_collection(ws.store, target)
+        if stamp is None or stamp.of != collection or stamp.method != ICT_METHOD:
+            whose = "is not a copy ragsonde made" if stamp is None else f"is a copy of {stamp.of}"
+            raise QueryValidationError(
+                f"Collection '{target}' already exists and {whose}: --method ict never "
+                f"overwrites it. Name another with --ict-collection.",
+                field="ict_collection",
+            )
+        if stamp.inputs == inputs:
+            return "reused"
+        ws.store.delete_collection(target)  # ragsonde's own copy, made from other inputs
+        verb = "rebuilt"
+    build_ict_copy(ws.store, ws.embedder, collection, target, entries, inputs=inputs, seed=seed)
+    return verb
+
+
+def shortfall(
+    requested: int,
+    chunks: list[Chunk],
+    sample: list[Chunk],
+    entries: list[BenchmarkEntry],
+    method: str,
+    excerpts_not_found: int = 0,
+) -> str | None:
+    """Why fewer queries were written than asked (None: as many as asked)."""
+    if len(entries) >= requested:
+        return None
+    why = []
+    if len(sample) < requested:
+        eligible = sum(1 for c in chunks if len(c.text.strip()) >= MIN_CHARS)
+        of = f" (of {len(chunks)})" if eligible < len(chunks) else ""
+        why.append(
+            f"the collection has {eligible} chunks of at least {MIN_CHARS} characters{of}, "
+            "one query each"
+        )
+    dropped = len(sample) - len(entries) - excerpts_not_found
+    if dropped > 0:
+        rule = {
+            ICT_METHOD: "a chunk needs two sentences, one of them at least 6 words, so that "
+            "context is left once the sentence is removed",
+            "llm": "the LLM gave no usable question, or the call budget ran out",
+        }.get(method, f"{method} could not make a query from their text")
+        why.append(f"{dropped} sampled chunks gave no query ({rule})")
+    if excerpts_not_found:
+        why.append(f"{excerpts_not_found} LLM questions had no verbatim excerpt")
+    return f"wrote {len(entries)} of the {requested} queries asked: {'; '.join(why)}."
 
 
 def _span_warnings(

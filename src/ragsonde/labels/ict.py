@@ -15,11 +15,18 @@ source chunk without its sentence: text, dense vector and BM25 vector re-encoded
 (the ``title: section`` prefix kept when the chunk was embedded with one, BM25 with the
 collection's recorded parameters). The benchmark is evaluated on that copy: ``generate --method
 ict`` writes it beside the benchmark and names it; :func:`ict_copy` is the temporary form.
+
+The copy is ragsonde's (:mod:`ragsonde.models.derived`): every point carries the stamp of what it
+was derived from, and each rewritten chunk records its edit (the sentence removed, the hash of the
+text written), so the integrity check counts only damage, and :func:`ict_inputs` lets a re-run
+reuse a copy made from the same inputs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -32,10 +39,18 @@ from ragsonde.errors import RagsondeError
 from ragsonde.labels.models import BenchmarkEntry
 from ragsonde.labels.sampling import Chunk
 from ragsonde.labels.spans import Made, MakesQueries, sentence_spans
+from ragsonde.models.derived import COPY_KEY, EDIT_KEY, DerivedCopy, Edit, text_sha256
 from ragsonde.models.points import PointRecord
 from ragsonde.models.store import Store
 
-__all__ = ["ICT_METHOD", "IctSentence", "build_ict_copy", "ict_copy", "without_sentence"]
+__all__ = [
+    "ICT_METHOD",
+    "IctSentence",
+    "build_ict_copy",
+    "ict_copy",
+    "ict_inputs",
+    "without_sentence",
+]
 
 ICT_METHOD = "ict"
 _BM25_LABEL = re.compile(r"^bm25-k([0-9.]+)-b([0-9.]+)(?:-t(\d+))?(?:-([a-z]+))?$")
@@ -99,19 +114,40 @@ def _edited(points: Sequence[PointRecord], entries: Sequence[BenchmarkEntry]) ->
     return out
 
 
+def ict_inputs(chunks: Sequence[Chunk], entries: Sequence[BenchmarkEntry], embedder: str) -> str:
+    """A digest of what an ICT copy depends on: every source chunk (id and text), each query
+    sentence and the chunk it leaves, and the embedder that re-embeds them."""
+    h = hashlib.sha256()
+    for c in sorted(chunks, key=lambda c: c.id):
+        h.update(json.dumps([c.id, text_sha256(c.text)]).encode())
+    for e in entries:
+        h.update(json.dumps([e.source_chunk, e.query]).encode())
+    h.update(embedder.encode())
+    return h.hexdigest()[:32]
+
+
 def build_ict_copy(
     store: Store,
     embedder: Embedder,
     collection: str,
     target: str,
     entries: Sequence[BenchmarkEntry],
+    *,
+    inputs: str = "",
+    seed: int | None = None,
 ) -> int:
     """Copy ``collection`` to ``target`` and remove each ICT entry's sentence from its source
-    chunk, re-embedded; return how many chunks were rewritten. Never writes to ``collection``;
-    refuses an existing ``target`` (VALIDATION_ERROR)."""
+    chunk, re-embedded; return how many chunks were rewritten. Every point is stamped as derived
+    (``inputs``: :func:`ict_inputs`), each rewritten chunk records its edit. Never writes to
+    ``collection``; refuses an existing ``target`` (VALIDATION_ERROR)."""
     from ragsonde.tune.variants import VariantSpec, build_tuned_copy
 
-    build_tuned_copy(store, collection, target, VariantSpec())
+    stamp = {
+        COPY_KEY: DerivedCopy(
+            of=collection, method=ICT_METHOD, inputs=inputs, seed=seed
+        ).model_dump(exclude_none=True)
+    }
+    build_tuned_copy(store, collection, target, VariantSpec(), extra_payload=stamp)
     try:
         ids = [e.source_chunk for e in entries if e.source_chunk]
         points = store.retrieve(collection, ids)
@@ -124,15 +160,12 @@ def build_ict_copy(
             titles = [p.payload.get("title") for p in points]
             sparse = _bm25_encoder(points[0].payload).embed_chunks(texts, titles)
         sentence = {e.source_chunk: e.query for e in entries}
-        rewritten = [
-            PointRecord(
-                p.id,
-                [float(x) for x in d],
-                {**p.payload, "text": without_sentence(str(p.payload.get("text")), sentence[p.id])},
-                s,
-            )
-            for p, d, s in zip(points, dense, sparse, strict=True)
-        ]
+        rewritten = []
+        for p, d, s in zip(points, dense, sparse, strict=True):
+            text = without_sentence(str(p.payload.get("text")), sentence[p.id])
+            edit = Edit(method=ICT_METHOD, removed=sentence[p.id], text_sha256=text_sha256(text))
+            payload = {**p.payload, **stamp, EDIT_KEY: edit.model_dump(), "text": text}
+            rewritten.append(PointRecord(p.id, [float(x) for x in d], payload, s))
         store.upsert(target, rewritten)
         store.build_index(target)
     except BaseException:

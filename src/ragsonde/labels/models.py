@@ -191,6 +191,11 @@ class GenerateReport(BaseModel):
     evaluate_on: str | None = None
     """The collection the benchmark must be evaluated on when not the source (``--method ict``:
     the copy without the query sentences)."""
+    evaluate_on_copy: str | None = None
+    """What happened to that copy: ``built``, ``reused`` (made from the same inputs before) or
+    ``rebuilt`` (ragsonde's own copy, made from other inputs)."""
+    shortfall: str | None = None
+    """Why fewer queries were written than asked (None: as many as asked)."""
     leakage: Leakage | None = None
     """The benchmark's lexical leakage on the collection it is evaluated on."""
     human_leakage: Leakage | None = None

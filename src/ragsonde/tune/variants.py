@@ -377,6 +377,7 @@ def build_tuned_copy(
     reencode: Callable[[Sequence[Mapping[str, Any]]], Sequence[SparseVector]] | None = None,
     progress: Progress | None = None,
     batch_size: int = 256,
+    extra_payload: Mapping[str, Any] | None = None,
 ) -> int:
     """``--apply``: copy ``collection`` (payloads, payload indexes, dense and BM25 vectors) into
     a new collection ``target`` of the same store, created with ``spec``'s quantization and HNSW;
@@ -385,7 +386,9 @@ def build_tuned_copy(
 
     ``reencode``: when ``spec.bm25`` is set, stored payloads -> BM25 vectors with those
     parameters (``ragsonde.ingest.pipeline.bm25_reencoder``; ``None`` copies the stored BM25
-    vectors). Refuses an existing ``target`` (VALIDATION_ERROR) and never writes to ``collection``.
+    vectors). ``extra_payload``: fields added to every copied point (a derived copy's stamp,
+    :mod:`ragsonde.models.derived`). Refuses an existing ``target`` (VALIDATION_ERROR) and never
+    writes to ``collection``.
     """
     if target in store.list_collections():
         raise QueryValidationError(
@@ -413,6 +416,8 @@ def build_tuned_copy(
             if bm25 is not None:
                 lexical = bm25([p.payload for p in batch])
                 batch = [replace(p, sparse=sv) for p, sv in zip(batch, lexical, strict=True)]
+            if extra_payload:
+                batch = [replace(p, payload={**p.payload, **extra_payload}) for p in batch]
             store.upsert(target, batch)
             copied += len(batch)
             if progress is not None:

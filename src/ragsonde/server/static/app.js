@@ -186,8 +186,33 @@
         }),
       );
       $("collection").placeholder = data.default;
+      const served = data.collections.find((c) => c.name === data.default);
+      if (served) describeServed(served);
     } catch (_) {
       // The list is a convenience: typing a name still works.
+    }
+  }
+
+  /** The search placeholders from the collection served, not from any sample: its name and
+   * size, and the payload fields it can be filtered on (its keyword indexes, else its mapped
+   * section and doc_id fields). */
+  async function describeServed(summary) {
+    $("q").placeholder = `Ask ${summary.name} a question (${summary.points_count} chunks)`;
+    try {
+      const info = await getJson(`/v1/collections/${encodeURIComponent(summary.name)}?sample=50`);
+      let fields = info.fields.filter((f) => f.indexed === "keyword").map((f) => f.field);
+      if (fields.length === 0) {
+        fields = [info.mapping.section, info.mapping.doc_id].filter((f) => typeof f === "string");
+      }
+      fields = fields.slice(0, 2);
+      if (fields.length === 0) {
+        $("filters").placeholder = `this collection has no field to filter on`;
+        return;
+      }
+      const pairs = fields.map((f) => `${f}=VALUE`).join("; ");
+      $("filters").placeholder = `${pairs}  or  {"${fields[0]}": ["A", "B"]}`;
+    } catch (_) {
+      // The placeholder is a hint; the generic one stays.
     }
   }
 
@@ -213,6 +238,7 @@
   /** One row of the reports view, from an EvalJobSummary (`GET /v1/eval`; see the OpenAPI). */
   function reportRow(job) {
     const row = document.createElement("tr");
+    row.id = `report-${job.job_id}`;
     // A saved report was read from the server's eval-reports folder (e.g. from before a restart).
     row.className = job.saved ? `job ${job.status} saved` : `job ${job.status}`;
     row.dataset.jobId = job.job_id;
@@ -238,6 +264,12 @@
         openReport(job.links.html);
       });
       td.appendChild(link);
+      const here = document.createElement("a");
+      here.href = `#reports/${encodeURIComponent(job.job_id)}`;
+      here.className = "report-address";
+      here.title = "this report's address on this page";
+      here.textContent = "#";
+      td.append(" ", here);
     }
     return row;
   }
@@ -258,6 +290,7 @@
         statusNode,
         data.length === 0 ? "No evaluations yet." : saved ? `${count} (${saved} saved earlier)` : count,
       );
+      markReport();
       return data;
     } catch (err) {
       setText(statusNode, `The server did not answer: ${err.message || err}`);
@@ -333,12 +366,33 @@
   }
 
   const VIEWS = ["search", "judge", "reports", "history", "traffic"];
+
+  /** The view (and report) the address names: #judge, #reports, #reports/JOB_ID, #history,
+   * #traffic. */
+  function fromHash() {
+    const [view, ...rest] = decodeURIComponent(location.hash.replace(/^#/, "")).split("/");
+    return { view: VIEWS.includes(view) ? view : "search", report: rest.join("/") || null };
+  }
+
+  /** The report the address names, marked and scrolled to (once the list has it). */
+  function markReport() {
+    const { view, report } = fromHash();
+    for (const row of document.querySelectorAll("#reports tr.selected")) row.classList.remove("selected");
+    if (view !== "reports" || report === null) return;
+    const row = $(`report-${report}`);
+    if (row === null) {
+      setText($("reports-status"), `No report ${report} on this server.`);
+      return;
+    }
+    row.classList.add("selected");
+    row.scrollIntoView({ block: "nearest" });
+  }
+
   function showView(name) {
     for (const view of VIEWS) {
       $(`${view}-view`).hidden = view !== name;
       $(`show-${view}`).classList.toggle("active", view === name);
     }
-    sessionStorage.setItem("ragsonde.view", name);
     if (name === "reports") {
       loadBenchmarks();
       loadReports();
@@ -350,7 +404,15 @@
     if (name === "history") document.dispatchEvent(new CustomEvent("ragsonde:history-view"));
   }
 
-  for (const view of VIEWS) $(`show-${view}`).addEventListener("click", () => showView(view));
+  // Each view has its own address: a tab sets it, the address shows the view (links, reloads,
+  // the back button).
+  for (const view of VIEWS) {
+    $(`show-${view}`).addEventListener("click", () => {
+      location.hash = view === "search" ? "" : view;
+      if (view === "search") showView("search");
+    });
+  }
+  window.addEventListener("hashchange", () => showView(fromHash().view));
   $("refresh-reports").addEventListener("click", loadReports);
   $("start-eval").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -362,8 +424,8 @@
 
   // Deferred scripts have all run by DOMContentLoaded: judge.js is listening by then.
   document.addEventListener("DOMContentLoaded", () => {
-    const view = sessionStorage.getItem("ragsonde.view");
-    if (VIEWS.includes(view)) showView(view);
+    const { view } = fromHash();
+    if (view !== "search") showView(view);
   });
 
   keyInput.value = sessionStorage.getItem(KEY_STORE) || "";

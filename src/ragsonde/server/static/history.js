@@ -1,12 +1,12 @@
-// The History view: a metric run after run (GET /v1/history/trend) drawn as SVG with its
-// bootstrap band, points marked where the fingerprint changed; clicking two points shows their
-// diff (GET /v1/history/diff). Every server value is written as text, never parsed as HTML.
+// The History view: a metric run after run (GET /v1/history/trend), one line per benchmark
+// (GET /v1/history/runs says which), drawn as SVG with its bootstrap band, points marked where
+// the fingerprint changed; clicking two points shows their diff (GET /v1/history/diff). Every server value is written as text, never parsed as HTML.
 "use strict";
 
 (function () {
   const { $, getJson, setText } = window.ragsondePage;
   const SVG = "http://www.w3.org/2000/svg";
-  const WIDTH = 760;
+  const WIDTH = 960;
   const HEIGHT = 260;
   const PAD = 44;
   let picked = [];
@@ -39,40 +39,75 @@
     return params;
   }
 
-  function plot(trend) {
-    const pts = trend.points;
-    const low = Math.min(...pts.map((p) => p.ci_low));
-    const high = Math.max(...pts.map((p) => p.ci_high));
+  const COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777"];
+  const LEGEND = 200; // the legend's width, right of the plotting area: never over a line
+
+  /** One line per benchmark: runs of different benchmarks are not one series. `lines` holds
+   * each benchmark's trend (its `changed` marks are against its own previous run); the x axis
+   * is the order of every run shown, so the lines keep their place in time. */
+  function plot(metric, lines) {
+    const all = lines.flatMap((l) => l.trend.points);
+    const order = [...new Set(all.map((p) => p.run_id))].sort((a, b) => a - b);
+    const low = Math.min(...all.map((p) => p.ci_low));
+    const high = Math.max(...all.map((p) => p.ci_high));
     const span = high - low || 1;
-    const x = (i) => PAD + (i * (WIDTH - 2 * PAD)) / Math.max(pts.length - 1, 1);
+    const right = WIDTH - LEGEND;
+    const x = (runId) => PAD + (order.indexOf(runId) * (right - 2 * PAD)) / Math.max(order.length - 1, 1);
     const y = (v) => HEIGHT - PAD - ((v - low) / span) * (HEIGHT - 2 * PAD);
     const svg = el("svg", { id: "history-svg", width: WIDTH, height: HEIGHT, role: "img" });
-    svg.append(el("title", {}, `${trend.metric} per run`));
-    const band = pts.map((p, i) => `${x(i)},${y(p.ci_high)}`).concat(
-      pts.map((p, i) => `${x(i)},${y(p.ci_low)}`).reverse(),
-    );
-    svg.append(el("polygon", { class: "band", points: band.join(" "), fill: "#3498db", "fill-opacity": 0.2 }));
-    svg.append(el("polyline", {
-      class: "line", points: pts.map((p, i) => `${x(i)},${y(p.value)}`).join(" "),
-      fill: "none", stroke: "#2980b9", "stroke-width": 1.5,
-    }));
+    svg.append(el("title", {}, `${metric} per run, one line per benchmark`));
     svg.append(el("text", { x: 2, y: y(high) + 4, "font-size": 11 }, high.toFixed(3)));
     svg.append(el("text", { x: 2, y: y(low), "font-size": 11 }, low.toFixed(3)));
-    pts.forEach((p, i) => {
-      const changed = p.changed.length > 0;
-      const dot = el("circle", {
-        class: changed ? "run changed" : "run", "data-run": p.run_id, cx: x(i), cy: y(p.value),
-        r: 6, fill: changed ? "#c0392b" : "#2c3e50", tabindex: 0,
-      });
-      const what = changed ? `changed: ${p.changed.join(", ")}` : "no change";
-      dot.append(el("title", {}, `run ${p.run_id}: ${p.value.toFixed(4)} ` +
-        `[${p.ci_low.toFixed(4)}, ${p.ci_high.toFixed(4)}], ${what}`));
-      dot.addEventListener("click", () => pick(p.run_id, dot));
-      dot.addEventListener("keydown", (e) => { if (e.key === "Enter") pick(p.run_id, dot); });
-      svg.append(dot);
-      svg.append(el("text", { x: x(i) - 4, y: HEIGHT - PAD + 18, "font-size": 10 }, p.run_id));
+    lines.forEach((line, n) => {
+      const color = COLORS[n % COLORS.length];
+      const pts = line.trend.points;
+      const band = pts.map((p) => `${x(p.run_id)},${y(p.ci_high)}`).concat(
+        pts.map((p) => `${x(p.run_id)},${y(p.ci_low)}`).reverse(),
+      );
+      svg.append(el("polygon", { class: "band", points: band.join(" "), fill: color, "fill-opacity": 0.15 }));
+      svg.append(el("polyline", {
+        class: "line", "data-benchmark": line.name,
+        points: pts.map((p) => `${x(p.run_id)},${y(p.value)}`).join(" "),
+        fill: "none", stroke: color, "stroke-width": 1.5,
+      }));
+      for (const p of pts) {
+        const changed = p.changed.length > 0;
+        const dot = el("circle", {
+          class: changed ? "run changed" : "run", "data-run": p.run_id, cx: x(p.run_id), cy: y(p.value),
+          r: 6, fill: changed ? "#c0392b" : color, tabindex: 0,
+        });
+        const what = changed ? `changed: ${p.changed.join(", ")}` : "no change";
+        dot.append(el("title", {}, `${line.name}, run ${p.run_id}: ${p.value.toFixed(4)} ` +
+          `[${p.ci_low.toFixed(4)}, ${p.ci_high.toFixed(4)}], ${what}`));
+        dot.addEventListener("click", () => pick(p.run_id, dot));
+        dot.addEventListener("keydown", (e) => { if (e.key === "Enter") pick(p.run_id, dot); });
+        svg.append(dot);
+      }
+      const item = el("g", { class: "legend", transform: `translate(${right + 12},${24 + 34 * n})` });
+      item.append(el("rect", { x: 0, y: -9, width: 10, height: 10, fill: color }));
+      item.append(el("text", { x: 16, y: 0, "font-size": 11 }, `${line.name} (${pts.length} run${pts.length === 1 ? "" : "s"})`));
+      item.append(sparkline(pts.map((p) => p.value), color));
+      svg.append(item);
     });
+    for (const runId of order) {
+      svg.append(el("text", { x: x(runId) - 4, y: HEIGHT - PAD + 18, "font-size": 10 }, runId));
+    }
     $("history-plot").replaceChildren(svg);
+  }
+
+  /** A small line of the values under a legend entry: drawn, not block characters, so every
+   * font shows it the same (the server's text sparkline is for terminals). */
+  function sparkline(values, color) {
+    const lo = Math.min(...values);
+    const hi = Math.max(...values);
+    const w = 120;
+    const h = 14;
+    const sx = (i) => 16 + (i * w) / Math.max(values.length - 1, 1);
+    const sy = (v) => 6 + h - (hi > lo ? ((v - lo) / (hi - lo)) * h : h / 2);
+    return el("polyline", {
+      class: "sparkline", points: values.map((v, i) => `${sx(i)},${sy(v)}`).join(" "),
+      fill: "none", stroke: color, "stroke-width": 1.2,
+    });
   }
 
   async function load() {
@@ -80,9 +115,31 @@
     $("history-diff").replaceChildren();
     status("loading…");
     try {
-      const trend = await getJson(`/v1/history/trend?${query()}`);
-      plot(trend);
-      status(`${trend.points.length} runs of ${trend.metric}; ${trend.sparkline}`);
+      const metric = $("history-metric").value.trim();
+      const params = query();
+      const chosen = params.get("benchmark");
+      const runsParams = new URLSearchParams(params);
+      runsParams.delete("metric");
+      const runs = (await getJson(`/v1/history/runs?${runsParams}`)).runs;
+      // each benchmark (by its content: two versions of a file are two lines) and its name
+      const benchmarks = new Map();
+      for (const r of runs) {
+        if (r.metrics[metric] === undefined) continue;
+        if (!benchmarks.has(r.benchmark_sha256)) benchmarks.set(r.benchmark_sha256, r.benchmark);
+      }
+      if (chosen === null && benchmarks.size === 0) throw new Error(`no recorded run has ${metric}`);
+      const names = [...benchmarks.values()];
+      const lines = [];
+      for (const [sha, name] of chosen === null ? benchmarks : new Map([[chosen, chosen]])) {
+        const one = new URLSearchParams(params);
+        one.set("benchmark", chosen === null ? sha : chosen);
+        const trend = await getJson(`/v1/history/trend?${one}`);
+        const twice = names.filter((x) => x === name).length > 1;
+        lines.push({ name: twice ? `${name} ${sha.slice(0, 7)}` : name, trend });
+      }
+      plot(metric, lines);
+      const count = lines.reduce((n, l) => n + l.trend.points.length, 0);
+      status(`${count} runs of ${metric}, ${lines.length} benchmark${lines.length === 1 ? "" : "s"}`);
     } catch (err) {
       $("history-plot").replaceChildren();
       status(err.message, true);

@@ -1,0 +1,96 @@
+"""One collection described, every collection listed, derived copies found and deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from ragsonde.errors import CollectionNotFoundError
+from ragsonde.models.derived import DerivedCopy, stamp_of
+from ragsonde.models.store import Store
+
+__all__ = [
+    "CollectionEntry",
+    "delete_collections",
+    "derived_copies",
+    "describe",
+    "list_entries",
+    "stamp_of_collection",
+]
+
+
+class CollectionEntry(BaseModel):
+    """One collection as ``ragsonde collections`` lists it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    points: int
+    dimension: int
+    distance: str
+    dense_vector: str | None
+    """The dense vector searched (None: the unnamed default vector)."""
+    sparse_vector: str | None
+    """The BM25 vector, when the collection has one."""
+    modes: list[str]
+    """The search modes it answers: dense, and sparse and hybrid with a BM25 vector."""
+    backend: str
+    derived: DerivedCopy | None = None
+    """Set when ragsonde derived it from another collection (e.g. the ICT copy)."""
+
+
+def stamp_of_collection(store: Store, name: str) -> DerivedCopy | None:
+    """The derived-copy stamp of ``name`` (read from one point: every point of a copy carries
+    it); None for a collection ragsonde did not derive, or an empty one."""
+    batches = store.scroll(name, batch_size=1)
+    try:
+        first = next(iter(batches), [])
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
+    return stamp_of(first[0].payload) if first else None
+
+
+def describe(store: Store, name: str) -> CollectionEntry:
+    """``name``'s entry (raises CollectionNotFoundError)."""
+    info = store.collection_info(name)
+    modes = ["dense", "sparse", "hybrid"] if info.sparse_vector_name else ["dense"]
+    return CollectionEntry(
+        name=name,
+        points=info.points_count,
+        dimension=info.dimension,
+        distance=str(info.distance),
+        dense_vector=info.vector_name,
+        sparse_vector=info.sparse_vector_name,
+        modes=modes,
+        backend=info.backend or store.backend,
+        derived=stamp_of_collection(store, name),
+    )
+
+
+def list_entries(store: Store) -> list[CollectionEntry]:
+    """Every collection of the store, by name."""
+    return [describe(store, name) for name in store.list_collections()]
+
+
+def derived_copies(store: Store, of: str | None = None) -> list[CollectionEntry]:
+    """The collections ragsonde derived (of ``of`` only, when given)."""
+    return [
+        e
+        for e in list_entries(store)
+        if e.derived is not None and (of is None or e.derived.of == of)
+    ]
+
+
+def delete_collections(store: Store, names: Sequence[str]) -> list[str]:
+    """Delete each of ``names`` through the store; all must exist (CollectionNotFoundError names
+    the first that does not, before anything is deleted). Returns the names deleted."""
+    have = set(store.list_collections())
+    for name in names:
+        if name not in have:
+            raise CollectionNotFoundError(name, available=sorted(have))
+    for name in names:
+        store.delete_collection(name)
+    return list(names)

@@ -1,0 +1,94 @@
+"""``ragsonde collections``: list, delete and prune through the real embedded store (Qdrant Edge).
+
+The derived copy is made the way ``generate`` makes one (tune's copy function with the stamp
+every point of a copy carries), so the CLI must tell it from the user's own collections.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragsonde.config import Settings
+from ragsonde.models.derived import COPY_KEY, DerivedCopy
+from ragsonde.models.points import PointRecord
+from ragsonde.store import open_store
+from ragsonde.tune.variants import VariantSpec, build_tuned_copy
+from tests.support import Cli
+
+DIM = 8
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """Two collections of the user's (one with a BM25 vector) and a derived copy of one."""
+    home = tmp_path / "home"
+    store = open_store(Settings(home=home))
+    rng = np.random.default_rng(0)
+    try:
+        for name, sparse in (("docs", None), ("mixed", "bm25")):
+            store.create_collection(name, DIM, sparse_vector_name=sparse)
+            store.upsert(
+                name,
+                [
+                    PointRecord(str(i + 1), rng.normal(size=DIM).tolist(), {"text": f"chunk {i}"})
+                    for i in range(5 if name == "docs" else 3)
+                ],
+            )
+        stamp = DerivedCopy(of="docs", method="ict", inputs="abc", seed=0)
+        build_tuned_copy(
+            store,
+            "docs",
+            "docs-ict-s0",
+            VariantSpec(),
+            extra_payload={COPY_KEY: stamp.model_dump()},
+        )
+    finally:
+        store.close()
+    return home
+
+
+def _names(cli: Cli, home: Path) -> dict[str, dict]:
+    out = cli("collections", "list", "--json", "--home", str(home))
+    assert out.exit_code == 0, out.output
+    return {e["name"]: e for e in json.loads(out.stdout)}
+
+
+def test_list_says_which_are_ragsondes_copies_and_of_what(cli: Cli, home: Path) -> None:
+    listed = _names(cli, home)
+    assert set(listed) == {"docs", "mixed", "docs-ict-s0"}
+    assert listed["docs"]["points"] == 5 and listed["docs"]["derived"] is None
+    assert listed["docs"]["modes"] == ["dense"]
+    assert listed["mixed"]["modes"] == ["dense", "sparse", "hybrid"]
+    assert listed["mixed"]["sparse_vector"] == "bm25"
+    copy = listed["docs-ict-s0"]
+    assert copy["points"] == 5 and copy["derived"]["of"] == "docs"
+    assert copy["derived"]["method"] == "ict"
+    text = cli("collections", "list", "--home", str(home))
+    assert text.exit_code == 0
+    assert "ict copy of docs, seed 0" in text.stdout and "3 collections" in text.stdout
+
+
+def test_delete_asks_first_and_goes_through_the_store(cli: Cli, home: Path) -> None:
+    # no terminal to ask on and no --yes: refused, nothing deleted
+    refused = cli("collections", "delete", "mixed", "--home", str(home))
+    assert refused.exit_code == 2 and "--yes" in refused.output
+    unknown = cli("collections", "delete", "nope", "mixed", "--yes", "--home", str(home))
+    assert unknown.exit_code == 1 and "COLLECTION_NOT_FOUND" in unknown.output
+    assert set(_names(cli, home)) == {"docs", "mixed", "docs-ict-s0"}
+    done = cli("collections", "delete", "mixed", "--yes", "--json", "--home", str(home))
+    assert done.exit_code == 0 and json.loads(done.stdout) == {"deleted": ["mixed"]}
+    assert set(_names(cli, home)) == {"docs", "docs-ict-s0"}
+
+
+def test_prune_deletes_only_the_derived_copies(cli: Cli, home: Path) -> None:
+    none_of = cli("collections", "prune", "--of", "mixed", "--yes", "--home", str(home))
+    assert none_of.exit_code == 0 and "nothing to delete" in none_of.stdout
+    pruned = cli("collections", "prune", "--yes", "--home", str(home))
+    assert pruned.exit_code == 0 and "docs-ict-s0" in pruned.stdout
+    assert set(_names(cli, home)) == {"docs", "mixed"}
+    again = cli("collections", "prune", "--yes", "--home", str(home))
+    assert "nothing to delete" in again.stdout
