@@ -36,9 +36,7 @@ SKIPPED = {"serve": "runs until stopped; its routes are fuzzed over HTTP"}
 #: Crashes the fuzzing found in the CLI's argument checks, which the hardfiles branch of issue 33
 #: owns (Typer min/max on every count): tolerated here, each pinned by a strict xfail in
 #: test_known_elsewhere.py. Delete an entry when its xfail starts passing.
-KNOWN_ELSEWHERE: dict[str, tuple[type[BaseException], ...]] = {
-    "history prune": (OverflowError,),  # --keep 9223372036854775808: beyond SQLite's INTEGER
-}
+KNOWN_ELSEWHERE: dict[str, tuple[type[BaseException], ...]] = {}
 EXAMPLES = 10
 #: Commands given hostile words only: a valid benchmark starts real work that takes minutes
 #: (``tune bench.jsonl`` ran a 146 s sweep on the model, and on one query warned "Mean of

@@ -13,7 +13,6 @@ CliRunner); the others through the library function every command reading them c
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import os
 from collections.abc import Callable
@@ -35,10 +34,7 @@ EXAMPLES = 10
 #: Crashes found in readers the hardfiles branch of issue 33 owns (text checks for files):
 #: tolerated here, each pinned by a strict xfail in test_known_elsewhere.py. Delete an entry when
 #: its xfail starts passing.
-KNOWN_ELSEWHERE: dict[str, tuple[type[BaseException], ...]] = {
-    "read_entries": (UnicodeDecodeError,),  # a judge's benchmark that is not UTF-8
-    "eval": (csv.Error,),  # a CSV field over 131,072 characters (listed in issue 33)
-}
+KNOWN_ELSEWHERE: dict[str, tuple[type[BaseException], ...]] = {}
 VALUE = st.one_of(TEXT, LONG_TEXT, NUMBER, st.none(), st.lists(TEXT, max_size=3), JSON)
 
 

@@ -1,8 +1,7 @@
-"""What the fuzzing harness found in code the ``hardfiles`` branch of issue 33 owns, pinned.
+"""What the fuzzing harness found, each case pinned as a deterministic test.
 
-Each test is the found case, deterministic, marked ``xfail(strict=True)``: it starts passing (and
-so failing the suite) once that branch is merged; then delete the mark here and the matching
-entry of ``KNOWN_ELSEWHERE`` in test_fuzz_cli.py.
+A case not fixed yet is marked ``xfail(strict=True)`` with the reason: it starts passing (and so
+failing the suite) once fixed; then delete the mark.
 """
 
 from __future__ import annotations
@@ -18,11 +17,6 @@ from ragsonde.cli import _register, app
 pytestmark = pytest.mark.slow  # runs a command
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hardfiles: Typer min/max on every count (prune --keep 2**63 is an OverflowError "
-    "inside SQLite, not a clean exit 2)",
-)
 def test_prune_keep_beyond_sqlite_integers_is_a_clean_refusal(tmp_path: Path) -> None:
     _register()
     env = {k: None for k in os.environ if k.startswith(("RAGSONDE_", "QDRANT_"))}
@@ -35,7 +29,7 @@ def test_prune_keep_beyond_sqlite_integers_is_a_clean_refusal(tmp_path: Path) ->
 
 @pytest.mark.xfail(
     strict=True,
-    reason="hardfiles: a read-only history command writes ragsonde's tables into an empty file "
+    reason="a read-only history command writes ragsonde's tables into an empty file "
     "given as --history (it should refuse it, or read it as empty, leaving it byte-identical)",
 )
 def test_history_list_leaves_an_empty_history_file_empty(tmp_path: Path) -> None:
@@ -49,11 +43,6 @@ def test_history_list_leaves_an_empty_history_file_empty(tmp_path: Path) -> None
     assert path.read_bytes() == b""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hardfiles: text checks for files (read_entries lets a UnicodeDecodeError out on a "
-    "judge's benchmark that is not UTF-8)",
-)
 def test_a_judged_benchmark_that_is_not_utf8_is_a_validation_error(tmp_path: Path) -> None:
     from ragsonde.errors import QueryValidationError
     from ragsonde.labels.benchfile import read_entries
@@ -64,10 +53,6 @@ def test_a_judged_benchmark_that_is_not_utf8_is_a_validation_error(tmp_path: Pat
         read_entries(path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hardfiles: a CSV field over 131,072 characters is a csv.Error traceback (issue 33)",
-)
 def test_a_questions_csv_with_a_huge_field_is_a_validation_error(tmp_path: Path) -> None:
     from ragsonde.errors import QueryValidationError
     from ragsonde.evaluate.datasets import load_benchmark
