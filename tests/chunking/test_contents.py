@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ragsonde.chunking import sweep_chunking
+from ragsonde.chunking.corpus import read_documents
 from ragsonde.chunking.questions import check_contents, questions_for
-from ragsonde.chunking.sweep import _read_documents
 from ragsonde.errors import QueryValidationError
 from tests.support import CHUNKING
 
@@ -33,7 +33,7 @@ def _slice(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_every_reference_of_chromas_questions_reads_its_content():
-    docs = _read_documents(str(CHUNKING / "corpora"), [])
+    docs = read_documents(str(CHUNKING / "corpora"), [])
     bench = questions_for(CHUNKING / "questions.csv", docs, 0, 0)
     assert sum(r.content is not None for q in bench.queries for r in q.references) > 500
     check_contents(bench, docs)  # the published offsets are right
@@ -45,7 +45,7 @@ def test_an_edited_document_is_an_error_naming_the_question(tmp_path: Path):
     text = doc.read_text(encoding="utf-8")
     cut = len(text) // 2  # an edit halfway: the questions whose spans lie after it are stale
     doc.write_text(text[:cut] + "An added sentence. " + text[cut:], encoding="utf-8")
-    docs = _read_documents(str(corpora), [])
+    docs = read_documents(str(corpora), [])
     bench = questions_for(questions, docs, 0, 0)
     stale = [q.query_id for q in bench.queries if any(r.start >= cut for r in q.references)]
     assert stale
