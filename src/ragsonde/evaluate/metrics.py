@@ -46,6 +46,7 @@ __all__ = [
     "COVERAGE",
     "DEFAULT_KS",
     "METRICS",
+    "by_rank",
     "compute_metrics",
     "metric_names",
     "native_runner",
@@ -220,3 +221,14 @@ def compute_metrics(
         for name in [*ranking, *coverage]
     }
     return means, per_query
+
+
+def by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The run the metrics read: scores from the rank (n, n-1, …, 1), whatever the engine's or
+    a tool's scores were.
+
+    ir-measures sorts by score, so the ranking's order must be in the scores: a similarity score
+    clamped into [0, 1] ties (Dot above 1, Cosine below 0), and ties would be broken by id."""
+    return {
+        qid: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for qid, docs in run.items()
+    }

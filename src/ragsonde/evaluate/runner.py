@@ -23,7 +23,7 @@ from ragsonde.evaluate.aggregation import Aggregation, collapse
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
 from ragsonde.evaluate.integrity import IntegrityReport
-from ragsonde.evaluate.metrics import compute_metrics, metric_names, parse_metric
+from ragsonde.evaluate.metrics import by_rank, compute_metrics, metric_names, parse_metric
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.relevance import check_missing, resolve_relevance, result_key
 from ragsonde.evaluate.report import (
@@ -68,36 +68,12 @@ RELEVANCE_KEYS: dict[str, tuple[str | None, Any]] = {
 }
 
 
-def _percentiles(values: Sequence[float]) -> Percentiles:
-    if not values:
-        return Percentiles()
-    arr = np.asarray(values, dtype=np.float64)
-    p50, p95, p99 = np.percentile(arr, [50, 95, 99])
-    return Percentiles(
-        p50=round(float(p50), 3),
-        p95=round(float(p95), 3),
-        p99=round(float(p99), 3),
-        mean=round(float(arr.mean()), 3),
-        max=round(float(arr.max()), 3),
-    )
-
-
 def _collapse(
     results: Sequence[Result], key: Any, how: Aggregation = _BEST_CHUNK, raw: bool = False
 ) -> dict[str, float]:
     """Ranked results -> ranked ids by the ``aggregation`` setting
     (:func:`~ragsonde.evaluate.aggregation.collapse`, which ``explain`` ranks by too)."""
     return collapse(((key(r), r.similarity_score, r.raw_score) for r in results), how, raw=raw)
-
-
-def _by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """The run the metrics read: scores from the rank (n, n-1, …, 1).
-
-    ir-measures sorts by score, so the engine's order must be in the scores: a similarity score
-    clamped into [0, 1] ties (Dot above 1, Cosine below 0), and ties would be broken by id."""
-    return {
-        qid: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for qid, docs in run.items()
-    }
 
 
 @dataclass
@@ -279,8 +255,8 @@ class _Evaluation:
                 f"recall@{k}": round(float(np.mean(v)), 4) if v else None
                 for k, v in overlap.items()
             },
-            ann_search_ms=_percentiles(ann_search_ms),
-            exact_search_ms=_percentiles(exact_ms),
+            ann_search_ms=Percentiles.of(ann_search_ms),
+            exact_search_ms=Percentiles.of(exact_ms),
             note="chunk-level overlap of the top k, HNSW vs exact search, same queries",
         )
 
@@ -403,7 +379,7 @@ def evaluate(
         means, per_metric = compute_metrics(  # the labelled queries (all, unless estimate)
             names,
             {q: r for q, r in bench.qrels.items() if r},
-            _by_rank(ran.run),
+            by_rank(ran.run),
             judged_only=o.judged_only,
         )
         span_summary = None
@@ -423,7 +399,7 @@ def evaluate(
             ks=o.k,
             metrics={k: round(v, 6) for k, v in means.items()},
             per_query=ran.per_query,
-            latency=Latency(**{s: _percentiles(v) for s, v in ran.timings.items()}),
+            latency=Latency(**{s: Percentiles.of(v) for s, v in ran.timings.items()}),
             throughput=ev.throughput() if o.throughput else None,
             integrity=ev.integrity.summary(),
             benchmark=BenchmarkInfo(

@@ -2,46 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
     from ragsonde.evaluate import EvalOptions
     from ragsonde.evaluate.datasets import Benchmark
-    from ragsonde.evaluate.report import EvalReport, Percentiles
+    from ragsonde.evaluate.report import EvalReport
     from ragsonde.mcp.target import ToolTarget, _Run
 
 __all__ = ["build_report"]
 
 _SHOWN = 10
-
-
-def _percentiles(values: Sequence[float]) -> Percentiles:
-    from ragsonde.evaluate.report import Percentiles
-
-    if not values:
-        return Percentiles()
-    arr = np.asarray(values, dtype=np.float64)
-    p50, p95, p99 = np.percentile(arr, [50, 95, 99])
-    return Percentiles(
-        p50=round(float(p50), 3),
-        p95=round(float(p95), 3),
-        p99=round(float(p99), 3),
-        mean=round(float(arr.mean()), 3),
-        max=round(float(arr.max()), 3),
-    )
-
-
-def _by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Scores from the rank (n, n-1, …), as the runner scores its run: the metrics then read the
-    tool's order, whatever its scores are (ties, distances, none)."""
-    return {
-        qid: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for qid, docs in run.items()
-    }
 
 
 def build_report(
@@ -52,12 +25,13 @@ def build_report(
     state: _Run,
     seconds: float,
 ) -> EvalReport:
-    from ragsonde.evaluate.metrics import compute_metrics, metric_names, parse_metric
+    from ragsonde.evaluate.metrics import by_rank, compute_metrics, metric_names, parse_metric
     from ragsonde.evaluate.report import (
         BenchmarkInfo,
         EvalReport,
         Integrity,
         Latency,
+        Percentiles,
         QueryRow,
         SearchInfo,
         StageTimings,
@@ -69,7 +43,7 @@ def build_report(
             parse_metric(gate.path)
             names.append(gate.path)
     means, per_metric = compute_metrics(
-        list(dict.fromkeys(names)), bench.qrels, _by_rank(state.run), judged_only=o.judged_only
+        list(dict.fromkeys(names)), bench.qrels, by_rank(state.run), judged_only=o.judged_only
     )
     per_query: dict[str, QueryRow] = {}
     for q in bench.queries:
@@ -102,7 +76,7 @@ def build_report(
         ks=o.k,
         metrics={k: round(v, 6) for k, v in means.items()},
         per_query=per_query,
-        latency=Latency(total_ms=_percentiles(list(state.ms.values()))),
+        latency=Latency(total_ms=Percentiles.of(list(state.ms.values()))),
         integrity=Integrity(),
         benchmark=BenchmarkInfo(
             name=bench.name,
