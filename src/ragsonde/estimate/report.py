@@ -77,7 +77,8 @@ def estimate_comparison(comparison: Comparison, a: EvalReport, b: EvalReport) ->
     estimated by PPI++ over every query, when the reports are of a partly labelled benchmark:
     the labelled queries' differences and both systems' score signals. Unchanged otherwise."""
     ids = sorted(a.per_query)
-    if all(a.per_query[q].relevant for q in ids):
+    labelled = sum(1 for q in ids if a.per_query[q].relevant)
+    if labelled in (0, len(ids)):  # wholly labelled, or a report that records no labels
         return comparison
     queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
     sig_a, sig_b = _signals(a.per_query, queries), _signals(b.per_query, queries)
