@@ -46,25 +46,44 @@ def invalid_text_in(document: Any) -> tuple[JsonPath, str, int] | None:
     """The first string of a parsed JSON document (an object key or a value, at any depth) that
     is not valid Unicode: ``(its path, the string, the bad character's index)``; else None.
 
-    Walks with a stack, not recursion, so a document as deep as the JSON parser allows is
-    walked too.
+    Walks with a stack, not recursion, so a document as deep as the parser allows is walked too;
+    each node keeps a link to its parent instead of its whole path (the path is spelt out only
+    for the string it reports), and each container is walked once, so a YAML document whose
+    aliases repeat one list many times costs its size, not the number of its paths.
     """
-    stack: list[tuple[JsonPath, Any]] = [((), document)]
+    stack: list[tuple[_Link, Any]] = [(None, document)]
+    seen: set[int] = set()
     while stack:
-        path, value = stack.pop()
+        link, value = stack.pop()
         if isinstance(value, str):
             at = invalid_unicode_at(value)
             if at is not None:
-                return path, value, at
-        elif isinstance(value, dict):
-            for key in value:
-                at = invalid_unicode_at(key)
-                if at is not None:
-                    return (*path, key), key, at
-            stack.extend(((*path, key), item) for key, item in reversed(value.items()))
-        elif isinstance(value, list):
-            stack.extend(((*path, i), item) for i, item in reversed(list(enumerate(value))))
+                return _spelt(link), value, at
+        elif isinstance(value, dict | list):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, dict):
+                for key in value:
+                    at = invalid_unicode_at(key) if isinstance(key, str) else None
+                    if at is not None:
+                        return (*_spelt(link), key), key, at
+                stack.extend(((link, key), item) for key, item in reversed(value.items()))
+            else:
+                stack.extend(((link, i), item) for i, item in reversed(list(enumerate(value))))
     return None
+
+
+#: A node's way up: its parent's link and its own key or index (None at the top).
+_Link = tuple[Any, str | int] | None
+
+
+def _spelt(link: _Link) -> JsonPath:
+    parts: list[str | int] = []
+    while link is not None:
+        link, key = link
+        parts.append(key)
+    return tuple(reversed(parts))
 
 
 def check_text(value: str, what: str = "") -> str:
@@ -86,13 +105,13 @@ def check_json(value: Any, where: str = "") -> Any:
     if found is None:
         return value
     path, text, _ = found
-    name = where
+    parts = [where]
     for part in path:
         if isinstance(part, int):
-            name = f"{name}[{part}]"
+            parts.append(f"[{part}]")
         else:
-            name = f"{name}.{part}" if name else str(part)
-    name = printable(name)
+            parts.append(f".{part}" if any(parts) else str(part))
+    name = printable("".join(parts))
     if path and path[-1] is text:  # the key itself (invalid_text_in ends a key's path with it)
         check_text(text, f"the key of field {name}")
     check_text(text, f"field {name}" if name else "the value")
