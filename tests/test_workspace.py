@@ -156,7 +156,12 @@ def test_a_second_side_shares_the_store_or_opens_its_own(tmp_path: Path) -> None
 
 #: Where a Workspace may be built: the module that assembles it, and the surfaces' entry points
 #: (each command opens one and hands it down; the server builds one for its life).
-BUILDERS = ("ragsonde/workspace.py", "ragsonde/cli/", "ragsonde/server/app.py")
+BUILDERS = (
+    "ragsonde/workspace.py",
+    "ragsonde/cli/",
+    "ragsonde/server/app.py",
+    "ragsonde/mcp/__init__.py",  # the MCP server's entry point: one workspace for its life
+)
 
 
 def test_a_workspace_is_built_only_at_the_entry_points() -> None:

@@ -42,15 +42,17 @@ def estimate_report(
     labelled = {q: row.metrics for q, row in rows.items() if row.relevant}
     queries = [PredictedQuery(query_id=q, text=row.query) for q, row in rows.items()]
     plan = plan_probabilities(options.plan_file) if options.plan_file is not None else None
-    opened = None
-    if workspace is None and options.predictor == "traffic":
-        from ragsonde.workspace import Workspace
+    from contextlib import nullcontext
 
-        workspace = opened = Workspace(settings)
-    try:
+    from ragsonde.workspace import using
+
+    # a predictor that replays the queries needs a store and an embedder: the caller's, else
+    # a workspace opened here for the call and closed here
+    replays = workspace is None and options.predictor == "traffic"
+    with using(settings=settings) if replays else nullcontext(workspace) as ws:
         ctx = RunContext(
             scores=_scores(rows),
-            workspace=workspace,
+            workspace=ws,
             search=report.search.params,
             collection=report.collection,
             probabilities=plan,
@@ -58,9 +60,6 @@ def estimate_report(
         report.metrics_ci = estimate_run(
             queries, labelled, ctx, predictor=options.predictor, names=list(report.metrics)
         )
-    finally:
-        if opened is not None:
-            opened.close()
     report.gates = [g.evaluate(report) for g in options.parsed_gates]
     return report
 

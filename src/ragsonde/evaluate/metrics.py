@@ -37,10 +37,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.models.text import invalid_unicode_at, printable
+
+if TYPE_CHECKING:
+    from ragsonde.evaluate.report import Percentiles
 
 __all__ = [
     "COVERAGE",
@@ -52,6 +55,7 @@ __all__ = [
     "native_runner",
     "native_scores",
     "parse_metric",
+    "percentiles",
     "use_native_runner",
 ]
 
@@ -232,3 +236,23 @@ def by_rank(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     return {
         qid: {doc: float(len(docs) - i) for i, doc in enumerate(docs)} for qid, docs in run.items()
     }
+
+
+def percentiles(values: Sequence[float]) -> Percentiles:
+    """A run's latency percentiles of ``values`` (milliseconds), to the microsecond; zeros when
+    there are none."""
+    import numpy as np
+
+    from ragsonde.evaluate.report import Percentiles
+
+    if not values:
+        return Percentiles()
+    arr = np.asarray(values, dtype=np.float64)
+    p50, p95, p99 = np.percentile(arr, [50, 95, 99])
+    return Percentiles(
+        p50=round(float(p50), 3),
+        p95=round(float(p95), 3),
+        p99=round(float(p99), 3),
+        mean=round(float(arr.mean()), 3),
+        max=round(float(arr.max()), 3),
+    )

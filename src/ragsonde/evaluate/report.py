@@ -32,7 +32,6 @@ stay valid.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -95,23 +94,6 @@ class Percentiles(_Part):
     p99: float = 0.0
     mean: float = 0.0
     max: float = 0.0
-
-    @classmethod
-    def of(cls, values: Sequence[float]) -> Percentiles:
-        """The percentiles of ``values`` (milliseconds), rounded to microseconds; zeros if none."""
-        if not values:
-            return cls()
-        import numpy as np
-
-        arr = np.asarray(values, dtype=np.float64)
-        p50, p95, p99 = np.percentile(arr, [50, 95, 99])
-        return cls(
-            p50=round(float(p50), 3),
-            p95=round(float(p95), 3),
-            p99=round(float(p99), 3),
-            mean=round(float(arr.mean()), 3),
-            max=round(float(arr.max()), 3),
-        )
 
 
 class Latency(_Part):

@@ -23,7 +23,13 @@ from ragsonde.evaluate.aggregation import Aggregation, collapse
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
 from ragsonde.evaluate.integrity import IntegrityReport
-from ragsonde.evaluate.metrics import by_rank, compute_metrics, metric_names, parse_metric
+from ragsonde.evaluate.metrics import (
+    by_rank,
+    compute_metrics,
+    metric_names,
+    parse_metric,
+    percentiles,
+)
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.relevance import check_missing, resolve_relevance, result_key
 from ragsonde.evaluate.report import (
@@ -32,7 +38,6 @@ from ragsonde.evaluate.report import (
     IndexHealth,
     IngestSummary,
     Latency,
-    Percentiles,
     QueryRow,
     RelevanceField,
     SearchInfo,
@@ -255,8 +260,8 @@ class _Evaluation:
                 f"recall@{k}": round(float(np.mean(v)), 4) if v else None
                 for k, v in overlap.items()
             },
-            ann_search_ms=Percentiles.of(ann_search_ms),
-            exact_search_ms=Percentiles.of(exact_ms),
+            ann_search_ms=percentiles(ann_search_ms),
+            exact_search_ms=percentiles(exact_ms),
             note="chunk-level overlap of the top k, HNSW vs exact search, same queries",
         )
 
@@ -399,7 +404,7 @@ def evaluate(
             ks=o.k,
             metrics={k: round(v, 6) for k, v in means.items()},
             per_query=ran.per_query,
-            latency=Latency(**{s: Percentiles.of(v) for s, v in ran.timings.items()}),
+            latency=Latency(**{s: percentiles(v) for s, v in ran.timings.items()}),
             throughput=ev.throughput() if o.throughput else None,
             integrity=ev.integrity.summary(),
             benchmark=BenchmarkInfo(

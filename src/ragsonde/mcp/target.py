@@ -136,11 +136,11 @@ def build_matcher(settings: Settings, bench: Benchmark) -> Matcher:
     from ragsonde.evaluate.relevance import resolve_relevance
     from ragsonde.evaluate.resolve import POINT_ID
     from ragsonde.models.payload import get_path
-    from ragsonde.workspace import Workspace
+    from ragsonde.workspace import using
 
     by_text: dict[str, str] = {}
     by_url: dict[str, str] = {}
-    with Workspace(settings) as ws:
+    with using(settings=settings) as ws:
         coll, mapping = settings.collection, settings.payload_mapping
         wanted = sorted({r for q in bench.queries for r in q.relevant})
         path = resolve_relevance(ws.store, coll, wanted, mapping).path

@@ -25,13 +25,18 @@ def build_report(
     state: _Run,
     seconds: float,
 ) -> EvalReport:
-    from ragsonde.evaluate.metrics import by_rank, compute_metrics, metric_names, parse_metric
+    from ragsonde.evaluate.metrics import (
+        by_rank,
+        compute_metrics,
+        metric_names,
+        parse_metric,
+        percentiles,
+    )
     from ragsonde.evaluate.report import (
         BenchmarkInfo,
         EvalReport,
         Integrity,
         Latency,
-        Percentiles,
         QueryRow,
         SearchInfo,
         StageTimings,
@@ -76,7 +81,7 @@ def build_report(
         ks=o.k,
         metrics={k: round(v, 6) for k, v in means.items()},
         per_query=per_query,
-        latency=Latency(total_ms=Percentiles.of(list(state.ms.values()))),
+        latency=Latency(total_ms=percentiles(list(state.ms.values()))),
         integrity=Integrity(),
         benchmark=BenchmarkInfo(
             name=bench.name,
