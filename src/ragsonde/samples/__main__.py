@@ -2,7 +2,8 @@
 follow the documentation's examples as written: ``DIR/docs/`` (24 Markdown pages about a mobile
 robot) and ``DIR/bench.jsonl`` (46 questions with the pages that answer them).
 
-Nothing is overwritten: a file that exists already is refused before anything is written.
+Nothing is overwritten, and nothing is mixed in: a folder whose ``docs/`` holds files already
+(a repository's own documentation, say) is refused before anything is written.
 """
 
 from __future__ import annotations
@@ -22,9 +23,13 @@ def main(argv: list[str]) -> int:
     pages = sorted(robotics_docs().glob("*.md"))
     plan = [(page, target / "docs" / page.name) for page in pages]
     plan.append((robotics_benchmark(), target / "bench.jsonl"))
+    docs = target / "docs"
     taken = [str(dest) for _, dest in plan if dest.exists()]
-    if taken:
-        sys.stderr.write(f"VALIDATION_ERROR: refusing to overwrite {', '.join(taken[:3])}\n")
+    if taken or (docs.is_dir() and any(docs.iterdir())):
+        what = ", ".join(taken[:3]) if taken else f"{docs} (it holds files already)"
+        sys.stderr.write(
+            f"VALIDATION_ERROR: refusing to write the sample over {what}; name an empty folder\n"
+        )
         return 2
     (target / "docs").mkdir(parents=True, exist_ok=True)
     for source, dest in plan:
