@@ -103,13 +103,17 @@ def _estimate(
     seed: int,
     clip: tuple[float, float] = (0.0, 1.0),
     w: NDArray[np.float64] | None = None,
+    finite: bool = False,
 ) -> MetricEstimate:
     """``w``: the labelled queries' sampling weights (1 / their chance to be labelled, under a
     judging plan); the predictions are then imputed over every query, not only the unlabelled
-    ones, which a plan's draw has made a biased subset."""
+    ones, which a plan's draw has made a biased subset. ``finite``: the mean over these queries
+    themselves (:mod:`ragsonde.estimate.ppi`; a uniform sample only, so not with ``w``)."""
     import numpy as np
 
-    classical = classical_mean(gold, w=w, alpha=alpha, small_sample=True)
+    finite = finite and w is None
+    population = len(lab) if finite else None
+    classical = classical_mean(gold, w=w, alpha=alpha, small_sample=True, population=population)
     n, big_n = int(lab.sum()), int((~lab).sum())
     method: Method = "classical"
     note = ""
@@ -123,14 +127,19 @@ def _estimate(
         fit = crossfit(x[lab], gold, x[~lab], seed=seed, clip=clip)
         method = "cross-ppi++"
         if w is None:
-            iv = crossppi_mean(gold, fit.labeled, fit.unlabeled, alpha=alpha, small_sample=True)
+            iv = crossppi_mean(
+                gold, fit.labeled, fit.unlabeled, alpha=alpha, small_sample=True, finite=finite
+            )
         else:
             every = np.empty(len(lab))
             every[lab], every[~lab] = fit.labeled, fit.unlabeled.mean(axis=1)
             iv = ppi_mean(gold, fit.labeled, every, w=w, alpha=alpha, small_sample=True)
     elif feats.predicted is not None:
         imputed = feats.predicted if w is not None else feats.predicted[~lab]
-        iv = ppi_mean(gold, feats.predicted[lab], imputed, w=w, alpha=alpha, small_sample=True)
+        iv = ppi_mean(
+            gold, feats.predicted[lab], imputed, w=w, alpha=alpha, small_sample=True,
+            finite=finite,
+        )  # fmt: skip
         method = "ppi++"
     elif not feats.sources:
         note = "no predictions: the labelled queries alone"
@@ -164,10 +173,13 @@ def estimate_metric(
     alpha: float = 0.05,
     seed: int = 0,
     probabilities: Mapping[str, float] | None = None,
+    finite: bool = False,
 ) -> MetricEstimate:
     """The mean of a per-query metric over ``ids``, from its ``gold`` values on the labelled
     queries and the ``predictions`` for all of them. ``probabilities``: each query's chance to
-    be labelled under a judging plan (:mod:`ragsonde.estimate.plan`); labels weigh 1 / p."""
+    be labelled under a judging plan (:mod:`ragsonde.estimate.plan`); labels weigh 1 / p.
+    ``finite``: the mean over ``ids`` themselves (the metric with every one of them labelled),
+    not over the distribution they were drawn from; narrower, and exact when all are labelled."""
     import numpy as np
 
     feats = features(ids, predictions)
@@ -176,7 +188,7 @@ def estimate_metric(
     w = None
     if probabilities is not None:
         w = np.asarray([1.0 / probabilities.get(q, 1.0) for q in ids if q in gold])
-    return _estimate(y, lab, feats, alpha=alpha, seed=seed, w=w)
+    return _estimate(y, lab, feats, alpha=alpha, seed=seed, w=w, finite=finite)
 
 
 def estimate_difference(
@@ -188,6 +200,7 @@ def estimate_difference(
     *,
     alpha: float = 0.05,
     seed: int = 0,
+    finite: bool = False,
 ) -> MetricEstimate:
     """The paired difference B − A of a per-query metric on the same queries: the per-query
     differences estimated as one mean, from both systems' signals (a query counts as labelled
@@ -208,7 +221,7 @@ def estimate_difference(
     d = np.asarray(
         [gold_b[q] - gold_a[q] for q in ids if q in gold_a and q in gold_b], dtype=np.float64
     )
-    return _estimate(d, lab, both, alpha=alpha, seed=seed, clip=(-1.0, 1.0))
+    return _estimate(d, lab, both, alpha=alpha, seed=seed, clip=(-1.0, 1.0), finite=finite)
 
 
 def estimate_metrics(
@@ -219,9 +232,11 @@ def estimate_metrics(
     names: Sequence[str] | None = None,
     alpha: float = 0.05,
     probabilities: Mapping[str, float] | None = None,
+    finite: bool = False,
 ) -> dict[str, MetricEstimate]:
     """Every metric of ``per_query`` (labelled query -> metric -> value) estimated over ``ids``
-    (labelled and unlabelled queries), or only ``names``."""
+    (labelled and unlabelled queries), or only ``names``; ``finite``: see
+    :func:`estimate_metric`."""
     wanted = names or sorted({m for row in per_query.values() for m in row})
     return {
         m: estimate_metric(
@@ -230,6 +245,7 @@ def estimate_metrics(
             predictions,
             alpha=alpha,
             probabilities=probabilities,
+            finite=finite,
         )
         for m in wanted
     }

@@ -19,6 +19,25 @@ variance of ``w x`` instead, which adds ``mean(x)**2 var(w)`` and so penalises a
 weights by the size of the mean rather than its spread (a judging plan's weights would widen
 the interval they were drawn to narrow). With equal weights the two are the same.
 
+**The benchmark's own mean** (``finite=True``). ``ppi_py`` estimates the mean of the
+distribution the queries come from: the ``N`` unlabelled queries are a sample of it, which is
+why their predictions' spread enters the variance (``var(f~) / N``). When the quantity wanted
+is the mean over this benchmark's ``M = n + N`` queries, the metric you would get with every
+one labelled, the predictions of all ``M`` queries are known numbers and the labelled queries
+are a simple random sample of them. The estimate is then the survey-sampling *difference
+estimator* (Särndal, Swensson and Wretman 1992, §6.3; Cochran 1977, §2.3 for the correction)::
+
+    theta = lam * mean(f over all M) + mean(y - lam * f)
+    se**2 = (1 - n / M) * var(y - lam * f) / n       (var: the sample variance, n - 1)
+
+unbiased over the draw of the labelled queries for any fixed ``lam``, with no term for the
+predictions' spread and the finite-population correction ``1 - n / M``; ``lam`` minimises
+``var(y - lam * f)``: ``cov(y, f) / var(f)``, clipped into [0, 1]. The classical interval on
+the same footing is ``mean(y)`` with ``se**2 = (1 - n / M) var(y) / n``. Its width against the
+classical one is ``sqrt(1 - rho**2)`` (``rho``: the predictions' correlation with the metric)
+whatever ``n`` and ``N``, where the sample-of-a-distribution form pays ``n / N`` more. Both
+need a uniform sample: a judging plan's weighted one keeps the first form.
+
 Otherwise the formulas are ``ppi_py``'s (``ppi_mean_ci``, ``classical_mean_ci``,
 ``crossppi_mean_ci``), computed here in a few lines of NumPy because that package imports numba,
 statsmodels and scikit-learn (seconds per process); ``tests/estimate`` checks every number
@@ -137,14 +156,36 @@ def _interval(
     return Interval(estimate, se, estimate - half, estimate + half, n, big_n, lam)
 
 
+def _fpc(n: int, population: int) -> float:
+    """The finite-population correction ``1 - n / M`` of a uniform sample of n out of M."""
+    if population < n:
+        raise QueryValidationError(
+            f"population {population}: fewer than the {n} labelled queries.", field="population"
+        )
+    return 1.0 - n / population
+
+
 def classical_mean(
-    y: object, *, w: object | None = None, alpha: float = 0.05, small_sample: bool = False
+    y: object,
+    *,
+    w: object | None = None,
+    alpha: float = 0.05,
+    small_sample: bool = False,
+    population: int | None = None,
 ) -> Interval:
     """The mean of the labelled values and its normal interval (``ppi_py.classical_mean_ci``;
-    ``small_sample``: Student's t on n - 1 degrees of freedom instead of the normal)."""
+    ``small_sample``: Student's t on n - 1 degrees of freedom instead of the normal).
+    ``population``: the labelled values are a uniform sample of that many queries, whose own
+    mean is wanted (the variance takes the finite-population correction ``1 - n / M``)."""
     gold = _array(y, "y")
     n = _labeled(gold)
+    if population is not None and w is not None:
+        raise QueryValidationError(
+            "the finite-population correction needs a uniform sample, not weights.", field="w"
+        )
     mean, var = _weighted(_weights(w, n, "w"), gold)
+    if population is not None:  # the sample variance (n - 1), as the survey formula has it
+        var *= _fpc(n, population) * n / (n - 1)
     return _interval(mean, math.sqrt(var / n), alpha, n, 0, 0.0, small_sample)
 
 
@@ -174,15 +215,23 @@ def ppi_mean(
     lam: float | None = None,
     alpha: float = 0.05,
     small_sample: bool = False,
+    finite: bool = False,
 ) -> Interval:
     """PPI++ mean of ``y`` with predictions ``f`` (on the labelled queries) and ``f_unlabeled``
     (``ppi_py.ppi_mean_ci``). ``lam`` None tunes it; 1 is plain PPI; 0 the classical mean.
     Without unlabelled queries it is the classical mean. ``small_sample``: Student's t on
-    n - 1 degrees of freedom (n labelled) instead of the normal quantile."""
+    n - 1 degrees of freedom (n labelled) instead of the normal quantile. ``finite``: the mean
+    over these n + N queries themselves, by the difference estimator (module docstring)."""
     gold, pred, pred_unl = _array(y, "y"), _array(f, "f"), _array(f_unlabeled, "f_unlabeled")
     n, big_n = _labeled(gold), int(pred_unl.shape[0])
     if pred.shape[0] != n:
         raise QueryValidationError(f"{n} labels but {pred.shape[0]} predictions.", field="f")
+    if finite:
+        if w is not None or w_unlabeled is not None:
+            raise QueryValidationError(
+                "the finite-population estimate needs a uniform sample, not weights.", field="w"
+            )
+        return _difference(gold, pred, pred_unl, lam, alpha, small_sample)
     if big_n == 0:
         return classical_mean(gold, w=w, alpha=alpha, small_sample=small_sample)
     wl, wu = _weights(w, n, "w"), _weights(w_unlabeled, big_n, "w_unlabeled")
@@ -194,6 +243,24 @@ def ppi_mean(
     return _interval(imputed + rectifier, se, alpha, n, big_n, float(lam), small_sample)
 
 
+def _difference(
+    y: Array, f: Array, f_unl: Array, lam: float | None, alpha: float, small_sample: bool
+) -> Interval:
+    """The difference estimator of the mean over all ``n + N`` queries (module docstring)."""
+    import numpy as np
+
+    n, big_n = y.shape[0], f_unl.shape[0]
+    every = np.concatenate([f, f_unl])
+    if lam is None:
+        spread = float(np.var(every))
+        cov = float(np.mean((y - y.mean()) * (f - f.mean())))
+        lam = float(np.clip(cov / spread, 0.0, 1.0)) if spread > 0.0 else 0.0
+    resid = y - lam * f
+    se = math.sqrt(_fpc(n, n + big_n) * float(np.var(resid, ddof=1)) / n)
+    estimate = lam * float(every.mean()) + float(resid.mean())
+    return _interval(estimate, se, alpha, n, big_n, float(lam), small_sample)
+
+
 def crossppi_mean(
     y: object,
     f_cross: object,
@@ -202,13 +269,18 @@ def crossppi_mean(
     lam: float | None = None,
     alpha: float = 0.05,
     small_sample: bool = False,
+    finite: bool = False,
 ) -> Interval:
     """Cross-PPI (Zrnic and Candès 2024): ``f_cross[i]`` is labelled query i's prediction by
     the model fitted without i's fold; ``f_unlabeled`` is (N, K), one column per fold's model,
-    averaged. ``lam`` 1 is ``ppi_py.crossppi_mean_ci``; None adds PPI++'s power tuning."""
+    averaged. ``lam`` 1 is ``ppi_py.crossppi_mean_ci``; None adds PPI++'s power tuning.
+    ``finite``: the mean over these n + N queries (:func:`ppi_mean`)."""
     import numpy as np
 
     unl = np.asarray(f_unlabeled, dtype=np.float64)
     if unl.ndim != 2:
         raise QueryValidationError("f_unlabeled must be (N, K): one column per fold.")
-    return ppi_mean(y, f_cross, unl.mean(axis=1), lam=lam, alpha=alpha, small_sample=small_sample)
+    return ppi_mean(
+        y, f_cross, unl.mean(axis=1), lam=lam, alpha=alpha, small_sample=small_sample,
+        finite=finite,
+    )  # fmt: skip

@@ -1,4 +1,5 @@
-"""Predictors the estimate room ships: the score signals of each query's own ranking.
+"""Predictors the estimate room ships: the score signals of each query's own ranking, and a
+fixed, label-free consensus of the rankings a deployment can run beside it.
 
 The traffic room's label-free health and an LLM judge's labels are other
 :class:`~ragsonde.models.prediction.Predictor` implementations; the estimate takes any of them.
@@ -6,12 +7,34 @@ The traffic room's label-free health and an LLM judge's labels are other
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ragsonde.models.prediction import PredictedQuery, QueryPrediction
 from ragsonde.traffic.signals import score_signals
 
-__all__ = ["ScoreSignals"]
+if TYPE_CHECKING:
+    from ragsonde.models.params import SearchParams
+    from ragsonde.workspace import Workspace
+
+__all__ = [
+    "CONSENSUS_SIGNALS",
+    "Consensus",
+    "ScoreSignals",
+    "consensus_values",
+    "pseudo_ndcg",
+    "rank_average",
+]
+
+#: The signals :class:`Consensus` averages (as percentile ranks): the served ranking's nDCG@10
+#: against pseudo-labels voted by the dense, BM25 and served rankings (reference-list QPP), the
+#: traffic room's fixed ``predicted``, the dense/BM25 agreement (RBO) and the served ranking's
+#: top-1 − top-10 score gap.
+CONSENSUS_SIGNALS = ("pseudo_ndcg", "predicted", "rbo", "gap")
+
+#: How deep each reference ranking votes, and the nDCG cut-off.
+VOTE_DEPTH, NDCG_AT = 3, 10
 
 
 class ScoreSignals:
@@ -42,4 +65,87 @@ class ScoreSignals:
                 signals=score_signals(self._scores_of(q), self._k),
             )
             for q in queries
+        ]
+
+
+def pseudo_ndcg(
+    ranking: Sequence[str],
+    references: Sequence[Sequence[str]],
+    *,
+    depth: int = VOTE_DEPTH,
+    k: int = NDCG_AT,
+) -> float:
+    """nDCG@k of ``ranking`` against pseudo-grades voted by ``references``: each reference
+    ranking gives its hit at rank r (r < ``depth``, from 0) a vote of 1 / (r + 1). 1 when the
+    ranking orders the voted hits as the votes do; 0 when no reference votes for any of its top
+    k (or there are no votes)."""
+    votes: dict[str, float] = {}
+    for ranked in references:
+        for r, doc in enumerate(ranked[:depth]):
+            votes[doc] = votes.get(doc, 0.0) + 1.0 / (r + 1)
+    dcg = sum(votes.get(doc, 0.0) / math.log2(r + 2) for r, doc in enumerate(ranking[:k]))
+    best = sorted(votes.values(), reverse=True)[:k]
+    ideal = sum(v / math.log2(r + 2) for r, v in enumerate(best))
+    return dcg / ideal if ideal > 0 else 0.0
+
+
+def rank_average(columns: Sequence[Sequence[float | None]]) -> list[float]:
+    """Per row, the mean over ``columns`` of its value's percentile rank within the column
+    ((rank − ½) / rows, ties sharing their mean rank; a missing value counts ½), in (0, 1).
+    Signals on different scales combined without labels: each one's order is all that counts."""
+    rows = len(columns[0]) if columns else 0
+    total = [0.0] * rows
+    for col in columns:
+        present = sorted((v, i) for i, v in enumerate(col) if v is not None)
+        pct = [0.5] * rows
+        start = 0
+        while start < len(present):
+            end = start
+            while end + 1 < len(present) and present[end + 1][0] == present[start][0]:
+                end += 1
+            mean_rank = (start + end) / 2 + 1  # ranks from 1, ties averaged
+            for _, i in present[start : end + 1]:
+                pct[i] = (mean_rank - 0.5) / len(present)
+            start = end + 1
+        total = [t + p for t, p in zip(total, pct, strict=True)]
+    return [t / len(columns) for t in total] if columns else total
+
+
+def consensus_values(signals: Sequence[dict[str, float]]) -> list[float]:
+    """The :class:`Consensus` prediction of each query from its :data:`CONSENSUS_SIGNALS`
+    (the rank average over the queries given together)."""
+    return rank_average([[s.get(name) for s in signals] for name in CONSENSUS_SIGNALS])
+
+
+class Consensus:
+    """A fixed, label-free prediction of each query's effectiveness: the rank average of
+    :data:`CONSENSUS_SIGNALS` over the queries predicted together. Nothing is fitted to labels
+    (the estimate only weighs it by PPI++'s ``lam``), so a few dozen labels lose none of its
+    correlation to a cross-fit.
+
+    Each query is replayed as the traffic room does (:class:`~ragsonde.traffic.predictor.
+    SignalPredictor`: the served ranking, dense and BM25 at depth 100): one embedding and
+    three searches per query, and the collection's calibration on first use."""
+
+    name = "consensus"
+
+    def __init__(
+        self, workspace: Workspace, search: SearchParams | None = None, *, collection: str | None
+    ) -> None:
+        from ragsonde.traffic.predictor import SignalPredictor
+
+        self._signals = SignalPredictor(workspace, search, collection=collection)
+
+    def predict(self, queries: Sequence[PredictedQuery]) -> list[QueryPrediction]:
+        rows: list[dict[str, float]] = []
+        for p, replay in self._signals.predict_replays(queries):
+            refs = [r.ids for r in (replay.dense, replay.bm25, replay.served) if r is not None]
+            row = {name: p.signals[name] for name in ("rbo", "gap") if name in p.signals}
+            row["pseudo_ndcg"] = pseudo_ndcg(replay.served.ids, refs)
+            if p.predicted is not None:
+                row["predicted"] = p.predicted
+            rows.append(row)
+        return [
+            QueryPrediction(query_id=q.query_id, source=self.name, predicted=v)
+            for q, v in zip(queries, consensus_values(rows), strict=True)
         ]

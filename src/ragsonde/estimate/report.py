@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = ["estimate_comparison", "estimate_report"]
 
+#: The predictors that replay the queries (they need a workspace).
+REPLAYS = frozenset({"traffic", "consensus"})
+
 
 def _scores(rows: Mapping[str, QueryRow]) -> dict[str, list[float]]:
     return {q: [s for _, s in row.retrieved] for q, row in rows.items()}
@@ -48,7 +51,7 @@ def estimate_report(
 
     # a predictor that replays the queries needs a store and an embedder: the caller's, else
     # a workspace opened here for the call and closed here
-    replays = workspace is None and options.predictor == "traffic"
+    replays = workspace is None and options.predictor in REPLAYS
     with using(settings=settings) if replays else nullcontext(workspace) as ws:
         ctx = RunContext(
             scores=_scores(rows),

@@ -6,6 +6,10 @@
 * ``scores``: the score signals of each query's own ranking (free: the eval already ran it);
 * ``traffic``: the traffic room's label-free signals (dense and BM25 rankings replayed, their
   agreement, the query terms' IDF, the collection's calibration);
+* ``consensus``: a fixed, label-free prediction (:class:`~ragsonde.estimate.predictors.
+  Consensus`: the served ranking against the dense and BM25 rankings' votes, the traffic
+  room's ``predicted``, their agreement and the score gap, rank-averaged); the same replays as
+  ``traffic``, but nothing fitted to the labelled queries (``ppi++``, not ``cross-ppi++``);
 * ``none``: no predictions; the labelled queries alone (the classical estimate).
 """
 
@@ -56,10 +60,17 @@ def _traffic(ctx: RunContext) -> Predictor:
     return SignalPredictor(ctx.workspace, ctx.search, collection=ctx.collection)
 
 
+def _consensus(ctx: RunContext) -> Predictor:
+    from ragsonde.estimate.predictors import Consensus
+
+    return Consensus(ctx.workspace, ctx.search, collection=ctx.collection)
+
+
 #: name -> factory of the predictor (None: no predictions).
 PREDICTORS: dict[str, Callable[[RunContext], Predictor | None]] = {
     "scores": _scores,
     "traffic": _traffic,
+    "consensus": _consensus,
     "none": lambda ctx: None,
 }
 
