@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._common import SCIFACT, SCIFACT_HYBRID, machine, require_scifact, write_results
+from bench._common import SCIFACT, SCIFACT_HYBRID, require_scifact, write_results
 
 #: name -> (collection suffix, mode, search settings)
 SYSTEMS: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -211,18 +211,21 @@ def consensus_rows(
     out = []
     for i, q in enumerate(ids):
         refs = [pq["dense"][q]["ids"], pq["bm25"][q]["ids"], pq[system][q]["ids"]]
-        row = {
-            k: traffic[system][i][k] for k in ("predicted", "rbo", "gap") if k in traffic[system][i]
-        }
+        got = traffic[system][i]
+        row: dict[str, float] = {k: got[k] for k in ("predicted", "rbo", "gap") if k in got}
         row["pseudo_ndcg"] = pseudo_ndcg(pq[system][q]["ids"], refs)
         out.append(row)
     return out
 
 
 def predictors(
-    pq: PerQuery, ids: list[str], traffic: dict[str, list[dict[str, float]]]
+    pq: PerQuery,
+    ids: list[str],
+    traffic: dict[str, list[dict[str, float]]],
+    fitted: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """System -> predictor -> a signal matrix (``-cf``: cross-fitted) or a fixed vector."""
+    """System -> predictor -> a signal matrix (``-cf``: cross-fitted) or a fixed vector
+    (``fitted``: system -> the ``machine-fit`` predictions, :mod:`bench._estimate_generated`)."""
     import numpy as np
 
     from ragsonde.estimate.predictors import CONSENSUS_SIGNALS, consensus_values
@@ -252,6 +255,8 @@ def predictors(
             "consensus": np.asarray(consensus_values(rows)),
             "consensus-cf": _matrix([{k: r[k] for k in CONSENSUS_SIGNALS if k in r} for r in rows]),
         }
+        if fitted is not None:
+            out[system]["machine-fit"] = fitted[system]
     return out
 
 
@@ -262,6 +267,7 @@ def difference_predictors(
     traffic: dict[str, list[dict[str, float]]],
     a: str,
     b: str,
+    fitted: Any = None,
 ) -> dict[str, Any]:
     """Predictors of the per-query difference b − a (all label-free): both systems' own signals
     cross-fitted (what ``compare`` does); the difference of their :class:`Consensus` values or
@@ -282,6 +288,7 @@ def difference_predictors(
         "pseudo": pb - pa,
         "pseudo-gated": (pb - pa) * (1.0 - agree),
         "few-cf": np.column_stack([cons, pb - pa, (pb - pa) * (1.0 - agree), same, agree]),
+        **({"machine-fit": fitted} if fitted is not None else {}),
     }
 
 
@@ -296,21 +303,30 @@ def main() -> None:
     require_scifact()
     import numpy as np
 
+    from bench import _common
     from bench import _estimate_stats as stats
 
     started = time.perf_counter()
     pq = collect(args.home)
     ids = sorted(pq["dense"])
     traffic = traffic_signals(args.home, ids)
-    feats = predictors(pq, ids, traffic)
+    from bench import _estimate_generated as gen
+
+    generated = gen.generated_perquery(args.home, SYSTEMS, SCIFACT_HYBRID)
+    levels = gen.machine_fit(pq, ids, traffic, generated) if generated else None
+    feats = predictors(pq, ids, traffic, levels)
     t0 = time.perf_counter()
     truth = {s: np.asarray([pq[s][q]["ndcg"] for q in ids]) for s in SYSTEMS}
     draws_of = {n: args.draws_small if n == min(SIZES) else args.draws for n in SIZES}
     coverage = stats.coverage(feats, truth, SIZES, draws_of, args.seed)
     a, b = "dense", "hybrid_dbsf"
     grid = [*range(10, 100, 5), *range(100, 300, 20)]
+    diff_machine = (
+        gen.machine_fit_difference(pq, ids, traffic, generated, a, b) if generated else None
+    )
+    diffs = difference_predictors(pq, ids, feats, traffic, a, b, diff_machine)
     pw = stats.power(
-        difference_predictors(pq, ids, feats, traffic, a, b),
+        diffs,
         truth[b] - truth[a],
         args.power_draws,
         args.seed,
@@ -321,15 +337,29 @@ def main() -> None:
         "full_label_difference": round(float((truth[b] - truth[a]).mean()), 4),
     }
     print(json.dumps(pw["labels_needed_80pct"]), flush=True)
+    # diagnostics only, after every draw: each fixed predictor's correlation with the truth
+    # (its interval's width against the classical one is about sqrt(1 - rho**2))
+    rho = {
+        s: {
+            m: round(float(np.corrcoef(truth[s], f)[0, 1]), 3) for m, f in fs.items() if f.ndim == 1
+        }
+        for s, fs in feats.items()
+    }
+    pw["rho"] = {
+        m: round(float(np.corrcoef(truth[b] - truth[a], f)[0, 1]), 3)
+        for m, f in diffs.items()
+        if f.ndim == 1
+    }
     summary = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
-        "machine": machine(),
+        "machine": _common.machine(),
         "dataset": "scifact test: 300 queries, 5,183 documents",
         "seed": args.seed,
         "draws": args.draws,
         "draws_small": args.draws_small,
         "power_draws": args.power_draws,
         "systems": coverage,
+        "rho": rho,
         "power": pw,
         **summarise(coverage, pw),
         "draw_seconds": round(time.perf_counter() - t0, 1),

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import results_dir
+from bench._estimate_section import estimate_rows, estimate_section
 from bench._sections import (
     embed_section,
     eval_section,
@@ -35,7 +36,6 @@ from bench._sections_serve import (
     serve_section,
 )
 from bench.bench_chunking import chunking_section
-from bench.bench_estimate import estimate_section
 from bench.bench_explain import explain_section
 from bench.bench_explain_cost import explain_cost_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
@@ -265,20 +265,8 @@ def targets_summary(folder: Path) -> list[str]:
                      "≥ 0.67, BM25 not first", f"{top.get('tau', float('nan')):+.3f}",
                      la["target_met"]))  # fmt: skip
     es = _load(folder, "estimate")
-    if es and "figures" in es:
-        f, ok = es["figures"], es["targets_met"]
-        rows += [
-            ("estimate: coverage of full-label nDCG@10, five systems, n 30/50/100", "≥ 0.93",
-             f"{f['min_coverage']:.3f} worst cell, normal quantile; "
-             f"{f.get('min_coverage_t', float('nan')):.3f} with Student's t (what eval uses)",
-             ok["coverage"]),
-            ("estimate: PPI++ width vs classical, best label-free predictor", "≤ 0.85 ×",
-             f"{f['max_width_ratio_best_predictor']:.2f} × (worst system and n)",
-             ok["width_ratio"]),
-            ("estimate: fewer labels for a significant DBSF − dense difference", "≥ 30 %",
-             "none" if f["ppi_fewer_labels"] is None else f"{f['ppi_fewer_labels']:.0%}",
-             ok["fewer_labels"]),
-        ]  # fmt: skip
+    if es and "figures" in es and "worst_coverage" in es["figures"]:
+        rows += estimate_rows(es)
     tr = _load(folder, "traffic")
     if tr:
         for mode, m in tr["modes"].items():

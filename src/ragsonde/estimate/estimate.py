@@ -145,6 +145,8 @@ def _estimate(
         note = "no predictions: the labelled queries alone"
     else:
         note = f"{n} labelled queries: too few to fit the signals to (at least {MIN_CROSSFIT})"
+    if finite:
+        note = "; ".join(filter(None, [note, "of the benchmark's own mean (finite population)"]))
     return MetricEstimate(
         estimate=iv.estimate,
         low=iv.low,

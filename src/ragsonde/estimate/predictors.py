@@ -140,7 +140,7 @@ class Consensus:
         rows: list[dict[str, float]] = []
         for p, replay in self._signals.predict_replays(queries):
             refs = [r.ids for r in (replay.dense, replay.bm25, replay.served) if r is not None]
-            row = {name: p.signals[name] for name in ("rbo", "gap") if name in p.signals}
+            row: dict[str, float] = {k: p.signals[k] for k in ("rbo", "gap") if k in p.signals}
             row["pseudo_ndcg"] = pseudo_ndcg(replay.served.ids, refs)
             if p.predicted is not None:
                 row["predicted"] = p.predicted

@@ -61,7 +61,12 @@ def estimate_report(
             probabilities=plan,
         )
         report.metrics_ci = estimate_run(
-            queries, labelled, ctx, predictor=options.predictor, names=list(report.metrics)
+            queries,
+            labelled,
+            ctx,
+            predictor=options.predictor,
+            names=list(report.metrics),
+            finite=options.estimand == "benchmark",
         )
     report.gates = [g.evaluate(report) for g in options.parsed_gates]
     return report

@@ -91,9 +91,11 @@ def estimate_run(
     *,
     predictor: str = "scores",
     names: Sequence[str] | None = None,
+    finite: bool = False,
 ) -> dict[str, MetricEstimate]:
     """Every metric of ``labelled`` (query id -> metric -> gold value) estimated over all
-    ``queries`` with the named predictor's predictions."""
+    ``queries`` with the named predictor's predictions; ``finite``: of the mean over
+    ``queries`` themselves (:func:`~ragsonde.estimate.estimate.estimate_metric`)."""
     made = PREDICTORS[check_predictor(predictor)](ctx)
     predictions = made.predict(queries) if made is not None else []
     return estimate_metrics(
@@ -102,6 +104,7 @@ def estimate_run(
         predictions,
         names=names,
         probabilities=ctx.probabilities,
+        finite=finite,
     )
 
 

@@ -31,7 +31,7 @@ from pydantic import (
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.gates import Gate, parse_gate
 from ragsonde.evaluate.metrics import DEFAULT_KS
-from ragsonde.models.estimate import PredictorName
+from ragsonde.models.estimate import Estimand, PredictorName
 from ragsonde.models.params import SEARCH_FIELDS, SearchParams
 from ragsonde.models.validation import options_error
 
@@ -127,6 +127,13 @@ class EvalOptions(BaseModel):
         "dense, BM25 and their agreement, replayed, fitted to the labelled queries), "
         "'consensus' (the same replays, combined by a fixed label-free rule: the served "
         "ranking against the others' votes), or 'none' (the labelled queries alone).",
+    )
+    estimand: Estimand = Field(
+        default="distribution",
+        description="With estimate: what the interval is of. 'distribution': the mean over the "
+        "distribution the benchmark's queries come from; 'benchmark': the mean over the "
+        "benchmark's own rows, as if every one were labelled (finite-population correction: "
+        "narrower; a judging plan's weighted sample keeps 'distribution').",
     )
     plan_file: Path | None = Field(
         default=None,

@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["PREDICTOR_NAMES", "Bounds", "Method", "MetricEstimate", "PredictorName"]
+__all__ = ["PREDICTOR_NAMES", "Bounds", "Estimand", "Method", "MetricEstimate", "PredictorName"]
 
 #: ``classical``: the labelled queries alone. ``ppi++``: a predictor's fixed ``predicted``
 #: value with power tuning. ``cross-ppi++``: signals combined by a model cross-fitted on the
@@ -19,6 +19,13 @@ Method = Literal["classical", "ppi++", "cross-ppi++"]
 #: factory per name; a test keeps the two equal).
 PredictorName = Literal["scores", "traffic", "consensus", "none"]
 PREDICTOR_NAMES: tuple[str, ...] = get_args(PredictorName)
+
+#: What an estimate is of. ``distribution``: the mean over the distribution the benchmark's
+#: queries were drawn from (``ppi_py``'s). ``benchmark``: the mean over the benchmark's own
+#: rows, the metric with every one of them labelled (the difference estimator with the
+#: finite-population correction, ``ragsonde.estimate.ppi``): narrower, and what a partly
+#: labelled benchmark's full-label score is.
+Estimand = Literal["distribution", "benchmark"]
 
 
 class Bounds(BaseModel):
