@@ -125,4 +125,6 @@ def test_estimate_metric_of_the_benchmark_says_so() -> None:
     assert finite.method == sample.method == "ppi++"
     assert "finite population" in finite.note and "finite" not in sample.note
     assert finite.high - finite.low < sample.high - sample.low
-    assert finite.classical.high - finite.classical.low < sample.classical.high - sample.classical.low
+    assert (
+        finite.classical.high - finite.classical.low < sample.classical.high - sample.classical.low
+    )

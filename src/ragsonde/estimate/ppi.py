@@ -36,11 +36,12 @@ predictions' spread and the finite-population correction ``1 - n / M``; ``lam`` 
 it makes their residuals look tighter than they are (30 labels of a metric with mass at 0 and
 1: coverage 0.937 instead of 0.95), so a tuned ``lam`` costs a degree of freedom, as in the
 regression estimator (Cochran 1977, §7.3): the variance divides by n - 2 and Student's t takes
-n - 2 degrees of freedom (0.943 there; the classical interval's own is 0.945, the skew's). The classical interval on
-the same footing is ``mean(y)`` with ``se**2 = (1 - n / M) var(y) / n``. Its width against the
-classical one is ``sqrt(1 - rho**2)`` (``rho``: the predictions' correlation with the metric)
-whatever ``n`` and ``N``, where the sample-of-a-distribution form pays ``n / N`` more. Both
-need a uniform sample: a judging plan's weighted one keeps the first form.
+n - 2 degrees of freedom (0.943 there; the classical interval's own is 0.945, the skew's).
+The classical interval on the same footing is ``mean(y)`` with
+``se**2 = (1 - n / M) var(y) / n``. The width ratio of the two is about ``sqrt(1 - rho**2)``
+(``rho``: the predictions' correlation with the metric) whatever ``n`` and ``N``, where the
+sample-of-a-distribution form pays ``n / N`` more. Both need a uniform sample: a judging
+plan's weighted one keeps the first form.
 
 Otherwise the formulas are ``ppi_py``'s (``ppi_mean_ci``, ``classical_mean_ci``,
 ``crossppi_mean_ci``), computed here in a few lines of NumPy because that package imports numba,
