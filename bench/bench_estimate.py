@@ -292,6 +292,15 @@ def difference_predictors(
     }
 
 
+def _in_sample(y: Any, blocks: list[Any]) -> float:
+    """Correlation of ``y`` with its least-squares fit on the signal blocks (in sample)."""
+    import numpy as np
+
+    x = np.column_stack([np.ones(len(y)), *blocks])
+    fit = x @ np.linalg.lstsq(x, y, rcond=None)[0]
+    return round(float(np.corrcoef(y, fit)[0, 1]), 3)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--home", type=Path, default=DEFAULT_HOME)
@@ -345,11 +354,20 @@ def main() -> None:
         }
         for s, fs in feats.items()
     }
+    d = truth[b] - truth[a]
     pw["rho"] = {
-        m: round(float(np.corrcoef(truth[b] - truth[a], f)[0, 1]), 3)
-        for m, f in diffs.items()
-        if f.ndim == 1
+        m: round(float(np.corrcoef(d, f)[0, 1]), 3) for m, f in diffs.items() if f.ndim == 1
     }
+    # not predictors: least squares on all 300 human labels, the most any linear combination
+    # of these signals could give
+    ceiling = {
+        s: _in_sample(truth[s], [f for f in fs.values() if f.ndim == 2]) for s, fs in feats.items()
+    }
+    pw["rho_ceiling"] = _in_sample(d, [f for f in diffs.values() if f.ndim == 2])
+    pw["zero_share"] = round(float(np.mean(d == 0)), 3)
+    same = np.asarray([pq[a][q]["ids"][:1] == pq[b][q]["ids"][:1] for q in ids])
+    pw["same_top1_share"] = round(float(same.mean()), 3)
+    pw["zero_share_same_top1"] = round(float(np.mean(d[same] == 0)), 3)
     summary = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": _common.machine(),
@@ -360,6 +378,7 @@ def main() -> None:
         "power_draws": args.power_draws,
         "systems": coverage,
         "rho": rho,
+        "rho_ceiling": ceiling,
         "power": pw,
         **summarise(coverage, pw),
         "draw_seconds": round(time.perf_counter() - t0, 1),
