@@ -184,9 +184,9 @@ def _reading(d: dict[str, Any]) -> list[str]:
         + "; cross-fitting it on 30–100 labels keeps only part of that. The fit on machine "
         "labels (`machine-fit`) gains on dense, RRF and the degraded index and loses on DBSF: "
         "the ICT queries (sentences of the documents) fail elsewhere than people's questions "
-        "do. The hybrids miss because the signals any deployment can compute (its rankings' "
-        "scores and agreement) see least of where hybrids fail: where both of their inputs "
-        "fail together.",
+        "do. Our reading of the hybrids' miss: they fail where both of their inputs fail "
+        "together, and that is what the signals a deployment can compute (its rankings' scores "
+        "and their agreement) see least.",
         "",
         f"Label savings ({verdict('fewer_labels')}): "
         + (
