@@ -44,4 +44,5 @@ def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
         console.print(
             f"{first.method}: {first.n_labeled} labelled queries, {first.n_predicted} predicted "
             f"by {', '.join(first.sources)}; width relative to the classical interval"
+            + (f" ({first.note})" if first.note else "")
         )
