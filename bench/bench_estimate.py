@@ -155,6 +155,38 @@ def traffic_signals(home: Path, ids: list[str]) -> dict[str, list[dict[str, floa
     return out
 
 
+def shipped_consensus(home: Path, ids: list[str]) -> dict[str, list[float]]:
+    """System -> per query (in ``ids`` order) the predictions of the shipped
+    :class:`~ragsonde.estimate.predictors.Consensus` (``eval --predictor consensus``): each
+    query replayed in the real store, chunk-level rankings, cached in ``home``."""
+    cache = home / "estimate_consensus.json"
+    if cache.is_file():
+        cached: dict[str, list[float]] = json.loads(cache.read_text())
+        if set(cached) == set(SYSTEMS):
+            return cached
+    from ragsonde.config import Settings
+    from ragsonde.estimate.predictors import Consensus
+    from ragsonde.models.params import SearchParams
+    from ragsonde.models.prediction import PredictedQuery
+    from ragsonde.workspace import Workspace
+
+    texts: dict[str, str] = {}
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            texts[str(row["_id"])] = str(row["text"])
+    queries = [PredictedQuery(query_id=q, text=texts[q]) for q in ids]
+    out: dict[str, list[float]] = {}
+    with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
+        for name, (suffix, mode, knobs) in SYSTEMS.items():
+            search = SearchParams(mode=mode, **knobs.get("search", {}))
+            predictor = Consensus(ws, search, collection=SCIFACT_HYBRID + suffix)
+            out[name] = [p.predicted or 0.0 for p in predictor.predict(queries)]
+            print(f"{name:24s} consensus predicted", flush=True)
+    cache.write_text(json.dumps(out))
+    return out
+
+
 def _matrix(rows: list[dict[str, float]]) -> Any:
     """Rows of named signals as a matrix (a signal a query lacks: the column's mean)."""
     import numpy as np
@@ -224,9 +256,12 @@ def predictors(
     ids: list[str],
     traffic: dict[str, list[dict[str, float]]],
     fitted: dict[str, Any] | None = None,
+    shipped: dict[str, list[float]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """System -> predictor -> a signal matrix (``-cf``: cross-fitted) or a fixed vector
-    (``fitted``: system -> the ``machine-fit`` predictions, :mod:`bench._estimate_generated`)."""
+    (``shipped``: system -> the shipped ``Consensus`` predictions, which ``consensus`` is when
+    given, else its doc-level approximation from the cached rankings; ``fitted``: system -> the
+    ``machine-fit`` predictions, :mod:`bench._estimate_generated`)."""
     import numpy as np
 
     from ragsonde.estimate.predictors import CONSENSUS_SIGNALS, consensus_values
@@ -252,7 +287,9 @@ def predictors(
             "own-cf": own,
             "agreement-cf": np.hstack([own, agree]),
             "traffic.predicted": np.asarray([r["predicted"] for r in traffic[system]]),
-            "consensus": np.asarray(consensus_values(rows)),
+            "consensus": np.asarray(
+                shipped[system] if shipped is not None else consensus_values(rows)
+            ),
             "consensus-cf": _matrix([{k: r[k] for k in CONSENSUS_SIGNALS if k in r} for r in rows]),
         }
         if fitted is not None:
@@ -323,7 +360,7 @@ def main() -> None:
 
     generated = gen.generated_perquery(args.home, SYSTEMS, SCIFACT_HYBRID)
     levels = gen.machine_fit(pq, ids, traffic, generated) if generated else None
-    feats = predictors(pq, ids, traffic, levels)
+    feats = predictors(pq, ids, traffic, levels, shipped_consensus(args.home, ids))
     t0 = time.perf_counter()
     truth = {s: np.asarray([pq[s][q]["ndcg"] for q in ids]) for s in SYSTEMS}
     draws_of = {n: args.draws_small if n == min(SIZES) else args.draws for n in SIZES}
