@@ -345,6 +345,9 @@ def main() -> None:
     ap.add_argument("--draws-small", type=int, default=2000, help="draws per system at n 30")
     ap.add_argument("--power-draws", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--recheck-draws", type=int, default=5000, help="fresh draws for the worst cell"
+    )
     args = ap.parse_args()
     require_scifact()
     import numpy as np
@@ -405,8 +408,20 @@ def main() -> None:
     same = np.asarray([pq[a][q]["ids"][:1] == pq[b][q]["ids"][:1] for q in ids])
     pw["same_top1_share"] = round(float(same.mean()), 3)
     pw["zero_share_same_top1"] = round(float(np.mean(d[same] == 0)), 3)
+    summary_figures = summarise(coverage, pw)
+    worst = summary_figures["figures"]["worst_coverage"]
+    rechecked = {
+        form: stats.recheck(feats, truth, {**w, "form": form}, args.recheck_draws, args.seed)
+        for form, w in worst.items()
+    }
+    summary_figures["figures"]["worst_coverage_rechecked"] = rechecked
+    summary_figures["targets_met"]["coverage"] = all(
+        r["coverage"] >= TARGETS["coverage"] for r in rechecked.values()
+    )
+    print(json.dumps(rechecked), flush=True)
     summary = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
+        "recheck_draws": args.recheck_draws,
         "machine": _common.machine(),
         "dataset": "scifact test: 300 queries, 5,183 documents",
         "seed": args.seed,
@@ -417,7 +432,7 @@ def main() -> None:
         "rho": rho,
         "rho_ceiling": ceiling,
         "power": pw,
-        **summarise(coverage, pw),
+        **summary_figures,
         "draw_seconds": round(time.perf_counter() - t0, 1),
         "seconds": round(time.perf_counter() - started, 1),
     }
