@@ -45,9 +45,10 @@ from bench._common import (
     require_scifact,
     results_dir,
 )
+from bench._traffic_fit import candidates, chroma_questions, ensure_chroma
 
-#: The combinations compared during development (signal names, equal weights); the first is
-#: ragsonde's fixed default (``ragsonde.traffic.predictor.WEIGHTS``).
+#: The combinations compared during development (signal names, equal weights), on SciFact; the
+#: first was ragsonde's fixed default before the label-free candidates (``_traffic_fit``).
 CANDIDATES: dict[str, list[str]] = {
     "default": ["top1", "gap", "nqc", "dense_nqc", "bm25_nqc", "rbo"],
     "dense_top1+dense_nqc+rbo": ["dense_top1", "dense_nqc", "rbo"],
@@ -161,10 +162,10 @@ def held_out(rows: list[dict[str, float]], ndcg: list[float], calibration: Any) 
         for i, p in zip(test, prob, strict=True):
             logit_pred[i] = float(p)
     from ragsonde.traffic.crossfit import crossfit
-    from ragsonde.traffic.predictor import WEIGHTS
+    from ragsonde.traffic.predictor import SIGNALS
 
     half = {i: ndcg[i] for i in range(0, len(rows), 2)}  # labels for every other query
-    fitted = crossfit(rows, half, calibration, signals=list(WEIGHTS))
+    fitted = crossfit(rows, half, calibration, signals=list(SIGNALS))
     other = list(range(1, len(rows), 2))
     crossfit_half = None
     if fitted is not None:
@@ -193,7 +194,9 @@ def held_out(rows: list[dict[str, float]], ndcg: list[float], calibration: Any) 
     }
 
 
-def measure_mode(ws: Any, mode: str, files: dict[str, Path], bench: Any) -> dict[str, Any]:
+def measure_mode(
+    ws: Any, mode: str, files: dict[str, Path], bench: Any
+) -> tuple[dict[str, Any], tuple[list[dict[str, float]], list[float], Any]]:
     from ragsonde.evaluate import evaluate
     from ragsonde.evaluate.options import EvalOptions
     from ragsonde.models.params import SearchParams
@@ -253,9 +256,25 @@ def measure_mode(ws: Any, mode: str, files: dict[str, Path], bench: Any) -> dict
             "recall": round(hits / max(1, sum(true_weak)), 4),
         },
         "signals": signals,
+        "combination": rep.combination,
         "held_out": held_out(rows, ndcg, calibration),
         "seconds": {"eval_with_labels": round(eval_s, 1), "traffic": seconds},
-    }
+    }, (rows, ndcg, calibration)
+
+
+def choose(chroma: dict[str, Any], scifact: dict[str, Any]) -> dict[str, Any]:
+    """The candidates, the rule's choice, and whether ragsonde ships it (its signals and, for a
+    Chroma fit, the very weights: printed to paste into ``predictor.py`` when they differ)."""
+    from ragsonde.traffic.predictor import ALL_SIGNALS, ISSUE_SIGNALS, SIGNALS, WEIGHTS
+
+    found = candidates({"issue": ISSUE_SIGNALS, "all": ALL_SIGNALS}, chroma, scifact)
+    chosen = found["candidates"][found["chosen"]]
+    shipped = {m: w.model_dump() for m, w in WEIGHTS.items()}
+    found["shipped_is_chosen"] = list(SIGNALS) == chosen["signals"] and shipped == chosen["models"]
+    print("chosen by the rule:", found["chosen"], "shipped:", found["shipped_is_chosen"])
+    if not found["shipped_is_chosen"]:
+        print("WEIGHTS to ship:", json.dumps(chosen["models"], indent=1))
+    return found
 
 
 def main() -> None:
@@ -291,14 +310,13 @@ def main() -> None:
         for start in range(0, len(texts), 64):  # as the replay batches them
             ws.embedder.embed_queries(texts[start : start + 64])
         out["embed_only_s"] = round(time.perf_counter() - t0, 2)
+        scifact = {}
         for mode in ("dense", "hybrid"):
-            out["modes"][mode] = measure_mode(ws, mode, files, dataset)
-            m = out["modes"][mode]
-            print(
-                mode,
-                json.dumps(m["predicted"]),
-                json.dumps(m["held_out"]["logistic_cross_fitted"]["auc"]),
-            )
+            out["modes"][mode], scifact[mode] = measure_mode(ws, mode, files, dataset)
+            print(mode, json.dumps(out["modes"][mode]["predicted"]), flush=True)
+        out["chroma_ingest_s"] = ensure_chroma(settings, ws)
+        chroma = {mode: chroma_questions(ws, mode) for mode in scifact}
+        out["fit"] = choose(chroma, scifact)
     out["target_met"] = all(
         m["predicted"]["auc"] >= 0.83 and m["predicted"]["spearman"] >= 0.55
         for m in out["modes"].values()
