@@ -267,10 +267,26 @@ def choose(chroma: dict[str, Any], scifact: dict[str, Any]) -> dict[str, Any]:
     Chroma fit, the very weights: printed to paste into ``predictor.py`` when they differ)."""
     from ragsonde.traffic.predictor import ALL_SIGNALS, ISSUE_SIGNALS, SIGNALS, WEIGHTS
 
-    found = candidates({"issue": ISSUE_SIGNALS, "all": ALL_SIGNALS}, chroma, scifact)
+    sets = {
+        "issue": ISSUE_SIGNALS,
+        "issue+fusion": (*ISSUE_SIGNALS, "agree_top1", "bm25_ratio"),
+        "all": ALL_SIGNALS,
+    }
+    found = candidates(sets, chroma, scifact)
     chosen = found["candidates"][found["chosen"]]
-    shipped = {m: w.model_dump() for m, w in WEIGHTS.items()}
-    found["shipped_is_chosen"] = list(SIGNALS) == chosen["signals"] and shipped == chosen["models"]
+    fitted = chosen["models"]
+
+    def same(mode: str) -> bool:  # the shipped weights are the fit's, to its rounding
+        ours, theirs = WEIGHTS[mode], fitted[mode]
+        return set(ours.weights) == set(theirs["weights"]) and all(
+            abs(v - theirs["weights"][n]) < 1e-4 for n, v in ours.weights.items()
+        )
+
+    found["shipped_is_chosen"] = (
+        list(SIGNALS) == chosen["signals"]
+        and set(WEIGHTS) == set(fitted)
+        and all(same(m) for m in fitted)
+    )
     print("chosen by the rule:", found["chosen"], "shipped:", found["shipped_is_chosen"])
     if not found["shipped_is_chosen"]:
         print("WEIGHTS to ship:", json.dumps(chosen["models"], indent=1))
