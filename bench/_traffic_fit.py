@@ -198,3 +198,44 @@ def candidates(
             out[name] = row
     chosen = max(out, key=lambda n: (out[n]["chroma_mean_spearman"], -len(out[n]["signals"])))
     return {"candidates": out, "chosen": chosen}
+
+
+HOW = {
+    "equal": "equal weights",
+    "own": "fitted per collection and mode on its own sentences",
+    "chroma": "fitted per mode on Chroma's questions",
+}
+
+
+def candidates_section(fit: Mapping[str, Any]) -> list[str]:
+    """RESULTS.md lines: how each candidate was made, its Chroma figures, the rule's choice."""
+    found = fit["candidates"]
+    modes = list(next(iter(found.values()))["chroma"])
+    out = [
+        "How `predicted` is chosen (the rule was written down before these candidates were "
+        "scored in this bench): each candidate is fitted without SciFact's labels; the shipped "
+        "one has the highest mean Spearman over the modes on Chroma's chunking questions (319 "
+        "questions on three other corpora; label: chunk-level nDCG@10; held out by 10-fold "
+        "cross-validation for the ones fitted there). Signal sets: `issue` the predictors the "
+        "issue names (top1, gap, nqc, wig, overlap, rbo); `issue+fusion` those and two hybrid "
+        "signals chosen by reasoning (agree_top1, bm25_ratio); `all` every signal. "
+        f"Chosen: `{fit['chosen']}`; ragsonde ships it: "
+        f"{'yes' if fit.get('shipped_is_chosen') else 'NO (predictor.WEIGHTS is stale)'}. "
+        "Their SciFact figures are the candidate rows above.",
+        "",
+        "| candidate | how it is fitted | "
+        + " | ".join(f"Chroma {m} AUC | Chroma {m} Spearman" for m in modes)
+        + " | mean Spearman |",
+        "|---|---|" + "---|---|" * len(modes) + "---|",
+    ]
+    for name, c in found.items():
+        how, signals = name.split(":", 1)
+        cells = " | ".join(
+            f"{c['chroma'][m]['auc']:.3f} | {c['chroma'][m]['spearman']:+.3f}" for m in modes
+        )
+        mark = " **chosen**" if name == fit["chosen"] else ""
+        out.append(
+            f"| `{name}`{mark} | {HOW[how]}, {signals} signals | {cells} | "
+            f"{c['chroma_mean_spearman']:+.3f} |"
+        )
+    return [*out, ""]
