@@ -352,6 +352,11 @@ def _signal(m: dict[str, Any], name: str) -> dict[str, Any] | None:
     return found
 
 
+def _candidate(m: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = c["scifact"][m["mode"]]
+    return found
+
+
 def traffic_section(d: dict[str, Any]) -> list[str]:
     """The RESULTS.md section for ``bench/results/traffic.json`` (called by ``report.py``)."""
     modes = d["modes"]
@@ -385,7 +390,7 @@ def traffic_section(d: dict[str, Any]) -> list[str]:
     if fit:
         for name, c in fit["candidates"].items():
             label = f"candidate `{name}`" + (" ← the rule's choice" if name == chosen else "")
-            out.append(row(label, lambda m, c=c: c["scifact"][m["mode"]]))
+            out.append(row(label, functools.partial(_candidate, c=c)))
     out.append(row("old default: six signals, equal weights (chosen on these queries)",
                    lambda m: m["held_out"]["candidates_on_test"]["default"]))  # fmt: skip
     out.append(row("held out: an old candidate chosen inside 10-fold CV",

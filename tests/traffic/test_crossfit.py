@@ -47,3 +47,19 @@ def test_too_few_labels_keep_the_fixed_combination() -> None:
     rows = [{"s": float(v)} for v in range(MIN_LABELLED)]
     labels = {i: 0.5 for i in range(MIN_LABELLED - 1)}
     assert crossfit(rows, labels, _calibration(), signals=["s"]) is None
+
+
+def test_every_surface_defaults_to_the_same_weak_cut() -> None:
+    """The CLI keeps its own literal (it does not import the predictor at start): it, the server
+    and the library must agree with ``WEAK_BELOW``."""
+    import inspect
+
+    from ragsonde.cli.traffic import traffic_command
+    from ragsonde.server.routes_traffic import TrafficRequest
+    from ragsonde.traffic.predictor import WEAK_BELOW
+    from ragsonde.traffic.run import TrafficOptions
+
+    cli = inspect.signature(traffic_command).parameters["weak_below"].default
+    assert cli == WEAK_BELOW
+    assert TrafficRequest.model_fields["weak_below"].default == WEAK_BELOW
+    assert TrafficOptions().weak_below == WEAK_BELOW
