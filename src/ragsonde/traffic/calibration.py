@@ -60,7 +60,7 @@ class Calibration(BaseModel):
     """signal -> its values on the calibration sentences, sorted."""
     found: list[float]
     """Per calibration sentence, in the order of ``rows``: 1 / rank of its own chunk in the
-    served top k (0 when missing): the pseudo-label the combination is checked against."""
+    served top k (0 when missing): the pseudo-label :attr:`own_fit` is fitted on."""
     rows: list[dict[str, float]]
     """Per calibration sentence, its signals."""
     own_fit: Logistic | None = None
