@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("RAGSONDE_DATA") or ROOT.parent / "shared" / "data")
 SCIFACT = DATA / "scifact"
 #: The benches' own ragsonde home (git-ignored): collections built once and reused across scripts.
-BENCH_HOME = ROOT / ".ragsonde-bench"
+#: ``RAGSONDE_BENCH_HOME`` moves it (an embedded collection is held by one process at a time, so
+#: two benches at once each need a home of their own).
+BENCH_HOME = Path(os.environ.get("RAGSONDE_BENCH_HOME") or ROOT / ".ragsonde-bench")
 #: All of SciFact, default chunker, dense + BM25: built by whichever of ``bench_tune.py`` and
 #: ``bench_labels.py`` runs first, reused by the other.
 SCIFACT_HYBRID = "scifact_hybrid"
