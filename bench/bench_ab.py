@@ -132,3 +132,32 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def ab_section(d: dict[str, Any]) -> list[str]:
+    """The RESULTS.md section for ``bench/results/ab.json`` (``report.py``)."""
+    med = d["median"]
+    out = [
+        "## The evaluation path before and after its refactor (`bench/bench_ab.py`)",
+        "",
+        f"`python -m bench.bench_ab --base {d['base']} --repeats {d['repeats']}`: `ragsonde eval` "
+        f"of SciFact's 300 test queries on `{d['collection']}` (dense), with the code of "
+        f"{d['base']} (before issue 32's refactor) and with this checkout's, each a process of "
+        "its own, alternating; medians.",
+        "",
+        "| figure | base | head | head / base |",
+        "|---|---|---|---|",
+    ]
+    for label, key in (("wall s", "wall_s"), ("CPU s", "cpu_s"), ("peak MB", "peak_mb")):
+        if key in med["base"]:
+            b, h = med["base"][key], med["head"][key]
+            out.append(f"| {label} | {b:.1f} | {h:.1f} | {h / b:.3f} |")
+    nd = d["ndcg@10"]
+    out += [
+        f"| nDCG@10 | {nd['base']} | {nd['head']} | |",
+        "",
+        "Every metric equal between the two versions: "
+        + ("**yes**." if d["metrics_equal"] else f"**no**: {d['differing_metrics']}."),
+        "",
+    ]
+    return out
