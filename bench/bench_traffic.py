@@ -266,9 +266,10 @@ def measure_mode(
 
 
 def choose(chroma: dict[str, Any], scifact: dict[str, Any]) -> dict[str, Any]:
-    """The candidates, the rule's choice, and whether ragsonde ships it (its signals and, for a
-    Chroma fit, the very weights: printed to paste into ``predictor.py`` when they differ)."""
-    from ragsonde.traffic.predictor import ALL_SIGNALS, ISSUE_SIGNALS, SIGNALS, WEIGHTS
+    """The candidates and the rule's choice; whether ``predictor.CHROMA_FITS`` holds the
+    choice's very weights (printed to paste there when they differ). ragsonde's default is
+    not the choice: see ``predictor.SIGNALS``."""
+    from ragsonde.traffic.predictor import ALL_SIGNALS, CHROMA_FITS, ISSUE_SIGNALS
 
     sets = {
         "issue": ISSUE_SIGNALS,
@@ -279,20 +280,21 @@ def choose(chroma: dict[str, Any], scifact: dict[str, Any]) -> dict[str, Any]:
     chosen = found["candidates"][found["chosen"]]
     fitted = chosen["models"]
 
-    def same(mode: str) -> bool:  # the shipped weights are the fit's, to its rounding
-        ours, theirs = WEIGHTS[mode], fitted[mode]
+    def same(mode: str) -> bool:  # the kept weights are the fit's, to its rounding
+        ours, theirs = CHROMA_FITS[mode], fitted[mode]
         return set(ours.weights) == set(theirs["weights"]) and all(
             abs(v - theirs["weights"][n]) < 1e-4 for n, v in ours.weights.items()
         )
 
-    found["shipped_is_chosen"] = (
-        list(SIGNALS) == chosen["signals"]
-        and set(WEIGHTS) == set(fitted)
+    found["shipped_is_chosen"] = False
+    found["kept_is_chosen"] = (
+        list(ALL_SIGNALS) == chosen["signals"]
+        and set(CHROMA_FITS) == set(fitted)
         and all(same(m) for m in fitted)
     )
-    print("chosen by the rule:", found["chosen"], "shipped:", found["shipped_is_chosen"])
-    if not found["shipped_is_chosen"]:
-        print("WEIGHTS to ship:", json.dumps(chosen["models"], indent=1))
+    print("chosen by the rule:", found["chosen"], "kept in CHROMA_FITS:", found["kept_is_chosen"])
+    if not found["kept_is_chosen"]:
+        print("CHROMA_FITS to keep:", json.dumps(chosen["models"], indent=1))
     return found
 
 
@@ -385,14 +387,12 @@ def traffic_section(d: dict[str, Any]) -> list[str]:
 
     fit = d.get("fit")
     chosen = fit["chosen"] if fit else None
-    shipped = f"**predicted**, shipped (`{chosen}`, by the rule below)"
+    shipped = "**predicted**, shipped: six signals, equal weights (chosen on these queries)"
     out.append(row(shipped, lambda m: m["predicted"]))
     if fit:
         for name, c in fit["candidates"].items():
             label = f"candidate `{name}`" + (" ← the rule's choice" if name == chosen else "")
             out.append(row(label, functools.partial(_candidate, c=c)))
-    out.append(row("old default: six signals, equal weights (chosen on these queries)",
-                   lambda m: m["held_out"]["candidates_on_test"]["default"]))  # fmt: skip
     out.append(row("held out: an old candidate chosen inside 10-fold CV",
                    lambda m: m["held_out"]["candidate_chosen_in_cv"]))  # fmt: skip
     out.append(row("held out: logistic on all signals, cross-fitted on SciFact",
