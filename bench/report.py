@@ -284,6 +284,7 @@ def targets_summary(folder: Path) -> list[str]:
     if ec:
         res = ec["results"]
         clock = [abs(v) for r in res for v in r["clock_error"].values()]
+        hi = _load(folder, "history")
         cpu = "record_cpu_share_plain" in res[0]
         share = "record_cpu_share_plain" if cpu else "record_share_plain"
         rows += [
@@ -295,10 +296,14 @@ def targets_summary(folder: Path) -> list[str]:
              all(r["explain_peak_ratio"] <= 1.5 for r in res)),
             ("eval: report seconds vs wall less start-up, worst variant", "±5 %",
              f"{max(clock):.1%}", max(clock) <= 0.05),
-            (f"eval: history recording ({'CPU' if cpu else 'wall'}), plain eval",
-             "≤ 5 %", " / ".join(f"{r[share]:+.1%}" for r in res),
-             all(r[share] <= 0.05 for r in res)),
+            (f"eval: history recording, whole process ({'CPU' if cpu else 'wall'}; noisy)",
+             "reported", " / ".join(f"{r[share]:+.1%}" for r in res), None),
         ]  # fmt: skip
+        if hi:
+            o = hi["overhead"]
+            rows.append(("eval: history recording, share of a SciFact eval (in process)",
+                         "≤ 5 %", f"{o['recording_share']:.1%} ({hi['date']})",
+                         o["target_met"]))  # fmt: skip
     tr = _load(folder, "traffic")
     if tr:
         for mode, m in tr["modes"].items():
