@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.estimate import estimate_comparison, estimate_report
+from ragsonde.estimate import estimate_comparison, estimate_report, estimating
 from ragsonde.evaluate import EvalOptions, EvalReport, evaluate
 from ragsonde.evaluate.gates import parse_gate
+from ragsonde.history import HistoryStore
 from ragsonde.samples import robotics_benchmark
 from ragsonde.workspace import Workspace
 from tests.support import home_env, run
@@ -54,11 +55,17 @@ def test_every_metric_is_estimated_from_labelled_and_predicted_queries(
 ) -> None:
     bench = _partly_labelled(tmp_path)
     options = EvalOptions(k=[1, 10], throughput=False, estimate=True)
-    report = _run(bench, options, sample_home, embedder, history=tmp_path / "history.sqlite")
+    plain = _run(bench, options, sample_home, embedder)
+    assert plain.metrics_ci is None  # evaluate() keeps the rows; the extend step estimates
+    history = tmp_path / "history.sqlite"
+    report = _run(
+        bench, options, sample_home, embedder, history=history, extend=estimating(options)
+    )
     assert report.history_run is not None  # unlabelled rows do not stop the run's recording
-    assert report.metrics_ci is None  # evaluate() keeps the rows; the surfaces estimate
-    estimate_report(report, options)
     validate_report(report.model_dump(mode="json"))
+    with HistoryStore(history) as hs:  # recorded after the estimate: its intervals with it
+        recorded = hs.get(report.history_run).report
+    assert recorded.metrics_ci == report.metrics_ci
     assert report.metrics_ci is not None and set(report.metrics_ci) == set(report.metrics)
     labelled = [row for row in report.per_query.values() if row.relevant]
     assert len(labelled) == LABELLED and len(report.per_query) == 46

@@ -2,10 +2,12 @@
 benchmark, and PPI++ differences on a comparison of two such runs.
 
 The estimate room sits above the evaluation (it reads reports; the traffic room's predictor
-replays queries), so the surfaces call these after ``evaluate()``: the CLI's ``eval
---estimate`` and ``compare``. ``evaluate()`` with ``EvalOptions(estimate=True)`` keeps the
-benchmark's unlabelled rows and scores the labelled ones; :func:`estimate_report` then adds
-every metric's estimate and re-runs the gates on it.
+replays queries), so the evaluation does not call it: ``evaluate()`` with
+``EvalOptions(estimate=True)`` keeps the benchmark's unlabelled rows and scores the labelled
+ones, and the surfaces hand it :func:`estimating`'s step as its ``extend``. The step runs
+:func:`estimate_report` (every metric's estimate, the gates again on it) on the finished report
+before it is timed and recorded, so the report's ``seconds`` covers the estimate and the run in
+the history carries its intervals. ``compare`` calls :func:`estimate_comparison`.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from ragsonde.estimate.run import RunContext, estimate_run, plan_probabilities
 from ragsonde.models.prediction import PredictedQuery, QueryPrediction
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from ragsonde.evaluate.comparison import Comparison
     from ragsonde.evaluate.options import EvalOptions
     from ragsonde.evaluate.report import EvalReport, QueryRow
 
-__all__ = ["estimate_comparison", "estimate_report"]
+__all__ = ["estimate_comparison", "estimate_report", "estimating"]
 
 
 def _scores(rows: Mapping[str, QueryRow]) -> dict[str, list[float]]:
@@ -62,6 +64,21 @@ def estimate_report(
         )
     report.gates = [g.evaluate(report) for g in options.parsed_gates]
     return report
+
+
+def estimating(
+    options: EvalOptions, *, workspace: Any = None, settings: Any = None
+) -> Callable[[EvalReport], None] | None:
+    """The extend step of an evaluation run with ``options``: :func:`estimate_report` when
+    ``options.estimate``, else None (nothing to add). Hand it to ``evaluate(..., extend=…)``
+    (or ``evaluate_explained``), so the estimate is timed and recorded with the run."""
+    if not options.estimate:
+        return None
+
+    def step(report: EvalReport) -> None:
+        estimate_report(report, options, workspace=workspace, settings=settings)
+
+    return step
 
 
 def _signals(
