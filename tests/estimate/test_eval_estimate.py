@@ -149,3 +149,25 @@ def test_compare_estimates_the_paired_difference_over_every_query(
     assert (result.ppi.n_labeled, result.ppi.n_predicted) == (LABELLED, 46 - LABELLED)
     assert result.ppi.classical.estimate == pytest.approx(float(delta), abs=1e-9)
     assert result.ppi.low <= result.ppi.estimate <= result.ppi.high
+
+
+def test_explain_and_estimate_in_one_run_recorded_with_both(
+    sample_home: Path, tmp_path: Path
+) -> None:
+    """``--explain --estimate``: the ladder and the estimate both run before the report is timed
+    and recorded, so the recorded run (``history show --json``) carries the intervals and the
+    gates' verdicts on them."""
+    bench, history = _partly_labelled(tmp_path), tmp_path / "history.sqlite"
+    env = home_env(sample_home)
+    done = run("eval", str(bench), "-c", "robotics", "--estimate", "--explain", "--json",
+               "--no-throughput", "--history", str(history), "--gate", "ndcg@10>=0.01",
+               env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["misses"] is not None and doc["metrics_ci"]["ndcg@10"]["n_labeled"] == LABELLED
+    assert doc["gates"][0]["on"].startswith("the lower end")
+    shown = run("history", "show", "last", "--json", "--history", str(history), env=env)
+    assert shown.returncode == 0, shown.stderr
+    recorded = json.loads(shown.stdout)["run"]
+    assert recorded["metrics_ci"] == doc["metrics_ci"] and recorded["passed"]
+    assert recorded["seconds"] == doc["seconds"]

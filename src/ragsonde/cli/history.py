@@ -188,11 +188,17 @@ def show_command(
 
 
 def _render_show(out: RunShow) -> None:
+    from ragsonde.history.trend import describe
+
     console.print(_summary_table([out.run]))
-    table = Table("metric", "value", "95% CI", box=None, pad_edge=False)
+    estimated = out.run.metrics_ci or {}
+    heads = ["metric", "value", "95% CI"] + (["estimate, 95 % interval"] if estimated else [])
+    table = Table(*heads, box=None, pad_edge=False)
     for name, value in out.run.metrics.items():
         low, high = out.bands.get(name, (value, value))
-        table.add_row(name, f"{value:.4f}", f"{low:.4f}…{high:.4f}")
+        e = estimated.get(name)
+        shown = [describe(e) if e else "-"] if estimated else []
+        table.add_row(name, f"{value:.4f}", f"{low:.4f}…{high:.4f}", *shown)
     console.print(table)
     for name, value in out.fingerprint.flat().items():
         console.print(f"  {escape(name)} = {escape(str(value))}")
@@ -290,7 +296,7 @@ def trend_command(
     json_output: JsonOpt = False,
 ) -> None:
     """A metric run after run: a sparkline here, an SVG plot with bootstrap bands in --out."""
-    from ragsonde.history.trend import trend, write_svg
+    from ragsonde.history.trend import describe, trend, write_svg
 
     def ask(hs: HistoryStore) -> Trend:
         t = trend(hs, metric, benchmark=benchmark, collection=collection)
@@ -301,10 +307,11 @@ def trend_command(
     def show(t: Trend) -> None:
         values = [p.value for p in t.points]
         console.print(f"{metric}  {t.sparkline}  {values[0]:.4f} → {values[-1]:.4f}")
-        for p in t.points:
-            if p.changed:
-                changed = escape(", ".join(p.changed))
-                console.print(f"  run {p.run_id}: {p.value:.4f}  changed {changed}")
+        for p in t.points:  # a run with an estimate, or after a change: its line
+            if p.changed or p.interval:
+                what = f"  {describe(p.interval)}" if p.interval else ""
+                changed = f"  changed {escape(', '.join(p.changed))}" if p.changed else ""
+                console.print(f"  run {p.run_id}: {p.value:.4f}{what}{changed}", soft_wrap=True)
         if out is not None:
             console.print(f"wrote plot: {out}")
 
