@@ -171,3 +171,40 @@ def test_explain_and_estimate_in_one_run_recorded_with_both(
     recorded = json.loads(shown.stdout)["run"]
     assert recorded["metrics_ci"] == doc["metrics_ci"] and recorded["passed"]
     assert recorded["seconds"] == doc["seconds"]
+
+
+def test_history_diff_estimates_the_paired_difference_of_two_recorded_runs(
+    sample_home: Path, embedder: Any, tmp_path: Path
+) -> None:
+    """Two estimated runs recorded, then ``history diff``: each metric's PPI++ difference over
+    the shared queries, from the per-query values the history kept (the same as ``compare``'s
+    on the reports in memory), "significant" only when its interval excludes 0."""
+    from ragsonde.evaluate.compare import compare_reports
+
+    bench, history = _partly_labelled(tmp_path), tmp_path / "history.sqlite"
+    reports = []
+    for extra in ({}, {"score_threshold": 0.6}):  # B loses most hits: a significant drop
+        options = EvalOptions(k=[10], throughput=False, estimate=True, **extra)
+        reports.append(_run(bench, options, sample_home, embedder, history=history,
+                            extend=estimating(options)))  # fmt: skip
+    a, b = reports
+    h, env = ("--history", str(history)), home_env(sample_home)
+    done = run("history", "diff", "1", "2", "-m", "ndcg@10", "--json", *h, env=env)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)["metrics"][0]["ppi"]
+    want = estimate_comparison(compare_reports(a, b, ["ndcg@10"]), a, b).metric("ndcg@10").ppi
+    assert want is not None and got == want.model_dump(mode="json")
+    gold = [q for q, row in a.per_query.items() if row.relevant]
+    delta = np.mean([b.per_query[q].metrics["ndcg@10"] - a.per_query[q].metrics["ndcg@10"]
+                     for q in gold])  # fmt: skip
+    assert got["classical"]["estimate"] == pytest.approx(float(delta), abs=1e-9)
+    assert (got["n_labeled"], got["n_predicted"]) == (LABELLED, 46 - LABELLED)
+    text = run("history", "diff", "1", "2", "-m", "ndcg@10", *h, env=env).stdout
+    assert got["high"] < 0  # the interval excludes 0
+    line = next(x for x in text.splitlines() if "over every query" in x)
+    assert "(significant; rests on 20 labelled queries, 26 predicted)" in line
+    same = json.loads(run("history", "diff", "1", "1", "-m", "ndcg@10", "--json", *h,
+                          env=env).stdout)["metrics"][0]["ppi"]  # fmt: skip
+    assert same["low"] <= 0 <= same["high"]  # a run against itself: never significant
+    shown = run("history", "diff", "1", "1", "-m", "ndcg@10", *h, env=env).stdout
+    assert "n.s.: the interval holds 0; rests on 20 labelled" in shown

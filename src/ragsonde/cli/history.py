@@ -207,6 +207,7 @@ def _render_show(out: RunShow) -> None:
 def render_diff(diff: RunDiff) -> None:
     """What changed, the metric table, and the flipped queries (with why, where the run in
     which a query missed was evaluated with --explain)."""
+    from ragsonde.cli._estimate import render_paired
     from ragsonde.cli.render import metrics_table
 
     a, b = diff.a.run_id, diff.b.run_id
@@ -219,6 +220,7 @@ def render_diff(diff: RunDiff) -> None:
     if not diff.like_for_like:
         console.print("[bold yellow]across benchmarks[/]: the labels or queries differ")
     console.print(metrics_table(f"run {b} (B) vs run {a} (A)", diff.metrics))
+    render_paired(diff.metrics)  # runs of a partly labelled benchmark: PPI++ over every query
     if diff.flip_metric is None:
         return
     if not diff.flips:
@@ -270,12 +272,19 @@ def diff_command(
     """What differs between two runs' fingerprints, their metrics (paired tests, CIs), and the
     queries that flipped between hit and miss (and why, where the runs were evaluated with
     --explain)."""
+    from ragsonde.estimate import estimate_comparison
     from ragsonde.history import diff_runs, resolve_run
 
     def ask(hs: HistoryStore) -> RunDiff:
         a, b = hs.get(resolve_run(hs, run_a)), hs.get(resolve_run(hs, run_b))
         return diff_runs(
-            a, b, metric, alpha=alpha, n_resamples=resamples, across_benchmarks=across_benchmarks
+            a,
+            b,
+            metric,
+            alpha=alpha,
+            n_resamples=resamples,
+            across_benchmarks=across_benchmarks,
+            paired=estimate_comparison,
         )
 
     _answer(_Where(history, home, config_file, json_output), ask, render_diff)

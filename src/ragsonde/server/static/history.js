@@ -245,6 +245,15 @@
       table.append(row);
     }
     out.push(table);
+    for (const m of d.metrics) {
+      if (!m.ppi) continue; // runs of a partly labelled benchmark: PPI++ over every query
+      const p = m.ppi;
+      const verdict = p.low > 0 || p.high < 0 ? "significant" : "n.s.: the interval holds 0";
+      const sign = (v) => (v >= 0 ? "+" : "") + v.toFixed(4);
+      out.push(html("p", `${m.metric}: B - A by ${p.method} over every query ${sign(p.estimate)} ` +
+        `[${sign(p.low)}, ${sign(p.high)}] (${verdict}; rests on ${p.n_labeled} labelled queries, ` +
+        `${p.n_predicted} predicted)`, "history-ppi"));
+    }
     const flips = html("ul", undefined, "history-flips");
     for (const f of d.flips) {
       const arrow = f.direction === "lost" ? "hit → miss" : "miss → hit";
