@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
 from ragsonde.evaluate.schema import get_schema
 from ragsonde.history import HistoryStore, trend
@@ -106,3 +107,22 @@ def test_list_show_and_trend_carry_the_interval(cli: Cli, tmp_path: Path) -> Non
     assert f"[{e['low']:.4f}, {e['high']:.4f}] ({e['method']}, 20 labelled + 26 predicted)" in shown
     table = cli("history", "show", "2", *h).stdout
     assert "estimate, 95 % interval" in table and f"[{e['low']:.4f}, {e['high']:.4f}]" in table
+
+
+def test_an_estimated_runs_bootstrap_band_is_over_its_labelled_queries(tmp_path: Path) -> None:
+    """The unlabelled rows carry no metric: the band resamples the labelled ones (checked
+    against a bootstrap written out here), not a point at the mean."""
+    import numpy as np
+
+    from ragsonde.history.record import confidence_bands
+
+    with HistoryStore(_migrated(tmp_path)) as hs:
+        report = hs.get(2).report
+    labelled = [r.metrics["ndcg@10"] for r in report.per_query.values() if r.metrics]
+    assert len(labelled) == 20 < len(report.per_query)
+    low, high = confidence_bands(report)["ndcg@10"]
+    values = np.asarray(labelled)
+    idx = np.random.default_rng(0).integers(0, len(values), size=(1000, len(values)))
+    want = np.percentile(values[idx].mean(axis=1), [2.5, 97.5])
+    assert (low, high) == pytest.approx(tuple(np.round(want, 6)), abs=1e-6)
+    assert low < report.metrics["ndcg@10"] < high
