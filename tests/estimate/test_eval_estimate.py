@@ -17,8 +17,8 @@ from ragsonde.estimate import estimate_comparison, estimate_report, estimating
 from ragsonde.evaluate import EvalOptions, EvalReport, evaluate
 from ragsonde.evaluate.gates import parse_gate
 from ragsonde.history import HistoryStore
-from ragsonde.samples import robotics_benchmark
 from ragsonde.workspace import Workspace
+from tests.estimate.support import partly_labelled
 from tests.support import home_env, run
 
 pytestmark = pytest.mark.slow
@@ -26,13 +26,7 @@ LABELLED = 20
 
 
 def _partly_labelled(tmp_path: Path) -> Path:
-    """The sample benchmark with ``relevant`` kept on its first LABELLED rows only."""
-    rows = [json.loads(line) for line in robotics_benchmark().read_text().splitlines() if line]
-    for row in rows[LABELLED:]:
-        del row["relevant"]
-    path = tmp_path / "partly.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
+    return partly_labelled(tmp_path / "partly.jsonl", LABELLED)
 
 
 def _classical(values: np.ndarray) -> tuple[float, float]:
