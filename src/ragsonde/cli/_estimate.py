@@ -54,7 +54,8 @@ def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
         )
     console.print(table)
     console.print(
-        f"(the metrics above are the means of the {first.n_labeled} labelled queries alone)"
+        "(the metrics above are the means of the labelled queries alone; the estimates rest on "
+        f"the {first.n_labeled} a person labelled)"
     )
     if first.method == "classical":
         console.print(
