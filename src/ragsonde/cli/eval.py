@@ -250,7 +250,8 @@ def _evaluate_one(
     """The one evaluation, with a progress bar on a terminal (not with --json); with
     ``explain_k``, its misses explained before it is timed and recorded (``--explain``); with
     ``options.estimate``, its metrics estimated (:func:`ragsonde.estimate.estimating`), both
-    timed and recorded with the run."""
+    timed and recorded with the run (from the command's start: ``STARTED``)."""
+    from ragsonde.cli.app import STARTED
     from ragsonde.cli.progress import RichProgress
     from ragsonde.evaluate import evaluate
 
@@ -262,7 +263,14 @@ def _evaluate_one(
     with RichProgress(not json_output and err_console.is_terminal, "queries") as bar:
         if explain_k is None:
             return evaluate(
-                dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus, extend=step
+                dataset,
+                options,
+                ws,
+                progress=bar,
+                ingest=ingest,
+                corpus=corpus,
+                extend=step,
+                started=STARTED,
             )
         from ragsonde.explain import evaluate_explained
 
@@ -275,6 +283,7 @@ def _evaluate_one(
             progress=bar,
             ingest=ingest,
             corpus=corpus,
+            started=STARTED,
         )
 
 

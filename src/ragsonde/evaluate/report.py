@@ -22,9 +22,8 @@ blames each missed relevant document on the pipeline stage that lost it (1.3;
 with their spans and text, so a report marks the answer inside each hit (1.4;
 :mod:`ragsonde.evaluate.highlight`). ``metrics_ci`` (``--estimate``) gives each metric an
 estimate with its 95 % interval, from the labelled queries and predictions for the unlabelled
-ones (1.5; :mod:`ragsonde.estimate`). ``benchmark.machine_labels`` names the queries whose labels a
-machine made (generated, or an LLM judge's): never gold in an estimate, and a gate passes on
-them only through an estimate's interval (1.7; :mod:`ragsonde.evaluate.gates`).
+ones (1.5; :mod:`ragsonde.estimate`). ``benchmark.machine_labels`` (1.7): the queries whose
+labels a machine made, never gold; a gate passes on them only through an estimate.
 """
 
 from __future__ import annotations
@@ -212,12 +211,9 @@ class BenchmarkInfo(_Part):
         description="Labels from judged pools (LLM or human judgments): an unlabelled hit in "
         "the top k is a hole, and low judged@k makes the metrics a lower bound (added in 1.6).",
     )
-    machine_labels: dict[str, str] = Field(
-        default_factory=dict,
-        description="Query id -> who made its labels, for the queries a machine labelled "
-        "('generator:offline:gist', 'llm:…'): they enter an estimate only as predicted, never "
-        "as gold, and a gate on a metric passes only through its estimate (added in 1.7).",
-    )
+    machine_labels: dict[str, str] = Field(default_factory=dict, description="Query id -> who "
+        "made its labels when a machine did ('generator:offline:gist', 'llm:…'): never gold in "
+        "an estimate; a gate on a metric passes only through its estimate (added in 1.7).")  # fmt: skip
 
 
 class RelevanceField(_Part):
@@ -384,7 +380,10 @@ class EvalReport(_Part):
         default_factory=list, description="What a reader should know about this run."
     )
     created_at: str
-    seconds: float = 0.0
+    seconds: float = Field(
+        default=0.0,
+        description="Wall seconds from the command's start (CLI) or the call to the report.",
+    )
     per_query: dict[str, QueryRow]
     _run: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)
     history_run: int | None = Field(
