@@ -213,7 +213,7 @@ class BenchmarkInfo(_Part):
     )
     machine_labels: dict[str, str] = Field(default_factory=dict, description="Query id -> who "
         "made its labels when a machine did ('generator:offline:gist', 'llm:…'): never gold in "
-        "an estimate; a gate on a metric passes only through its estimate (added in 1.7).")  # fmt: skip
+        "an estimate; a gate on a metric passes only through its estimate (1.7).")  # fmt: skip
 
 
 class RelevanceField(_Part):
