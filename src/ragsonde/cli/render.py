@@ -322,15 +322,9 @@ def render_comparison(comparison: Comparison) -> None:
         f"permutation test. Significant: both p < {comparison.alpha}; "
         "n.s.: no significant difference."
     )
-    for m in comparison.metrics:
-        if m.ppi is not None:  # a partly labelled benchmark: the tests above are its labels'
-            p = m.ppi
-            verdict = "significant" if p.low > 0 or p.high < 0 else "n.s."
-            console.print(
-                f"{m.metric}: B - A by {p.method} over every query {p.estimate:+.4f} "
-                f"[{p.low:+.4f}, {p.high:+.4f}] ({verdict}; {p.n_labeled} labelled, "
-                f"{p.n_predicted} predicted)"
-            )
+    from ragsonde.cli._estimate import render_paired
+
+    render_paired(comparison.metrics)  # a partly labelled benchmark: the tests are its labels'
     if comparison.changed:
         console.print(_changed_table(comparison))
     else:

@@ -22,7 +22,7 @@ from ragsonde.estimate.estimate import (
 )
 from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
 from ragsonde.estimate.predictors import ScoreSignals
-from ragsonde.estimate.report import estimate_comparison, estimate_report
+from ragsonde.estimate.report import estimate_comparison, estimate_report, estimating
 from ragsonde.models.estimate import Bounds, Method, MetricEstimate
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "estimate_metric",
     "estimate_metrics",
     "estimate_report",
+    "estimating",
     "features",
     "ppi_mean",
 ]

@@ -419,6 +419,11 @@ def evaluate(
                 errors=ev.errors,
                 ingested=ingested,
                 pooled=bench.pooled,
+                machine_labels={
+                    q.query_id: q.machine_labels
+                    for q in bench.queries
+                    if q.machine_labels and q.relevant
+                },
             ),
             search=ev.search_info(built),
             breakdown=build_breakdown(bench.queries, ran.per_query, o.by, by_groups),
