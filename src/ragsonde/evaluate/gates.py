@@ -14,6 +14,7 @@ import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
@@ -45,7 +46,12 @@ class Gate:
     threshold: float
 
     def __str__(self) -> str:
-        return f"{self.path}{self.op}{self.threshold:g}"
+        """The gate as :func:`parse_gate` reads it back: the threshold in plain decimals
+        (``1e+06`` is not a number a gate takes)."""
+        text = format(Decimal(repr(self.threshold)), "f")
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return f"{self.path}{self.op}{text}"
 
     def evaluate(self, report: EvalReport) -> GateResult:
         """The gate against a report: a metric name, or a path into its JSON."""
