@@ -52,10 +52,10 @@ def compare_command(
 
     a, b = load_report(report_a), load_report(report_b)
     comparison = compare_reports(a, b, metric, alpha=alpha, n_resamples=resamples, seed=seed)
-    if any(not row.relevant for row in a.per_query.values()):  # a partly labelled benchmark
-        from ragsonde.estimate import estimate_comparison
+    from ragsonde.estimate import estimate_comparison
 
-        estimate_comparison(comparison, a, b)
+    # each difference's classical interval; PPI++'s over every query when partly labelled
+    estimate_comparison(comparison, a, b)
     if gate_no_regression:
         comparison.gate = no_regression_gate(comparison, metric)
     gate = comparison.gate

@@ -22,7 +22,12 @@ from ragsonde.estimate.estimate import (
 )
 from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
 from ragsonde.estimate.predictors import ScoreSignals
-from ragsonde.estimate.report import estimate_comparison, estimate_report
+from ragsonde.estimate.report import (
+    comparison_predictor,
+    estimate_comparison,
+    estimate_report,
+    estimate_versus,
+)
 from ragsonde.models.estimate import Bounds, Method, MetricEstimate
 
 __all__ = [
@@ -35,6 +40,7 @@ __all__ = [
     "MetricEstimate",
     "ScoreSignals",
     "classical_mean",
+    "comparison_predictor",
     "crossfit",
     "crossppi_mean",
     "estimate_comparison",
@@ -42,6 +48,7 @@ __all__ = [
     "estimate_metric",
     "estimate_metrics",
     "estimate_report",
+    "estimate_versus",
     "features",
     "ppi_mean",
 ]

@@ -5,16 +5,26 @@ The estimate room sits above the evaluation (it reads reports; the traffic room'
 replays queries), so the surfaces call these after ``evaluate()``: the CLI's ``eval
 --estimate`` and ``compare``. ``evaluate()`` with ``EvalOptions(estimate=True)`` keeps the
 benchmark's unlabelled rows and scores the labelled ones; :func:`estimate_report` then adds
-every metric's estimate and re-runs the gates on it.
+every metric's estimate and re-runs the gates on it. ``eval --versus``/``--against`` and
+``compare`` add each compared metric's paired difference with its interval
+(:func:`estimate_comparison`, through :func:`estimate_versus` for the former).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.estimate.estimate import estimate_difference
-from ragsonde.estimate.predictors import ScoreSignals
-from ragsonde.estimate.run import RunContext, estimate_run, plan_probabilities
+from ragsonde.estimate.ppi import MIN_LABELED
+from ragsonde.estimate.run import (
+    PREDICTORS,
+    RunContext,
+    check_predictor,
+    estimate_run,
+    plan_probabilities,
+)
+from ragsonde.evaluate.comparison import PPI_SIGNIFICANCE
 from ragsonde.models.prediction import PredictedQuery, QueryPrediction
 
 if TYPE_CHECKING:
@@ -22,9 +32,9 @@ if TYPE_CHECKING:
 
     from ragsonde.evaluate.comparison import Comparison
     from ragsonde.evaluate.options import EvalOptions
-    from ragsonde.evaluate.report import EvalReport, QueryRow
+    from ragsonde.evaluate.report import EvalReport, QueryRow, VersusReport
 
-__all__ = ["estimate_comparison", "estimate_report"]
+__all__ = ["comparison_predictor", "estimate_comparison", "estimate_report", "estimate_versus"]
 
 
 def _scores(rows: Mapping[str, QueryRow]) -> dict[str, list[float]]:
@@ -64,31 +74,82 @@ def estimate_report(
     return report
 
 
-def _signals(
-    rows: Mapping[str, QueryRow], queries: Sequence[PredictedQuery]
+def comparison_predictor(name: str) -> str:
+    """``name`` if a comparison of two runs can take it (checked before the runs): the
+    predictors that need no replay, since ``traffic`` replays one collection's queries with
+    one embedder."""
+    if check_predictor(name) == "traffic":
+        raise QueryValidationError(
+            "predictor 'traffic' replays one collection's queries: a comparison of two runs "
+            "takes 'scores' (each run's own score signals) or 'none'.",
+            field="predictor",
+        )
+    return name
+
+
+def _predictions(
+    rows: Mapping[str, QueryRow], queries: Sequence[PredictedQuery], predictor: str
 ) -> list[QueryPrediction]:
-    scores = _scores(rows)
-    return ScoreSignals(lambda p: scores[p.query_id]).predict(queries)
+    """One side's predictions for ``queries``."""
+    made = PREDICTORS[comparison_predictor(predictor)](RunContext(scores=_scores(rows)))
+    return made.predict(queries) if made is not None else []
 
 
-def estimate_comparison(comparison: Comparison, a: EvalReport, b: EvalReport) -> Comparison:
+def _gold(r: EvalReport, ids: Sequence[str], name: str) -> dict[str, float]:
+    return {
+        q: r.per_query[q].metrics[name]
+        for q in ids
+        if r.per_query[q].relevant and name in r.per_query[q].metrics
+    }
+
+
+def estimate_comparison(
+    comparison: Comparison, a: EvalReport, b: EvalReport, *, predictor: str = "scores"
+) -> Comparison:
     """``comparison`` (``compare_reports(a, b)``) with each metric's paired difference B − A
-    estimated by PPI++ over every query, when the reports are of a partly labelled benchmark:
-    the labelled queries' differences and both systems' score signals. Unchanged otherwise."""
+    and its interval, through :func:`~ragsonde.estimate.estimate_difference`:
+
+    * ``classical``: over the labelled queries the tests ran on (Student's t), always;
+    * ``ppi``, on a partly labelled benchmark: PPI++ over every query, from the labelled
+      queries' differences and both sides' ``predictor`` predictions (``scores``: each run's
+      own score signals; ``none``: the labelled queries alone). The metric's ``significant``
+      and ``verdict`` then follow this interval: significant only when it excludes 0.
+
+    A report that records no labels (older reports) is left as it was."""
     ids = sorted(a.per_query)
-    labelled = sum(1 for q in ids if a.per_query[q].relevant)
-    if labelled in (0, len(ids)):  # wholly labelled, or a report that records no labels
+    labelled = [q for q in ids if a.per_query[q].relevant and b.per_query[q].relevant]
+    if len(labelled) < MIN_LABELED:  # records no labels, or too few for an interval
         return comparison
-    queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
-    sig_a, sig_b = _signals(a.per_query, queries), _signals(b.per_query, queries)
+    partly = len(labelled) < len(ids)
+    if partly:
+        queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
+        pred_a = _predictions(a.per_query, queries, predictor)
+        pred_b = _predictions(b.per_query, queries, predictor)
+        comparison.significance = PPI_SIGNIFICANCE
+    alpha = comparison.alpha
     for m in comparison.metrics:
-
-        def gold(r: EvalReport, name: str = m.metric) -> dict[str, float]:
-            return {
-                q: r.per_query[q].metrics[name]
-                for q in ids
-                if r.per_query[q].relevant and name in r.per_query[q].metrics
-            }
-
-        m.ppi = estimate_difference(gold(a), gold(b), ids, sig_a, sig_b, alpha=comparison.alpha)
+        gold_a, gold_b = _gold(a, ids, m.metric), _gold(b, ids, m.metric)
+        m.classical = estimate_difference(gold_a, gold_b, labelled, alpha=alpha)
+        if partly:
+            m.ppi = estimate_difference(gold_a, gold_b, ids, pred_a, pred_b, alpha=alpha)
+            m.significant = m.ppi.low > 0 or m.ppi.high < 0
+            m.verdict = _verdict(m.ppi.estimate, m.significant)
     return comparison
+
+
+def _verdict(delta: float, significant: bool) -> str:
+    if not significant:
+        return "no significant difference"
+    return "better" if delta > 0 else "worse"
+
+
+def estimate_versus(versus: VersusReport, options: EvalOptions) -> VersusReport:
+    """Both runs of ``eval --versus``/``--against`` and their comparison, estimated: with
+    ``options.estimate``, each side's ``metrics_ci`` (and its gates on the intervals); always,
+    each compared metric's difference with its interval (:func:`estimate_comparison`)."""
+    comparison_predictor(options.predictor)
+    if options.estimate:
+        for side in (versus.a, versus.b):
+            estimate_report(side, options)
+    estimate_comparison(versus.comparison, versus.a, versus.b, predictor=options.predictor)
+    return versus

@@ -22,7 +22,9 @@ blames each missed relevant document on the pipeline stage that lost it (1.3;
 with their spans and text, so a report marks the answer inside each hit (1.4;
 :mod:`ragsonde.evaluate.highlight`). ``metrics_ci`` (``--estimate``) gives each metric an
 estimate with its 95 % interval, from the labelled queries and predictions for the unlabelled
-ones (1.5; :mod:`ragsonde.estimate`).
+ones (1.5; :mod:`ragsonde.estimate`). A comparison's metric carries the classical interval of
+the paired difference, and on a partly labelled benchmark its verdict follows the PPI++
+interval of the difference (1.7).
 
 Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
 which payload field benchmark ids resolved to); new parts are optional fields, so older reports
@@ -74,7 +76,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.6"
+SCHEMA_VERSION = "1.7"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
