@@ -25,6 +25,7 @@ from ragsonde.estimate.predictors import ScoreSignals
 from ragsonde.estimate.report import (
     comparison_predictor,
     estimate_comparison,
+    estimate_paired,
     estimate_report,
     estimate_versus,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "estimate_difference",
     "estimate_metric",
     "estimate_metrics",
+    "estimate_paired",
     "estimate_report",
     "estimate_versus",
     "features",

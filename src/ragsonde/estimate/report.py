@@ -30,11 +30,17 @@ from ragsonde.models.prediction import PredictedQuery, QueryPrediction
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from ragsonde.evaluate.comparison import Comparison
+    from ragsonde.evaluate.comparison import Comparison, MetricComparison
     from ragsonde.evaluate.options import EvalOptions
     from ragsonde.evaluate.report import EvalReport, QueryRow, VersusReport
 
-__all__ = ["comparison_predictor", "estimate_comparison", "estimate_report", "estimate_versus"]
+__all__ = [
+    "comparison_predictor",
+    "estimate_comparison",
+    "estimate_paired",
+    "estimate_report",
+    "estimate_versus",
+]
 
 
 def _scores(rows: Mapping[str, QueryRow]) -> dict[str, list[float]]:
@@ -121,26 +127,50 @@ def estimate_comparison(
     if len(labelled) < MIN_LABELED:  # records no labels, or too few for an interval
         return comparison
     partly = len(labelled) < len(ids)
+    pred_a: list[QueryPrediction] = []
+    pred_b: list[QueryPrediction] = []
     if partly:
         queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
         pred_a = _predictions(a.per_query, queries, predictor)
         pred_b = _predictions(b.per_query, queries, predictor)
         comparison.significance = PPI_SIGNIFICANCE
-    alpha = comparison.alpha
     for m in comparison.metrics:
         gold_a, gold_b = _gold(a, ids, m.metric), _gold(b, ids, m.metric)
-        m.classical = estimate_difference(gold_a, gold_b, labelled, alpha=alpha)
-        if partly:
-            m.ppi = estimate_difference(gold_a, gold_b, ids, pred_a, pred_b, alpha=alpha)
-            m.significant = m.ppi.low > 0 or m.ppi.high < 0
-            m.verdict = _verdict(m.ppi.estimate, m.significant)
+        estimate_paired(
+            m,
+            gold_a,
+            gold_b,
+            ids if partly else labelled,
+            (pred_a, pred_b) if partly else None,
+            alpha=comparison.alpha,
+        )
     return comparison
 
 
-def _verdict(delta: float, significant: bool) -> str:
-    if not significant:
-        return "no significant difference"
-    return "better" if delta > 0 else "worse"
+def estimate_paired(
+    m: MetricComparison,
+    gold_a: Mapping[str, float],
+    gold_b: Mapping[str, float],
+    ids: Sequence[str],
+    predictions: tuple[Sequence[QueryPrediction], Sequence[QueryPrediction]] | None,
+    *,
+    alpha: float = 0.05,
+) -> MetricComparison:
+    """``m`` (the paired tests of B against A) with its difference's intervals: ``classical``
+    over the queries both sides have gold for; with ``predictions`` (A's, B's) and unlabelled
+    queries among ``ids``, ``ppi`` over all of ``ids``, which ``significant`` and ``verdict``
+    then follow (significant only when its interval excludes 0)."""
+    labelled = [q for q in ids if q in gold_a and q in gold_b]
+    m.classical = estimate_difference(gold_a, gold_b, labelled, alpha=alpha)
+    if predictions is not None and len(labelled) < len(ids):
+        m.ppi = estimate_difference(gold_a, gold_b, ids, *predictions, alpha=alpha)
+        m.significant = m.ppi.low > 0 or m.ppi.high < 0
+        m.verdict = (
+            ("better" if m.ppi.estimate > 0 else "worse")
+            if m.significant
+            else "no significant difference"
+        )
+    return m
 
 
 def estimate_versus(versus: VersusReport, options: EvalOptions) -> VersusReport:
