@@ -47,6 +47,10 @@ def _scores(rows: Mapping[str, QueryRow]) -> dict[str, list[float]]:
     return {q: [s for _, s in row.retrieved] for q, row in rows.items()}
 
 
+def _rankings(rows: Mapping[str, QueryRow]) -> dict[str, list[str]]:
+    return {q: [d for d, _ in row.retrieved] for q, row in rows.items()}
+
+
 def estimate_report(
     report: EvalReport, options: EvalOptions, *, workspace: Any = None, settings: Any = None
 ) -> EvalReport:
@@ -72,6 +76,8 @@ def estimate_report(
             search=report.search.params,
             collection=report.collection,
             probabilities=plan,
+            rankings=_rankings(rows),
+            dataset=report.dataset,
         )
         report.metrics_ci = estimate_run(
             queries, labelled, ctx, predictor=options.predictor, names=list(report.metrics)
@@ -94,10 +100,12 @@ def comparison_predictor(name: str) -> str:
 
 
 def _predictions(
-    rows: Mapping[str, QueryRow], queries: Sequence[PredictedQuery], predictor: str
+    side: EvalReport, queries: Sequence[PredictedQuery], predictor: str
 ) -> list[QueryPrediction]:
     """One side's predictions for ``queries``."""
-    made = PREDICTORS[comparison_predictor(predictor)](RunContext(scores=_scores(rows)))
+    rows = side.per_query
+    ctx = RunContext(scores=_scores(rows), rankings=_rankings(rows), dataset=side.dataset)
+    made = PREDICTORS[comparison_predictor(predictor)](ctx)
     return made.predict(queries) if made is not None else []
 
 
@@ -118,7 +126,8 @@ def estimate_comparison(
     * ``classical``: over the labelled queries the tests ran on (Student's t), always;
     * ``ppi``, on a partly labelled benchmark: PPI++ over every query, from the labelled
       queries' differences and both sides' ``predictor`` predictions (``scores``: each run's
-      own score signals; ``none``: the labelled queries alone). The metric's ``significant``
+      own score signals; ``judge``: each run's metrics under the benchmark's LLM labels;
+      ``none``: the labelled queries alone). The metric's ``significant``
       and ``verdict`` then follow this interval: significant only when it excludes 0.
 
     A report that records no labels (older reports) is left as it was."""
@@ -131,8 +140,8 @@ def estimate_comparison(
     pred_b: list[QueryPrediction] = []
     if partly:
         queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
-        pred_a = _predictions(a.per_query, queries, predictor)
-        pred_b = _predictions(b.per_query, queries, predictor)
+        pred_a = _predictions(a, queries, predictor)
+        pred_b = _predictions(b, queries, predictor)
         comparison.significance = PPI_SIGNIFICANCE
     for m in comparison.metrics:
         gold_a, gold_b = _gold(a, ids, m.metric), _gold(b, ids, m.metric)
