@@ -55,6 +55,7 @@ def test_position_bias_grades_each_human_labelled_pair_in_both_orders(
     assert p.pairs == QUERIES and p.changed == p.higher_passage_first + p.lower_passage_first
     assert p.relevance_flipped == p.changed  # on a yes/no scale every change crosses it
     assert gemma.usage.calls - before == 2 * QUERIES  # each pair once in each order
+    assert r.usage.calls == gemma.usage.calls  # the report counts the second order's calls
     # a re-run asks nothing again: both orders come from the cache
     again = judge(human, tmp_path / "again.jsonl", settings=settings, store=store, client=gemma,
                   options=options)  # fmt: skip

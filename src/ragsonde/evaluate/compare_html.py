@@ -18,7 +18,7 @@ from ragsonde.evaluate.breakdown import headline_metrics
 from ragsonde.evaluate.comparison import Comparison, MetricComparison
 
 if TYPE_CHECKING:
-    from ragsonde.evaluate.report import VersusReport
+    from ragsonde.evaluate.report import EvalReport, VersusReport
 
 __all__ = ["IntervalBar", "interval_bars", "render_html_comparison", "write_html_comparison"]
 
@@ -71,6 +71,10 @@ def interval_bars(m: MetricComparison) -> list[IntervalBar]:
     return [IntervalBar(n, lo, hi, e, at(lo), at(hi), at(e)) for n, lo, hi, e in shown]
 
 
+def _labelled(report: EvalReport) -> int:
+    return sum(1 for row in report.per_query.values() if row.relevant)
+
+
 def _context(versus: VersusReport, title: str) -> dict[str, Any]:
     comparison: Comparison = versus.comparison
     sides = {"A": versus.a, "B": versus.b}
@@ -79,6 +83,7 @@ def _context(versus: VersusReport, title: str) -> dict[str, Any]:
         "title": title,
         "c": comparison,
         "sides": sides,
+        "labelled": {k: _labelled(r) for k, r in sides.items()},
         "headline": [n for n in names if n in versus.b.metrics],
         "bars": {m.metric: interval_bars(m) for m in comparison.metrics},
         "width": _WIDTH,

@@ -174,6 +174,7 @@ def judge_entries(
                 update={"relevant": _relevant(new, options.use, options.llm_relevant_from)}
             )
         )
+    agreed = _agreement(result, both, run, client.name, options)  # before usage is read
     report = JudgeReport(
         benchmark=name,
         collection=collection,
@@ -188,7 +189,7 @@ def judge_entries(
         grades={str(g): n for g, n in sorted(grades.items())},
         usage=client.usage.model_copy(),
         labels_used=list(options.use),
-        agreement=_agreement(result, both, run, client.name, options),
+        agreement=agreed,
         errors=errors,
         stopped=run.stopped,
         out=str(out),
