@@ -72,3 +72,32 @@ def test_adopt_rests_on_the_ppi_interval_of_the_held_out_gain(
     assert f"{LABELLED} labelled queries" in vs.reason
     assert f"{p.low:+.4f} to {p.high:+.4f}" in vs.reason
     assert np.isfinite([p.low, p.high]).all() and p.low <= p.estimate <= p.high
+
+
+def test_a_benchmark_with_llm_labels_keeps_the_paired_tests(
+    slice_home: Path, scifact_slice: Path, embedder, tmp_path: Path
+) -> None:
+    """Tune scores with an LLM's labels as ``relevant`` says; an estimate never takes them as
+    gold: the two sides would differ, so the verdict stays the paired tests'."""
+    from ragsonde.labels import BenchmarkEntry, Label, write_entries
+
+    rows = [json.loads(x) for x in _partly(scifact_slice, tmp_path).read_text().splitlines()]
+    entries = []
+    for row in rows:
+        if "relevant" in row:
+            labels = [Label(id=d, grade=g, source="human", judge="qrels")
+                      for d, g in row["relevant"].items()]  # fmt: skip
+            entries.append(BenchmarkEntry(**row, labels=labels))
+        else:  # judged by an LLM only: grade 2 on the corpus's first document
+            labels = [Label(id="4983", grade=2, source="llm", judge="local:x")]
+            entries.append(BenchmarkEntry(**row, relevant={"4983": 2}, labels=labels))
+    bench = tmp_path / "judged.jsonl"
+    write_entries(bench, entries)
+    report = tune(bench, settings=Settings(home=slice_home, collection="slice"),
+                  embedder=embedder, options=TuneOptions(grid=TINY, folds=3))  # fmt: skip
+    assert report.n_queries == SLICE_QUERIES  # tune takes the LLM's labels as relevant
+    vs = report.versus_current
+    assert vs is not None and vs.comparison.ppi is None
+    assert vs.comparison.wins + vs.comparison.ties + vs.comparison.losses == SLICE_QUERIES
+    c = vs.comparison
+    assert (vs.verdict == "adopt") is (c.significant and c.delta > 0)

@@ -14,7 +14,9 @@ estimated over every query by PPI++ (:func:`ragsonde.estimate.estimate_paired`):
 queries' differences, and the score signals of the current ranking of every query as the
 prediction (the same function on labelled and unlabelled queries, so the estimate stays
 unbiased). "adopt" then rests on that interval excluding 0, and the reason says how many
-labelled queries it rests on.
+labelled queries it rests on. Not on a benchmark that carries an LLM judge's labels: tune
+scores with them as its ``relevant`` says, and an estimate never takes them as gold, so the
+two sides would not be scored alike; there the paired tests decide, as before.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ragsonde.estimate.ppi import MIN_LABELED
 from ragsonde.evaluate.compare import paired_comparison
 from ragsonde.evaluate.comparison import MetricComparison
 from ragsonde.evaluate.options import EvalOptions
+from ragsonde.evaluate.provenance import judge_labels
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.evaluate.runner import evaluate
 from ragsonde.models.prediction import PredictedQuery
@@ -47,10 +50,13 @@ def versus_current(
     query_ids: Sequence[str],
 ) -> VersusCurrent:
     """Measure the current configuration and test the held-out choice against it."""
-    report = evaluate(  # estimate: the unlabelled rows are kept and searched too
+    # estimate: the unlabelled rows are kept and searched too. Not on a benchmark with LLM
+    # labels: the estimate path takes them off the gold, and tune's sweep scored with them
+    machine = bool(judge_labels(dataset).grades)
+    report = evaluate(
         dataset,
         workspace=workspace,
-        options=EvalOptions(k=[10], throughput=False, split=options.split, estimate=True),
+        options=EvalOptions(k=[10], throughput=False, split=options.split, estimate=not machine),
     )
     current = {q: row.metrics.get(_METRIC, 0.0) for q, row in report.per_query.items()
                if row.relevant}  # fmt: skip
