@@ -132,3 +132,22 @@ def test_without_llm_labels_the_judge_predictor_says_how_to_get_them(
     report = _run(bench, options, sample_home, embedder)
     with pytest.raises(QueryValidationError, match="ragsonde judge"):
         estimate_report(report, options)
+
+
+def test_a_comparison_takes_the_judges_predictions_and_the_peoples_gold(
+    sample_home: Path, embedder: Any, tmp_path: Path
+) -> None:
+    from ragsonde.estimate import estimate_comparison
+    from ragsonde.evaluate.compare import compare_reports
+
+    bench = _judged(tmp_path)
+    a, b = (
+        _run(bench, EvalOptions(k=[10], throughput=False, estimate=True, **extra), sample_home,
+             embedder)
+        for extra in ({}, {"score_threshold": 0.45})
+    )  # fmt: skip
+    m = estimate_comparison(compare_reports(a, b, ["ndcg@10"]), a, b, predictor="judge")
+    ndcg = m.metric("ndcg@10")
+    assert ndcg.ppi is not None and ndcg.ppi.sources == [f"judge:{JUDGE}"]
+    assert (ndcg.ppi.n_labeled, ndcg.ppi.n_predicted) == (LABELLED, 46 - LABELLED)
+    assert m.n_queries == LABELLED  # the paired tests: the people's labels only
