@@ -251,17 +251,27 @@ def _evaluate_one(
     """The one evaluation, with a progress bar on a terminal (not with --json); with
     ``explain_k``, its misses explained before it is timed and recorded (``--explain``); with
     ``options.estimate``, its metrics estimated (:func:`ragsonde.estimate.estimate_report`)."""
+    from ragsonde.cli.app import STARTED
     from ragsonde.cli.progress import RichProgress
     from ragsonde.evaluate import evaluate
 
     with RichProgress(not json_output and err_console.is_terminal, "queries") as bar:
         if explain_k is None:
-            result = evaluate(dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus)
+            result = evaluate(
+                dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus, started=STARTED
+            )
         else:
             from ragsonde.explain import evaluate_explained
 
             result = evaluate_explained(
-                dataset, options, ws, k=explain_k, progress=bar, ingest=ingest, corpus=corpus
+                dataset,
+                options,
+                ws,
+                k=explain_k,
+                progress=bar,
+                ingest=ingest,
+                corpus=corpus,
+                started=STARTED,
             )
     if options.estimate:  # --estimate: every metric with its interval, the gates on them
         from ragsonde.estimate import estimate_report

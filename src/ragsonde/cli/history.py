@@ -96,6 +96,8 @@ class _Where:
     json_output: bool
     #: the files the subcommand writes, by option (checked before the history is opened)
     outputs: dict[str, Path | None] = field(default_factory=dict)
+    #: whether it changes the history (a reading one leaves a missing or empty file as it is)
+    writes: bool = False
 
 
 def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M], None]) -> None:
@@ -107,7 +109,7 @@ def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M],
 
     path = history_file(where.history, where.home, where.config)
     check_outputs(where.outputs, history=path)
-    with HistoryStore(path) as hs:
+    with HistoryStore(path, reading=not where.writes) as hs:
         out = ask(hs)
     if where.json_output:
         print_json(out)
@@ -335,7 +337,7 @@ def prune_command(
     def show(r: PruneResult) -> None:
         console.print(f"deleted {r.deleted} run(s); {r.kept} kept in {escape(r.history)}")
 
-    _answer(_Where(history, home, config_file, json_output), ask, show)
+    _answer(_Where(history, home, config_file, json_output, writes=True), ask, show)
 
 
 @history_app.command("export")

@@ -382,7 +382,10 @@ class EvalReport(_Part):
         default_factory=list, description="What a reader should know about this run."
     )
     created_at: str
-    seconds: float = 0.0
+    seconds: float = Field(
+        default=0.0,
+        description="Wall seconds from the command's start (CLI) or the call to the report.",
+    )
     per_query: dict[str, QueryRow]
     _run: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)
     history_run: int | None = Field(

@@ -114,15 +114,23 @@ class RecordedRun:
 
 
 class HistoryStore:
-    """The history file at ``path`` (created, with its folder, when missing)."""
+    """The history file at ``path`` (created, with its folder, when missing).
 
-    def __init__(self, path: Path | str) -> None:
+    ``reading``: the caller only reads, so a missing or empty file is read as an empty history
+    and left exactly as it is (no folder made, no tables written into it).
+    """
+
+    def __init__(self, path: Path | str, *, reading: bool = False) -> None:
         self.path = Path(path)
         check_file(self.path)
+        blank = reading and (not self.path.exists() or self.path.stat().st_size == 0)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not blank:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
+                ":memory:" if blank else self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
             )
         except (OSError, sqlite3.Error) as e:
             raise self._error(e) from e
@@ -133,7 +141,7 @@ class HistoryStore:
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.execute("PRAGMA foreign_keys = ON")
-                if self.path.stat().st_size <= _QUICK_CHECK_BYTES:
+                if not blank and self.path.stat().st_size <= _QUICK_CHECK_BYTES:
                     self._quick_check()
                 self._migrate()
         except BaseException:
