@@ -22,9 +22,7 @@ blames each missed relevant document on the pipeline stage that lost it (1.3;
 with their spans and text, so a report marks the answer inside each hit (1.4;
 :mod:`ragsonde.evaluate.highlight`). ``metrics_ci`` (``--estimate``) gives each metric an
 estimate with its 95 % interval, from the labelled queries and predictions for the unlabelled
-ones (1.5; :mod:`ragsonde.estimate`). A comparison's metric carries the classical interval of
-the paired difference, and on a partly labelled benchmark its verdict follows the PPI++
-interval of the difference (1.7).
+ones (1.5; :mod:`ragsonde.estimate`). A comparison gives each difference's interval (1.7).
 
 Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
 which payload field benchmark ids resolved to); new parts are optional fields, so older reports
