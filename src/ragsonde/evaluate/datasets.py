@@ -404,7 +404,8 @@ def load_benchmark(
     A ragsonde row without ``relevant`` or ``references`` is unlabelled (a query read from
     traffic, :mod:`ragsonde.traffic`): it is left out and listed in ``skipped`` (a benchmark of
     unlabelled rows only is a VALIDATION_ERROR saying how to label it), unless
-    ``keep_unlabelled``, when it is kept with no relevant ids."""
+    ``keep_unlabelled`` (an estimate), when it is kept with no relevant ids; then a row's LLM
+    labels are not gold either (:func:`ragsonde.evaluate.provenance.gold_only`)."""
     path = Path(location)
     if not path.exists():
         raise QueryValidationError(f"Benchmark '{location}' does not exist.", field="dataset")
@@ -416,6 +417,10 @@ def load_benchmark(
             f"Unknown benchmark format '{name}'; use one of {', '.join(LOADERS)}.", field="format"
         )
     bench = LOADERS[name](path, split, queries)
+    if keep_unlabelled and name == "ragsonde":  # an estimate: an LLM's labels are never gold
+        from ragsonde.evaluate.provenance import gold_only
+
+        bench = gold_only(bench, _own_rows(path))
     unlabelled = [q for q in bench.queries if not q.relevant]
     if unlabelled and not keep_unlabelled:
         if len(unlabelled) == len(bench.queries):

@@ -23,7 +23,8 @@ with their spans and text, so a report marks the answer inside each hit (1.4;
 :mod:`ragsonde.evaluate.highlight`). ``metrics_ci`` (``--estimate``) gives each metric an
 estimate with its 95 % interval, from the labelled queries and predictions for the unlabelled
 ones (1.5; :mod:`ragsonde.estimate`). ``benchmark.machine_labels`` (1.7): the queries whose
-labels a machine made, never gold; a gate passes on them only through an estimate.
+labels a machine made, never gold; a gate passes on them only through an estimate. A comparison
+gives each difference's interval (1.7).
 """
 
 from __future__ import annotations
