@@ -161,7 +161,7 @@ def ab_section(d: dict[str, Any]) -> list[str]:
         "",
         "Tune, the other path the refactor moved (its sweep now builds its variants through the "
         "`Store` interface), was re-run after it (`python -m bench.bench_tune`, 2026-11-27 "
-        "09:44, section below): the same figures as before it, to the fourth decimal: exact "
+        "09:39, section below): the same figures as before it, to the fourth decimal: exact "
         "nDCG@10 0.6467, the current configuration 0.7311, the held-out choice 0.7426 and the "
         "same recommendation; the cheapest binary configuration within 0.005 moved between "
         "near ties broken on latency (ef32 0.6451 now, ef128 0.6449 before).",
