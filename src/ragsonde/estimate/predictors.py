@@ -1,14 +1,15 @@
-"""Predictors the estimate room ships: the score signals of each query's own ranking, and a
-fixed, label-free consensus of the rankings a deployment can run beside it.
+"""Predictors the estimate room ships: the score signals of each query's own ranking, each
+query's metrics under an LLM judge's labels, and a fixed, label-free consensus of the rankings a
+deployment can run beside it.
 
-The traffic room's label-free health and an LLM judge's labels are other
-:class:`~ragsonde.models.prediction.Predictor` implementations; the estimate takes any of them.
+The traffic room's label-free health is another
+:class:`~ragsonde.models.prediction.Predictor` implementation; the estimate takes any of them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragsonde.models.prediction import PredictedQuery, QueryPrediction
@@ -20,7 +21,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONSENSUS_SIGNALS",
+    "JUDGE_METRICS",
     "Consensus",
+    "JudgeMetrics",
     "ScoreSignals",
     "consensus_values",
     "pseudo_ndcg",
@@ -35,6 +38,9 @@ CONSENSUS_SIGNALS = ("pseudo_ndcg", "predicted", "rbo", "gap")
 
 #: How deep each reference ranking votes, and the nDCG cut-off.
 VOTE_DEPTH, NDCG_AT = 3, 10
+
+#: The metrics a judge's labels predict, each a signal the estimate fits to the gold metric.
+JUDGE_METRICS = ("ndcg@10", "recall@10", "precision@10", "mrr@10", "hit_rate@10")
 
 
 class ScoreSignals:
@@ -148,4 +154,46 @@ class Consensus:
         return [
             QueryPrediction(query_id=q.query_id, source=self.name, predicted=v)
             for q, v in zip(queries, consensus_values(rows), strict=True)
+        ]
+
+
+class JudgeMetrics:
+    """Each query's metrics (:data:`JUDGE_METRICS`) computed on its own ranking under an LLM
+    judge's labels (grades from ``relevant_from`` up count, graded gain for nDCG): the
+    prediction side of an estimate, never its gold. A query the judge never saw gets no signals
+    (the estimate fills in their mean).
+
+    For the estimate to stay unbiased the judge must have graded labelled and unlabelled queries
+    alike: ``ragsonde judge --agreement`` grades the human-labelled hits too."""
+
+    def __init__(
+        self,
+        labels: Mapping[str, Mapping[str, int]],
+        ranking_of: Callable[[PredictedQuery], Sequence[str]],
+        *,
+        name: str = "judge",
+        relevant_from: int = 2,
+    ) -> None:
+        self._labels = labels
+        self._ranking_of = ranking_of
+        self._name = name
+        self._from = relevant_from
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def predict(self, queries: Sequence[PredictedQuery]) -> list[QueryPrediction]:
+        from ragsonde.evaluate.metrics import by_rank, compute_metrics
+
+        seen = [q for q in queries if q.query_id in self._labels]
+        qrels = {
+            q.query_id: {d: g for d, g in self._labels[q.query_id].items() if g >= self._from}
+            for q in seen
+        }
+        run = by_rank({q.query_id: dict.fromkeys(self._ranking_of(q), 0.0) for q in seen})
+        _, per_query = compute_metrics(JUDGE_METRICS, qrels, run)
+        return [
+            QueryPrediction(query_id=q.query_id, source=self._name, signals=per_query[q.query_id])
+            for q in seen
         ]

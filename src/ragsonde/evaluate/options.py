@@ -124,9 +124,10 @@ class EvalOptions(BaseModel):
         default="scores",
         description="Where the predictions come from with estimate: 'scores' (the score "
         "signals of each query's ranking), 'traffic' (the traffic room's label-free signals: "
-        "dense, BM25 and their agreement, replayed, fitted to the labelled queries), "
-        "'consensus' (the same replays, combined by a fixed label-free rule: the served "
-        "ranking against the others' votes), or 'none' (the labelled queries alone).",
+        "dense, BM25 and their agreement, replayed, fitted to the labelled queries), 'judge' "
+        "(each query's metrics under the LLM labels the benchmark carries, which are then "
+        "never gold), 'consensus' (the traffic replays combined by a fixed label-free rule: "
+        "the served ranking against the others' votes), or 'none' (the labelled queries alone).",
     )
     estimand: Estimand = Field(
         default="distribution",

@@ -17,7 +17,7 @@ Method = Literal["classical", "ppi++", "cross-ppi++"]
 
 #: The predictors an evaluation can name (``ragsonde.estimate.run.PREDICTORS`` holds one
 #: factory per name; a test keeps the two equal).
-PredictorName = Literal["scores", "traffic", "consensus", "none"]
+PredictorName = Literal["scores", "traffic", "judge", "consensus", "none"]
 PREDICTOR_NAMES: tuple[str, ...] = get_args(PredictorName)
 
 #: What an estimate is of. ``distribution``: the mean over the distribution the benchmark's
