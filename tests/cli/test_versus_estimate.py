@@ -41,9 +41,9 @@ def _partly(tmp_path: Path) -> Path:
 
 def _t_interval(d: np.ndarray) -> tuple[float, float]:
     """mean ± t(n - 1) · sd / √n of the paired differences, written out (population sd, as
-    ppi_py's classical interval)."""
+    ppi_py's classical interval), cut to a difference's range [-1, 1]."""
     half = float(stats.t.ppf(0.975, len(d) - 1)) * d.std() / math.sqrt(len(d))
-    return float(d.mean() - half), float(d.mean() + half)
+    return max(-1.0, float(d.mean() - half)), min(1.0, float(d.mean() + half))
 
 
 def _diffs(doc: dict, metric: str, ids: list[str]) -> np.ndarray:

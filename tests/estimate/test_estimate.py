@@ -96,3 +96,19 @@ def test_the_options_name_exactly_the_registered_predictors() -> None:
     from ragsonde.models.estimate import PREDICTOR_NAMES
 
     assert set(PREDICTORS) == set(PREDICTOR_NAMES)
+
+
+def test_an_interval_stays_inside_the_metrics_range() -> None:
+    """A metric lives in [0, 1] and a difference in [-1, 1]: the interval is cut there (the part
+    outside holds no possible value), while the point estimate is left as it is. Near-perfect
+    labels put the uncut Student-t interval's top above 1."""
+    ids = [f"q{i}" for i in range(40)]
+    gold = {q: (0.5 if i == 0 else 1.0) for i, q in enumerate(ids[:30])}
+    est = estimate_metric(gold, ids)
+    half = 2.045 * np.std(list(gold.values()), ddof=1) / np.sqrt(30)  # t(29), uncut
+    assert est.estimate + half > 1.0  # the uncut interval would leave the range
+    assert est.high == 1.0 and est.classical.high == 1.0
+    assert 0.0 <= est.low < est.estimate <= 1.0
+    worse = {q: 0.0 for q in gold}
+    diff = estimate_difference(gold, worse, ids)  # B - A, A near perfect, B zero
+    assert diff.low == -1.0 and diff.estimate < 0

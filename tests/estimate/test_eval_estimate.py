@@ -31,11 +31,12 @@ def _partly_labelled(tmp_path: Path) -> Path:
 
 def _classical(values: np.ndarray) -> tuple[float, float]:
     """mean ± t(n - 1) · sd / √n, written out (the population sd, as ppi_py's classical
-    interval; Student's t, as the estimates take for small samples)."""
+    interval; Student's t, as the estimates take for small samples), cut to the metric's
+    range [0, 1]."""
     from scipy.stats import t
 
     half = float(t.ppf(0.975, len(values) - 1)) * values.std() / math.sqrt(len(values))
-    return float(values.mean() - half), float(values.mean() + half)
+    return max(0.0, float(values.mean() - half)), min(1.0, float(values.mean() + half))
 
 
 def _run(bench: Path, options: EvalOptions, home: Path, embedder: Any, **kw: Any) -> EvalReport:

@@ -19,6 +19,7 @@ uses: on SciFact, 30 skewed nDCG values left the normal interval at 0.92 coverag
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -90,8 +91,11 @@ def features(ids: Sequence[str], predictions: Sequence[QueryPrediction]) -> Feat
     return Features(list(ids), matrix, names, pred, sources)
 
 
-def _bounds(iv: Interval) -> Bounds:
-    return Bounds(estimate=iv.estimate, low=iv.low, high=iv.high)
+def _bounds(iv: Interval, clip: tuple[float, float] = (-math.inf, math.inf)) -> Bounds:
+    """``iv`` cut to ``clip``, the range the quantity lives in (a metric's [0, 1], a
+    difference's [-1, 1]): the part outside holds no possible value, so the cut interval covers
+    as often as the whole one."""
+    return Bounds(estimate=iv.estimate, low=max(clip[0], iv.low), high=min(clip[1], iv.high))
 
 
 def _estimate(
@@ -147,16 +151,17 @@ def _estimate(
         note = f"{n} labelled queries: too few to fit the signals to (at least {MIN_CROSSFIT})"
     if finite:
         note = "; ".join(filter(None, [note, "of the benchmark's own mean (finite population)"]))
+    cut = _bounds(iv, clip)
     return MetricEstimate(
         estimate=iv.estimate,
-        low=iv.low,
-        high=iv.high,
+        low=cut.low,
+        high=cut.high,
         n_labeled=n,
         n_predicted=big_n if method != "classical" else 0,
         method=method,
         sources=feats.sources if method != "classical" else [],
         lam=iv.lam if method != "classical" else None,
-        classical=_bounds(classical),
+        classical=_bounds(classical, clip),
         note=note,
     )
 
