@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ragsonde.embedders.sparse import Bm25Encoder, query_language
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
@@ -132,18 +132,24 @@ class Replayer:
         if self.has_bm25:
             sparse = list(self.encoder().embed_queries(list(texts)))
         depth = max(DEPTH, p.top_k)
-        dense_specs = [SearchSpec(vector=v, limit=depth, hnsw_ef=p.hnsw_ef) for v in vectors]
+        dense_specs = [
+            SearchSpec(vector=v, limit=depth, hnsw_ef=p.hnsw_ef, with_payload=False)
+            for v in vectors
+        ]
         dense = [Ranking.of(h) for h in store.search(self.collection, dense_specs)]
         exact: dict[int, Ranking] = {}
         sampled = [i for i, t in enumerate(texts) if _sampled(t)]
         if sampled:
-            specs = [SearchSpec(vector=vectors[i], limit=p.top_k, exact=True) for i in sampled]
+            specs = [
+                SearchSpec(vector=vectors[i], limit=p.top_k, exact=True, with_payload=False)
+                for i in sampled
+            ]
             found_exact = store.search(self.collection, specs)
             exact = {i: Ranking.of(h) for i, h in zip(sampled, found_exact, strict=True)}
         bm25: list[Ranking | None] = [None] * len(texts)
         if self.has_bm25:
             specs = [
-                SearchSpec(vector=None, limit=depth, mode="sparse", sparse=s)
+                SearchSpec(vector=None, limit=depth, mode="sparse", sparse=s, with_payload=False)
                 for s in sparse
                 if s is not None
             ]
@@ -155,7 +161,8 @@ class Replayer:
             served_raw = [(b or Ranking()).top(p.top_k) for b in bm25]
         else:
             specs = [
-                SearchSpec.of(p, vector=v, sparse=s) for v, s in zip(vectors, sparse, strict=True)
+                replace(SearchSpec.of(p, vector=v, sparse=s), with_payload=False)
+                for v, s in zip(vectors, sparse, strict=True)
             ]
             served_raw = [Ranking.of(h) for h in store.search(self.collection, specs)]
         out = []

@@ -1,5 +1,10 @@
 """The traffic report: label-free health of each query, and what the traffic says as a whole.
 
+A report of many queries keeps only the queries it shows in memory (``queries``: the weakest and
+the most asked, :attr:`TrafficReport.complete` False) and every query's row in a spool file
+beside it: :meth:`TrafficReport.rows` reads them all back, and :meth:`TrafficReport.write_json`
+writes the whole contract, every query in ``queries``, without holding them.
+
 The JSON is a contract for the tools that read it (its JSON Schema is published as
 ``report.schema.json`` beside this module; ``ragsonde schema traffic`` prints it; regenerate it
 with ``python -m ragsonde.traffic.report``). Stable fields: top-level ``n_queries`` and
@@ -10,10 +15,15 @@ carried the ids production returned, else null).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import weakref
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TextIO
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ragsonde.models.params import SearchParams
 from ragsonde.traffic.crossfit import CrossFit
@@ -28,6 +38,7 @@ __all__ = [
     "Topic",
     "TrafficReport",
     "schema_text",
+    "spool_rows",
 ]
 
 SCHEMA_VERSION = "1.0"
@@ -136,8 +147,73 @@ class TrafficReport(_Part):
     )
     traffic_hash: str = Field(description="Hash of the traffic (ids, texts, weights).")
 
+    _spool: Path | None = PrivateAttr(default=None)
+
+    @property
+    def complete(self) -> bool:
+        """Whether ``queries`` holds every query (else the spool does: :meth:`rows`)."""
+        return self._spool is None
+
+    def spool(self, path: Path) -> None:
+        """Every query's row is in ``path`` (JSON, one a line), which is deleted with the
+        report; ``queries`` holds the ones shown."""
+        self._spool = path
+        weakref.finalize(self, _unlink, path)
+
+    def rows(self) -> Iterator[QueryHealth]:
+        """Every query's health, in the order read."""
+        if self._spool is None:
+            yield from self.queries
+            return
+        with self._spool.open(encoding="utf-8") as f:
+            for line in f:
+                yield QueryHealth.model_validate_json(line)
+
     def query(self, query_id: str) -> QueryHealth:
-        return next(q for q in self.queries if q.query_id == query_id)
+        found = next((q for q in self.queries if q.query_id == query_id), None)
+        return found or next(q for q in self.rows() if q.query_id == query_id)
+
+    def write_json(self, out: TextIO) -> None:
+        """The report's JSON (the contract: every query in ``queries``) to ``out``, the rows
+        streamed from the spool."""
+        if self._spool is None:
+            out.write(self.model_dump_json(indent=2))
+            return
+        head, _, tail = (
+            self.model_copy(update={"queries": []})
+            .model_dump_json(indent=2)
+            .partition(_EMPTY_QUERIES)
+        )
+        out.write(head + '\n  "queries": [')
+        with self._spool.open(encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                out.write(("\n    " if i == 0 else ",\n    ") + line.rstrip("\n"))
+        out.write("\n  ]" + tail)
+
+    def materialised(self) -> TrafficReport:
+        """The report with every query in ``queries`` (for a bounded traffic: a server's)."""
+        if self._spool is None:
+            return self
+        whole = self.model_copy(update={"queries": list(self.rows())})
+        whole._spool = None
+        return whole
+
+
+#: How the top-level empty ``queries`` list prints at indent 2 (no string value can hold it
+#: unescaped).
+_EMPTY_QUERIES = '\n  "queries": []'
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def spool_rows(rows: Iterable[QueryHealth], path: Path) -> None:
+    """Append ``rows`` to the spool file ``path``, one JSON object a line."""
+    with path.open("a", encoding="utf-8") as f:
+        for r in rows:
+            f.write(r.model_dump_json() + "\n")
 
 
 def schema_text() -> str:
