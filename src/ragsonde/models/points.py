@@ -105,6 +105,9 @@ class SearchSpec:
     with_vectors: bool = False
     exact: bool = False
     mode: Literal["dense", "sparse", "hybrid"] = "dense"
+    with_payload: bool = True
+    """Read the hits' payloads (``False``: ids and scores only, as the traffic replay needs:
+    the engine then reads no chunk text)."""
     sparse: SparseVector | None = None
     fusion: Literal["rrf", "dbsf", "linear"] = "rrf"
     hnsw_ef: int | None = None

@@ -359,7 +359,7 @@ class QdrantClientStore:
         params, flt, dense, sparse = self._parts(m, spec)
         common: dict[str, Any] = {
             "limit": spec.limit,
-            "with_payload": True,
+            "with_payload": spec.with_payload,
             "with_vector": spec.with_vectors,
             "filter": flt,
         }

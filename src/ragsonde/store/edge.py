@@ -418,7 +418,11 @@ class EdgeStore:
         self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
     ) -> Any:
         params, filt, dense_q, sparse_q = self._queries(qe, spec, vname, sparse_name)
-        common = {"limit": spec.limit, "with_payload": True, "with_vector": spec.with_vectors}
+        common = {
+            "limit": spec.limit,
+            "with_payload": spec.with_payload,
+            "with_vector": spec.with_vectors,
+        }
         if spec.mode == "dense":
             return qe.QueryRequest(query=dense_q, filter=filt, params=params, **common)
         if spec.mode == "sparse":
