@@ -1,12 +1,16 @@
 """How long does ``ragsonde traffic`` take against embedding the queries alone, and does its
 memory stay flat as the traffic grows?
 
-For each size N: N distinct queries (sentences of SciFact's corpus) are written as one OTLP JSON
-file of OpenInference RETRIEVER spans; then, each in a fresh process, (a) embedding the N queries
-alone in the replay's batches, (b) ``traffic_report`` on the file (read, replay, signals, report;
-calibration cached beforehand). Wall time and peak RSS of each. The issue's target is 100,000
-queries at ≤ 1.2× embedding alone with the same peak memory at 10,000 and 100,000; the default
-sizes here are smaller, to keep a run under ten minutes on a shared machine.
+For each size N: N distinct queries (sentences of SciFact's corpus: its 42,350 sentences of 6-40
+words, then each again without its first three words, then without its last three, while they
+keep six) are written as one OTLP JSON file of OpenInference RETRIEVER spans; then, each in a
+fresh process, (a) embedding the N queries alone in the replay's batches, (b) ``traffic_report``
+on the file (two passes of reading, replay, signals, the report, its JSON written to a file, the
+run recorded in the bench home's history; calibration cached beforehand). Wall time and peak RSS
+of each. The issue's target is 100,000 queries at ≤ 1.2× embedding alone with the same peak
+memory at 10,000 and 100,000 (``--sizes 10000,100000``: about 45 minutes here); the default sizes
+are smaller, to keep a run under ten minutes on a shared machine. ``--profile DIR`` also writes a
+cProfile of each traffic run there (``python -m pstats``).
 
 Run from the repository's root: ``python -m bench.bench_traffic_speed [--sizes 2000,10000]``.
 """
@@ -30,7 +34,9 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def sentences(corpus: Path, n: int) -> list[str]:
-    """``n`` distinct sentences of 6-40 words from the corpus, in its order."""
+    """``n`` distinct texts of query length from the corpus: its sentences of 6-40 words in its
+    order, then (past the 42,350 SciFact has) each without its first three words, then each
+    without its last three, while six words are left."""
     out: dict[str, None] = {}
     with corpus.open(encoding="utf-8") as f:
         for line in f:
@@ -39,7 +45,15 @@ def sentences(corpus: Path, n: int) -> list[str]:
                     out.setdefault(s.strip(), None)
                     if len(out) >= n:
                         return list(out)
-    raise SystemExit(f"the corpus has only {len(out)} sentences of query length, not {n}")
+    whole = list(out)
+    for cut in (lambda w: w[3:], lambda w: w[:-3]):
+        for s in whole:
+            words = cut(s.split())
+            if len(words) >= 6:
+                out.setdefault(" ".join(words), None)
+                if len(out) >= n:
+                    return list(out)
+    raise SystemExit(f"the corpus has only {len(out)} texts of query length, not {n}")
 
 
 def write_otlp(texts: list[str], path: Path) -> None:
@@ -52,7 +66,7 @@ def write_otlp(texts: list[str], path: Path) -> None:
     write([Q(i, t) for i, t in enumerate(texts)], path, per_request=200)
 
 
-def _child(kind: str, home: str, path: str) -> None:
+def _child(kind: str, home: str, path: str, profile: str = "") -> None:
     """One measurement in this process: print seconds and peak RSS (MiB) as JSON."""
     from ragsonde.config import Settings
     from ragsonde.traffic.run import traffic_report
@@ -65,16 +79,30 @@ def _child(kind: str, home: str, path: str) -> None:
             texts = json.loads(Path(path).read_text(encoding="utf-8"))
             for start in range(0, len(texts), 64):
                 ws.embedder.embed_queries(texts[start : start + 64])
+        elif profile:
+            import cProfile
+
+            with cProfile.Profile() as prof:
+                _traffic(traffic_report, path, ws)
+            prof.dump_stats(profile)
         else:
-            traffic_report([path], ws)
+            _traffic(traffic_report, path, ws)
         seconds = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": round(seconds, 2), "peak_rss_mib": round(rss, 1)}))
 
 
-def _measure(kind: str, home: Path, path: Path) -> dict[str, Any]:
+def _traffic(run: Any, path: str, ws: Any) -> None:
+    """The report of ``path``, its JSON written beside it (every query, as ``-o`` writes it)."""
+    report = run([path], ws)
+    with Path(path).with_suffix(".report.json").open("w", encoding="utf-8") as f:
+        report.write_json(f)
+
+
+def _measure(kind: str, home: Path, path: Path, profile: str = "") -> dict[str, Any]:
+    child = [kind, str(home), str(path), profile]
     out = subprocess.run(
-        [sys.executable, "-m", "bench.bench_traffic_speed", "--child", kind, str(home), str(path)],
+        [sys.executable, "-m", "bench.bench_traffic_speed", "--child", *child],
         capture_output=True,
         text=True,
         check=True,
@@ -88,7 +116,8 @@ def main() -> None:
     ap.add_argument("--home", type=Path, default=BENCH_HOME, help="ragsonde home of SciFact")
     ap.add_argument("--sizes", default="2000,10000", help="comma-separated query counts")
     ap.add_argument("--quick", action="store_true", help="write to bench/results/quick/")
-    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--profile", type=Path, help="write a cProfile of each traffic run here")
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         _child(*args.child)
@@ -109,7 +138,11 @@ def main() -> None:
             write_otlp(texts[:n], traces)
             plain.write_text(json.dumps(texts[:n]) + "\n", encoding="utf-8")
             embed = _measure("embed", args.home, plain)
-            traffic = _measure("traffic", args.home, traces)
+            prof = ""
+            if args.profile is not None:
+                args.profile.mkdir(parents=True, exist_ok=True)
+                prof = str(args.profile / f"traffic_{n}.prof")
+            traffic = _measure("traffic", args.home, traces, prof)
             rows.append(
                 {
                     "queries": n,

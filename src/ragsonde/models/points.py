@@ -18,6 +18,7 @@ __all__ = [
     "FilterSpec",
     "Hit",
     "PointRecord",
+    "Ranked",
     "SearchSpec",
     "SparseVector",
     "hybrid_depth",
@@ -163,6 +164,10 @@ class Hit:
     score: float
     payload: dict[str, Any]
     vector: list[float] | None = None
+
+
+#: One ranking as ids and raw scores, best first (``Store.ranked``).
+Ranked = tuple[tuple[str, ...], tuple[float, ...]]
 
 
 @dataclass(frozen=True)

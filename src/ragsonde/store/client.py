@@ -30,6 +30,7 @@ from ragsonde.models.points import (
     FilterSpec,
     Hit,
     PointRecord,
+    Ranked,
     SearchSpec,
     prefetch_depth,
 )
@@ -282,6 +283,13 @@ class QdrantClientStore:
             if fresh == layout:
                 raise  # the layout was right: the error is the search's own
         return self._search(collection, specs, fresh)
+
+    def ranked(self, collection: str, specs: Sequence[SearchSpec]) -> list[Ranked]:
+        """:meth:`search`'s rankings as ids and scores (the server sends hits either way)."""
+        return [
+            (tuple(h.id for h in hits), tuple(h.score for h in hits))
+            for hits in self.search(collection, specs)
+        ]
 
     def _search(
         self, collection: str, specs: Sequence[SearchSpec], layout: VectorLayout

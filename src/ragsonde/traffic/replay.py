@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from ragsonde.embedders.sparse import Bm25Encoder, query_language
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.models.params import SearchParams
-from ragsonde.models.points import CollectionInfo, Hit, SearchSpec, SparseVector
+from ragsonde.models.points import CollectionInfo, Hit, Ranked, SearchSpec, SparseVector
 from ragsonde.models.scores import similarity_of
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.workspace import Workspace
@@ -45,6 +45,10 @@ class Ranking:
     @classmethod
     def of(cls, hits: Sequence[Hit]) -> Ranking:
         return cls(tuple(h.id for h in hits), tuple(float(h.score) for h in hits))
+
+    @classmethod
+    def ranked(cls, found: Ranked) -> Ranking:
+        return cls(*found)
 
     def top(self, k: int) -> Ranking:
         return Ranking(self.ids[:k], self.scores[:k])
@@ -136,7 +140,7 @@ class Replayer:
             SearchSpec(vector=v, limit=depth, hnsw_ef=p.hnsw_ef, with_payload=False)
             for v in vectors
         ]
-        dense = [Ranking.of(h) for h in store.search(self.collection, dense_specs)]
+        dense = [Ranking.ranked(r) for r in store.ranked(self.collection, dense_specs)]
         exact: dict[int, Ranking] = {}
         sampled = [i for i, t in enumerate(texts) if _sampled(t)]
         if sampled:
@@ -144,8 +148,8 @@ class Replayer:
                 SearchSpec(vector=vectors[i], limit=p.top_k, exact=True, with_payload=False)
                 for i in sampled
             ]
-            found_exact = store.search(self.collection, specs)
-            exact = {i: Ranking.of(h) for i, h in zip(sampled, found_exact, strict=True)}
+            found_exact = store.ranked(self.collection, specs)
+            exact = {i: Ranking.ranked(r) for i, r in zip(sampled, found_exact, strict=True)}
         bm25: list[Ranking | None] = [None] * len(texts)
         if self.has_bm25:
             specs = [
@@ -153,8 +157,8 @@ class Replayer:
                 for s in sparse
                 if s is not None
             ]
-            found = iter(store.search(self.collection, specs))
-            bm25 = [Ranking.of(next(found)) if s is not None else None for s in sparse]
+            found = iter(store.ranked(self.collection, specs))
+            bm25 = [Ranking.ranked(next(found)) if s is not None else None for s in sparse]
         if p.mode == "dense":
             served_raw = [d.top(p.top_k) for d in dense]
         elif p.mode == "sparse":
@@ -164,7 +168,7 @@ class Replayer:
                 replace(SearchSpec.of(p, vector=v, sparse=s), with_payload=False)
                 for v, s in zip(vectors, sparse, strict=True)
             ]
-            served_raw = [Ranking.of(h) for h in store.search(self.collection, specs)]
+            served_raw = [Ranking.ranked(r) for r in store.ranked(self.collection, specs)]
         out = []
         similarity = similarity_of(info.distance)
         for i, text in enumerate(texts):
