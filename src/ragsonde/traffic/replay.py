@@ -23,7 +23,7 @@ from ragsonde.models.scores import similarity_of
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.workspace import Workspace
 
-__all__ = ["DEPTH", "EXACT_EVERY", "Ranking", "Replay", "Replayer"]
+__all__ = ["DEPTH", "EXACT_EVERY", "Embedded", "Ranking", "Replay", "Replayer"]
 
 #: How deep the dense and BM25 rankings go: NQC and WIG read the scores below the top k.
 DEPTH = 100
@@ -52,6 +52,14 @@ class Ranking:
 
     def top(self, k: int) -> Ranking:
         return Ranking(self.ids[:k], self.scores[:k])
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """A batch's query vectors: dense, and BM25 where the collection has them."""
+
+    vectors: list[list[float]]
+    sparse: list[SparseVector | None]
 
 
 @dataclass
@@ -111,10 +119,9 @@ class Replayer:
             self._bm25 = Bm25Encoder(language=language)
         return self._bm25
 
-    def replay(self, texts: Sequence[str]) -> list[Replay]:
-        """One :class:`Replay` per text, in order (one embedding call, one request per search)."""
-        if not texts:
-            return []
+    def prepare(self) -> bool:
+        """Check the collection can be replayed (mode, dimension) and load what :meth:`embed`
+        reads; whether the replay has BM25 vectors. On the thread that owns the store."""
         if self.params.mode != "dense" and not self.has_bm25:
             raise QueryValidationError(
                 f"Collection '{self.collection}' was built for dense search only, so mode "
@@ -122,8 +129,7 @@ class Replayer:
                 "vectors, or use mode 'dense'.",
                 field="mode",
             )
-        store, info, p = self.workspace.store, self.info, self.params
-        embedder = self.workspace.embedder
+        embedder, info = self.workspace.embedder, self.info
         if embedder.dimension != info.dimension:
             raise DimensionMismatchError(
                 collection=self.collection,
@@ -131,10 +137,29 @@ class Replayer:
                 embedder=embedder.name,
                 embedder_dim=embedder.dimension,
             )
-        vectors = [v.tolist() for v in embedder.embed_queries(list(texts))]
-        sparse: list[SparseVector | None] = [None] * len(texts)
         if self.has_bm25:
-            sparse = list(self.encoder().embed_queries(list(texts)))
+            self.encoder()
+        return self.has_bm25
+
+    def embed(self, texts: Sequence[str], sparse: bool) -> Embedded:
+        """The texts' dense vectors, and their BM25 vectors when ``sparse``; after
+        :meth:`prepare`, and touching no store (a worker thread may run it while the store
+        searches the batch before)."""
+        vectors = [v.tolist() for v in self.workspace.embedder.embed_queries(list(texts))]
+        bm25: list[SparseVector | None] = [None] * len(texts)
+        if sparse and self._bm25 is not None:
+            bm25 = list(self._bm25.embed_queries(list(texts)))
+        return Embedded(vectors, bm25)
+
+    def replay(self, texts: Sequence[str], embedded: Embedded | None = None) -> list[Replay]:
+        """One :class:`Replay` per text, in order (one embedding call, one request per search;
+        ``embedded``: the texts' :meth:`embed`, when it ran already)."""
+        if not texts:
+            return []
+        sparse_on = self.prepare()
+        store, info, p = self.workspace.store, self.info, self.params
+        batch = embedded or self.embed(texts, sparse_on)
+        vectors, sparse = batch.vectors, batch.sparse
         depth = max(DEPTH, p.top_k)
         dense_specs = [
             SearchSpec(vector=v, limit=depth, hnsw_ef=p.hnsw_ef, with_payload=False)

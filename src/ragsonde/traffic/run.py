@@ -128,9 +128,12 @@ def analyse(
     if progress is not None:
         progress.start(len(queries))
     try:
-        for part in _batches(queries, BATCH):
-            asked = [PredictedQuery(query_id=q.query_id, text=q.query) for q in part]
-            for q, (pred, replay) in zip(part, predictor.predict_replays(asked), strict=True):
+        batches = (
+            (part, [PredictedQuery(query_id=q.query_id, text=q.query) for q in part])
+            for part in _batches(queries, BATCH)
+        )
+        for part, done in predictor.stream_replays(batches):
+            for q, (pred, replay) in zip(part, done, strict=True):
                 hasher.add(q)
                 row = _health(q, pred.predicted, pred.signals, o.weak_below)
                 row.top_ids = list(replay.served.ids)
