@@ -4,8 +4,9 @@ The run is recorded as an evaluation of the traffic's queries without labels: it
 (search, index, embedder, chunking, content, code) is an evaluation's, its benchmark part is the
 hash of the traffic (``traffic-<hash>``: ids, texts), and its metrics are the label-free ones:
 ``predicted`` (mean), ``weak_share``, ``weak_share_weighted``; each query's row carries its
-``predicted`` (at most :data:`HISTORY_ROWS` rows: a run's memory stays bounded). ``history
-list``, ``trend --metric weak_share`` and ``diff`` then read it.
+``predicted``, ``weak`` and evidence signals (at most :data:`HISTORY_ROWS` rows: a run's memory
+stays bounded). ``history list``, ``trend --metric weak_share`` and ``diff`` then read it, and
+the MCP tool ``failing_queries`` lists its weakest queries.
 """
 
 from __future__ import annotations
@@ -23,6 +24,18 @@ __all__ = ["HISTORY_ROWS", "record_traffic"]
 #: the smallest hash of their id (the same queries in every run of the same traffic, so that
 #: ``history diff`` pairs them).
 HISTORY_ROWS = 5000
+
+
+def _row_metrics(q: QueryHealth) -> dict[str, float]:
+    """A query's row in the history: its predicted, weak (1 or 0) and the evidence signals
+    (:data:`~ragsonde.traffic.html.EVIDENCE`), which the MCP tool failing_queries reads."""
+    from ragsonde.traffic.html import EVIDENCE
+
+    if q.predicted is None:
+        return {}
+    out = {"predicted": q.predicted, "weak": 1.0 if q.weak else 0.0}
+    out.update({name: q.signals[name] for name in EVIDENCE if name in q.signals})
+    return out
 
 
 def _id_hash(query_id: str) -> int:
@@ -95,7 +108,7 @@ def record_traffic(
                 retrieved=[(i, 0.0) for i in q.top_ids],
                 total_ms=0.0,
                 timings=StageTimings(),
-                metrics={"predicted": q.predicted} if q.predicted is not None else {},
+                metrics=_row_metrics(q),
             )
             for q in rows
         },
