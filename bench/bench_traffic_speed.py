@@ -245,7 +245,7 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
         "it. The replay embeds the next batch on a worker thread while the store searches the "
         "one before, so its wall time can be below its CPU time. Peak RSS holds the model, the "
         "embedded collection (mapped) and the calibration; what grows with the traffic is the "
-        "first pass's 60 bytes per distinct query (and the terms' counts), the rest being "
+        "first pass's ~200 bytes per distinct query (and the terms' counts), the rest being "
         "bounded (see docs/traffic.md, *Memory*).",
     ]
     return [*out, ""]

@@ -2,8 +2,9 @@
 
 The first pass (:func:`scan`) keeps, per distinct query, an 8-byte hash of its normalised text
 and a few numbers in flat arrays (the first record's number, the summed weight, the earliest
-time, the suffix that keeps its id unique): about 60 bytes a distinct query, not the query. A
-sample (:func:`sample_scan`) is drawn from those numbers. The second pass (:func:`emit`) reads the
+time, the suffix that keeps its id unique): about 200 bytes a distinct query (tracemalloc; the
+two hash tables are most of it), not the query. A sample (:func:`sample_scan`) is drawn from
+those numbers. The second pass (:func:`emit`) reads the
 files again and yields each kept query at its first record, merged as
 :func:`~ragsonde.traffic.shape.merge` merges it (same order, weights, times, ids and production
 answers), one at a time.
