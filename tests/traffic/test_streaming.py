@@ -9,6 +9,7 @@ the same traffic held in memory for the spooled one (every row, every aggregate,
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 from datetime import UTC, datetime, timedelta, timezone
@@ -226,3 +227,8 @@ def test_a_spooled_report_is_the_in_memory_report(
         r.predicted is not None for r in rows
     )
     assert recorded.metrics["predicted"] == round(mean, 6)
+    spool = streamed._spool  # the file the rows went to: deleted with the report
+    assert spool is not None and spool.is_file()
+    del streamed
+    gc.collect()
+    assert not spool.exists()

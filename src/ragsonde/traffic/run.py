@@ -99,6 +99,12 @@ class _Rows:
         if self._file is not None:
             self._file.close()
 
+    def discard(self) -> None:
+        """Close and delete the spool (the run failed: no report will read it)."""
+        self.close()
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
 
 def analyse(
     traffic: Traffic,
@@ -150,8 +156,10 @@ def analyse(
                     tally.add(row, replay.vector if row.weak else None)
             if progress is not None:
                 progress.advance(len(part))
-    finally:
-        rows.close()
+    except BaseException:
+        rows.discard()
+        raise
+    rows.close()
     combination = "fixed: mean percentile among the collection's own sentences of " + ", ".join(
         WEIGHTS
     )
