@@ -192,7 +192,7 @@ def traffic_speed_targets(d: dict[str, Any]) -> list[tuple[str, str, str, bool |
             "≤ 1.2 ×",
             f"{big['ratio']:.2f} × wall"
             + (f" ({big['ratio_cpu']:.2f} × CPU)" if "ratio_cpu" in big else ""),
-            big["ratio"] <= 1.2,
+            max(big["ratio"], big.get("ratio_cpu", 0.0)) <= 1.2,  # the neighbours sway wall time
         )
     ]
     if big is not small:
@@ -243,12 +243,27 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
         "the model in the same batches of 64. The machine is two cores shared with other jobs "
         "(the load average is the 1-minute one at the end of each size): wall time measures "
         "the neighbours too, so the CPU seconds of each process (all threads) are given beside "
-        "it. The replay embeds the next batch on a worker thread while the store searches the "
-        "one before, so its wall time can be below its CPU time. Peak RSS holds the model, the "
+        "it, and the summary at the top judges the larger of the two ratios. The replay embeds "
+        "the next batch on a worker thread while the store searches the one before, so its "
+        "wall time can be below its CPU time. Peak RSS holds the model, the "
         "embedded collection (mapped) and the calibration; what grows with the traffic is the "
         "first pass's ~200 bytes per distinct query (and the terms' counts), the rest being "
         "bounded (see docs/traffic.md, *Memory*).",
     ]
+    rows = sorted(d["rows"], key=lambda r: r["queries"])
+    if len(rows) > 1:
+        a, b = rows[0], rows[-1]
+        tables = 200 * (b["queries"] - a["queries"]) / 2**20
+        out += [
+            "",
+            f"Peak RSS of the traffic run went from {a['traffic']['peak_rss_mib']:.0f} to "
+            f"{b['traffic']['peak_rss_mib']:.0f} MiB between {a['queries']:,} and "
+            f"{b['queries']:,} queries; the first pass's tables account for about "
+            f"{tables:.0f} MiB of it. Embedding alone went from "
+            f"{a['embed_only']['peak_rss_mib']:.0f} to {b['embed_only']['peak_rss_mib']:.0f} MiB "
+            "between the same sizes (it holds the texts; the rest of its growth is not "
+            "attributed here).",
+        ]
     return [*out, ""]
 
 
