@@ -186,7 +186,7 @@ def test_a_spooled_report_is_the_in_memory_report(
     from ragsonde.config import Settings
     from ragsonde.history.store import HistoryStore
     from ragsonde.traffic.record import record_traffic
-    from ragsonde.traffic.report import SCHEMA_FILE
+    from ragsonde.traffic.report import SCHEMA_FILE, read_report
     from ragsonde.traffic.run import TrafficOptions, analyse
     from ragsonde.workspace import Workspace
 
@@ -219,6 +219,12 @@ def test_a_spooled_report_is_the_in_memory_report(
         k: v for k, v in expected.items() if k != "created_at"
     }
     jsonschema.validate(written, json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
+    pretty = tmp_path / "pretty.json"  # another layout of the same JSON: read whole
+    pretty.write_text(whole.model_dump_json(indent=2), encoding="utf-8")
+    for path in (out, pretty):
+        header, again = read_report(path)
+        assert [r.model_dump() for r in again] == [r.model_dump() for r in rows]
+        assert header.model_dump(exclude=skip) == whole.model_dump(exclude=skip)
     assert run_id is not None
     with HistoryStore(history) as hs:
         recorded = hs.get(run_id).report

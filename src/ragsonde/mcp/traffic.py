@@ -8,6 +8,7 @@ evidence signals. ``last`` and ``last~N`` count traffic runs only.
 
 from __future__ import annotations
 
+import heapq
 import re
 from pathlib import Path
 
@@ -27,27 +28,28 @@ def is_run_ref(ref: str) -> bool:
 
 def weakest_of_report(path: Path, limit: int) -> FailingQueries:
     """The ``limit`` lowest-predicted queries of the traffic report JSON at ``path`` (ties: the
-    most asked first, then the order of the report)."""
+    most asked first, then the order of the report), its rows read one at a time
+    (:func:`~ragsonde.traffic.report.read_report`)."""
     from pydantic import ValidationError
 
     from ragsonde.traffic.html import EVIDENCE, explain_command
-    from ragsonde.traffic.report import TrafficReport
+    from ragsonde.traffic.report import read_report
 
     try:
-        report = TrafficReport.model_validate_json(path.read_bytes())
-    except ValidationError as e:
+        report, rows = read_report(path)
+        scored = (
+            (q.predicted, -q.weight, i, q) for i, q in enumerate(rows) if q.predicted is not None
+        )
+        weakest = [q for *_, q in heapq.nsmallest(limit, scored)]
+    except (ValidationError, ValueError) as e:
         raise QueryValidationError(
-            f"traffic: {path.name} is not a ragsonde traffic report "
-            f"({e.error_count()} problems; the first at "
-            f"{'.'.join(str(p) for p in e.errors()[0]['loc']) or 'the top'}).",
+            f"traffic: {path.name} is not a ragsonde traffic report ({_first(e)}).",
             field="traffic",
         ) from e
     except OSError as e:
         raise QueryValidationError(
             f"traffic: cannot read {path}: {e.strerror or e}", field="traffic"
         ) from e
-    scored = [q for q in report.queries if q.predicted is not None]
-    scored.sort(key=lambda q: (q.predicted or 0.0, -q.weight))
     return FailingQueries(
         source=f"traffic report {path}",
         metric="predicted",
@@ -63,9 +65,17 @@ def weakest_of_report(path: Path, limit: int) -> FailingQueries:
                 signals={n: q.signals[n] for n in EVIDENCE if n in q.signals},
                 next=explain_command(report, q),
             )
-            for q in scored[:limit]
+            for q in weakest
         ],
     )
+
+
+def _first(e: Exception) -> str:
+    errors = getattr(e, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return f"{first['msg']} at {'.'.join(str(p) for p in first['loc']) or 'the top'}"
+    return str(e)
 
 
 def weakest_of_history(history: Path, ref: str, limit: int) -> FailingQueries:

@@ -19,7 +19,7 @@ import contextlib
 import json
 import os
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -37,8 +37,8 @@ __all__ = [
     "QueryHealth",
     "Topic",
     "TrafficReport",
+    "read_report",
     "schema_text",
-    "spool_rows",
 ]
 
 SCHEMA_VERSION = "1.0"
@@ -174,21 +174,28 @@ class TrafficReport(_Part):
         return found or next(q for q in self.rows() if q.query_id == query_id)
 
     def write_json(self, out: TextIO) -> None:
-        """The report's JSON (the contract: every query in ``queries``) to ``out``, the rows
-        streamed from the spool."""
-        if self._spool is None:
-            out.write(self.model_dump_json(indent=2))
-            return
+        """The report's JSON (the contract: every query in ``queries``) to ``out``: indented,
+        with each query's row on a line of its own, streamed from the spool
+        (:func:`read_report` reads it back a row at a time)."""
         head, _, tail = (
             self.model_copy(update={"queries": []})
             .model_dump_json(indent=2)
             .partition(_EMPTY_QUERIES)
         )
-        out.write(head + '\n  "queries": [')
+        out.write(head + _QUERIES_OPEN)
+        n = 0
+        for n, line in enumerate(self._row_lines(), start=1):
+            out.write(("\n    " if n == 1 else ",\n    ") + line)
+        out.write(("\n  ]" if n else "]") + tail)
+
+    def _row_lines(self) -> Iterator[str]:
+        if self._spool is None:
+            for q in self.queries:
+                yield q.model_dump_json()
+            return
         with self._spool.open(encoding="utf-8") as f:
-            for i, line in enumerate(f):
-                out.write(("\n    " if i == 0 else ",\n    ") + line.rstrip("\n"))
-        out.write("\n  ]" + tail)
+            for line in f:
+                yield line.rstrip("\n")
 
     def materialised(self) -> TrafficReport:
         """The report with every query in ``queries`` (for a bounded traffic: a server's)."""
@@ -200,20 +207,53 @@ class TrafficReport(_Part):
 
 
 #: How the top-level empty ``queries`` list prints at indent 2 (no string value can hold it
-#: unescaped).
+#: unescaped), and how :meth:`TrafficReport.write_json` opens the list.
 _EMPTY_QUERIES = '\n  "queries": []'
+_QUERIES_OPEN = '\n  "queries": ['
+
+
+def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
+    """A saved report's header (``queries`` empty) and an iterator over its rows, read a line at
+    a time when the file is laid out as :meth:`TrafficReport.write_json` writes it (else the
+    whole file is read at once). Raises pydantic's ValidationError or ValueError for a file
+    that is not a traffic report; OSError when it cannot be read."""
+    head: list[str] = []
+    tail: list[str] = []
+    rows, layout = 0, False
+    with path.open(encoding="utf-8") as f:
+        part = head
+        for line in f:
+            if part is head and line.rstrip("\n") == _QUERIES_OPEN.strip("\n"):
+                part = tail
+                for row in f:
+                    if not row.startswith("    {"):
+                        layout = row.startswith("  ]")
+                        tail.append(row.replace("  ]", '  "queries": []', 1))
+                        break
+                    if not row.rstrip().rstrip(",").endswith("}"):
+                        break  # an object over several lines: not write_json's layout
+                    rows += 1
+                continue
+            part.append(line)
+    if not layout:  # another layout: the whole file, validated as one
+        whole = TrafficReport.model_validate_json(path.read_bytes())
+        return whole.model_copy(update={"queries": []}), iter(whole.queries)
+    header = TrafficReport.model_validate_json("".join(head) + "".join(tail))
+    return header, _rows_of(path, rows)
+
+
+def _rows_of(path: Path, n: int) -> Iterator[QueryHealth]:
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.rstrip("\n") == _QUERIES_OPEN.strip("\n"):
+                break
+        for _ in range(n):
+            yield QueryHealth.model_validate_json(next(f).strip().rstrip(","))
 
 
 def _unlink(path: Path) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
-
-
-def spool_rows(rows: Iterable[QueryHealth], path: Path) -> None:
-    """Append ``rows`` to the spool file ``path``, one JSON object a line."""
-    with path.open("a", encoding="utf-8") as f:
-        for r in rows:
-            f.write(r.model_dump_json() + "\n")
 
 
 def schema_text() -> str:
