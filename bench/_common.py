@@ -11,11 +11,12 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("RAGSONDE_DATA") or ROOT.parent / "shared" / "data")
 SCIFACT = DATA / "scifact"
 #: The benches' own ragsonde home (git-ignored): collections built once and reused across scripts.
-BENCH_HOME = ROOT / ".ragsonde-bench"
+#: ``RAGSONDE_BENCH_HOME`` moves it (an embedded collection is held by one process at a time, so
+#: two benches at once each need a home of their own).
+BENCH_HOME = Path(os.environ.get("RAGSONDE_BENCH_HOME") or ROOT / ".ragsonde-bench")
 #: All of SciFact, default chunker, dense + BM25: built by whichever of ``bench_tune.py`` and
 #: ``bench_labels.py`` runs first, reused by the other.
 SCIFACT_HYBRID = "scifact_hybrid"
@@ -258,3 +261,41 @@ def evaluate_in(
 
     with Workspace(settings, store=store, embedder=embedder) as ws:
         return evaluate(dataset, options, ws, **kwargs)
+
+
+#: Runs a command from a small process and prints its peak memory and CPU time: a child forked
+#: straight from this one would count this process's own memory in its peak (Linux keeps the
+#: high-water mark of the image it forked from across exec).
+_LAUNCH = (
+    "import json, os, subprocess, sys\n"
+    "p = subprocess.Popen(json.loads(sys.argv[1]), stdout=subprocess.DEVNULL,"
+    " stderr=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "print(json.dumps([usage.ru_maxrss, os.waitstatus_to_exitcode(status),"
+    " usage.ru_utime + usage.ru_stime]))\n"
+)
+
+
+class ProcessRun(NamedTuple):
+    """One process, timed from outside."""
+
+    wall_s: float
+    peak_mb: float
+    code: int
+    #: user + system CPU seconds: on a shared machine it moves less with the load than the wall
+    cpu_s: float
+
+
+def process_peak(cmd: list[str], env: dict[str, str]) -> ProcessRun:
+    """Wall seconds, peak resident MB, exit code and CPU seconds of one process."""
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", _LAUNCH, json.dumps(cmd)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    wall = time.perf_counter() - t0
+    peak_kb, code, cpu = json.loads(out)
+    return ProcessRun(wall, peak_kb / 1024, int(code), float(cpu))

@@ -408,6 +408,13 @@ def history_section(h: dict[str, Any]) -> list[str]:
             f"{fmt(s['trend_cli_s'], 3)} / {fmt(s['trend_cli_over_start_s'], 3)} | < 1 s over "
             f"| {met_mark(s['trend_cli_over_start_s'] < 1)} |",
         ]
+    busy = h.get("scale_under_load")
+    if busy:  # a later run beside other work: the process figures move with the load
+        out.append(
+            f"| the same on {busy['date']}, load average {busy.get('load_average', '?')} on 2 "
+            f"cores: `history list` / `trend`, whole process (s) | {fmt(busy['list_cli_s'], 3)} "
+            f"/ {fmt(busy['trend_cli_s'], 3)} | | |"
+        )
     if big:
         out.append(
             f"| … 1,000 runs of {big['queries_per_run']} queries ({big['file_mb']} MB, "

@@ -34,6 +34,7 @@ from bench._sections_serve import (
     mcp_section,
     serve_section,
 )
+from bench.bench_ab import ab_section
 from bench.bench_chunking import chunking_section
 from bench.bench_estimate import estimate_section
 from bench.bench_explain import explain_section
@@ -279,6 +280,30 @@ def targets_summary(folder: Path) -> list[str]:
              "none" if f["ppi_fewer_labels"] is None else f"{f['ppi_fewer_labels']:.0%}",
              ok["fewer_labels"]),
         ]  # fmt: skip
+    ec = _load(folder, "explain_cost")
+    if ec:
+        res = ec["results"]
+        clock = [abs(v) for r in res for v in r["clock_error"].values()]
+        hi = _load(folder, "history")
+        cpu = "record_cpu_share_plain" in res[0]
+        share = "record_cpu_share_plain" if cpu else "record_share_plain"
+        rows += [
+            ("eval: --explain / plain, wall (SciFact, 10×)", "≤ 2 ×",
+             " / ".join(f"{r['explain_wall_ratio']:.2f} ×" for r in res),
+             all(r["explain_wall_ratio"] <= 2 for r in res)),
+            ("eval: --explain / plain, peak memory (SciFact, 10×)", "≤ 1.5 ×",
+             " / ".join(f"{r['explain_peak_ratio']:.2f} ×" for r in res),
+             all(r["explain_peak_ratio"] <= 1.5 for r in res)),
+            ("eval: report seconds vs wall less start-up, worst variant", "±5 %",
+             f"{max(clock):.1%}", max(clock) <= 0.05),
+            (f"eval: history recording, whole process ({'CPU' if cpu else 'wall'}; noisy)",
+             "reported", " / ".join(f"{r[share]:+.1%}" for r in res), None),
+        ]  # fmt: skip
+        if hi:
+            o = hi["overhead"]
+            rows.append(("eval: history recording, share of a SciFact eval (in process)",
+                         "≤ 5 %", f"{o['recording_share']:.1%} ({hi['date']})",
+                         o["target_met"]))  # fmt: skip
     tr = _load(folder, "traffic")
     if tr:
         for mode, m in tr["modes"].items():
@@ -359,6 +384,7 @@ def main() -> None:
         ("hybrid_ceiling", hybrid_ceiling_section),
         ("explain", explain_section),
         ("explain_cost", explain_cost_section),
+        ("ab", ab_section),
         ("history", history_section),
         ("chunking", chunking_section),
         ("splitters", splitters_section),

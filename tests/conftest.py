@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from ragsonde.testing import FakeEmbeddingAPI
 from tests.support import HASHED, SCIFACT, SMALL, versus_in
 
+#: pytest's own ``pytester`` (a user's suite run with the plugin: tests/testing).
+pytest_plugins = ("pytester",)
+
 #: Fixtures that load the real model or start a browser: a test using one (directly or through
 #: another fixture) is ``slow``.
 SLOW_FIXTURES = frozenset({"embedder", "torch_embedder", "browser"})

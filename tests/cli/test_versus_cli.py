@@ -101,8 +101,9 @@ def test_cli_misuse_is_a_validation_error(
         "eval", str(versus_bench), "--home", str(versus_home), "--gate-no-regression", env=env
     )
     assert alone.exit_code == 2 and "--versus" in alone.stderr
-    html = cli(
-        *_eval(versus_home, versus_bench, "--report", str(tmp_path / "r.html"), "--json"), env=env
+    # one run's TREC file (--report writes the comparison's page: tests/cli/test_versus_estimate)
+    run_out = cli(
+        *_eval(versus_home, versus_bench, "--run-out", str(tmp_path / "r.trec"), "--json"), env=env
     )
-    assert html.exit_code == 2, html.output
-    assert json.loads(html.stdout)["error"]["code"] == "VALIDATION_ERROR"
+    assert run_out.exit_code == 2, run_out.output
+    assert json.loads(run_out.stdout)["error"]["code"] == "VALIDATION_ERROR"

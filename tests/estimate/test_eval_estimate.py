@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from ragsonde.config import Settings
-from ragsonde.estimate import estimate_comparison, estimate_report
+from ragsonde.estimate import estimate_comparison, estimate_report, estimating
 from ragsonde.evaluate import EvalOptions, EvalReport, evaluate
 from ragsonde.evaluate.gates import parse_gate
-from ragsonde.samples import robotics_benchmark
+from ragsonde.history import HistoryStore
 from ragsonde.workspace import Workspace
+from tests.estimate.support import partly_labelled
 from tests.support import home_env, run
 
 pytestmark = pytest.mark.slow
@@ -25,13 +26,7 @@ LABELLED = 20
 
 
 def _partly_labelled(tmp_path: Path) -> Path:
-    """The sample benchmark with ``relevant`` kept on its first LABELLED rows only."""
-    rows = [json.loads(line) for line in robotics_benchmark().read_text().splitlines() if line]
-    for row in rows[LABELLED:]:
-        del row["relevant"]
-    path = tmp_path / "partly.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
+    return partly_labelled(tmp_path / "partly.jsonl", LABELLED)
 
 
 def _classical(values: np.ndarray) -> tuple[float, float]:
@@ -54,11 +49,17 @@ def test_every_metric_is_estimated_from_labelled_and_predicted_queries(
 ) -> None:
     bench = _partly_labelled(tmp_path)
     options = EvalOptions(k=[1, 10], throughput=False, estimate=True)
-    report = _run(bench, options, sample_home, embedder, history=tmp_path / "history.sqlite")
+    plain = _run(bench, options, sample_home, embedder)
+    assert plain.metrics_ci is None  # evaluate() keeps the rows; the extend step estimates
+    history = tmp_path / "history.sqlite"
+    report = _run(
+        bench, options, sample_home, embedder, history=history, extend=estimating(options)
+    )
     assert report.history_run is not None  # unlabelled rows do not stop the run's recording
-    assert report.metrics_ci is None  # evaluate() keeps the rows; the surfaces estimate
-    estimate_report(report, options)
     validate_report(report.model_dump(mode="json"))
+    with HistoryStore(history) as hs:  # recorded after the estimate: its intervals with it
+        recorded = hs.get(report.history_run).report
+    assert recorded.metrics_ci == report.metrics_ci
     assert report.metrics_ci is not None and set(report.metrics_ci) == set(report.metrics)
     labelled = [row for row in report.per_query.values() if row.relevant]
     assert len(labelled) == LABELLED and len(report.per_query) == 46
@@ -142,3 +143,62 @@ def test_compare_estimates_the_paired_difference_over_every_query(
     assert (result.ppi.n_labeled, result.ppi.n_predicted) == (LABELLED, 46 - LABELLED)
     assert result.ppi.classical.estimate == pytest.approx(float(delta), abs=1e-9)
     assert result.ppi.low <= result.ppi.estimate <= result.ppi.high
+
+
+def test_explain_and_estimate_in_one_run_recorded_with_both(
+    sample_home: Path, tmp_path: Path
+) -> None:
+    """``--explain --estimate``: the ladder and the estimate both run before the report is timed
+    and recorded, so the recorded run (``history show --json``) carries the intervals and the
+    gates' verdicts on them."""
+    bench, history = _partly_labelled(tmp_path), tmp_path / "history.sqlite"
+    env = home_env(sample_home)
+    done = run("eval", str(bench), "-c", "robotics", "--estimate", "--explain", "--json",
+               "--no-throughput", "--history", str(history), "--gate", "ndcg@10>=0.01",
+               env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["misses"] is not None and doc["metrics_ci"]["ndcg@10"]["n_labeled"] == LABELLED
+    assert doc["gates"][0]["on"].startswith("the lower end")
+    shown = run("history", "show", "last", "--json", "--history", str(history), env=env)
+    assert shown.returncode == 0, shown.stderr
+    recorded = json.loads(shown.stdout)["run"]
+    assert recorded["metrics_ci"] == doc["metrics_ci"] and recorded["passed"]
+    assert recorded["seconds"] == doc["seconds"]
+
+
+def test_history_diff_estimates_the_paired_difference_of_two_recorded_runs(
+    sample_home: Path, embedder: Any, tmp_path: Path
+) -> None:
+    """Two estimated runs recorded, then ``history diff``: each metric's PPI++ difference over
+    the shared queries, from the per-query values the history kept (the same as ``compare``'s
+    on the reports in memory), "significant" only when its interval excludes 0."""
+    from ragsonde.evaluate.compare import compare_reports
+
+    bench, history = _partly_labelled(tmp_path), tmp_path / "history.sqlite"
+    reports = []
+    for extra in ({}, {"score_threshold": 0.6}):  # B loses most hits: a significant drop
+        options = EvalOptions(k=[10], throughput=False, estimate=True, **extra)
+        reports.append(_run(bench, options, sample_home, embedder, history=history,
+                            extend=estimating(options)))  # fmt: skip
+    a, b = reports
+    h, env = ("--history", str(history)), home_env(sample_home)
+    done = run("history", "diff", "1", "2", "-m", "ndcg@10", "--json", *h, env=env)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)["metrics"][0]["ppi"]
+    want = estimate_comparison(compare_reports(a, b, ["ndcg@10"]), a, b).metric("ndcg@10").ppi
+    assert want is not None and got == want.model_dump(mode="json")
+    gold = [q for q, row in a.per_query.items() if row.relevant]
+    delta = np.mean([b.per_query[q].metrics["ndcg@10"] - a.per_query[q].metrics["ndcg@10"]
+                     for q in gold])  # fmt: skip
+    assert got["classical"]["estimate"] == pytest.approx(float(delta), abs=1e-9)
+    assert (got["n_labeled"], got["n_predicted"]) == (LABELLED, 46 - LABELLED)
+    text = run("history", "diff", "1", "2", "-m", "ndcg@10", *h, env=env).stdout
+    assert got["high"] < 0  # the interval excludes 0
+    line = next(x for x in text.splitlines() if "over every query" in x)
+    assert "(significant; rests on 20 labelled queries, 26 predicted)" in line
+    same = json.loads(run("history", "diff", "1", "1", "-m", "ndcg@10", "--json", *h,
+                          env=env).stdout)["metrics"][0]["ppi"]  # fmt: skip
+    assert same["low"] <= 0 <= same["high"]  # a run against itself: never significant
+    shown = run("history", "diff", "1", "1", "-m", "ndcg@10", *h, env=env).stdout
+    assert "n.s.: the interval holds 0; rests on 20 labelled" in shown

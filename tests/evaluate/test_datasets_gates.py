@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate import EvalReport, load_benchmark, parse_gate
+from ragsonde.evaluate.gates import Gate
 
 
 def test_beir_scifact_test_split(scifact_dir):
@@ -109,3 +112,14 @@ def test_a_folder_where_a_file_belongs_is_a_validation_error(tmp_path):
     (beir / "queries.jsonl").write_text('{"_id": "1", "text": "q"}\n')
     with pytest.raises(QueryValidationError, match=r"test\.tsv: it is a folder, not a file"):
         load_benchmark(beir)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    threshold=st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_infinity=False),
+    op=st.sampled_from([">=", "<=", ">", "<", "=="]),
+)
+def test_a_gate_reads_back_as_it_was_written(threshold: float, op: str) -> None:
+    """``str(gate)`` is what ``parse_gate`` takes back, for any threshold (``1e+06`` was not)."""
+    gate = Gate("ndcg@10", op, threshold)
+    assert parse_gate(str(gate)) == gate

@@ -222,3 +222,20 @@ def test_scifact_slice_hnsw_equals_exact_and_pytrec_eval(scifact_dir, tmp_path, 
     assert exact.metrics["recall@10"] == pytest.approx(
         sum(v["recall_10"] for v in ref.values()) / 15, abs=1e-6
     )
+
+
+@pytest.mark.slow
+def test_the_clock_starts_where_the_caller_says(sample_home, embedder):
+    """``seconds`` counts from ``started`` (the CLI passes its command's start, so loading the
+    libraries and the benchmark are on the clock), else from the call."""
+    import time
+
+    settings = Settings(home=sample_home, collection="robotics")
+    opts = EvalOptions(k=[5])
+    plain = evaluate_in(robotics_benchmark(), opts, settings=settings, embedder=embedder)
+    earlier = time.perf_counter() - 30.0
+    given = evaluate_in(
+        robotics_benchmark(), opts, settings=settings, embedder=embedder, started=earlier
+    )
+    assert 0 < plain.seconds < 30.0
+    assert given.seconds >= 30.0

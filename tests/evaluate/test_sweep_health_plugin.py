@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -14,7 +13,7 @@ from ragsonde.evaluate import EvalOptions
 from ragsonde.evaluate.html import render_html_report
 from ragsonde.evaluate.sweep import sweep_thresholds
 from ragsonde.samples import robotics_benchmark
-from tests.support import evaluate_in
+from tests.support import evaluate_in, home_env
 
 
 def test_sweep_by_hand():
@@ -75,8 +74,7 @@ def test_pytest_plugin_fails_a_users_suite_on_a_regression(sample_home, tmp_path
             """
         )
     )
-    env = {k: v for k, v in os.environ.items() if k != "QDRANT_URL"}
-    env["RAGSONDE_HOME"] = str(sample_home)
+    env = home_env(sample_home)  # this checkout's code, not the installed one
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
         capture_output=True,

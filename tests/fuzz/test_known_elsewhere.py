@@ -27,20 +27,29 @@ def test_prune_keep_beyond_sqlite_integers_is_a_clean_refusal(tmp_path: Path) ->
     assert "Traceback" not in result.output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a read-only history command writes ragsonde's tables into an empty file "
-    "given as --history (it should refuse it, or read it as empty, leaving it byte-identical)",
-)
-def test_history_list_leaves_an_empty_history_file_empty(tmp_path: Path) -> None:
+@pytest.mark.parametrize("subcommand", [["list"], ["trend", "ndcg@10"]])
+@pytest.mark.parametrize("empty", [True, False])
+def test_a_reading_history_command_leaves_the_file_as_it_was(
+    tmp_path: Path, subcommand: list[str], empty: bool
+) -> None:
+    """An empty file given as --history is read as an empty history and left byte-identical;
+    a missing one is not created."""
     _register()
-    path = tmp_path / "history.sqlite"
-    path.write_bytes(b"")
+    path = tmp_path / "history" / "history.sqlite"
+    if empty:
+        path.parent.mkdir()
+        path.write_bytes(b"")
     env = {k: None for k in os.environ if k.startswith(("RAGSONDE_", "QDRANT_"))}
     env["RAGSONDE_HOME"] = str(tmp_path / "home")
-    result = CliRunner().invoke(app, ["history", "list", "--history", str(path)], env=env)
-    assert result.exit_code in {0, 2}, result.output
-    assert path.read_bytes() == b""
+    args = ["history", *subcommand, "--history", str(path), "--json"]
+    result = CliRunner().invoke(app, args, env=env)
+    # list: an empty list; trend: "no recorded run has ndcg@10", a clean refusal
+    assert result.exit_code == (0 if subcommand == ["list"] else 2), result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    if empty:
+        assert path.read_bytes() == b""
+    else:
+        assert not path.parent.exists()
 
 
 def test_a_judged_benchmark_that_is_not_utf8_is_a_validation_error(tmp_path: Path) -> None:

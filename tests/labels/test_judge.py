@@ -188,12 +188,12 @@ def test_agreement_against_human_labels(api_and_docs, tmp_path):
         embedder=EMB[0],
     )
     a = r.agreement
-    assert a is not None and a["queries"] == 2 and r.judged == r.pooled >= 8
+    assert a is not None and a.queries == 2 and r.judged == r.pooled >= 8
     # Pairs are (query, document): a document's grade is the best of its judged chunks.
     written = read_entries(tmp_path / "j.jsonl")
-    assert a["pairs"] == sum(len(e.labelled(["llm"])) for e in written) <= r.judged
-    assert a["both_relevant"] + a["human_only"] + a["llm_only"] + a["both_not"] == a["pairs"]
-    assert a["both_relevant"] >= 2 and a["kappa"] is not None and a["kappa"] > 0
+    assert a.pairs == sum(len(e.labelled(["llm"])) for e in written) <= r.judged
+    assert a.both_relevant + a.human_only + a.llm_only + a.both_not == a.pairs
+    assert a.both_relevant >= 2 and a.kappa is not None and a.kappa > 0
 
 
 def test_kappa_by_hand():
@@ -206,9 +206,9 @@ def test_kappa_by_hand():
     a = agreement(
         [entry("1", {"a": 1, "b": 2}, {"a": 3, "b": 1, "c": 0, "d": 1}), entry("2", {}, {"x": 3})]
     )
-    assert a["queries"] == 1 and a["pairs"] == 4
-    assert a["kappa"] == pytest.approx(0.5) and a["raw_agreement"] == 0.75
-    assert agreement([entry("1", {"a": 1}, {"a": 3})])["kappa"] is None  # one class: undefined
+    assert a.queries == 1 and a.pairs == 4
+    assert a.kappa == pytest.approx(0.5) and a.raw_agreement == 0.75
+    assert agreement([entry("1", {"a": 1}, {"a": 3})]).kappa is None  # one class: undefined
 
 
 def test_cli_judge_then_rerun_costs_nothing(tmp_path, embedder):

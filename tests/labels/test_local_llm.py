@@ -83,7 +83,7 @@ def test_the_local_model_generates_and_judges_end_to_end(scifact_small, tmp_path
         options=JudgeOptions(llm="local:gemma3-270m", depth=1, modes=["dense"], agreement=True),
     )
     assert judged.model == "local:gemma3-270m" and judged.judged >= 2
-    assert judged.agreement is not None and judged.agreement["pairs"] == judged.judged
+    assert judged.agreement is not None and judged.agreement.pairs == judged.judged
     labels = [lab for e in read_entries(tmp_path / "judged.jsonl") for lab in e.labels]
     assert any(lab.source == "llm" and lab.grade in (0, 2) for lab in labels)
     assert local_client.usage.calls - before <= 6

@@ -115,6 +115,9 @@ def test_tool_with_ids_scores_as_the_collection_and_versus_it(
     assert "named by item id" in b["warnings"][0] and "id=doc_id" in b["warnings"][0]
     deltas = {m["metric"]: m["delta"] for m in out["comparison"]["metrics"]}
     assert deltas["ndcg@10"] == 0.0 and set(deltas.values()) == {0.0}
+    # the same rankings: every difference's classical interval is [0, 0]
+    ndcg = next(m for m in out["comparison"]["metrics"] if m["metric"] == "ndcg@10")
+    assert (ndcg["classical"]["low"], ndcg["classical"]["high"]) == (0.0, 0.0)
 
 
 def test_tool_without_ids_is_matched_by_text(

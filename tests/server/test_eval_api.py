@@ -211,3 +211,24 @@ def test_eval_over_http_explains_its_misses(api):
     assert "d" in misses["per_query"]
     bad = api.post("/v1/eval", json={"benchmark": BENCH, "explain": True, "explain_k": 0})
     assert bad.status_code == 422 and bad.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_an_estimated_and_explained_job_is_recorded_with_its_intervals(api):
+    """``estimate`` and ``explain`` in one job: both run before the report is timed and
+    recorded, so the server's history holds the run with its intervals."""
+    unlabelled = [
+        {"query_id": "u1", "query": "what does the ultrasonic sensor measure"},
+        {"query_id": "u2", "query": "how long does the battery last"},
+    ]
+    resp = api.post("/v1/eval", json={"benchmark": BENCH + unlabelled, "k": [1, 3],
+                                      "estimate": True, "explain": True, "explain_k": 3})  # fmt: skip
+    assert resp.status_code == 202, resp.text
+    done = wait_done(api, resp.json()["job_id"])
+    assert done["status"] == "done", done["error"]
+    report = done["report"]
+    e = report["metrics_ci"]["hit_rate@3"]
+    assert (e["n_labeled"], report["n_queries"]) == (3, 5) and report["misses"] is not None
+    runs = api.get("/v1/history/runs").json()["runs"]
+    recorded = next(r for r in runs if r["created_at"] == report["created_at"])
+    assert recorded["metrics_ci"] == report["metrics_ci"]
+    assert recorded["seconds"] == report["seconds"]

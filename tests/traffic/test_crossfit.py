@@ -8,14 +8,15 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from ragsonde.traffic.calibration import Calibration
-from ragsonde.traffic.crossfit import MIN_LABELLED, _fit, _predict, crossfit
+from ragsonde.traffic.crossfit import MIN_LABELLED, crossfit
+from ragsonde.traffic.logistic import fit, predict
 
 
 def test_the_fit_is_scikit_learns_l2_logistic_regression() -> None:
     rng = np.random.default_rng(3)
     x = rng.normal(size=(200, 3))
     y = (x @ [1.5, -2.0, 0.5] + rng.normal(size=200) > 0).astype(float)
-    ours = _predict(np.c_[x, np.ones(200)], _fit(np.c_[x, np.ones(200)], y, l2=2.0))
+    ours = predict(np.c_[x, np.ones(200)], fit(np.c_[x, np.ones(200)], y, l2=2.0))
     theirs = LogisticRegression(C=0.5, tol=1e-10, max_iter=10_000).fit(x, y)
     assert ours == pytest.approx(theirs.predict_proba(x)[:, 1], abs=1e-4)
 
@@ -46,3 +47,19 @@ def test_too_few_labels_keep_the_fixed_combination() -> None:
     rows = [{"s": float(v)} for v in range(MIN_LABELLED)]
     labels = {i: 0.5 for i in range(MIN_LABELLED - 1)}
     assert crossfit(rows, labels, _calibration(), signals=["s"]) is None
+
+
+def test_every_surface_defaults_to_the_same_weak_cut() -> None:
+    """The CLI keeps its own literal (it does not import the predictor at start): it, the server
+    and the library must agree with ``WEAK_BELOW``."""
+    import inspect
+
+    from ragsonde.cli.traffic import traffic_command
+    from ragsonde.server.routes_traffic import TrafficRequest
+    from ragsonde.traffic.predictor import WEAK_BELOW
+    from ragsonde.traffic.run import TrafficOptions
+
+    cli = inspect.signature(traffic_command).parameters["weak_below"].default
+    assert cli == WEAK_BELOW
+    assert TrafficRequest.model_fields["weak_below"].default == WEAK_BELOW
+    assert TrafficOptions().weak_below == WEAK_BELOW

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
@@ -18,7 +19,8 @@ from ragsonde.ingest import IngestOptions, ingest
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery, Predictor
 from ragsonde.samples import robotics_benchmark, robotics_docs
-from ragsonde.traffic.predictor import WEIGHTS, SignalPredictor
+from ragsonde.traffic.logistic import L2
+from ragsonde.traffic.predictor import SIGNALS, SignalPredictor, combine
 from ragsonde.workspace import Workspace
 
 OFF_TOPIC = [
@@ -67,7 +69,7 @@ def test_off_topic_questions_are_predicted_weak(
     assert [p.query_id for p in got] == [q.query_id for q in queries]
     assert all(p.source == "signals" and p.predicted is not None for p in got)
     assert all(0.0 <= (p.predicted or 0.0) <= 1.0 for p in got)
-    missing = {p.query_id: set(WEIGHTS) - set(p.signals) for p in got}
+    missing = {p.query_id: set(SIGNALS) - set(p.signals) for p in got}
     assert not any(missing.values()), missing  # every signal of the combination
     sampled = [p.signals["ann_exact_overlap"] for p in got if "ann_exact_overlap" in p.signals]
     assert 0 < len(sampled) < len(got) / 3  # about one query in ten is searched exactly too
@@ -91,3 +93,39 @@ def test_the_calibration_is_measured_once_per_collection_and_search(
         assert again == first and first.rows and first.n_docs > 0
         assert SignalPredictor(ws, SearchParams(top_k=3)).calibration.key != first.key
     assert len(list(folder.glob("*.json"))) == len(files) + 1  # another search: its own
+
+
+def test_each_mode_fits_its_own_combination_on_the_collections_own_sentences(
+    hybrid_home: Path, embedder: OnnxEmbedder
+) -> None:
+    """No human label: the calibration's sentences, each with its own chunk as the answer, fit
+    a logistic combination per mode. It must be the optimum of its objective (the gradient of
+    the penalised log-loss is zero there: checked with numpy, not the fit's code), and
+    ``predicted`` made with it must rank the off-topic questions below the in-domain ones."""
+    queries, in_domain = _queries()
+    settings = Settings(home=hybrid_home, collection="robotics")
+    weights = {}
+    with Workspace(settings, embedder=embedder) as ws:
+        for mode in ("dense", "hybrid"):
+            predictor = SignalPredictor(ws, SearchParams(mode=mode))
+            calibration = predictor.calibration
+            fit = calibration.own_fit
+            assert fit is not None and calibration.mode == mode
+            assert "own sentences" in fit.fitted_on
+            names = list(fit.weights)
+            assert set(names) == set(SIGNALS) & set(calibration.values)
+            x = np.array(
+                [
+                    [calibration.percentile(n, r[n]) if n in r else 0.5 for n in names] + [1.0]
+                    for r in calibration.rows
+                ]
+            )
+            w = np.array([fit.weights[n] for n in names] + [fit.intercept])
+            p = 1.0 / (1.0 + np.exp(-(x @ w)))
+            gradient = x.T @ (p - np.array(calibration.found)) + np.r_[L2 * w[:-1], 0.0]
+            assert np.abs(gradient).max() < 1e-3 * len(calibration.rows)  # rounded weights
+            got = [combine(q.signals, calibration, fit) for q in predictor.predict(queries)]
+            auc = roc_auc_score(in_domain, got)
+            assert auc >= 0.9, f"{mode}: in-domain vs off-topic AUC {auc:.3f} with the own fit"
+            weights[mode] = fit.weights
+    assert weights["dense"] != weights["hybrid"]  # each mode its own weights

@@ -13,7 +13,15 @@ from scipy.stats import binomtest
 
 from ragsonde.models.params import SearchParams
 from ragsonde.traffic.records import Production
-from ragsonde.traffic.signals import idf_signals, overlap, rbo, score_signals, wig
+from ragsonde.traffic.signals import (
+    agreement_at_top,
+    idf_signals,
+    overlap,
+    ratio,
+    rbo,
+    score_signals,
+    wig,
+)
 from ragsonde.traffic.views import agreement, mismatch, wilson
 
 
@@ -30,6 +38,21 @@ ids = st.lists(st.sampled_from("abcdefghijklmnop"), unique=True, max_size=16)
 @given(ids, ids)
 def test_rbo_is_its_definition(a: list[str], b: list[str]) -> None:
     assert rbo(a, b, 0.9, 20) == pytest.approx(_rbo_by_definition(a, b, 0.9, 20))
+
+
+def test_agreement_at_top_by_hand() -> None:
+    dense, bm25 = list("abcd"), list("cxab")
+    assert agreement_at_top("a", [dense, bm25]) == pytest.approx((1 / 1 + 1 / 3) / 2)
+    assert agreement_at_top("c", [dense, bm25]) == pytest.approx((1 / 3 + 1 / 1) / 2)
+    assert agreement_at_top("x", [dense, bm25]) == pytest.approx((0 + 1 / 2) / 2)
+    assert agreement_at_top("z", [dense, bm25]) == 0.0
+    assert agreement_at_top("a", [list("a"), list("a")]) == 1.0
+
+
+def test_ratio_by_hand() -> None:
+    assert ratio([8.0, 4.0, 2.0], 2) == 2.0  # best over the 2nd
+    assert ratio([8.0, 4.0, 2.0], 10) == 4.0  # fewer than k: over the last
+    assert ratio([8.0, 0.0], 2) == 0.0 and ratio([], 3) == 0.0
 
 
 def test_rbo_of_identical_and_disjoint_rankings() -> None:

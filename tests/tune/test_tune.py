@@ -121,7 +121,7 @@ def test_users_collection_is_untouched(report: TuneReport, slice_home: Path) -> 
 def test_report_json_and_html(report: TuneReport) -> None:
     data = json.loads(report.model_dump_json())
     first = data["configurations"][0]
-    assert data["schema_version"] == "2" and "per_query_ndcg" not in first
+    assert data["schema_version"] == "2.1" and "per_query_ndcg" not in first
     # a configuration's search is spelled as [search] is: one block, the names SearchParams has
     assert first["search"]["exact"] is True and first["mode"] == first["search"]["mode"]
     assert TuneReport.model_validate(data).pareto == report.pareto

@@ -43,6 +43,12 @@ class ChunkingConfig(BaseModel):
     def unit(self) -> str:
         return "tokens" if self.splitter in TOKEN_UNITS else "characters"
 
+    def fits(self, window: int | None) -> bool:
+        """Whether ``ragsonde ingest`` takes this configuration for an embedder that reads
+        ``window`` word pieces: a size in tokens must fit in it (``None``: no local tokenizer,
+        sizes in characters)."""
+        return window is None or self.unit != "tokens" or self.size <= window
+
     @property
     def label(self) -> str:
         """``recursive 400/200`` (``ragsonde`` alone for ingest's defaults)."""

@@ -51,7 +51,16 @@ def judge(
         versus = None if r is best or len(ids) < 2 else paired_comparison(metric, a, b, alpha=alpha)
         tested.append(r.model_copy(update={"versus_best": versus}))
     tied = [r for r in tested if r.versus_best is None or not r.versus_best.significant]
-    chosen = min(tied, key=lambda r: (r.costs.points, -r.metrics[metric]))
+    # only what `ragsonde ingest` takes: a recommendation must be one the user can apply
+    ingestable = [r for r in tied if r.config.fits(window)]
+    chosen = min(ingestable or tied, key=lambda r: (r.costs.points, -r.metrics[metric]))
+    refused = sorted(r.label for r in tied if not r.config.fits(window))
+    if refused:
+        warnings.append(
+            f"{', '.join(refused)}: chunks longer than the embedder reads ({window} word "
+            "pieces), which `ragsonde ingest` refuses with this embedder; not recommended."
+            + ("" if ingestable else " No configuration within noise of the best fits.")
+        )
     if chosen.label == best.label:
         text = f"{best.label}: the best on {metric} ({best.metrics[metric]:.4f})."
     else:

@@ -1,5 +1,6 @@
 """The terminal's view of estimated metrics (``eval --estimate``): each metric's estimate, its
-95 % interval beside the classical one, and what it rests on."""
+95 % interval beside the classical one, and what it rests on; and the PPI++ difference of two
+systems (``compare``, ``history diff``)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,29 @@ from rich.table import Table
 from ragsonde.cli._common import console
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ragsonde.evaluate.comparison import MetricComparison
     from ragsonde.models.estimate import MetricEstimate
 
-__all__ = ["render_estimates"]
+__all__ = ["render_estimates", "render_paired"]
+
+
+def render_paired(metrics: Sequence[MetricComparison]) -> None:
+    """One line per metric with a PPI++ difference B - A: its interval, "significant" only when
+    the interval excludes 0, and the labelled queries it rests on (the paired tests of the
+    table are over those alone)."""
+    for m in metrics:
+        if m.ppi is None:
+            continue
+        p = m.ppi
+        verdict = "significant" if p.low > 0 or p.high < 0 else "n.s.: the interval holds 0"
+        console.print(
+            f"{m.metric}: B - A by {p.method} over every query {p.estimate:+.4f} "
+            f"[{p.low:+.4f}, {p.high:+.4f}] ({verdict}; rests on {p.n_labeled} labelled "
+            f"queries, {p.n_predicted} predicted)",
+            soft_wrap=True,  # one line each, for grep and logs
+        )
 
 
 def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
@@ -33,7 +54,8 @@ def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
         )
     console.print(table)
     console.print(
-        f"(the metrics above are the means of the {first.n_labeled} labelled queries alone)"
+        "(the metrics above are the means of the labelled queries alone; the estimates rest on "
+        f"the {first.n_labeled} a person labelled)"
     )
     if first.method == "classical":
         console.print(

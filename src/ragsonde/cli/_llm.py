@@ -11,7 +11,7 @@ from ragsonde.cli._common import console
 from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
-    from ragsonde.labels import JudgeReport, Leakage, Usage
+    from ragsonde.labels import Agreement, JudgeReport, Leakage, Usage
     from ragsonde.labels.chat import Budget, Price
 
 __all__ = [
@@ -98,6 +98,35 @@ def leakage_line(name: str, lk: Leakage) -> str:
     )
 
 
+def render_agreement(a: Agreement) -> None:
+    """Kappa, the confusion per grade (human rows, LLM columns) and the position bias."""
+    from rich.table import Table
+
+    from ragsonde.labels.models import GRADES
+
+    console.print(
+        f"agreement with human labels: Cohen's kappa {a.kappa} on {a.pairs} pairs of "
+        f"{a.queries} queries (LLM relevant from grade {a.llm_relevant_from}; raw "
+        f"agreement {a.raw_agreement})"
+    )
+    if a.pairs:
+        table = Table(title="confusion per grade: human (rows) against LLM (columns)")
+        table.add_column("human / LLM")
+        for grade in GRADES:
+            table.add_column(grade, justify="right")
+        for grade, row in a.confusion.items():
+            table.add_row(grade, *(str(row[g]) for g in GRADES))
+        console.print(table)
+    p = a.position
+    if p is not None:
+        console.print(
+            f"position bias: {p.changed} of {p.pairs} pairs graded differently with the passage "
+            f"before the query ({p.changed_share if p.changed_share is not None else '-'}; "
+            f"{p.higher_passage_first} higher, {p.lower_passage_first} lower; "
+            f"{p.relevance_flipped} crossed the relevance threshold)"
+        )
+
+
 def render_judge(r: JudgeReport) -> None:
     console.print(
         f"{r.queries} queries · pooled {', '.join(r.modes)} top-{r.depth}: {r.pooled} hits, "
@@ -108,10 +137,5 @@ def render_judge(r: JudgeReport) -> None:
     if r.stopped:
         console.print(f"[yellow]stopped early[/]: {r.stopped}; what was judged is saved.")
     if r.agreement is not None:
-        a = r.agreement
-        console.print(
-            f"agreement with human labels: Cohen's kappa {a['kappa']} on {a['pairs']} pairs of "
-            f"{a['queries']} queries (LLM relevant from grade {a['llm_relevant_from']}; raw "
-            f"agreement {a['raw_agreement']})"
-        )
+        render_agreement(r.agreement)
     console.print(f"relevant = labels of {', '.join(r.labels_used)} · wrote {r.out}")

@@ -121,6 +121,9 @@ def run_mcp_eval(
         with Workspace(settings) as ws:  # whoever opens it closes it
             a = evaluate(dataset, collection=versus, options=options, workspace=ws, record=False)
         result = VersusReport(a=a, b=report, comparison=compare_reports(a, report))
+        from ragsonde.estimate import estimate_comparison
+
+        estimate_comparison(result.comparison, a, report)  # each difference's interval
     if save is not None:
         save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
     if json_output:

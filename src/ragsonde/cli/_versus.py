@@ -99,6 +99,7 @@ def run_versus(
     gate_no_regression: bool,
     alpha: float,
     save: Path | None,
+    html: Path | None,
     single_report_outputs: Mapping[str, Path | None],
     json_output: bool,
 ) -> None:
@@ -115,14 +116,16 @@ def run_versus(
     if given:
         raise QueryValidationError(
             f"{', '.join(given)} write one report; with --versus, --save writes both reports "
-            "and their comparison.",
+            "and their comparison, --report the comparison's HTML page.",
             field="versus",
         )
     from ragsonde.cli.progress import RichProgress
     from ragsonde.cli.render import render_comparison, render_gate, render_side
+    from ragsonde.estimate import comparison_predictor, estimate_versus
     from ragsonde.evaluate.comparison import no_regression_gate
     from ragsonde.evaluate.versus import evaluate_versus
 
+    comparison_predictor(options.predictor)  # before either side runs
     settings = workspace.settings
     collections = None if collection_b is None else (settings.collection, collection_b)
     enabled = not json_output and err_console.is_terminal
@@ -138,6 +141,7 @@ def run_versus(
             progress=bars,
             corpus=corpus,
         )
+    estimate_versus(result, options)  # each difference's interval; PPI++ when partly labelled
     if gate_no_regression:
         result.comparison.gate = no_regression_gate(result.comparison, metrics)
     gate = result.comparison.gate
@@ -145,6 +149,10 @@ def run_versus(
         from ragsonde.outputs import write_text
 
         write_text(save, result.model_dump_json(indent=2))
+    if html is not None:
+        from ragsonde.evaluate.compare_html import write_html_comparison
+
+        write_html_comparison(result, html)
     if json_output:
         print_json(result)
     else:
@@ -154,6 +162,8 @@ def run_versus(
         render_comparison(result.comparison)
         if save is not None:
             console.print(f"wrote both reports and the comparison: {save}")
+        if html is not None:
+            console.print(f"wrote the comparison's HTML page: {html}")
     if gate is not None and (not json_output or not gate.passed):
         render_gate(gate)
     failed = [

@@ -37,6 +37,14 @@ def compare_command(
     seed: Annotated[
         int, typer.Option(min=0, max=2**32 - 1, help="Random seed of the resampling.")
     ] = 0,
+    predictor: Annotated[
+        str,
+        typer.Option(
+            help="Reports of a partly labelled benchmark: the predictions of PPI++'s "
+            "difference: scores (each run's score signals), judge (each run's metrics under "
+            "the benchmark's LLM labels) or none."
+        ),
+    ] = "scores",
     json_output: JsonOpt = False,
 ) -> None:
     """Compare two saved eval reports: deltas, W/T/L, paired t-test, permutation test, CI."""
@@ -52,10 +60,10 @@ def compare_command(
 
     a, b = load_report(report_a), load_report(report_b)
     comparison = compare_reports(a, b, metric, alpha=alpha, n_resamples=resamples, seed=seed)
-    if any(not row.relevant for row in a.per_query.values()):  # a partly labelled benchmark
-        from ragsonde.estimate import estimate_comparison
+    from ragsonde.estimate import estimate_comparison
 
-        estimate_comparison(comparison, a, b)
+    # each difference's classical interval; PPI++'s over every query when partly labelled
+    estimate_comparison(comparison, a, b, predictor=predictor)
     if gate_no_regression:
         comparison.gate = no_regression_gate(comparison, metric)
     gate = comparison.gate

@@ -210,11 +210,12 @@ def eval_command(
                 gate_no_regression=gate_no_regression,
                 alpha=alpha,
                 save=save,
-                single_report_outputs={"--report": report, "--run-out": run_out},
+                html=report,
+                single_report_outputs={"--run-out": run_out},
                 json_output=json_output,
             )
         elif against is not None:
-            _run_against(dataset, against, ws, options, save, json_output)
+            _run_against(dataset, against, ws, options, (save, report, run_out), json_output)
         else:
             result = _evaluate_one(
                 dataset,
@@ -249,24 +250,42 @@ def _evaluate_one(
 ) -> EvalReport:
     """The one evaluation, with a progress bar on a terminal (not with --json); with
     ``explain_k``, its misses explained before it is timed and recorded (``--explain``); with
-    ``options.estimate``, its metrics estimated (:func:`ragsonde.estimate.estimate_report`)."""
+    ``options.estimate``, its metrics estimated (:func:`ragsonde.estimate.estimating`), both
+    timed and recorded with the run (from the command's start: ``STARTED``)."""
+    from ragsonde.cli.app import STARTED
     from ragsonde.cli.progress import RichProgress
     from ragsonde.evaluate import evaluate
 
+    step = None
+    if options.estimate:  # --estimate: every metric with its interval, the gates on them
+        from ragsonde.estimate import estimating
+
+        step = estimating(options, workspace=ws)
     with RichProgress(not json_output and err_console.is_terminal, "queries") as bar:
         if explain_k is None:
-            result = evaluate(dataset, options, ws, progress=bar, ingest=ingest, corpus=corpus)
-        else:
-            from ragsonde.explain import evaluate_explained
-
-            result = evaluate_explained(
-                dataset, options, ws, k=explain_k, progress=bar, ingest=ingest, corpus=corpus
+            return evaluate(
+                dataset,
+                options,
+                ws,
+                progress=bar,
+                ingest=ingest,
+                corpus=corpus,
+                extend=step,
+                started=STARTED,
             )
-    if options.estimate:  # --estimate: every metric with its interval, the gates on them
-        from ragsonde.estimate import estimate_report
+        from ragsonde.explain import evaluate_explained
 
-        estimate_report(result, options, workspace=ws)
-    return result
+        return evaluate_explained(
+            dataset,
+            options,
+            ws,
+            k=explain_k,
+            extend=step,
+            progress=bar,
+            ingest=ingest,
+            corpus=corpus,
+            started=STARTED,
+        )
 
 
 def _write(
@@ -402,21 +421,38 @@ def _run_against(
     url: str,
     ws: Workspace,
     options: EvalOptions,
-    save: Path | None,
+    outputs: tuple[Path | None, Path | None, Path | None],
     json_output: bool,
 ) -> None:
-    """``--against URL``: both reports and B (the URL) vs A (embedded); exit 1 on a failed gate."""
+    """``--against URL``: both reports and B (the URL) vs A (embedded), each difference with
+    its interval (PPI++ on a partly labelled benchmark with --estimate); ``outputs``: --save
+    (both reports and the comparison), --report (the comparison's HTML page) and --run-out
+    (refused: two runs). Exit 1 on a failed gate."""
     from ragsonde.cli.progress import RichProgress
     from ragsonde.cli.render import render_comparison, render_side
+    from ragsonde.estimate import comparison_predictor, estimate_versus
     from ragsonde.evaluate.against import evaluate_against
     from ragsonde.store.push import describe_target
 
+    save, html, run_out = outputs
+    if run_out is not None:
+        raise QueryValidationError(
+            "--run-out writes one run; with --against, --save writes both reports and their "
+            "comparison, --report the comparison's HTML page.",
+            field="against",
+        )
+    comparison_predictor(options.predictor)  # before either side runs
     with RichProgress(
         not json_output and err_console.is_terminal, "queries", passes=("embedded", "URL")
     ) as bars:
         result = evaluate_against(dataset, url, options, ws, progress=bars)
+    estimate_versus(result, options)  # each difference's interval; PPI++ when partly labelled
     if save is not None:
         write_text(save, result.model_dump_json(indent=2))
+    if html is not None:
+        from ragsonde.evaluate.compare_html import write_html_comparison
+
+        write_html_comparison(result, html, f"ragsonde: embedded against {describe_target(url)}")
     if json_output:
         print_json(result)
     else:

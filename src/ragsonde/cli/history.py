@@ -96,6 +96,8 @@ class _Where:
     json_output: bool
     #: the files the subcommand writes, by option (checked before the history is opened)
     outputs: dict[str, Path | None] = field(default_factory=dict)
+    #: whether it changes the history (a reading one leaves a missing or empty file as it is)
+    writes: bool = False
 
 
 def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M], None]) -> None:
@@ -107,7 +109,7 @@ def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M],
 
     path = history_file(where.history, where.home, where.config)
     check_outputs(where.outputs, history=path)
-    with HistoryStore(path) as hs:
+    with HistoryStore(path, reading=not where.writes) as hs:
         out = ask(hs)
     if where.json_output:
         print_json(out)
@@ -188,11 +190,17 @@ def show_command(
 
 
 def _render_show(out: RunShow) -> None:
+    from ragsonde.history.trend import describe
+
     console.print(_summary_table([out.run]))
-    table = Table("metric", "value", "95% CI", box=None, pad_edge=False)
+    estimated = out.run.metrics_ci or {}
+    heads = ["metric", "value", "95% CI"] + (["estimate, 95 % interval"] if estimated else [])
+    table = Table(*heads, box=None, pad_edge=False)
     for name, value in out.run.metrics.items():
         low, high = out.bands.get(name, (value, value))
-        table.add_row(name, f"{value:.4f}", f"{low:.4f}…{high:.4f}")
+        e = estimated.get(name)
+        shown = [describe(e) if e else "-"] if estimated else []
+        table.add_row(name, f"{value:.4f}", f"{low:.4f}…{high:.4f}", *shown)
     console.print(table)
     for name, value in out.fingerprint.flat().items():
         console.print(f"  {escape(name)} = {escape(str(value))}")
@@ -201,6 +209,7 @@ def _render_show(out: RunShow) -> None:
 def render_diff(diff: RunDiff) -> None:
     """What changed, the metric table, and the flipped queries (with why, where the run in
     which a query missed was evaluated with --explain)."""
+    from ragsonde.cli._estimate import render_paired
     from ragsonde.cli.render import metrics_table
 
     a, b = diff.a.run_id, diff.b.run_id
@@ -213,6 +222,7 @@ def render_diff(diff: RunDiff) -> None:
     if not diff.like_for_like:
         console.print("[bold yellow]across benchmarks[/]: the labels or queries differ")
     console.print(metrics_table(f"run {b} (B) vs run {a} (A)", diff.metrics))
+    render_paired(diff.metrics)  # runs of a partly labelled benchmark: PPI++ over every query
     if diff.flip_metric is None:
         return
     if not diff.flips:
@@ -264,12 +274,19 @@ def diff_command(
     """What differs between two runs' fingerprints, their metrics (paired tests, CIs), and the
     queries that flipped between hit and miss (and why, where the runs were evaluated with
     --explain)."""
+    from ragsonde.estimate import estimate_comparison
     from ragsonde.history import diff_runs, resolve_run
 
     def ask(hs: HistoryStore) -> RunDiff:
         a, b = hs.get(resolve_run(hs, run_a)), hs.get(resolve_run(hs, run_b))
         return diff_runs(
-            a, b, metric, alpha=alpha, n_resamples=resamples, across_benchmarks=across_benchmarks
+            a,
+            b,
+            metric,
+            alpha=alpha,
+            n_resamples=resamples,
+            across_benchmarks=across_benchmarks,
+            paired=estimate_comparison,
         )
 
     _answer(_Where(history, home, config_file, json_output), ask, render_diff)
@@ -290,7 +307,7 @@ def trend_command(
     json_output: JsonOpt = False,
 ) -> None:
     """A metric run after run: a sparkline here, an SVG plot with bootstrap bands in --out."""
-    from ragsonde.history.trend import trend, write_svg
+    from ragsonde.history.trend import describe, trend, write_svg
 
     def ask(hs: HistoryStore) -> Trend:
         t = trend(hs, metric, benchmark=benchmark, collection=collection)
@@ -301,10 +318,11 @@ def trend_command(
     def show(t: Trend) -> None:
         values = [p.value for p in t.points]
         console.print(f"{metric}  {t.sparkline}  {values[0]:.4f} → {values[-1]:.4f}")
-        for p in t.points:
-            if p.changed:
-                changed = escape(", ".join(p.changed))
-                console.print(f"  run {p.run_id}: {p.value:.4f}  changed {changed}")
+        for p in t.points:  # a run with an estimate, or after a change: its line
+            if p.changed or p.interval:
+                what = f"  {describe(p.interval)}" if p.interval else ""
+                changed = f"  changed {escape(', '.join(p.changed))}" if p.changed else ""
+                console.print(f"  run {p.run_id}: {p.value:.4f}{what}{changed}", soft_wrap=True)
         if out is not None:
             console.print(f"wrote plot: {out}")
 
@@ -335,7 +353,7 @@ def prune_command(
     def show(r: PruneResult) -> None:
         console.print(f"deleted {r.deleted} run(s); {r.kept} kept in {escape(r.history)}")
 
-    _answer(_Where(history, home, config_file, json_output), ask, show)
+    _answer(_Where(history, home, config_file, json_output, writes=True), ask, show)
 
 
 @history_app.command("export")

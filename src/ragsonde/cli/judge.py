@@ -57,6 +57,14 @@ def judge_command(
             "--agreement", help="Also grade human-labelled hits; give Cohen's kappa against them."
         ),
     ] = False,
+    position_bias: Annotated[
+        bool,
+        typer.Option(
+            "--position-bias",
+            help="With --agreement: grade those pairs again with the passage before the query "
+            "and report how often the grade changes (doubles their calls).",
+        ),
+    ] = False,
     use: Annotated[
         str, typer.Option("--use", help="Labels that make `relevant`: human,generator,llm.")
     ] = "human,generator,llm",
@@ -135,6 +143,7 @@ def judge_command(
         depth=depth,
         modes=mode,
         agreement=agreement,
+        position_bias=position_bias,
         use=sources,
         llm_relevant_from=llm_relevant_from,
         budget=budget,

@@ -314,23 +314,57 @@ def _changed_table(comparison: Comparison) -> Table:
     return table
 
 
+def _differences_table(comparison: Comparison) -> Table | None:
+    """Each metric's difference B - A with its intervals: classical over the labelled queries,
+    and PPI++ over every query on a partly labelled benchmark (what the verdict then follows)."""
+    shown = [m for m in comparison.metrics if m.classical is not None or m.ppi is not None]
+    if not shown:
+        return None
+    table = Table(title="B - A with 95 % intervals", box=box.SIMPLE_HEAD, show_edge=False)
+    for head in ("metric", "classical (labelled queries)", "PPI++ (every query)", "method"):
+        table.add_column(head, justify="left" if head in ("metric", "method") else "right")
+    for m in shown:
+        c, p = m.classical, m.ppi
+        table.add_row(
+            m.metric,
+            f"{c.estimate:+.4f} [{c.low:+.4f}, {c.high:+.4f}]" if c else "-",
+            f"{p.estimate:+.4f} [{p.low:+.4f}, {p.high:+.4f}]" if p else "-",
+            p.method if p else "paired tests",
+        )
+    return table
+
+
+def _rests_on(comparison: Comparison) -> str:
+    """What the differences rest on: labelled queries, predicted ones and their sources."""
+    m = comparison.metrics[0]
+    p, c = m.ppi, m.classical
+    if p is not None:
+        by = f" by {', '.join(p.sources)}" if p.sources else ""
+        note = f" ({p.note})" if p.note else ""
+        return f"{p.method}: {p.n_labeled} labelled, {p.n_predicted} predicted{by}{note}"
+    n = c.n_labeled if c is not None else comparison.n_queries
+    return f"every query labelled: the paired tests and the classical interval on {n} queries"
+
+
 def render_comparison(comparison: Comparison) -> None:
-    """The comparison as Rich tables: one row per metric, then the most-changed queries."""
+    """The comparison as Rich tables: one row per metric, each difference's intervals, then
+    the most-changed queries."""
     console.print(_metrics_table(comparison))
+    partly = any(m.ppi is not None for m in comparison.metrics)
     console.print(
         "W/T/L: queries where B wins/ties/loses against A. p t: paired t-test; p perm: paired "
-        f"permutation test. Significant: both p < {comparison.alpha}; "
-        "n.s.: no significant difference."
+        + (
+            "permutation test, both on the labelled queries. Significant: the PPI++ interval "
+            "of B - A over every query excludes 0; "
+            if partly
+            else f"permutation test. Significant: both p < {comparison.alpha}; "
+        )
+        + "n.s.: no significant difference."
     )
-    for m in comparison.metrics:
-        if m.ppi is not None:  # a partly labelled benchmark: the tests above are its labels'
-            p = m.ppi
-            verdict = "significant" if p.low > 0 or p.high < 0 else "n.s."
-            console.print(
-                f"{m.metric}: B - A by {p.method} over every query {p.estimate:+.4f} "
-                f"[{p.low:+.4f}, {p.high:+.4f}] ({verdict}; {p.n_labeled} labelled, "
-                f"{p.n_predicted} predicted)"
-            )
+    differences = _differences_table(comparison)
+    if differences is not None:
+        console.print(differences)
+        console.print(f"the differences rest on {_rests_on(comparison)}")
     if comparison.changed:
         console.print(_changed_table(comparison))
     else:

@@ -120,7 +120,7 @@ def traffic_command(
     seed: Annotated[int, typer.Option(help="The sample's seed.")] = 0,
     weak_below: Annotated[
         float, typer.Option(help="A query is weak when predicted is below this.")
-    ] = 0.1,
+    ] = 0.1,  # ragsonde.traffic.predictor.WEAK_BELOW (not imported: the CLI starts light)
     save: Annotated[
         Path | None,
         typer.Option(help="Save the traffic as an unlabelled benchmark (.jsonl) for judge/eval."),

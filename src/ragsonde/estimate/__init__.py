@@ -22,7 +22,14 @@ from ragsonde.estimate.estimate import (
 )
 from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
 from ragsonde.estimate.predictors import ScoreSignals
-from ragsonde.estimate.report import estimate_comparison, estimate_report
+from ragsonde.estimate.report import (
+    comparison_predictor,
+    estimate_comparison,
+    estimate_paired,
+    estimate_report,
+    estimate_versus,
+    estimating,
+)
 from ragsonde.models.estimate import Bounds, Method, MetricEstimate
 
 __all__ = [
@@ -35,13 +42,17 @@ __all__ = [
     "MetricEstimate",
     "ScoreSignals",
     "classical_mean",
+    "comparison_predictor",
     "crossfit",
     "crossppi_mean",
     "estimate_comparison",
     "estimate_difference",
     "estimate_metric",
     "estimate_metrics",
+    "estimate_paired",
     "estimate_report",
+    "estimate_versus",
+    "estimating",
     "features",
     "ppi_mean",
 ]

@@ -2,33 +2,64 @@
 benchmark, and PPI++ differences on a comparison of two such runs.
 
 The estimate room sits above the evaluation (it reads reports; the traffic room's predictor
-replays queries), so the surfaces call these after ``evaluate()``: the CLI's ``eval
---estimate`` and ``compare``. ``evaluate()`` with ``EvalOptions(estimate=True)`` keeps the
-benchmark's unlabelled rows and scores the labelled ones; :func:`estimate_report` then adds
-every metric's estimate and re-runs the gates on it.
+replays queries), so the evaluation does not call it: ``evaluate()`` with
+``EvalOptions(estimate=True)`` keeps the benchmark's unlabelled rows and scores the labelled
+ones, and the surfaces hand it :func:`estimating`'s step as its ``extend``. The step runs
+:func:`estimate_report` (every metric's estimate, the gates again on it) on the finished report
+before it is timed and recorded, so the report's ``seconds`` covers the estimate and the run in
+the history carries its intervals. ``eval --versus``/``--against``, ``compare`` and ``history
+diff`` add each compared metric's paired difference with its interval
+(:func:`estimate_comparison`, through :func:`estimate_versus` for the former). Gold is a
+person's labels only: a machine's (generated, an LLM judge's) are predictions.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.estimate.estimate import estimate_difference
-from ragsonde.estimate.predictors import ScoreSignals
-from ragsonde.estimate.run import RunContext, estimate_run, plan_probabilities
+from ragsonde.estimate.ppi import MIN_LABELED
+from ragsonde.estimate.run import (
+    PREDICTORS,
+    RunContext,
+    check_predictor,
+    estimate_run,
+    plan_probabilities,
+)
+from ragsonde.evaluate.comparison import PPI_SIGNIFICANCE
 from ragsonde.models.prediction import PredictedQuery, QueryPrediction
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
-    from ragsonde.evaluate.comparison import Comparison
+    from ragsonde.evaluate.comparison import Comparison, MetricComparison
     from ragsonde.evaluate.options import EvalOptions
-    from ragsonde.evaluate.report import EvalReport, QueryRow
+    from ragsonde.evaluate.report import EvalReport, QueryRow, VersusReport
 
-__all__ = ["estimate_comparison", "estimate_report"]
+__all__ = [
+    "comparison_predictor",
+    "estimate_comparison",
+    "estimate_paired",
+    "estimate_report",
+    "estimate_versus",
+    "estimating",
+]
 
 
 def _scores(rows: Mapping[str, QueryRow]) -> dict[str, list[float]]:
     return {q: [s for _, s in row.retrieved] for q, row in rows.items()}
+
+
+def _person_labelled(report: EvalReport) -> set[str]:
+    """The queries a person labelled: a machine's labels (generated, an LLM judge's) are never
+    gold (they are predicted, as the unlabelled rows)."""
+    machine = report.benchmark.machine_labels
+    return {q for q, row in report.per_query.items() if row.relevant and q not in machine}
+
+
+def _rankings(rows: Mapping[str, QueryRow]) -> dict[str, list[str]]:
+    return {q: [d for d, _ in row.retrieved] for q, row in rows.items()}
 
 
 def estimate_report(
@@ -39,7 +70,15 @@ def estimate_report(
     ``workspace`` (else one opened on ``settings`` for the call): for a predictor that replays
     the queries (``traffic``)."""
     rows = report.per_query
-    labelled = {q: row.metrics for q, row in rows.items() if row.relevant}
+    gold = _person_labelled(report)
+    if not gold:
+        raise QueryValidationError(
+            f"estimate: none of the {len(rows)} queries has a person's labels (a machine made "
+            f"those of {len(report.benchmark.machine_labels)}), and an estimate rests on some. "
+            "Judge a few (`ragsonde judge`, or the page's Judge view), then evaluate again.",
+            field="estimate",
+        )
+    labelled = {q: row.metrics for q, row in rows.items() if q in gold}
     queries = [PredictedQuery(query_id=q, text=row.query) for q, row in rows.items()]
     plan = plan_probabilities(options.plan_file) if options.plan_file is not None else None
     from contextlib import nullcontext
@@ -56,6 +95,8 @@ def estimate_report(
             search=report.search.params,
             collection=report.collection,
             probabilities=plan,
+            rankings=_rankings(rows),
+            dataset=report.dataset,
         )
         report.metrics_ci = estimate_run(
             queries, labelled, ctx, predictor=options.predictor, names=list(report.metrics)
@@ -64,31 +105,122 @@ def estimate_report(
     return report
 
 
-def _signals(
-    rows: Mapping[str, QueryRow], queries: Sequence[PredictedQuery]
+def estimating(
+    options: EvalOptions, *, workspace: Any = None, settings: Any = None
+) -> Callable[[EvalReport], None] | None:
+    """The extend step of an evaluation run with ``options``: :func:`estimate_report` when
+    ``options.estimate``, else None (nothing to add). Hand it to ``evaluate(..., extend=…)``
+    (or ``evaluate_explained``), so the estimate is timed and recorded with the run."""
+    if not options.estimate:
+        return None
+
+    def step(report: EvalReport) -> None:
+        estimate_report(report, options, workspace=workspace, settings=settings)
+
+    return step
+
+
+def comparison_predictor(name: str) -> str:
+    """``name`` if a comparison of two runs can take it (checked before the runs): the
+    predictors that need no replay, since ``traffic`` replays one collection's queries with
+    one embedder."""
+    if check_predictor(name) == "traffic":
+        raise QueryValidationError(
+            "predictor 'traffic' replays one collection's queries: a comparison of two runs "
+            "takes 'scores' (each run's own score signals) or 'none'.",
+            field="predictor",
+        )
+    return name
+
+
+def _predictions(
+    side: EvalReport, queries: Sequence[PredictedQuery], predictor: str
 ) -> list[QueryPrediction]:
-    scores = _scores(rows)
-    return ScoreSignals(lambda p: scores[p.query_id]).predict(queries)
+    """One side's predictions for ``queries``."""
+    rows = side.per_query
+    ctx = RunContext(scores=_scores(rows), rankings=_rankings(rows), dataset=side.dataset)
+    made = PREDICTORS[comparison_predictor(predictor)](ctx)
+    return made.predict(queries) if made is not None else []
 
 
-def estimate_comparison(comparison: Comparison, a: EvalReport, b: EvalReport) -> Comparison:
+def _gold(r: EvalReport, labelled: Sequence[str], name: str) -> dict[str, float]:
+    """``name`` of each query a person labelled (``labelled``) in run ``r``."""
+    return {q: r.per_query[q].metrics[name] for q in labelled if name in r.per_query[q].metrics}
+
+
+def estimate_comparison(
+    comparison: Comparison, a: EvalReport, b: EvalReport, *, predictor: str = "scores"
+) -> Comparison:
     """``comparison`` (``compare_reports(a, b)``) with each metric's paired difference B − A
-    estimated by PPI++ over every query, when the reports are of a partly labelled benchmark:
-    the labelled queries' differences and both systems' score signals. Unchanged otherwise."""
+    and its interval, through :func:`~ragsonde.estimate.estimate_difference`:
+
+    * ``classical``: over the labelled queries the tests ran on (Student's t), always;
+    * ``ppi``, on a partly labelled benchmark: PPI++ over every query, from the labelled
+      queries' differences and both sides' ``predictor`` predictions (``scores``: each run's
+      own score signals; ``judge``: each run's metrics under the benchmark's LLM labels;
+      ``none``: the labelled queries alone). The metric's ``significant``
+      and ``verdict`` then follow this interval: significant only when it excludes 0.
+
+    A report that records no labels (older reports) is left as it was."""
     ids = sorted(a.per_query)
-    labelled = sum(1 for q in ids if a.per_query[q].relevant)
-    if labelled in (0, len(ids)):  # wholly labelled, or a report that records no labels
+    judged = _person_labelled(a) & _person_labelled(b)
+    labelled = [q for q in ids if q in judged]
+    if len(labelled) < MIN_LABELED:  # records no labels, or too few for an interval
         return comparison
-    queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
-    sig_a, sig_b = _signals(a.per_query, queries), _signals(b.per_query, queries)
+    partly = len(labelled) < len(ids)
+    pred_a: list[QueryPrediction] = []
+    pred_b: list[QueryPrediction] = []
+    if partly:
+        queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
+        pred_a = _predictions(a, queries, predictor)
+        pred_b = _predictions(b, queries, predictor)
+        comparison.significance = PPI_SIGNIFICANCE
     for m in comparison.metrics:
-
-        def gold(r: EvalReport, name: str = m.metric) -> dict[str, float]:
-            return {
-                q: r.per_query[q].metrics[name]
-                for q in ids
-                if r.per_query[q].relevant and name in r.per_query[q].metrics
-            }
-
-        m.ppi = estimate_difference(gold(a), gold(b), ids, sig_a, sig_b, alpha=comparison.alpha)
+        gold_a, gold_b = _gold(a, labelled, m.metric), _gold(b, labelled, m.metric)
+        estimate_paired(
+            m,
+            gold_a,
+            gold_b,
+            ids if partly else labelled,
+            (pred_a, pred_b) if partly else None,
+            alpha=comparison.alpha,
+        )
     return comparison
+
+
+def estimate_paired(
+    m: MetricComparison,
+    gold_a: Mapping[str, float],
+    gold_b: Mapping[str, float],
+    ids: Sequence[str],
+    predictions: tuple[Sequence[QueryPrediction], Sequence[QueryPrediction]] | None,
+    *,
+    alpha: float = 0.05,
+) -> MetricComparison:
+    """``m`` (the paired tests of B against A) with its difference's intervals: ``classical``
+    over the queries both sides have gold for; with ``predictions`` (A's, B's) and unlabelled
+    queries among ``ids``, ``ppi`` over all of ``ids``, which ``significant`` and ``verdict``
+    then follow (significant only when its interval excludes 0)."""
+    labelled = [q for q in ids if q in gold_a and q in gold_b]
+    m.classical = estimate_difference(gold_a, gold_b, labelled, alpha=alpha)
+    if predictions is not None and len(labelled) < len(ids):
+        m.ppi = estimate_difference(gold_a, gold_b, ids, *predictions, alpha=alpha)
+        m.significant = m.ppi.low > 0 or m.ppi.high < 0
+        m.verdict = (
+            ("better" if m.ppi.estimate > 0 else "worse")
+            if m.significant
+            else "no significant difference"
+        )
+    return m
+
+
+def estimate_versus(versus: VersusReport, options: EvalOptions) -> VersusReport:
+    """Both runs of ``eval --versus``/``--against`` and their comparison, estimated: with
+    ``options.estimate``, each side's ``metrics_ci`` (and its gates on the intervals); always,
+    each compared metric's difference with its interval (:func:`estimate_comparison`)."""
+    comparison_predictor(options.predictor)
+    if options.estimate:
+        for side in (versus.a, versus.b):
+            estimate_report(side, options)
+    estimate_comparison(versus.comparison, versus.a, versus.b, predictor=options.predictor)
+    return versus

@@ -6,19 +6,22 @@
 * ``scores``: the score signals of each query's own ranking (free: the eval already ran it);
 * ``traffic``: the traffic room's label-free signals (dense and BM25 rankings replayed, their
   agreement, the query terms' IDF, the collection's calibration);
+* ``judge``: each query's metrics on its own ranking under the LLM labels the benchmark file
+  carries (``ragsonde judge``), which never serve as gold
+  (:mod:`ragsonde.evaluate.provenance`);
 * ``none``: no predictions; the labelled queries alone (the classical estimate).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.estimate.estimate import estimate_metrics
-from ragsonde.estimate.predictors import ScoreSignals
+from ragsonde.estimate.predictors import JudgeMetrics, ScoreSignals
 from ragsonde.models.prediction import PredictedQuery, Predictor
 
 if TYPE_CHECKING:
@@ -44,10 +47,28 @@ class RunContext:
     collection: str | None = None
     probabilities: Mapping[str, float] | None = None
     """Each query's chance to be labelled, from a judging plan (None: a uniform sample)."""
+    rankings: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Each query's ranked ids, as the metrics scored them."""
+    dataset: str | None = None
+    """The benchmark file the run read (where a judge's labels are)."""
 
 
 def _scores(ctx: RunContext) -> Predictor:
     return ScoreSignals(lambda q: ctx.scores.get(q.query_id, ()))
+
+
+def _judge(ctx: RunContext) -> Predictor:
+    from ragsonde.evaluate.provenance import judge_labels
+
+    found = judge_labels(ctx.dataset) if ctx.dataset else None
+    if found is None or not found.grades:
+        raise QueryValidationError(
+            f"predictor 'judge': the benchmark {ctx.dataset or ''} carries no LLM labels; "
+            "judge it first (`ragsonde judge BENCHMARK -c COLLECTION --llm … --agreement`).",
+            field="predictor",
+        )
+    name = "judge:" + ",".join(found.judges) if found.judges else "judge"
+    return JudgeMetrics(found.grades, lambda q: ctx.rankings.get(q.query_id, ()), name=name)
 
 
 def _traffic(ctx: RunContext) -> Predictor:
@@ -60,6 +81,7 @@ def _traffic(ctx: RunContext) -> Predictor:
 PREDICTORS: dict[str, Callable[[RunContext], Predictor | None]] = {
     "scores": _scores,
     "traffic": _traffic,
+    "judge": _judge,
     "none": lambda ctx: None,
 }
 

@@ -15,6 +15,7 @@ from ragsonde.models.estimate import MetricEstimate
 
 __all__ = [
     "DEFAULT_GATE_METRIC",
+    "PPI_SIGNIFICANCE",
     "SIGNIFICANCE",
     "Comparison",
     "MetricComparison",
@@ -28,6 +29,11 @@ __all__ = [
 #: The metric the no-regression gate watches when none is named (if compared).
 DEFAULT_GATE_METRIC = "ndcg@10"
 SIGNIFICANCE = "both the paired t-test and the paired permutation test p < alpha"
+#: What "significant" means on a partly labelled benchmark (the PPI++ difference, 1.7).
+PPI_SIGNIFICANCE = (
+    "the 95 % interval of the paired difference B - A by PPI++ over every query (labelled and "
+    "predicted) excludes 0"
+)
 
 
 class _Part(BaseModel):
@@ -58,8 +64,16 @@ class MetricComparison(_Part):
         exclude_if=lambda v: v is None,
         description="Reports of a partly labelled benchmark (eval --estimate): the paired "
         "difference B - A estimated by PPI++ over every query, from the labelled ones and both "
-        "systems' score signals; significant when its interval excludes 0. The tests above "
-        "are then over the labelled queries alone.",
+        "systems' predictions (sources, n_labeled, n_predicted say which); significant and "
+        "verdict then follow its interval (excludes 0), and the tests above are over the "
+        "labelled queries alone (1.7: the verdict's basis).",
+    )
+    classical: MetricEstimate | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The mean paired difference B - A over the labelled queries the tests ran "
+        "on, with its classical 95 % interval (Student's t on n - 1 degrees of freedom), beside "
+        "the tests' bootstrap interval (added in 1.7).",
     )
 
 
@@ -102,7 +116,11 @@ class Comparison(_Part):
     n_queries: int
     alpha: float
     n_resamples: int
-    significance: str = SIGNIFICANCE
+    significance: str = Field(
+        default=SIGNIFICANCE,
+        description="What 'significant' means here: both paired tests, or on a partly "
+        "labelled benchmark the PPI++ interval of the difference (1.7).",
+    )
     metrics: list[MetricComparison]
     most_changed: MostChanged
     gate: NoRegressionGate | None = None

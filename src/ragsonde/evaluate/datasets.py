@@ -38,6 +38,9 @@ class BenchQuery:
     generator: str | None = None
     """What wrote the question when it was generated (a row's ``generator``, as
     ``ragsonde generate`` writes it: ``offline:gist``, ``llm:…``); None for a given one."""
+    machine_labels: str | None = None
+    """Who made the labels when a machine did, none of them a person's (``generator:…``: the
+    generated question's source; ``llm:…``: an LLM judge's); None for human labels."""
 
 
 @dataclass(frozen=True)
@@ -294,6 +297,7 @@ def _own(path: Path) -> Benchmark:
                 top_k=row.get("top_k"),
                 references=refs,
                 generator=str(row["generator"]) if row.get("generator") else None,
+                machine_labels=_machine_labels(row) if relevant else None,
             )
         )
     ids = [q.query_id for q in queries]
@@ -304,6 +308,19 @@ def _own(path: Path) -> Benchmark:
 
 #: Label sources that mean a hit was looked at and judged (``generator`` labels only the source).
 _JUDGES = frozenset({"llm", "human"})
+#: Label sources that are a machine's, not a person's.
+_MACHINES = ("generator", "llm")
+
+
+def _machine_labels(row: dict[str, Any]) -> str | None:
+    """``source:judge`` of a row labelled by a machine alone (its ``labels`` carry no person's,
+    or it has none and a ``generator`` wrote it); None when a person labelled it."""
+    labels = [lab for lab in row.get("labels") or () if isinstance(lab, dict)]
+    if not labels:
+        return f"generator:{row['generator']}" if row.get("generator") else None
+    if any(lab.get("source") not in _MACHINES for lab in labels):
+        return None
+    return f"{labels[0]['source']}:{labels[0].get('judge', '?')}"
 
 
 def _judged(row: dict[str, Any]) -> bool:
@@ -387,7 +404,8 @@ def load_benchmark(
     A ragsonde row without ``relevant`` or ``references`` is unlabelled (a query read from
     traffic, :mod:`ragsonde.traffic`): it is left out and listed in ``skipped`` (a benchmark of
     unlabelled rows only is a VALIDATION_ERROR saying how to label it), unless
-    ``keep_unlabelled``, when it is kept with no relevant ids."""
+    ``keep_unlabelled`` (an estimate), when it is kept with no relevant ids; then a row's LLM
+    labels are not gold either (:func:`ragsonde.evaluate.provenance.gold_only`)."""
     path = Path(location)
     if not path.exists():
         raise QueryValidationError(f"Benchmark '{location}' does not exist.", field="dataset")
@@ -399,6 +417,10 @@ def load_benchmark(
             f"Unknown benchmark format '{name}'; use one of {', '.join(LOADERS)}.", field="format"
         )
     bench = LOADERS[name](path, split, queries)
+    if keep_unlabelled and name == "ragsonde":  # an estimate: an LLM's labels are never gold
+        from ragsonde.evaluate.provenance import gold_only
+
+        bench = gold_only(bench, _own_rows(path))
     unlabelled = [q for q in bench.queries if not q.relevant]
     if unlabelled and not keep_unlabelled:
         if len(unlabelled) == len(bench.queries):

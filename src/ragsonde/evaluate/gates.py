@@ -1,6 +1,11 @@
 """Pass/fail gates for CI.
 
 ``ndcg@10>=0.60``, ``latency.total_ms.p95<=50``, ``integrity.problems==0``.
+
+A gate on an estimated metric (``eval --estimate``: ``metrics_ci``) tests its 95 % interval's
+end: ``>=``/``>`` the lower end, ``<=``/``<`` the upper. A gate on a metric of a benchmark
+some of whose labels a machine made (``benchmark.machine_labels``: generated, or an LLM
+judge's) passes only that way: on the raw score it fails, and says why.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
@@ -40,7 +46,12 @@ class Gate:
     threshold: float
 
     def __str__(self) -> str:
-        return f"{self.path}{self.op}{self.threshold:g}"
+        """The gate as :func:`parse_gate` reads it back: the threshold in plain decimals
+        (``1e+06`` is not a number a gate takes)."""
+        text = format(Decimal(repr(self.threshold)), "f")
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return f"{self.path}{self.op}{text}"
 
     def evaluate(self, report: EvalReport) -> GateResult:
         """The gate against a report: a metric name, or a path into its JSON."""
@@ -57,9 +68,28 @@ class Gate:
                 on=f"the {'upper' if upper else 'lower'} end of the 95 % interval "
                 f"({estimated.method}, {estimated.n_labeled} labelled queries)",
             )
+        machine = report.benchmark.machine_labels
+        if machine and self.path in report.metrics:  # never on a machine's raw score
+            return GateResult(
+                gate=str(self),
+                value=report.metrics[self.path],
+                passed=False,
+                on=_refused(machine, sum(1 for r in report.per_query.values() if r.relevant)),
+            )
         value = _lookup(report.model_dump(mode="json"), self.path)
         passed = value is not None and OPERATORS[self.op](value, self.threshold)
         return GateResult(gate=str(self), value=value, passed=bool(passed))
+
+
+def _refused(machine: Mapping[str, str], labelled: int) -> str:
+    """Why a gate on the raw score of machine-made labels fails."""
+    who = ", ".join(sorted(set(machine.values()))[:3])
+    return (
+        f"refused: a machine made the labels of {len(machine)} of the {labelled} labelled "
+        f"queries ({who}), and a gate on a metric of machine-made labels passes only through "
+        "the 95 % interval of an estimate (PPI), never on the raw score. Judge some queries "
+        "(`ragsonde judge`, or the page's Judge view) and evaluate with --estimate"
+    )
 
 
 def _lookup(report: Mapping[str, Any], path: str) -> float | None:

@@ -31,6 +31,7 @@ __all__ = [
     "Chart",
     "MarkedHit",
     "bar_chart",
+    "environment",
     "line_chart",
     "marked_hits",
     "render_html_report",
@@ -158,7 +159,8 @@ def _histogram(
 
 
 @cache
-def _environment() -> jinja2.Environment:
+def environment() -> jinja2.Environment:
+    """The templates of the HTML pages (autoescape on: stored documents are untrusted)."""
     import jinja2
 
     return jinja2.Environment(
@@ -227,7 +229,7 @@ def _context(report: EvalReport) -> dict[str, Any]:
 
 def render_html_report(report: EvalReport) -> str:
     """The report as one HTML page."""
-    return _environment().get_template("report.html").render(_context(report))
+    return environment().get_template("report.html").render(_context(report))
 
 
 def write_html_report(report: EvalReport, path: Path) -> None:

@@ -124,7 +124,9 @@ class EvalOptions(BaseModel):
         default="scores",
         description="Where the predictions come from with estimate: 'scores' (the score "
         "signals of each query's ranking), 'traffic' (the traffic room's label-free signals: "
-        "dense, BM25 and their agreement, replayed), or 'none' (the labelled queries alone).",
+        "dense, BM25 and their agreement, replayed), 'judge' (each query's metrics under the "
+        "LLM labels the benchmark carries, which are then never gold), or 'none' (the "
+        "labelled queries alone).",
     )
     plan_file: Path | None = Field(
         default=None,

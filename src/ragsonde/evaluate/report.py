@@ -22,11 +22,9 @@ blames each missed relevant document on the pipeline stage that lost it (1.3;
 with their spans and text, so a report marks the answer inside each hit (1.4;
 :mod:`ragsonde.evaluate.highlight`). ``metrics_ci`` (``--estimate``) gives each metric an
 estimate with its 95 % interval, from the labelled queries and predictions for the unlabelled
-ones (1.5; :mod:`ragsonde.estimate`).
-
-Room to grow: ``warnings`` holds what a reader should know about a run (later: label provenance,
-which payload field benchmark ids resolved to); new parts are optional fields, so older reports
-stay valid.
+ones (1.5; :mod:`ragsonde.estimate`). ``benchmark.machine_labels`` (1.7): the queries whose
+labels a machine made, never gold; a gate passes on them only through an estimate. A comparison
+gives each difference's interval (1.7).
 """
 
 from __future__ import annotations
@@ -74,7 +72,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.6"
+SCHEMA_VERSION = "1.7"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
@@ -214,6 +212,9 @@ class BenchmarkInfo(_Part):
         description="Labels from judged pools (LLM or human judgments): an unlabelled hit in "
         "the top k is a hole, and low judged@k makes the metrics a lower bound (added in 1.6).",
     )
+    machine_labels: dict[str, str] = Field(default_factory=dict, description="Query id -> who "
+        "made its labels when a machine did ('generator:offline:gist', 'llm:…'): never gold in "
+        "an estimate; a gate on a metric passes only through its estimate (1.7).")  # fmt: skip
 
 
 class RelevanceField(_Part):
@@ -277,7 +278,7 @@ class GateResult(_Part):
         default=None,
         exclude_if=lambda v: v is None,
         description="What was tested when not the value itself: an estimated metric's interval "
-        "end (1.5).",
+        "end (1.5); or why a gate on machine-made labels' raw score failed (1.7).",
     )
 
 
@@ -380,7 +381,10 @@ class EvalReport(_Part):
         default_factory=list, description="What a reader should know about this run."
     )
     created_at: str
-    seconds: float = 0.0
+    seconds: float = Field(
+        default=0.0,
+        description="Wall seconds from the command's start (CLI) or the call to the report.",
+    )
     per_query: dict[str, QueryRow]
     _run: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)
     history_run: int | None = Field(

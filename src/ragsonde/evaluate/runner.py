@@ -340,6 +340,7 @@ def evaluate(
     record: bool | None = None,
     history: Path | str | None = None,
     extend: Callable[[EvalReport], None] | None = None,
+    started: float | None = None,
 ) -> EvalReport:
     """Evaluate retrieval on ``dataset`` against ``collection`` (default: the workspace's
     ``settings.collection``) with ``options``; see :class:`EvalReport`.
@@ -356,11 +357,13 @@ def evaluate(
 
     ``extend`` completes the finished report before it is timed and recorded (``--explain``
     adds its misses section: :func:`ragsonde.explain.evaluate_explained`), so the report's
-    ``seconds`` and the recorded run cover that work too.
+    ``seconds`` and the recorded run cover that work too. The clock starts at ``started`` (a
+    :func:`time.perf_counter` reading; the CLI passes its command's start, so ``seconds`` also
+    covers loading the libraries and the benchmark), else at this call.
     """
     o = options or EvalOptions()
     names = _metric_names(o)  # an unknown metric in a gate fails before any work
-    started = time.perf_counter()
+    started = time.perf_counter() if started is None else started
     with using(workspace) as ws:
         cfg = ws.settings
         # the settings' search (ragsonde.toml, environment, --config, the server's) with what the
@@ -416,6 +419,11 @@ def evaluate(
                 errors=ev.errors,
                 ingested=ingested,
                 pooled=bench.pooled,
+                machine_labels={
+                    q.query_id: q.machine_labels
+                    for q in bench.queries
+                    if q.machine_labels and q.relevant
+                },
             ),
             search=ev.search_info(built),
             breakdown=build_breakdown(bench.queries, ran.per_query, o.by, by_groups),

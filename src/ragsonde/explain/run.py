@@ -10,7 +10,7 @@ come from a :class:`~ragsonde.workspace.Workspace`, the one place that opens the
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -186,6 +186,7 @@ def evaluate_explained(
     workspace: Workspace,
     *,
     k: int = DEFAULT_EXPLAIN_K,
+    extend: Callable[[EvalReport], None] | None = None,
     **evaluate_kwargs: Any,
 ) -> EvalReport:
     """:func:`~ragsonde.evaluate.evaluate` with the miss ladder (:func:`explain_report`) run on
@@ -193,7 +194,9 @@ def evaluate_explained(
     job with ``explain``. The report's ``seconds`` covers the ladder, and the run is recorded
     once, misses included (``history diff`` reads them to say why a query flipped).
 
-    ``k`` is checked against the options' cutoffs before any query runs.
+    ``k`` is checked against the options' cutoffs before any query runs. ``extend``: a
+    further step after the ladder (``--estimate``'s, :func:`ragsonde.estimate.estimating`),
+    timed and recorded with it.
     """
     from ragsonde.evaluate import evaluate
 
@@ -202,6 +205,8 @@ def evaluate_explained(
 
     def explain(report: EvalReport) -> None:
         explain_report(report, bench, k=k, workspace=workspace)
+        if extend is not None:
+            extend(report)
 
     return evaluate(dataset, options, workspace, extend=explain, **evaluate_kwargs)
 

@@ -2,7 +2,10 @@
 
 * the fingerprint fields that differ, and only those ("only show the diff");
 * the metric deltas with the paired tests and bootstrap intervals of
-  :func:`~ragsonde.evaluate.compare.compare_reports` (not re-implemented here);
+  :func:`~ragsonde.evaluate.compare.compare_reports` (not re-implemented here), and, where the
+  surface hands ``paired`` (:func:`ragsonde.estimate.estimate_comparison`: the estimate room
+  sits above this one), each metric's paired difference estimated by PPI++ on the shared
+  queries of runs of a partly labelled benchmark (``eval --estimate``);
 * the queries that flipped between hit and miss on :func:`flip_metric`, each with why where the
   run in which it missed was evaluated with ``--explain`` (:mod:`.why`).
 
@@ -13,15 +16,26 @@ and then the diff says so (``like_for_like: false``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ragsonde.evaluate.comparison import no_regression_gate
+from ragsonde.evaluate.comparison import Comparison, no_regression_gate
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.history.models import FieldChange, Fingerprint, QueryFlip, RunDiff
 from ragsonde.history.store import RecordedRun
 from ragsonde.history.why import explain_flips
 
-__all__ = ["DEFAULT_METRICS", "diff_runs", "fingerprint_changes", "flip_metric", "query_flips"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "Paired",
+    "diff_runs",
+    "fingerprint_changes",
+    "flip_metric",
+    "query_flips",
+]
+
+#: A comparison of two reports completed with each metric's PPI++ difference
+#: (:func:`ragsonde.estimate.estimate_comparison`).
+Paired = Callable[[Comparison, EvalReport, EvalReport], Comparison]
 
 #: The metrics a diff compares when none is named (those both runs have).
 DEFAULT_METRICS = ("ndcg@10", "recall@10", "mrr@10", "hit_rate@10")
@@ -78,9 +92,12 @@ def diff_runs(
     n_resamples: int = 10000,
     across_benchmarks: bool = False,
     gate: bool = False,
+    paired: Paired | None = None,
 ) -> RunDiff:
     """B against A on ``metrics`` (default: :data:`DEFAULT_METRICS`, else all both have).
-    ``gate``: add the no-regression verdict (on ndcg@10 when compared)."""
+    ``gate``: add the no-regression verdict (on ndcg@10 when compared). ``paired``: each
+    metric's PPI++ difference over the queries both runs have, where they are of a partly
+    labelled benchmark (each metric's ``ppi``; unchanged otherwise)."""
     from ragsonde.evaluate.compare import compare_reports
 
     changes = fingerprint_changes(a.fingerprint, b.fingerprint)
@@ -103,6 +120,8 @@ def diff_runs(
         shared = a.report.metrics.keys() & b.report.metrics.keys()
         metrics = [m for m in DEFAULT_METRICS if m in shared] or None
     comparison = compare_reports(a.report, b.report, metrics, alpha=alpha, n_resamples=n_resamples)
+    if paired is not None:
+        comparison = paired(comparison, *_shared(a.report, b.report))
     verdict = no_regression_gate(comparison, named) if gate else None
     flip = flip_metric(a.report, b.report)
     flips = query_flips(a.report, b.report, flip) if flip else []
@@ -119,3 +138,15 @@ def diff_runs(
         flips=flips,
         gate=verdict,
     )
+
+
+def _shared(a: EvalReport, b: EvalReport) -> tuple[EvalReport, EvalReport]:
+    """Both reports on the queries they share (runs across benchmarks may differ)."""
+    ids = sorted(a.per_query.keys() & b.per_query.keys())
+    if len(ids) == len(a.per_query) == len(b.per_query):
+        return a, b
+
+    def only(r: EvalReport) -> EvalReport:
+        return r.model_copy(update={"per_query": {q: r.per_query[q] for q in ids}})
+
+    return only(a), only(b)

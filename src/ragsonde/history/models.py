@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.evaluate.comparison import MetricComparison, NoRegressionGate
+from ragsonde.models.estimate import MetricEstimate
 
 __all__ = [
     "BenchmarkPart",
@@ -144,6 +145,11 @@ class RunSummary(_Frozen):
     passed: bool
     seconds: float
     metrics: dict[str, float]
+    metrics_ci: dict[str, MetricEstimate] | None = Field(
+        default=None,
+        description="An estimated run's metrics (eval --estimate): each with its 95 % interval, "
+        "label counts and method, as the report's metrics_ci; None for a run not estimated.",
+    )
 
 
 class RunList(_Frozen):
@@ -223,6 +229,11 @@ class TrendPoint(_Frozen):
     ci_high: float
     changed: list[str] = Field(
         default_factory=list, description="Fingerprint fields that changed since the run before."
+    )
+    interval: MetricEstimate | None = Field(
+        default=None,
+        description="The run's estimate of the metric with its 95 % interval (eval --estimate, "
+        "PPI++ or classical over the labelled queries); None for a run not estimated.",
     )
 
 

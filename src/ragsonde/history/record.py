@@ -61,11 +61,12 @@ def recording_on(record: bool | None = None) -> bool:
 def confidence_bands(
     report: EvalReport, confidence: float = BAND_CONFIDENCE, seed: int = 0
 ) -> dict[str, tuple[float, float]]:
-    """Metric -> percentile-bootstrap interval of its mean over the report's queries (the same
-    resampled query sets for every metric)."""
+    """Metric -> percentile-bootstrap interval of its mean over the report's scored queries
+    (the same resampled query sets for every metric; an estimated run's unlabelled rows carry
+    no metric and are left out, as its means leave them out)."""
     import numpy as np
 
-    rows = list(report.per_query.values())
+    rows = [r for r in report.per_query.values() if r.metrics]
     if not rows:
         return {}
     idx = np.random.default_rng(seed).integers(0, len(rows), size=(_BAND_RESAMPLES, len(rows)))

@@ -6,14 +6,10 @@ one indexed query), and the migrations are a numbered list of SQL scripts applie
 (:data:`MIGRATIONS`, the version in ``schema_version``) — what alembic would add is a second
 language for the same four tables.
 
-Tables, one row per (run), (run, metric), (run, query) and (run, query, metric)::
-
-    runs(id, created_at, dataset, benchmark, benchmark_sha256, collection, embedder,
-         n_queries, passed, seconds, fingerprint JSON, report JSON without per_query)
-    run_metrics(run_id, metric, value, ci_low, ci_high)      -- ci: per-query bootstrap
-    queries(run_id, query_id, row JSON)                       -- the report's QueryRow, no metrics
-    query_metrics(run_id, query_id, metric, value)
-    file_hashes(path, size, mtime_ns, sha256)                -- the model weights' hashes
+The tables (:mod:`ragsonde.history.schema`), one row per (run), (run, metric), (run, query) and
+(run, query, metric): ``runs``, ``run_metrics`` (with the per-query bootstrap band),
+``run_estimates`` (an estimated run's interval per metric, ``eval --estimate``), ``queries``,
+``query_metrics``, and ``file_hashes`` (the model weights' hashes).
 
 Safety. WAL journal, ``busy_timeout``, and every write one ``BEGIN IMMEDIATE`` transaction:
 two processes recording at once both land (one waits for the other). A file that is not an
@@ -34,62 +30,14 @@ from typing import IO, TYPE_CHECKING, Any
 from ragsonde.errors import QueryValidationError, StoreConnectionError
 from ragsonde.history.damage import APPLICATION_ID, HistoryFileError, check_file
 from ragsonde.history.models import Fingerprint, RunSummary
+from ragsonde.history.schema import MIGRATIONS
+from ragsonde.models.estimate import MetricEstimate
 
 if TYPE_CHECKING:
     # the report's models are loaded by what reads a whole report (``get``), not by ``list``
     from ragsonde.evaluate.report import EvalReport
 
 __all__ = ["MIGRATIONS", "HistoryStore", "RecordedRun"]
-
-#: Schema migrations, in order: the database's ``schema_version`` is how many were applied.
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE runs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        created_at TEXT NOT NULL,
-        dataset TEXT NOT NULL,
-        benchmark TEXT NOT NULL,
-        benchmark_sha256 TEXT NOT NULL,
-        collection TEXT NOT NULL,
-        embedder TEXT NOT NULL,
-        n_queries INTEGER NOT NULL,
-        passed INTEGER NOT NULL,
-        seconds REAL NOT NULL,
-        fingerprint TEXT NOT NULL,
-        report TEXT NOT NULL
-    );
-    CREATE INDEX runs_by_benchmark ON runs(benchmark_sha256, id);
-    CREATE INDEX runs_by_collection ON runs(collection, id);
-    CREATE TABLE run_metrics (
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        metric TEXT NOT NULL,
-        value REAL NOT NULL,
-        ci_low REAL NOT NULL,
-        ci_high REAL NOT NULL,
-        PRIMARY KEY (run_id, metric)
-    ) WITHOUT ROWID;
-    CREATE INDEX run_metrics_by_metric ON run_metrics(metric, run_id);
-    CREATE TABLE queries (
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        query_id TEXT NOT NULL,
-        row TEXT NOT NULL,
-        PRIMARY KEY (run_id, query_id)
-    ) WITHOUT ROWID;
-    CREATE TABLE query_metrics (
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        query_id TEXT NOT NULL,
-        metric TEXT NOT NULL,
-        value REAL NOT NULL,
-        PRIMARY KEY (run_id, query_id, metric)
-    ) WITHOUT ROWID;
-    CREATE TABLE file_hashes (
-        path TEXT PRIMARY KEY,
-        size INTEGER NOT NULL,
-        mtime_ns INTEGER NOT NULL,
-        sha256 TEXT NOT NULL
-    );
-    """,
-)
 
 #: SQLite's primary result codes for a damaged file (``sqlite_errorcode & 0xff``).
 _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_BUSY, _SQLITE_LOCKED = 11, 26, 5, 6
@@ -104,6 +52,10 @@ _SUMMARY_COLUMNS = (
 )
 
 
+def _estimate(entry: str) -> MetricEstimate:
+    return MetricEstimate.model_validate_json(entry)
+
+
 class RecordedRun:
     """A run as read back: its summary, fingerprint and whole report."""
 
@@ -114,15 +66,23 @@ class RecordedRun:
 
 
 class HistoryStore:
-    """The history file at ``path`` (created, with its folder, when missing)."""
+    """The history file at ``path`` (created, with its folder, when missing).
 
-    def __init__(self, path: Path | str) -> None:
+    ``reading``: the caller only reads, so a missing or empty file is read as an empty history
+    and left exactly as it is (no folder made, no tables written into it).
+    """
+
+    def __init__(self, path: Path | str, *, reading: bool = False) -> None:
         self.path = Path(path)
         check_file(self.path)
+        blank = reading and (not self.path.exists() or self.path.stat().st_size == 0)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not blank:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
+                ":memory:" if blank else self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
             )
         except (OSError, sqlite3.Error) as e:
             raise self._error(e) from e
@@ -133,7 +93,7 @@ class HistoryStore:
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.execute("PRAGMA foreign_keys = ON")
-                if self.path.stat().st_size <= _QUICK_CHECK_BYTES:
+                if not blank and self.path.stat().st_size <= _QUICK_CHECK_BYTES:
                     self._quick_check()
                 self._migrate()
         except BaseException:
@@ -266,6 +226,14 @@ class HistoryStore:
                 ],
             )
             db.executemany(
+                "INSERT INTO run_estimates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, name, e.estimate, e.low, e.high, e.n_labeled, e.n_predicted,
+                     e.method, e.model_dump_json())
+                    for name, e in (report.metrics_ci or {}).items()
+                ],
+            )  # fmt: skip
+            db.executemany(
                 "INSERT INTO queries VALUES (?, ?, ?)", [(run_id, q, r) for q, r in queries]
             )
             db.executemany(
@@ -325,6 +293,12 @@ class HistoryStore:
             for run_id, metric, value in self._db.execute(sql, ids if marks else ()):
                 if run_id in metrics:
                     metrics[run_id][metric] = value
+            estimated: dict[int, dict[str, MetricEstimate]] = {}
+            sql = "SELECT run_id, metric, entry FROM run_estimates"
+            sql += f" WHERE run_id IN ({marks})" if marks else ""
+            for run_id, metric, entry in self._db.execute(sql, ids if marks else ()):
+                if run_id in metrics:
+                    estimated.setdefault(run_id, {})[metric] = _estimate(entry)
         return [
             RunSummary(
                 run_id=r[0],
@@ -338,6 +312,7 @@ class HistoryStore:
                 passed=bool(r[8]),
                 seconds=r[9],
                 metrics=metrics[r[0]],
+                metrics_ci=estimated.get(r[0]),
             )
             for r in rows
         ]
@@ -437,18 +412,19 @@ class HistoryStore:
 
     def trend_rows(
         self, metric: str, *, benchmark: str | None = None, collection: str | None = None
-    ) -> list[tuple[int, str, float, float, float, str]]:
-        """(id, created_at, value, ci_low, ci_high, fingerprint JSON) of the runs with
-        ``metric``, oldest first."""
+    ) -> list[tuple[int, str, float, float, float, str, MetricEstimate | None]]:
+        """(id, created_at, value, ci_low, ci_high, fingerprint JSON, the estimate or None) of
+        the runs with ``metric``, oldest first."""
         where, args = self._filters(benchmark, collection)
         where = where.replace("benchmark", "r.benchmark").replace("collection", "r.collection")
         clause = ("AND " + where[6:]) if where else ""
         with self._mapped():
             return [
-                (int(a), str(b), float(c), float(d), float(e), str(f))
-                for a, b, c, d, e, f in self._db.execute(
-                    "SELECT r.id, r.created_at, m.value, m.ci_low, m.ci_high, r.fingerprint "  # noqa: S608
-                    "FROM run_metrics m JOIN runs r ON r.id = m.run_id "
+                (int(a), str(b), float(c), float(d), float(e), str(f), _estimate(g) if g else None)
+                for a, b, c, d, e, f, g in self._db.execute(
+                    "SELECT r.id, r.created_at, m.value, m.ci_low, m.ci_high, r.fingerprint, "  # noqa: S608
+                    "e.entry FROM run_metrics m JOIN runs r ON r.id = m.run_id "
+                    "LEFT JOIN run_estimates e ON e.run_id = m.run_id AND e.metric = m.metric "
                     f"WHERE m.metric = ? {clause} ORDER BY r.id",
                     [metric, *args],
                 )

@@ -78,9 +78,9 @@ class ChunkerConfig:
             raise QueryValidationError(
                 f"--chunk-size must be at least {_MIN_CAPACITY} {unit}.", field="chunk_size"
             )
-        if not 0 <= ov < chosen // 2:
+        if not 0 <= ov <= chosen // 2:  # the rule `ragsonde chunking`'s grid checks too
             raise QueryValidationError(
-                f"--chunk-overlap must be between 0 and half the chunk size ({chosen // 2 - 1}).",
+                f"--chunk-overlap must be between 0 and half the chunk size ({chosen // 2}).",
                 field="chunk_overlap",
             )
         return cls(size=chosen, overlap=ov, tokenizer=tokenizer, unit=unit, splitter=splitter)

@@ -8,28 +8,32 @@
 - ``--llm local:NAME`` runs a GGUF model through llama.cpp's own server on loopback
   (:mod:`.local`), its sha256 checked, through the same client as any OpenAI-compatible API.
 - :func:`judge`: an LLM grades each query's pooled, unjudged hits 0–3 (UMBRELA-style prompt),
-  cached, counted and within a budget; :func:`agreement` gives Cohen's kappa against humans.
+  cached, counted and within a budget; :func:`agreement` gives Cohen's kappa and the confusion
+  per grade against humans, :func:`position_bias` how often a grade moves with the order.
 - Every label carries its provenance (:class:`Label`): human, generator or LLM, who, when.
 """
 
 from __future__ import annotations
 
-from ragsonde.labels.agreement import agreement
+from ragsonde.labels.agreement import agreement, position_bias
 from ragsonde.labels.benchfile import read_entries, write_entries
 from ragsonde.labels.chat import Budget, ChatClient, Price
 from ragsonde.labels.generate import GenerateOptions, generate
 from ragsonde.labels.judge import JudgeOptions, judge
 from ragsonde.labels.models import (
+    Agreement,
     BenchmarkEntry,
     GenerateReport,
     JudgeReport,
     Label,
     LabelSource,
     Leakage,
+    PositionBias,
     Usage,
 )
 
 __all__ = [
+    "Agreement",
     "BenchmarkEntry",
     "Budget",
     "ChatClient",
@@ -40,11 +44,13 @@ __all__ = [
     "Label",
     "LabelSource",
     "Leakage",
+    "PositionBias",
     "Price",
     "Usage",
     "agreement",
     "generate",
     "judge",
+    "position_bias",
     "read_entries",
     "write_entries",
 ]

@@ -1,25 +1,28 @@
-"""How far LLM labels agree with human ones: Cohen's kappa on the (query, item) pairs both judged.
+"""How far LLM labels agree with human ones, on the (query, item) pairs both judged: Cohen's
+kappa, the confusion per grade, and how often the judge's grade moves with the order it reads
+the query and the passage in (position bias).
 
 Human benchmarks list only their relevant items (SciFact, TREC qrels), so on a query that has
 human labels an item the humans did not list counts as human grade 0, the usual reading of qrels.
 Kappa is computed on binary relevance (human grade ≥ 1 against LLM grade ≥ ``llm_from``: 2 by
 default, the threshold UMBRELA and TREC use to binarise a 0–3 scale) with scikit-learn's
-``cohen_kappa_score``; raw agreement and the confusion counts are given beside it.
+``cohen_kappa_score``; raw agreement and the confusion counts are given beside it, and the
+confusion of the grades themselves (human 0–3 by LLM 0–3), since the two scales need not agree
+on more than relevant or not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragsonde.labels.models import BenchmarkEntry
+from ragsonde.labels.models import GRADES, Agreement, BenchmarkEntry, PositionBias
 
-__all__ = ["agreement"]
+__all__ = ["agreement", "position_bias"]
 
 
-def agreement(
-    entries: Sequence[BenchmarkEntry], llm_from: int = 2
-) -> dict[str, float | int | None]:
-    """Cohen's kappa between human and LLM labels on the queries that have both."""
+def _pairs(entries: Sequence[BenchmarkEntry]) -> tuple[int, list[int], list[int]]:
+    """The queries with both kinds of labels, and the (human, LLM) grade of each LLM-graded
+    item of theirs (human 0 where the humans did not list it)."""
     human: list[int] = []
     llm: list[int] = []
     queries = 0
@@ -30,25 +33,50 @@ def agreement(
             continue
         queries += 1
         for item, grade in m.items():
-            human.append(int(h.get(item, 0) >= 1))
-            llm.append(int(grade >= llm_from))
-    out: dict[str, float | int | None] = {
-        "queries": queries,
-        "pairs": len(human),
-        "llm_relevant_from": llm_from,
-        "both_relevant": sum(a and b for a, b in zip(human, llm, strict=True)),
-        "human_only": sum(a and not b for a, b in zip(human, llm, strict=True)),
-        "llm_only": sum(b and not a for a, b in zip(human, llm, strict=True)),
-        "both_not": sum(not a and not b for a, b in zip(human, llm, strict=True)),
-        "raw_agreement": None,
-        "kappa": None,
-    }
+            human.append(h.get(item, 0))
+            llm.append(grade)
+    return queries, human, llm
+
+
+def agreement(entries: Sequence[BenchmarkEntry], llm_from: int = 2) -> Agreement:
+    """Cohen's kappa and the confusion between human and LLM labels on the queries with both."""
+    queries, human_grades, llm_grades = _pairs(entries)
+    human = [int(g >= 1) for g in human_grades]
+    llm = [int(g >= llm_from) for g in llm_grades]
+    both = list(zip(human, llm, strict=True))
+    confusion = {h: dict.fromkeys(GRADES, 0) for h in GRADES}
+    for h, m in zip(human_grades, llm_grades, strict=True):
+        confusion[str(h)][str(m)] += 1
+    raw = kappa = None
     if human:
         from sklearn.metrics import cohen_kappa_score
 
-        out["raw_agreement"] = round(
-            sum(a == b for a, b in zip(human, llm, strict=True)) / len(human), 4
-        )
+        raw = round(sum(a == b for a, b in both) / len(both), 4)
         if len(set(human) | set(llm)) > 1:
-            out["kappa"] = round(float(cohen_kappa_score(human, llm)), 4)
-    return out
+            kappa = round(float(cohen_kappa_score(human, llm)), 4)
+    return Agreement(
+        queries=queries,
+        pairs=len(both),
+        llm_relevant_from=llm_from,
+        both_relevant=sum(a and b for a, b in both),
+        human_only=sum(a and not b for a, b in both),
+        llm_only=sum(b and not a for a, b in both),
+        both_not=sum(not a and not b for a, b in both),
+        raw_agreement=raw,
+        kappa=kappa,
+        confusion=confusion,
+    )
+
+
+def position_bias(grades: Sequence[tuple[int, int]], llm_from: int = 2) -> PositionBias:
+    """How often a grade moves with the order: ``grades`` holds each pair's grade with the
+    query first (the prompt's order) and with the passage first."""
+    changed = [(a, b) for a, b in grades if a != b]
+    return PositionBias(
+        pairs=len(grades),
+        changed=len(changed),
+        changed_share=round(len(changed) / len(grades), 4) if grades else None,
+        higher_passage_first=sum(b > a for a, b in changed),
+        lower_passage_first=sum(b < a for a, b in changed),
+        relevance_flipped=sum((a >= llm_from) != (b >= llm_from) for a, b in grades),
+    )

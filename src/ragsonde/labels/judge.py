@@ -18,19 +18,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.evaluate.options import options_error
 from ragsonde.labels.agreement import agreement as kappa
+from ragsonde.labels.agreement import position_bias
 from ragsonde.labels.asker import CachedAsker
 from ragsonde.labels.benchfile import read_entries, write_entries
 from ragsonde.labels.cache import LlmCache
 from ragsonde.labels.chat import Budget, ChatClient, Price
-from ragsonde.labels.models import BenchmarkEntry, JudgeReport, Label, LabelSource
+from ragsonde.labels.models import (
+    Agreement,
+    BenchmarkEntry,
+    JudgeReport,
+    Label,
+    LabelSource,
+    PositionBias,
+)
 from ragsonde.labels.pool import PooledHit, modes_for, pool
-from ragsonde.labels.prompts import JUDGE_VERSIONS, judge_messages, parse_grade
+from ragsonde.labels.prompts import judge_messages, judge_version, parse_grade
 from ragsonde.models import SearchMode
 from ragsonde.models.store import Store
 from ragsonde.retriever import Retriever
@@ -54,6 +62,11 @@ class JudgeOptions(BaseModel):
         default=False,
         description="Also grade hits that carry a human label, and report Cohen's kappa.",
     )
+    position_bias: bool = Field(
+        default=False,
+        description="With agreement: grade each pair of the queries with human labels again "
+        "with the passage before the query, and report how often the grade changes.",
+    )
     use: tuple[LabelSource, ...] = Field(
         default=("human", "generator", "llm"), description="Which labels make `relevant`."
     )
@@ -70,15 +83,24 @@ class JudgeOptions(BaseModel):
         except ValidationError as e:
             raise options_error(e) from e
 
+    @model_validator(mode="after")
+    def _bias_needs_agreement(self) -> JudgeOptions:
+        if self.position_bias and not self.agreement:
+            raise ValueError("position_bias grades the pairs agreement compares: set agreement")
+        return self
 
-def _grade(asker: CachedAsker, query: str, hit: PooledHit, model: str) -> Label | None:
-    """The LLM's grade of ``hit`` for ``query`` (cached); None when not to be had."""
+
+def _grade(
+    asker: CachedAsker, query: str, hit: PooledHit, model: str, *, passage_first: bool = False
+) -> Label | None:
+    """The LLM's grade of ``hit`` for ``query`` (cached); None when not to be had.
+    ``passage_first``: shown in the other order (position bias), cached apart."""
     style = asker.client.style
-    key = LlmCache.key(JUDGE_VERSIONS[style], query, hit.content_hash)
+    key = LlmCache.key(judge_version(style, passage_first=passage_first), query, hit.content_hash)
     got = asker.ask(
         "judge",
         key,
-        judge_messages(query, hit.text, style),
+        judge_messages(query, hit.text, style, passage_first=passage_first),
         max_tokens=32 if style == "instruct" else 3,
         accept=lambda a: parse_grade(a, style) is not None,
     )
@@ -117,8 +139,10 @@ def judge_entries(
     grades: Counter[int] = Counter()
     pooled = already = judged = 0
     result: list[BenchmarkEntry] = []
+    both: list[tuple[str, PooledHit, int]] = []  # graded pairs of queries with human labels
     for e in entries:
         labels = list(e.labels)
+        human = bool(e.labelled(["human"]))
         for hit in pools.get(e.query_id, []):
             pooled += 1
             mine = any(
@@ -130,18 +154,27 @@ def judge_entries(
             other = any(lab.id == hit.doc_id for lab in e.labels)
             if mine or (other and not options.agreement):
                 already += 1
+                if mine and human:  # graded by an earlier run: its order can still be tested
+                    grade = max(
+                        lab.grade for lab in labels if lab.judge == client.name
+                        and lab.source == "llm" and lab.chunk_id == hit.chunk_id
+                    )  # fmt: skip
+                    both.append((e.query, hit, grade))
                 continue
             label = _grade(run, e.query, hit, client.name)
             if label is not None:
                 labels.append(label)
                 grades[label.grade] += 1
                 judged += 1
+                if human:
+                    both.append((e.query, hit, label.grade))
         new = e.model_copy(update={"labels": labels})
         result.append(
             new.model_copy(
                 update={"relevant": _relevant(new, options.use, options.llm_relevant_from)}
             )
         )
+    agreed = _agreement(result, both, run, client.name, options)  # before usage is read
     report = JudgeReport(
         benchmark=name,
         collection=collection,
@@ -156,13 +189,36 @@ def judge_entries(
         grades={str(g): n for g, n in sorted(grades.items())},
         usage=client.usage.model_copy(),
         labels_used=list(options.use),
-        agreement=kappa(result, options.llm_relevant_from) if options.agreement else None,
+        agreement=agreed,
         errors=errors,
         stopped=run.stopped,
         out=str(out),
         seconds=round(time.perf_counter() - started, 3),
     )
     return result, report
+
+
+def _agreement(
+    entries: list[BenchmarkEntry],
+    both: list[tuple[str, PooledHit, int]],
+    run: CachedAsker,
+    model: str,
+    options: JudgeOptions,
+) -> Agreement | None:
+    """``--agreement``'s report; with ``position_bias``, each pair of ``both`` (query, hit and
+    its grade with the query first) graded again with the passage first."""
+    if not options.agreement:
+        return None
+    found = kappa(entries, options.llm_relevant_from)
+    if not options.position_bias:
+        return found
+    pairs: list[tuple[int, int]] = []
+    for query, hit, grade in both:
+        swapped = _grade(run, query, hit, model, passage_first=True)
+        if swapped is not None:
+            pairs.append((grade, swapped.grade))
+    bias: PositionBias = position_bias(pairs, options.llm_relevant_from)
+    return found.model_copy(update={"position": bias})
 
 
 def judge(

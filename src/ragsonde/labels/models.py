@@ -17,12 +17,15 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from ragsonde.models.params import SearchParams
 
 __all__ = [
+    "GRADES",
+    "Agreement",
     "BenchmarkEntry",
     "GenerateReport",
     "JudgeReport",
     "Label",
     "LabelSource",
     "Leakage",
+    "PositionBias",
     "Reference",
     "Usage",
 ]
@@ -205,6 +208,50 @@ class GenerateReport(BaseModel):
     seconds: float = 0.0
 
 
+#: The grades of the 0–3 scale, as the confusion's keys.
+GRADES = ("0", "1", "2", "3")
+
+
+class PositionBias(BaseModel):
+    """The same (query, passage) pairs graded twice: the prompt's order (the query first) and
+    the passage first. A pointwise judge has no second document to swap, so the order of the
+    query and the passage is what can move its grade."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pairs: int = Field(description="(query, chunk) pairs graded in both orders.")
+    changed: int = Field(description="Pairs whose grade differs between the two orders.")
+    changed_share: float | None = Field(description="changed / pairs (None without pairs).")
+    higher_passage_first: int = Field(description="Graded higher with the passage first.")
+    lower_passage_first: int = Field(description="Graded lower with the passage first.")
+    relevance_flipped: int = Field(
+        description="Pairs that cross the relevance threshold (llm_relevant_from) between orders."
+    )
+
+
+class Agreement(BaseModel):
+    """The judge against human labels on the queries that have both (``judge --agreement``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    queries: int
+    pairs: int = Field(description="(query, document) pairs with an LLM grade.")
+    llm_relevant_from: int
+    both_relevant: int
+    human_only: int
+    llm_only: int
+    both_not: int
+    raw_agreement: float | None
+    kappa: float | None = Field(description="Cohen's kappa on relevant or not (None: undefined).")
+    confusion: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Human grade -> LLM grade -> pairs (grades 0-3; every cell present).",
+    )
+    position: PositionBias | None = Field(
+        default=None, description="With --position-bias: the grades in both orders."
+    )
+
+
 class JudgeReport(BaseModel):
     """What ``judge`` did, and which labels the written benchmark's ``relevant`` uses."""
 
@@ -225,7 +272,9 @@ class JudgeReport(BaseModel):
     """Grade -> how many LLM labels got it."""
     usage: Usage = Field(default_factory=Usage)
     labels_used: list[LabelSource]
-    agreement: dict[str, float | int | None] | None = None
+    agreement: Agreement | None = None
+    """With ``--agreement``: Cohen's kappa and the confusion against the human labels (and with
+    ``--position-bias`` the grades in both orders)."""
     errors: dict[str, str] = Field(default_factory=dict)
     """Query id -> why it could not be searched (it is left as it was)."""
     stopped: str | None = None

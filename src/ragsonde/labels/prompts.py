@@ -13,6 +13,11 @@ instructions; it continues text. For it (``style="fewshot"``) the question promp
 an open ``Relevant Query:`` for the model to complete (doc2query by a language model). The judge
 prompt is the same idea: two judged examples, then ``Relevant:`` to complete with yes or no, read
 as grade 2 or 0 (relevant or not at the threshold UMBRELA binarises at).
+
+Position bias (``judge --position-bias``): a pointwise judge reads one query and one passage,
+so the order it can be swayed by is theirs. ``passage_first`` gives each prompt with the
+passage before the query (the few-shot examples swapped alike), everything else unchanged; its
+answers are cached under their own version (``-passage-first``).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ __all__ = [
     "QUESTION_VERSION",
     "QUESTION_VERSIONS",
     "judge_messages",
+    "judge_version",
     "longest_copied_run",
     "parse_excerpt",
     "parse_grade",
@@ -96,15 +102,45 @@ Relevant: no
 Query: {query}
 Document: {passage}
 Relevant:"""
+_JUDGE_FEWSHOT_SWAPPED = """Document: We don't know a lot about the effects of caffeine during \
+pregnancy on you and your baby.
+Query: Is caffeine safe during pregnancy?
+Relevant: yes
+
+Document: Mitochondrial DNA copy number is associated with cancer risk in smokers.
+Query: low vitamin D increases hip fracture risk
+Relevant: no
+
+Document: {passage}
+Query: {query}
+Relevant:"""
+_SWAPPED = "-passage-first"
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 
 _FINAL = re.compile(r"final\s*score\s*[:=]?\s*\**\s*([0-3])\b", re.IGNORECASE)
 _ALONE = re.compile(r"^\s*\**\s*([0-3])\s*\**\s*$")
 
 
-def judge_messages(query: str, passage: str, style: str = "instruct") -> list[dict[str, str]]:
-    template = _JUDGE_FEWSHOT if style == "fewshot" else _JUDGE
+def _passage_first(template: str) -> str:
+    """The instruct prompt with its passage before its query (the rest unchanged)."""
+    q, p = "Query: {query}\n\n", "Passage: {passage}\n\n"
+    return template.replace(q + p, p + q)
+
+
+def judge_messages(
+    query: str, passage: str, style: str = "instruct", *, passage_first: bool = False
+) -> list[dict[str, str]]:
+    """The judge's prompt; ``passage_first``: the passage shown before the query."""
+    if style == "fewshot":
+        template = _JUDGE_FEWSHOT_SWAPPED if passage_first else _JUDGE_FEWSHOT
+    else:
+        template = _passage_first(_JUDGE) if passage_first else _JUDGE
     return [{"role": "user", "content": template.format(query=query, passage=passage)}]
+
+
+def judge_version(style: str, *, passage_first: bool = False) -> str:
+    """The cache version of the judge prompt of ``style`` (and order)."""
+    return JUDGE_VERSIONS[style] + (_SWAPPED if passage_first else "")
 
 
 def question_messages(passage: str, style: str = "instruct") -> list[dict[str, str]]:

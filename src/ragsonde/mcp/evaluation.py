@@ -87,6 +87,7 @@ def run_evaluation(
 ) -> tuple[EvalSummary, EvalReport]:
     """Evaluate the benchmark (a checked file, or inline rows) as ``ragsonde eval`` does, keep
     the report for its resource, and record it in the history only when the server may write."""
+    from ragsonde.estimate import estimating
     from ragsonde.evaluate import evaluate
 
     with tempfile.TemporaryDirectory(prefix="ragsonde-mcp-") as tmp:
@@ -98,6 +99,7 @@ def run_evaluation(
             workspace=room.workspace,
             progress=progress,
             record=room.allow_write,
+            extend=estimating(options, workspace=room.workspace),
         )
     if not isinstance(benchmark, Path):
         report.dataset = "inline rows"

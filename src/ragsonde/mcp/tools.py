@@ -152,6 +152,7 @@ class Room:
         """What changed between two recorded runs (run ids, ``last``, ``last~N``, ``best``):
         their fingerprints, each metric with a paired test and intervals, and the queries that
         flipped between hit and miss, with why where the runs were explained."""
+        from ragsonde.estimate import estimate_comparison
         from ragsonde.history import HistoryStore, diff_runs, resolve_run
 
         if not 0.0 < alpha < 1.0:
@@ -163,7 +164,7 @@ class Room:
             )
         with HistoryStore(self.history) as hs:
             a, b = hs.get(resolve_run(hs, run_a)), hs.get(resolve_run(hs, run_b))
-            return diff_runs(a, b, metric, alpha=alpha)
+            return diff_runs(a, b, metric, alpha=alpha, paired=estimate_comparison)
 
     def failing_queries(
         self,

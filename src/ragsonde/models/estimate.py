@@ -17,7 +17,7 @@ Method = Literal["classical", "ppi++", "cross-ppi++"]
 
 #: The predictors an evaluation can name (``ragsonde.estimate.run.PREDICTORS`` holds one
 #: factory per name; a test keeps the two equal).
-PredictorName = Literal["scores", "traffic", "none"]
+PredictorName = Literal["scores", "traffic", "judge", "none"]
 PREDICTOR_NAMES: tuple[str, ...] = get_args(PredictorName)
 
 

@@ -273,26 +273,22 @@ def _run(job: EvalJob, state: ServerState) -> None:
     job.status = "running"
     try:
         path = job.path if job.path is not None else _write_upload(job, state)
-        if req.explain:  # misses explained before the report is timed and recorded
+        step = None
+        if req.options.estimate:  # a plan file is the server's own business: never read one
+            from ragsonde.estimate import estimating
+
+            plain = req.options.model_copy(update={"plan_file": None})
+            step = estimating(plain, workspace=state.workspace)
+        # misses explained and metrics estimated before the report is timed and recorded
+        how: dict[str, Any] = {"collection": req.collection, "progress": job, "extend": step}
+        if req.explain:
             from ragsonde.explain import evaluate_explained
 
             job.report = evaluate_explained(
-                path,
-                req.options,
-                state.workspace,
-                k=req.explain_k,
-                collection=req.collection,
-                progress=job,
+                path, req.options, state.workspace, k=req.explain_k, **how
             )
         else:
-            job.report = evaluate(
-                path, req.options, state.workspace, collection=req.collection, progress=job
-            )
-        if req.options.estimate:  # a plan file is the server's own business: never read one
-            from ragsonde.estimate import estimate_report
-
-            plain = req.options.model_copy(update={"plan_file": None})
-            estimate_report(job.report, plain, workspace=state.workspace)
+            job.report = evaluate(path, req.options, state.workspace, **how)
         _save(job, state)
         job.status = "done"
     except _Cancelled:

@@ -2,7 +2,8 @@
 
 - ``GET /v1/history/runs``: the recorded runs (``?benchmark=&collection=``), a ``RunList``.
 - ``GET /v1/history/trend?metric=ndcg@10``: a ``Trend`` (values, bootstrap bands, changes).
-- ``GET /v1/history/diff?a=RUN&b=RUN``: a ``RunDiff`` (fingerprint changes, paired tests, flips).
+- ``GET /v1/history/diff?a=RUN&b=RUN``: a ``RunDiff`` (fingerprint changes, paired tests, flips;
+  runs of a partly labelled benchmark: each metric's PPI++ difference, ``ppi``).
 
 The file is the server's ``<home>/history.sqlite`` (or ``RAGSONDE_HISTORY``), the one its
 ``/v1/eval`` jobs record into. A damaged file answers the contract error (VALIDATION_ERROR)
@@ -83,7 +84,9 @@ async def get_diff(
     def work() -> RunDiff:
         with _open(state) as hs:
             run_a, run_b = hs.get(resolve_run(hs, a)), hs.get(resolve_run(hs, b))
-        return diff_runs(run_a, run_b, n_resamples=_PAGE_RESAMPLES)
+        from ragsonde.estimate import estimate_comparison
+
+        return diff_runs(run_a, run_b, n_resamples=_PAGE_RESAMPLES, paired=estimate_comparison)
 
     try:
         return await run_in_threadpool(work)

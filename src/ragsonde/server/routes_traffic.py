@@ -23,6 +23,7 @@ from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.state import ServerState, get_state
 from ragsonde.traffic.logs import row_query
+from ragsonde.traffic.predictor import WEAK_BELOW
 from ragsonde.traffic.read import Traffic
 from ragsonde.traffic.records import ReadStats, TrafficQuery
 from ragsonde.traffic.report import TrafficReport
@@ -45,7 +46,7 @@ class TrafficRequest(BaseModel):
     records: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_RECORDS)
     collection: str | None = Field(default=None, min_length=1, max_length=255)
     search: SearchParams | None = None
-    weak_below: float = Field(default=0.1, ge=0.0, le=1.0)
+    weak_below: float = Field(default=WEAK_BELOW, ge=0.0, le=1.0)
 
 
 def _analyse(state: ServerState, req: TrafficRequest) -> TrafficReport:

@@ -8,6 +8,11 @@ Installed with ragsonde (entry point ``pytest11``); nothing heavy is imported un
 
 ``assert_retrieval`` evaluates the benchmark with the user's settings (``RAGSONDE_*`` environment,
 ``ragsonde.toml``) and fails with the table of failed gates; it returns the report otherwise.
+``estimate=True`` (a partly labelled benchmark, as ``eval --estimate``) estimates every metric
+with its 95 % interval (``report.metrics_ci``), and a gate such as ``ndcg@10>=0.6`` then passes
+only when the interval's lower end clears it; the failure says which end it tested. A gate on a
+metric of machine-made labels (generated, an LLM judge's) passes only that way, never on the raw
+score (:mod:`ragsonde.evaluate.gates`).
 ``baseline="runs.jsonl"`` (a ``ragsonde history export``, or ``last``/``best``/a run id of the
 history) also fails it when the run is significantly worse on ndcg@10 than that baseline.
 The ``ragsonde_settings`` fixture is the settings it uses: override it in a ``conftest.py`` to
@@ -40,15 +45,19 @@ def retrieval_gates(
 ) -> EvalReport:
     """Evaluate ``benchmark``; raise ``AssertionError`` listing the failed ``gates``, or the
     significant regressions against ``baseline`` (the run is recorded, as every eval)."""
+    from ragsonde.estimate import estimating
     from ragsonde.evaluate import EvalOptions, evaluate
     from ragsonde.workspace import using
 
     opts = EvalOptions(gates=list(gates), **({"throughput": False} | options))
     with using(settings=settings) as ws:
-        report = evaluate(benchmark, opts, ws, collection=collection)
+        step = estimating(opts, workspace=ws)  # estimate=True: timed and recorded with the run
+        report = evaluate(benchmark, opts, ws, collection=collection, extend=step)
     failed = [g for g in report.gates if not g.passed]
     if failed:
-        lines = "\n".join(f"  {g.gate}: got {g.value}" for g in failed)
+        lines = "\n".join(
+            f"  {g.gate}: got {g.value}" + (f", on {g.on}" if g.on else "") for g in failed
+        )
         raise AssertionError(
             f"retrieval gates failed on {report.dataset} ({report.n_queries} queries, "
             f"collection {report.collection}):\n{lines}"

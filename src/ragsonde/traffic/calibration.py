@@ -3,9 +3,17 @@
 A query is out of domain when its best score is below what the collection's own text scores
 against itself. :func:`calibrate` samples chunks, takes one sentence of each as a query, replays
 those queries and keeps each signal's values (sorted, for percentiles), and from the same sample
-the BM25 document frequency of every term (for the IDF predictors). The result is cached under
-``<home>/traffic/calibration/`` keyed by the collection, its size, the embedder and the search
-settings: a collection that changes, or another search, is calibrated again.
+the BM25 document frequency of every term (for the IDF predictors).
+
+Each of those sentences has a known answer, the chunk it was taken from, so the calibration also
+fits a combination of the signals without any human label (:attr:`Calibration.own_fit`): a
+logistic model (:mod:`~ragsonde.traffic.logistic`) of the signals' percentiles against the
+reciprocal rank of the sentence's own chunk in what the search serves. Each collection and each
+search gets its own weights.
+
+The result is cached under ``<home>/traffic/calibration/`` keyed by the collection, its size,
+the embedder and the search settings: a collection that changes, or another search, is
+calibrated again.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ragsonde.traffic.logistic import Logistic, fit_logistic
 from ragsonde.traffic.replay import Replay, Replayer
 
 __all__ = ["CALIBRATION_QUERIES", "Calibration", "calibrate"]
@@ -30,6 +39,8 @@ CALIBRATION_QUERIES = 256
 DF_SAMPLE = 20_000
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _MIN_WORDS, _MAX_WORDS = 6, 40
+#: Bumped when what a calibration holds changes: an older cache is measured again.
+_VERSION = 3
 
 
 class Calibration(BaseModel):
@@ -39,6 +50,8 @@ class Calibration(BaseModel):
 
     key: str
     """collection, points and embedder it was measured for (a hash)."""
+    mode: str = "dense"
+    """The search mode it was measured with."""
     n_docs: int
     """Chunks the document frequencies were counted over."""
     df: dict[int, int]
@@ -47,9 +60,12 @@ class Calibration(BaseModel):
     """signal -> its values on the calibration sentences, sorted."""
     found: list[float]
     """Per calibration sentence, in the order of ``rows``: 1 / rank of its own chunk in the
-    served top k (0 when missing): the pseudo-label the combination is checked against."""
+    served top k (0 when missing): the pseudo-label :attr:`own_fit` is fitted on."""
     rows: list[dict[str, float]]
     """Per calibration sentence, its signals."""
+    own_fit: Logistic | None = None
+    """The combination fitted on these sentences: their signals' percentiles against ``found``
+    (None when every sentence found its chunk at the same rank: nothing to learn from)."""
 
     def percentile(self, name: str, value: float) -> float | None:
         """The share of calibration sentences whose ``name`` is at most ``value``."""
@@ -76,7 +92,10 @@ def _sentence(text: str, seed: str) -> str | None:
 def _key(replayer: Replayer) -> str:
     info = replayer.info
     search = replayer.params.model_dump_json()
-    raw = f"{replayer.collection}|{info.points_count}|{replayer.workspace.embedder_name}|{search}"
+    raw = (
+        f"v{_VERSION}|{replayer.collection}|{info.points_count}|"
+        f"{replayer.workspace.embedder_name}|{search}"
+    )
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
@@ -89,13 +108,15 @@ def calibrate(
     replayer: Replayer,
     signals_of: Callable[[Replay, Calibration | None], dict[str, float]],
     *,
+    fit_signals: Sequence[str] = (),
     n: int = CALIBRATION_QUERIES,
     cache: bool = True,
 ) -> Calibration:
     """The collection's calibration, from the cache when it is still the same collection.
 
     ``signals_of``: a replay's signals (given the partial calibration: its document
-    frequencies, no percentiles yet)."""
+    frequencies, no percentiles yet). ``fit_signals``: the signals :attr:`Calibration.own_fit`
+    combines (none: no fit)."""
     key = _key(replayer)
     path = _path(replayer, key)
     if cache and path.is_file():
@@ -125,7 +146,9 @@ def calibrate(
             seen += 1
         if seen >= DF_SAMPLE:
             break
-    partial = Calibration(key=key, n_docs=seen, df=dict(df), values={}, found=[], rows=[])
+    partial = Calibration(
+        key=key, mode=replayer.params.mode, n_docs=seen, df=dict(df), values={}, found=[], rows=[]
+    )
     rows: list[dict[str, float]] = []
     found: list[float] = []
     for start in range(0, len(sample), 64):
@@ -137,6 +160,16 @@ def calibrate(
     names = sorted({name for row in rows for name in row})
     values = {name: sorted(row[name] for row in rows if name in row) for name in names}
     result = partial.model_copy(update={"values": values, "found": found, "rows": rows})
+    if fit_signals:
+        own = fit_logistic(
+            rows,
+            found,
+            result,
+            [s for s in fit_signals if s in values],
+            fitted_on=f"{len(rows)} of the collection's own sentences (target: 1 / rank of "
+            "the chunk each came from)",
+        )
+        result = result.model_copy(update={"own_fit": own})
     if cache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

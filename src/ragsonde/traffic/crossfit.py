@@ -1,9 +1,9 @@
 """Calibrating ``predicted`` on the labelled part of the traffic, by cross-fitting.
 
 When a labelled benchmark covers some of the traffic's queries, ``predicted`` becomes a fitted
-estimate of each query's nDCG@10: a logistic model (fractional target, L2 penalty, fitted by
-Newton's method) on the percentiles, among the collection's own sentences, of the fixed
-combination's signals: the combination re-weighted on the labels. A labelled
+estimate of each query's nDCG@10: a logistic model (:mod:`ragsonde.traffic.logistic`) on the
+percentiles, among the collection's own sentences, of the default combination's signals: the
+combination re-weighted on the labels. A labelled
 query is predicted by the model fitted on the other folds (never on its own label); the
 unlabelled ones by the model fitted on every labelled query. The out-of-fold predictions give
 the report an honest measure of how well the fit ranks the labelled queries.
@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ragsonde.traffic.calibration import Calibration
+from ragsonde.traffic.logistic import features, fit, predict
 
 __all__ = ["MIN_LABELLED", "WEAK_NDCG", "CrossFit", "crossfit"]
 
@@ -41,41 +42,6 @@ class CrossFit(BaseModel):
     weak_below: float
     """predicted below this is weak: the cut that flags as many labelled queries as have
     nDCG@10 below :data:`WEAK_NDCG` (the out-of-fold predictions' quantile at that share)."""
-
-
-def _features(
-    rows: Sequence[Mapping[str, float]], calibration: Calibration, names: Sequence[str]
-) -> np.ndarray:
-    out = np.full((len(rows), len(names) + 1), 0.5)
-    out[:, -1] = 1.0  # intercept
-    for i, row in enumerate(rows):
-        for j, name in enumerate(names):
-            if name in row:
-                pct = calibration.percentile(name, row[name])
-                out[i, j] = pct if pct is not None else 0.5
-    return out
-
-
-def _fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, rounds: int = 25) -> np.ndarray:
-    """Logistic regression with targets in [0, 1], by Newton's method (the intercept is not
-    penalised)."""
-    w = np.zeros(x.shape[1])
-    penalty = np.full(x.shape[1], l2)
-    penalty[-1] = 0.0
-    for _ in range(rounds):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        grad = x.T @ (p - y) + penalty * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty) + 1e-9 * np.eye(len(w))
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if float(np.abs(step).max()) < 1e-8:
-            break
-    return w
-
-
-def _predict(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    out: np.ndarray = 1.0 / (1.0 + np.exp(-(x @ w)))
-    return out
 
 
 def _spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
@@ -116,18 +82,18 @@ def crossfit(
     if len(labels) < MIN_LABELLED:
         return None
     names = [n for n in signals if n in calibration.values]
-    x = _features(rows, calibration, names)
+    x = features(rows, calibration, names)
     labelled = sorted(labels)
     y = np.array([min(1.0, max(0.0, labels[i])) for i in labelled])
-    predicted = _predict(x, _fit(x[labelled], y))
+    predicted = predict(x, fit(x[labelled], y))
     order = list(range(len(labelled)))
     random.Random(seed).shuffle(order)  # noqa: S311 - a fold assignment, not a secret
     k = min(folds, len(labelled))
     for f in range(k):
         test = order[f::k]
         train = [i for i in order if i not in set(test)]
-        w = _fit(x[[labelled[i] for i in train]], y[train])
-        predicted[[labelled[i] for i in test]] = _predict(x[[labelled[i] for i in test]], w)
+        w = fit(x[[labelled[i] for i in train]], y[train])
+        predicted[[labelled[i] for i in test]] = predict(x[[labelled[i] for i in test]], w)
     out = [float(v) for v in predicted]
     held = sorted(out[i] for i in labelled)
     n_weak = int((y < WEAK_NDCG).sum())

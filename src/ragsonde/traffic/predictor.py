@@ -11,6 +11,9 @@ For each query it replays the search (:mod:`ragsonde.traffic.replay`) and report
 ``bm25_top1``,            the BM25 ranking (where the collection has BM25 vectors): its best
 ``bm25_nqc``, ``wig``     score, NQC and WIG
 ``overlap``, ``rbo``      agreement of the dense and BM25 rankings (overlap@k, RBO p=0.9)
+``agree_top1``            where the served best result stands in the dense and BM25 rankings
+                          (mean reciprocal rank: 1 when both put it first)
+``bm25_ratio``            the BM25 top-1 score over its k-th (its spread, free of its scale)
 ``max_idf``, ``avg_idf``, pre-retrieval: the query's BM25 terms' IDF in the collection
 ``scq``, ``terms``
 ``top1_pct``,             the dense top-1 score's percentile among the collection's own
@@ -20,7 +23,8 @@ For each query it replays the search (:mod:`ragsonde.traffic.replay`) and report
 ``ann_exact_overlap``     one query in ten: overlap@top_k of the HNSW ranking with exact search
 ========================  =====================================================================
 
-``predicted`` is :func:`combine`: a fixed combination, documented there.
+``predicted`` is :func:`combine`: the mean of six signals' percentiles among the collection's own
+sentences, documented there.
 """
 
 from __future__ import annotations
@@ -32,11 +36,31 @@ from typing import TypeVar
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery, QueryPrediction
 from ragsonde.traffic.calibration import Calibration, calibrate
+from ragsonde.traffic.logistic import Logistic
 from ragsonde.traffic.replay import Embedded, Replay, Replayer
-from ragsonde.traffic.signals import idf_signals, overlap, rbo, score_signals, wig
+from ragsonde.traffic.signals import (
+    agreement_at_top,
+    idf_signals,
+    overlap,
+    ratio,
+    rbo,
+    score_signals,
+    wig,
+)
 from ragsonde.workspace import Workspace
 
-__all__ = ["BATCH", "WEAK_BELOW", "WEIGHTS", "SignalPredictor", "combine", "query_signals"]
+__all__ = [
+    "ALL_SIGNALS",
+    "BATCH",
+    "CHROMA_FITS",
+    "ISSUE_SIGNALS",
+    "SIGNALS",
+    "WEAK_BELOW",
+    "SignalPredictor",
+    "combine",
+    "describe",
+    "query_signals",
+]
 
 #: A query is weak when its ``predicted`` is below this: less confident than about nine in ten
 #: of the collection's own sentences are (a fixed default, not fitted to labels).
@@ -69,9 +93,13 @@ def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) 
         out["bm25_top1"] = bm25.get("top1", 0.0)
         out["bm25_nqc"] = bm25.get("nqc", 0.0)
         out["wig"] = wig(replay.bm25.scores, k, replay.terms)
+        out["bm25_ratio"] = ratio(replay.bm25.scores, k)
         if replay.dense is not None:
             out["overlap"] = overlap(replay.dense.ids, replay.bm25.ids, k)
             out["rbo"] = rbo(replay.dense.ids, replay.bm25.ids)
+            if replay.served.ids:
+                rankings = [replay.dense.ids, replay.bm25.ids]
+                out["agree_top1"] = agreement_at_top(replay.served.ids[0], rankings)
         if calibration is not None and calibration.n_docs:
             out.update(idf_signals(calibration.term_df(replay.term_ids), calibration.n_docs))
     if calibration is not None and "dense_top1" in out:
@@ -82,40 +110,112 @@ def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) 
     return {name: v for name, v in out.items() if math.isfinite(v)}
 
 
-#: The fixed combination: signal -> weight. ``predicted`` is the weighted mean of each signal's
-#: percentile among the collection's own sentences (:class:`Calibration`), over the signals the
-#: query has. One signal of the score's level (``top1``: out of domain when low), three of its
+#: Signals a combination may read: every signal above but the counts (``results``,
+#: ``cut_by_threshold``), the out-of-domain flag and ``top1_pct`` (``dense_top1``'s percentile),
+#: and ``ann_exact_overlap`` (one query in ten has it).
+ALL_SIGNALS: tuple[str, ...] = (
+    "top1", "gap", "nqc", "zscore",
+    "dense_top1", "dense_gap", "dense_nqc", "dense_zscore",
+    "bm25_top1", "bm25_nqc", "wig", "overlap", "rbo",
+    "max_idf", "avg_idf", "scq", "terms",
+    "agree_top1", "bm25_ratio",
+)  # fmt: skip
+#: The predictors the issue names (top-1, gap, NQC, WIG, dense/BM25 overlap and RBO): a signal
+#: set fixed before anything was measured.
+ISSUE_SIGNALS: tuple[str, ...] = ("top1", "gap", "nqc", "wig", "overlap", "rbo")
+
+#: The signals ``predicted`` combines, with equal weights (the cross-fitting of ``--labels``
+#: re-weights these): one of the score's level (``top1``: out of domain when low), three of its
 #: spread (the served ranking's ``gap`` and ``nqc``, the dense ranking's NQC at depth 100,
 #: BM25's NQC: a clear winner is a confident retrieval), one of agreement (``rbo`` of dense and
-#: BM25: two systems that agree near the top agree on what the query is about). Equal weights:
-#: nothing here is fitted to labels (see bench/RESULTS.md for each signal's AUC on SciFact).
-WEIGHTS: dict[str, float] = {
-    "top1": 1.0,
-    "gap": 1.0,
-    "nqc": 1.0,
-    "dense_nqc": 1.0,
-    "bm25_nqc": 1.0,
-    "rbo": 1.0,
+#: BM25). Chosen among SciFact's signals, so its SciFact figures are not held out (the bench
+#: gives the held-out ones, and the label-free fits it was compared with: ``bench_traffic``).
+SIGNALS: tuple[str, ...] = ("top1", "gap", "nqc", "dense_nqc", "bm25_nqc", "rbo")
+
+#: A logistic combination per search mode of :data:`ALL_SIGNALS`' percentiles, fitted on Chroma's
+#: chunking questions (319 questions on three
+#: corpora that are not SciFact; target: chunk-level nDCG@10), never on SciFact's labels;
+#: chosen among the label-free candidates by the rule of ``bench/bench_traffic.py`` and
+#: refitted there (the bench checks these numbers are its fit). Not the default: it ranked
+#: SciFact's queries worse than :data:`SIGNALS`' mean (bench/RESULTS.md), and its values are not
+#: comparable across collections, so no fixed ``weak`` cut holds for it (in hybrid mode on
+#: SciFact a cut at 0.3 flagged none of the weak queries). ``combine(model=...)`` takes it.
+_CHROMA = "Chroma's chunking questions (319 questions on 3 corpora; target: chunk-level nDCG@10)"
+CHROMA_FITS: dict[str, Logistic] = {
+    "dense": Logistic(
+        weights={
+            "top1": 0.188072,
+            "gap": 0.857157,
+            "nqc": 0.526019,
+            "zscore": 0.108174,
+            "dense_top1": 0.188072,
+            "dense_gap": -0.007187,
+            "dense_nqc": 0.707098,
+            "dense_zscore": 0.441717,
+            "bm25_top1": 0.407632,
+            "bm25_nqc": 0.193244,
+            "wig": -0.446784,
+            "overlap": -0.38064,
+            "rbo": 0.632034,
+            "max_idf": 0.514719,
+            "avg_idf": -0.316862,
+            "scq": 0.167925,
+            "terms": 0.220965,
+            "agree_top1": 1.594246,
+            "bm25_ratio": -0.111441,
+        },
+        intercept=-1.94128,
+        fitted_on=_CHROMA,
+    ),
+    "hybrid": Logistic(
+        weights={
+            "top1": 1.147091,
+            "gap": 1.169475,
+            "nqc": 1.125051,
+            "zscore": 0.097134,
+            "dense_top1": -0.407496,
+            "dense_gap": 0.173291,
+            "dense_nqc": 0.606408,
+            "dense_zscore": 0.776672,
+            "bm25_top1": 0.822628,
+            "bm25_nqc": 0.317634,
+            "wig": 0.143566,
+            "overlap": 0.146092,
+            "rbo": 0.345712,
+            "max_idf": 0.530326,
+            "avg_idf": -0.62624,
+            "scq": 0.689638,
+            "terms": 0.837956,
+            "agree_top1": 0.295492,
+            "bm25_ratio": 0.406721,
+        },
+        intercept=-0.893026,
+        fitted_on=_CHROMA,
+    ),
 }
 
 
-def combine(signals: dict[str, float], calibration: Calibration) -> float | None:
-    """``predicted`` in [0, 1]: the :data:`WEIGHTS`-weighted mean of the query's signals'
-    percentiles among the collection's own sentences. 0 when nothing came back, and 0 when the
-    query is out of domain: its best dense score is below that of every one of the collection's
-    own sentences (the score spread of an off-topic query is noise, and NQC divides by a mean
-    score near 0, so only the level can be trusted)."""
+def combine(
+    signals: dict[str, float], calibration: Calibration, model: Logistic | None = None
+) -> float | None:
+    """``predicted`` in [0, 1], higher is better: ``model`` when given (``--labels``'
+    cross-fitted one), else the mean of :data:`SIGNALS`' percentiles among the collection's own
+    sentences. 0 when nothing came back, and 0 when the query is out of domain: its best dense
+    score is below that of every one of the collection's own sentences (the score spread of an
+    off-topic query is noise, and NQC divides by a mean score near 0, so only the level can be
+    trusted)."""
     if signals.get("results", 0.0) == 0.0 or signals.get("out_of_domain") == 1.0:
         return 0.0
-    total = weight = 0.0
-    for name, w in WEIGHTS.items():
-        if name not in signals:
-            continue
-        pct = calibration.percentile(name, signals[name])
-        if pct is not None:
-            total += w * pct
-            weight += w
-    return total / weight if weight else None
+    if model is not None:
+        return model.predict(signals, calibration)
+    pcts = [calibration.percentile(n, signals[n]) for n in SIGNALS if n in signals]
+    known = [p for p in pcts if p is not None]
+    return sum(known) / len(known) if known else None
+
+
+def describe(calibration: Calibration) -> str:
+    """How :func:`combine` makes ``predicted`` (the report says it)."""
+    return "fixed: mean percentile among the collection's own sentences of " + ", ".join(SIGNALS)
 
 
 class SignalPredictor:
@@ -143,7 +243,9 @@ class SignalPredictor:
     @property
     def calibration(self) -> Calibration:
         if self._calibration is None:
-            self._calibration = calibrate(self.replayer, lambda r, c: query_signals(r, c, self.k))
+            self._calibration = calibrate(  # with its own fit of SIGNALS (combine's model=)
+                self.replayer, lambda r, c: query_signals(r, c, self.k), fit_signals=SIGNALS
+            )
         return self._calibration
 
     def predict_replays(

@@ -20,7 +20,7 @@ from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery
 from ragsonde.progress import Progress
 from ragsonde.traffic.crossfit import CrossFit, crossfit
-from ragsonde.traffic.predictor import BATCH, WEAK_BELOW, WEIGHTS, SignalPredictor
+from ragsonde.traffic.predictor import BATCH, SIGNALS, WEAK_BELOW, SignalPredictor, describe
 from ragsonde.traffic.read import Traffic, TrafficHash, scan_traffic, write_benchmark
 from ragsonde.traffic.records import TrafficQuery
 from ragsonde.traffic.report import QueryHealth, TrafficReport
@@ -160,9 +160,7 @@ def analyse(
         rows.discard()
         raise
     rows.close()
-    combination = "fixed: mean percentile among the collection's own sentences of " + ", ".join(
-        WEIGHTS
-    )
+    combination = describe(predictor.calibration)
     fitted = None
     if keep_all:
         fitted = _crossfit(rows.held, o, workspace, coll, params, predictor)
@@ -259,7 +257,7 @@ def _crossfit(
         row = report.per_query.get(q.query_id)
         if i is not None and row is not None and "ndcg@10" in row.metrics:
             labels[i] = row.metrics["ndcg@10"]
-    done = crossfit([r.signals for r in rows], labels, predictor.calibration, signals=list(WEIGHTS))
+    done = crossfit([r.signals for r in rows], labels, predictor.calibration, signals=list(SIGNALS))
     if done is None:
         return None
     predicted, info = done

@@ -12,7 +12,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-__all__ = ["SCORE_SIGNALS", "idf_signals", "overlap", "rbo", "score_signals", "wig"]
+__all__ = [
+    "SCORE_SIGNALS",
+    "agreement_at_top",
+    "idf_signals",
+    "overlap",
+    "ratio",
+    "rbo",
+    "score_signals",
+    "wig",
+]
 
 
 def _top1(scores: Sequence[float], k: int) -> float:
@@ -94,6 +103,25 @@ def rbo(a: Sequence[str], b: Sequence[str], p: float = 0.9, depth: int = 20) -> 
             seen_b.add(y)
         total += p ** (d - 1) * both / d
     return (1 - p) * total
+
+
+def agreement_at_top(top: str, rankings: Sequence[Sequence[str]]) -> float:
+    """How high the served best result stands in each of the rankings fused into it: the mean
+    over ``rankings`` of 1 / its rank there (0 where it is absent). 1 when every system put it
+    first; a fused winner that no system ranks high is a compromise, not an answer."""
+    if not rankings:
+        return 0.0
+    return sum(1.0 / (r.index(top) + 1) if top in r else 0.0 for r in rankings) / len(rankings)
+
+
+def ratio(scores: Sequence[float], k: int) -> float:
+    """The best score over the k-th (or the last): the spread of scores whose scale changes from
+    query to query (BM25's grows with the query's terms), free of that scale; 0 when the k-th is
+    not positive."""
+    if not scores:
+        return 0.0
+    last = scores[min(k, len(scores)) - 1]
+    return scores[0] / last if last > 0 else 0.0
 
 
 def wig(scores: Sequence[float], k: int, terms: int) -> float:

@@ -29,7 +29,7 @@ __all__ = [
 
 #: 2: a configuration's search is one ``search`` block (the ``[search]`` names), not ``knobs``,
 #: ``fusion`` and ``aggregation``.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "2.1"
 #: What the report says instead of a number for a knob the backend would ignore.
 NOT_MEASURABLE = "not measurable on this backend"
 
@@ -170,7 +170,8 @@ class VersusCurrent(BaseModel):
     the same path ``ragsonde eval`` takes). ``tuned``: per query, the configuration chosen on
     the other folds. The comparison is paired, query by query (t-test, permutation test,
     bootstrap interval of the difference): when it is not significant, the verdict is to keep
-    what you have."""
+    what you have. On a partly labelled benchmark, ``comparison.ppi`` holds the gain over every
+    query by PPI++, and "adopt" needs its interval above 0 (2.1)."""
 
     model_config = ConfigDict(frozen=True)
     current_search: SearchParams

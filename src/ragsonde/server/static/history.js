@@ -1,5 +1,6 @@
 // The History view: a metric run after run (GET /v1/history/trend), one line per benchmark
-// (GET /v1/history/runs says which), drawn as SVG with its bootstrap band, points marked where
+// (GET /v1/history/runs says which), drawn as SVG with its bootstrap band (and an estimated run's
+// own 95 % interval, eval --estimate, as a bar and a band), points marked where
 // the fingerprint changed; clicking two points shows their diff (GET /v1/history/diff). Every server value is written as text, never parsed as HTML.
 "use strict";
 
@@ -48,8 +49,8 @@
   function plot(metric, lines) {
     const all = lines.flatMap((l) => l.trend.points);
     const order = [...new Set(all.map((p) => p.run_id))].sort((a, b) => a - b);
-    const low = Math.min(...all.map((p) => p.ci_low));
-    const high = Math.max(...all.map((p) => p.ci_high));
+    const low = Math.min(...all.map((p) => Math.min(p.ci_low, p.interval ? p.interval.low : p.ci_low)));
+    const high = Math.max(...all.map((p) => Math.max(p.ci_high, p.interval ? p.interval.high : p.ci_high)));
     const span = high - low || 1;
     const right = WIDTH - LEGEND;
     const x = (runId) => PAD + (order.indexOf(runId) * (right - 2 * PAD)) / Math.max(order.length - 1, 1);
@@ -65,6 +66,7 @@
         pts.map((p) => `${x(p.run_id)},${y(p.ci_low)}`).reverse(),
       );
       svg.append(el("polygon", { class: "band", points: band.join(" "), fill: color, "fill-opacity": 0.15 }));
+      estimates(svg, pts, x, y, color);
       svg.append(el("polyline", {
         class: "line", "data-benchmark": line.name,
         points: pts.map((p) => `${x(p.run_id)},${y(p.value)}`).join(" "),
@@ -77,8 +79,9 @@
           r: 6, fill: changed ? "#c0392b" : color, tabindex: 0,
         });
         const what = changed ? `changed: ${p.changed.join(", ")}` : "no change";
+        const est = p.interval ? `, ${describe(p.interval)}` : "";
         dot.append(el("title", {}, `${line.name}, run ${p.run_id}: ${p.value.toFixed(4)} ` +
-          `[${p.ci_low.toFixed(4)}, ${p.ci_high.toFixed(4)}], ${what}`));
+          `[${p.ci_low.toFixed(4)}, ${p.ci_high.toFixed(4)}]${est}, ${what}`));
         dot.addEventListener("click", () => pick(p.run_id, dot));
         dot.addEventListener("keydown", (e) => { if (e.key === "Enter") pick(p.run_id, dot); });
         svg.append(dot);
@@ -93,6 +96,39 @@
       svg.append(el("text", { x: x(runId) - 4, y: HEIGHT - PAD + 18, "font-size": 10 }, runId));
     }
     $("history-plot").replaceChildren(svg);
+  }
+
+  /** `estimate 0.6512 [0.6011, 0.7013] (cross-ppi++, 20 labelled + 26 predicted)`. */
+  function describe(e) {
+    const rests = `${e.n_labeled} labelled` + (e.n_predicted ? ` + ${e.n_predicted} predicted` : "");
+    return `estimate ${e.estimate.toFixed(4)} [${e.low.toFixed(4)}, ${e.high.toFixed(4)}] (${e.method}, ${rests})`;
+  }
+
+  /** An estimated run's 95 % interval (eval --estimate): a bar at the run, and a band over each
+   * stretch of consecutive estimated runs (the bootstrap band stays drawn beneath). */
+  function estimates(svg, pts, x, y, color) {
+    let stretch = [];
+    const close = () => {
+      if (stretch.length > 0) {
+        const upper = stretch.map((p) => `${x(p.run_id)},${y(p.interval.high)}`);
+        const lower = stretch.map((p) => `${x(p.run_id)},${y(p.interval.low)}`).reverse();
+        svg.append(el("polygon", {
+          class: "estimate-band", points: upper.concat(lower).join(" "), fill: color, "fill-opacity": 0.3,
+        }));
+      }
+      stretch = [];
+    };
+    for (const p of pts) {
+      if (!p.interval) { close(); continue; }
+      stretch.push(p);
+      const bar = el("line", {
+        class: "interval", "data-run": p.run_id, x1: x(p.run_id), x2: x(p.run_id),
+        y1: y(p.interval.low), y2: y(p.interval.high), stroke: color, "stroke-width": 3,
+      });
+      bar.append(el("title", {}, `run ${p.run_id}: ${describe(p.interval)}`));
+      svg.append(bar);
+    }
+    close();
   }
 
   /** A small line of the values under a legend entry: drawn, not block characters, so every
@@ -209,6 +245,15 @@
       table.append(row);
     }
     out.push(table);
+    for (const m of d.metrics) {
+      if (!m.ppi) continue; // runs of a partly labelled benchmark: PPI++ over every query
+      const p = m.ppi;
+      const verdict = p.low > 0 || p.high < 0 ? "significant" : "n.s.: the interval holds 0";
+      const sign = (v) => (v >= 0 ? "+" : "") + v.toFixed(4);
+      out.push(html("p", `${m.metric}: B - A by ${p.method} over every query ${sign(p.estimate)} ` +
+        `[${sign(p.low)}, ${sign(p.high)}] (${verdict}; rests on ${p.n_labeled} labelled queries, ` +
+        `${p.n_predicted} predicted)`, "history-ppi"));
+    }
     const flips = html("ul", undefined, "history-flips");
     for (const f of d.flips) {
       const arrow = f.direction === "lost" ? "hit → miss" : "miss → hit";
