@@ -43,7 +43,7 @@ from bench.bench_hybrid_ceiling import hybrid_ceiling_section
 from bench.bench_labels import labels_section
 from bench.bench_splitters import splitters_section
 from bench.bench_traffic import traffic_section
-from bench.bench_traffic_speed import traffic_speed_section
+from bench.bench_traffic_speed import traffic_speed_section, traffic_speed_targets
 from bench.bench_tune import tune_section
 
 HERE = Path(__file__).resolve().parent
@@ -299,6 +299,9 @@ def targets_summary(folder: Path) -> list[str]:
             rows.append((f"traffic: weak SciFact queries without labels, {mode}",
                          "AUC ≥ 0.83, Spearman ≥ 0.55", f"{p['auc']:.3f}, {p['spearman']:+.3f}",
                          p["auc"] >= 0.83 and p["spearman"] >= 0.55))  # fmt: skip
+    ts = _load(folder, "traffic_speed")
+    if ts:
+        rows += traffic_speed_targets(ts)
     if not rows:
         return []
     met = sum(1 for r in rows if r[3])

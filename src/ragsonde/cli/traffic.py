@@ -18,7 +18,6 @@ from ragsonde.cli._common import (
     cli_errors,
     err_console,
     parse_fields,
-    print_json,
     settings_from_options,
 )
 from ragsonde.cli._search import search_options
@@ -193,7 +192,8 @@ def traffic_command(
         report = traffic_report(files, ws, options, progress=bar)
     if output is not None:
         try:
-            output.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+            with output.open("w", encoding="utf-8") as f:
+                report.write_json(f)
         except OSError as e:
             from ragsonde.errors import QueryValidationError
 
@@ -205,6 +205,10 @@ def traffic_command(
 
         write_html(report, html)
     if json_output:
-        print_json(report)
+        import sys
+
+        report.write_json(sys.stdout)  # every query, streamed from the report's spool
+        sys.stdout.write("\n")
+        sys.stdout.flush()
         return
     render(report)

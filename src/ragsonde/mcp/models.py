@@ -71,6 +71,13 @@ class FailingQuery(_Out):
     value: float
     relevant: list[str]
     retrieved: list[str] = Field(description="The top retrieved ids, best first.")
+    weak: bool | None = Field(
+        default=None, description="Traffic: predicted is below the report's weak_below."
+    )
+    signals: dict[str, float] = Field(
+        default_factory=dict, description="Traffic: the label-free evidence, name -> value."
+    )
+    next: str | None = Field(default=None, description="Traffic: the command to look further.")
 
 
 class FailingQueries(_Out):

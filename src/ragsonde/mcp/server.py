@@ -35,10 +35,11 @@ from ragsonde.evaluate.misses import MissesReport
 from ragsonde.evaluate.report import IngestSummary
 from ragsonde.mcp._errors import error_result
 from ragsonde.mcp.evaluation import ProgressToClient, explain, ingest_path, run_evaluation
-from ragsonde.mcp.models import BenchRow, EvalSummary
+from ragsonde.mcp.models import BenchRow, EvalSummary, FailingQueries
 from ragsonde.mcp.reports import REPORT_URI, RUN_URI
 from ragsonde.mcp.roots import Roots, roots_from_uris
 from ragsonde.mcp.tools import Room
+from ragsonde.mcp.traffic import is_run_ref
 
 __all__ = ["READ_ONLY", "RagsondeMCP", "build_server"]
 
@@ -164,8 +165,29 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
         path = (await _roots(room, ctx)).check(benchmark, "benchmark")
         return await anyio.to_thread.run_sync(lambda: explain(room, path, query_id, collection, k))
 
+    async def failing_queries(
+        ctx: Context[Any, Any],
+        run: str = "last",
+        metric: str = "ndcg@10",
+        limit: int = 10,
+        traffic: str | None = None,
+    ) -> FailingQueries:
+        """The worst queries of an evaluation (`run`: a report id `evaluate` returned, or a
+        recorded run: an id, last, last~N, best), worst first on `metric`, with their relevant
+        and retrieved ids. With `traffic`, the weakest queries of production traffic instead,
+        lowest predicted first, with their label-free evidence (signals, weak, the command to
+        look further): `traffic` is a saved traffic report (`ragsonde traffic -o FILE.json`, a
+        path under the roots) or a recorded traffic run (last, last~N, a run id)."""
+        found: Path | str | None = traffic
+        if traffic is not None and not is_run_ref(traffic):
+            found = (await _roots(room, ctx)).check(traffic, "traffic")
+        return await anyio.to_thread.run_sync(
+            lambda: room.failing_queries(run, metric, limit, found)
+        )
+
     server.add_tool(evaluate, annotations=RECORDS if room.allow_write else READ_ONLY)
     server.add_tool(explain_miss, annotations=READ_ONLY)
+    server.add_tool(failing_queries, annotations=READ_ONLY)
     if not room.allow_write:
         return
 
@@ -207,7 +229,6 @@ def build_server(room: Room) -> RagsondeMCP:
         room.config,
         room.history_list,
         room.history_diff,
-        room.failing_queries,
     ):
         server.add_tool(fn, annotations=READ_ONLY)
     _register_files(server, room)

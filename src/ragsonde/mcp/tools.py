@@ -167,12 +167,25 @@ class Room:
             return diff_runs(a, b, metric, alpha=alpha, paired=estimate_comparison)
 
     def failing_queries(
-        self, run: str = "last", metric: str = "ndcg@10", limit: int = 10
+        self,
+        run: str = "last",
+        metric: str = "ndcg@10",
+        limit: int = 10,
+        traffic: Path | str | None = None,
     ) -> FailingQueries:
         """The worst queries of an evaluation (``run``: a report id this server returned, or a
-        recorded run: an id, ``last``, ``last~N``, ``best``), worst first on ``metric``."""
+        recorded run: an id, ``last``, ``last~N``, ``best``), worst first on ``metric``; or,
+        with ``traffic``, the weakest of a traffic report (a saved JSON's path, already checked
+        against the roots; or a recorded traffic run: ``last``, ``last~N``, an id), lowest
+        predicted first, with their evidence (:mod:`ragsonde.mcp.traffic`)."""
         if limit < 1:
             raise QueryValidationError("limit: at least 1.", field="limit")
+        if traffic is not None:
+            from ragsonde.mcp.traffic import weakest_of_history, weakest_of_report
+
+            if isinstance(traffic, Path):
+                return weakest_of_report(traffic, limit)
+            return weakest_of_history(self.history, traffic, limit)
         report = self.reports.get(run)
         rows = [
             (qid, row, row.metrics[metric])

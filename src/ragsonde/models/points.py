@@ -18,6 +18,7 @@ __all__ = [
     "FilterSpec",
     "Hit",
     "PointRecord",
+    "Ranked",
     "SearchSpec",
     "SparseVector",
     "hybrid_depth",
@@ -105,6 +106,9 @@ class SearchSpec:
     with_vectors: bool = False
     exact: bool = False
     mode: Literal["dense", "sparse", "hybrid"] = "dense"
+    with_payload: bool = True
+    """Read the hits' payloads (``False``: ids and scores only, as the traffic replay needs:
+    the engine then reads no chunk text)."""
     sparse: SparseVector | None = None
     fusion: Literal["rrf", "dbsf", "linear"] = "rrf"
     hnsw_ef: int | None = None
@@ -160,6 +164,10 @@ class Hit:
     score: float
     payload: dict[str, Any]
     vector: list[float] | None = None
+
+
+#: One ranking as ids and raw scores, best first (``Store.ranked``).
+Ranked = tuple[tuple[str, ...], tuple[float, ...]]
 
 
 @dataclass(frozen=True)

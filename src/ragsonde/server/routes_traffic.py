@@ -64,7 +64,8 @@ def _analyse(state: ServerState, req: TrafficRequest) -> TrafficReport:
             field="records",
         )
     options = TrafficOptions(search=req.search, weak_below=req.weak_below)
-    return analyse(Traffic(queries, stats), state.workspace, options, collection=req.collection)
+    report = analyse(Traffic(queries, stats), state.workspace, options, collection=req.collection)
+    return report.materialised()  # at most MAX_RECORDS rows: the answer holds them all
 
 
 @router.post(

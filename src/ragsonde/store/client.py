@@ -30,6 +30,7 @@ from ragsonde.models.points import (
     FilterSpec,
     Hit,
     PointRecord,
+    Ranked,
     SearchSpec,
     prefetch_depth,
 )
@@ -283,6 +284,13 @@ class QdrantClientStore:
                 raise  # the layout was right: the error is the search's own
         return self._search(collection, specs, fresh)
 
+    def ranked(self, collection: str, specs: Sequence[SearchSpec]) -> list[Ranked]:
+        """:meth:`search`'s rankings as ids and scores (the server sends hits either way)."""
+        return [
+            (tuple(h.id for h in hits), tuple(h.score for h in hits))
+            for hits in self.search(collection, specs)
+        ]
+
     def _search(
         self, collection: str, specs: Sequence[SearchSpec], layout: VectorLayout
     ) -> list[list[Hit]]:
@@ -359,7 +367,7 @@ class QdrantClientStore:
         params, flt, dense, sparse = self._parts(m, spec)
         common: dict[str, Any] = {
             "limit": spec.limit,
-            "with_payload": True,
+            "with_payload": spec.with_payload,
             "with_vector": spec.with_vectors,
             "filter": flt,
         }

@@ -30,13 +30,14 @@ sentences, documented there.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeVar
 
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery, QueryPrediction
 from ragsonde.traffic.calibration import Calibration, calibrate
 from ragsonde.traffic.logistic import Logistic
-from ragsonde.traffic.replay import Replay, Replayer
+from ragsonde.traffic.replay import Embedded, Replay, Replayer
 from ragsonde.traffic.signals import (
     agreement_at_top,
     idf_signals,
@@ -64,6 +65,8 @@ __all__ = [
 #: A query is weak when its ``predicted`` is below this: less confident than about nine in ten
 #: of the collection's own sentences are (a fixed default, not fitted to labels).
 WEAK_BELOW = 0.1
+
+T = TypeVar("T")
 
 #: Queries replayed together (one embedding call, one store request per ranking).
 BATCH = 64
@@ -249,20 +252,55 @@ class SignalPredictor:
         self, queries: Sequence[PredictedQuery]
     ) -> list[tuple[QueryPrediction, Replay]]:
         """Each query's prediction with its replay (the traffic report reads both)."""
+        batches = ((None, queries[i : i + BATCH]) for i in range(0, len(queries), BATCH))
+        return [pair for _, done in self.stream_replays(batches) for pair in done]
+
+    def stream_replays(
+        self, batches: Iterable[tuple[T, Sequence[PredictedQuery]]]
+    ) -> Iterator[tuple[T, list[tuple[QueryPrediction, Replay]]]]:
+        """:meth:`predict_replays` of each batch of a stream, with its key: the next batch is
+        embedded on a worker thread while this one is searched and scored (the model and the
+        store each release the GIL, so on two cores their times overlap)."""
+        from concurrent.futures import Future, ThreadPoolExecutor
+
         calibration = self.calibration
-        out: list[tuple[QueryPrediction, Replay]] = []
-        for start in range(0, len(queries), BATCH):
-            part = queries[start : start + BATCH]
-            for q, replay in zip(part, self.replayer.replay([q.text for q in part]), strict=True):
-                signals = query_signals(replay, calibration, self.k)
-                prediction = QueryPrediction(
-                    query_id=q.query_id,
-                    source=self.name,
-                    signals=signals,
-                    predicted=combine(signals, calibration),
+        replayer = self.replayer
+        sparse = replayer.prepare()
+        stream = iter(batches)
+        with ThreadPoolExecutor(1, thread_name_prefix="ragsonde-embed") as pool:
+
+            def ahead() -> tuple[T, Sequence[PredictedQuery], Future[Embedded]] | None:
+                nxt = next(stream, None)
+                if nxt is None:
+                    return None
+                texts = [q.text for q in nxt[1]]
+                return nxt[0], nxt[1], pool.submit(replayer.embed, texts, sparse)
+
+            pending = ahead()
+            while pending is not None:
+                key, part, embedding = pending
+                embedded = embedding.result()
+                pending = ahead()
+                replays = replayer.replay([q.text for q in part], embedded)
+                yield (
+                    key,
+                    [
+                        self._predicted(q, r, calibration)
+                        for q, r in zip(part, replays, strict=True)
+                    ],
                 )
-                out.append((prediction, replay))
-        return out
+
+    def _predicted(
+        self, q: PredictedQuery, replay: Replay, calibration: Calibration
+    ) -> tuple[QueryPrediction, Replay]:
+        signals = query_signals(replay, calibration, self.k)
+        prediction = QueryPrediction(
+            query_id=q.query_id,
+            source=self.name,
+            signals=signals,
+            predicted=combine(signals, calibration),
+        )
+        return prediction, replay
 
     def predict(self, queries: Sequence[PredictedQuery]) -> list[QueryPrediction]:
         """One prediction per query, in the order given."""

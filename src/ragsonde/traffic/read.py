@@ -10,8 +10,10 @@ read them like any ragsonde benchmark.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,9 +23,18 @@ from ragsonde.traffic.formats import detect_format
 from ragsonde.traffic.logs import read_csv, read_jsonl
 from ragsonde.traffic.otlp import read_otlp
 from ragsonde.traffic.records import ReadStats, TrafficQuery
-from ragsonde.traffic.shape import merge, sample_by_time
+from ragsonde.traffic.scan import Scan, emit, sample_scan, scan
 
-__all__ = ["READERS", "Traffic", "read_traffic", "traffic_hash", "write_benchmark"]
+__all__ = [
+    "READERS",
+    "QueryStream",
+    "Traffic",
+    "TrafficHash",
+    "read_traffic",
+    "scan_traffic",
+    "traffic_hash",
+    "write_benchmark",
+]
 
 #: Format (:func:`~ragsonde.traffic.formats.detect_format`) -> reader of its records.
 READERS: dict[str, Callable[[Path, ReadStats], Iterator[TrafficQuery]]] = {
@@ -33,11 +44,33 @@ READERS: dict[str, Callable[[Path, ReadStats], Iterator[TrafficQuery]]] = {
 }
 
 
+class QueryStream:
+    """The distinct queries of traffic files, read from the files again on each iteration
+    (:func:`~ragsonde.traffic.scan.emit`): memory holds one query at a time."""
+
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        found: Scan,
+        since: datetime | None,
+        until: datetime | None,
+    ) -> None:
+        self._paths, self._scan, self._since, self._until = paths, found, since, until
+        self._len = found.n_kept
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[TrafficQuery]:
+        records = _records(self._paths, ReadStats())  # counted once, in the first pass
+        return emit(records, self._scan, since=self._since, until=self._until)
+
+
 @dataclass
 class Traffic:
     """The distinct queries read, and the account of the reading."""
 
-    queries: list[TrafficQuery]
+    queries: Sequence[TrafficQuery] | QueryStream
     stats: ReadStats
 
 
@@ -57,11 +90,27 @@ def read_traffic(
     seed: int = 0,
 ) -> Traffic:
     """Every query of ``paths`` (formats detected from their content), in the window
-    ``[since, until)``, duplicates merged, then ``sample`` of them stratified by time.
+    ``[since, until)``, duplicates merged, then ``sample`` of them stratified by time; in memory
+    (:func:`scan_traffic` streams them).
 
     A file of another kind, or text that is not UTF-8, is a VALIDATION_ERROR; a record that
     cannot be read is counted in :class:`ReadStats` and the reading goes on. No query at all
     is a VALIDATION_ERROR that says what was skipped."""
+    traffic = scan_traffic(paths, since=since, until=until, sample=sample, seed=seed)
+    return Traffic(list(traffic.queries), traffic.stats)
+
+
+def scan_traffic(
+    paths: Sequence[str | Path],
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> Traffic:
+    """:func:`read_traffic`'s queries as a :class:`QueryStream`: the files are read once to
+    count, window, merge and sample (:mod:`ragsonde.traffic.scan`), and again on each iteration,
+    so memory does not grow with the queries."""
     if not paths:
         raise QueryValidationError("Name at least one traffic file.", field="traffic")
     if sample is not None and sample < 1:
@@ -69,8 +118,9 @@ def read_traffic(
     if since and until and since >= until:
         raise QueryValidationError("since must be before until.", field="since")
     stats = ReadStats()
-    queries = merge(_records([Path(p) for p in paths], stats), stats, since=since, until=until)
-    if not queries:
+    files = [Path(p) for p in paths]
+    found = scan(_records(files, stats), stats, since=since, until=until)
+    if not len(found):
         raise QueryValidationError(
             f"No query found in {', '.join(str(p) for p in paths)}: "
             f"{stats.records} read, {stats.malformed} malformed, {stats.no_query_text} without "
@@ -81,8 +131,8 @@ def read_traffic(
             field="traffic",
         )
     if sample is not None:
-        queries = sample_by_time(queries, sample, seed, stats)
-    return Traffic(queries, stats)
+        sample_scan(found, sample, seed, stats)
+    return Traffic(QueryStream(files, found, since, until), stats)
 
 
 def benchmark_row(q: TrafficQuery) -> dict[str, object]:
@@ -95,7 +145,7 @@ def benchmark_row(q: TrafficQuery) -> dict[str, object]:
     return row
 
 
-def write_benchmark(queries: Sequence[TrafficQuery], path: str | Path) -> Path:
+def write_benchmark(queries: Iterable[TrafficQuery], path: str | Path) -> Path:
     """``queries`` as a ragsonde JSON Lines benchmark of unlabelled rows."""
     out = Path(path)
     try:
@@ -109,11 +159,28 @@ def write_benchmark(queries: Sequence[TrafficQuery], path: str | Path) -> Path:
     return out
 
 
-def traffic_hash(queries: Sequence[TrafficQuery]) -> str:
-    """A hash of the traffic (each query's id, text and weight): what history records."""
-    import hashlib
+class TrafficHash:
+    """A hash of the traffic, whatever the order its queries come in: the SHA-256 of the
+    sorted 8-byte digests of each query's id, text and weight (8 bytes held a query)."""
 
-    h = hashlib.sha256()
-    for q in sorted(queries, key=lambda q: q.query_id):
-        h.update(f"{q.query_id}\t{q.query}\t{q.weight}\n".encode())
-    return h.hexdigest()[:16]
+    def __init__(self) -> None:
+        self._digests = array("Q")
+
+    def add(self, q: TrafficQuery) -> None:
+        line = f"{q.query_id}\t{q.query}\t{q.weight}\n".encode()
+        digest = hashlib.blake2b(line, digest_size=8).digest()
+        self._digests.append(int.from_bytes(digest, "big"))
+
+    def hexdigest(self) -> str:
+        h = hashlib.sha256()
+        for d in sorted(self._digests):
+            h.update(d.to_bytes(8, "big"))
+        return h.hexdigest()[:16]
+
+
+def traffic_hash(queries: Iterable[TrafficQuery]) -> str:
+    """A hash of the traffic (each query's id, text and weight): what history records."""
+    h = TrafficHash()
+    for q in queries:
+        h.add(q)
+    return h.hexdigest()

@@ -4,17 +4,42 @@ The run is recorded as an evaluation of the traffic's queries without labels: it
 (search, index, embedder, chunking, content, code) is an evaluation's, its benchmark part is the
 hash of the traffic (``traffic-<hash>``: ids, texts), and its metrics are the label-free ones:
 ``predicted`` (mean), ``weak_share``, ``weak_share_weighted``; each query's row carries its
-``predicted``. ``history list``, ``trend --metric weak_share`` and ``diff`` then read it.
+``predicted``, ``weak`` and evidence signals (at most :data:`HISTORY_ROWS` rows: a run's memory
+stays bounded). ``history list``, ``trend --metric weak_share`` and ``diff`` then read it, and
+the MCP tool ``failing_queries`` lists its weakest queries.
 """
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 from pathlib import Path
 
-from ragsonde.traffic.report import TrafficReport
+from ragsonde.traffic.report import QueryHealth, TrafficReport
 from ragsonde.workspace import Workspace
 
-__all__ = ["record_traffic"]
+__all__ = ["HISTORY_ROWS", "record_traffic"]
+
+#: Per-query rows a traffic run records: every query up to this many, beyond it the ones with
+#: the smallest hash of their id (the same queries in every run of the same traffic, so that
+#: ``history diff`` pairs them).
+HISTORY_ROWS = 5000
+
+
+def _row_metrics(q: QueryHealth) -> dict[str, float]:
+    """A query's row in the history: its predicted, weak (1 or 0) and the evidence signals
+    (:data:`~ragsonde.traffic.html.EVIDENCE`), which the MCP tool failing_queries reads."""
+    from ragsonde.traffic.html import EVIDENCE
+
+    if q.predicted is None:
+        return {}
+    out = {"predicted": q.predicted, "weak": 1.0 if q.weak else 0.0}
+    out.update({name: q.signals[name] for name in EVIDENCE if name in q.signals})
+    return out
+
+
+def _id_hash(query_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(query_id.encode(), digest_size=8).digest(), "big")
 
 
 def record_traffic(
@@ -42,9 +67,20 @@ def record_traffic(
     if not recording_on(record):
         return None
     name = f"traffic-{report.traffic_hash}"
-    scored = [q.predicted for q in report.queries if q.predicted is not None]
+    total = n_scored = 0.0
+    kept: list[tuple[int, int, QueryHealth]] = []  # a max-heap by negated id hash
+    for seq, q in enumerate(report.rows()):
+        if q.predicted is not None:
+            total += q.predicted
+            n_scored += 1
+        item = (-_id_hash(q.query_id), -seq, q)
+        if len(kept) < HISTORY_ROWS:
+            heapq.heappush(kept, item)
+        elif kept[0] < item:
+            heapq.heapreplace(kept, item)
+    rows = [q for _, _, q in sorted(kept, key=lambda t: -t[1])]  # in the order read
     metrics = {
-        "predicted": round(sum(scored) / len(scored), 6) if scored else 0.0,
+        "predicted": round(total / n_scored, 6) if n_scored else 0.0,
         "weak_share": report.weak_share,
         "weak_share_weighted": report.weak_share_weighted,
     }
@@ -72,13 +108,13 @@ def record_traffic(
                 retrieved=[(i, 0.0) for i in q.top_ids],
                 total_ms=0.0,
                 timings=StageTimings(),
-                metrics={"predicted": q.predicted} if q.predicted is not None else {},
+                metrics=_row_metrics(q),
             )
-            for q in report.queries
+            for q in rows
         },
         warnings=[f"label-free traffic run: {report.combination}"],
     )
-    bench = Benchmark(name, [BenchQuery(q.query_id, q.query, {}) for q in report.queries])
+    bench = Benchmark(name, [BenchQuery(q.query_id, q.query, {}) for q in rows])
     path = history_path(workspace.settings.home, history)
     with HistoryStore(path) as hs:
         fingerprint = build_fingerprint(

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ragsonde.embedders.sparse import Bm25Encoder, query_language
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.models.params import SearchParams
-from ragsonde.models.points import CollectionInfo, Hit, SearchSpec, SparseVector
+from ragsonde.models.points import CollectionInfo, Hit, Ranked, SearchSpec, SparseVector
 from ragsonde.models.scores import similarity_of
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.workspace import Workspace
 
-__all__ = ["DEPTH", "EXACT_EVERY", "Ranking", "Replay", "Replayer"]
+__all__ = ["DEPTH", "EXACT_EVERY", "Embedded", "Ranking", "Replay", "Replayer"]
 
 #: How deep the dense and BM25 rankings go: NQC and WIG read the scores below the top k.
 DEPTH = 100
@@ -46,8 +46,20 @@ class Ranking:
     def of(cls, hits: Sequence[Hit]) -> Ranking:
         return cls(tuple(h.id for h in hits), tuple(float(h.score) for h in hits))
 
+    @classmethod
+    def ranked(cls, found: Ranked) -> Ranking:
+        return cls(*found)
+
     def top(self, k: int) -> Ranking:
         return Ranking(self.ids[:k], self.scores[:k])
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """A batch's query vectors: dense, and BM25 where the collection has them."""
+
+    vectors: list[list[float]]
+    sparse: list[SparseVector | None]
 
 
 @dataclass
@@ -107,10 +119,9 @@ class Replayer:
             self._bm25 = Bm25Encoder(language=language)
         return self._bm25
 
-    def replay(self, texts: Sequence[str]) -> list[Replay]:
-        """One :class:`Replay` per text, in order (one embedding call, one request per search)."""
-        if not texts:
-            return []
+    def prepare(self) -> bool:
+        """Check the collection can be replayed (mode, dimension) and load what :meth:`embed`
+        reads; whether the replay has BM25 vectors. On the thread that owns the store."""
         if self.params.mode != "dense" and not self.has_bm25:
             raise QueryValidationError(
                 f"Collection '{self.collection}' was built for dense search only, so mode "
@@ -118,8 +129,7 @@ class Replayer:
                 "vectors, or use mode 'dense'.",
                 field="mode",
             )
-        store, info, p = self.workspace.store, self.info, self.params
-        embedder = self.workspace.embedder
+        embedder, info = self.workspace.embedder, self.info
         if embedder.dimension != info.dimension:
             raise DimensionMismatchError(
                 collection=self.collection,
@@ -127,37 +137,63 @@ class Replayer:
                 embedder=embedder.name,
                 embedder_dim=embedder.dimension,
             )
-        vectors = [v.tolist() for v in embedder.embed_queries(list(texts))]
-        sparse: list[SparseVector | None] = [None] * len(texts)
         if self.has_bm25:
-            sparse = list(self.encoder().embed_queries(list(texts)))
+            self.encoder()
+        return self.has_bm25
+
+    def embed(self, texts: Sequence[str], sparse: bool) -> Embedded:
+        """The texts' dense vectors, and their BM25 vectors when ``sparse``; after
+        :meth:`prepare`, and touching no store (a worker thread may run it while the store
+        searches the batch before)."""
+        vectors = [v.tolist() for v in self.workspace.embedder.embed_queries(list(texts))]
+        bm25: list[SparseVector | None] = [None] * len(texts)
+        if sparse and self._bm25 is not None:
+            bm25 = list(self._bm25.embed_queries(list(texts)))
+        return Embedded(vectors, bm25)
+
+    def replay(self, texts: Sequence[str], embedded: Embedded | None = None) -> list[Replay]:
+        """One :class:`Replay` per text, in order (one embedding call, one request per search;
+        ``embedded``: the texts' :meth:`embed`, when it ran already)."""
+        if not texts:
+            return []
+        sparse_on = self.prepare()
+        store, info, p = self.workspace.store, self.info, self.params
+        batch = embedded or self.embed(texts, sparse_on)
+        vectors, sparse = batch.vectors, batch.sparse
         depth = max(DEPTH, p.top_k)
-        dense_specs = [SearchSpec(vector=v, limit=depth, hnsw_ef=p.hnsw_ef) for v in vectors]
-        dense = [Ranking.of(h) for h in store.search(self.collection, dense_specs)]
+        dense_specs = [
+            SearchSpec(vector=v, limit=depth, hnsw_ef=p.hnsw_ef, with_payload=False)
+            for v in vectors
+        ]
+        dense = [Ranking.ranked(r) for r in store.ranked(self.collection, dense_specs)]
         exact: dict[int, Ranking] = {}
         sampled = [i for i, t in enumerate(texts) if _sampled(t)]
         if sampled:
-            specs = [SearchSpec(vector=vectors[i], limit=p.top_k, exact=True) for i in sampled]
-            found_exact = store.search(self.collection, specs)
-            exact = {i: Ranking.of(h) for i, h in zip(sampled, found_exact, strict=True)}
+            specs = [
+                SearchSpec(vector=vectors[i], limit=p.top_k, exact=True, with_payload=False)
+                for i in sampled
+            ]
+            found_exact = store.ranked(self.collection, specs)
+            exact = {i: Ranking.ranked(r) for i, r in zip(sampled, found_exact, strict=True)}
         bm25: list[Ranking | None] = [None] * len(texts)
         if self.has_bm25:
             specs = [
-                SearchSpec(vector=None, limit=depth, mode="sparse", sparse=s)
+                SearchSpec(vector=None, limit=depth, mode="sparse", sparse=s, with_payload=False)
                 for s in sparse
                 if s is not None
             ]
-            found = iter(store.search(self.collection, specs))
-            bm25 = [Ranking.of(next(found)) if s is not None else None for s in sparse]
+            found = iter(store.ranked(self.collection, specs))
+            bm25 = [Ranking.ranked(next(found)) if s is not None else None for s in sparse]
         if p.mode == "dense":
             served_raw = [d.top(p.top_k) for d in dense]
         elif p.mode == "sparse":
             served_raw = [(b or Ranking()).top(p.top_k) for b in bm25]
         else:
             specs = [
-                SearchSpec.of(p, vector=v, sparse=s) for v, s in zip(vectors, sparse, strict=True)
+                replace(SearchSpec.of(p, vector=v, sparse=s), with_payload=False)
+                for v, s in zip(vectors, sparse, strict=True)
             ]
-            served_raw = [Ranking.of(h) for h in store.search(self.collection, specs)]
+            served_raw = [Ranking.ranked(r) for r in store.ranked(self.collection, specs)]
         out = []
         similarity = similarity_of(info.distance)
         for i, text in enumerate(texts):

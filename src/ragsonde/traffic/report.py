@@ -1,5 +1,10 @@
 """The traffic report: label-free health of each query, and what the traffic says as a whole.
 
+A report of many queries keeps only the queries it shows in memory (``queries``: the weakest and
+the most asked, :attr:`TrafficReport.complete` False) and every query's row in a spool file
+beside it: :meth:`TrafficReport.rows` reads them all back, and :meth:`TrafficReport.write_json`
+writes the whole contract, every query in ``queries``, without holding them.
+
 The JSON is a contract for the tools that read it (its JSON Schema is published as
 ``report.schema.json`` beside this module; ``ragsonde schema traffic`` prints it; regenerate it
 with ``python -m ragsonde.traffic.report``). Stable fields: top-level ``n_queries`` and
@@ -10,10 +15,15 @@ carried the ids production returned, else null).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import weakref
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ragsonde.models.params import SearchParams
 from ragsonde.traffic.crossfit import CrossFit
@@ -27,6 +37,7 @@ __all__ = [
     "QueryHealth",
     "Topic",
     "TrafficReport",
+    "read_report",
     "schema_text",
 ]
 
@@ -136,8 +147,113 @@ class TrafficReport(_Part):
     )
     traffic_hash: str = Field(description="Hash of the traffic (ids, texts, weights).")
 
+    _spool: Path | None = PrivateAttr(default=None)
+
+    @property
+    def complete(self) -> bool:
+        """Whether ``queries`` holds every query (else the spool does: :meth:`rows`)."""
+        return self._spool is None
+
+    def spool(self, path: Path) -> None:
+        """Every query's row is in ``path`` (JSON, one a line), which is deleted with the
+        report; ``queries`` holds the ones shown."""
+        self._spool = path
+        weakref.finalize(self, _unlink, path)
+
+    def rows(self) -> Iterator[QueryHealth]:
+        """Every query's health, in the order read."""
+        if self._spool is None:
+            yield from self.queries
+            return
+        with self._spool.open(encoding="utf-8") as f:
+            for line in f:
+                yield QueryHealth.model_validate_json(line)
+
     def query(self, query_id: str) -> QueryHealth:
-        return next(q for q in self.queries if q.query_id == query_id)
+        found = next((q for q in self.queries if q.query_id == query_id), None)
+        return found or next(q for q in self.rows() if q.query_id == query_id)
+
+    def write_json(self, out: TextIO) -> None:
+        """The report's JSON (the contract: every query in ``queries``) to ``out``: indented,
+        with each query's row on a line of its own, streamed from the spool
+        (:func:`read_report` reads it back a row at a time)."""
+        head, _, tail = (
+            self.model_copy(update={"queries": []})
+            .model_dump_json(indent=2)
+            .partition(_EMPTY_QUERIES)
+        )
+        out.write(head + _QUERIES_OPEN)
+        n = 0
+        for n, line in enumerate(self._row_lines(), start=1):
+            out.write(("\n    " if n == 1 else ",\n    ") + line)
+        out.write(("\n  ]" if n else "]") + tail)
+
+    def _row_lines(self) -> Iterator[str]:
+        if self._spool is None:
+            for q in self.queries:
+                yield q.model_dump_json()
+            return
+        with self._spool.open(encoding="utf-8") as f:
+            for line in f:
+                yield line.rstrip("\n")
+
+    def materialised(self) -> TrafficReport:
+        """The report with every query in ``queries`` (for a bounded traffic: a server's)."""
+        if self._spool is None:
+            return self
+        whole = self.model_copy(update={"queries": list(self.rows())})
+        whole._spool = None
+        return whole
+
+
+#: How the top-level empty ``queries`` list prints at indent 2 (no string value can hold it
+#: unescaped), and how :meth:`TrafficReport.write_json` opens the list.
+_EMPTY_QUERIES = '\n  "queries": []'
+_QUERIES_OPEN = '\n  "queries": ['
+
+
+def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
+    """A saved report's header (``queries`` empty) and an iterator over its rows, read a line at
+    a time when the file is laid out as :meth:`TrafficReport.write_json` writes it (else the
+    whole file is read at once). Raises pydantic's ValidationError or ValueError for a file
+    that is not a traffic report; OSError when it cannot be read."""
+    head: list[str] = []
+    tail: list[str] = []
+    rows, layout = 0, False
+    with path.open(encoding="utf-8") as f:
+        part = head
+        for line in f:
+            if part is head and line.rstrip("\n") == _QUERIES_OPEN.strip("\n"):
+                part = tail
+                for row in f:
+                    if not row.startswith("    {"):
+                        layout = row.startswith("  ]")
+                        tail.append(row.replace("  ]", '  "queries": []', 1))
+                        break
+                    if not row.rstrip().rstrip(",").endswith("}"):
+                        break  # an object over several lines: not write_json's layout
+                    rows += 1
+                continue
+            part.append(line)
+    if not layout:  # another layout: the whole file, validated as one
+        whole = TrafficReport.model_validate_json(path.read_bytes())
+        return whole.model_copy(update={"queries": []}), iter(whole.queries)
+    header = TrafficReport.model_validate_json("".join(head) + "".join(tail))
+    return header, _rows_of(path, rows)
+
+
+def _rows_of(path: Path, n: int) -> Iterator[QueryHealth]:
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.rstrip("\n") == _QUERIES_OPEN.strip("\n"):
+                break
+        for _ in range(n):
+            yield QueryHealth.model_validate_json(next(f).strip().rstrip(","))
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def schema_text() -> str:

@@ -7,9 +7,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,25 +21,18 @@ from ragsonde.models.prediction import PredictedQuery
 from ragsonde.progress import Progress
 from ragsonde.traffic.crossfit import CrossFit, crossfit
 from ragsonde.traffic.predictor import BATCH, SIGNALS, WEAK_BELOW, SignalPredictor, describe
-from ragsonde.traffic.read import Traffic, read_traffic, traffic_hash, write_benchmark
+from ragsonde.traffic.read import Traffic, TrafficHash, scan_traffic, write_benchmark
 from ragsonde.traffic.records import TrafficQuery
 from ragsonde.traffic.report import QueryHealth, TrafficReport
 from ragsonde.traffic.shape import normalise
-from ragsonde.traffic.views import (
-    agreement,
-    drift,
-    mismatch,
-    production_summary,
-    term_counts,
-    topics,
-    wilson,
-)
+from ragsonde.traffic.tally import SHOWN, Tally
+from ragsonde.traffic.views import agreement, mismatch
 from ragsonde.workspace import Workspace
 
-__all__ = ["TrafficOptions", "analyse", "traffic_report"]
+__all__ = ["IN_MEMORY", "SHOWN", "TrafficOptions", "analyse", "traffic_report"]
 
-#: Queries listed as the weakest, and as the most frequent.
-SHOWN = 20
+#: A report of at most this many queries holds every row in memory; a larger one spools them.
+IN_MEMORY = 5000
 
 
 class TrafficOptions(BaseModel):
@@ -77,6 +73,39 @@ def _health(
     )
 
 
+class _Rows:
+    """The report's rows: in memory up to ``limit``, then all of them in a spool file."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held: list[QueryHealth] = []
+        self.path: Path | None = None
+        self._file: TextIO | None = None
+
+    def add(self, row: QueryHealth) -> None:
+        if self._file is not None:
+            self._file.write(row.model_dump_json() + "\n")
+            return
+        self.held.append(row)
+        if len(self.held) > self.limit:
+            fd, name = tempfile.mkstemp(prefix="ragsonde-traffic-", suffix=".jsonl")
+            self.path = Path(name)
+            self._file = os.fdopen(fd, "w", encoding="utf-8")
+            for r in self.held:
+                self._file.write(r.model_dump_json() + "\n")
+            self.held = []
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def discard(self) -> None:
+        """Close and delete the spool (the run failed: no report will read it)."""
+        self.close()
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
 def analyse(
     traffic: Traffic,
     workspace: Workspace,
@@ -84,71 +113,87 @@ def analyse(
     *,
     collection: str | None = None,
     progress: Progress | None = None,
+    in_memory: int = IN_MEMORY,
 ) -> TrafficReport:
-    """The report of already read ``traffic`` against ``collection`` (default: the settings')."""
+    """The report of already read ``traffic`` against ``collection`` (default: the settings').
+
+    The queries stream through in batches of :data:`~ragsonde.traffic.predictor.BATCH`; the
+    aggregates are gathered in bounded memory (:class:`~ragsonde.traffic.tally.Tally`), and
+    beyond ``in_memory`` queries the rows go to a spool file (:class:`TrafficReport`'s
+    ``rows()``, ``write_json()``). With ``options.labels`` every row stays in memory: the
+    cross-fitting re-weighs them all."""
     o = options or TrafficOptions()
     coll = collection or workspace.settings.collection
     predictor = SignalPredictor(workspace, o.search, collection=coll, k=o.k)
     params = predictor.replayer.params
     queries = traffic.queries
-    rows: list[QueryHealth] = []
-    weak_vectors: list[tuple[QueryHealth, list[float]]] = []
+    keep_all = o.labels is not None
+    rows = _Rows(len(queries) if keep_all else in_memory)
+    tally, hasher = Tally(), TrafficHash()
+    vectors: list[list[float] | None] = []
     if progress is not None:
         progress.start(len(queries))
-    for start in range(0, len(queries), BATCH):
-        part = queries[start : start + BATCH]
-        asked = [PredictedQuery(query_id=q.query_id, text=q.query) for q in part]
-        for q, (pred, replay) in zip(part, predictor.predict_replays(asked), strict=True):
-            row = _health(q, pred.predicted, pred.signals, o.weak_below)
-            row.top_ids = list(replay.served.ids)
-            if q.production is not None and q.production.ids:
-                row.production_agreement = round(agreement(q.production.ids, replay.served.ids), 4)
-                row.mismatch = mismatch(q.production, replay.served.ids, params, coll)
-            elif q.production is not None:
-                row.mismatch = mismatch(q.production, replay.served.ids, params, coll)
-            if replay.vector is not None and (row.weak or o.labels is not None):
-                weak_vectors.append((row, replay.vector))
-            rows.append(row)
-        if progress is not None:
-            progress.advance(len(part))
+    try:
+        batches = (
+            (part, [PredictedQuery(query_id=q.query_id, text=q.query) for q in part])
+            for part in _batches(queries, BATCH)
+        )
+        for part, done in predictor.stream_replays(batches):
+            for q, (pred, replay) in zip(part, done, strict=True):
+                hasher.add(q)
+                row = _health(q, pred.predicted, pred.signals, o.weak_below)
+                row.top_ids = list(replay.served.ids)
+                if q.production is not None and q.production.ids:
+                    row.production_agreement = round(
+                        agreement(q.production.ids, replay.served.ids), 4
+                    )
+                if q.production is not None:
+                    row.mismatch = mismatch(q.production, replay.served.ids, params, coll)
+                rows.add(row)
+                if keep_all:
+                    vectors.append(replay.vector)
+                else:
+                    tally.add(row, replay.vector if row.weak else None)
+            if progress is not None:
+                progress.advance(len(part))
+    except BaseException:
+        rows.discard()
+        raise
+    rows.close()
     combination = describe(predictor.calibration)
     fitted = None
-    if o.labels is not None:
-        fitted = _crossfit(rows, o, workspace, coll, params, predictor)
+    if keep_all:
+        fitted = _crossfit(rows.held, o, workspace, coll, params, predictor)
         if fitted is not None:
             combination = (
                 f"cross-fitted on {fitted.n_labelled} labelled queries ({fitted.folds} folds; "
                 "the combination's signals re-weighted by a logistic fit, target nDCG@10)"
             )
-        weak_vectors = [(r, v) for r, v in weak_vectors if r.weak]
-    n = len(rows)
-    n_weak = sum(r.weak for r in rows)
-    total_weight = sum(r.weight for r in rows)
-    scored = [r for r in rows if r.predicted is not None]
-    weakest = sorted(scored, key=lambda r: (r.predicted or 0.0, -r.weight))[:SHOWN]
-    frequent = sorted(rows, key=lambda r: (-r.weight, r.query_id))[:SHOWN]
+        for row, vector in zip(rows.held, vectors, strict=True):
+            tally.add(row, vector if row.weak else None)
+    weakest, frequent = tally.weakest(), tally.frequent()
     freq_scored = [r for r in frequent if r.predicted is not None]
     freq_weight = sum(r.weight for r in freq_scored)
-    periods, unit = drift(rows)
-    return TrafficReport(
+    periods, unit = tally.drift()
+    share, interval, weighted = tally.share()
+    shown = {r.query_id: r for r in [*weakest, *frequent]}
+    report = TrafficReport(
         created_at=datetime.now(UTC).isoformat(),
         collection=coll,
         embedder=workspace.embedder_name,
         search=params,
         files=traffic.stats.files,
         read=traffic.stats,
-        n_queries=n,
-        n_records=total_weight,
+        n_queries=tally.n,
+        n_records=tally.weight,
         weak_below=fitted.weak_below if fitted is not None else o.weak_below,
-        weak_share=round(n_weak / n, 4) if n else 0.0,
-        weak_share_interval=wilson(n_weak, n),
-        weak_share_weighted=(
-            round(sum(r.weight for r in rows if r.weak) / total_weight, 4) if total_weight else 0.0
-        ),
+        weak_share=share,
+        weak_share_interval=interval,
+        weak_share_weighted=weighted,
         combination=combination,
         crossfit=fitted,
         calibration_sentences=len(predictor.calibration.rows),
-        queries=rows,
+        queries=rows.held if rows.path is None else list(shown.values()),
         weakest=[r.query_id for r in weakest],
         frequent=[r.query_id for r in frequent],
         frequent_health=(
@@ -156,13 +201,27 @@ def analyse(
             if freq_weight
             else None
         ),
-        topics=topics(weak_vectors, term_counts([r.query for r in rows]), n),
+        topics=tally.topics(),
         drift=periods,
         drift_unit=unit,
-        production=production_summary(rows),
+        production=tally.production(),
         saved_benchmark=str(o.save) if o.save else None,
-        traffic_hash=traffic_hash(queries),
+        traffic_hash=hasher.hexdigest(),
     )
+    if rows.path is not None:
+        report.spool(rows.path)
+    return report
+
+
+def _batches(queries: Iterable[TrafficQuery], size: int) -> Iterator[list[TrafficQuery]]:
+    batch: list[TrafficQuery] = []
+    for q in queries:
+        batch.append(q)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _crossfit(
@@ -221,7 +280,7 @@ def traffic_report(
     when ``options.save`` says where, report their health (:func:`analyse`), and record the run
     in the history (:func:`~ragsonde.traffic.record.record_traffic`)."""
     o = options or TrafficOptions()
-    traffic = read_traffic(paths, since=o.since, until=o.until, sample=o.sample, seed=o.seed)
+    traffic = scan_traffic(paths, since=o.since, until=o.until, sample=o.sample, seed=o.seed)
     if o.save is not None:
         write_benchmark(traffic.queries, o.save)
     report = analyse(traffic, workspace, o, collection=collection, progress=progress)

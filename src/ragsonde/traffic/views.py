@@ -13,7 +13,15 @@ from ragsonde.models.params import SearchParams
 from ragsonde.traffic.records import Production
 from ragsonde.traffic.report import Period, ProductionSummary, QueryHealth, Topic
 
-__all__ = ["agreement", "drift", "production_summary", "topics", "wilson"]
+__all__ = [
+    "agreement",
+    "drift",
+    "production_summary",
+    "production_verdict",
+    "term_counts",
+    "topics",
+    "wilson",
+]
 
 _WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
 #: Words that name no topic (English function words and question words).
@@ -66,6 +74,23 @@ def mismatch(
     return out
 
 
+def production_verdict(explained: Counter[str], example: str | None, n: int, mean: float) -> str:
+    """What the agreement of production and the replay says: ``explained``: setting -> queries
+    in which it differs; ``example``: the first mismatch of the most frequent setting."""
+    if explained and example is not None:
+        setting, count = explained.most_common(1)[0]
+        return (
+            f"Production runs another configuration: {example} (in {count} of "
+            f"{n} queries). Replay with production's {setting} to test what users get."
+        )
+    if mean < 0.8:
+        return (
+            "Production returns other results than the replay and no logged setting explains "
+            "it: another embedder, index or collection version is likely."
+        )
+    return "Production and the replay agree: the settings tested are the ones served."
+
+
 def production_summary(rows: Sequence[QueryHealth]) -> ProductionSummary | None:
     """Agreement over the queries that carried production ids, and the settings that explain
     a low one."""
@@ -75,27 +100,16 @@ def production_summary(rows: Sequence[QueryHealth]) -> ProductionSummary | None:
     values = [q.production_agreement or 0.0 for q in with_ids]
     explained: Counter[str] = Counter(m.split(":", 1)[0] for q in with_ids for m in q.mismatch)
     mean = sum(values) / len(values)
-    low = sum(v < 0.5 for v in values)
+    example = None
     if explained:
-        setting, n = explained.most_common(1)[0]
+        setting = explained.most_common(1)[0][0]
         example = next(m for q in with_ids for m in q.mismatch if m.startswith(setting))
-        verdict = (
-            f"Production runs another configuration: {example} (in {n} of "
-            f"{len(with_ids)} queries). Replay with production's {setting} to test what users get."
-        )
-    elif mean < 0.8:
-        verdict = (
-            "Production returns other results than the replay and no logged setting explains "
-            "it: another embedder, index or collection version is likely."
-        )
-    else:
-        verdict = "Production and the replay agree: the settings tested are the ones served."
     return ProductionSummary(
         n_queries=len(with_ids),
         mean_agreement=round(mean, 4),
-        low_agreement=low,
+        low_agreement=sum(v < 0.5 for v in values),
         explained_by=dict(explained),
-        verdict=verdict,
+        verdict=production_verdict(explained, example, len(with_ids), mean),
     )
 
 
@@ -122,7 +136,7 @@ def drift(rows: Sequence[QueryHealth]) -> tuple[list[Period], str]:
     return periods, unit
 
 
-def _kmeans(vectors: list[list[float]], k: int, rounds: int = 20) -> list[int]:
+def _kmeans(vectors: Sequence[Sequence[float]], k: int, rounds: int = 20) -> list[int]:
     """Spherical k-means (cosine), started from k evenly spaced points: deterministic."""
     import numpy as np
 
@@ -148,7 +162,7 @@ def _terms(text: str) -> set[str]:
 
 
 def topics(
-    weak: Sequence[tuple[QueryHealth, list[float]]], all_texts: Counter[str], n_all: int
+    weak: Sequence[tuple[QueryHealth, Sequence[float]]], all_texts: Counter[str], n_all: int
 ) -> list[Topic]:
     """Weak queries grouped by their embeddings (k-means, k about √(n/2), at most 8), each
     group named by its three most distinctive terms: frequent in the group, rare in the
