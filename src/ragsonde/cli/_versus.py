@@ -98,14 +98,18 @@ def run_versus(
     metrics: Sequence[str] | None,
     gate_no_regression: bool,
     alpha: float,
-    save: Path | None,
-    html: Path | None,
-    single_report_outputs: Mapping[str, Path | None],
+    outputs: Mapping[str, Path | None],
     json_output: bool,
 ) -> None:
     """Evaluate the workspace's embedder (A) against ``versus`` (B) on its store, print, and
-    exit 1 on a failed
-    ``--gate`` of either side or, with ``gate_no_regression``, a significant regression of B."""
+    exit 1 on a failed ``--gate`` of either side or, with ``gate_no_regression``, a significant
+    regression of B. ``outputs``: the files the command was given, by flag: ``--save`` (both
+    reports and their comparison) and ``--report`` (the comparison's page) are written; any
+    other (one report's, as ``--run-out``) is refused."""
+    save, html = outputs.get("--save"), outputs.get("--report")
+    single_report_outputs = {
+        flag: path for flag, path in outputs.items() if flag not in ("--save", "--report")
+    }
     if versus is None:
         raise QueryValidationError(
             "--collection-b, --metric, --alpha and --gate-no-regression compare two embedders: "

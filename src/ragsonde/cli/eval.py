@@ -209,9 +209,7 @@ def eval_command(
                 metrics=metric,
                 gate_no_regression=gate_no_regression,
                 alpha=alpha,
-                save=save,
-                html=report,
-                single_report_outputs={"--run-out": run_out},
+                outputs={"--save": save, "--report": report, "--run-out": run_out},
                 json_output=json_output,
             )
         elif against is not None:
