@@ -16,13 +16,12 @@ chance is about 3 in 10^10.
 from __future__ import annotations
 
 import hashlib
-import random
 from array import array
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
 from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
-from ragsonde.traffic.shape import normalise, query_id_of
+from ragsonde.traffic.shape import day_of, normalise, query_id_of, stratified
 
 __all__ = ["Scan", "emit", "key_of", "sample_scan", "scan"]
 
@@ -143,19 +142,7 @@ def sample_scan(s: Scan, n: int, seed: int, stats: ReadStats) -> None:
     total = len(s)
     if n >= total:
         return
-    strata: dict[str, list[int]] = {}
-    for i in range(total):
-        t = s.first_seen(i)
-        strata.setdefault(t.date().isoformat() if t else "", []).append(i)
-    quotas = {day: n * len(idx) / total for day, idx in strata.items()}
-    alloc = {day: int(quota) for day, quota in quotas.items()}
-    left = n - sum(alloc.values())
-    for day in sorted(quotas, key=lambda d: (alloc[d] - quotas[d], d))[:left]:
-        alloc[day] += 1
-    rng = random.Random(seed)  # noqa: S311 - a reproducible sample, not a secret
-    keep: set[int] = set()
-    for day in sorted(strata):
-        keep.update(rng.sample(strata[day], alloc[day]))
+    keep = stratified([day_of(s.first_seen(i)) for i in range(total)], n, seed)
     for i in range(total):
         s.kept[i] = i in keep
     stats.sampled_out += total - len(keep)

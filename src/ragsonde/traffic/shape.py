@@ -14,7 +14,7 @@ from datetime import datetime
 
 from ragsonde.traffic.records import ReadStats, TrafficQuery
 
-__all__ = ["merge", "normalise", "query_id_of", "sample_by_time"]
+__all__ = ["day_of", "merge", "normalise", "query_id_of", "sample_by_time", "stratified"]
 
 
 def normalise(text: str) -> str:
@@ -77,20 +77,14 @@ def merge(
     return out
 
 
-def sample_by_time(
-    queries: list[TrafficQuery], n: int, seed: int, stats: ReadStats
-) -> list[TrafficQuery]:
-    """``n`` queries drawn without replacement, stratified by day (UTC) of ``first_seen``:
-    each day gets its share of ``n`` by its number of queries (largest remainders), queries
-    without a time form a stratum of their own. Deterministic for a ``seed``; the input order
-    is kept."""
-    if n >= len(queries):
-        return queries
+def stratified(days: list[str], n: int, seed: int) -> set[int]:
+    """The indices of ``n`` of ``days``' items drawn without replacement, stratified by day:
+    each day gets its share of ``n`` by its number of items (largest remainders); ``""`` (no
+    time) is a stratum of its own. Deterministic for a ``seed``."""
     strata: dict[str, list[int]] = {}
-    for i, q in enumerate(queries):
-        day = q.first_seen.date().isoformat() if q.first_seen else ""
+    for i, day in enumerate(days):
         strata.setdefault(day, []).append(i)
-    total = len(queries)
+    total = len(days)
     quotas = {day: n * len(idx) / total for day, idx in strata.items()}
     alloc = {day: int(quota) for day, quota in quotas.items()}
     left = n - sum(alloc.values())
@@ -100,5 +94,21 @@ def sample_by_time(
     keep: set[int] = set()
     for day in sorted(strata):
         keep.update(rng.sample(strata[day], alloc[day]))
-    stats.sampled_out += total - len(keep)
+    return keep
+
+
+def day_of(first_seen: datetime | None) -> str:
+    """The stratum of a query first seen then: its day (UTC), or ``""`` without a time."""
+    return first_seen.date().isoformat() if first_seen else ""
+
+
+def sample_by_time(
+    queries: list[TrafficQuery], n: int, seed: int, stats: ReadStats
+) -> list[TrafficQuery]:
+    """``n`` queries drawn without replacement, stratified by day (UTC) of ``first_seen``
+    (:func:`stratified`). Deterministic for a ``seed``; the input order is kept."""
+    if n >= len(queries):
+        return queries
+    keep = stratified([day_of(q.first_seen) for q in queries], n, seed)
+    stats.sampled_out += len(queries) - len(keep)
     return [q for i, q in enumerate(queries) if i in keep]
