@@ -59,7 +59,6 @@ SYSTEMS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "dense_binary_norescore": ("__binary", "dense", {"search": {"quantization_rescore": False}}),
 }
 SIZES = (30, 50, 100)
-TARGETS = {"coverage": 0.93, "width_ratio": 0.85, "fewer_labels": 0.30}
 #: A scratch ragsonde home: the collections are built once and reused across runs.
 DEFAULT_HOME = Path(tempfile.gettempdir()) / "ragsonde-estimate"
 
@@ -408,7 +407,7 @@ def main() -> None:
     same = np.asarray([pq[a][q]["ids"][:1] == pq[b][q]["ids"][:1] for q in ids])
     pw["same_top1_share"] = round(float(same.mean()), 3)
     pw["zero_share_same_top1"] = round(float(np.mean(d[same] == 0)), 3)
-    summary_figures = summarise(coverage, pw)
+    summary_figures = stats.summarise(coverage, pw)
     worst = summary_figures["figures"]["worst_coverage"]
     rechecked = {
         form: stats.recheck(feats, truth, {**w, "form": form}, args.recheck_draws, args.seed)
@@ -416,7 +415,7 @@ def main() -> None:
     }
     summary_figures["figures"]["worst_coverage_rechecked"] = rechecked
     summary_figures["targets_met"]["coverage"] = all(
-        r["coverage"] >= TARGETS["coverage"] for r in rechecked.values()
+        r["coverage"] >= stats.TARGETS["coverage"] for r in rechecked.values()
     )
     print(json.dumps(rechecked), flush=True)
     summary = {
@@ -438,69 +437,6 @@ def main() -> None:
     }
     write_results("estimate", summary, quick=False)
     print(json.dumps(summary["figures"]), json.dumps(summary["targets_met"]))
-
-
-def summarise(coverage: dict[str, Any], pw: dict[str, Any]) -> dict[str, Any]:
-    """The target figures: worst coverage (each form, over every system, n and method), the
-    worst cell's width ratio with each cell's best predictor (finite form, the estimand), and
-    the share of labels PPI saves for the difference (each form against its classical)."""
-    cells = [(s, n, c) for s, v in coverage.items() for n, c in v["n"].items()]
-    methods = [m for m in cells[0][2] if m not in ("draws", "classical")]
-    worst = {
-        form: min(
-            (c[m][form]["coverage"], c[m][form]["mc_se"], s, n, m)
-            for s, n, c in cells
-            for m in ("classical", *methods)
-        )
-        for form in ("sample", "finite")
-    }
-    best = {
-        f"{s} {n}": min(methods, key=lambda m, c=c: c[m]["finite"]["width_ratio"])  # type: ignore[misc]
-        for s, n, c in cells
-    }
-    ratio = {f"{s} {n}": c[best[f"{s} {n}"]]["finite"]["width_ratio"] for s, n, c in cells}
-    # one predictor for every cell: the one whose worst cell is best
-    uniform = min(methods, key=lambda m: max(c[m]["finite"]["width_ratio"] for _, _, c in cells))
-    uniform_worst = max(c[uniform]["finite"]["width_ratio"] for _, _, c in cells)
-    need = pw["labels_needed_80pct"]
-    fewer: dict[str, Any] = {}
-    for form in ("sample", "finite"):
-        base = need["classical"][form]
-        got = [(v[form], m) for m, v in need.items() if m != "classical" and v[form]]
-        top = min(got) if got else None
-        fewer[form] = (
-            {
-                "method": top[1],
-                "labels": top[0],
-                "classical": base,
-                "fewer": round(1 - top[0] / base, 3),
-            }
-            if top and base
-            else None
-        )
-    figures = {
-        "worst_coverage": {
-            f: {"coverage": w[0], "mc_se": w[1], "system": w[2], "n": w[3], "method": w[4]}
-            for f, w in worst.items()
-        },
-        "best_predictor": best,
-        "best_ratio": ratio,
-        "max_width_ratio_best_predictor": max(ratio.values()),
-        "uniform_predictor": uniform,
-        "uniform_worst_ratio": uniform_worst,
-        "fewer_labels": fewer,
-    }
-    f_fewer = fewer["finite"]["fewer"] if fewer["finite"] else None
-    return {
-        "figures": figures,
-        "targets": TARGETS,
-        "targets_met": {
-            "coverage": worst["finite"][0] >= TARGETS["coverage"]
-            and worst["sample"][0] >= TARGETS["coverage"],
-            "width_ratio": figures["max_width_ratio_best_predictor"] <= TARGETS["width_ratio"],
-            "fewer_labels": f_fewer is not None and f_fewer >= TARGETS["fewer_labels"],
-        },
-    }
 
 
 if __name__ == "__main__":

@@ -70,3 +70,19 @@ def test_a_questions_csv_with_a_huge_field_is_a_validation_error(tmp_path: Path)
     path.write_text("question,references,corpus_id\na," + "x" * 140_000 + ",c\n", "utf-8")
     with pytest.raises(QueryValidationError):
         load_benchmark(path)
+
+
+def test_exporting_an_empty_history_over_a_file_leaves_the_file(tmp_path: Path) -> None:
+    """``history export --out bench.jsonl`` with no recorded run refused to write nothing over
+    the user's file (the fuzzing harness found bench.jsonl emptied); the history stays absent."""
+    _register()
+    target = tmp_path / "bench.jsonl"
+    target.write_text('{"query_id": "q1", "query": "lidar range"}\n', encoding="utf-8")
+    before = target.read_bytes()
+    env = {k: None for k in os.environ if k.startswith(("RAGSONDE_", "QDRANT_"))}
+    env["RAGSONDE_HOME"] = str(tmp_path / "home")
+    result = CliRunner().invoke(app, ["history", "export", "--out", str(target)], env=env)
+    assert result.exit_code == 2, result.output
+    assert "no recorded run" in result.output
+    assert target.read_bytes() == before
+    assert not (tmp_path / "home" / "history.sqlite").exists()

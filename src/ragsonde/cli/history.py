@@ -375,10 +375,18 @@ def export_command(
     from ragsonde.history import ExportResult, resolve_run
 
     def ask(hs: HistoryStore) -> ExportResult:
-        ids = [resolve_run(hs, r) for r in runs] if runs else None
+        ids = [resolve_run(hs, r) for r in runs] if runs else hs.ids()
         if out is None:
             n = hs.export(sys.stdout, ids)
         else:
+            if not ids:  # an existing file would be replaced by nothing
+                from ragsonde.errors import QueryValidationError
+
+                raise QueryValidationError(
+                    f"history {hs.path} holds no recorded run to export; nothing was written "
+                    f"to {out}.",
+                    field="out",
+                )
             from ragsonde.outputs import open_output
 
             with open_output(out) as fh:

@@ -50,11 +50,11 @@ from ragsonde.models.points import (
     PointRecord,
     Ranked,
     SearchSpec,
-    prefetch_depth,
 )
 from ragsonde.models.scores import Distance
 from ragsonde.store import _convert as convert
 from ragsonde.store._convert import DenseVector, VectorLayout
+from ragsonde.store._edge_requests import Names, edge_request, edge_sides
 from ragsonde.store._edge_shard import (
     Layout,
     Shard,
@@ -381,8 +381,8 @@ class EdgeStore:
         convert.check_specs(layout, dense, specs)
         plan = SearchPlan.build(
             specs,
-            lambda s: self._request(qe, s, dense.name, layout.sparse_name),
-            lambda s: self._sides(qe, s, dense.name, layout.sparse_name),
+            lambda s: edge_request(qe, s, Names(dense.name, layout.sparse_name, self._hnsw_ef)),
+            lambda s: edge_sides(qe, s, Names(dense.name, layout.sparse_name, self._hnsw_ef)),
         )
         with self._use(collection) as shard:
             engine = shard.shard
@@ -412,7 +412,11 @@ class EdgeStore:
         layout, dense = self._dense(collection)
         convert.check_specs(layout, dense, specs)
         requests = [
-            self._request(qe, replace(s, with_payload=False), dense.name, layout.sparse_name)
+            edge_request(
+                qe,
+                replace(s, with_payload=False),
+                Names(dense.name, layout.sparse_name, self._hnsw_ef),
+            )
             for s in specs
         ]
         with self._use(collection) as shard:
@@ -426,63 +430,6 @@ class EdgeStore:
             (tuple(ids(p.id) for p in points), tuple(float(p.score) for p in points))
             for points in batches
         ]
-
-    def _queries(
-        self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
-    ) -> tuple[Any, Any, Any, Any]:
-        """The search parameters, the filter, the dense and the BM25 query of ``spec``."""
-        params = convert.spec_params(qe, spec, self._hnsw_ef)
-        filt = convert.to_filter(qe, spec.filter)
-        dense_q = (
-            qe.Query.Nearest([float(x) for x in spec.vector], using=vname)
-            if spec.vector is not None
-            else None
-        )
-        sparse_q = (
-            qe.Query.Nearest(
-                qe.SparseVector(spec.sparse.indices, spec.sparse.values), using=sparse_name
-            )
-            if spec.sparse is not None
-            else None
-        )
-        return params, filt, dense_q, sparse_q
-
-    def _request(
-        self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
-    ) -> Any:
-        params, filt, dense_q, sparse_q = self._queries(qe, spec, vname, sparse_name)
-        common = {
-            "limit": spec.limit,
-            "with_payload": spec.with_payload,
-            "with_vector": spec.with_vectors,
-        }
-        if spec.mode == "dense":
-            return qe.QueryRequest(query=dense_q, filter=filt, params=params, **common)
-        if spec.mode == "sparse":
-            return qe.QueryRequest(query=sparse_q, filter=filt, params=params, **common)
-        fusion = convert.edge_fusion(qe, spec.fusion, spec.rrf_k, spec.fusion_weights)
-        depth = prefetch_depth(spec)
-        prefetches = [
-            qe.Prefetch(limit=depth, query=dense_q, filter=filt, params=params),
-            qe.Prefetch(limit=depth, query=sparse_q, filter=filt, params=params),
-        ]
-        return qe.QueryRequest(query=fusion, prefetches=prefetches, filter=filt, **common)
-
-    def _sides(
-        self, qe: Any, spec: SearchSpec, vname: str | None, sparse_name: str | None
-    ) -> tuple[Any, Any]:
-        """The dense and the BM25 candidates of a search fused here: ids and scores only."""
-        params, filt, dense_q, sparse_q = self._queries(qe, spec, vname, sparse_name)
-        bare = {
-            "limit": prefetch_depth(spec),
-            "filter": filt,
-            "with_payload": False,
-            "with_vector": False,
-        }
-        return (
-            qe.QueryRequest(query=dense_q, params=params, **bare),
-            qe.QueryRequest(query=sparse_q, **bare),
-        )
 
     def retrieve(
         self, collection: str, ids: Sequence[str], *, with_vectors: bool = False
