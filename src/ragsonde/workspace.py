@@ -15,12 +15,16 @@ import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragsonde.config import Settings, load_settings
 from ragsonde.embedders import Embedder, get_embedder
 from ragsonde.models.store import Store
 from ragsonde.store import open_store
+
+if TYPE_CHECKING:
+    from ragsonde.models.payload import PayloadMapping
+    from ragsonde.store.inspect import CollectionReport
 
 __all__ = ["Workspace", "using"]
 
@@ -101,6 +105,33 @@ class Workspace:
     def embedder_name(self) -> str:
         """The embedder's name, without loading it when it is not loaded yet."""
         return self._embedder.name if self._embedder is not None else self.settings.embedder
+
+    def inspect(
+        self,
+        collection: str | None = None,
+        *,
+        sample: int = 1000,
+        mapping: PayloadMapping | None = None,
+    ) -> CollectionReport:
+        """``collection`` (default: the settings') described against this workspace's embedder
+        (:func:`~ragsonde.store.inspect.inspect_collection`): its name, and its dimension when
+        the model can give it (a model that cannot load still leaves the collection described).
+        ``mapping``: the payload mapping to check, default the settings'."""
+        from ragsonde.errors import RagsondeError
+        from ragsonde.store.inspect import inspect_collection
+
+        try:
+            dim: int | None = self.embedder.dimension
+        except RagsondeError:
+            dim = None
+        return inspect_collection(
+            self.store,
+            collection or self.settings.collection,
+            embedder=self.embedder_name,
+            embedder_dimension=dim,
+            sample=sample,
+            mapping=self.settings.payload_mapping if mapping is None else mapping,
+        )
 
     def sharing(
         self, *, settings: Settings | None = None, embedder: Embedder | None = None

@@ -292,7 +292,6 @@ def inspect(
     json_output: JsonOpt = False,
 ) -> None:
     """Describe a collection: vectors, points, payload fields, its layout, the mapping that fits."""
-    from ragsonde.store.inspect import inspect_collection
     from ragsonde.workspace import Workspace
 
     if name is not None and collection is not None and name != collection:
@@ -309,18 +308,7 @@ def inspect(
         mapping=parse_fields(field_paths),
     )
     with Workspace(settings) as ws:
-        try:
-            dim: int | None = ws.embedder.dimension
-        except RagsondeError:  # the report still describes the collection
-            dim = None
-        report = inspect_collection(
-            ws.store,
-            settings.collection,
-            embedder=ws.embedder_name,
-            embedder_dimension=dim,
-            sample=sample,
-            mapping=settings.payload_mapping,
-        )
+        report = ws.inspect(sample=sample)
     if json_output:
         print_json(report)
         return

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from ragsonde.errors import QueryValidationError, RagsondeError
+from ragsonde.errors import QueryValidationError
 
 # at run time, not only for the type checker: the SDK reads each tool's return annotation to
 # publish its outputSchema
@@ -85,23 +85,9 @@ class Room:
     ) -> CollectionReport:
         """Describe a collection: vector size and distance, points, payload fields and how
         often each is present, its layout and the payload mapping that fits it, its index."""
-        from ragsonde.store.inspect import inspect_collection
-
         if not 1 <= sample <= 100_000:
             raise QueryValidationError("sample: between 1 and 100000.", field="sample")
-        ws = self.workspace
-        try:
-            dim: int | None = ws.embedder.dimension
-        except RagsondeError:  # the report still describes the collection
-            dim = None
-        return inspect_collection(
-            ws.store,
-            collection or ws.settings.collection,
-            embedder=ws.embedder_name,
-            embedder_dimension=dim,
-            sample=sample,
-            mapping=ws.settings.payload_mapping,
-        )
+        return self.workspace.inspect(collection, sample=sample)
 
     def config(self) -> ConfigReport:
         """Every effective setting of this server and where it came from (default, the file,

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from ragsonde.errors import RagsondeError
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.state import ServerState, get_state
-from ragsonde.store.inspect import CollectionReport, inspect_collection
+from ragsonde.store.inspect import CollectionReport
 
 __all__ = ["CollectionList", "CollectionSummary", "router"]
 
@@ -55,19 +55,7 @@ def _list(state: ServerState) -> CollectionList:
 
 
 def _inspect(state: ServerState, name: str, sample: int) -> CollectionReport:
-    ws = state.workspace
-    try:
-        dim: int | None = ws.embedder.dimension
-    except RagsondeError:  # the report still describes the collection
-        dim = None
-    return inspect_collection(
-        ws.store,
-        name,
-        embedder=ws.embedder_name,
-        embedder_dimension=dim,
-        sample=sample,
-        mapping=state.retriever.mapping,
-    )
+    return state.workspace.inspect(name, sample=sample, mapping=state.retriever.mapping)
 
 
 @router.get(
