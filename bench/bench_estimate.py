@@ -118,6 +118,31 @@ def collect(home: Path) -> PerQuery:
     return out
 
 
+def _query_texts() -> dict[str, str]:
+    """SciFact's query id -> its text."""
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
+        return {str(row["_id"]): str(row["text"]) for row in map(json.loads, f)}
+
+
+def _per_system(home: Path, ids: list[str], make: Any, label: str) -> dict[str, list[Any]]:
+    """System -> the predictions (in ``ids`` order) of ``make(workspace, search,
+    collection=...)``, a :class:`~ragsonde.models.prediction.Predictor` on that system."""
+    from ragsonde.config import Settings
+    from ragsonde.models.params import SearchParams
+    from ragsonde.models.prediction import PredictedQuery
+    from ragsonde.workspace import Workspace
+
+    texts = _query_texts()
+    queries = [PredictedQuery(query_id=q, text=texts[q]) for q in ids]
+    out: dict[str, list[Any]] = {}
+    with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
+        for name, (suffix, mode, knobs) in SYSTEMS.items():
+            search = SearchParams(mode=mode, **knobs.get("search", {}))
+            out[name] = make(ws, search, collection=SCIFACT_HYBRID + suffix).predict(queries)
+            print(f"{name:24s} {label}", flush=True)
+    return out
+
+
 def traffic_signals(home: Path, ids: list[str]) -> dict[str, list[dict[str, float]]]:
     """System -> per query (in ``ids`` order) the traffic room's label-free signals
     (:class:`ragsonde.traffic.predictor.SignalPredictor`: the served ranking, the dense and
@@ -128,28 +153,16 @@ def traffic_signals(home: Path, ids: list[str]) -> dict[str, list[dict[str, floa
         cached: dict[str, list[dict[str, float]]] = json.loads(cache.read_text())
         if set(cached) == set(SYSTEMS):
             return cached
-    from ragsonde.config import Settings
-    from ragsonde.models.params import SearchParams
-    from ragsonde.models.prediction import PredictedQuery
     from ragsonde.traffic.predictor import SignalPredictor
-    from ragsonde.workspace import Workspace
 
-    texts: dict[str, str] = {}
-    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            texts[str(row["_id"])] = str(row["text"])
-    queries = [PredictedQuery(query_id=q, text=texts[q]) for q in ids]
-    out: dict[str, list[dict[str, float]]] = {}
-    with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
-        for name, (suffix, mode, knobs) in SYSTEMS.items():
-            search = SearchParams(mode=mode, **knobs.get("search", {}))
-            predictor = SignalPredictor(ws, search, collection=SCIFACT_HYBRID + suffix)
-            out[name] = [
-                {**p.signals, **({"predicted": p.predicted} if p.predicted is not None else {})}
-                for p in predictor.predict(queries)
-            ]
-            print(f"{name:24s} traffic signals: {len(out[name][0])}", flush=True)
+    made = _per_system(home, ids, SignalPredictor, "traffic signals")
+    out = {
+        name: [
+            {**p.signals, **({"predicted": p.predicted} if p.predicted is not None else {})}
+            for p in preds
+        ]
+        for name, preds in made.items()
+    }
     cache.write_text(json.dumps(out))
     return out
 
@@ -163,25 +176,10 @@ def shipped_consensus(home: Path, ids: list[str]) -> dict[str, list[float]]:
         cached: dict[str, list[float]] = json.loads(cache.read_text())
         if set(cached) == set(SYSTEMS):
             return cached
-    from ragsonde.config import Settings
     from ragsonde.estimate.predictors import Consensus
-    from ragsonde.models.params import SearchParams
-    from ragsonde.models.prediction import PredictedQuery
-    from ragsonde.workspace import Workspace
 
-    texts: dict[str, str] = {}
-    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            texts[str(row["_id"])] = str(row["text"])
-    queries = [PredictedQuery(query_id=q, text=texts[q]) for q in ids]
-    out: dict[str, list[float]] = {}
-    with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
-        for name, (suffix, mode, knobs) in SYSTEMS.items():
-            search = SearchParams(mode=mode, **knobs.get("search", {}))
-            predictor = Consensus(ws, search, collection=SCIFACT_HYBRID + suffix)
-            out[name] = [p.predicted or 0.0 for p in predictor.predict(queries)]
-            print(f"{name:24s} consensus predicted", flush=True)
+    made = _per_system(home, ids, Consensus, "consensus predicted")
+    out = {name: [p.predicted or 0.0 for p in preds] for name, preds in made.items()}
     cache.write_text(json.dumps(out))
     return out
 
@@ -224,12 +222,7 @@ def _agreement(pq: PerQuery, system: str, q: str) -> list[float]:
 
 def query_terms() -> dict[str, int]:
     """Query id -> words in its text."""
-    out: dict[str, int] = {}
-    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            out[str(row["_id"])] = max(1, len(str(row["text"]).split()))
-    return out
+    return {q: max(1, len(text.split())) for q, text in _query_texts().items()}
 
 
 def consensus_rows(
