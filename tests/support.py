@@ -324,3 +324,19 @@ def versus_in(
 
     with Workspace(settings) as ws:
         return evaluate_versus(dataset, embedders, options, ws, **kwargs)
+
+
+def robotics_hybrid(home: Path, embedder: Any) -> Path:
+    """``home`` with the sample robotics docs ingested as ``robotics``, dense and BM25 vectors
+    (a module's own home: the tests that use it write calibrations and history there)."""
+    from ragsonde.config import Settings
+    from ragsonde.ingest import IngestOptions, ingest
+    from ragsonde.samples import robotics_docs
+
+    ingest(
+        str(robotics_docs()),
+        settings=Settings(home=home, collection="robotics"),
+        embedder=embedder,
+        options=IngestOptions(sparse=True),
+    )
+    return home

@@ -16,11 +16,11 @@ from ragsonde.estimate import estimate_report
 from ragsonde.estimate.predictors import Consensus, pseudo_ndcg, rank_average
 from ragsonde.evaluate import EvalOptions, evaluate
 from ragsonde.evaluate.datasets import load_benchmark
-from ragsonde.ingest import IngestOptions, ingest
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery, Predictor
-from ragsonde.samples import robotics_benchmark, robotics_docs
+from ragsonde.samples import robotics_benchmark
 from ragsonde.workspace import Workspace
+from tests.support import robotics_hybrid
 from tests.traffic.test_predictor import OFF_TOPIC
 
 
@@ -44,14 +44,7 @@ def test_rank_average_by_hand() -> None:
 
 @pytest.fixture(scope="module")
 def hybrid_home(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder) -> Path:
-    home = tmp_path_factory.mktemp("consensus")
-    ingest(
-        str(robotics_docs()),
-        settings=Settings(home=home, collection="robotics"),
-        embedder=embedder,
-        options=IngestOptions(sparse=True),
-    )
-    return home
+    return robotics_hybrid(tmp_path_factory.mktemp("consensus"), embedder)
 
 
 @pytest.mark.slow

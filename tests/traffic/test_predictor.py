@@ -15,13 +15,13 @@ from sklearn.metrics import roc_auc_score
 from ragsonde.config import Settings
 from ragsonde.embedders.onnx import OnnxEmbedder
 from ragsonde.evaluate.datasets import load_benchmark
-from ragsonde.ingest import IngestOptions, ingest
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery, Predictor
-from ragsonde.samples import robotics_benchmark, robotics_docs
+from ragsonde.samples import robotics_benchmark
 from ragsonde.traffic.logistic import L2
 from ragsonde.traffic.predictor import SIGNALS, SignalPredictor, combine
 from ragsonde.workspace import Workspace
+from tests.support import robotics_hybrid
 
 OFF_TOPIC = [
     "how long should I bake banana bread at 180 degrees?",
@@ -37,14 +37,7 @@ OFF_TOPIC = [
 
 @pytest.fixture(scope="module")
 def hybrid_home(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder) -> Path:
-    home = tmp_path_factory.mktemp("traffic")
-    ingest(
-        str(robotics_docs()),
-        settings=Settings(home=home, collection="robotics"),
-        embedder=embedder,
-        options=IngestOptions(sparse=True),
-    )
-    return home
+    return robotics_hybrid(tmp_path_factory.mktemp("traffic"), embedder)
 
 
 def _queries() -> tuple[list[PredictedQuery], list[bool]]:

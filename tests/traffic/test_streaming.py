@@ -25,6 +25,7 @@ from ragsonde.traffic.report import QueryHealth
 from ragsonde.traffic.shape import merge, sample_by_time
 from ragsonde.traffic.tally import SHOWN, Tally
 from ragsonde.traffic.views import drift, production_summary, wilson
+from tests.support import robotics_hybrid
 
 T0 = datetime(2026, 10, 1, 8, 0, tzinfo=UTC)
 WORDS = [
@@ -160,18 +161,7 @@ def test_the_tally_says_what_the_whole_list_says(seed: int) -> None:
 @pytest.fixture(scope="module")
 def robotics_home(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxEmbedder) -> Path:
     """The sample robotics docs with dense and BM25 vectors."""
-    from ragsonde.config import Settings
-    from ragsonde.ingest import IngestOptions, ingest
-    from ragsonde.samples import robotics_docs
-
-    home = tmp_path_factory.mktemp("streaming")
-    ingest(
-        str(robotics_docs()),
-        settings=Settings(home=home, collection="robotics"),
-        embedder=embedder,
-        options=IngestOptions(sparse=True),
-    )
-    return home
+    return robotics_hybrid(tmp_path_factory.mktemp("streaming"), embedder)
 
 
 @pytest.mark.slow
