@@ -4,13 +4,16 @@ checks every transport must pass (stdio: test_stdio; streamable HTTP: test_http)
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-from mcp import ClientSession
+from mcp import ClientSession, StdioServerParameters
 from mcp.types import CallToolResult, TextResourceContents, Tool
+
+from tests.support import home_env
 
 #: Every tool of a read-only server.
 READ_TOOLS = {
@@ -156,3 +159,11 @@ def check_session(s: Session, cli_report: dict[str, Any]) -> None:
     cfg = valid(s.calls["config"], s.tools["config"])
     assert cfg["allow_write"] is False
     assert {"collection", "home"} <= {row["key"] for row in cfg["settings"]}
+
+
+def server(home: Path, root: Path, *extra: str, env: dict[str, str] | None = None) -> Any:
+    """``ragsonde mcp`` on the sample collection of ``home``, reading under ``root``."""
+    args = ["-m", "ragsonde", "mcp", "--collection", "robotics", "--root", str(root), *extra]
+    return StdioServerParameters(
+        command=sys.executable, args=args, env={**home_env(home), **(env or {})}
+    )

@@ -7,25 +7,16 @@ benchmark (the metrics must be the very same), the contract's error codes.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, stdio_client
 
-from tests.mcp_room.drive import Session, check_session, drive, error_code, valid
-from tests.support import home_env
+from tests.mcp_room.drive import Session, check_session, drive, error_code, server, valid
 
 pytestmark = pytest.mark.slow  # starts processes that load the model
-
-
-def server(home: Path, root: Path, *extra: str, env: dict[str, str] | None = None) -> Any:
-    args = ["-m", "ragsonde", "mcp", "--collection", "robotics", "--root", str(root), *extra]
-    return StdioServerParameters(
-        command=sys.executable, args=args, env={**home_env(home), **(env or {})}
-    )
 
 
 def test_stdio_server_answers_as_the_cli(

@@ -16,9 +16,9 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, stdio_client
 
-from tests.mcp_room.drive import error_code, valid
+from tests.mcp_room.drive import error_code, server, valid
 from tests.support import home_env
 
 pytestmark = pytest.mark.slow  # starts processes that load the model
@@ -58,11 +58,7 @@ def test_failing_queries_lists_the_weakest_of_traffic(
     assert report["history_run"] is not None
     scored = [q for q in report["queries"] if q["predicted"] is not None]
     oracle = sorted(scored, key=lambda q: (q["predicted"], -q["weight"]))[:4]
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "ragsonde", "mcp", "--collection", "robotics", "--root", str(root)],
-        env=env,
-    )
+    params = server(sample_home, root, env={"RAGSONDE_HISTORY": str(history)})
 
     async def main() -> dict[str, Any]:
         async with (
