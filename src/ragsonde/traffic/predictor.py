@@ -53,12 +53,12 @@ __all__ = [
     "ALL_SIGNALS",
     "BATCH",
     "CHROMA_FITS",
+    "COMBINATION",
     "ISSUE_SIGNALS",
     "SIGNALS",
     "WEAK_BELOW",
     "SignalPredictor",
     "combine",
-    "describe",
     "query_signals",
 ]
 
@@ -213,9 +213,8 @@ def combine(
     return sum(known) / len(known) if known else None
 
 
-def describe(calibration: Calibration) -> str:
-    """How :func:`combine` makes ``predicted`` (the report says it)."""
-    return "fixed: mean percentile among the collection's own sentences of " + ", ".join(SIGNALS)
+#: How :func:`combine` makes ``predicted`` without a model (the report says it).
+COMBINATION = "fixed: mean percentile among the collection's own sentences of " + ", ".join(SIGNALS)
 
 
 class SignalPredictor:

@@ -20,7 +20,13 @@ from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery
 from ragsonde.progress import Progress
 from ragsonde.traffic.crossfit import CrossFit, crossfit
-from ragsonde.traffic.predictor import BATCH, SIGNALS, WEAK_BELOW, SignalPredictor, describe
+from ragsonde.traffic.predictor import (
+    BATCH,
+    COMBINATION,
+    SIGNALS,
+    WEAK_BELOW,
+    SignalPredictor,
+)
 from ragsonde.traffic.read import Traffic, TrafficHash, scan_traffic, write_benchmark
 from ragsonde.traffic.records import TrafficQuery
 from ragsonde.traffic.report import QueryHealth, TrafficReport
@@ -160,7 +166,7 @@ def analyse(
         rows.discard()
         raise
     rows.close()
-    combination = describe(predictor.calibration)
+    combination = COMBINATION
     fitted = None
     if keep_all:
         fitted = _crossfit(rows.held, o, workspace, coll, params, predictor)
