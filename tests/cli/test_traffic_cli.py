@@ -103,3 +103,29 @@ def test_labels_for_the_traffic_cross_fit_predicted(
     assert report["weak_below"] == report["crossfit"]["weak_below"]
     fixed = json.loads(cli(*args).stdout)
     assert fixed["crossfit"] is None and fixed["combination"].startswith("fixed")
+
+
+def test_an_output_that_is_an_input_is_refused_before_any_work(
+    cli: Cli, sample_home: Path, tmp_path: Path
+) -> None:
+    """-o, --save and --html go through the one output check before the traffic is read: an
+    input file, the history file or one file twice is a VALIDATION_ERROR naming the option, and
+    every file stays as it was (``-o chat.jsonl`` used to replace the log with the report)."""
+    log = _log(tmp_path)
+    history = tmp_path / "history.sqlite"
+    before = log.read_bytes()
+    home = ["--home", str(sample_home), "-c", "robotics", "--history", str(history)]
+    other = tmp_path / "out.json"
+    cases = {
+        "--output": ["-o", str(log)],
+        "--save": ["--save", str(log)],
+        "--html": ["--html", str(history)],
+    }
+    history.write_bytes(b"")
+    for flag, args in cases.items():
+        out = cli("traffic", str(log), *home, *args)
+        assert out.exit_code == 2, out.output
+        assert "VALIDATION_ERROR" in out.stderr and flag in out.stderr, out.stderr
+    twice = cli("traffic", str(log), *home, "-o", str(other), "--save", str(other))
+    assert twice.exit_code == 2 and "give each output its own file" in twice.stderr
+    assert log.read_bytes() == before and history.read_bytes() == b"" and not other.exists()

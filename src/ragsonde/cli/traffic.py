@@ -16,6 +16,7 @@ from ragsonde.cli._common import (
     HomeOpt,
     JsonOpt,
     cli_errors,
+    config_file_in_use,
     err_console,
     parse_fields,
     settings_from_options,
@@ -185,21 +186,23 @@ def traffic_command(
         )
     except ValidationError as e:
         raise validation_error_from_pydantic(e) from e
+    from ragsonde.history import history_path
+    from ragsonde.outputs import check_outputs, open_output
+
+    # before any work: never an input, the history file, or one file twice
+    check_outputs(
+        {"--output": output, "--save": save, "--html": html},
+        inputs=[*files, labels, config_file_in_use(config_file)],
+        history=history_path(settings.home, history),
+    )
     with (
         Workspace(settings) as ws,
         RichProgress(not json_output and err_console.is_terminal, "queries") as bar,
     ):
         report = traffic_report(files, ws, options, progress=bar)
     if output is not None:
-        try:
-            with output.open("w", encoding="utf-8") as f:
-                report.write_json(f)
-        except OSError as e:
-            from ragsonde.errors import QueryValidationError
-
-            raise QueryValidationError(
-                f"Cannot write the report {output}: {e.strerror or e}", field="output"
-            ) from e
+        with open_output(output) as f:
+            report.write_json(f)
     if html is not None:
         from ragsonde.traffic.html import write_html
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragsonde.errors import QueryValidationError
 from ragsonde.traffic.report import QueryHealth, TrafficReport
 
 __all__ = ["EVIDENCE", "explain_command", "render_html", "write_html"]
@@ -42,10 +41,7 @@ def render_html(report: TrafficReport) -> str:
 
 def write_html(report: TrafficReport, path: Path) -> Path:
     """Write the page to ``path``."""
-    try:
-        path.write_text(render_html(report), encoding="utf-8")
-    except OSError as e:
-        raise QueryValidationError(
-            f"Cannot write the HTML report {path}: {e.strerror or e}", field="html"
-        ) from e
+    from ragsonde.outputs import write_text
+
+    write_text(path, render_html(report))
     return path

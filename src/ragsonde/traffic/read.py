@@ -147,15 +147,12 @@ def benchmark_row(q: TrafficQuery) -> dict[str, object]:
 
 def write_benchmark(queries: Iterable[TrafficQuery], path: str | Path) -> Path:
     """``queries`` as a ragsonde JSON Lines benchmark of unlabelled rows."""
+    from ragsonde.outputs import open_output
+
     out = Path(path)
-    try:
-        with out.open("w", encoding="utf-8") as f:
-            for q in queries:
-                f.write(json.dumps(benchmark_row(q), ensure_ascii=False) + "\n")
-    except OSError as e:
-        raise QueryValidationError(
-            f"Cannot write the traffic benchmark {out}: {e.strerror or e}", field="save"
-        ) from e
+    with open_output(out) as f:  # the old file stays whole until the new one is complete
+        for q in queries:
+            f.write(json.dumps(benchmark_row(q), ensure_ascii=False) + "\n")
     return out
 
 
