@@ -98,11 +98,13 @@ def run_mcp_eval(
     from ragsonde.cli.render import render_comparison, render_report, render_side
     from ragsonde.evaluate.report import EvalReport, VersusReport
     from ragsonde.mcp.target import ToolTarget, evaluate_tool
+    from ragsonde.outputs import check_outputs, write_text
 
     if not tool:
         raise QueryValidationError(
             "--mcp needs --tool NAME: the search tool to call.", field="tool"
         )
+    check_outputs({"--save": save}, inputs=[dataset])  # before the tool is called
     target = ToolTarget(
         server=server,
         tool=tool,
@@ -125,7 +127,7 @@ def run_mcp_eval(
 
         estimate_comparison(result.comparison, a, report)  # each difference's interval
     if save is not None:
-        save.write_text(result.model_dump_json(indent=2), encoding="utf-8")
+        write_text(save, result.model_dump_json(indent=2))
     if json_output:
         print_json(result)
     elif isinstance(result, VersusReport):

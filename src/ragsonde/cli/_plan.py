@@ -82,9 +82,12 @@ def run_plan(
     json_output: bool,
 ) -> None:
     """Plan, write the plan file, and show it."""
-    plan = make_plan(benchmark, n, settings, target_width=target_width)
+    from ragsonde.outputs import check_outputs, write_text
+
     target = out or benchmark.with_name(f"{benchmark.stem}.plan.json")
-    target.write_text(plan.model_dump_json(indent=2), encoding="utf-8")
+    check_outputs({"--out": target}, inputs=[benchmark])  # before the queries are replayed
+    plan = make_plan(benchmark, n, settings, target_width=target_width)
+    write_text(target, plan.model_dump_json(indent=2))
     if json_output:
         print_json(plan)
         return

@@ -1,0 +1,38 @@
+"""Outputs a command writes where the work is paid for elsewhere (an LLM, a remote tool, the
+queries' replays) are checked before that work, like every other output: never an input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support import Cli
+
+ROW = '{"query_id": "q1", "query": "lidar range", "relevant": ["lidar"]}\n'
+
+
+def test_a_judging_plan_over_its_own_benchmark_is_refused_before_any_replay(
+    cli: Cli, tmp_path: Path
+) -> None:
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]  # no collection: never reached
+    out = cli("judge", str(bench), *home, "--plan", "5", "--out", str(bench))
+    assert out.exit_code == 2, out.output
+    assert out.stderr.startswith("VALIDATION_ERROR") and "--out" in out.stderr, out.stderr
+    assert "is an input of this command" in " ".join(out.stderr.split())
+    assert bench.read_text(encoding="utf-8") == ROW
+
+
+def test_an_mcp_eval_saved_over_its_benchmark_is_refused_before_the_tool_is_called(
+    cli: Cli, tmp_path: Path
+) -> None:
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    server = "http://127.0.0.1:9/mcp"  # the discard port: a call would be a CONNECTION_ERROR
+    out = cli(
+        "eval", str(bench), "--mcp", server, "--tool", "find", "--save", str(bench),
+        "--home", str(tmp_path / "home"),
+    )  # fmt: skip
+    assert out.exit_code == 2, out.output
+    assert out.stderr.startswith("VALIDATION_ERROR") and "--save" in out.stderr, out.stderr
+    assert bench.read_text(encoding="utf-8") == ROW
