@@ -2,7 +2,7 @@
 HashTable`) merges, weighs, numbers and samples a few thousand queries exactly as the
 in-memory path does.
 
-Oracles: a plain dict for the table; :func:`ragsonde.traffic.shape.merge` and
+Oracles: a plain dict for the table, a Counter for the term counts; :func:`ragsonde.traffic.shape.merge` and
 :func:`~ragsonde.traffic.shape.sample_by_time` (the one-pass, all-in-memory shaping) for the
 scan, on more distinct queries than the table holds before it first merges its new keys into
 the sorted arrays (so the lookups, updates and merges of both halves are all exercised).
@@ -11,6 +11,7 @@ the sorted arrays (so the lookups, updates and merges of both halves are all exe
 from __future__ import annotations
 
 import random
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,8 +20,10 @@ import pytest
 from ragsonde.traffic.read import read_traffic
 from ragsonde.traffic.scan import Scan
 from ragsonde.traffic.shape import sample_by_time
-from ragsonde.traffic.table import CHUNK, HashTable
-from tests.traffic.test_streaming import T0, _log, _merged
+from ragsonde.traffic.table import CHUNK, HashCounts, HashTable
+from ragsonde.traffic.tally import Tally
+from ragsonde.traffic.views import term_counts, topics
+from tests.traffic.test_streaming import T0, _log, _merged, _rows
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 64])
@@ -83,3 +86,32 @@ def test_a_compact_scan_samples_as_the_in_memory_path(big_log: Path) -> None:
 def test_a_scan_must_be_done_before_it_is_read() -> None:
     with pytest.raises(RuntimeError):
         Scan().first_seen(0)
+
+
+@pytest.mark.parametrize("pending", [1, 5, 1 << 16])
+def test_hash_counts_count_as_a_counter_does(pending: int) -> None:
+    rng = random.Random(pending)
+    keys = [rng.getrandbits(64) for _ in range(200)] + [0, 2**64 - 1]
+    counts, oracle = HashCounts(pending), Counter[int]()
+    for _ in range(400):
+        batch = rng.sample(keys, rng.randint(0, 6))
+        counts.add(batch)
+        oracle.update(batch)
+    assert len(counts) == len(oracle)
+    assert all(counts.count(k) == oracle[k] for k in keys)
+    assert counts.count(next(k for k in range(10) if k not in oracle)) == 0
+
+
+def test_the_tally_names_topics_from_every_query_s_terms() -> None:
+    """The topics of :class:`Tally` (compact term counts) are those of
+    :func:`~ragsonde.traffic.views.topics` given every query's terms counted in a Counter."""
+    rows = _rows(900, 3)
+    rng = random.Random(0)
+    vectors = [[rng.gauss(0, 1) for _ in range(8)] for _ in rows]
+    tally = Tally()
+    for r, v in zip(rows, vectors, strict=True):
+        tally.add(r, v)
+    df = term_counts([r.query for r in rows])
+    weak = [(r, v) for r, v in zip(rows, vectors, strict=True) if r.weak]
+    assert len(weak) > 20
+    assert tally.topics() == topics(weak, lambda t: df.get(t, 0), len(rows))

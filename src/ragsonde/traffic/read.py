@@ -169,10 +169,10 @@ class TrafficHash:
         self._digests.append(int.from_bytes(digest, "big"))
 
     def hexdigest(self) -> str:
-        h = hashlib.sha256()
-        for d in sorted(self._digests):
-            h.update(d.to_bytes(8, "big"))
-        return h.hexdigest()[:16]
+        import numpy as np
+
+        digests = np.sort(np.frombuffer(self._digests, dtype=np.uint64))  # no list of ints
+        return hashlib.sha256(digests.astype(">u8").tobytes()).hexdigest()[:16]
 
 
 def traffic_hash(queries: Iterable[TrafficQuery]) -> str:

@@ -17,14 +17,14 @@ bounded dict; each merge sorts the table again, O(n log n) every :data:`CHUNK` n
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["CHUNK", "HashTable"]
+__all__ = ["CHUNK", "HashCounts", "HashTable"]
 
 #: New keys held in a dict before they are merged into the sorted arrays.
 CHUNK = 4096
@@ -99,3 +99,47 @@ class HashTable:
         self._merge()
         cols, self._cols = self._cols, {}
         return cols
+
+
+class HashCounts:
+    """How many times each 64-bit hash was added, in bounded memory overhead: additions are
+    buffered (``pending`` of them, 8 bytes each), then counted (``numpy.unique``) into one
+    sorted array of hashes and one of counts (16 bytes a distinct hash)."""
+
+    def __init__(self, pending: int = 1 << 16) -> None:
+        import numpy as np
+
+        self.pending = pending
+        self.keys: npt.NDArray[np.uint64] = np.empty(0, dtype=np.uint64)
+        self.counts: npt.NDArray[np.int64] = np.empty(0, dtype=np.int64)
+        self._new = array("Q")
+
+    def add(self, keys: Iterable[int]) -> None:
+        """Count each of ``keys`` once more."""
+        self._new.extend(keys)
+        if len(self._new) >= self.pending:
+            self._count()
+
+    def _count(self) -> None:
+        import numpy as np
+
+        if not self._new:
+            return
+        new = np.frombuffer(self._new, dtype=np.uint64)
+        keys, inverse = np.unique(np.concatenate([self.keys, new]), return_inverse=True)
+        counts = np.bincount(inverse[len(self.keys) :], minlength=len(keys)).astype(np.int64)
+        counts[inverse[: len(self.keys)]] += self.counts  # the old keys are distinct
+        self.keys, self.counts = keys, counts
+        self._new = array("Q")
+
+    def __len__(self) -> int:
+        self._count()
+        return len(self.keys)
+
+    def count(self, key: int) -> int:
+        """How many times ``key`` was added."""
+        import numpy as np
+
+        self._count()
+        i = int(np.searchsorted(self.keys, np.uint64(key)))
+        return int(self.counts[i]) if i < len(self.keys) and int(self.keys[i]) == key else 0

@@ -2,9 +2,10 @@
 
 A :class:`Tally` sees each query's health once (:meth:`Tally.add`) and keeps only: counts and
 sums, the weak share per day, the :data:`SHOWN` weakest and most frequent queries (two bounded
-heaps), the first example of each production mismatch, the terms' document counts (they grow
-with the vocabulary, not the queries), and a reservoir of at most :data:`TOPIC_SAMPLE` weak
-queries' embeddings for the topics. The per-query rows themselves go to the caller's spool.
+heaps), the first example of each production mismatch, the terms' document counts (16 bytes a
+term in numpy arrays: they grow with the vocabulary, not the queries), and a reservoir of at
+most :data:`TOPIC_SAMPLE` weak queries' embeddings for the topics. The per-query rows
+themselves go to the caller's spool.
 
 Each view is computed as :mod:`ragsonde.traffic.views` computes it over the whole list; the
 topics are computed on the reservoir, which is every weak query up to :data:`TOPIC_SAMPLE`.
@@ -19,7 +20,8 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from ragsonde.traffic.report import Period, ProductionSummary, QueryHealth, Topic
-from ragsonde.traffic.views import production_verdict, term_counts, topics, wilson
+from ragsonde.traffic.table import HashCounts
+from ragsonde.traffic.views import production_verdict, query_terms, topics, wilson
 
 __all__ = ["SHOWN", "TOPIC_SAMPLE", "Tally"]
 
@@ -44,7 +46,7 @@ class Tally:
         self._prod_n, self._prod_sum, self._prod_low = 0, 0.0, 0
         self._explained: Counter[str] = Counter()
         self._example: dict[str, str] = {}
-        self.terms: Counter[str] = Counter()
+        self.terms = HashCounts()  # hash of a term -> queries holding it
         self._weak: list[tuple[int, QueryHealth, Any]] = []
         self._weak_seen = 0
         self._rng = random.Random(seed)  # noqa: S311 - a reproducible sample, not a secret
@@ -64,7 +66,7 @@ class Tally:
             item = (-row.predicted, row.weight, -seq, row)  # the largest of the kept goes first
             _push_bounded(self._weakest, item)
         _push_bounded(self._frequent, (row.weight, _Desc(row.query_id), row))
-        self.terms.update(term_counts([row.query]))
+        self.terms.add(_term_key(t) for t in query_terms(row.query))
         if row.first_seen:
             t = datetime.fromisoformat(row.first_seen)
             self._first = t if self._first is None else min(self._first, t)
@@ -142,7 +144,7 @@ class Tally:
     def topics(self) -> list[Topic]:
         """Topics of the weak queries in the reservoir (in the order they were read)."""
         weak = [(row, vector) for _, row, vector in sorted(self._weak, key=lambda t: t[0])]
-        return topics(weak, self.terms, self.n)
+        return topics(weak, lambda t: self.terms.count(_term_key(t)), self.n)
 
     def share(self) -> tuple[float, tuple[float, float], float]:
         """The weak share, its 95% interval, and the weak share by frequency."""
@@ -151,6 +153,12 @@ class Tally:
             wilson(self.n_weak, self.n),
             round(self.weak_weight / self.weight, 4) if self.weight else 0.0,
         )
+
+
+def _term_key(term: str) -> int:
+    """The 64-bit key a term is counted by (Python's string hash: stable within the process,
+    which is as long as a tally lives)."""
+    return hash(term) & 0xFFFF_FFFF_FFFF_FFFF
 
 
 class _Desc:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from ragsonde.models.params import SearchParams
@@ -18,6 +18,7 @@ __all__ = [
     "drift",
     "production_summary",
     "production_verdict",
+    "query_terms",
     "term_counts",
     "topics",
     "wilson",
@@ -162,7 +163,9 @@ def _terms(text: str) -> set[str]:
 
 
 def topics(
-    weak: Sequence[tuple[QueryHealth, Sequence[float]]], all_texts: Counter[str], n_all: int
+    weak: Sequence[tuple[QueryHealth, Sequence[float]]],
+    all_texts: Callable[[str], int],
+    n_all: int,
 ) -> list[Topic]:
     """Weak queries grouped by their embeddings (k-means, k about √(n/2), at most 8), each
     group named by its three most distinctive terms: frequent in the group, rare in the
@@ -177,7 +180,7 @@ def topics(
         counts: Counter[str] = Counter(t for q in members for t in _terms(q.query))
         scored = sorted(
             counts,
-            key=lambda t: (-counts[t] * math.log(1 + n_all / (1 + all_texts.get(t, 0))), t),
+            key=lambda t: (-counts[t] * math.log(1 + n_all / (1 + all_texts(t))), t),
         )
         terms = scored[:3]
         out.append(
@@ -195,3 +198,8 @@ def topics(
 def term_counts(texts: Sequence[str]) -> Counter[str]:
     """Term -> how many of ``texts`` hold it."""
     return Counter(t for text in texts for t in _terms(text))
+
+
+def query_terms(text: str) -> set[str]:
+    """The terms of ``text`` that name a topic (case folded, stop words left out)."""
+    return _terms(text)
