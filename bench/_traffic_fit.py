@@ -11,7 +11,7 @@ Candidates (:data:`HOW` × :data:`SETS`), none fitted on SciFact's labels:
 
 - ``equal``: the mean of the signals' percentiles among the collection's own sentences;
 - ``own``: a logistic fit per collection and mode on the collection's own sentences (target:
-  1 / rank of the chunk each came from): what ``Calibration.own_fit`` holds;
+  1 / rank of the chunk each came from): what ``SignalPredictor.own_fit`` fits;
 - ``chroma``: a logistic fit per mode on Chroma's questions (target: chunk-level nDCG@10),
   shipped as fixed weights; its Chroma figure is held out by 10-fold cross-validation.
 

@@ -88,3 +88,25 @@ def test_build_index_makes_hnsw_on_a_large_enough_collection(tmp_path):
     approx = s.search("big", [SearchSpec(vector=vecs[10].tolist(), limit=1)])[0]
     assert exact[0].id == approx[0].id == "10"
     s.close()
+
+
+def test_ranked_gives_each_point_s_own_id_text(tmp_path):
+    """UUID and integer ids come back as the text they were stored under (the UUIDs' text is
+    cached by their int: checked against ``str`` past the cache's size too)."""
+    import uuid
+
+    from ragsonde.store._convert import id_text
+
+    s = EdgeStore(tmp_path)
+    s.create_collection("c", 2)
+    ids = [str(uuid.UUID(int=i * 7919 + 1)) for i in range(5)] + ["12", "40"]
+    s.upsert(
+        "c", [PointRecord(id=i, vector=[1.0, float(n)], payload={}) for n, i in enumerate(ids)]
+    )
+    for _ in range(2):  # the second time from the cache
+        ((got, _scores),) = s.ranked("c", [SearchSpec(vector=[1.0, 0.0], limit=10)])
+        assert sorted(got) == sorted(ids)
+    s.close()
+    many = [uuid.uuid4() for _ in range((1 << 16) + 10)]
+    assert all(id_text(u) == str(u) for u in many + many[:5])
+    assert id_text(7) == "7"

@@ -102,7 +102,7 @@ def test_each_mode_fits_its_own_combination_on_the_collections_own_sentences(
         for mode in ("dense", "hybrid"):
             predictor = SignalPredictor(ws, SearchParams(mode=mode))
             calibration = predictor.calibration
-            fit = calibration.own_fit
+            fit = predictor.own_fit
             assert fit is not None and calibration.mode == mode
             assert "own sentences" in fit.fitted_on
             names = list(fit.weights)

@@ -5,11 +5,12 @@ against itself. :func:`calibrate` samples chunks, takes one sentence of each as 
 those queries and keeps each signal's values (sorted, for percentiles), and from the same sample
 the BM25 document frequency of every term (for the IDF predictors).
 
-Each of those sentences has a known answer, the chunk it was taken from, so the calibration also
-fits a combination of the signals without any human label (:attr:`Calibration.own_fit`): a
-logistic model (:mod:`~ragsonde.traffic.logistic`) of the signals' percentiles against the
-reciprocal rank of the sentence's own chunk in what the search serves. Each collection and each
-search gets its own weights.
+Each of those sentences has a known answer, the chunk it was taken from, so a combination of
+the signals can be fitted on them without any human label (:func:`own_fit`, when a caller asks
+for it; the default ``predicted`` does not use it): a logistic model
+(:mod:`~ragsonde.traffic.logistic`) of the signals' percentiles against the reciprocal rank of
+the sentence's own chunk in what the search serves. Each collection and each search gets its
+own weights.
 
 The result is cached under ``<home>/traffic/calibration/`` keyed by the collection, its size,
 the embedder and the search settings: a collection that changes, or another search, is
@@ -31,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ragsonde.traffic.logistic import Logistic, fit_logistic
 from ragsonde.traffic.replay import Replay, Replayer
 
-__all__ = ["CALIBRATION_QUERIES", "Calibration", "calibrate"]
+__all__ = ["CALIBRATION_QUERIES", "Calibration", "calibrate", "own_fit"]
 
 #: Sentences replayed to calibrate a collection.
 CALIBRATION_QUERIES = 256
@@ -40,7 +41,7 @@ DF_SAMPLE = 20_000
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _MIN_WORDS, _MAX_WORDS = 6, 40
 #: Bumped when what a calibration holds changes: an older cache is measured again.
-_VERSION = 3
+_VERSION = 4
 
 
 class Calibration(BaseModel):
@@ -60,12 +61,9 @@ class Calibration(BaseModel):
     """signal -> its values on the calibration sentences, sorted."""
     found: list[float]
     """Per calibration sentence, in the order of ``rows``: 1 / rank of its own chunk in the
-    served top k (0 when missing): the pseudo-label :attr:`own_fit` is fitted on."""
+    served top k (0 when missing): the pseudo-label :func:`own_fit` is fitted on."""
     rows: list[dict[str, float]]
     """Per calibration sentence, its signals."""
-    own_fit: Logistic | None = None
-    """The combination fitted on these sentences: their signals' percentiles against ``found``
-    (None when every sentence found its chunk at the same rank: nothing to learn from)."""
 
     def percentile(self, name: str, value: float) -> float | None:
         """The share of calibration sentences whose ``name`` is at most ``value``."""
@@ -108,15 +106,13 @@ def calibrate(
     replayer: Replayer,
     signals_of: Callable[[Replay, Calibration | None], dict[str, float]],
     *,
-    fit_signals: Sequence[str] = (),
     n: int = CALIBRATION_QUERIES,
     cache: bool = True,
 ) -> Calibration:
     """The collection's calibration, from the cache when it is still the same collection.
 
     ``signals_of``: a replay's signals (given the partial calibration: its document
-    frequencies, no percentiles yet). ``fit_signals``: the signals :attr:`Calibration.own_fit`
-    combines (none: no fit)."""
+    frequencies, no percentiles yet)."""
     key = _key(replayer)
     path = _path(replayer, key)
     if cache and path.is_file():
@@ -160,20 +156,27 @@ def calibrate(
     names = sorted({name for row in rows for name in row})
     values = {name: sorted(row[name] for row in rows if name in row) for name in names}
     result = partial.model_copy(update={"values": values, "found": found, "rows": rows})
-    if fit_signals:
-        own = fit_logistic(
-            rows,
-            found,
-            result,
-            [s for s in fit_signals if s in values],
-            fitted_on=f"{len(rows)} of the collection's own sentences (target: 1 / rank of "
-            "the chunk each came from)",
-        )
-        result = result.model_copy(update={"own_fit": own})
     if cache:
-        try:
+        from ragsonde.errors import RagsondeError
+        from ragsonde.outputs import write_text
+
+        try:  # replaced whole: a reader never sees half a cache
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(result.model_dump(mode="json")), encoding="utf-8")
-        except OSError:
+            write_text(path, json.dumps(result.model_dump(mode="json")))
+        except (OSError, RagsondeError):
             pass  # a read-only home calibrates each run
     return result
+
+
+def own_fit(calibration: Calibration, signals: Sequence[str]) -> Logistic | None:
+    """A combination of ``signals`` fitted on the calibration's own sentences: their signals'
+    percentiles against ``found`` (None when every sentence found its chunk at the same rank:
+    nothing to learn from)."""
+    return fit_logistic(
+        calibration.rows,
+        calibration.found,
+        calibration,
+        [s for s in signals if s in calibration.values],
+        fitted_on=f"{len(calibration.rows)} of the collection's own sentences (target: 1 / "
+        "rank of the chunk each came from)",
+    )

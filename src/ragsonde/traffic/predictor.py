@@ -35,7 +35,7 @@ from typing import TypeVar
 
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery, QueryPrediction
-from ragsonde.traffic.calibration import Calibration, calibrate
+from ragsonde.traffic.calibration import Calibration, calibrate, own_fit
 from ragsonde.traffic.logistic import Logistic
 from ragsonde.traffic.replay import Embedded, Replay, Replayer
 from ragsonde.traffic.signals import (
@@ -238,14 +238,22 @@ class SignalPredictor:
         self.replayer = Replayer(workspace, search, collection)
         self.k = k
         self._calibration: Calibration | None = None
+        self._own_fit: tuple[Logistic | None] | None = None
 
     @property
     def calibration(self) -> Calibration:
         if self._calibration is None:
-            self._calibration = calibrate(  # with its own fit of SIGNALS (combine's model=)
-                self.replayer, lambda r, c: query_signals(r, c, self.k), fit_signals=SIGNALS
-            )
+            self._calibration = calibrate(self.replayer, lambda r, c: query_signals(r, c, self.k))
         return self._calibration
+
+    @property
+    def own_fit(self) -> Logistic | None:
+        """:data:`SIGNALS` combined by a fit on the collection's own sentences
+        (:func:`~ragsonde.traffic.calibration.own_fit`), for ``combine(model=...)``: fitted on
+        first use, never by the default ``predicted``."""
+        if self._own_fit is None:
+            self._own_fit = (own_fit(self.calibration, SIGNALS),)
+        return self._own_fit[0]
 
     def predict_replays(
         self, queries: Sequence[PredictedQuery]
