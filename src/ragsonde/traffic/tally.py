@@ -17,7 +17,7 @@ import heapq
 import random
 from collections import Counter
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from ragsonde.traffic.report import Period, ProductionSummary, QueryHealth, Topic
 from ragsonde.traffic.table import HashCounts
@@ -47,7 +47,7 @@ class Tally:
         self._explained: Counter[str] = Counter()
         self._example: dict[str, str] = {}
         self.terms = HashCounts()  # hash of a term -> queries holding it
-        self._weak: list[tuple[int, QueryHealth, Any]] = []
+        self._weak: list[tuple[int, _Weak, Any]] = []
         self._weak_seen = 0
         self._rng = random.Random(seed)  # noqa: S311 - a reproducible sample, not a secret
 
@@ -89,13 +89,14 @@ class Tally:
         import numpy as np
 
         vector = np.asarray(vector, dtype=np.float32)  # the model's precision, a quarter of a list
+        kept = _Weak(row.query, row.query_id, row.weight)  # what a topic reads, not the signals
         self._weak_seen += 1
         if len(self._weak) < TOPIC_SAMPLE:
-            self._weak.append((seq, row, vector))
+            self._weak.append((seq, kept, vector))
             return
         j = self._rng.randrange(self._weak_seen)
         if j < TOPIC_SAMPLE:
-            self._weak[j] = (seq, row, vector)
+            self._weak[j] = (seq, kept, vector)
 
     def weakest(self) -> list[QueryHealth]:
         """The :data:`SHOWN` lowest predicted, weakest first (ties: the most asked, then the
@@ -153,6 +154,15 @@ class Tally:
             wilson(self.n_weak, self.n),
             round(self.weak_weight / self.weight, 4) if self.weight else 0.0,
         )
+
+
+class _Weak(NamedTuple):
+    """A weak query in the topics' reservoir: what a topic reads of it (a whole row, with its
+    signals, is ten times the size)."""
+
+    query: str
+    query_id: str
+    weight: int
 
 
 def _term_key(term: str) -> int:

@@ -8,12 +8,14 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from ragsonde.models.params import SearchParams
 from ragsonde.traffic.records import Production
 from ragsonde.traffic.report import Period, ProductionSummary, QueryHealth, Topic
 
 __all__ = [
+    "Named",
     "agreement",
     "drift",
     "production_summary",
@@ -162,8 +164,19 @@ def _terms(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.casefold()) if w not in _STOP}
 
 
+class Named(Protocol):
+    """What a topic reads of a query (a :class:`QueryHealth` has it)."""
+
+    @property
+    def query(self) -> str: ...
+    @property
+    def query_id(self) -> str: ...
+    @property
+    def weight(self) -> int: ...
+
+
 def topics(
-    weak: Sequence[tuple[QueryHealth, Sequence[float]]],
+    weak: Sequence[tuple[Named, Sequence[float]]],
     all_texts: Callable[[str], int],
     n_all: int,
 ) -> list[Topic]:
