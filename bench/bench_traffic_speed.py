@@ -260,12 +260,17 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
         "the neighbours too, so the CPU seconds of each process (all threads) are given beside "
         "it, and the summary at the top judges the larger of the two ratios. The replay embeds "
         "the next batch on a worker thread while the store searches the one before, so its "
-        "wall time can be below its CPU time. Peak RSS holds the model, the "
+        "wall time can be below its CPU time. Peak RSS is each child's own high-water mark "
+        "(`VmHWM`; before 2026-11-27 it was `ru_maxrss`, which on Linux counts the bench's "
+        "parent process it was forked from: the earlier 100,000-query peaks were the parent's "
+        "size). Peak RSS holds the model, the "
         "embedded collection (mapped) and the calibration; what grows with the traffic is the "
         "first pass's ~45 bytes per distinct query in numpy arrays, the traffic hash's 8 bytes "
         "a query and the terms' counts (16 bytes a term), the rest being bounded (see "
         "docs/traffic.md, *Memory*).",
     ]
+    if d.get("note"):
+        out += ["", d["note"]]
     rows = sorted(d["rows"], key=lambda r: r["queries"])
     if len(rows) > 1:
         a, b = rows[0], rows[-1]
