@@ -61,15 +61,14 @@ def test_evaluate_estimates_a_partly_labelled_benchmark_as_the_cli(
             await session.initialize()
             tools = {t.name: t for t in (await session.list_tools()).tools}
             base = {"benchmark": str(partly), "k": KS}
+            finite = {"estimate": True, "predictor": "none", "estimand": "benchmark"}
             return {
                 "tool": tools["evaluate"],
                 "plain": await session.call_tool("evaluate", base),
                 "scores": await session.call_tool("evaluate", {**base, "estimate": True}),
                 "finite": await session.call_tool(
-                    "evaluate",
-                    {**base, "estimate": True, "predictor": "none", "estimand": "benchmark",
-                     "gates": ["ndcg@10>=0.2"]},
-                ),  # fmt: skip
+                    "evaluate", {**base, **finite, "gates": ["ndcg@10>=0.2"]}
+                ),
                 "bad": await session.call_tool(
                     "evaluate", {**base, "estimate": True, "predictor": "oracle"}
                 ),
@@ -83,8 +82,8 @@ def test_evaluate_estimates_a_partly_labelled_benchmark_as_the_cli(
     assert plain["metrics_ci"] is None
     scores = valid(got["scores"], tool)
     finite = valid(got["finite"], tool)
-    for doc, extra in ((scores, ()), (finite, ("--predictor", "none", "--estimand", "benchmark",
-                                               "--gate", "ndcg@10>=0.2"))):  # fmt: skip
+    finite_flags = ("--predictor", "none", "--estimand", "benchmark", "--gate", "ndcg@10>=0.2")
+    for doc, extra in ((scores, ()), (finite, finite_flags)):
         cli = _cli(sample_home, partly, *extra)
         assert doc["metrics_ci"] == cli["metrics_ci"]
         assert doc["metrics"] == cli["metrics"] and doc["gates"] == {
