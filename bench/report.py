@@ -28,6 +28,7 @@ from bench._sections import (
     query_section,
     store_section,
 )
+from bench._sections_labels import labels_section
 from bench._sections_serve import (
     before_after_ratio,
     budget_rps,
@@ -40,7 +41,6 @@ from bench.bench_chunking import chunking_section
 from bench.bench_explain import explain_section
 from bench.bench_explain_cost import explain_cost_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
-from bench.bench_labels import labels_section
 from bench.bench_splitters import splitters_section
 from bench.bench_traffic import traffic_section
 from bench.bench_traffic_speed import traffic_speed_section, traffic_speed_targets
