@@ -51,7 +51,9 @@ def _confusion(pairs: list[tuple[int, int]]) -> dict[str, dict[str, int]]:
     return out
 
 
-def test_the_judge_view_shows_the_judges_agreement_with_people(page, api, server_settings):
+def test_the_judge_view_shows_the_judges_agreement_with_people(
+    page, api, server_settings, tmp_path
+):
     folder = server_settings.home / "benchmarks"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "agreedx.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
@@ -97,6 +99,7 @@ def test_the_judge_view_shows_the_judges_agreement_with_people(page, api, server
         "position bias: 2 of 5 pairs change grade with the passage first (40.0 %: 1 higher, "
         "1 lower); 1 cross the relevance threshold"
     )
+    page.screenshot(path=str(tmp_path / "agreement.png"), full_page=True)
 
     # A person grades one more of q2's hits: the agreement follows the file as it stands.
     saved = api.post(
