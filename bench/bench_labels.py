@@ -30,6 +30,7 @@ Writes ``bench/results/labels.json``; ``bench/report.py`` renders it
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -289,6 +290,7 @@ def main() -> None:
         "default_method": DEFAULT_METHOD,
         "target_tau": TARGET_TAU,
         "seconds": {**seconds, "total": round(time.perf_counter() - started, 1)},
+        "command": " ".join(["python -m bench.bench_labels", *sys.argv[1:]]),
         "machine": machine(),
     }
     finish(summary)
