@@ -98,3 +98,29 @@ def test_a_baseline_on_a_partly_labelled_benchmark_gates_on_the_ppi_interval(
     assert f"rests on {LABELLED} labelled queries, {46 - LABELLED} predicted" in shown.stdout
     assert "significant regression" in shown.stderr and "ndcg@10" in shown.stderr
     assert p["low"] < p["high"] < 0
+
+
+def test_the_pytest_plugin_fails_on_the_ppi_interval_too(
+    cli: Cli, story: Story, tmp_path: Path
+) -> None:
+    """``retrieval_gates(..., estimate=True, baseline=FILE)``: the same comparison as ``eval
+    --baseline``, and its failure names the PPI++ interval it rests on."""
+    from ragsonde.config import Settings
+    from ragsonde.testing.pytest_plugin import retrieval_gates
+
+    bench = _partly(story.bench, tmp_path / "partly.jsonl")
+    history = tmp_path / "h.sqlite"
+    first = cli("eval", str(bench), "-c", "robotics", "--no-throughput", "--estimate",
+                "--home", str(story.home), "--history", str(history))  # fmt: skip
+    assert first.exit_code == 0, first.output
+    exported = tmp_path / "baseline.jsonl"
+    assert cli("history", "export", "1", "--history", str(history), "-o", str(exported))
+    degraded = degraded_copy(story.home, tmp_path / "degraded")
+    settings = Settings(home=degraded, collection="robotics")
+    with pytest.raises(AssertionError) as failed:
+        retrieval_gates(bench, [], settings=settings, baseline=exported, allow_missing=True,
+                        estimate=True)  # fmt: skip
+    message = str(failed.value)
+    assert "regressed against baseline run 1" in message
+    assert "ndcg@10:" in message and "B - A by cross-ppi++" in message
+    assert f"{LABELLED} labelled, {46 - LABELLED} predicted" in message
