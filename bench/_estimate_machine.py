@@ -149,3 +149,71 @@ def add_several(feats: dict[str, dict[str, Any]]) -> None:
         cols = np.column_stack([fs[m] for m in SEVERAL if m in fs])
         fs["several"] = Several(cols)
         fs["several-cf"] = cols
+
+
+class Shrunk:
+    """A fixed prediction and signals, cross-fitted with the signals' weights shrunk toward
+    zero and the fixed prediction's left free (:func:`shrunk_crossfit`); ``ndim`` 0 as
+    :class:`Several`."""
+
+    ndim = 0
+
+    def __init__(self, fixed: Any, signals: Any) -> None:
+        self.fixed = fixed
+        self.signals = signals
+
+
+#: Penalties for :func:`shrunk_crossfit`, up to the fixed prediction alone in effect.
+SHRINK_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 1e4)
+
+
+def _shrunk_fit(x: Any, y: Any, alpha: float) -> tuple[Any, Any]:
+    """Ridge on centred columns, the first (the fixed prediction) unpenalised; returns
+    (intercept, weights) and the leave-one-out error."""
+    import numpy as np
+
+    mx = x.mean(axis=0)
+    xc = x - mx
+    d = np.eye(x.shape[1]) * alpha
+    d[0, 0] = 0.0
+    inv = np.linalg.pinv(xc.T @ xc + d)
+    beta = inv @ xc.T @ (y - y.mean())
+    hat = np.einsum("ij,jk,ik->i", xc, inv, xc) + 1.0 / len(y)
+    resid = (y - y.mean()) - xc @ beta
+    loo = float(np.mean((resid / np.maximum(1.0 - hat, 1e-6)) ** 2))
+    return (float(y.mean() - mx @ beta), beta), loo
+
+
+def shrunk_crossfit(pred: Shrunk, y: Any, lab: Any, seed: int, folds: int = 5) -> Any:
+    """Cross-fitted predictions (:class:`ragsonde.estimate.CrossFit`) of ``a + b · fixed +
+    signals · w``: ``w`` ridge-penalised (each fold's penalty by leave-one-out on its own
+    training queries, from :data:`SHRINK_GRID`), ``b`` not. At a few labels the penalty
+    leaves the fixed prediction, rescaled; with more, the signals add what they know."""
+    import numpy as np
+
+    from ragsonde.estimate import CrossFit
+
+    x = np.column_stack([pred.fixed, pred.signals])
+    mu, sd = x.mean(axis=0), x.std(axis=0)
+    sd[sd == 0] = 1.0
+    x = (x - mu) / sd
+    xl, xu, gold = x[lab], x[~lab], y[lab]
+    n = len(gold)
+    k = min(folds, n // 2)
+    fold_of = np.random.default_rng(seed).permutation(n) % k
+    labeled, unlabeled = np.empty(n), np.empty((xu.shape[0], k))
+    for j in range(k):
+        held = fold_of == j
+        fits = [_shrunk_fit(xl[~held], gold[~held], a) for a in SHRINK_GRID]
+        intercept, beta = min(fits, key=lambda f: f[1])[0]
+        labeled[held] = intercept + xl[held] @ beta
+        unlabeled[:, j] = intercept + xu @ beta
+    return CrossFit(np.clip(labeled, 0.0, 1.0), np.clip(unlabeled, 0.0, 1.0))
+
+
+def add_shrunk(feats: dict[str, dict[str, Any]], pq: dict[str, Any], ids: list[str],
+               traffic: dict[str, Any]) -> None:  # fmt: skip
+    """Adds ``shrunk-cf``: ``consensus`` with the rich signals (:func:`rich_matrix`) shrunk
+    toward it, to each system's predictors."""
+    for system, fs in feats.items():
+        fs["shrunk-cf"] = Shrunk(fs["consensus"], rich_matrix(pq, ids, traffic, system))

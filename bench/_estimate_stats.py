@@ -33,20 +33,25 @@ def _classical(y: Any, lab: Any, finite: bool) -> Any:
 
 def _both(y: Any, pred: Any, lab: Any, seed: int, clip: tuple[float, float] = (0.0, 1.0)) -> Any:
     """The sample and finite intervals of one draw (one cross-fit serves both). Several fixed
-    predictions at once (``ndim`` 0, :class:`bench._estimate_machine.Several`): the finite
-    form is the regression estimator; the sample form PPI on their least-squares combination
-    (``lam`` 1, the weights fitted on the same labels)."""
-    import numpy as np
-
-    from ragsonde.estimate import crossfit, crossppi_mean, ppi_mean
+    predictions at once (``ndim`` 0, :class:`bench._estimate_machine.Several`): the
+    regression estimator in both forms; a fixed prediction with signals shrunk toward it
+    (:class:`bench._estimate_machine.Shrunk`): its own cross-fit."""
+    from bench._estimate_machine import Shrunk, shrunk_crossfit
+    from ragsonde.estimate import crossfit, crossppi_mean
     from ragsonde.estimate.ppi import regression_mean
 
+    if isinstance(pred, Shrunk):
+        fit = shrunk_crossfit(pred, y, lab, seed)
+        return tuple(
+            crossppi_mean(y[lab], fit.labeled, fit.unlabeled, small_sample=True, finite=f)
+            for f in (False, True)
+        )
     if pred.ndim == 0:
-        m = pred.matrix - pred.matrix.mean(axis=0)
-        coef = np.linalg.lstsq(np.column_stack([np.ones(int(lab.sum())), m[lab]]), y[lab])[0]
-        g = m @ coef[1:]
-        smp = ppi_mean(y[lab], g[lab], g[~lab], lam=1.0, small_sample=True)
-        return smp, regression_mean(y[lab], m[lab], m[~lab], small_sample=True)
+        m = pred.matrix
+        return tuple(
+            regression_mean(y[lab], m[lab], m[~lab], small_sample=True, finite=f)
+            for f in (False, True)
+        )
     if pred.ndim == 2:
         fit = crossfit(pred[lab], y[lab], pred[~lab], seed=seed, clip=clip)
         return tuple(

@@ -292,9 +292,10 @@ def predictors(
         if rich is not None:
             out[system]["machine-rich"] = rich[system]
     if rich is not None:
-        from bench._estimate_machine import add_several
+        from bench._estimate_machine import add_several, add_shrunk
 
         add_several(out)
+        add_shrunk(out, pq, ids, traffic)
     return out
 
 

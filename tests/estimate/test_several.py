@@ -106,3 +106,18 @@ def test_bad_inputs_are_validation_errors() -> None:
         regression_mean(y[:30], f[:30, 0], f[30:, 0])
     with pytest.raises(QueryValidationError, match=r"\(n, p\)"):
         regression_mean(y[:30], f[:30], f[30:, :2])
+
+
+def test_the_distribution_form_covers_the_distributions_mean() -> None:
+    """``finite=False``: each draw is a fresh sample of 300 queries from a distribution whose
+    mean is known (0.2 · 0 + 0.5 · 1 + 0.3 · 0.55), 30 of them labelled."""
+    truth, reps, n = 0.665, 2000, 30
+    hits, wider = 0, 0
+    for seed in range(reps):
+        y, f = _population(1000 + seed)
+        lab = np.arange(M) < n
+        iv = regression_mean(y[lab], f[lab], f[~lab], small_sample=True, finite=False)
+        hits += iv.low <= truth <= iv.high
+        wider += iv.width > regression_mean(y[lab], f[lab], f[~lab], small_sample=True).width
+    assert hits / reps >= 0.935  # a standard error of 0.005 at 0.95
+    assert wider == reps  # the unlabelled queries' sampling adds to the finite form's variance

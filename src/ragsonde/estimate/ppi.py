@@ -306,6 +306,7 @@ def regression_mean(
     *,
     alpha: float = 0.05,
     small_sample: bool = False,
+    finite: bool = True,
 ) -> Interval:
     """The mean over these ``n + N`` queries with *several* predictions per query, ``f``
     (n, p) and ``f_unlabeled`` (N, p): the difference estimator with a vector ``lam`` (PPI++
@@ -321,7 +322,9 @@ def regression_mean(
     plain residuals with ``p`` degrees of freedom taken off covered 0.92 at n = 30 with four
     predictions of a skewed metric (``tests/estimate/test_several.py``), these 0.95.
     Unbiased to O(1/n) whatever the predictions; worthless ones cost little more than the
-    degrees of freedom. ``Interval.lam`` is the weights' sum."""
+    degrees of freedom. ``Interval.lam`` is the weights' sum. ``finite`` False: of the mean
+    of the distribution the queries come from (``ppi_py``'s footing), where the unlabelled
+    queries are a sample too: no correction, and ``var(f~ . lam) / N`` added."""
     import numpy as np
 
     gold = _array(y, "y")
@@ -341,6 +344,10 @@ def regression_mean(
     hat = np.einsum("ij,jk,ik->i", design, np.linalg.pinv(design.T @ design), design)
     loo = (gold - design @ coef) / np.maximum(1.0 - hat, 1e-6)
     var = float(np.var(loo, ddof=1))
-    se = math.sqrt(_fpc(n, n + fu.shape[0]) * var / n)
+    if finite:
+        se = math.sqrt(_fpc(n, n + fu.shape[0]) * var / n)
+    else:
+        imputed = float(np.var(fu @ coef[1:], ddof=1)) if fu.shape[0] > 1 else 0.0
+        se = math.sqrt(var / n + imputed / max(fu.shape[0], 1))
     lam = float(coef[1:].sum())
     return _interval(float(coef[0]), se, alpha, n, fu.shape[0], lam, small_sample, p)
