@@ -29,9 +29,11 @@ ABOUT = {
     "system, applied fixed",
     "several": "`consensus`, `machine-fit`, `machine-rich` and `traffic.predicted` at once, "
     "weighed by the regression estimator (`ragsonde.estimate.ppi.regression_mean`: a vector "
-    "`lam` fitted on the labels, n − 1 − 4 degrees of freedom; sample form: PPI on their "
-    "combination, `lam` 1)",
+    "`lam` fitted on the labels, leave-one-out residuals, n − 1 − 4 degrees of freedom)",
     "several-cf": "the same four columns, cross-fitted",
+    "shrunk-cf": "`consensus` and the `machine-rich` signals cross-fitted, the signals' ridge "
+    "weights shrunk toward 0 (penalty by leave-one-out, up to 10⁴) and `consensus`'s left "
+    "free: the fixed predictor at a few labels, more signals as the labels allow",
 }
 DIFF_ABOUT = {
     "own-cf": "both systems' own score signals, cross-fitted (what `compare` does)",
@@ -156,7 +158,23 @@ def _choice(d: dict[str, Any]) -> list[str]:
     for m in dict.fromkeys(["consensus", chosen]):
         ratio, where = _worst(d, m)
         lines.append(f"- `{m}`: worst cell {ratio:.2f} × ({where}).")
+    combos = [m for m in ("several", "several-cf", "shrunk-cf") if m in rho_methods(d)]
+    if combos:
+        lines.append(
+            "- Several predictors at once, each defined before the run (not picked by width): "
+            + "; ".join(
+                f"`{m}` worst cell {_worst(d, m)[0]:.2f} × ({_worst(d, m)[1]})" for m in combos
+            )
+            + ". At n = 30 the weights fitted on the labels cost more than the combination "
+            "gained here."
+        )
     return [*lines, ""]
+
+
+def rho_methods(d: dict[str, Any]) -> list[str]:
+    """The methods of the first cell (every cell has the same)."""
+    first = next(iter(d["systems"].values()))["n"]
+    return list(next(iter(first.values())))
 
 
 def _power(d: dict[str, Any]) -> list[str]:

@@ -32,7 +32,11 @@ the rest fixed, PPI++'s ``lam`` their only fit):
   the other systems' rankings);
 * ``traffic.predicted``: the traffic room's fixed ``predicted``;
 * ``consensus``: :class:`ragsonde.estimate.predictors.Consensus` (eval's ``consensus``), fixed;
-* ``consensus-cf``: its four signals, cross-fitted.
+* ``consensus-cf``: its four signals, cross-fitted;
+* ``machine-fit``, ``machine-rich``: fits to the ICT queries' machine labels, applied fixed;
+  ``several``: four fixed predictors at once (the regression estimator); ``several-cf``; and
+  ``shrunk-cf``: ``consensus`` with the rich signals shrunk toward it
+  (:mod:`bench._estimate_machine`, :mod:`bench._estimate_generated`).
 
 Targets: coverage ≥ 0.93 for every system and n; mean width ≤ 0.85 × classical with the best
 predictor; PPI needs ≥ 30 % fewer labels for a significant DBSF − dense difference. Writes
