@@ -39,6 +39,7 @@ __all__ = [
     "PairQuery",
     "PairStratum",
     "estimate_planned_difference",
+    "estimate_planned_metric",
     "plan_comparison",
 ]
 
@@ -264,4 +265,47 @@ def estimate_planned_difference(
         classical=Bounds(estimate=base.estimate, low=cut(base.low), high=cut(base.high)),
         note=f"judging plan: {len(plan.strata)} strata, {plan.exact} queries exact "
         f"(identical to depth {plan.depth})",
+    )
+
+
+def estimate_planned_metric(
+    gold: Mapping[str, float], ids: Sequence[str], plan: ComparisonPlan, *, alpha: float = 0.05
+) -> MetricEstimate:
+    """One system's metric over ``ids`` from its labelled queries under a comparison's
+    ``plan``: the stratified mean, the exact queries a stratum like the others (one system's
+    metric is not 0 there, so it needs their labels: at least 2)."""
+    import numpy as np
+
+    from ragsonde.estimate.design import stratified_difference
+    from ragsonde.models.estimate import Bounds, MetricEstimate
+
+    top = max(plan.stratum_of.values(), default=0) + 1
+    try:
+        strata = np.asarray([plan.stratum_of[q] if plan.stratum_of[q] != EXACT else top
+                             for q in ids], dtype=np.int64)  # fmt: skip
+    except KeyError as e:
+        raise QueryValidationError(
+            f"plan: query {e.args[0]} is not in the plan file; it was made for another benchmark.",
+            field="plan_file",
+        ) from e
+    lab = np.asarray([q in gold for q in ids], dtype=bool)
+    y = np.asarray([gold.get(q, 0.0) for q in ids])
+    try:
+        iv = stratified_difference(y, lab, strata, alpha=alpha)
+    except QueryValidationError as e:
+        raise QueryValidationError(
+            f"{e} One system's estimate under a comparison's plan needs labels among the "
+            f"{plan.exact} queries the plan skipped as identical in both systems: judge a few, "
+            "or estimate the comparison alone (compare).",
+            field="plan_file",
+        ) from e
+    bounds = Bounds(estimate=iv.estimate, low=max(0.0, iv.low), high=min(1.0, iv.high))
+    return MetricEstimate(
+        **bounds.model_dump(),
+        n_labeled=iv.n_labeled,
+        n_predicted=0,
+        method="stratified",
+        classical=bounds,
+        note=f"the labels of a comparison's judging plan, weighed by its {len(plan.strata)} "
+        "strata (no predictions)",
     )
