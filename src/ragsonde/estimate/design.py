@@ -146,7 +146,6 @@ def stratified_difference(
         total += size * float(resid.mean())
         if n_h > 1:
             terms.append((a * float(np.var(resid, ddof=1)), n_h - 1))
-    n = sum(p[1] for p in parts)
     var = sum(v for v, _ in terms)
     df = _satterthwaite(terms)
     if fitted and df > 2.0:  # lam tuned on these residuals: one of their df spent (§7.3)
@@ -157,4 +156,7 @@ def stratified_difference(
 
     z_value(alpha)  # checks alpha
     half = float(student.ppf(1.0 - alpha / 2.0, max(df, 1.0))) * se
-    return Interval(estimate, se, estimate - half, estimate + half, n, big_n - n, float(lam))
+    judged = int(labelled.sum())
+    return Interval(
+        estimate, se, estimate - half, estimate + half, judged, big_n - judged, float(lam)
+    )

@@ -39,7 +39,6 @@ __all__ = [
     "check_predictor",
     "comparison_plan",
     "estimate_run",
-    "plan_probabilities",
     "read_plan",
 ]
 
@@ -169,17 +168,3 @@ def comparison_plan(path: Path) -> ComparisonPlan:
             field="plan_file",
         )
     return plan
-
-
-def plan_probabilities(path: Path) -> dict[str, float]:
-    """One system's judging plan file's probabilities (``judge --plan``), checked."""
-    from ragsonde.estimate.plan import JudgingPlan
-
-    plan = read_plan(path)
-    if not isinstance(plan, JudgingPlan):
-        raise QueryValidationError(
-            f"{path} plans a comparison (judge --plan --versus): it serves eval --versus and "
-            "compare, not one system's estimate.",
-            field="plan_file",
-        )
-    return plan.probabilities
