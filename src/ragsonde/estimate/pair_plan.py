@@ -97,6 +97,11 @@ class ComparisonPlan(BaseModel):
         description="Every query's chance to be labelled in all (0 for the exact ones)."
     )
 
+    @property
+    def queued(self) -> list[str]:
+        """The planned query ids, in the order to judge them."""
+        return [p.query_id for p in self.plan]
+
 
 def _strata(spread: list[float], k: int) -> list[int]:
     """Quantile strata of ``spread`` (0 the lowest), empty ones dropped."""

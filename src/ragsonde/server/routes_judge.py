@@ -153,16 +153,13 @@ def _planned(path: Path) -> dict[str, int]:
     comparison's (none, or unreadable: empty)."""
     if not path.is_file():
         return {}
-    from ragsonde.estimate.pair_plan import ComparisonPlan
     from ragsonde.estimate.run import read_plan
 
     try:
         plan = read_plan(path)
     except QueryValidationError:
         return {}
-    if isinstance(plan, ComparisonPlan):
-        return {p.query_id: i for i, p in enumerate(plan.plan)}
-    return {p.query_id: i for i, p in enumerate(plan.plan)}
+    return {q: i for i, q in enumerate(plan.queued)}
 
 
 def _pool(state: ServerState, req: PoolRequest) -> PoolResponse:
