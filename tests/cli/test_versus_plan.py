@@ -66,7 +66,8 @@ def test_a_comparison_plan_is_written_and_weighs_the_difference(
     save = tmp_path / "versus.json"
     args = ["eval", str(judged), *common, "--corpus", str(robotics_docs()), "--no-throughput",
             "--no-record", "--estimate", "--plan-file", str(plan_file)]  # fmt: skip
-    out = cli(*args, "--json", "--save", str(save), "-m", "ndcg@10", env=env)
+    out = cli(*args, "--json", "--save", str(save), "-m", "ndcg@10", "--predictor", "none",
+              env=env)  # fmt: skip
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     m = next(x for x in doc["comparison"]["metrics"] if x["metric"] == "ndcg@10")
@@ -92,11 +93,15 @@ def test_a_comparison_plan_is_written_and_weighs_the_difference(
     saved = VersusReport.model_validate_json(save.read_text())
     (tmp_path / "a.json").write_text(saved.a.model_dump_json())
     (tmp_path / "b.json").write_text(saved.b.model_dump_json())
-    again = cli("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-m", "ndcg@10",
-                "--plan-file", str(plan_file), "--json")  # fmt: skip
+    pair = (str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-m", "ndcg@10", "--plan-file",
+            str(plan_file), "--json")  # fmt: skip
+    again = cli("compare", *pair, "--predictor", "none")
     assert again.exit_code == 0, again.output
-    m2 = json.loads(again.stdout)["metrics"][0]
-    assert m2["ppi"] == ppi
+    assert json.loads(again.stdout)["metrics"][0]["ppi"] == ppi
+    # with the runs' score signals (the default), fitted to the labelled differences
+    scored = json.loads(cli("compare", *pair).stdout)["metrics"][0]["ppi"]
+    assert scored["method"] == "stratified-ppi++" and scored["sources"] == ["signals"]
+    assert scored["n_labeled"] == START + PLANNED and 0.0 <= scored["lam"] <= 1.0
     # one system's eval under a comparison's plan: the same strata weigh its labels
     one = cli("eval", str(judged), "-c", versus.a.collection, "--home", str(versus_home),
               "--no-throughput", "--no-record", "--estimate", "--plan-file", str(plan_file),

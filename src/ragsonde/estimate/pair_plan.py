@@ -28,10 +28,15 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.estimate.crossfit import crossfit
 from ragsonde.estimate.design import EXACT, rank_spread
+from ragsonde.estimate.estimate import MIN_CROSSFIT
 from ragsonde.estimate.plan import FLOOR
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from ragsonde.models.estimate import MetricEstimate
 
 __all__ = [
@@ -219,12 +224,17 @@ def estimate_planned_difference(
     *,
     depth: int,
     predicted: Sequence[float] | None = None,
+    signals: NDArray[np.float64] | None = None,
+    sources: Sequence[str] = (),
     alpha: float = 0.05,
 ) -> MetricEstimate:
     """B − A of a metric reading ``depth`` deep, over ``ids``, from the queries both sides have
     gold for, under ``plan`` (:func:`~ragsonde.estimate.design.stratified_difference`);
-    ``predicted``: a label-free prediction of each query's difference (None: the design
-    alone). The classical bounds beside it are the design's without the prediction."""
+    ``predicted``: a label-free prediction of each query's difference; else ``signals`` (one
+    row per query), fitted to the labelled differences by cross-fitting (a labelled query's
+    prediction never saw its label) once there are :data:`~ragsonde.estimate.MIN_CROSSFIT`;
+    neither: the design alone. The classical bounds beside it are the design's without a
+    prediction."""
     import numpy as np
 
     from ragsonde.estimate.design import stratified_difference
@@ -251,9 +261,12 @@ def estimate_planned_difference(
     lab = np.asarray([q in gold_a and q in gold_b for q in ids], dtype=bool)
     d = np.asarray([gold_b[q] - gold_a[q] if q in gold_a and q in gold_b else 0.0 for q in ids])
     base = stratified_difference(d, lab, strata, alpha=alpha)
-    iv = base
-    if predicted is not None:
-        iv = stratified_difference(d, lab, strata, np.asarray(predicted, dtype=float), alpha=alpha)
+    f = None if predicted is None else np.asarray(predicted, dtype=np.float64)
+    if f is None and signals is not None and signals.shape[1] and lab.sum() >= MIN_CROSSFIT:
+        fit = crossfit(signals[lab], d[lab], signals[~lab], clip=(-1.0, 1.0))
+        f = np.empty(len(ids))
+        f[lab], f[~lab] = fit.labeled, fit.unlabeled.mean(axis=1)
+    iv = base if f is None else stratified_difference(d, lab, strata, f, alpha=alpha)
 
     def cut(x: float) -> float:
         return min(1.0, max(-1.0, x))
@@ -264,9 +277,9 @@ def estimate_planned_difference(
         high=cut(iv.high),
         n_labeled=iv.n_labeled,
         n_predicted=iv.n_unlabeled,
-        method="stratified-ppi++" if predicted is not None else "stratified",
-        sources=[],
-        lam=iv.lam if predicted is not None else None,
+        method="stratified-ppi++" if f is not None else "stratified",
+        sources=list(sources) if f is not None else [],
+        lam=iv.lam if f is not None else None,
         classical=Bounds(estimate=base.estimate, low=cut(base.low), high=cut(base.high)),
         note=f"judging plan: {len(plan.strata)} strata, {plan.exact} queries exact "
         f"(identical to depth {plan.depth})",

@@ -241,12 +241,15 @@ def _planned(
     import numpy as np
 
     a, b = runs
-    predicted = None
-    if predictor != "none":
+    predicted, signals, sources = None, None, []
+    if predictor != "none":  # a fixed prediction of the difference, else both sides' signals
         queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
-        fa = features(ids, _predictions(a, queries, predictor)).predicted
-        fb = features(ids, _predictions(b, queries, predictor)).predicted
-        predicted = None if fa is None or fb is None else list(np.asarray(fb) - np.asarray(fa))
+        fa = features(ids, _predictions(a, queries, predictor))
+        fb = features(ids, _predictions(b, queries, predictor))
+        if fa.predicted is not None and fb.predicted is not None:
+            predicted = list(fb.predicted - fa.predicted)
+        signals = np.hstack([fa.matrix, fb.matrix])
+        sources = list(dict.fromkeys(fa.sources + fb.sources))
     comparison.significance = PPI_SIGNIFICANCE
     rankings = (_rankings(a.per_query), _rankings(b.per_query))
     for m in comparison.metrics:
@@ -254,7 +257,7 @@ def _planned(
         m.classical = estimate_difference(gold_a, gold_b, labelled, alpha=comparison.alpha)
         m.ppi = estimate_planned_difference(
             gold_a, gold_b, ids, plan, rankings, depth=_depth(m.metric), predicted=predicted,
-            alpha=comparison.alpha,
+            signals=signals, sources=sources, alpha=comparison.alpha,
         )  # fmt: skip
         m.significant = m.ppi.low > 0 or m.ppi.high < 0
         m.verdict = (
