@@ -79,6 +79,12 @@ def test_the_plan_skips_exact_queries_and_gives_each_stratum_three() -> None:
     assert shares[-1] == max(shares) and shares[-1] > shares[0]
     with pytest.raises(QueryValidationError, match="expected 1 to"):
         plan_comparison(ids, a, b, start, 500)
+    # labels piled in one stratum leave too few for four: fewer strata, each still with 3
+    live = [q for q in ids if a[q] != b[q]]
+    piled = set(sorted(live, key=lambda q: rank_spread(a[q], b[q]))[-12:])
+    few = plan_comparison(ids, a, b, piled, 3, seed=0)
+    assert len(few.plan) == 3 and 1 <= len(few.strata) < 4
+    assert all(s.labelled + s.planned >= 3 for s in few.strata)
 
 
 def _coverage(predict: str, draws: int) -> tuple[float, float, float]:

@@ -173,11 +173,18 @@ def plan_comparison(
             field="plan",
         )
     k = max(1, min(strata, (n + sum(q in labelled for q in live)) // MIN_PER_STRATUM))
-    where = dict(zip(live, _strata([spread[q] for q in live], k), strict=True))
-    groups = [[q for q in live if where[q] == h] for h in range(max(where.values()) + 1)]
-    have = [sum(q in labelled for q in g) for g in groups]
-    rms = [float(np.sqrt(np.mean([spread[q] ** 2 for q in g]))) for g in groups]
-    count = _allocate([len(g) for g in groups], have, rms, n)
+    while True:  # fewer strata while the labels cannot give each its first ones
+        where = dict(zip(live, _strata([spread[q] for q in live], k), strict=True))
+        groups = [[q for q in live if where[q] == h] for h in range(max(where.values()) + 1)]
+        have = [sum(q in labelled for q in g) for g in groups]
+        rms = [float(np.sqrt(np.mean([spread[q] ** 2 for q in g]))) for g in groups]
+        try:
+            count = _allocate([len(g) for g in groups], have, rms, n)
+            break
+        except QueryValidationError:
+            if k == 1:
+                raise
+            k -= 1
     rng = np.random.default_rng(seed)
     chosen: list[PairQuery] = []
     for h, g in enumerate(groups):
