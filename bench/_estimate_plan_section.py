@@ -13,6 +13,8 @@ ABOUT = {
     "classical-plan": "n queries drawn by `judge --plan --versus`'s plan, the stratified mean "
     "(no predictor: exact queries skipped, Neyman allocation on the rank spread)",
     "ppi-plan": "the plan's draws, the stratified estimate with the `consensus` difference",
+    "scores-plan": "the plan's draws, as `compare --plan-file` runs by default: both systems' "
+    "own score signals cross-fitted to the labelled differences",
 }
 
 
@@ -68,7 +70,9 @@ def estimate_plan_section(d: dict[str, Any]) -> list[str]:
         f"to {_n(need['classical-plan'])}; the `consensus` prediction of the difference "
         f"(ρ = {main['rho_consensus']:+.2f}) adds {_n(need['ppi'])} uniform, and "
         f"{_n(need['ppi-plan'])} with the plan: at this grid's resolution, nothing on top of the "
-        "design. The coverage of the plan's intervals stays at or above the uniform ones'. The "
+        "design; `compare`'s default (score signals cross-fitted on the few labels) needs "
+        f"{_n(need['scores-plan'])}, the fit's noise costing about what it gains. The "
+        "coverage of the plan's intervals stays at or above the uniform ones'. The "
         "worst coverages are at n = 10–15 (a few skewed differences, t on few degrees of "
         "freedom), where no method is near significance. On a pair whose differences are "
         "mostly exactly 0 (DBSF − RRF) the uniform intervals undercover at small n, and the "
@@ -98,7 +102,8 @@ def estimate_plan_rows(d: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
             "≥ 30 %",
             f"{fewer[best['method']]:.0%} ({smooth[best['method']]:.0%} interpolated): "
             f"{need['classical']} classical, {need['ppi']} PPI, {need['classical-plan']} "
-            f"plan, {need['ppi-plan']} PPI with plan",
+            f"plan, {need['ppi-plan']} PPI with plan, {need['scores-plan']} compare's default "
+            "with plan",
             bool(d["target_met"][best["method"]]),
         )
     ]

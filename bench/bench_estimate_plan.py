@@ -17,7 +17,10 @@ draws of n labelled queries for four methods, all of the mean difference over th
   (exact queries skipped, Neyman allocation on the label-free rank spread, 4 strata), the
   stratified mean (``ragsonde.estimate.design``, no predictor);
 * ``ppi-plan``: the plan's draws, the stratified estimate with the same ``consensus``
-  difference (combined regression ``lam``).
+  difference (combined regression ``lam``);
+* ``scores-plan``: the plan's draws through what ``compare --plan-file`` runs by default
+  (``estimate_planned_difference`` with both systems' own score signals, cross-fitted to the
+  labelled differences).
 
 For each: the share of draws whose interval excludes 0, the smallest n where that reaches 0.8,
 and the coverage of the full-label difference at that n and over the grid. The same four for
@@ -35,7 +38,7 @@ from typing import Any
 
 from bench._common import write_results
 
-METHODS = ("classical", "ppi", "classical-plan", "ppi-plan")
+METHODS = ("classical", "ppi", "classical-plan", "ppi-plan", "scores-plan")
 GRID = [*range(10, 100, 5), *range(100, 301, 20)]
 PAIRS = (("dense", "hybrid_dbsf"), ("dense", "hybrid_rrf"), ("hybrid_rrf", "hybrid_dbsf"))
 TARGET = 0.30
@@ -53,14 +56,15 @@ def _uniform(rng: Any, size: int, n: int) -> Any:
 
 def _draw(
     ids: list[str], rankings: tuple[dict[str, Any], dict[str, Any]], d: Any, f: Any, n: int,
-    rng: Any, seed: int,
+    rng: Any, seed: int, signals: Any = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """One draw of n labels for each design: the four intervals."""
+    """One draw of n labels for each design: the intervals of :data:`METHODS`."""
     import numpy as np
 
     from ragsonde.estimate import classical_mean, ppi_mean
     from ragsonde.estimate.design import stratified_difference
-    from ragsonde.estimate.pair_plan import plan_comparison
+    from ragsonde.estimate.pair_plan import estimate_planned_difference, plan_comparison
+    from ragsonde.estimate.ppi import Interval
 
     lab = _uniform(rng, len(d), n)
     out = {
@@ -73,6 +77,13 @@ def _draw(
     strata = np.asarray([plan.stratum_of[q] for q in ids], dtype=np.int64)
     out["classical-plan"] = stratified_difference(d, got, strata)
     out["ppi-plan"] = stratified_difference(d, got, strata, f)
+    if signals is not None:
+        gold_b = {q: float(d[i]) for i, q in enumerate(ids) if q in planned}
+        est = estimate_planned_difference(dict.fromkeys(gold_b, 0.0), gold_b, ids, plan,
+                                          rankings, depth=10, signals=signals)  # fmt: skip
+        # its interval cut to [-1, 1], as compare reports it: no difference in what it excludes
+        out["scores-plan"] = Interval(est.estimate, 0.0, est.low, est.high, est.n_labeled,
+                                      est.n_predicted, est.lam or 0.0)  # fmt: skip
     return out
 
 
@@ -86,6 +97,16 @@ def _crossing(rates: dict[str, float], level: float = 0.8) -> float | None:
     return float(points[0][0]) if points and points[0][1] >= level else None
 
 
+def _own(pq: dict[str, Any], system: str, ids: list[str]) -> Any:
+    """Each query's score signals of ``system``'s ranking (``--predictor scores``)."""
+    import numpy as np
+
+    from ragsonde.traffic.signals import SCORE_SIGNALS, score_signals
+
+    rows = [score_signals(pq[system][q]["scores"]) for q in ids]
+    return np.asarray([[r.get(name, 0.0) for name in SCORE_SIGNALS] for r in rows])
+
+
 def power(pq: dict[str, Any], shipped: dict[str, list[float]], a: str, b: str, draws: int,
           seed: int) -> dict[str, Any]:  # fmt: skip
     """The four methods' significance rate and coverage per n for B − A."""
@@ -97,6 +118,7 @@ def power(pq: dict[str, Any], shipped: dict[str, list[float]], a: str, b: str, d
     d = np.asarray([pq[b][q]["ndcg"] - pq[a][q]["ndcg"] for q in ids])
     f = np.asarray(shipped[b]) - np.asarray(shipped[a])
     rankings = ({q: pq[a][q]["ids"] for q in ids}, {q: pq[b][q]["ids"] for q in ids})
+    signals = np.hstack([_own(pq, a, ids), _own(pq, b, ids)])
     spread = np.asarray([rank_spread(rankings[0][q], rankings[1][q]) for q in ids])
     truth = float(d.mean())
     rng = np.random.default_rng([seed, len(a), len(b)])
@@ -108,7 +130,8 @@ def power(pq: dict[str, Any], shipped: dict[str, list[float]], a: str, b: str, d
         inside = dict.fromkeys(METHODS, 0)
         widths: dict[str, list[float]] = {m: [] for m in METHODS}
         for k in range(draws):
-            for m, iv in _draw(ids, rankings, d, f, n, rng, seed * 100_000 + n * 1000 + k).items():
+            key = seed * 100_000 + n * 1000 + k
+            for m, iv in _draw(ids, rankings, d, f, n, rng, key, signals).items():
                 hits[m] += iv.excludes(0.0)
                 inside[m] += iv.low <= truth <= iv.high
                 widths[m].append(iv.width)
