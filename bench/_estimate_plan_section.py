@@ -31,7 +31,7 @@ def estimate_plan_section(d: dict[str, Any]) -> list[str]:
         f"{d['dataset']}, run {d['date']} ({d['seconds'] / 60:.1f} min), seed {d['seed']}: "
         "`python -m bench.bench_estimate_plan` on `bench_estimate`'s cached per-query nDCG@10, "
         "top-10 ids and shipped `Consensus` predictions. At each n of the grid, the same number "
-        "of draws for four methods, all intervals of the mean difference over the 300 queries "
+        "of draws for five methods, all intervals of the mean difference over the 300 queries "
         "(finite form, Student's t; the plan's: Satterthwaite degrees of freedom). "
         "*Labels needed*: the smallest n of the grid (steps of 5) whose interval excludes 0 in "
         "≥ 80 % of draws; *interpolated*: where the rate crosses 0.8 between grid points.",

@@ -6,7 +6,7 @@
 Reads ``bench/bench_estimate.py``'s per-query data (its ``--home`` cache: each system's
 nDCG@10 on the 300 SciFact test queries, its top-10 ids, and the shipped ``Consensus``
 predictions; run that bench first). For DBSF against dense, at every n of a grid, ``--draws``
-draws of n labelled queries for four methods, all of the mean difference over the 300 queries
+draws of n labelled queries for five methods, all of the mean difference over the 300 queries
 (the finite form; Student's t):
 
 * ``classical``: n queries drawn uniformly, their mean difference (finite-population
@@ -23,7 +23,7 @@ draws of n labelled queries for four methods, all of the mean difference over th
   labelled differences).
 
 For each: the share of draws whose interval excludes 0, the smallest n where that reaches 0.8,
-and the coverage of the full-label difference at that n and over the grid. The same four for
+and the coverage of the full-label difference at that n and over the grid. The same five for
 two other pairs (``--other-draws``) as a check that the design's gain is not this pair's alone.
 Writes ``bench/results/estimate_plan.json``; ``bench/report.py`` renders it.
 """
@@ -109,7 +109,7 @@ def _own(pq: dict[str, Any], system: str, ids: list[str]) -> Any:
 
 def power(pq: dict[str, Any], shipped: dict[str, list[float]], a: str, b: str, draws: int,
           seed: int) -> dict[str, Any]:  # fmt: skip
-    """The four methods' significance rate and coverage per n for B − A."""
+    """Each method' significance rate and coverage per n for B − A."""
     import numpy as np
 
     from ragsonde.estimate.design import rank_spread
