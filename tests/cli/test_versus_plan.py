@@ -115,3 +115,7 @@ def test_a_comparison_plan_is_written_and_weighs_the_difference(
     wrong = cli("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--plan-file",
                 str(single))  # fmt: skip
     assert wrong.exit_code != 0 and "plans one system" in wrong.output
+    # without --estimate the unlabelled rows would be dropped with the plan's weights: refused
+    bare = cli("eval", str(judged), *common, "--no-throughput", "--no-record", "--plan-file",
+               str(plan_file), env=env)  # fmt: skip
+    assert bare.exit_code != 0 and "add --estimate" in bare.output
