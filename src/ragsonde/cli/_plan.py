@@ -3,6 +3,9 @@
 Evaluates the benchmark once (its unlabelled rows kept), takes each query's score signals,
 and plans with :func:`ragsonde.estimate.plan.plan_judging`; traffic weights are read from the
 rows' ``weight`` field (a traffic benchmark's, :mod:`ragsonde.traffic`) when there is one.
+With ``--versus`` (B named as ``eval --versus`` names it) the plan is for the difference B − A:
+both sides are evaluated and :func:`ragsonde.estimate.pair_plan.plan_comparison` plans from
+their two rankings of each query.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from ragsonde.cli._common import console, print_json
+from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings
+    from ragsonde.estimate.pair_plan import ComparisonPlan
     from ragsonde.estimate.plan import JudgingPlan
 
 __all__ = ["run_plan"]
@@ -72,6 +77,61 @@ def make_plan(
     )
 
 
+def make_pair_plan(
+    benchmark: Path,
+    n: int,
+    settings: Settings,
+    *,
+    versus: str,
+    collection_b: str | None = None,
+    seed: int = 0,
+) -> ComparisonPlan:
+    """The plan for the difference B − A on ``benchmark``: A the settings' embedder and
+    collection, B ``versus`` (and ``collection_b``), as ``eval --versus`` runs them."""
+    from ragsonde.estimate.pair_plan import plan_comparison
+    from ragsonde.evaluate import EvalOptions
+    from ragsonde.evaluate.versus import evaluate_versus
+    from ragsonde.workspace import Workspace
+
+    options = EvalOptions(k=[10], throughput=False, estimate=True, predictor="none")
+    collections = None if collection_b is None else (settings.collection, collection_b)
+    with Workspace(settings) as ws:
+        result = evaluate_versus(
+            benchmark, (settings.embedder, versus), options, ws, collections=collections
+        )
+    a, b = result.a, result.b
+    machine = a.benchmark.machine_labels
+    labelled = {q for q, row in a.per_query.items() if row.relevant and q not in machine}
+    return plan_comparison(
+        list(a.per_query),
+        {q: [d for d, _ in row.retrieved] for q, row in a.per_query.items()},
+        {q: [d for d, _ in row.retrieved] for q, row in b.per_query.items()},
+        labelled,
+        n,
+        texts={q: row.query for q, row in a.per_query.items()},
+        systems=(f"{a.embedder} on {a.collection}", f"{b.embedder} on {b.collection}"),
+        seed=seed,
+    )
+
+
+def _show_pair(plan: ComparisonPlan) -> None:
+    table = Table(title=f"judge these {len(plan.plan)} queries first (B − A, {plan.metric})")
+    for col in ("query", "stratum", "spread", "probability", "text"):
+        table.add_column(col, justify="right" if col in {"stratum", "spread"} else "left")
+    for p in plan.plan:
+        table.add_row(p.query_id, str(p.stratum), f"{p.spread:.3f}", f"{p.probability:.3f}",
+                      p.text[:60])  # fmt: skip
+    console.print(table)
+    console.print(
+        f"A: {plan.systems[0]}; B: {plan.systems[1]}. {plan.labelled_now} of "
+        f"{plan.queries_total} queries labelled; {plan.exact} have identical top "
+        f"{plan.depth} in both (their difference is 0 under any labels: never planned); the "
+        f"rest in {len(plan.strata)} strata by how far the two top {plan.depth} differ. Keep "
+        "the plan file: `eval --versus --plan-file` and `compare --plan-file` weigh the labels "
+        "by it."
+    )
+
+
 def run_plan(
     benchmark: Path,
     n: int,
@@ -80,12 +140,32 @@ def run_plan(
     out: Path | None,
     target_width: float | None,
     json_output: bool,
+    versus: str | None = None,
+    collection_b: str | None = None,
 ) -> None:
-    """Plan, write the plan file, and show it."""
+    """Plan, write the plan file, and show it (``versus``: a comparison's plan)."""
     from ragsonde.outputs import check_outputs, write_text
 
     target = out or benchmark.with_name(f"{benchmark.stem}.plan.json")
     check_outputs({"--out": target}, inputs=[benchmark])  # before the queries are replayed
+    if versus is not None:
+        if target_width is not None:
+            raise QueryValidationError(
+                "--target-width plans one system's interval; with --versus, leave it out.",
+                field="target_width",
+            )
+        pair = make_pair_plan(benchmark, n, settings, versus=versus, collection_b=collection_b)
+        write_text(target, pair.model_dump_json(indent=2))
+        if json_output:
+            print_json(pair)
+            return
+        _show_pair(pair)
+        console.print(f"wrote plan: {target}")
+        return
+    if collection_b is not None:
+        raise QueryValidationError(
+            "--collection-b names B's collection: name B with --versus.", field="versus"
+        )
     plan = make_plan(benchmark, n, settings, target_width=target_width)
     write_text(target, plan.model_dump_json(indent=2))
     if json_output:

@@ -171,16 +171,17 @@ async def get_benchmark(name: str, state: State) -> BenchmarkFile:
 
 
 def _planned(path: Path) -> dict[str, int]:
-    """Query id -> place in the judging plan beside a benchmark (none, or unreadable: empty)."""
+    """Query id -> place in the judging plan beside a benchmark, one system's or a
+    comparison's (none, or unreadable: empty)."""
     if not path.is_file():
         return {}
-    from ragsonde.estimate.plan import JudgingPlan
+    from ragsonde.estimate.run import read_plan
 
     try:
-        plan = JudgingPlan.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError):
+        plan = read_plan(path)
+    except QueryValidationError:
         return {}
-    return {p.query_id: i for i, p in enumerate(plan.plan)}
+    return {q: i for i, q in enumerate(plan.queued)}
 
 
 def _pool(state: ServerState, req: PoolRequest) -> PoolResponse:
