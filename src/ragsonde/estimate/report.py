@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ragsonde.evaluate.comparison import Comparison, MetricComparison
     from ragsonde.evaluate.options import EvalOptions
     from ragsonde.evaluate.report import EvalReport, QueryRow, VersusReport
+    from ragsonde.models.estimate import MetricEstimate
 
 __all__ = [
     "comparison_predictor",
@@ -259,13 +260,18 @@ def _planned(
             gold_a, gold_b, ids, plan, rankings, depth=_depth(m.metric), predicted=predicted,
             signals=signals, sources=sources, alpha=comparison.alpha,
         )  # fmt: skip
-        m.significant = m.ppi.low > 0 or m.ppi.high < 0
-        m.verdict = (
-            ("better" if m.ppi.estimate > 0 else "worse")
-            if m.significant
-            else "no significant difference"
-        )
+        _follow(m, m.ppi)
     return comparison
+
+
+def _follow(m: MetricComparison, interval: MetricEstimate) -> None:
+    """``m``'s verdict follows ``interval``: significant only when it excludes 0."""
+    m.significant = interval.low > 0 or interval.high < 0
+    m.verdict = (
+        ("better" if interval.estimate > 0 else "worse")
+        if m.significant
+        else "no significant difference"
+    )
 
 
 def estimate_paired(
@@ -285,12 +291,7 @@ def estimate_paired(
     m.classical = estimate_difference(gold_a, gold_b, labelled, alpha=alpha)
     if predictions is not None and len(labelled) < len(ids):
         m.ppi = estimate_difference(gold_a, gold_b, ids, *predictions, alpha=alpha)
-        m.significant = m.ppi.low > 0 or m.ppi.high < 0
-        m.verdict = (
-            ("better" if m.ppi.estimate > 0 else "worse")
-            if m.significant
-            else "no significant difference"
-        )
+        _follow(m, m.ppi)
     return m
 
 
