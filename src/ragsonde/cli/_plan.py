@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ragsonde.config import Settings
     from ragsonde.estimate.pair_plan import ComparisonPlan
     from ragsonde.estimate.plan import JudgingPlan
+    from ragsonde.evaluate.report import EvalReport
 
 __all__ = ["run_plan"]
 
@@ -88,7 +89,6 @@ def make_pair_plan(
 ) -> ComparisonPlan:
     """The plan for the difference B − A on ``benchmark``: A the settings' embedder and
     collection, B ``versus`` (and ``collection_b``), as ``eval --versus`` runs them."""
-    from ragsonde.estimate.pair_plan import plan_comparison
     from ragsonde.evaluate import EvalOptions
     from ragsonde.evaluate.versus import evaluate_versus
     from ragsonde.workspace import Workspace
@@ -99,7 +99,40 @@ def make_pair_plan(
         result = evaluate_versus(
             benchmark, (settings.embedder, versus), options, ws, collections=collections
         )
-    a, b = result.a, result.b
+    systems = (f"{result.a.embedder} on {result.a.collection}",
+               f"{result.b.embedder} on {result.b.collection}")  # fmt: skip
+    return _plan_pair(result.a, result.b, n, systems=systems, seed=seed)
+
+
+def pair_plan_from_reports(reports: tuple[Path, Path], n: int, *, seed: int = 0) -> ComparisonPlan:
+    """The plan for B − A from two saved eval reports (any two configurations: two modes, two
+    fusions, two chunkings) run on the same partly labelled benchmark with ``--estimate``, which
+    keeps its unlabelled queries."""
+    from ragsonde.evaluate.report import load_report
+
+    a, b = (load_report(p) for p in reports)
+    if set(a.per_query) != set(b.per_query):
+        raise QueryValidationError(
+            f"--pair: {reports[0]} and {reports[1]} hold different queries; save both from the "
+            "same benchmark.",
+            field="pair",
+        )
+    if all(row.relevant for row in a.per_query.values()):
+        raise QueryValidationError(
+            f"--pair: {reports[0]} holds no unlabelled query, so there is nothing to plan. Save "
+            "each side with `ragsonde eval BENCHMARK --estimate --save A.json`: an estimate "
+            "keeps the unlabelled queries.",
+            field="pair",
+        )
+    return _plan_pair(a, b, n, systems=(str(reports[0]), str(reports[1])), seed=seed)
+
+
+def _plan_pair(
+    a: EvalReport, b: EvalReport, n: int, *, systems: tuple[str, str], seed: int
+) -> ComparisonPlan:
+    """Plan B − A from the two sides' rankings of each query (a person's labels counted)."""
+    from ragsonde.estimate.pair_plan import plan_comparison
+
     machine = a.benchmark.machine_labels
     labelled = {q for q, row in a.per_query.items() if row.relevant and q not in machine}
     return plan_comparison(
@@ -109,7 +142,7 @@ def make_pair_plan(
         labelled,
         n,
         texts={q: row.query for q, row in a.per_query.items()},
-        systems=(f"{a.embedder} on {a.collection}", f"{b.embedder} on {b.collection}"),
+        systems=systems,
         seed=seed,
     )
 
@@ -142,24 +175,37 @@ def run_plan(
     json_output: bool,
     versus: str | None = None,
     collection_b: str | None = None,
+    pair: tuple[Path, Path] | None = None,
 ) -> None:
-    """Plan, write the plan file, and show it (``versus``: a comparison's plan)."""
+    """Plan, write the plan file, and show it (``versus`` or ``pair``: a comparison's plan)."""
     from ragsonde.outputs import check_outputs, write_text
 
     target = out or benchmark.with_name(f"{benchmark.stem}.plan.json")
-    check_outputs({"--out": target}, inputs=[benchmark])  # before the queries are replayed
-    if versus is not None:
+    check_outputs({"--out": target}, inputs=[benchmark, *(pair or ())])  # before any work
+    if pair is not None and (versus is not None or collection_b is not None):
+        raise QueryValidationError(
+            "--pair names both sides by their saved reports; leave out --versus and "
+            "--collection-b.",
+            field="pair",
+        )
+    if versus is not None or pair is not None:
         if target_width is not None:
             raise QueryValidationError(
-                "--target-width plans one system's interval; with --versus, leave it out.",
+                "--target-width plans one system's interval; with --versus or --pair, leave it "
+                "out.",
                 field="target_width",
             )
-        pair = make_pair_plan(benchmark, n, settings, versus=versus, collection_b=collection_b)
-        write_text(target, pair.model_dump_json(indent=2))
+        if pair is not None:
+            pair_plan = pair_plan_from_reports(pair, n)
+        else:
+            pair_plan = make_pair_plan(
+                benchmark, n, settings, versus=str(versus), collection_b=collection_b
+            )
+        write_text(target, pair_plan.model_dump_json(indent=2))
         if json_output:
-            print_json(pair)
+            print_json(pair_plan)
             return
-        _show_pair(pair)
+        _show_pair(pair_plan)
         console.print(f"wrote plan: {target}")
         return
     if collection_b is not None:
