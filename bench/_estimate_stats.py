@@ -2,8 +2,9 @@
 the power of the paired DBSF − dense difference; each interval in two forms, ``sample``
 (``ppi_py``'s: a sample of a distribution) and ``finite`` (the mean over the 300 queries).
 
-A predictor is a signal matrix (2-D: cross-fitted on each draw's labelled queries) or a fixed
-vector (1-D: PPI++ on it, ``lam`` its only fit)."""
+A predictor is a signal matrix (2-D: cross-fitted on each draw's labelled queries), a fixed
+vector (1-D: PPI++ on it, ``lam`` its only fit) or several fixed vectors at once
+(:class:`bench._estimate_machine.Several`: the regression estimator, a vector ``lam``)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,26 @@ def _classical(y: Any, lab: Any, finite: bool) -> Any:
 
 
 def _both(y: Any, pred: Any, lab: Any, seed: int, clip: tuple[float, float] = (0.0, 1.0)) -> Any:
-    """The sample and finite intervals of one draw (one cross-fit serves both)."""
+    """The sample and finite intervals of one draw (one cross-fit serves both). Several fixed
+    predictions at once (``ndim`` 0, :class:`bench._estimate_machine.Several`): the
+    regression estimator in both forms; a fixed prediction with signals shrunk toward it
+    (:class:`bench._estimate_machine.Shrunk`): its own cross-fit."""
+    from bench._estimate_machine import Shrunk, shrunk_crossfit
     from ragsonde.estimate import crossfit, crossppi_mean
+    from ragsonde.estimate.ppi import regression_mean
 
+    if isinstance(pred, Shrunk):
+        fit = shrunk_crossfit(pred, y, lab, seed)
+        return tuple(
+            crossppi_mean(y[lab], fit.labeled, fit.unlabeled, small_sample=True, finite=f)
+            for f in (False, True)
+        )
+    if pred.ndim == 0:
+        m = pred.matrix
+        return tuple(
+            regression_mean(y[lab], m[lab], m[~lab], small_sample=True, finite=f)
+            for f in (False, True)
+        )
     if pred.ndim == 2:
         fit = crossfit(pred[lab], y[lab], pred[~lab], seed=seed, clip=clip)
         return tuple(

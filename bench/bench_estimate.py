@@ -32,7 +32,11 @@ the rest fixed, PPI++'s ``lam`` their only fit):
   the other systems' rankings);
 * ``traffic.predicted``: the traffic room's fixed ``predicted``;
 * ``consensus``: :class:`ragsonde.estimate.predictors.Consensus` (eval's ``consensus``), fixed;
-* ``consensus-cf``: its four signals, cross-fitted.
+* ``consensus-cf``: its four signals, cross-fitted;
+* ``machine-fit``, ``machine-rich``: fits to the ICT queries' machine labels, applied fixed;
+  ``several``: four fixed predictors at once (the regression estimator); ``several-cf``; and
+  ``shrunk-cf``: ``consensus`` with the rich signals shrunk toward it
+  (:mod:`bench._estimate_machine`, :mod:`bench._estimate_generated`).
 
 Targets: coverage ≥ 0.93 for every system and n; mean width ≤ 0.85 × classical with the best
 predictor; PPI needs ≥ 30 % fewer labels for a significant DBSF − dense difference. Writes
@@ -249,11 +253,14 @@ def predictors(
     traffic: dict[str, list[dict[str, float]]],
     fitted: dict[str, Any] | None = None,
     shipped: dict[str, list[float]] | None = None,
+    rich: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """System -> predictor -> a signal matrix (``-cf``: cross-fitted) or a fixed vector
     (``shipped``: system -> the shipped ``Consensus`` predictions, which ``consensus`` is when
     given, else its doc-level approximation from the cached rankings; ``fitted``: system -> the
-    ``machine-fit`` predictions, :mod:`bench._estimate_generated`)."""
+    ``machine-fit`` predictions, :mod:`bench._estimate_generated`; ``rich``: system -> the
+    ``machine-rich`` ones, which also adds ``several`` and ``several-cf``,
+    :mod:`bench._estimate_machine`)."""
     import numpy as np
 
     from ragsonde.estimate.predictors import CONSENSUS_SIGNALS, consensus_values
@@ -286,6 +293,13 @@ def predictors(
         }
         if fitted is not None:
             out[system]["machine-fit"] = fitted[system]
+        if rich is not None:
+            out[system]["machine-rich"] = rich[system]
+    if rich is not None:
+        from bench._estimate_machine import add_several, add_shrunk
+
+        add_several(out)
+        add_shrunk(out, pq, ids, traffic)
     return out
 
 
@@ -354,8 +368,13 @@ def main() -> None:
     from bench import _estimate_generated as gen
 
     generated = gen.generated_perquery(args.home, SYSTEMS, SCIFACT_HYBRID)
+    from bench import _estimate_machine as mach
+
     levels = gen.machine_fit(pq, ids, traffic, generated) if generated else None
-    feats = predictors(pq, ids, traffic, levels, shipped_consensus(args.home, ids))
+    rich = mach.machine_rich(pq, ids, traffic, generated) if generated else None
+    choice = mach.heldout_choice(generated) if generated else None  # ICT only: before any draw
+    print(json.dumps(choice), flush=True)
+    feats = predictors(pq, ids, traffic, levels, shipped_consensus(args.home, ids), rich)
     t0 = time.perf_counter()
     truth = {s: np.asarray([pq[s][q]["ndcg"] for q in ids]) for s in SYSTEMS}
     draws_of = {n: args.draws_small if n == min(SIZES) else args.draws for n in SIZES}
@@ -423,6 +442,7 @@ def main() -> None:
         "systems": coverage,
         "rho": rho,
         "rho_ceiling": ceiling,
+        "machine_choice": choice,
         "power": pw,
         **summary_figures,
         "draw_seconds": round(time.perf_counter() - t0, 1),

@@ -25,6 +25,9 @@
    reasoning (``agree_top1``, ``bm25_ratio``, which "every signal" then holds too); the rule
    picks the same candidate (a Chroma fit on every signal) with or without it. The old
    six-signal default was chosen on SciFact and stays as a row, not a candidate.
+6. Hybrid mode's own signal set (``_traffic_hybrid``): candidates and a label-free rule
+   committed before they were scored on SciFact, two attempts, with a nested cross-validation
+   on SciFact reported as held out. Neither attempt's choice is shipped (see RESULTS.md).
 
 Run from the repository's root: ``python -m bench.bench_traffic [--home DIR]``.
 """
@@ -49,6 +52,7 @@ from bench._common import (
     results_dir,
 )
 from bench._traffic_fit import candidates, candidates_section, chroma_questions, ensure_chroma
+from bench._traffic_hybrid import hybrid_rule, hybrid_section
 
 #: The combinations compared during development (signal names, equal weights), on SciFact; the
 #: first was ragsonde's fixed default before the label-free candidates (``_traffic_fit``).
@@ -338,6 +342,9 @@ def main() -> None:
         out["chroma_ingest_s"] = ensure_chroma(settings, ws)
         chroma = {mode: chroma_questions(ws, mode) for mode in scifact}
         out["fit"] = choose(chroma, scifact)
+        from ragsonde.traffic.predictor import WEAK_BELOW
+
+        out["hybrid_rule"] = hybrid_rule(chroma["hybrid"], scifact["hybrid"], WEAK_BELOW)
     out["target_met"] = all(
         m["predicted"]["auc"] >= 0.83 and m["predicted"]["spearman"] >= 0.55
         for m in out["modes"].values()
@@ -416,6 +423,7 @@ def traffic_section(d: dict[str, Any]) -> list[str]:
         + ". Qdrant's published figure for the spread of dense scores on SciFact: AUC 0.73–0.77.",
         "",
         *(candidates_section(fit) if fit else []),
+        *(hybrid_section(d["hybrid_rule"]) if "hybrid_rule" in d else []),
         f"Time for the 300 queries (calibration cached): embedding them alone "
         f"{d.get('embed_only_s', float('nan')):.1f} s; `traffic_report` on the OTLP file "
         + ", ".join(f"{mode} {m['seconds']['traffic']['otlp']:.1f} s" for mode, m in modes.items())

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import results_dir
+from bench._estimate_plan_section import estimate_plan_rows, estimate_plan_section
 from bench._estimate_section import estimate_rows, estimate_section
 from bench._sections import (
     embed_section,
@@ -28,6 +29,7 @@ from bench._sections import (
     query_section,
     store_section,
 )
+from bench._sections_labels import labels_section
 from bench._sections_serve import (
     before_after_ratio,
     budget_rps,
@@ -40,7 +42,6 @@ from bench.bench_chunking import chunking_section
 from bench.bench_explain import explain_section
 from bench.bench_explain_cost import explain_cost_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
-from bench.bench_labels import labels_section
 from bench.bench_splitters import splitters_section
 from bench.bench_traffic import traffic_section
 from bench.bench_traffic_speed import traffic_speed_section, traffic_speed_targets
@@ -268,6 +269,9 @@ def targets_summary(folder: Path) -> list[str]:
     es = _load(folder, "estimate")
     if es and "figures" in es and "worst_coverage" in es["figures"]:
         rows += estimate_rows(es)
+    ep = _load(folder, "estimate_plan")
+    if ep and "pairs" in ep:
+        rows += estimate_plan_rows(ep)
     ec = _load(folder, "explain_cost")
     if ec:
         res = ec["results"]
@@ -377,6 +381,7 @@ def main() -> None:
         ("chunking", chunking_section),
         ("splitters", splitters_section),
         ("estimate", estimate_section),
+        ("estimate_plan", estimate_plan_section),
         ("traffic", traffic_section),
         ("traffic_speed", traffic_speed_section),
         ("mcp", mcp_section),

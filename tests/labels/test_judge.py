@@ -194,6 +194,14 @@ def test_agreement_against_human_labels(api_and_docs, tmp_path):
     assert a.pairs == sum(len(e.labelled(["llm"])) for e in written) <= r.judged
     assert a.both_relevant + a.human_only + a.llm_only + a.both_not == a.pairs
     assert a.both_relevant >= 2 and a.kappa is not None and a.kappa > 0
+    # recorded beside the written file (the Judge page reads it), never beside the input
+    from ragsonde.labels.agreement import agreement_path
+    from ragsonde.labels.models import Agreement
+
+    recorded = agreement_path(tmp_path / "j.jsonl")
+    assert recorded.name == "j.agreement.json"
+    assert Agreement.model_validate_json(recorded.read_bytes()) == a
+    assert not agreement_path(human).exists()
 
 
 def test_kappa_by_hand():

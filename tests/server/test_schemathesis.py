@@ -68,6 +68,7 @@ OPERATIONS = (
     "POST /v1/judge/pool",
     "POST /v1/judge/benchmarks/{name}/grades",
     "GET /v1/judge/benchmarks/{name}/export",
+    "GET /v1/judge/benchmarks/{name}/agreement",
     "GET /v1/history/runs",
     "GET /v1/history/trend",
     "GET /v1/history/diff",

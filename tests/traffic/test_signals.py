@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from ragsonde.models.params import SearchParams
+from ragsonde.traffic.predictor import query_signals
 from ragsonde.traffic.records import Production
+from ragsonde.traffic.replay import Ranking, Replay
 from ragsonde.traffic.signals import (
     agreement_at_top,
     idf_signals,
@@ -38,6 +40,38 @@ ids = st.lists(st.sampled_from("abcdefghijklmnop"), unique=True, max_size=16)
 @given(ids, ids)
 def test_rbo_is_its_definition(a: list[str], b: list[str]) -> None:
     assert rbo(a, b, 0.9, 20) == pytest.approx(_rbo_by_definition(a, b, 0.9, 20))
+
+
+def _ranking(ids: list[str]) -> Ranking:
+    return Ranking(tuple(ids), tuple(1.0 - i / 100 for i in range(len(ids))))
+
+
+@given(ids, ids, ids)
+def test_the_served_rankings_agreement_with_each_input_is_rbo_at_k(
+    served: list[str], dense: list[str], bm25: list[str]
+) -> None:
+    """``rbo_dense``/``rbo_bm25``: the served list against each ranking fused into it, RBO
+    truncated at k (the served list's length), by the definition computed anew."""
+    replay = Replay(text="q", served=_ranking(served), dense=_ranking(dense), bm25=_ranking(bm25))
+    got = query_signals(replay, None, k=5)
+    if not served:
+        assert "rbo_dense" not in got and "rbo_bm25" not in got
+        return
+    assert got["rbo_dense"] == pytest.approx(_rbo_by_definition(served, dense, 0.9, 5))
+    assert got["rbo_bm25"] == pytest.approx(_rbo_by_definition(served, bm25, 0.9, 5))
+
+
+def test_a_served_list_that_is_the_dense_top_k_agrees_with_it_fully() -> None:
+    dense = list("abcdefghij")
+    replay = Replay(
+        text="q", served=_ranking(dense[:4]), dense=_ranking(dense), bm25=_ranking(list("xyzd"))
+    )
+    got = query_signals(replay, None, k=4)
+    assert got["rbo_dense"] == pytest.approx(1 - 0.9**4)
+    # BM25 shares only "d", 4th in both: seen at depth 4 alone
+    assert got["rbo_bm25"] == pytest.approx(0.1 * 0.9**3 * 1 / 4)
+    dense_only = Replay(text="q", served=_ranking(dense[:4]), dense=_ranking(dense))
+    assert "rbo_dense" not in query_signals(dense_only, None, k=4)  # no BM25: not a fusion
 
 
 def test_agreement_at_top_by_hand() -> None:

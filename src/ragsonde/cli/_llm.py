@@ -139,3 +139,9 @@ def render_judge(r: JudgeReport) -> None:
     if r.agreement is not None:
         render_agreement(r.agreement)
     console.print(f"relevant = labels of {', '.join(r.labels_used)} · wrote {r.out}")
+    if r.agreement is not None:  # the Judge page shows it beside the benchmark
+        from pathlib import Path
+
+        from ragsonde.labels.agreement import agreement_path
+
+        console.print(f"wrote the agreement report: {agreement_path(Path(r.out))}")

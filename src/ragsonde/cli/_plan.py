@@ -3,6 +3,9 @@
 Evaluates the benchmark once (its unlabelled rows kept), takes each query's score signals,
 and plans with :func:`ragsonde.estimate.plan.plan_judging`; traffic weights are read from the
 rows' ``weight`` field (a traffic benchmark's, :mod:`ragsonde.traffic`) when there is one.
+With ``--versus`` (B named as ``eval --versus`` names it) the plan is for the difference B − A:
+both sides are evaluated and :func:`ragsonde.estimate.pair_plan.plan_comparison` plans from
+their two rankings of each query.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from ragsonde.cli._common import console, print_json
+from ragsonde.errors import QueryValidationError
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings
+    from ragsonde.estimate.pair_plan import ComparisonPlan
     from ragsonde.estimate.plan import JudgingPlan
+    from ragsonde.evaluate.report import EvalReport
 
 __all__ = ["run_plan"]
 
@@ -72,6 +78,93 @@ def make_plan(
     )
 
 
+def make_pair_plan(
+    benchmark: Path,
+    n: int,
+    settings: Settings,
+    *,
+    versus: str,
+    collection_b: str | None = None,
+    seed: int = 0,
+) -> ComparisonPlan:
+    """The plan for the difference B − A on ``benchmark``: A the settings' embedder and
+    collection, B ``versus`` (and ``collection_b``), as ``eval --versus`` runs them."""
+    from ragsonde.evaluate import EvalOptions
+    from ragsonde.evaluate.versus import evaluate_versus
+    from ragsonde.workspace import Workspace
+
+    options = EvalOptions(k=[10], throughput=False, estimate=True, predictor="none")
+    collections = None if collection_b is None else (settings.collection, collection_b)
+    with Workspace(settings) as ws:
+        result = evaluate_versus(
+            benchmark, (settings.embedder, versus), options, ws, collections=collections
+        )
+    systems = (f"{result.a.embedder} on {result.a.collection}",
+               f"{result.b.embedder} on {result.b.collection}")  # fmt: skip
+    return _plan_pair(result.a, result.b, n, systems=systems, seed=seed)
+
+
+def pair_plan_from_reports(reports: tuple[Path, Path], n: int, *, seed: int = 0) -> ComparisonPlan:
+    """The plan for B − A from two saved eval reports (any two configurations: two modes, two
+    fusions, two chunkings) run on the same partly labelled benchmark with ``--estimate``, which
+    keeps its unlabelled queries."""
+    from ragsonde.evaluate.report import load_report
+
+    a, b = (load_report(p) for p in reports)
+    if set(a.per_query) != set(b.per_query):
+        raise QueryValidationError(
+            f"--pair: {reports[0]} and {reports[1]} hold different queries; save both from the "
+            "same benchmark.",
+            field="pair",
+        )
+    if all(row.relevant for row in a.per_query.values()):
+        raise QueryValidationError(
+            f"--pair: {reports[0]} holds no unlabelled query, so there is nothing to plan. Save "
+            "each side with `ragsonde eval BENCHMARK --estimate --save A.json`: an estimate "
+            "keeps the unlabelled queries.",
+            field="pair",
+        )
+    return _plan_pair(a, b, n, systems=(str(reports[0]), str(reports[1])), seed=seed)
+
+
+def _plan_pair(
+    a: EvalReport, b: EvalReport, n: int, *, systems: tuple[str, str], seed: int
+) -> ComparisonPlan:
+    """Plan B − A from the two sides' rankings of each query (a person's labels counted)."""
+    from ragsonde.estimate.pair_plan import plan_comparison
+
+    machine = a.benchmark.machine_labels
+    labelled = {q for q, row in a.per_query.items() if row.relevant and q not in machine}
+    return plan_comparison(
+        list(a.per_query),
+        {q: [d for d, _ in row.retrieved] for q, row in a.per_query.items()},
+        {q: [d for d, _ in row.retrieved] for q, row in b.per_query.items()},
+        labelled,
+        n,
+        texts={q: row.query for q, row in a.per_query.items()},
+        systems=systems,
+        seed=seed,
+    )
+
+
+def _show_pair(plan: ComparisonPlan) -> None:
+    table = Table(title=f"judge these {len(plan.plan)} queries first (B − A, {plan.metric})")
+    for col in ("query", "stratum", "spread", "probability", "text"):
+        table.add_column(col, justify="right" if col in {"stratum", "spread"} else "left")
+    for p in plan.plan:
+        table.add_row(p.query_id, str(p.stratum), f"{p.spread:.3f}", f"{p.probability:.3f}",
+                      p.text[:60])  # fmt: skip
+    console.print(table)
+    console.print(
+        f"A: {plan.systems[0]}; B: {plan.systems[1]}. {plan.labelled_now} of "
+        f"{plan.queries_total} queries labelled; {plan.exact} have identical top "
+        f"{plan.depth} in both (their difference is 0 under any labels: never planned); the "
+        f"rest in {len(plan.strata)} strata by how far the two top {plan.depth} differ. Keep "
+        "the plan file: `eval --versus --plan-file` and `compare --plan-file` weigh the labels "
+        "by it."
+    )
+
+
 def run_plan(
     benchmark: Path,
     n: int,
@@ -80,12 +173,45 @@ def run_plan(
     out: Path | None,
     target_width: float | None,
     json_output: bool,
+    versus: str | None = None,
+    collection_b: str | None = None,
+    pair: tuple[Path, Path] | None = None,
 ) -> None:
-    """Plan, write the plan file, and show it."""
+    """Plan, write the plan file, and show it (``versus`` or ``pair``: a comparison's plan)."""
     from ragsonde.outputs import check_outputs, write_text
 
     target = out or benchmark.with_name(f"{benchmark.stem}.plan.json")
-    check_outputs({"--out": target}, inputs=[benchmark])  # before the queries are replayed
+    check_outputs({"--out": target}, inputs=[benchmark, *(pair or ())])  # before any work
+    if pair is not None and (versus is not None or collection_b is not None):
+        raise QueryValidationError(
+            "--pair names both sides by their saved reports; leave out --versus and "
+            "--collection-b.",
+            field="pair",
+        )
+    if versus is not None or pair is not None:
+        if target_width is not None:
+            raise QueryValidationError(
+                "--target-width plans one system's interval; with --versus or --pair, leave it "
+                "out.",
+                field="target_width",
+            )
+        if pair is not None:
+            pair_plan = pair_plan_from_reports(pair, n)
+        else:
+            pair_plan = make_pair_plan(
+                benchmark, n, settings, versus=str(versus), collection_b=collection_b
+            )
+        write_text(target, pair_plan.model_dump_json(indent=2))
+        if json_output:
+            print_json(pair_plan)
+            return
+        _show_pair(pair_plan)
+        console.print(f"wrote plan: {target}")
+        return
+    if collection_b is not None:
+        raise QueryValidationError(
+            "--collection-b names B's collection: name B with --versus.", field="versus"
+        )
     plan = make_plan(benchmark, n, settings, target_width=target_width)
     write_text(target, plan.model_dump_json(indent=2))
     if json_output:

@@ -45,6 +45,14 @@ def compare_command(
             "the benchmark's LLM labels) or none."
         ),
     ] = "scores",
+    plan_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan-file",
+            help="The comparison's judging plan the labels followed (judge --plan --versus): "
+            "the difference is then its stratified estimate, unbiased under the plan.",
+        ),
+    ] = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Compare two saved eval reports: deltas, W/T/L, paired t-test, permutation test, CI."""
@@ -55,15 +63,16 @@ def compare_command(
             f"compare needs the eval extras ({e.name} is missing): pip install 'ragsonde[eval]'"
         ) from e
     from ragsonde.cli.render import render_comparison, render_gate
+    from ragsonde.estimate import estimate_comparison
+    from ragsonde.estimate.run import comparison_plan
     from ragsonde.evaluate.comparison import no_regression_gate
     from ragsonde.evaluate.report import load_report
 
+    plan = comparison_plan(plan_file) if plan_file is not None else None  # before the tests
     a, b = load_report(report_a), load_report(report_b)
     comparison = compare_reports(a, b, metric, alpha=alpha, n_resamples=resamples, seed=seed)
-    from ragsonde.estimate import estimate_comparison
-
     # each difference's classical interval; PPI++'s over every query when partly labelled
-    estimate_comparison(comparison, a, b, predictor=predictor)
+    estimate_comparison(comparison, a, b, predictor=predictor, plan=plan)
     if gate_no_regression:
         comparison.gate = no_regression_gate(comparison, metric)
     gate = comparison.gate

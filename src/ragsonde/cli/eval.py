@@ -180,6 +180,10 @@ def eval_command(
             "collection (not --versus or --against).",
             field="baseline",
         )
+    if baseline is not None:  # the paired difference's predictor, refused before the run
+        from ragsonde.estimate import comparison_predictor
+
+        comparison_predictor(options.predictor)
     from ragsonde.workspace import Workspace
 
     settings = settings_from_options(
@@ -231,7 +235,12 @@ def eval_command(
                 {"report JSON": save, "TREC run": run_out, "HTML report": report},
             )
             regressed = baseline is not None and not _meets_baseline(
-                result, baseline, history, settings.home, json_output
+                result,
+                baseline,
+                history,
+                settings.home,
+                predictor=options.predictor,
+                json_output=json_output,
             )
             _exit_on_failure(result, regressed)
 
@@ -335,37 +344,39 @@ def _exit_on_failure(result: EvalReport, regressed: bool) -> None:
 
 
 def _meets_baseline(
-    result: EvalReport, spec: str, history: Path | None, home: Path, json_output: bool
+    result: EvalReport,
+    spec: str,
+    history: Path | None,
+    home: Path,
+    *,
+    predictor: str,
+    json_output: bool,
 ) -> bool:
-    """``--baseline``: the recorded run against its baseline; passed (or nothing recorded)?"""
-    if result.history_run is None:
-        return True
-    return _against_baseline(result.history_run, spec, history, home, json_output)
+    """``--baseline``: the recorded run against its baseline, each metric's difference by
+    PPI++ on a partly labelled benchmark (with ``predictor``'s predictions, as
+    ``--versus``); passed (or nothing recorded)? The diff goes to stderr with --json (stdout
+    holds the report)."""
+    from functools import partial
 
-
-def _against_baseline(
-    run_id: int, spec: str, history: Path | None, home: Path, json_output: bool
-) -> bool:
-    """The run against its baseline (stderr with --json: stdout holds the report); passed?"""
     from ragsonde.cli.history import render_diff
     from ragsonde.cli.render import render_gate
-    from ragsonde.history import HistoryStore, diff_runs, history_path
-    from ragsonde.history.baseline import resolve_baseline
+    from ragsonde.estimate import estimate_comparison
+    from ragsonde.history import history_path
+    from ragsonde.history.baseline import against_baseline
 
+    if result.history_run is None:
+        return True
+    paired = partial(estimate_comparison, predictor=predictor)
     path = history_path(home, history)
-    with HistoryStore(path) as hs:
-        current = hs.get(run_id)
-    base = resolve_baseline(spec, path, current.fingerprint.benchmark.sha256, exclude=run_id)
-    diff = diff_runs(base, current, gate=True)
-    gate = diff.gate
-    if json_output:
+    base, diff = against_baseline(result.history_run, spec, path, paired=paired)
+    if json_output:  # stdout holds the report alone: the diff (and its gate) on stderr
         err_console.print_json(diff.model_dump_json())
     else:
         console.rule(f"[bold]against baseline run {base.summary.run_id}[/]")
         render_diff(diff)
-    if gate is not None:
-        render_gate(gate)
-    return gate is None or gate.passed
+        if diff.gate is not None:
+            render_gate(diff.gate)
+    return diff.gate is None or diff.gate.passed
 
 
 def _check_first(

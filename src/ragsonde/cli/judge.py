@@ -89,6 +89,26 @@ def judge_command(
             help="--plan: also say how many judged queries bring the interval to this width.",
         ),
     ] = None,
+    versus: Annotated[
+        str | None,
+        typer.Option(
+            "--versus",
+            help="--plan: plan for the difference B - A, B this embedder and A --embedder, as "
+            "eval --versus names them (queries whose two top 10s agree need no label).",
+        ),
+    ] = None,
+    collection_b: Annotated[
+        str | None,
+        typer.Option("--collection-b", help="--plan --versus: B's collection; -c is A's."),
+    ] = None,
+    pair: Annotated[
+        tuple[Path, Path] | None,
+        typer.Option(
+            "--pair",
+            help="--plan: plan for the difference B - A of two saved reports (A.json B.json, "
+            "each `eval BENCHMARK --estimate --save`): any two configurations, e.g. two modes.",
+        ),
+    ] = None,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
     price_per_1k: PriceOpt = None,
@@ -116,8 +136,15 @@ def judge_command(
             out=out,
             target_width=target_width,
             json_output=json_output,
+            versus=versus,
+            collection_b=collection_b,
+            pair=pair,
         )
         return
+    if versus is not None or collection_b is not None or pair is not None:
+        raise QueryValidationError(
+            "--versus, --collection-b and --pair go with --plan.", field="versus"
+        )
     if llm is None:
         raise QueryValidationError(
             "judge needs --llm openai:MODEL or --llm local:NAME_OR_PATH.", field="llm"

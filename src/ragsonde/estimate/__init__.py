@@ -20,7 +20,13 @@ from ragsonde.estimate.estimate import (
     estimate_metrics,
     features,
 )
-from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
+from ragsonde.estimate.ppi import (
+    Interval,
+    classical_mean,
+    crossppi_mean,
+    ppi_mean,
+    regression_mean,
+)
 from ragsonde.estimate.predictors import ScoreSignals
 from ragsonde.estimate.report import (
     comparison_predictor,
@@ -55,4 +61,5 @@ __all__ = [
     "estimating",
     "features",
     "ppi_mean",
+    "regression_mean",
 ]

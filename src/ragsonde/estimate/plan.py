@@ -104,6 +104,11 @@ class JudgingPlan(BaseModel):
         "planned_estimate weighs labels by 1 / p.",
     )
 
+    @property
+    def queued(self) -> list[str]:
+        """The planned query ids, in the order to judge them."""
+        return [p.query_id for p in self.plan]
+
 
 def _strata(pred: NDArray[np.float64], k: int) -> NDArray[np.int64]:
     import numpy as np

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 
     Array = NDArray[np.float64]
 
-__all__ = ["Interval", "classical_mean", "crossppi_mean", "ppi_mean", "z_value"]
+__all__ = ["Interval", "classical_mean", "crossppi_mean", "ppi_mean", "regression_mean", "z_value"]
 
 #: The smallest labelled sample an interval is computed from.
 MIN_LABELED = 2
@@ -297,3 +297,57 @@ def crossppi_mean(
         y, f_cross, unl.mean(axis=1), lam=lam, alpha=alpha, small_sample=small_sample,
         finite=finite,
     )  # fmt: skip
+
+
+def regression_mean(
+    y: object,
+    f: object,
+    f_unlabeled: object,
+    *,
+    alpha: float = 0.05,
+    small_sample: bool = False,
+    finite: bool = True,
+) -> Interval:
+    """The mean over these ``n + N`` queries with *several* predictions per query, ``f``
+    (n, p) and ``f_unlabeled`` (N, p): the difference estimator with a vector ``lam`` (PPI++
+    with control variates; the survey regression estimator, Cochran 1977, §7.9)::
+
+        lam   = least squares of y on f over the labelled queries (with an intercept)
+        theta = mean(y) - lam . (mean(f) - mean(f over all n + N))
+        loo   = resid / (1 - h)          (each labelled query's leave-one-out residual)
+        se**2 = (1 - n / M) * var(loo) / n                   (var: the sample variance)
+
+    The ``p`` weights are fitted on the labelled queries, so Student's t takes n - 1 - p
+    degrees of freedom, and the variance the leave-one-out residuals (the jackknife's): the
+    plain residuals with ``p`` degrees of freedom taken off covered 0.92 at n = 30 with four
+    predictions of a skewed metric (``tests/estimate/test_several.py``), these 0.95.
+    Unbiased to O(1/n) whatever the predictions; worthless ones cost little more than the
+    degrees of freedom. ``Interval.lam`` is the weights' sum. ``finite`` False: of the mean
+    of the distribution the queries come from (``ppi_py``'s footing), where the unlabelled
+    queries are a sample too: no correction, and ``var(f~ . lam) / N`` added."""
+    import numpy as np
+
+    gold = _array(y, "y")
+    n = _labeled(gold)
+    fl = np.asarray(f, dtype=np.float64)
+    fu = np.asarray(f_unlabeled, dtype=np.float64)
+    if fl.ndim != 2 or fu.ndim != 2 or fl.shape != (n, fu.shape[1]):
+        raise QueryValidationError("predictions: expected (n, p) and (N, p) with n labels.")
+    p = fl.shape[1]
+    if n - 1 - p < 2:
+        raise QueryValidationError(
+            f"{n} labelled queries: {p} predictions need at least {p + 3}.", field="labels"
+        )
+    centre = np.vstack([fl, fu]).mean(axis=0)
+    design = np.column_stack([np.ones(n), fl - centre])
+    coef, *_ = np.linalg.lstsq(design, gold, rcond=None)
+    hat = np.einsum("ij,jk,ik->i", design, np.linalg.pinv(design.T @ design), design)
+    loo = (gold - design @ coef) / np.maximum(1.0 - hat, 1e-6)
+    var = float(np.var(loo, ddof=1))
+    if finite:
+        se = math.sqrt(_fpc(n, n + fu.shape[0]) * var / n)
+    else:
+        imputed = float(np.var(fu @ coef[1:], ddof=1)) if fu.shape[0] > 1 else 0.0
+        se = math.sqrt(var / n + imputed / max(fu.shape[0], 1))
+    lam = float(coef[1:].sum())
+    return _interval(float(coef[0]), se, alpha, n, fu.shape[0], lam, small_sample, p)

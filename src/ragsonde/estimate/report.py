@@ -18,14 +18,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.estimate.estimate import estimate_difference
+from ragsonde.estimate.estimate import estimate_difference, features
+from ragsonde.estimate.pair_plan import (
+    ComparisonPlan,
+    estimate_planned_difference,
+    estimate_planned_metric,
+)
 from ragsonde.estimate.ppi import MIN_LABELED
 from ragsonde.estimate.run import (
     PREDICTORS,
     RunContext,
     check_predictor,
     estimate_run,
-    plan_probabilities,
+    read_plan,
 )
 from ragsonde.evaluate.comparison import PPI_SIGNIFICANCE
 from ragsonde.models.prediction import PredictedQuery, QueryPrediction
@@ -36,6 +41,7 @@ if TYPE_CHECKING:
     from ragsonde.evaluate.comparison import Comparison, MetricComparison
     from ragsonde.evaluate.options import EvalOptions
     from ragsonde.evaluate.report import EvalReport, QueryRow, VersusReport
+    from ragsonde.models.estimate import MetricEstimate
 
 __all__ = [
     "comparison_predictor",
@@ -83,7 +89,17 @@ def estimate_report(
         )
     labelled = {q: row.metrics for q, row in rows.items() if q in gold}
     queries = [PredictedQuery(query_id=q, text=row.query) for q, row in rows.items()]
-    plan = plan_probabilities(options.plan_file) if options.plan_file is not None else None
+    read = read_plan(options.plan_file) if options.plan_file is not None else None
+    if isinstance(read, ComparisonPlan):  # a comparison's labels: the plan's strata weigh them
+        report.metrics_ci = {
+            name: estimate_planned_metric(
+                {q: labelled[q][name] for q in labelled if name in labelled[q]}, list(rows), read
+            )
+            for name in report.metrics
+        }
+        report.gates = [g.evaluate(report) for g in options.parsed_gates]
+        return report
+    plan = read.probabilities if read is not None else None
     from contextlib import nullcontext
 
     from ragsonde.workspace import using
@@ -157,7 +173,12 @@ def _gold(r: EvalReport, labelled: Sequence[str], name: str) -> dict[str, float]
 
 
 def estimate_comparison(
-    comparison: Comparison, a: EvalReport, b: EvalReport, *, predictor: str = "scores"
+    comparison: Comparison,
+    a: EvalReport,
+    b: EvalReport,
+    *,
+    predictor: str = "scores",
+    plan: ComparisonPlan | None = None,
 ) -> Comparison:
     """``comparison`` (``compare_reports(a, b)``) with each metric's paired difference B − A
     and its interval, through :func:`~ragsonde.estimate.estimate_difference`:
@@ -169,6 +190,10 @@ def estimate_comparison(
       ``none``: the labelled queries alone). The metric's ``significant``
       and ``verdict`` then follow this interval: significant only when it excludes 0.
 
+    With ``plan`` (``judge --plan --versus``), the labels followed it: ``ppi`` is then its
+    stratified estimate (:func:`~ragsonde.estimate.pair_plan.estimate_planned_difference`),
+    with ``predictor``'s fixed prediction of the difference when it gives one.
+
     A report that records no labels (older reports) is left as it was."""
     ids = sorted(a.per_query)
     judged = _person_labelled(a) & _person_labelled(b)
@@ -176,6 +201,8 @@ def estimate_comparison(
     if len(labelled) < MIN_LABELED:  # records no labels, or too few for an interval
         return comparison
     partly = len(labelled) < len(ids)
+    if plan is not None and partly:
+        return _planned(comparison, (a, b), ids, labelled, plan, predictor)
     pred_a: list[QueryPrediction] = []
     pred_b: list[QueryPrediction] = []
     if partly:
@@ -196,6 +223,57 @@ def estimate_comparison(
     return comparison
 
 
+def _depth(metric: str) -> int:
+    """How deep a metric reads each ranking: its cutoff (``ndcg@10``: 10), else all of it."""
+    _, at, k = metric.rpartition("@")
+    return int(k) if at and k.isdigit() else 1_000_000
+
+
+def _planned(
+    comparison: Comparison,
+    runs: tuple[EvalReport, EvalReport],
+    ids: Sequence[str],
+    labelled: Sequence[str],
+    plan: ComparisonPlan,
+    predictor: str,
+) -> Comparison:
+    """Each metric's difference under a comparison's judging plan (:func:`estimate_comparison`):
+    significant only when its interval excludes 0."""
+    import numpy as np
+
+    a, b = runs
+    predicted, signals, sources = None, None, []
+    if predictor != "none":  # a fixed prediction of the difference, else both sides' signals
+        queries = [PredictedQuery(query_id=q, text=a.per_query[q].query) for q in ids]
+        fa = features(ids, _predictions(a, queries, predictor))
+        fb = features(ids, _predictions(b, queries, predictor))
+        if fa.predicted is not None and fb.predicted is not None:
+            predicted = list(fb.predicted - fa.predicted)
+        signals = np.hstack([fa.matrix, fb.matrix])
+        sources = list(dict.fromkeys(fa.sources + fb.sources))
+    comparison.significance = PPI_SIGNIFICANCE
+    rankings = (_rankings(a.per_query), _rankings(b.per_query))
+    for m in comparison.metrics:
+        gold_a, gold_b = _gold(a, labelled, m.metric), _gold(b, labelled, m.metric)
+        m.classical = estimate_difference(gold_a, gold_b, labelled, alpha=comparison.alpha)
+        m.ppi = estimate_planned_difference(
+            gold_a, gold_b, ids, plan, rankings, depth=_depth(m.metric), predicted=predicted,
+            signals=signals, sources=sources, alpha=comparison.alpha,
+        )  # fmt: skip
+        _follow(m, m.ppi)
+    return comparison
+
+
+def _follow(m: MetricComparison, interval: MetricEstimate) -> None:
+    """``m``'s verdict follows ``interval``: significant only when it excludes 0."""
+    m.significant = interval.low > 0 or interval.high < 0
+    m.verdict = (
+        ("better" if interval.estimate > 0 else "worse")
+        if m.significant
+        else "no significant difference"
+    )
+
+
 def estimate_paired(
     m: MetricComparison,
     gold_a: Mapping[str, float],
@@ -213,12 +291,7 @@ def estimate_paired(
     m.classical = estimate_difference(gold_a, gold_b, labelled, alpha=alpha)
     if predictions is not None and len(labelled) < len(ids):
         m.ppi = estimate_difference(gold_a, gold_b, ids, *predictions, alpha=alpha)
-        m.significant = m.ppi.low > 0 or m.ppi.high < 0
-        m.verdict = (
-            ("better" if m.ppi.estimate > 0 else "worse")
-            if m.significant
-            else "no significant difference"
-        )
+        _follow(m, m.ppi)
     return m
 
 
@@ -230,5 +303,9 @@ def estimate_versus(versus: VersusReport, options: EvalOptions) -> VersusReport:
     if options.estimate:
         for side in (versus.a, versus.b):
             estimate_report(side, options)
-    estimate_comparison(versus.comparison, versus.a, versus.b, predictor=options.predictor)
+    read = read_plan(options.plan_file) if options.plan_file is not None else None
+    plan = read if isinstance(read, ComparisonPlan) else None
+    estimate_comparison(
+        versus.comparison, versus.a, versus.b, predictor=options.predictor, plan=plan
+    )
     return versus

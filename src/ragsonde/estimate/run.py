@@ -29,14 +29,17 @@ from ragsonde.estimate.predictors import JudgeMetrics, ScoreSignals
 from ragsonde.models.prediction import PredictedQuery, Predictor
 
 if TYPE_CHECKING:
+    from ragsonde.estimate.pair_plan import ComparisonPlan
+    from ragsonde.estimate.plan import JudgingPlan
     from ragsonde.models.estimate import MetricEstimate
 
 __all__ = [
     "PREDICTORS",
     "RunContext",
     "check_predictor",
+    "comparison_plan",
     "estimate_run",
-    "plan_probabilities",
+    "read_plan",
 ]
 
 
@@ -130,16 +133,38 @@ def estimate_run(
     )
 
 
-def plan_probabilities(path: Path) -> dict[str, float]:
-    """A judging plan file's probabilities (``judge --plan``), checked."""
+def read_plan(path: Path) -> JudgingPlan | ComparisonPlan:
+    """A plan file (``judge --plan``), checked: one system's (``judging-plan``) or a
+    comparison's (``comparison-plan``, ``judge --plan --versus``)."""
+    import json
+
     from pydantic import ValidationError
 
+    from ragsonde.estimate.pair_plan import ComparisonPlan
     from ragsonde.estimate.plan import JudgingPlan
 
     try:
-        plan = JudgingPlan.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError) as e:
+        raw = path.read_bytes()
+        loaded = json.loads(raw)
+        kind = loaded.get("kind") if isinstance(loaded, dict) else None
+        if kind == "comparison-plan":
+            return ComparisonPlan.model_validate_json(raw)
+        return JudgingPlan.model_validate_json(raw)
+    except (OSError, ValueError, ValidationError) as e:
         raise QueryValidationError(
             f"Cannot read judging plan {path}: {e}", field="plan_file"
         ) from e
-    return plan.probabilities
+
+
+def comparison_plan(path: Path) -> ComparisonPlan:
+    """A comparison's judging plan file (``judge --plan --versus``), checked."""
+    from ragsonde.estimate.pair_plan import ComparisonPlan
+
+    plan = read_plan(path)
+    if not isinstance(plan, ComparisonPlan):
+        raise QueryValidationError(
+            f"{path} plans one system (judge --plan): a comparison takes the plan of "
+            "judge --plan --versus.",
+            field="plan_file",
+        )
+    return plan

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.label_sources import judged, machine_source
 from ragsonde.evaluate.spans import Span
 from ragsonde.models.text import check_json, loads_json
 
@@ -297,41 +298,13 @@ def _own(path: Path) -> Benchmark:
                 top_k=row.get("top_k"),
                 references=refs,
                 generator=str(row["generator"]) if row.get("generator") else None,
-                machine_labels=_machine_labels(row) if relevant else None,
+                machine_labels=machine_source(row) if relevant else None,
             )
         )
     ids = [q.query_id for q in queries]
     if len(set(ids)) != len(ids):
         raise _bad(path, "query_id values repeat")
-    return Benchmark(path.stem, queries, pooled=any(_judged(row) for row in _own_rows(path)))
-
-
-#: Label sources that mean a hit was looked at and judged (``generator`` labels only the source).
-_JUDGES = frozenset({"llm", "human"})
-#: Label sources that are a machine's, not a person's.
-_MACHINES = ("generator", "llm")
-
-
-def _machine_labels(row: dict[str, Any]) -> str | None:
-    """``source:judge`` of a row labelled by a machine alone (its ``labels`` carry no person's,
-    or it has none and a ``generator`` wrote it); None when a person labelled it."""
-    labels = [lab for lab in row.get("labels") or () if isinstance(lab, dict)]
-    if not labels:
-        return f"generator:{row['generator']}" if row.get("generator") else None
-    if any(lab.get("source") not in _MACHINES for lab in labels):
-        return None
-    return f"{labels[0]['source']}:{labels[0].get('judge', '?')}"
-
-
-def _judged(row: dict[str, Any]) -> bool:
-    """Whether a ragsonde row's labels come from judging hits (a pool), not only its source."""
-    rel = row.get("relevant")
-    if isinstance(rel, dict) and any(v == 0 for v in rel.values()):
-        return True
-    labels = row.get("labels")
-    return isinstance(labels, list) and any(
-        isinstance(lab, dict) and lab.get("source") in _JUDGES for lab in labels
-    )
+    return Benchmark(path.stem, queries, pooled=any(judged(row) for row in _own_rows(path)))
 
 
 #: The header of Chroma's chunking-evaluation questions (``questions_df.csv``).

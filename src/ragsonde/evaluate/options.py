@@ -206,6 +206,14 @@ class EvalOptions(BaseModel):
             _checked(build_mapping, value)
         return value
 
+    @model_validator(mode="after")
+    def _plan_needs_estimate(self) -> EvalOptions:
+        # without estimate the unlabelled rows are dropped, and the plan's weights with them:
+        # a run over the planned labels alone would read as a uniform sample, which it is not
+        if self.plan_file is not None and not self.estimate:
+            raise ValueError("plan_file (--plan-file) weighs an estimate: add --estimate.")
+        return self
+
     @property
     def ks(self) -> list[int]:
         """The cutoffs, sorted, without repeats."""

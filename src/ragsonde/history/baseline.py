@@ -9,6 +9,7 @@ whose newest run of the same benchmark is the baseline.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -19,7 +20,17 @@ from ragsonde.history.models import Fingerprint, RunSummary
 from ragsonde.history.store import HistoryStore, RecordedRun
 from ragsonde.models.text import loads_json
 
-__all__ = ["check_baseline", "load_exported", "resolve_baseline", "resolve_run"]
+if TYPE_CHECKING:
+    from ragsonde.history.diff import Paired
+    from ragsonde.history.models import RunDiff
+
+__all__ = [
+    "against_baseline",
+    "check_baseline",
+    "load_exported",
+    "resolve_baseline",
+    "resolve_run",
+]
 
 #: Run ids are SQLite integers (at most 2**63 - 1: 19 digits).
 _MAX_ID_DIGITS = 18
@@ -138,6 +149,22 @@ def resolve_baseline(
             field="baseline",
         )
     return run
+
+
+def against_baseline(
+    run_id: int, spec: str, history: Path, *, paired: Paired | None = None
+) -> tuple[RecordedRun, RunDiff]:
+    """Run ``run_id`` of ``history`` against the baseline ``spec`` names (of its benchmark),
+    with the no-regression gate: the baseline and the diff. ``paired``: as
+    :func:`~ragsonde.history.diff.diff_runs`' (each metric's PPI++ difference where the runs
+    are of a partly labelled benchmark, the gate's verdict then on its interval). ``eval
+    --baseline`` and the pytest plugin's ``baseline`` both ask here."""
+    from ragsonde.history.diff import diff_runs
+
+    with HistoryStore(history) as hs:
+        current = hs.get(run_id)
+    base = resolve_baseline(spec, history, current.fingerprint.benchmark.sha256, exclude=run_id)
+    return base, diff_runs(base, current, gate=True, paired=paired)
 
 
 def check_baseline(spec: str, history: Path) -> None:

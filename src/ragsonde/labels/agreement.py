@@ -9,15 +9,23 @@ default, the threshold UMBRELA and TREC use to binarise a 0–3 scale) with scik
 ``cohen_kappa_score``; raw agreement and the confusion counts are given beside it, and the
 confusion of the grades themselves (human 0–3 by LLM 0–3), since the two scales need not agree
 on more than relevant or not.
+
+:func:`benchmark_agreement` is the same report for a benchmark file as it stands (the Judge
+page's): kappa and the confusion computed from the file's labels, and the position bias the
+judge run that wrote the file recorded beside it (``NAME.agreement.json``,
+:func:`agreement_path`), since measuring it takes the judge itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
 
 from ragsonde.labels.models import GRADES, Agreement, BenchmarkEntry, PositionBias
 
-__all__ = ["agreement", "position_bias"]
+__all__ = ["agreement", "agreement_path", "benchmark_agreement", "position_bias"]
 
 
 def _pairs(entries: Sequence[BenchmarkEntry]) -> tuple[int, list[int], list[int]]:
@@ -80,3 +88,32 @@ def position_bias(grades: Sequence[tuple[int, int]], llm_from: int = 2) -> Posit
         lower_passage_first=sum(b < a for a, b in changed),
         relevance_flipped=sum((a >= llm_from) != (b >= llm_from) for a, b in grades),
     )
+
+
+def agreement_path(benchmark: Path) -> Path:
+    """Where ``judge --agreement`` records its agreement report beside the benchmark it wrote:
+    ``NAME.agreement.json`` for ``NAME.jsonl``."""
+    return benchmark.with_name(f"{benchmark.stem}.agreement.json")
+
+
+def recorded_agreement(benchmark: Path) -> Agreement | None:
+    """The agreement report recorded beside ``benchmark`` (None: none, or unreadable)."""
+    path = agreement_path(benchmark)
+    if not path.is_file():
+        return None
+    try:
+        return Agreement.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError):
+        return None
+
+
+def benchmark_agreement(benchmark: Path, entries: Sequence[BenchmarkEntry]) -> Agreement | None:
+    """The LLM labels of ``benchmark`` (its ``entries``, as read) against its human labels,
+    on the queries that have both (None when none has): kappa and the confusion from the labels
+    as they stand (grades a person added since the judge ran count), at the threshold and with
+    the position bias of the judge run recorded beside it (:func:`agreement_path`), if any."""
+    recorded = recorded_agreement(benchmark)
+    found = agreement(entries, recorded.llm_relevant_from if recorded else 2)
+    if not found.queries:
+        return None
+    return found.model_copy(update={"position": recorded.position if recorded else None})

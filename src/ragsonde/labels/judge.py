@@ -24,7 +24,7 @@ from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.evaluate.options import options_error
 from ragsonde.labels.agreement import agreement as kappa
-from ragsonde.labels.agreement import position_bias
+from ragsonde.labels.agreement import agreement_path, position_bias
 from ragsonde.labels.asker import CachedAsker
 from ragsonde.labels.benchfile import read_entries, write_entries
 from ragsonde.labels.cache import LlmCache
@@ -263,4 +263,8 @@ def judge(
             if client is None:
                 chat.close()
     write_entries(out, result)
+    if report.agreement is not None:  # beside the file, for the Judge page (agreement_path)
+        from ragsonde.outputs import write_text
+
+        write_text(agreement_path(out), report.agreement.model_dump_json(indent=2))
     return report

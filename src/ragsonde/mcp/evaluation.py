@@ -54,6 +54,7 @@ def summary_of(report: EvalReport, report_id: str) -> EvalSummary:
         embedder=report.embedder,
         queries=report.n_queries,
         metrics=report.metrics,
+        metrics_ci=report.metrics_ci,
         latency=report.latency,
         passed=report.passed,
         gates={g.gate: g.passed for g in report.gates},

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.evaluate.report import Latency
 from ragsonde.models import ErrorInfo
+from ragsonde.models.estimate import MetricEstimate
 
 __all__ = [
     "BenchRow",
@@ -55,6 +56,13 @@ class EvalSummary(_Out):
     embedder: str
     queries: int
     metrics: dict[str, float]
+    metrics_ci: dict[str, MetricEstimate] | None = Field(
+        default=None,
+        description="With estimate: each metric over every row, labelled or not, with its 95 % "
+        "interval, the method, the labelled and predicted counts and the classical interval "
+        "over the labelled rows (the eval report's metrics_ci); metrics are then the labelled "
+        "rows' means.",
+    )
     latency: Latency
     passed: bool
     gates: dict[str, bool] = Field(default_factory=dict)

@@ -40,6 +40,7 @@ from ragsonde.mcp.reports import REPORT_URI, RUN_URI
 from ragsonde.mcp.roots import Roots, roots_from_uris
 from ragsonde.mcp.tools import Room
 from ragsonde.mcp.traffic import is_run_ref
+from ragsonde.models.estimate import Estimand, PredictorName
 
 __all__ = ["READ_ONLY", "RagsondeMCP", "build_server"]
 
@@ -116,12 +117,18 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
         gates: list[str] | None = None,
         search: dict[str, Any] | None = None,
         split: str = "test",
+        estimate: bool = False,
+        predictor: PredictorName = "scores",
+        estimand: Estimand = "distribution",
     ) -> Annotated[CallToolResult, EvalSummary]:
         """Evaluate retrieval on a benchmark as `ragsonde eval` does: `benchmark` (a path under
         the roots: .jsonl/.yaml, a BEIR folder) or inline `rows` ({query_id, query, relevant}).
         Returns the metrics, latency percentiles and gate verdicts, and a report id: the full
         report is the resource ragsonde://reports/{id}, its TREC run ragsonde://runs/{id}.
-        Reports progress per query."""
+        Reports progress per query. `estimate` (as `eval --estimate`): rows without
+        `relevant` are kept, and every metric is estimated over all rows with a 95 % interval
+        (`metrics_ci`: PPI++ from the labelled rows and `predictor`'s predictions; `estimand`
+        'benchmark' for the mean over these very rows); a gate then tests the interval."""
         from ragsonde.evaluate import EvalOptions
 
         if (benchmark is None) == (rows is None):
@@ -130,6 +137,8 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
                 field="benchmark",
             )
         given: dict[str, Any] = {"relevance_by": relevance_by, "split": split}
+        if estimate:  # as /v1/eval: a judging plan file is never read from a call
+            given.update(estimate=True, predictor=predictor, estimand=estimand)
         given.update({n: v for n, v in (("k", k), ("gates", gates)) if v is not None})
         options = EvalOptions(**given, **({"search": search} if search else {}), throughput=False)
         source = (await _roots(room, ctx)).check(benchmark, "benchmark") if benchmark else rows

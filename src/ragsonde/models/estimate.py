@@ -12,8 +12,10 @@ __all__ = ["PREDICTOR_NAMES", "Bounds", "Estimand", "Method", "MetricEstimate", 
 
 #: ``classical``: the labelled queries alone. ``ppi++``: a predictor's fixed ``predicted``
 #: value with power tuning. ``cross-ppi++``: signals combined by a model cross-fitted on the
-#: labelled queries, with power tuning.
-Method = Literal["classical", "ppi++", "cross-ppi++"]
+#: labelled queries, with power tuning. ``stratified``: a comparison's difference under a
+#: judging plan's stratified design (``ragsonde.estimate.design``), the labels alone;
+#: ``stratified-ppi++``: the same with a prediction of the difference (combined regression).
+Method = Literal["classical", "ppi++", "cross-ppi++", "stratified", "stratified-ppi++"]
 
 #: The predictors an evaluation can name (``ragsonde.estimate.run.PREDICTORS`` holds one
 #: factory per name; a test keeps the two equal).

@@ -337,19 +337,22 @@ def _reports_dir(state: ServerState) -> Path:
 
 
 def _write_upload(job: EvalJob, state: ServerState) -> Path:
+    from ragsonde.outputs import write_text
+
     path = _reports_dir(state) / f"{job.job_id}.benchmark.jsonl"
     rows = job.request.benchmark or []
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    write_text(path, "\n".join(json.dumps(r) for r in rows) + "\n")
     return path
 
 
 def _save(job: EvalJob, state: ServerState) -> None:
     from ragsonde.evaluate.html import write_html_report
+    from ragsonde.outputs import write_text
 
     if job.report is None:
         return
     folder = _reports_dir(state)
-    (folder / f"{job.job_id}.json").write_text(job.report.model_dump_json(), encoding="utf-8")
+    write_text(folder / f"{job.job_id}.json", job.report.model_dump_json())  # whole or not at all
     write_html_report(job.report, folder / f"{job.job_id}.html")
 
 

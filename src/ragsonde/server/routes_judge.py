@@ -7,6 +7,10 @@
 - ``POST /v1/judge/benchmarks/{name}/grades``: one grade (0–3), saved at once (see
   :mod:`ragsonde.labels.manual`).
 - ``GET /v1/judge/benchmarks/{name}/export``: the file itself, as a download.
+- ``GET /v1/judge/benchmarks/{name}/agreement``: where the file has both human and LLM labels
+  (``ragsonde judge --agreement``), the judge's agreement with the people: Cohen's kappa, the
+  confusion per grade, and the position bias its run recorded
+  (:func:`ragsonde.labels.agreement.benchmark_agreement`).
 
 Bodies are JSON only (the app's middleware answers anything else with 415, so a form post from
 another site is refused before it is read). Benchmark names are plain file names, never paths.
@@ -26,13 +30,20 @@ from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.evaluate.options import options_error
 from ragsonde.labels import manual
 from ragsonde.labels.benchfile import read_entries
-from ragsonde.labels.models import BenchmarkEntry
+from ragsonde.labels.models import Agreement, BenchmarkEntry
 from ragsonde.labels.pool import modes_for, pool
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.state import ServerState, get_state
 
-__all__ = ["BenchmarkFile", "GradeRequest", "PoolRequest", "PoolResponse", "router"]
+__all__ = [
+    "BenchmarkFile",
+    "GradeRequest",
+    "JudgeAgreement",
+    "PoolRequest",
+    "PoolResponse",
+    "router",
+]
 
 router = APIRouter(prefix="/v1/judge", tags=["judging"])
 State = Annotated[ServerState, Depends(get_state)]
@@ -97,6 +108,17 @@ class BenchmarkFile(BaseModel):
     queries: list[QuerySummary] = Field(default_factory=list)
 
 
+class JudgeAgreement(BaseModel):
+    """How far an LLM judge's labels in a benchmark agree with its human labels."""
+
+    name: str
+    agreement: Agreement | None = Field(
+        description="On the queries with both human and LLM labels, as the file stands (None: "
+        "no query has both). position: from the judge run that wrote the file "
+        "(judge --agreement --position-bias), None when it was not measured."
+    )
+
+
 def _summary(entry: BenchmarkEntry) -> QuerySummary:
     grades = manual.judged_counts(entry)
     return QuerySummary(
@@ -149,16 +171,17 @@ async def get_benchmark(name: str, state: State) -> BenchmarkFile:
 
 
 def _planned(path: Path) -> dict[str, int]:
-    """Query id -> place in the judging plan beside a benchmark (none, or unreadable: empty)."""
+    """Query id -> place in the judging plan beside a benchmark, one system's or a
+    comparison's (none, or unreadable: empty)."""
     if not path.is_file():
         return {}
-    from ragsonde.estimate.plan import JudgingPlan
+    from ragsonde.estimate.run import read_plan
 
     try:
-        plan = JudgingPlan.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError):
+        plan = read_plan(path)
+    except QueryValidationError:
         return {}
-    return {p.query_id: i for i, p in enumerate(plan.plan)}
+    return {q: i for i, q in enumerate(plan.queued)}
 
 
 def _pool(state: ServerState, req: PoolRequest) -> PoolResponse:
@@ -230,3 +253,16 @@ async def export(name: str, state: State) -> FileResponse:
             status=404,
         )
     return FileResponse(path, media_type="application/x-ndjson", filename=path.name)
+
+
+@router.get("/benchmarks/{name}/agreement", responses=ERROR_RESPONSES)
+async def judge_agreement(name: str, state: State) -> JudgeAgreement:
+    """The LLM judge's agreement with the human labels of one benchmark."""
+    from ragsonde.labels.agreement import benchmark_agreement
+
+    path = _path(state, name)
+    if not path.is_file():
+        return JudgeAgreement(name=path.stem, agreement=None)
+    entries = await run_in_threadpool(read_entries, path)
+    found = await run_in_threadpool(benchmark_agreement, path, entries)
+    return JudgeAgreement(name=path.stem, agreement=found)

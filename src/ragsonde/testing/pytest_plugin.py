@@ -63,14 +63,21 @@ def retrieval_gates(
             f"collection {report.collection}):\n{lines}"
         )
     if baseline is not None:
-        _against_baseline(report, str(baseline), settings)
+        _against_baseline(report, str(baseline), settings, opts.predictor)
     return report
 
 
-def _against_baseline(report: EvalReport, baseline: str, settings: Settings | None) -> None:
+def _against_baseline(
+    report: EvalReport, baseline: str, settings: Settings | None, predictor: str
+) -> None:
+    """Fail on a significant regression against ``baseline``: by PPI++ on a partly labelled
+    benchmark (``predictor``'s predictions), as ``eval --baseline``."""
+    from functools import partial
+
     from ragsonde.config import load_settings
-    from ragsonde.history import HistoryStore, diff_runs, history_path
-    from ragsonde.history.baseline import resolve_baseline
+    from ragsonde.estimate import comparison_predictor, estimate_comparison
+    from ragsonde.history import history_path
+    from ragsonde.history.baseline import against_baseline
 
     if report.history_run is None:
         raise AssertionError(
@@ -78,17 +85,18 @@ def _against_baseline(report: EvalReport, baseline: str, settings: Settings | No
             "RAGSONDE_HISTORY to a scratch file)"
         )
     path = history_path((settings or load_settings()).home)
-    with HistoryStore(path) as hs:
-        current = hs.get(report.history_run)
-    base = resolve_baseline(
-        baseline, path, current.fingerprint.benchmark.sha256, exclude=report.history_run
-    )
-    diff = diff_runs(base, current, gate=True)
+    paired = partial(estimate_comparison, predictor=comparison_predictor(predictor))
+    base, diff = against_baseline(report.history_run, baseline, path, paired=paired)
     if diff.gate is not None and not diff.gate.passed:
         worse = [m for m in diff.metrics if m.metric in diff.gate.regressions]
         lines = "\n".join(
-            f"  {m.metric}: {m.mean_a:.4f} -> {m.mean_b:.4f} (p t {m.p_ttest:.3g}, p perm "
-            f"{m.p_permutation:.3g})"
+            f"  {m.metric}: {m.mean_a:.4f} -> {m.mean_b:.4f} "
+            + (
+                f"(B - A by {m.ppi.method} {m.ppi.estimate:+.4f} [{m.ppi.low:+.4f}, "
+                f"{m.ppi.high:+.4f}]: {m.ppi.n_labeled} labelled, {m.ppi.n_predicted} predicted)"
+                if m.ppi is not None
+                else f"(p t {m.p_ttest:.3g}, p perm {m.p_permutation:.3g})"
+            )
             for m in worse
         )
         changed = ", ".join(diff.changed_fields) or "nothing in the fingerprint"

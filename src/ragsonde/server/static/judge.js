@@ -30,6 +30,7 @@
     const list = $("judge-queries-list");
     if (name === "") {
       list.replaceChildren();
+      $("judge-agreement").hidden = true;
       return;
     }
     try {
@@ -44,9 +45,59 @@
           return li;
         }),
       );
+      await loadAgreement(name);
     } catch (err) {
       judgeStatusText(String(err.message || err), true);
     }
+  }
+
+  /** Where the benchmark has both human and LLM labels: the judge's agreement with people
+   * (kappa, the confusion per grade, the position bias its run recorded). */
+  async function loadAgreement(name) {
+    const panel = $("judge-agreement");
+    let found = null;
+    try {
+      found = (await getJson(`/v1/judge/benchmarks/${encodeURIComponent(name)}/agreement`)).agreement;
+    } catch (err) {
+      judgeStatusText(String(err.message || err), true);
+    }
+    panel.hidden = !found;
+    panel.dataset.queries = found ? String(found.queries) : "0";
+    if (!found) return;
+    const kappa = found.kappa === null ? "undefined (one class only)" : found.kappa.toFixed(3);
+    const raw = found.raw_agreement === null ? "-" : found.raw_agreement.toFixed(3);
+    setText(
+      $("agreement-summary"),
+      `Cohen's kappa ${kappa} on relevant or not (LLM grade ≥ ${found.llm_relevant_from}) · ` +
+        `raw agreement ${raw} · ${found.pairs} pairs on ${found.queries} queries`,
+    );
+    $("agreement-confusion").tBodies[0].replaceChildren(
+      ...["0", "1", "2", "3"].map((h) => {
+        const tr = document.createElement("tr");
+        const th = document.createElement("th");
+        setText(th, h);
+        tr.append(th);
+        for (const m of ["0", "1", "2", "3"]) {
+          const td = document.createElement("td");
+          td.dataset.human = h;
+          td.dataset.llm = m;
+          td.classList.toggle("agree", h === m);
+          setText(td, String((found.confusion[h] || {})[m] || 0));
+          tr.append(td);
+        }
+        return tr;
+      }),
+    );
+    const p = found.position;
+    setText(
+      $("agreement-position"),
+      p
+        ? `position bias: ${p.changed} of ${p.pairs} pairs change grade with the passage first ` +
+            `(${p.changed_share === null ? "-" : (100 * p.changed_share).toFixed(1)} %: ` +
+            `${p.higher_passage_first} higher, ${p.lower_passage_first} lower); ` +
+            `${p.relevance_flipped} cross the relevance threshold`
+        : "position bias not measured: ragsonde judge … --agreement --position-bias measures it",
+    );
   }
 
   function showGrade(node, grade) {
