@@ -143,7 +143,9 @@ def rss_mib() -> float:
 
 
 def peak_rss_mib() -> float:
-    """This process's peak resident set size (VmHWM) in MiB."""
+    """This process's own peak resident set size (VmHWM) in MiB. Not ``ru_maxrss``: on Linux
+    it keeps the high-water mark of the image a child was forked from across ``exec``, so a
+    child started from a bench holding the model or the data measured at least the bench."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):

@@ -191,6 +191,13 @@ def ingest_section(i: dict[str, Any]) -> list[str]:
         + " / ".join(f"{v:.0f} MiB ({k} docs)" for k, v in i["peak_rss_mb"].items())
         + f" = {fmt(i['rss_growth_ratio'])} × | flat (≤ 1.1 ×) | {met_mark(t['memory_flat'])} |",
         "",
+        "Peak RSS: "
+        + i.get("peak_rss_method", "ru_maxrss of the ingest process (counts this bench's own size)")
+        + (f", measured again {i['memory_measured']}" if i.get("memory_measured") else "")
+        + ". Before 2026-11-27 it was `ru_maxrss`, which on Linux keeps the high-water mark of "
+        "the bench process the child was forked from (torch and the model): both sizes read "
+        "1455 MiB, the bench's own size, not the ingest's.",
+        "",
         "**Reading.** Ingest is the model: chunking (Rust tokenizer and splitter), reading back "
         "stored hashes and upserting are a few percent. Against a naive script that embeds each "
         "abstract once, truncated at 256 word pieces, ragsonde embeds more text (the rest of long "

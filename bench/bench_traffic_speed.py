@@ -29,7 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench._common import BENCH_HOME, SCIFACT_HYBRID, require_scifact, results_dir
+from bench._common import (
+    BENCH_HOME,
+    SCIFACT_HYBRID,
+    peak_rss_mib,
+    require_scifact,
+    results_dir,
+)
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
@@ -89,28 +95,13 @@ def _child(kind: str, home: str, path: str, profile: str = "") -> None:
         else:
             _traffic(traffic_report, path, ws)
         seconds, cpu = time.perf_counter() - t0, _cpu() - cpu0
-    rss = _peak_rss_mib()
+    rss = peak_rss_mib()
     out = {
         "seconds": round(seconds, 2),
         "cpu_seconds": round(cpu, 2),
         "peak_rss_mib": round(rss, 1),
     }
     print(json.dumps(out))
-
-
-def _peak_rss_mib() -> float:
-    """This process's own peak RSS: ``VmHWM`` of its address space. Not ``ru_maxrss``: on Linux
-    that keeps the high-water mark of the address space before ``exec``, which a child started
-    by ``subprocess`` copied from this bench's parent (holding the texts and their spans), so
-    every child measured at least the parent's size."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # not Linux
 
 
 def _cpu() -> float:
