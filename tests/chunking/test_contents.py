@@ -17,6 +17,9 @@ from ragsonde.errors import QueryValidationError
 from tests.support import CHUNKING
 
 DOC = "state_of_the_union"
+pytestmark = pytest.mark.skipif(
+    not CHUNKING.is_dir(), reason=f"chunking data not found at {CHUNKING}"
+)
 
 
 def _slice(tmp_path: Path) -> tuple[Path, Path]:
