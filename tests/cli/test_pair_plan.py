@@ -88,3 +88,12 @@ def test_bad_pairs_are_refused_before_any_work(saved, home: Path, cli: Cli, tmp_
     differ = cli(*common, "--pair", str(dense), str(other), "-o", str(tmp_path / "p.json"))
     assert differ.exit_code == 2 and "different queries" in differ.output
     assert not (tmp_path / "p.json").exists()
+    # a lone surrogate escaped in a saved report's text: refused where the report is read
+    text = sparse.read_text().replace('"query": "', '"query": "\\udc80', 1)
+    assert "\\udc80" in text
+    broken = tmp_path / "surrogate.json"
+    broken.write_text(text)
+    bad = cli(*common, "--pair", str(dense), str(broken), "-o", str(tmp_path / "s.json"))
+    assert bad.exit_code == 2 and "lone surrogate" in bad.output, bad.output
+    assert not (tmp_path / "s.json").exists()
+    assert cli("compare", str(dense), str(broken)).exit_code == 2

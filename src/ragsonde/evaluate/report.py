@@ -30,7 +30,6 @@ comparison estimated under a pair's judging plan (1.8; :mod:`ragsonde.estimate.p
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,6 +40,7 @@ from ragsonde.evaluate.comparison import Comparison
 from ragsonde.evaluate.misses import MissesReport
 from ragsonde.models.estimate import MetricEstimate
 from ragsonde.models.params import IndexParams, SearchParams
+from ragsonde.models.text import loads_json
 
 __all__ = [
     "LOW_COVERAGE",
@@ -473,7 +473,7 @@ def check_schema_version(data: dict[str, Any], source: str) -> None:
 def load_report(path: Path) -> EvalReport:
     """A report saved with ``ragsonde eval --save``; anything else is a VALIDATION_ERROR."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))  # a lone surrogate refused here
     except (OSError, ValueError) as e:
         raise QueryValidationError(f"cannot read report {path}: {e}", field="report") from e
     if not isinstance(data, dict):
