@@ -17,6 +17,7 @@ from ragsonde.estimate import estimate_comparison, estimate_report, estimating
 from ragsonde.evaluate import EvalOptions, EvalReport, evaluate
 from ragsonde.evaluate.gates import parse_gate
 from ragsonde.history import HistoryStore
+from ragsonde.samples import robotics_benchmark
 from ragsonde.workspace import Workspace
 from tests.estimate.support import partly_labelled
 from tests.support import home_env, run
@@ -203,3 +204,39 @@ def test_history_diff_estimates_the_paired_difference_of_two_recorded_runs(
     assert same["low"] <= 0 <= same["high"]  # a run against itself: never significant
     shown = run("history", "diff", "1", "1", "-m", "ndcg@10", *h, env=env).stdout
     assert "n.s.: the interval holds 0; rests on 20 labelled" in shown
+
+
+def test_the_filter_breakdown_of_an_estimate_counts_only_labelled_queries(
+    sample_home: Path, tmp_path: Path
+) -> None:
+    """The unlabelled rows an estimate keeps have no metric: grouped by their filters, they had
+    counted as 0 and pulled every group's mean down (the ``all`` row said 46 queries beside the
+    20 labelled ones' means)."""
+    rows = [json.loads(x) for x in _partly_labelled(tmp_path).read_text().splitlines()]
+    full = {
+        r["query_id"]: r for r in map(json.loads, robotics_benchmark().read_text().splitlines())
+    }
+    for row in rows:
+        if row["query_id"] in {"q41", "q43", "q45"}:  # one filtered row of each category
+            row["relevant"] = full[row["query_id"]]["relevant"]
+    bench = tmp_path / "mixed.jsonl"
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = home_env(sample_home)
+    args = ("eval", str(bench), "-c", "robotics", "--estimate", "--no-throughput", "--no-record")
+    done = run(*args, "--json", env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    labelled = {q for q, row in doc["per_query"].items() if row["relevant"]}
+    assert len(labelled) == LABELLED + 3 and len(doc["per_query"]) == 46
+    groups = doc["breakdown"]["filters"]["groups"]
+    assert sorted(q for g in groups.values() for q in g["query_ids"]) == sorted(labelled)
+    assert {label: g["queries"] for label, g in groups.items() if label != "(no filter)"} == {
+        "category=sensors": 1, "category=navigation": 1, "category=operations": 1
+    }  # fmt: skip
+    for g in groups.values():  # each group's mean is its own rows' mean, recomputed here
+        mean = np.mean([doc["per_query"][q]["metrics"]["ndcg@10"] for q in g["query_ids"]])
+        assert g["metrics"]["ndcg@10"] == pytest.approx(mean, abs=1e-6)
+    shown = run(*args, env=env, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    all_row = next(line for line in shown.stdout.splitlines() if line.startswith("│ all "))
+    assert all_row.split("│")[2].strip() == str(LABELLED + 3)

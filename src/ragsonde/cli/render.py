@@ -222,7 +222,7 @@ def _render_breakdown(report: EvalReport) -> None:
         violated = report.integrity.counts.get("filter_violated", 0)
         table.add_row(
             "[bold]all[/]",
-            str(report.n_queries),
+            str(sum(g.queries for g in groups.values())),  # the labelled queries the means read
             *(f"{report.metrics[n]:.4f}" for n in names),
             "",
             str(violated),

@@ -19,7 +19,9 @@ benchmark gives it, with its own filters):
 
 Each group gives its number of queries, the mean of every metric over them (so the overall mean
 is the query-weighted mean of the groups), how many returned nothing, and how many returned
-chunks break their query's filters (the integrity check, per group).
+chunks break their query's filters (the integrity check, per group). Only labelled queries are
+grouped: an unlabelled row an estimate keeps has no metric, and counting it as 0 would drag its
+group's means down.
 """
 
 from __future__ import annotations
@@ -214,15 +216,17 @@ def build_breakdown(
     by_groups: Mapping[str, str] | None = None,
 ) -> Breakdown | None:
     """The report's ``breakdown`` (by filter, by field), or ``None`` when neither applies."""
+    labelled = [q for q in queries if q.relevant]  # an estimate's unlabelled rows: no metric
     filters = None
-    if any(q.filters for q in queries):
-        groups = {q.query_id: filter_label(q.filters) for q in queries}
+    if any(q.filters for q in labelled):
+        groups = {q.query_id: filter_label(q.filters) for q in labelled}
         filters = FilterBreakdown(groups=summarize_groups(groups, per_query))
     by_part = None
     if by is not None and by_groups is not None:
         field, depth = parse_by(by)
+        kept = {q.query_id: by_groups[q.query_id] for q in labelled if q.query_id in by_groups}
         by_part = FieldBreakdown(
-            field=field, depth=depth, rule=BY_RULE, groups=summarize_groups(by_groups, per_query)
+            field=field, depth=depth, rule=BY_RULE, groups=summarize_groups(kept, per_query)
         )
     if filters is None and by_part is None:
         return None
