@@ -116,3 +116,35 @@ def test_saved_reports_go_through_the_model_and_their_version_is_checked(
     Path(pb).write_text(json.dumps(broken), encoding="utf-8")
     out = CliRunner().invoke(app, ["compare", pa, pb])
     assert out.exit_code == 2 and "per_query.q00.metrics" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (None, "it is a folder, not a file"),
+        (b"", "it is empty"),
+        (b"\xff\xfe{}", "it is not UTF-8 text"),
+        (b'{"kind": "comparison-plan", "metric": "ndcg\\udc80"}', "lone surrogate"),
+        (b'{"query": "a"}\n{"query": "b"}\n', "it is not JSON (Extra data at line 2"),
+        (b"[1, 2]", "is not a judging plan"),
+        (b'{"kind": "judging-plan", "metric": 3}', "metric: Input should be a valid string"),
+    ],
+    ids=["folder", "empty", "not-utf8", "surrogate", "jsonl", "list", "bad-field"],
+)
+def test_a_plan_file_that_is_no_plan_is_one_clear_error(
+    tmp_path: Path, arrays: tuple[np.ndarray, np.ndarray], content: bytes | None, reason: str
+) -> None:
+    """Each used to surface Python's own words: a pydantic dump with its URL, ``Expecting
+    value: line 1 column 1 (char 0)`` for an empty or binary file, ``[Errno 21]``."""
+    pa, pb = _write(tmp_path, *arrays)
+    plan = tmp_path / "plan.json"
+    if content is None:
+        plan.mkdir()
+    else:
+        plan.write_bytes(content)
+    for command in (["compare", pa, pb], ["compare", pa, pb, "--json"]):
+        out = CliRunner().invoke(app, [*command, "--plan-file", str(plan)])
+        assert out.exit_code == 2, out.output
+        text = " ".join((out.stdout + out.stderr).split())
+        assert "VALIDATION_ERROR" in text and reason in text, text
+        assert "pydantic" not in text and "Errno" not in text and "Traceback" not in text

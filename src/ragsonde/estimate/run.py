@@ -136,23 +136,33 @@ def estimate_run(
 def read_plan(path: Path) -> JudgingPlan | ComparisonPlan:
     """A plan file (``judge --plan``), checked: one system's (``judging-plan``) or a
     comparison's (``comparison-plan``, ``judge --plan --versus``)."""
-    import json
-
     from pydantic import ValidationError
 
     from ragsonde.estimate.pair_plan import ComparisonPlan
     from ragsonde.estimate.plan import JudgingPlan
+    from ragsonde.models.text import read_json_file
 
     try:
-        raw = path.read_bytes()
-        loaded = json.loads(raw)
-        kind = loaded.get("kind") if isinstance(loaded, dict) else None
-        if kind == "comparison-plan":
-            return ComparisonPlan.model_validate_json(raw)
-        return JudgingPlan.model_validate_json(raw)
-    except (OSError, ValueError, ValidationError) as e:
+        loaded = read_json_file(path)  # a lone surrogate refused here
+    except ValueError as e:
         raise QueryValidationError(
             f"Cannot read judging plan {path}: {e}", field="plan_file"
+        ) from e
+    kind = loaded.get("kind", "judging-plan") if isinstance(loaded, dict) else None
+    if kind not in ("judging-plan", "comparison-plan"):
+        raise QueryValidationError(
+            f"{path} is not a judging plan (a JSON object whose kind is judging-plan or "
+            "comparison-plan); write one with `ragsonde judge … --plan N`.",
+            field="plan_file",
+        )
+    model = ComparisonPlan if kind == "comparison-plan" else JudgingPlan
+    try:
+        return model.model_validate(loaded)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise QueryValidationError(
+            f"Cannot read judging plan {path}: {where}: {err['msg']}", field="plan_file"
         ) from e
 
 

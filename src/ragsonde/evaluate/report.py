@@ -40,7 +40,7 @@ from ragsonde.evaluate.comparison import Comparison
 from ragsonde.evaluate.misses import MissesReport
 from ragsonde.models.estimate import MetricEstimate
 from ragsonde.models.params import IndexParams, SearchParams
-from ragsonde.models.text import loads_json
+from ragsonde.models.text import read_json_file
 
 __all__ = [
     "LOW_COVERAGE",
@@ -473,8 +473,8 @@ def check_schema_version(data: dict[str, Any], source: str) -> None:
 def load_report(path: Path) -> EvalReport:
     """A report saved with ``ragsonde eval --save``; anything else is a VALIDATION_ERROR."""
     try:
-        data = loads_json(path.read_text(encoding="utf-8"))  # a lone surrogate refused here
-    except (OSError, ValueError) as e:
+        data = read_json_file(path)  # a lone surrogate refused here
+    except ValueError as e:
         raise QueryValidationError(f"cannot read report {path}: {e}", field="report") from e
     if not isinstance(data, dict):
         raise QueryValidationError(f"{path} is not a saved report (a JSON object).", field="report")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, StrictStr
@@ -25,6 +26,7 @@ __all__ = [
     "invalid_unicode_at",
     "loads_json",
     "printable",
+    "read_json_file",
 ]
 
 #: Where a value sits in a JSON document: object keys and array indexes, from the top.
@@ -122,6 +124,28 @@ def loads_json(raw: str | bytes) -> Any:
     """``json.loads`` that refuses (ValueError) text JSON can carry but Unicode cannot: a lone
     surrogate escaped as ``"\\udc80"``, in any key or string, naming its field."""
     return check_json(json.loads(raw))
+
+
+def read_json_file(path: Path) -> Any:
+    """The JSON document in the file ``path``, through :func:`loads_json`. Anything else is a
+    ValueError whose message says plainly why, for the caller to prefix with what it reads: a
+    folder, no such file, an empty file, bytes that are not UTF-8, text that is not JSON."""
+    if path.is_dir():
+        raise ValueError("it is a folder, not a file")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ValueError("no such file" if not path.exists() else e.strerror or str(e)) from e
+    if not raw.strip():
+        raise ValueError("it is empty")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"it is not UTF-8 text ({e.reason} at byte {e.start})") from e
+    try:
+        return loads_json(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"it is not JSON ({e.msg} at line {e.lineno} column {e.colno})") from e
 
 
 def _check(value: str) -> str:
