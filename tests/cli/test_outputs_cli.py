@@ -36,3 +36,23 @@ def test_an_mcp_eval_saved_over_its_benchmark_is_refused_before_the_tool_is_call
     assert out.exit_code == 2, out.output
     assert out.stderr.startswith("VALIDATION_ERROR") and "--save" in out.stderr, out.stderr
     assert bench.read_text(encoding="utf-8") == ROW
+
+
+def test_an_estimate_saved_over_its_plan_file_is_refused_before_any_search(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """``--plan-file`` is an input: ``--save`` or ``--report`` on it replaced the plan (the
+    probabilities of the queries being judged) with the report."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    plan = tmp_path / "bench.plan.json"
+    plan.write_text('{"kind": "judging-plan"}', encoding="utf-8")
+    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]  # no collection: never reached
+    for flag in ("--save", "--report"):
+        out = cli(
+            "eval", str(bench), *home, "--estimate", "--plan-file", str(plan), flag, str(plan)
+        )
+        assert out.exit_code == 2, out.output
+        assert out.stderr.startswith("VALIDATION_ERROR") and flag in out.stderr, out.stderr
+        assert "is an input of this command" in " ".join(out.stderr.split())
+        assert plan.read_text(encoding="utf-8") == '{"kind": "judging-plan"}'

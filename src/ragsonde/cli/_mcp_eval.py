@@ -104,7 +104,9 @@ def run_mcp_eval(
         raise QueryValidationError(
             "--mcp needs --tool NAME: the search tool to call.", field="tool"
         )
-    check_outputs({"--save": save}, inputs=[dataset])  # before the tool is called
+    check_outputs(
+        {"--save": save}, inputs=[dataset, options.plan_file]
+    )  # before the tool is called
     target = ToolTarget(
         server=server,
         tool=tool,

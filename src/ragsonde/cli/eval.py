@@ -199,7 +199,14 @@ def eval_command(
         baseline,
         record=record,
         outputs={"--save": save, "--report": report, "--run-out": run_out},
-        inputs=[dataset, options.queries_file, corpus, baseline, config_file_in_use(config_file)],
+        inputs=[
+            dataset,
+            options.queries_file,
+            options.plan_file,
+            corpus,
+            baseline,
+            config_file_in_use(config_file),
+        ],
     )
     with recording(record, history), Workspace(settings) as ws:
         if comparing:
