@@ -236,7 +236,9 @@ def test_the_filter_breakdown_of_an_estimate_counts_only_labelled_queries(
     for g in groups.values():  # each group's mean is its own rows' mean, recomputed here
         mean = np.mean([doc["per_query"][q]["metrics"]["ndcg@10"] for q in g["query_ids"]])
         assert g["metrics"]["ndcg@10"] == pytest.approx(mean, abs=1e-6)
-    shown = run(*args, env=env, timeout=300)
+    shown = run(*args, "--gate", "ndcg@10>=0.5", env=env, timeout=300)
     assert shown.returncode == 0, shown.stderr
+    low = doc["metrics_ci"]["ndcg@10"]["low"]  # the gate's line shows the end it tested, rounded
+    assert f"PASS ndcg@10>=0.5 (value {round(low, 4)}, the lower end" in shown.stdout
     all_row = next(line for line in shown.stdout.splitlines() if line.startswith("│ all "))
     assert all_row.split("│")[2].strip() == str(LABELLED + 3)

@@ -193,7 +193,8 @@ def render_report(report: EvalReport) -> None:
     _render_breakdown(report)
     for g in report.gates:
         mark = "[green]PASS[/]" if g.passed else "[red]FAIL[/]"
-        console.print(f"{mark} {g.gate} (value {g.value}" + (f", {g.on})" if g.on else ")"))
+        value = g.value if g.value is None else round(g.value, 4)  # an interval end: 16 digits
+        console.print(f"{mark} {g.gate} (value {value}" + (f", {g.on})" if g.on else ")"))
 
 
 def _render_breakdown(report: EvalReport) -> None:
