@@ -58,6 +58,10 @@ def test_failing_queries_lists_the_weakest_of_traffic(
     assert report["history_run"] is not None
     scored = [q for q in report["queries"] if q["predicted"] is not None]
     oracle = sorted(scored, key=lambda q: (q["predicted"], -q["weight"]))[:4]
+    (root / "eval.json").write_text('{"schema_version": "1.8", "kind": "eval"}', encoding="utf-8")
+    (root / "empty.json").write_text("", encoding="utf-8")
+    (root / "folder.json").mkdir()
+    (root / "latin1.json").write_bytes(b'{"collection": "caf\xe9"}')
     params = server(sample_home, root, env={"RAGSONDE_HISTORY": str(history)})
 
     async def main() -> dict[str, Any]:
@@ -73,6 +77,10 @@ def test_failing_queries_lists_the_weakest_of_traffic(
                 "outside": {"traffic": str(bench_root / "small.jsonl")},
                 "not_traffic": {"traffic": "chat.jsonl"},
                 "no_such_run": {"traffic": "last~3"},
+                "eval_report": {"traffic": "eval.json"},
+                "empty": {"traffic": "empty.json"},
+                "folder": {"traffic": "folder.json"},
+                "latin1": {"traffic": "latin1.json"},
             }
             out = {k: await session.call_tool("failing_queries", v) for k, v in calls.items()}
             return {"tool": tools["failing_queries"], **out}
@@ -96,3 +104,15 @@ def test_failing_queries_lists_the_weakest_of_traffic(
     assert all(q["signals"] and q["weak"] is not None for q in from_run["queries"])
     for bad in ("outside", "not_traffic", "no_such_run"):
         assert error_code(got[bad]) == "VALIDATION_ERROR", bad
+    # each says what the file is, in plain words (they said "Input should be 'rrf', 'dbsf' or
+    # 'linear' at search.fusion", "Invalid JSON: EOF while parsing", "'utf-8' codec can't
+    # decode", "Is a directory")
+    for bad, words in {
+        "eval_report": "it is a ragsonde eval file; a traffic report is what `ragsonde traffic",
+        "empty": "it is empty",
+        "folder": "it is a folder",
+        "latin1": "it is not UTF-8 text",
+    }.items():
+        assert error_code(got[bad]) == "VALIDATION_ERROR", bad
+        message = got[bad].structured_content["error"]["message"]
+        assert words in message, (bad, message)

@@ -9,6 +9,7 @@ evidence signals. ``last`` and ``last~N`` count traffic runs only.
 from __future__ import annotations
 
 import heapq
+import json
 import re
 from pathlib import Path
 
@@ -35,6 +36,11 @@ def weakest_of_report(path: Path, limit: int) -> FailingQueries:
     from ragsonde.traffic.html import EVIDENCE, explain_command
     from ragsonde.traffic.report import read_report
 
+    if path.is_dir() or not path.exists() or path.stat().st_size == 0:
+        why = "it is a folder" if path.is_dir() else "no such file" if not path.exists() else ""
+        raise QueryValidationError(
+            f"traffic: cannot read {path}: {why or 'it is empty'}", field="traffic"
+        )
     try:
         report, rows = read_report(path)
         scored = (
@@ -71,6 +77,10 @@ def weakest_of_report(path: Path, limit: int) -> FailingQueries:
 
 
 def _first(e: Exception) -> str:
+    if isinstance(e, UnicodeDecodeError):
+        return f"it is not UTF-8 text: {e.reason} at byte {e.start}"
+    if isinstance(e, json.JSONDecodeError):
+        return f"it is not JSON: {e.msg} at line {e.lineno} column {e.colno}"
     errors = getattr(e, "errors", None)
     if callable(errors):
         first = errors()[0]

@@ -26,6 +26,7 @@ from typing import TextIO
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ragsonde.models.params import SearchParams
+from ragsonde.models.text import loads_json
 from ragsonde.traffic.crossfit import CrossFit
 from ragsonde.traffic.records import ReadStats
 
@@ -236,10 +237,24 @@ def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
                 continue
             part.append(line)
     if not layout:  # another layout: the whole file, validated as one
-        whole = TrafficReport.model_validate_json(path.read_bytes())
+        whole = _validated(path.read_bytes())
         return whole.model_copy(update={"queries": []}), iter(whole.queries)
-    header = TrafficReport.model_validate_json("".join(head) + "".join(tail))
+    header = _validated("".join(head) + "".join(tail))
     return header, _rows_of(path, rows)
+
+
+def _validated(raw: str | bytes) -> TrafficReport:
+    """A traffic report from its JSON text; another ragsonde file (an eval report, a plan: each
+    has a ``kind``) or JSON that is no object is a ValueError saying so."""
+    data = loads_json(raw)  # a lone surrogate refused here
+    if not isinstance(data, dict):
+        raise ValueError("it is JSON, but not an object")
+    if "kind" in data:
+        raise ValueError(
+            f"it is a ragsonde {data['kind']} file; a traffic report is what `ragsonde traffic "
+            "-o FILE.json` writes"
+        )
+    return TrafficReport.model_validate(data)
 
 
 def _rows_of(path: Path, n: int) -> Iterator[QueryHealth]:
@@ -248,7 +263,7 @@ def _rows_of(path: Path, n: int) -> Iterator[QueryHealth]:
             if line.rstrip("\n") == _QUERIES_OPEN.strip("\n"):
                 break
         for _ in range(n):
-            yield QueryHealth.model_validate_json(next(f).strip().rstrip(","))
+            yield QueryHealth.model_validate(loads_json(next(f).strip().rstrip(",")))
 
 
 def _unlink(path: Path) -> None:
