@@ -56,3 +56,16 @@ def test_an_estimate_saved_over_its_plan_file_is_refused_before_any_search(
         assert out.stderr.startswith("VALIDATION_ERROR") and flag in out.stderr, out.stderr
         assert "is an input of this command" in " ".join(out.stderr.split())
         assert plan.read_text(encoding="utf-8") == '{"kind": "judging-plan"}'
+
+
+def test_an_empty_benchmark_says_it_is_empty(cli: Cli, tmp_path: Path) -> None:
+    """It said 'no query has both text and relevance judgments', as for a file of unlabelled
+    rows: the reader had found rows to judge."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_bytes(b"")
+    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]  # no collection: never reached
+    for command in (["eval", str(bench)], ["judge", str(bench), "--plan", "3"]):
+        out = cli(*command, *home)
+        assert out.exit_code == 2, out.output
+        message = " ".join(out.stderr.split())
+        assert message == f"VALIDATION_ERROR: Cannot read benchmark {bench}: it is empty", message

@@ -384,6 +384,8 @@ def load_benchmark(
         raise QueryValidationError(f"Benchmark '{location}' does not exist.", field="dataset")
     if not (path.is_dir() or path.is_file()):  # a device or a FIFO would never end
         raise _bad(path, "it is not a regular file or a folder")
+    if path.is_file() and path.stat().st_size == 0:
+        raise _bad(path, "it is empty")
     name = fmt or detect_benchmark_format(path)
     if name not in LOADERS:
         raise QueryValidationError(
