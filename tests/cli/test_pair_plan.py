@@ -97,3 +97,15 @@ def test_bad_pairs_are_refused_before_any_work(saved, home: Path, cli: Cli, tmp_
     assert bad.exit_code == 2 and "lone surrogate" in bad.output, bad.output
     assert not (tmp_path / "s.json").exists()
     assert cli("compare", str(dense), str(broken)).exit_code == 2
+    # one report twice: no query differs; it said "plan 4: expected 1 to 0"
+    twice = cli(*common, "--pair", str(dense), str(dense), "-o", str(tmp_path / "t.json"))
+    assert twice.exit_code == 2 and "nothing to plan" in " ".join(twice.output.split())
+    # the benchmark named is not the one the reports were saved from (here: every row labelled);
+    # the plan was made from the reports' labels and the benchmark argument went unread
+    full = ["judge", str(robotics_benchmark()), "-c", "robotics", "--home", str(home)]
+    other_bench = cli(*full, "--plan", "4", "--pair", str(dense), str(sparse),
+                      "-o", str(tmp_path / "f.json"))  # fmt: skip
+    message = " ".join(other_bench.output.split())
+    assert other_bench.exit_code == 2 and "was not saved from" in message, message
+    assert f"{START} of 46 queries labelled there, 46 of 46 here" in message
+    assert not (tmp_path / "f.json").exists()

@@ -104,10 +104,13 @@ def make_pair_plan(
     return _plan_pair(result.a, result.b, n, systems=systems, seed=seed)
 
 
-def pair_plan_from_reports(reports: tuple[Path, Path], n: int, *, seed: int = 0) -> ComparisonPlan:
+def pair_plan_from_reports(
+    reports: tuple[Path, Path], n: int, *, benchmark: Path | None = None, seed: int = 0
+) -> ComparisonPlan:
     """The plan for B − A from two saved eval reports (any two configurations: two modes, two
     fusions, two chunkings) run on the same partly labelled benchmark with ``--estimate``, which
-    keeps its unlabelled queries."""
+    keeps its unlabelled queries. ``benchmark``, when given, must be that benchmark as it
+    stands: the same queries, the same ones labelled."""
     from ragsonde.evaluate.report import load_report
 
     a, b = (load_report(p) for p in reports)
@@ -117,6 +120,8 @@ def pair_plan_from_reports(reports: tuple[Path, Path], n: int, *, seed: int = 0)
             "same benchmark.",
             field="pair",
         )
+    if benchmark is not None:
+        _same_benchmark(benchmark, a, reports[0])
     if all(row.relevant for row in a.per_query.values()):
         raise QueryValidationError(
             f"--pair: {reports[0]} holds no unlabelled query, so there is nothing to plan. Save "
@@ -125,6 +130,24 @@ def pair_plan_from_reports(reports: tuple[Path, Path], n: int, *, seed: int = 0)
             field="pair",
         )
     return _plan_pair(a, b, n, systems=(str(reports[0]), str(reports[1])), seed=seed)
+
+
+def _same_benchmark(benchmark: Path, report: EvalReport, path: Path) -> None:
+    """Refuse reports saved from another benchmark, or from this one before labels changed: the
+    plan counts the reports' labels, and would plan queries already judged."""
+    from ragsonde.evaluate.datasets import load_benchmark
+
+    bench = load_benchmark(benchmark, keep_unlabelled=True)
+    labelled = {q.query_id for q in bench.queries if q.relevant}
+    saved = {q for q, row in report.per_query.items() if row.relevant}
+    if {q.query_id for q in bench.queries} != set(report.per_query) or labelled != saved:
+        raise QueryValidationError(
+            f"--pair: {path} was not saved from {benchmark} as it stands ({len(saved)} of "
+            f"{len(report.per_query)} queries labelled there, {len(labelled)} of "
+            f"{len(bench.queries)} here). Save both sides again from it: `ragsonde eval "
+            f"{benchmark} --estimate --save A.json`.",
+            field="pair",
+        )
 
 
 def _plan_pair(
@@ -196,7 +219,7 @@ def run_plan(
                 field="target_width",
             )
         if pair is not None:
-            pair_plan = pair_plan_from_reports(pair, n)
+            pair_plan = pair_plan_from_reports(pair, n, benchmark=benchmark)
         else:
             pair_plan = make_pair_plan(
                 benchmark, n, settings, versus=str(versus), collection_b=collection_b

@@ -166,6 +166,13 @@ def plan_comparison(
     spread = {q: rank_spread(rankings_a.get(q, ()), rankings_b.get(q, ()), depth) for q in ids}
     live = [q for q in ids if spread[q] > 0.0]
     free = [q for q in live if q not in labelled]
+    if not free:
+        raise QueryValidationError(
+            f"plan {n}: nothing to plan. Every unlabelled query has the same top {depth} on "
+            f"both sides ({len(ids) - len(live)} of {len(ids)} queries agree to depth {depth}), "
+            "so its difference is 0 under any labels: are A and B two runs of one setting?",
+            field="plan",
+        )
     if not 0 < n <= len(free):
         raise QueryValidationError(
             f"plan {n}: expected 1 to {len(free)} (the unlabelled queries whose two rankings "
