@@ -148,3 +148,17 @@ def test_a_plan_file_that_is_no_plan_is_one_clear_error(
         text = " ".join((out.stdout + out.stderr).split())
         assert "VALIDATION_ERROR" in text and reason in text, text
         assert "pydantic" not in text and "Errno" not in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize("predictor", ["consensus", "traffic"])
+def test_a_predictor_that_replays_is_refused_by_compare(
+    tmp_path: Path, arrays: tuple[np.ndarray, np.ndarray], predictor: str
+) -> None:
+    """Saved reports carry no workspace to replay their queries in: ``consensus`` ended in an
+    AttributeError traceback."""
+    pa, pb = _write(tmp_path, *arrays)
+    out = CliRunner().invoke(app, ["compare", pa, pb, "--predictor", predictor])
+    assert out.exit_code == 2, out.output
+    assert out.exception is None or isinstance(out.exception, SystemExit), out.exception
+    text = " ".join(out.stderr.split())
+    assert text.startswith(f"VALIDATION_ERROR: predictor '{predictor}' replays one collection")

@@ -69,3 +69,23 @@ def test_an_empty_benchmark_says_it_is_empty(cli: Cli, tmp_path: Path) -> None:
         assert out.exit_code == 2, out.output
         message = " ".join(out.stderr.split())
         assert message == f"VALIDATION_ERROR: Cannot read benchmark {bench}: it is empty", message
+
+
+def test_an_estimates_options_without_estimate_are_refused_not_ignored(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """``--predictor`` and ``--estimand`` without ``--estimate`` ran a plain evaluation and said
+    nothing of them; a rule over the whole options said ``body:`` before its message."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]  # no collection: never reached
+    for flags, flag in (
+        (["--predictor", "consensus"], "--predictor"),
+        (["--estimand", "benchmark"], "--estimand"),
+        (["--plan-file", str(bench)], "--plan-file"),
+    ):
+        out = cli("eval", str(bench), *home, *flags)
+        assert out.exit_code == 2, out.output
+        message = " ".join(out.stderr.split())
+        assert message.startswith("VALIDATION_ERROR: ") and "body" not in message, message
+        assert f"({flag}) " in message and message.endswith("add --estimate."), message

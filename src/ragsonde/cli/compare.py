@@ -63,11 +63,12 @@ def compare_command(
             f"compare needs the eval extras ({e.name} is missing): pip install 'ragsonde[eval]'"
         ) from e
     from ragsonde.cli.render import render_comparison, render_gate
-    from ragsonde.estimate import estimate_comparison
+    from ragsonde.estimate import comparison_predictor, estimate_comparison
     from ragsonde.estimate.run import comparison_plan
     from ragsonde.evaluate.comparison import no_regression_gate
     from ragsonde.evaluate.report import load_report
 
+    comparison_predictor(predictor)  # whatever the reports: a predictor they cannot serve
     plan = comparison_plan(plan_file) if plan_file is not None else None  # before the tests
     a, b = load_report(report_a), load_report(report_b)
     comparison = compare_reports(a, b, metric, alpha=alpha, n_resamples=resamples, seed=seed)

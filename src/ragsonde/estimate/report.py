@@ -146,12 +146,12 @@ def estimating(
 
 def comparison_predictor(name: str) -> str:
     """``name`` if a comparison of two runs can take it (checked before the runs): the
-    predictors that need no replay, since ``traffic`` replays one collection's queries with
-    one embedder."""
-    if check_predictor(name) == "traffic":
+    predictors that need no replay, since ``traffic`` and ``consensus`` replay one collection's
+    queries with one embedder (``consensus`` on a comparison ended in a traceback)."""
+    if check_predictor(name) in ("traffic", "consensus"):
         raise QueryValidationError(
-            "predictor 'traffic' replays one collection's queries: a comparison of two runs "
-            "takes 'scores' (each run's own score signals) or 'none'.",
+            f"predictor '{name}' replays one collection's queries: a comparison of two runs "
+            "takes 'scores' (each run's own score signals), 'judge' or 'none'.",
             field="predictor",
         )
     return name

@@ -212,6 +212,13 @@ class EvalOptions(BaseModel):
         # a run over the planned labels alone would read as a uniform sample, which it is not
         if self.plan_file is not None and not self.estimate:
             raise ValueError("plan_file (--plan-file) weighs an estimate: add --estimate.")
+        # the estimate's own choices, set without it, would be ignored without a word
+        if not self.estimate and self.predictor != "scores":
+            raise ValueError("predictor (--predictor) chooses an estimate's predictions: add "
+                             "--estimate.")  # fmt: skip
+        if not self.estimate and self.estimand != "distribution":
+            raise ValueError("estimand (--estimand) is what an estimate's interval is of: add "
+                             "--estimate.")  # fmt: skip
         return self
 
     @property

@@ -24,5 +24,6 @@ def options_error(err: ValidationError, prefix: str = "") -> QueryValidationErro
         msg = str(item["msg"]).removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             msg = "is not a known option"
-        parts.append(f"{where}: {msg}")
+        # a rule over the whole model names its fields itself: no "body:" before it
+        parts.append(f"{where}: {msg}" if item["loc"] or prefix else msg)
     return QueryValidationError("; ".join(parts), field=first)
