@@ -93,8 +93,9 @@ def test_labels_for_the_traffic_cross_fit_predicted(
     rows = [json.loads(line) for line in robotics_benchmark().read_text().splitlines()]
     log = tmp_path / "all.jsonl"
     log.write_text("".join(json.dumps({"query": r["query"]}) + "\n" for r in rows), "utf-8")
+    history = tmp_path / "history.sqlite"
     args = ["traffic", str(log), "--home", str(sample_home), "-c", "robotics", "--json"]
-    args.append("--no-record")
+    args += ["--history", str(history)]
     out = cli(*args, "--labels", str(robotics_benchmark()))
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
@@ -103,6 +104,18 @@ def test_labels_for_the_traffic_cross_fit_predicted(
     assert report["weak_below"] == report["crossfit"]["weak_below"]
     fixed = json.loads(cli(*args).stdout)
     assert fixed["crossfit"] is None and fixed["combination"].startswith("fixed")
+    # the two runs' predicted live on different scales: the history must not pair them as
+    # like for like (it had said "0 fingerprint fields changed" and called one "worse")
+    again = json.loads(cli(*args).stdout)
+    ids = [str(r["history_run"]) for r in (report, fixed, again)]
+    differ = cli("history", "diff", ids[0], ids[1], "--history", str(history), "--json")
+    diff = json.loads(differ.stdout)
+    assert {c["field"] for c in diff["changes"]} == {"benchmark.labels_sha256"}, diff["changes"]
+    assert not diff["like_for_like"] and diff["refused"] and not diff["metrics"]
+    same = json.loads(
+        cli("history", "diff", ids[1], ids[2], "--history", str(history), "--json").stdout
+    )
+    assert same["changes"] == [] and same["like_for_like"] and same["metrics"]
 
 
 def test_an_output_that_is_an_input_is_refused_before_any_work(

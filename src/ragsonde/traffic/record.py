@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import json
 from pathlib import Path
 
 from ragsonde.traffic.report import QueryHealth, TrafficReport
@@ -123,5 +124,14 @@ def record_traffic(
             store=workspace.store,
             embedder=workspace.embedder,
             hash_file=hs.file_sha256,
+        )
+        # a traffic run's "labels" are what its predicted was fitted to and where weak was cut:
+        # a run re-weighted by --labels, or cut elsewhere, reads on another scale, and a diff
+        # must say so (benchmark.labels_sha256 changed) rather than call the other worse
+        part = fingerprint.benchmark
+        method = [part.labels_sha256, report.combination, report.weak_below]
+        method_sha = hashlib.sha256(json.dumps(method).encode()).hexdigest()
+        fingerprint = fingerprint.model_copy(
+            update={"benchmark": part.model_copy(update={"labels_sha256": method_sha})}
         )
         return hs.record(as_eval, fingerprint, {})
