@@ -38,3 +38,20 @@ def test_license_is_an_spdx_string():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["license"] == "Apache-2.0"
     assert {"langchain", "llamaindex"} <= set(project["optional-dependencies"])
+
+
+def test_explaining_an_unlabelled_query_says_it_is_unlabelled(cli: Cli, tmp_path):
+    """It said "no query 'q2' in bench (1 queries)" of a query the file holds."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(
+        '{"query_id": "q1", "query": "lidar range", "relevant": ["lidar"]}\n'
+        '{"query_id": "q2", "query": "battery swelling"}\n',
+        encoding="utf-8",
+    )
+    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]  # no collection: never reached
+    res = cli("explain", str(bench), "-q", "q2", *home)
+    assert res.exit_code == 2, res.output
+    message = " ".join(res.stderr.split())
+    assert message.startswith("VALIDATION_ERROR: query_id: 'q2' of bench was left out (unlabelled)")
+    missing = cli("explain", str(bench), "-q", "q9", *home)
+    assert missing.exit_code == 2 and "no query 'q9' in bench (1 queries)" in missing.stderr

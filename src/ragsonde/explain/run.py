@@ -243,8 +243,12 @@ def explain_query(
     bench = _benchmark(benchmark, split, queries)
     q = next((x for x in bench.queries if x.query_id == query_id), None)
     if q is None:
-        raise QueryValidationError(
-            f"query_id: no query '{query_id}' in {bench.name} ({len(bench.queries)} queries).",
+        why = next((s for s in bench.skipped if s.startswith(f"{query_id}: ")), None)
+        raise QueryValidationError(  # a row left out says why ("q30: unlabelled")
+            f"query_id: '{query_id}' of {bench.name} was left out ({why.split(': ', 1)[1]}): "
+            "there is nothing to explain without its relevant ids."
+            if why
+            else f"query_id: no query '{query_id}' in {bench.name} ({len(bench.queries)} queries).",
             field="query_id",
         )
     with using(workspace, settings) as ws:
