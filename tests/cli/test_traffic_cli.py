@@ -56,12 +56,16 @@ def test_json_html_and_saved_benchmark(cli: Cli, sample_home: Path, tmp_path: Pa
     assert report["frequent"][0] == off["query_id"]
     assert [p["period"] for p in report["drift"]] == ["2026-11-01", "2026-11-02", "2026-11-03"]
     page = html.read_text(encoding="utf-8")
-    assert OFF_TOPIC in page and f"ragsonde explain {saved} -q {off['query_id']}" in page
+    # the next step names a judge that runs (--llm) and explains the copy it writes
+    judged = saved.with_name("traffic.judged.jsonl")
+    assert OFF_TOPIC in page and f"ragsonde explain {judged} -q {off['query_id']}" in page
+    assert f"ragsonde judge {saved} -c robotics --llm openai:gpt-4o-mini &amp;&amp;" in page
     assert report["history_run"] == 1  # recorded like an eval: the traffic's hash names it
     runs = json.loads(cli("history", "list", "--history", str(history), "--json").stdout)
     assert runs["runs"][0]["benchmark"] == f"traffic-{report['traffic_hash']}"
     refused = cli("eval", str(saved), *home, "--no-record")
     assert refused.exit_code == 2 and "ragsonde judge" in refused.stderr
+    assert "--llm openai:MODEL" in " ".join(refused.stderr.split())
     terminal = cli("traffic", str(log), *home, "--no-record")
     assert terminal.exit_code == 0 and "weak share" in terminal.stdout
 

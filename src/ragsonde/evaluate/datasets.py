@@ -402,7 +402,8 @@ def load_benchmark(
             raise _bad(
                 path,
                 f"none of its {len(unlabelled)} queries is labelled (a traffic benchmark?). "
-                f"Label them with `ragsonde judge {path} -c COLLECTION`, or read their "
+                f"Label them with `ragsonde judge {path} -c COLLECTION --llm openai:MODEL` (or "
+                "in the web page's Judge view, `ragsonde serve`), or read their "
                 f"label-free health with `ragsonde traffic {path} -c COLLECTION`",
             )
         bench = Benchmark(

@@ -14,11 +14,14 @@ EVIDENCE = ("top1", "gap", "nqc", "rbo", "top1_pct", "results", "cut_by_threshol
 
 def explain_command(report: TrafficReport, q: QueryHealth) -> str:
     """The command one step further for ``q``: ``explain`` on the saved benchmark once it is
-    labelled (``judge`` labels it), else ``query`` to see what it returns."""
+    labelled (``judge --llm`` labels it into ``NAME.judged.jsonl``, its default ``--out``;
+    ``judge`` without ``--llm`` is refused), else ``query`` to see what it returns."""
     if report.saved_benchmark:
+        saved = Path(report.saved_benchmark)
+        judged = saved.with_name(f"{saved.stem}.judged.jsonl")
         return (
-            f"ragsonde judge {report.saved_benchmark} -c {report.collection} && "
-            f"ragsonde explain {report.saved_benchmark} -q {q.query_id} -c {report.collection}"
+            f"ragsonde judge {saved} -c {report.collection} --llm openai:gpt-4o-mini && "
+            f"ragsonde explain {judged} -q {q.query_id} -c {report.collection}"
         )
     text = q.query.replace('"', '\\"')
     return f'ragsonde query "{text}" -c {report.collection}'
