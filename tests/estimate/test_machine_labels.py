@@ -77,3 +77,7 @@ def test_an_estimate_needs_a_persons_labels(
     bench = generated_after(tmp_path / "all-generated.jsonl", human=0)
     with pytest.raises(QueryValidationError, match="none of the 46 queries has a person's labels"):
         _run(bench, sample_home, embedder, estimate=True)
+    # the way out it names gives a person's labels: an LLM judge's would be a machine's again
+    with pytest.raises(QueryValidationError, match="in the web page's Judge view") as refused:
+        _run(bench, sample_home, embedder, estimate=True)
+    assert "are a machine's too" in str(refused.value)

@@ -84,7 +84,8 @@ def estimate_report(
         raise QueryValidationError(
             f"estimate: none of the {len(rows)} queries has a person's labels (a machine made "
             f"those of {len(report.benchmark.machine_labels)}), and an estimate rests on some. "
-            "Judge a few (`ragsonde judge`, or the page's Judge view), then evaluate again.",
+            "Judge a few in the web page's Judge view (`ragsonde serve`; an LLM's labels from "
+            "`ragsonde judge --llm` are a machine's too), then evaluate again.",
             field="estimate",
         )
     labelled = {q: row.metrics for q, row in rows.items() if q in gold}
