@@ -130,6 +130,21 @@ def _templates(target: ToolTarget, input_schema: Mapping[str, Any]) -> dict[str,
     return out
 
 
+def count_cap(templates: Mapping[str, str], input_schema: Mapping[str, Any]) -> int | None:
+    """The most results the tool's schema lets one call ask for: the ``maximum`` (or
+    ``exclusiveMaximum``) of the argument that carries ``{top_k}``; None when it declares
+    none. Asking for more is refused by a tool that checks its arguments, query by query."""
+    props = input_schema.get("properties") or {}
+    name = next((n for n, t in templates.items() if t == "{top_k}"), None)
+    spec = props.get(name) if name is not None else None
+    if not isinstance(spec, Mapping):
+        return None
+    top, below = spec.get("maximum"), spec.get("exclusiveMaximum")
+    caps = [int(top)] if isinstance(top, int | float) else []
+    caps += [int(below) - 1] if isinstance(below, int | float) else []
+    return max(1, min(caps)) if caps else None
+
+
 def build_matcher(settings: Settings, bench: Benchmark) -> Matcher:
     """Each chunk's exact text and url -> its document id, read from the settings' collection
     (where the benchmark's ids are found, as the runner finds them)."""
@@ -170,6 +185,7 @@ class _Run:
         self.items = 0
         self.m = ItemMap.of_flags(target.map)
         self.matcher: Matcher | None = None
+        self.cap = _MAX_FETCH  # lowered to the tool's declared maximum (count_cap)
 
     async def query(
         self, session: ClientSession, templates: dict[str, str], q: Any, settings: Settings
@@ -177,7 +193,7 @@ class _Run:
         from ragsonde.evaluate.aggregation import Aggregation, aggregate
 
         want = min(q.top_k or self.depth, self.depth)
-        fetch, spent = self.fetch, 0.0
+        fetch, spent = min(self.fetch, self.cap), 0.0
         while True:
             args = _arguments(templates, q.text, fetch, q.filters)
             t0 = time.perf_counter()
@@ -192,11 +208,11 @@ class _Run:
                 self.matcher = await anyio.to_thread.run_sync(build_matcher, settings, self.bench)
             pairs, unmatched = ranked(items, self.m, self.matcher, q.query_id)
             docs = aggregate(pairs, Aggregation())
-            if len(docs) >= want or len(items) < fetch or fetch >= _MAX_FETCH:
+            if len(docs) >= want or len(items) < fetch or fetch >= self.cap:
                 self.items += len(items)
                 self.unmatched += unmatched
                 break
-            fetch = min(fetch * 2, _MAX_FETCH)
+            fetch = min(fetch * 2, self.cap)
         self.ms[q.query_id] = spent
         if q.query_id not in self.errors:
             self.run[q.query_id] = dict(list(docs.items())[:want])
@@ -219,6 +235,7 @@ async def _gather(
             )
         map_from_schema(state.m, tool.output_schema)
         templates = _templates(target, tool.input_schema)
+        state.cap = min(count_cap(templates, tool.input_schema) or _MAX_FETCH, _MAX_FETCH)
         if progress is not None:
             progress.start(len(bench.queries))
         for q in bench.queries:

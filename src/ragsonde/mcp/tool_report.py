@@ -67,6 +67,20 @@ def build_report(
         f"MCP tool '{target.tool}' of {target.server!r}: documents named by item {m.how} "
         f"({m.describe()}); latency is the tool call's round trip (total_ms)."
     ]
+    found = sum(1 for q in bench.queries if set(state.run.get(q.query_id, {})) & set(q.relevant))
+    if m.how == "id" and state.items and not found:  # ids of another kind (chunks, not docs)
+        warnings.append(
+            f"None of the {state.items} items the tool returned is a relevant id of its query: "
+            f"the ids read at '{m.id}' may name other things than the benchmark's "
+            "labels (chunks, not documents?). Name the field that holds them: --map id=PATH "
+            "(e.g. --map id=metadata.doc_id)."
+        )
+    if state.cap < state.fetch:  # the deepest cutoffs may see fewer than a collection's
+        warnings.append(
+            f"The tool takes at most {state.cap} items a call (its top_k maximum), fewer than "
+            f"the {state.fetch} this evaluation asks for: at @{state.depth}, a query whose "
+            f"items name fewer than {state.depth} documents counts only those."
+        )
     if m.how != "id":
         warnings.append(
             f"Items carry no id: matched to documents by exact {m.how} against collection "

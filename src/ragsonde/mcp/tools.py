@@ -5,7 +5,9 @@ server (:mod:`ragsonde.mcp.server`) registers them and turns their errors into t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from ragsonde.errors import QueryValidationError
 
@@ -52,7 +54,7 @@ class Room:
     def search(
         self,
         query: str,
-        top_k: int = 5,
+        top_k: Annotated[int, Field(ge=1, le=100)] = 5,  # published: a client asks no more
         collection: str | None = None,
         mode: Literal["dense", "sparse", "hybrid"] | None = None,
         score_threshold: float | None = None,
