@@ -89,3 +89,30 @@ def test_an_estimates_options_without_estimate_are_refused_not_ignored(
         message = " ".join(out.stderr.split())
         assert message.startswith("VALIDATION_ERROR: ") and "body" not in message, message
         assert f"({flag}) " in message and message.endswith("add --estimate."), message
+
+
+def test_a_plan_or_an_estimate_without_anything_to_work_on_says_so(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A fully labelled benchmark has nothing to plan ('plan 5: expected 1 to 0', after a whole
+    evaluation); a fully unlabelled one has nothing to estimate from ('No relevance ids to
+    resolve.'). Both are refused before any search."""
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text(ROW, encoding="utf-8")
+    unlabelled = tmp_path / "traffic.jsonl"
+    unlabelled.write_text('{"query_id": "t1", "query": "lidar range"}\n', encoding="utf-8")
+    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]  # no collection: never reached
+    plan = cli("judge", str(labelled), *home, "--plan", "5")
+    assert plan.exit_code == 2, plan.output
+    assert " ".join(plan.stderr.split()) == (
+        f"VALIDATION_ERROR: plan 5: nothing to plan, every one of the 1 queries of {labelled} "
+        "is labelled."
+    )
+    for command in (
+        ["eval", str(unlabelled), "--estimate"],
+        ["judge", str(unlabelled), "--plan", "1"],
+    ):
+        out = cli(*command, *home)
+        assert out.exit_code == 2, out.output
+        message = " ".join(out.stderr.split())
+        assert "none of its 1 queries is labelled" in message and "Judge view" in message, message

@@ -53,9 +53,17 @@ def make_plan(
     from ragsonde.estimate import ScoreSignals
     from ragsonde.estimate.plan import plan_judging
     from ragsonde.evaluate import EvalOptions, evaluate
+    from ragsonde.evaluate.datasets import load_benchmark
     from ragsonde.models.prediction import PredictedQuery
     from ragsonde.workspace import Workspace
 
+    bench = load_benchmark(benchmark, keep_unlabelled=True)  # before any search
+    if all(q.relevant for q in bench.queries):
+        raise QueryValidationError(
+            f"plan {n}: nothing to plan, every one of the {len(bench.queries)} queries of "
+            f"{benchmark} is labelled.",
+            field="plan",
+        )
     options = EvalOptions(k=[10], throughput=False, estimate=True, predictor="none")
     with Workspace(settings) as ws:
         report = evaluate(benchmark, options, ws, record=False)

@@ -168,6 +168,11 @@ def plan_judging(
 
     lab = np.asarray([q in gold for q in ids], dtype=bool)
     unl = np.flatnonzero(~lab)
+    if not len(unl):
+        raise QueryValidationError(
+            f"plan {n}: nothing to plan, every one of the {len(ids)} queries is labelled.",
+            field="plan",
+        )
     if not 0 < n <= len(unl):
         raise QueryValidationError(
             f"plan {n}: expected 1 to {len(unl)} (the unlabelled queries).", field="plan"

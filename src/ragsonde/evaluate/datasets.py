@@ -397,6 +397,14 @@ def load_benchmark(
 
         bench = gold_only(bench, _own_rows(path))
     unlabelled = [q for q in bench.queries if not q.relevant]
+    if keep_unlabelled and bench.queries and len(unlabelled) == len(bench.queries):
+        raise _bad(  # it had reached the relevance check: "No relevance ids to resolve."
+            path,
+            f"none of its {len(unlabelled)} queries is labelled, and an estimate rests on "
+            "some a person labelled. Judge a few in the web page's Judge view (`ragsonde "
+            f"serve`), or read their label-free health with `ragsonde traffic {path} -c "
+            "COLLECTION`",
+        )
     if unlabelled and not keep_unlabelled:
         if len(unlabelled) == len(bench.queries):
             raise _bad(
