@@ -80,6 +80,15 @@ def test_judge_plan_writes_a_plan_the_estimate_reads(
     assert len(chosen) == PLANNED and not chosen & start
     assert plan.labelled_now == START and plan.more_for_target is not None
     assert all(0 < p.probability <= 1 for p in plan.plan)
+    # a width no judging of this benchmark reaches says so (it printed "about 2377… more")
+    far = run("judge", str(bench), "-c", "slice", "--plan", str(PLANNED), "--target-width",
+              "0.001", "-o", str(tmp_path / "far.json"), env=env, timeout=300)  # fmt: skip
+    assert far.returncode == 0, far.stderr
+    far_text = " ".join(far.stdout.split())
+    assert f"more than the benchmark's {len(rows)}" in far_text and "more judged" not in far_text
+    zero = run("judge", str(bench), "-c", "slice", "--plan", "1", "--target-width", "0",
+               env=env, timeout=300)  # fmt: skip
+    assert zero.returncode == 2 and "--target-width: a width above 0" in zero.stderr
     write(start | chosen)  # the plan's queries judged (their labels from the qrels)
     args = ("eval", str(bench), "-c", "slice", "--estimate", "--plan-file", str(out), "--json",
             "--no-throughput", "--no-record")  # fmt: skip

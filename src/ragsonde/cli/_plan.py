@@ -211,6 +211,12 @@ def run_plan(
     """Plan, write the plan file, and show it (``versus`` or ``pair``: a comparison's plan)."""
     from ragsonde.outputs import check_outputs, write_text
 
+    if target_width is not None and target_width <= 0:  # it was ignored without a word
+        raise QueryValidationError(
+            "--target-width: a width above 0 (no finite number of labels gives an interval of "
+            "width 0).",
+            field="target_width",
+        )
     target = out or benchmark.with_name(f"{benchmark.stem}.plan.json")
     check_outputs({"--out": target}, inputs=[benchmark, *(pair or ())])  # before any work
     if pair is not None and (versus is not None or collection_b is not None):
@@ -260,7 +266,13 @@ def run_plan(
         f"{plan.labelled_now} of {plan.queries_total} queries labelled; 95 % interval width "
         f"now {now}. Keep the plan file: `eval --estimate` weighs labels by their probability."
     )
-    if plan.more_for_target is not None:
+    if plan.more_for_target is not None and (plan.labels_for_target or 0) > plan.queries_total:
+        console.print(  # the 1/sqrt(n) rule past the benchmark's size: no judging reaches it
+            f"width {plan.target_width}: about {plan.labels_for_target} labelled queries in "
+            f"all, more than the benchmark's {plan.queries_total}: judging every query does "
+            "not reach it; add queries (more traffic) or accept a wider interval"
+        )
+    elif plan.more_for_target is not None:
         console.print(
             f"width {plan.target_width}: about {plan.more_for_target} more judged queries "
             f"({plan.labels_for_target} labelled in all)"
