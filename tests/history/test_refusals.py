@@ -173,7 +173,23 @@ def test_a_bad_baseline_is_refused_before_the_eval(cli: Cli, story: Story, tmp_p
     bad = tmp_path / "base.jsonl"
     bad.write_text('{"not": "a run"}\n', encoding="utf-8")
     save = tmp_path / "report.json"
-    for spec, why in ((str(bad), "not a run exported"), ("12345", "no run 12345"), ("x", "bad")):
+    folder = tmp_path / "runs.jsonl"
+    folder.mkdir()
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes(b'{"run_id": "caf\xe9"}\n')
+    report = tmp_path / "saved.json"  # what `eval --save` writes: indented, not a run a line
+    report.write_text('{\n  "schema_version": "1.8",\n  "kind": "eval"\n}\n', encoding="utf-8")
+    cases = (
+        (str(bad), "not a run exported"),
+        ("12345", "no run 12345"),
+        ("x", "bad"),
+        # they said "[Errno 21] Is a directory", "'utf-8' codec can't decode byte 0xe9", and
+        # "Expecting property name enclosed in double quotes"
+        (str(folder), "it is a folder, not a file"),
+        (str(latin), "it is not UTF-8 text"),
+        (str(report), "a report saved with `eval --save`?"),
+    )
+    for spec, why in cases:
         r = cli(*_eval(story, "--history", str(history), "--baseline", spec, "--save", str(save)))
         _refused(r, why)
         assert history.read_bytes() == before and not save.exists()

@@ -85,9 +85,25 @@ def load_exported(path: Path, benchmark_sha256: str | None = None) -> RecordedRu
     """The newest run in an exported JSONL file (of ``benchmark_sha256`` when given)."""
     chosen: dict[str, object] | None = None
     try:
+        if path.is_dir():
+            raise IsADirectoryError(path)
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise QueryValidationError(f"cannot read baseline {path}: {e}", field="baseline") from e
+        why = (
+            "it is a folder, not a file"
+            if isinstance(e, IsADirectoryError)
+            else f"it is not UTF-8 text ({e.reason} at byte {e.start})"
+            if isinstance(e, UnicodeDecodeError)
+            else e.strerror or str(e)
+        )  # they said "[Errno 21] …" and "'utf-8' codec can't decode byte 0xff in position 0"
+        raise QueryValidationError(f"cannot read baseline {path}: {why}", field="baseline") from e
+    if lines and lines[0].strip() == "{":  # an indented JSON document: a saved eval report?
+        raise QueryValidationError(
+            f"{path} is one JSON document over several lines (a report saved with `eval "
+            "--save`?); --baseline takes a recorded run (an id, last, best) or a file of "
+            "`ragsonde history export`, one run a line.",
+            field="baseline",
+        )
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
