@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate.label_sources import judged, machine_source
+from ragsonde.evaluate.label_sources import check_labels, judged, machine_source
 from ragsonde.evaluate.spans import Span
 from ragsonde.models.text import check_json, loads_json
 
@@ -277,6 +277,10 @@ def _own(path: Path) -> Benchmark:
     for n, row in enumerate(_own_rows(path), start=1):
         if not isinstance(row, dict) or not row.get("query"):
             raise _bad(path, f'entry {n} needs "query" and "relevant" (or "references")')
+        try:
+            check_labels(row)
+        except ValueError as e:
+            raise _bad(path, f"entry {n}: {e}") from None
         if not ("relevant" in row or "references" in row):  # unlabelled (traffic): no ids
             row = {**row, "relevant": {}}
         refs = _spans(path, f"entry {n}", row["references"]) if "references" in row else ()
