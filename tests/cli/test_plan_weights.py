@@ -1,6 +1,8 @@
 """``judge --plan`` reads each row's traffic ``weight``: a row is weighted whether or not it
 names its ``query_id`` (the benchmark's reader numbers a row without one), and a weight that is
-not a positive number is refused naming its line, never read as weight 1 without a word.
+not a positive number is refused naming its line, never read as weight 1 without a word. And
+``eval --estimate --plan-file`` refuses a plan that does not know the benchmark's queries (each
+was read as p = 1: the plan weighed nothing).
 
 Oracle: the same rows with and without their ids must give the same plan, row for row (the
 ids only name the queries); and a plan with the weights differs from one without them, so the
@@ -80,3 +82,20 @@ def test_a_weight_that_is_no_positive_number_is_refused_naming_its_line(
     message = " ".join(done.stderr.split())
     assert f"line {START + 2}: weight" in message and "bad.jsonl" in message
     assert not out.exists()
+
+
+def test_an_estimate_refuses_a_plan_made_for_other_queries(cli: Cli, home: Path, tmp_path: Path):
+    rows = _rows()
+    done, plan = _plan(cli, home, tmp_path, rows[:30], "fewer")  # planned on 30 of the rows
+    assert done.exit_code == 0, done.output
+    bench = tmp_path / "all.jsonl"
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    common = ["-c", "robotics", "--home", str(home), "--estimate", "--no-throughput",
+              "--no-record", "--json"]  # fmt: skip
+    own = cli("eval", str(tmp_path / "fewer.jsonl"), *common, "--plan-file", str(plan))
+    assert own.exit_code == 0, own.output  # the plan's own benchmark: read
+    other = cli("eval", str(bench), *common, "--plan-file", str(plan))
+    assert other.exit_code == 2, other.output
+    message = " ".join(other.output.split())
+    assert "VALIDATION_ERROR" in message, message
+    assert f"{len(rows) - 30} of the {len(rows)} queries" in message and plan.name in message
