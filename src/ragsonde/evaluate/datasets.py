@@ -272,6 +272,17 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
     return tuple(out)
 
 
+def _check_search(row: dict[str, Any]) -> None:
+    """A row's own ``top_k`` (a positive integer) and ``filters`` (an object), or ValueError:
+    a ``top_k`` of 0 was read as none, a negative one cut the ranking from its end, and text
+    ended the run in a traceback."""
+    top_k, filters = row.get("top_k"), row.get("filters")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"top_k must be a positive integer, not {top_k!r}")
+    if filters is not None and not isinstance(filters, dict):
+        raise ValueError(f'filters must be an object such as {{"url": "…"}}, not {filters!r}')
+
+
 def _own(path: Path) -> Benchmark:
     queries = []
     for n, row in enumerate(_own_rows(path), start=1):
@@ -279,6 +290,7 @@ def _own(path: Path) -> Benchmark:
             raise _bad(path, f'entry {n} needs "query" and "relevant" (or "references")')
         try:
             check_labels(row)
+            _check_search(row)
         except ValueError as e:
             raise _bad(path, f"entry {n}: {e}") from None
         if not ("relevant" in row or "references" in row):  # unlabelled (traffic): no ids
