@@ -31,7 +31,7 @@ from ragsonde.evaluate.metrics import (
     percentiles,
 )
 from ragsonde.evaluate.options import EvalOptions
-from ragsonde.evaluate.relevance import check_missing, resolve_relevance, result_key
+from ragsonde.evaluate.relevance import check_missing, left_out, resolve_relevance, result_key
 from ragsonde.evaluate.report import (
     BenchmarkInfo,
     EvalReport,
@@ -311,20 +311,6 @@ def _ensure_collection(
     return IngestSummary.model_validate(report.to_json())
 
 
-def _ingest_failures(ingested: IngestSummary | None) -> list[str]:
-    """The warning a run that ingested its corpus carries when documents could not be read:
-    they are not in the collection, so a query whose answer is one of them scores a miss."""
-    if ingested is None or not ingested.failed:
-        return []
-    first = ingested.failed[0]
-    return [
-        f"ingest: {len(ingested.failed)} documents of the corpus could not be read and are not "
-        f"in '{ingested.collection}' (the first: {first.get('source')}: {first.get('reason')}); "
-        "a query whose relevant document is one of them scores a miss. Fix the corpus, then "
-        "ingest it again."
-    ]
-
-
 def _record(
     report: EvalReport, bench: Benchmark, ws: Workspace, record: bool | None, history: Any
 ) -> None:
@@ -444,7 +430,7 @@ def evaluate(
             spans=span_summary,
             relevance_field=ev.relevance,
             warnings=[
-                *_ingest_failures(ingested),
+                *left_out(bench.skipped, len(bench.queries), ingested),
                 *index_differences(cfg.index, built, coll),
                 *warnings,
                 *ev.integrity.warnings(),
