@@ -64,3 +64,21 @@ def test_eval_names_a_malformed_search_setting(
     message = " ".join(out.stderr.split())
     assert out.stderr.startswith("VALIDATION_ERROR") and "bench.yaml" in message, message
     assert "entry 2:" in message and why in message, message
+
+
+@pytest.mark.parametrize("score", ["1.7", "inf", "nan"])
+def test_a_beir_relevance_that_is_not_a_whole_number_is_refused(
+    cli: Cli, tmp_path: Path, score: str
+) -> None:
+    # 1.7 was read as grade 1 without a word, and inf ended the run in a traceback
+    ds = tmp_path / "beir"
+    (ds / "qrels").mkdir(parents=True)
+    (ds / "queries.jsonl").write_text('{"_id": "q1", "text": "lidar range"}\n', encoding="utf-8")
+    (ds / "corpus.jsonl").write_text('{"_id": "d1", "text": "Lidar."}\n', encoding="utf-8")
+    qrels = ds / "qrels" / "test.tsv"
+    qrels.write_text(f"query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t{score}\n", "utf-8")
+    out = cli("eval", str(ds), "--home", str(tmp_path / "home"), "-c", "nowhere", "--no-record")
+    assert out.exit_code == 2, out.output
+    message = " ".join(out.stderr.split())
+    assert out.stderr.startswith("VALIDATION_ERROR") and "test.tsv" in message, message
+    assert f"line 3: relevance '{score}' is not a whole number" in message, message

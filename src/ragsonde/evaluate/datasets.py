@@ -151,11 +151,14 @@ def _beir_qrels(path: Path) -> dict[str, dict[str, int]]:
             raise _bad(path, f"line {n} has {len(cells)} columns (want 3 or 4)")
         qid, doc, rel = cells
         try:
-            grade = int(float(rel))
+            value = float(rel)
         except ValueError:
             if n == 1:
                 continue  # header
             raise _bad(path, f"line {n}: relevance {rel!r} is not a number") from None
+        if not value.is_integer():  # 1.7 was read as 1, inf ended the run in a traceback
+            raise _bad(path, f"line {n}: relevance {rel!r} is not a whole number")
+        grade = int(value)
         if grade > 0:
             out.setdefault(qid, {})[doc] = grade
     return out
