@@ -82,3 +82,17 @@ def test_a_beir_relevance_that_is_not_a_whole_number_is_refused(
     message = " ".join(out.stderr.split())
     assert out.stderr.startswith("VALIDATION_ERROR") and "test.tsv" in message, message
     assert f"line 3: relevance '{score}' is not a whole number" in message, message
+
+
+@pytest.mark.parametrize("grade", [1.7, True, "2.5"])
+def test_a_row_grade_that_is_not_a_whole_number_is_refused(
+    cli: Cli, tmp_path: Path, grade: object
+) -> None:
+    # 1.7 and true were read as grade 1 without a word
+    row = {"query_id": "q1", "query": "lidar range", "relevant": {"lidar": 2, "imu": grade}}
+    path = tmp_path / "bench.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    out = cli("eval", str(path), "--home", str(tmp_path / "home"), "-c", "nowhere", "--no-record")
+    assert out.exit_code == 2, out.output
+    message = " ".join(out.stderr.split())
+    assert "entry 1: relevance grades must be integers" in message, message

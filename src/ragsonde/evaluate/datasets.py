@@ -275,6 +275,14 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
     return tuple(out)
 
 
+def _whole(grade: Any) -> int:
+    """A relevance grade as an integer; ValueError for one that is not a whole number (1.7 was
+    read as 1, true as 1)."""
+    if isinstance(grade, bool) or (isinstance(grade, float) and not grade.is_integer()):
+        raise ValueError(grade)
+    return int(grade)
+
+
 def _check_search(row: dict[str, Any]) -> None:
     """A row's own ``top_k`` (a positive integer) and ``filters`` (an object), or ValueError:
     a ``top_k`` of 0 was read as none, a negative one cut the ranking from its end, and text
@@ -302,7 +310,7 @@ def _own(path: Path) -> Benchmark:
         rel = row.get("relevant", sorted({r.doc_id for r in refs}))
         try:
             relevant = (
-                {str(k): int(v) for k, v in rel.items()}
+                {str(k): _whole(v) for k, v in rel.items()}
                 if isinstance(rel, dict)
                 else {str(r): 1 for r in (rel if isinstance(rel, list) else [rel])}
             )
