@@ -2,7 +2,7 @@
 malformed, naming the entry, before any search: an LLM's label with ``"source": "LLM"`` had
 counted as a person's (gold, and a gate could pass on it), a person's ``"grade": "2"`` had left
 gold without a word, a ``top_k`` of 0 was read as none and a negative one cut the ranking from
-its end."""
+its end, and a grade of 1.7 (in a row, or in BEIR qrels) was read as 1."""
 
 from __future__ import annotations
 
