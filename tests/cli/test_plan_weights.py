@@ -99,3 +99,11 @@ def test_an_estimate_refuses_a_plan_made_for_other_queries(cli: Cli, home: Path,
     message = " ".join(other.output.split())
     assert "VALIDATION_ERROR" in message, message
     assert f"{len(rows) - 30} of the {len(rows)} queries" in message and plan.name in message
+    edited = json.loads(plan.read_text())
+    first = next(iter(edited["probabilities"]))
+    for p in (0.0, -0.5, float("nan")):
+        edited["probabilities"][first] = p
+        plan.write_text(json.dumps(edited))
+        bad = cli("eval", str(tmp_path / "fewer.jsonl"), *common, "--plan-file", str(plan))
+        assert bad.exit_code == 2, bad.output
+        assert "is not in (0, 1]" in " ".join(bad.output.split()), bad.output

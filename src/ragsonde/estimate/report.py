@@ -312,6 +312,13 @@ def _probabilities(plan: JudgingPlan, path: Path, ids: Sequence[str]) -> dict[st
             "without --plan-file.",
             field="plan_file",
         )
+    bad = next((q for q in ids if not 0.0 < plan.probabilities[q] <= 1.0), None)
+    if bad is not None:  # p = 0 divided by zero; a negative one weighed its label negatively
+        raise QueryValidationError(
+            f"plan: query {bad}'s probability {plan.probabilities[bad]!r} in the judging plan "
+            f"{path} is not in (0, 1]: the file was edited. Plan again.",
+            field="plan_file",
+        )
     return dict(plan.probabilities)
 
 
