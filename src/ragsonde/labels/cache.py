@@ -52,6 +52,12 @@ class LlmCache:
         as one error naming the file: a damaged cache is never read as answers."""
         try:
             yield
+        except sqlite3.OperationalError as e:  # busy or locked (another process), or read-only
+            raise QueryValidationError(
+                f"The LLM answer cache {self.path} cannot be used now ({e}). Another ragsonde "
+                "process may be writing it: run again when it is done.",
+                field="home",
+            ) from e
         except (sqlite3.Error, ValueError) as e:
             raise QueryValidationError(
                 f"The LLM answer cache {self.path} cannot be used ({e}). It is only a cache: "
