@@ -20,6 +20,7 @@ provider set globally), or by ragsonde from the standard ``OTEL_TRACES_EXPORTER`
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import threading
@@ -68,14 +69,22 @@ def configure_from_environment() -> bool:
 
         if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
             return False  # the application configured its own
+        names = [n.strip() for n in exporter_name.split(",") if n.strip()]  # a list, per spec
+        unknown = [n for n in names if n not in ("console", "otlp", "none")]
+        if unknown:
+            _not_traced(f"to {', '.join(unknown)}: ragsonde sets up console and otlp only")
+        if "otlp" not in names and "console" not in names:
+            return False
         try:
             from opentelemetry.sdk.resources import Resource
             from opentelemetry.sdk.trace import TracerProvider
             from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
-        except ImportError:
-            return False  # the API alone: spans are no-ops, as the convention wants
+        except ImportError:  # the API alone: spans are no-ops, as the convention wants
+            return _not_traced(
+                "the OpenTelemetry SDK is not installed: pip install 'ragsonde[trace]'"
+            )
         exporter: Any
-        if exporter_name == "console":
+        if "otlp" not in names:
             exporter = ConsoleSpanExporter()
         else:
             try:
@@ -83,13 +92,23 @@ def configure_from_environment() -> bool:
                     OTLPSpanExporter,
                 )
             except ImportError:
-                return False
+                return _not_traced(
+                    "the OTLP exporter is not installed: pip install "
+                    "opentelemetry-exporter-otlp-proto-http"
+                )
             exporter = OTLPSpanExporter()
         service = os.environ.get("OTEL_SERVICE_NAME", "ragsonde")
         provider = TracerProvider(resource=Resource.create({"service.name": service}))
         provider.add_span_processor(BatchSpanProcessor(exporter))
         trace.set_tracer_provider(provider)
         return True
+
+
+def _not_traced(why: str) -> bool:
+    """Tracing was asked for (``OTEL_TRACES_EXPORTER``) and cannot be set up (wholly, or to
+    one of the exporters named): said as a warning, never a silent run without the spans."""
+    logging.getLogger("ragsonde.tracing").warning("No traces will be exported: %s.", why)
+    return False
 
 
 def _tracer() -> Any:

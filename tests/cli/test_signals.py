@@ -63,4 +63,6 @@ def test_serve_stops_cleanly_on_a_signal(tmp_path: Path, sig: signal.Signals, co
             proc.communicate()
     assert proc.returncode == code, err
     assert "Application shutdown complete" in err and "Traceback" not in err
+    # Ctrl-C is said on the way out (Typer's exit 130 alone prints nothing); SIGTERM is not
+    assert ("Interrupted (Ctrl-C)." in err) is (sig == signal.SIGINT), err
     EdgeStore(home).close()  # the lock was released: the store opens again

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.datasets import load_benchmark
 from ragsonde.evaluate.label_sources import grades, judged, machine_source, provenance
 from ragsonde.evaluate.provenance import gold_only, judge_labels
@@ -61,3 +62,28 @@ def test_the_loader_and_the_estimate_read_the_same_rows_alike(tmp_path):
     assert judge_labels(path).grades == {"q1": {"d2": 1}, "q2": {"d2": 1}}
     plain = load_benchmark(path)
     assert gold_only(plain, rows).queries[0].relevant == {"d1": 2}
+
+
+@pytest.mark.parametrize(
+    ("label", "why"),
+    [
+        ({**HUMAN, "grade": "2"}, "grade must be an integer 0 to 3, not '2'"),  # gold lost it
+        ({**LLM, "source": "LLM"}, "source must be one of generator, human, llm, not 'LLM'"),
+        ({**HUMAN, "grade": 7}, "grade must be an integer 0 to 3, not 7"),
+        ({**HUMAN, "grade": True}, "grade must be an integer 0 to 3, not True"),
+        ({"grade": 2, "source": "human"}, "id must be a non-empty string, not None"),
+        ("d1", "labels[1] is not an object"),
+    ],
+)
+def test_a_malformed_label_is_refused_where_the_file_is_read(tmp_path, label, why):
+    rows = [
+        {"query_id": "q0", "query": "sound", "relevant": {"d1": 2}, "labels": [HUMAN]},
+        {"query_id": "q1", "query": "a person's", "relevant": {"d1": 2, "d2": 1},
+         "labels": [LLM, label]},
+    ]  # fmt: skip
+    path = tmp_path / "bench.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    for keep in (False, True):
+        with pytest.raises(QueryValidationError) as caught:
+            load_benchmark(path, keep_unlabelled=keep)
+        assert "entry 2: labels[1]" in caught.value.message and why in caught.value.message

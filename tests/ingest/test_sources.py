@@ -125,3 +125,30 @@ def test_jsonl_extra_fields_go_to_metadata(tmp_path):
         isinstance(doc, Document) and doc.metadata == {"team": "nav"} and doc.url == "https://x/a"
     )
     assert [type(i).__name__ for i in items[1:]] == ["Failure", "Failure"]
+
+
+def test_a_broken_nested_sitemap_is_reported_not_dropped(site):
+    xml = "application/xml"
+    index = (
+        '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(
+            f"<sitemap><loc>{site}/{name}</loc></sitemap>"
+            for name in ("docs-sitemap.xml", "cut-sitemap.xml", "gone-sitemap.xml")
+        )
+        + "</sitemapindex>"
+    )
+    extra = {
+        "/partly.xml": (200, xml, index),
+        "/cut-sitemap.xml": (200, xml, f'<?xml version="1.0"?><urlset><url><loc>{site}/im'),
+    }
+    _Site.routes.update(extra)
+    try:
+        items = list(open_source(f"{site}/partly.xml", options=SourceOptions(retries=0)))
+    finally:
+        for key in extra:
+            del _Site.routes[key]
+    docs = {d.doc_id for d in items if isinstance(d, Document)}
+    failures = {f.source: f.reason for f in items if isinstance(f, Failure)}
+    assert docs == {f"{site}/lidar", f"{site}/imu"}  # the sound nested sitemap's pages
+    cut, gone = failures[f"{site}/cut-sitemap.xml"], failures[f"{site}/gone-sitemap.xml"]
+    assert cut.startswith("sitemap not read") and gone.endswith("HTTP 404")

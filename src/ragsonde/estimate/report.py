@@ -37,7 +37,9 @@ from ragsonde.models.prediction import PredictedQuery, QueryPrediction
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
 
+    from ragsonde.estimate.plan import JudgingPlan
     from ragsonde.evaluate.comparison import Comparison, MetricComparison
     from ragsonde.evaluate.options import EvalOptions
     from ragsonde.evaluate.report import EvalReport, QueryRow, VersusReport
@@ -100,7 +102,9 @@ def estimate_report(
         }
         report.gates = [g.evaluate(report) for g in options.parsed_gates]
         return report
-    plan = read.probabilities if read is not None else None
+    plan = None
+    if read is not None and options.plan_file is not None:
+        plan = _probabilities(read, options.plan_file, list(rows))
     from contextlib import nullcontext
 
     from ragsonde.workspace import using
@@ -294,6 +298,29 @@ def estimate_paired(
         m.ppi = estimate_difference(gold_a, gold_b, ids, *predictions, alpha=alpha)
         _follow(m, m.ppi)
     return m
+
+
+def _probabilities(plan: JudgingPlan, path: Path, ids: Sequence[str]) -> dict[str, float]:
+    """The judging plan's chance of each of ``ids`` to be labelled; a query the plan does not
+    know is a VALIDATION_ERROR (read as p = 1, a plan made for another benchmark, or before
+    queries were added, weighed nothing and the estimate said nothing of it)."""
+    missing = [q for q in ids if q not in plan.probabilities]
+    if missing:
+        raise QueryValidationError(
+            f"plan: {len(missing)} of the {len(ids)} queries (e.g. {missing[0]}) are not in the "
+            f"judging plan {path}; it was made for another benchmark, or before they were "
+            "added. Plan again (`ragsonde judge BENCHMARK -c COLLECTION --plan N`), or estimate "
+            "without --plan-file.",
+            field="plan_file",
+        )
+    bad = next((q for q in ids if not 0.0 < plan.probabilities[q] <= 1.0), None)
+    if bad is not None:  # p = 0 divided by zero; a negative one weighed its label negatively
+        raise QueryValidationError(
+            f"plan: query {bad}'s probability {plan.probabilities[bad]!r} in the judging plan "
+            f"{path} is not in (0, 1]: the file was edited. Plan again.",
+            field="plan_file",
+        )
+    return dict(plan.probabilities)
 
 
 def estimate_versus(versus: VersusReport, options: EvalOptions) -> VersusReport:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate.label_sources import judged, machine_source
+from ragsonde.evaluate.label_sources import check_labels, judged, machine_source
 from ragsonde.evaluate.spans import Span
 from ragsonde.models.text import check_json, loads_json
 
@@ -151,11 +151,14 @@ def _beir_qrels(path: Path) -> dict[str, dict[str, int]]:
             raise _bad(path, f"line {n} has {len(cells)} columns (want 3 or 4)")
         qid, doc, rel = cells
         try:
-            grade = int(float(rel))
+            value = float(rel)
         except ValueError:
             if n == 1:
                 continue  # header
             raise _bad(path, f"line {n}: relevance {rel!r} is not a number") from None
+        if not value.is_integer():  # 1.7 was read as 1, inf ended the run in a traceback
+            raise _bad(path, f"line {n}: relevance {rel!r} is not a whole number")
+        grade = int(value)
         if grade > 0:
             out.setdefault(qid, {})[doc] = grade
     return out
@@ -272,18 +275,42 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
     return tuple(out)
 
 
+def _whole(grade: Any) -> int:
+    """A relevance grade as an integer; ValueError for one that is not a whole number (1.7 was
+    read as 1, true as 1)."""
+    if isinstance(grade, bool) or (isinstance(grade, float) and not grade.is_integer()):
+        raise ValueError(grade)
+    return int(grade)
+
+
+def _check_search(row: dict[str, Any]) -> None:
+    """A row's own ``top_k`` (a positive integer) and ``filters`` (an object), or ValueError:
+    a ``top_k`` of 0 was read as none, a negative one cut the ranking from its end, and text
+    ended the run in a traceback."""
+    top_k, filters = row.get("top_k"), row.get("filters")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"top_k must be a positive integer, not {top_k!r}")
+    if filters is not None and not isinstance(filters, dict):
+        raise ValueError(f'filters must be an object such as {{"url": "…"}}, not {filters!r}')
+
+
 def _own(path: Path) -> Benchmark:
     queries = []
     for n, row in enumerate(_own_rows(path), start=1):
         if not isinstance(row, dict) or not row.get("query"):
             raise _bad(path, f'entry {n} needs "query" and "relevant" (or "references")')
+        try:
+            check_labels(row)
+            _check_search(row)
+        except ValueError as e:
+            raise _bad(path, f"entry {n}: {e}") from None
         if not ("relevant" in row or "references" in row):  # unlabelled (traffic): no ids
             row = {**row, "relevant": {}}
         refs = _spans(path, f"entry {n}", row["references"]) if "references" in row else ()
         rel = row.get("relevant", sorted({r.doc_id for r in refs}))
         try:
             relevant = (
-                {str(k): int(v) for k, v in rel.items()}
+                {str(k): _whole(v) for k, v in rel.items()}
                 if isinstance(rel, dict)
                 else {str(r): 1 for r in (rel if isinstance(rel, list) else [rel])}
             )

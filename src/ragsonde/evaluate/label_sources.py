@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["LLM", "grades", "judged", "machine_source", "provenance"]
+__all__ = ["LLM", "check_labels", "grades", "judged", "machine_source", "provenance"]
 
 #: The source of an LLM judge's labels.
 LLM = "llm"
@@ -23,6 +23,37 @@ LLM = "llm"
 _JUDGES = frozenset({LLM, "human"})
 #: Sources that are a machine's, not a person's.
 _MACHINES = frozenset({"generator", LLM})
+#: Every source a label may name (``ragsonde.labels.models.LabelSource``).
+_SOURCES = frozenset({"human", "generator", LLM})
+
+
+def check_labels(row: dict[str, Any]) -> None:
+    """ValueError naming the first of the row's ``labels`` that is not one: not an object, an
+    unknown ``source``, or an item label (one with an ``id`` or a ``grade``) without a
+    non-empty ``id`` and an integer ``grade`` 0-3 (a label with neither only says who labelled
+    the row). Checked where the file is read, since every reader below skips what it cannot
+    use: a person's label graded ``"2"`` left gold without a word, and a ``source`` spelt
+    ``"LLM"`` made a judge's label a person's."""
+    if "labels" not in row:
+        return
+    labels = row["labels"]
+    if not isinstance(labels, list):
+        raise ValueError("labels must be a list of {id, grade, source, judge}")
+    for i, lab in enumerate(labels):
+        if not isinstance(lab, dict):
+            raise ValueError(f"labels[{i}] is not an object {{id, grade, source, judge}}")
+        source = lab.get("source")
+        if source not in _SOURCES:
+            raise ValueError(
+                f"labels[{i}]: source must be one of {', '.join(sorted(_SOURCES))}, not {source!r}"
+            )
+        if "id" not in lab and "grade" not in lab:
+            continue
+        item, grade = lab.get("id"), lab.get("grade")
+        if not isinstance(item, str) or not item:
+            raise ValueError(f"labels[{i}]: id must be a non-empty string, not {item!r}")
+        if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 3:
+            raise ValueError(f"labels[{i}]: grade must be an integer 0 to 3, not {grade!r}")
 
 
 def provenance(row: dict[str, Any]) -> list[dict[str, Any]]:

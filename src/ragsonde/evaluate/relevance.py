@@ -21,13 +21,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ragsonde.errors import QueryValidationError, RelevanceError
-from ragsonde.evaluate.report import RelevanceField
+from ragsonde.evaluate.report import IngestSummary, RelevanceField
 from ragsonde.evaluate.resolve import POINT_ID, resolve_doc_id_field
 from ragsonde.models import Result
 from ragsonde.models.payload import PayloadMapping, get_path
 from ragsonde.models.store import Store
 
-__all__ = ["RelevanceError", "check_missing", "resolve_relevance", "result_key"]
+__all__ = ["RelevanceError", "check_missing", "left_out", "resolve_relevance", "result_key"]
 
 
 def resolve_relevance(
@@ -82,3 +82,25 @@ def result_key(path: str | None) -> Callable[[Result], Any]:
 
 
 _CONTRACT = frozenset({"url", "title", "section", "chunk_index", "text", "created_at"})
+
+
+def left_out(skipped: Sequence[str], scored: int, ingested: IngestSummary | None) -> list[str]:
+    """The warnings of what a run did not score: queries the benchmark's reader left out (no
+    text in the queries file, unlabelled), and documents of an ingested corpus that could not be
+    read (not in the collection: a query whose answer is one of them scores a miss). Both were
+    listed only inside the report's JSON."""
+    out = []
+    if skipped:
+        out.append(
+            f"{len(skipped)} queries of the benchmark are not scored (the first: {skipped[0]}); "
+            f"the metrics are over the other {scored}."
+        )
+    if ingested is not None and ingested.failed:
+        first = ingested.failed[0]
+        out.append(
+            f"ingest: {len(ingested.failed)} documents of the corpus could not be read and are "
+            f"not in '{ingested.collection}' (the first: {first.get('source')}: "
+            f"{first.get('reason')}); a query whose relevant document is one of them scores a "
+            "miss. Fix the corpus, then ingest it again."
+        )
+    return out

@@ -31,7 +31,7 @@ from ragsonde.evaluate.metrics import (
     percentiles,
 )
 from ragsonde.evaluate.options import EvalOptions
-from ragsonde.evaluate.relevance import check_missing, resolve_relevance, result_key
+from ragsonde.evaluate.relevance import check_missing, left_out, resolve_relevance, result_key
 from ragsonde.evaluate.report import (
     BenchmarkInfo,
     EvalReport,
@@ -430,6 +430,7 @@ def evaluate(
             spans=span_summary,
             relevance_field=ev.relevance,
             warnings=[
+                *left_out(bench.skipped, len(bench.queries), ingested),
                 *index_differences(cfg.index, built, coll),
                 *warnings,
                 *ev.integrity.warnings(),

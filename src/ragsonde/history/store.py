@@ -121,6 +121,16 @@ class HistoryStore:
         except (sqlite3.Error, OSError) as e:
             raise self._error(e) from e
 
+    @contextmanager
+    def _recorded(self, what: str) -> Iterator[None]:
+        """A recorded row that cannot be read back (JSON cut short or edited, a value of another
+        shape) as the damaged-history error naming the file and ``what``: never a traceback,
+        and never a run read with parts missing."""
+        try:
+            yield
+        except (ValueError, KeyError, TypeError) as e:  # pydantic's ValidationError included
+            raise HistoryFileError(self.path, f"damaged: {what} cannot be read ({e})") from e
+
     def _check_ours(self) -> None:
         """Refuse another program's database: tables, but not ours (a ragsonde file always has
         ``schema_version``; files from before ``application_id`` are known by it)."""
@@ -277,6 +287,10 @@ class HistoryStore:
 
     # -- reading -----------------------------------------------------------------------------
     def _summaries(self, where: str, args: Sequence[Any], tail: str = "") -> list[RunSummary]:
+        with self._recorded("a run's summary"):
+            return self._read_summaries(where, args, tail)
+
+    def _read_summaries(self, where: str, args: Sequence[Any], tail: str) -> list[RunSummary]:
         with self._mapped():
             rows = self._db.execute(
                 # fixed fragments only (the filters' values are bound parameters)
@@ -359,12 +373,13 @@ class HistoryStore:
             (raw,) = self._db.execute(
                 "SELECT fingerprint FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
-        return Fingerprint.model_validate_json(raw)
+        with self._recorded(f"run {run_id}'s fingerprint"):
+            return Fingerprint.model_validate_json(raw)
 
     def get(self, run_id: int) -> RecordedRun:
         """A run whole: summary, fingerprint and the report rebuilt with its per-query rows."""
         summary, fingerprint = self.summary(run_id), self.fingerprint(run_id)
-        with self._mapped():
+        with self._recorded(f"run {run_id}'s report"), self._mapped():
             (head,) = self._db.execute("SELECT report FROM runs WHERE id = ?", (run_id,)).fetchone()
             rows = {
                 qid: json.loads(row)
@@ -378,9 +393,10 @@ class HistoryStore:
                 rows[qid].setdefault("metrics", {})[metric] = value
         from ragsonde.evaluate.report import EvalReport, QueryRow
 
-        data = json.loads(head)
-        data["per_query"] = {qid: QueryRow.model_validate(r) for qid, r in rows.items()}
-        return RecordedRun(summary, fingerprint, EvalReport.model_validate(data))
+        with self._recorded(f"run {run_id}'s report"):
+            data = json.loads(head)
+            data["per_query"] = {qid: QueryRow.model_validate(r) for qid, r in rows.items()}
+            return RecordedRun(summary, fingerprint, EvalReport.model_validate(data))
 
     def bands(self, run_id: int) -> dict[str, tuple[float, float]]:
         """Metric -> the bootstrap interval recorded with the run."""
@@ -418,7 +434,7 @@ class HistoryStore:
         where, args = self._filters(benchmark, collection)
         where = where.replace("benchmark", "r.benchmark").replace("collection", "r.collection")
         clause = ("AND " + where[6:]) if where else ""
-        with self._mapped():
+        with self._recorded(f"a run's {metric}"), self._mapped():
             return [
                 (int(a), str(b), float(c), float(d), float(e), str(f), _estimate(g) if g else None)
                 for a, b, c, d, e, f, g in self._db.execute(

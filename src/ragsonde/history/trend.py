@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.history.damage import HistoryFileError
 from ragsonde.history.models import Fingerprint, Trend, TrendPoint
 from ragsonde.history.record import BAND_CONFIDENCE
 from ragsonde.history.store import HistoryStore
@@ -63,7 +64,11 @@ def trend(
     for run_id, created, value, low, high, raw, interval in rows:
         changed: list[str] = []
         if raw != last_raw:  # identical fingerprints (the common case) are not parsed twice
-            flat = _flat(raw)
+            try:
+                flat = _flat(raw)
+            except ValueError as e:  # a recorded fingerprint edited or cut short
+                what = f"damaged: run {run_id}'s fingerprint cannot be read ({e})"
+                raise HistoryFileError(hs.path, what) from e
             if before is not None:
                 changed = sorted(
                     k for k in flat.keys() | before.keys() if flat.get(k) != before.get(k)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.labels.models import GRADES, Agreement, BenchmarkEntry, PositionBias
 
 __all__ = ["agreement", "agreement_path", "benchmark_agreement", "position_bias"]
@@ -96,15 +97,30 @@ def agreement_path(benchmark: Path) -> Path:
     return benchmark.with_name(f"{benchmark.stem}.agreement.json")
 
 
+def _why(e: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(map(str, i['loc'])) or 'the file'}: {i['msg']}"
+        for i in e.errors(include_url=False)
+    )
+
+
 def recorded_agreement(benchmark: Path) -> Agreement | None:
-    """The agreement report recorded beside ``benchmark`` (None: none, or unreadable)."""
+    """The agreement report recorded beside ``benchmark`` (None: there is none). A file that is
+    there but cannot be read as one (cut short, not JSON, not UTF-8, another shape) is a
+    VALIDATION_ERROR naming it: its threshold and position bias are never quietly dropped."""
     path = agreement_path(benchmark)
-    if not path.is_file():
+    if not path.exists():
         return None
     try:
         return Agreement.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError):
-        return None
+    except (OSError, ValidationError) as e:
+        why = _why(e) if isinstance(e, ValidationError) else e.strerror or e
+        raise QueryValidationError(
+            f"Cannot read the agreement report {path}: {why}. It is written by `ragsonde judge "
+            "--agreement`: run that again, or delete the file to show the agreement without "
+            "the judge run's position bias.",
+            field="agreement",
+        ) from e
 
 
 def benchmark_agreement(benchmark: Path, entries: Sequence[BenchmarkEntry]) -> Agreement | None:

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+
+from ragsonde.errors import QueryValidationError
 
 __all__ = ["LlmCache", "text_hash"]
 
@@ -29,32 +33,63 @@ class LlmCache:
         folder = home / "labels"
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / "llm-cache.sqlite"
-        self._db = sqlite3.connect(self.path, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS answers (kind TEXT, key TEXT, model TEXT, answer TEXT, "
-            "at TEXT, PRIMARY KEY (kind, key, model))"
-        )
-        self._db.commit()
+        with self._mapped():
+            self._db = sqlite3.connect(self.path, timeout=30)
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS answers (kind TEXT, key TEXT, model TEXT, "
+                    "answer TEXT, at TEXT, PRIMARY KEY (kind, key, model))"
+                )
+                self._db.commit()
+            except BaseException:
+                self._db.close()
+                raise
+
+    @contextmanager
+    def _mapped(self) -> Iterator[None]:
+        """SQLite errors (a damaged file) and rows that are not ours (a time that is no time)
+        as one error naming the file: a damaged cache is never read as answers."""
+        try:
+            yield
+        except sqlite3.OperationalError as e:  # busy or locked (another process), or read-only
+            raise QueryValidationError(
+                f"The LLM answer cache {self.path} cannot be used now ({e}). Another ragsonde "
+                "process may be writing it: run again when it is done.",
+                field="home",
+            ) from e
+        except (sqlite3.Error, ValueError) as e:
+            raise QueryValidationError(
+                f"The LLM answer cache {self.path} cannot be used ({e}). It is only a cache: "
+                f"delete it (rm '{self.path}') and run again; answers are asked anew (and paid "
+                "for again).",
+                field="home",
+            ) from e
 
     @staticmethod
     def key(*parts: str) -> str:
         return text_hash("\x1f".join(parts))
 
     def get(self, kind: str, key: str, model: str) -> tuple[str, datetime] | None:
-        row = self._db.execute(
-            "SELECT answer, at FROM answers WHERE kind = ? AND key = ? AND model = ?",
-            (kind, key, model),
-        ).fetchone()
-        return None if row is None else (str(row[0]), datetime.fromisoformat(row[1]))
+        with self._mapped():
+            row = self._db.execute(
+                "SELECT answer, at FROM answers WHERE kind = ? AND key = ? AND model = ?",
+                (kind, key, model),
+            ).fetchone()
+            if row is None:
+                return None
+            if not isinstance(row[0], str) or not isinstance(row[1], str):
+                raise ValueError("a row holds no text answer and time")
+            return row[0], datetime.fromisoformat(row[1])
 
     def put(self, kind: str, key: str, model: str, answer: str) -> datetime:
         at = datetime.now(UTC)
-        self._db.execute(
-            "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
-            (kind, key, model, answer, at.isoformat()),
-        )
-        self._db.commit()
+        with self._mapped():
+            self._db.execute(
+                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
+                (kind, key, model, answer, at.isoformat()),
+            )
+            self._db.commit()
         return at
 
     def close(self) -> None:

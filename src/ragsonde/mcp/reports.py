@@ -47,7 +47,7 @@ class Reports:
             return found
         from ragsonde.history import HistoryStore, resolve_run
 
-        if not self.history.is_file():
+        if not self.history.exists():  # absent: no runs; a damaged path: its error
             raise QueryValidationError(
                 f"run: no report '{ref}' on this server, and no run history at {self.history}.",
                 field="run",

@@ -32,6 +32,7 @@ def build_report(
         parse_metric,
         percentiles,
     )
+    from ragsonde.evaluate.relevance import left_out
     from ragsonde.evaluate.report import (
         BenchmarkInfo,
         EvalReport,
@@ -111,7 +112,7 @@ def build_report(
             fetch_chunks=state.fetch,
             aggregation="max" if o.relevance_by != "chunk" else "chunk",
         ),
-        warnings=warnings,
+        warnings=[*left_out(bench.skipped, len(bench.queries), None), *warnings],
         judged_only=o.judged_only,
         created_at=datetime.now(UTC).isoformat(),
         seconds=round(seconds, 3),

@@ -124,7 +124,7 @@ class Room:
 
         if limit < 1:
             raise QueryValidationError("limit: at least 1.", field="limit")
-        if not self.history.is_file():
+        if not self.history.exists():  # absent: no runs; a damaged path: its error
             return RunList(history=str(self.history), runs=[])
         with HistoryStore(self.history) as hs:
             runs = hs.runs(benchmark=benchmark, collection=collection, limit=limit)
@@ -145,7 +145,7 @@ class Room:
 
         if not 0.0 < alpha < 1.0:
             raise QueryValidationError("alpha: between 0 and 1.", field="alpha")
-        if not self.history.is_file():
+        if not self.history.exists():  # absent: no runs; a damaged path: its error
             raise QueryValidationError(
                 f"run_a: no run history at {self.history}: evaluate with recording first.",
                 field="run_a",

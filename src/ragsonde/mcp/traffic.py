@@ -92,7 +92,7 @@ def weakest_of_history(history: Path, ref: str, limit: int) -> FailingQueries:
     """The ``limit`` lowest-predicted queries of the recorded traffic run ``ref``."""
     from ragsonde.history import HistoryStore
 
-    if not history.is_file():
+    if not history.exists():  # absent: no runs; a damaged path: its error
         raise QueryValidationError(
             f"traffic: no run history at {history}: run `ragsonde traffic` with recording first.",
             field="traffic",

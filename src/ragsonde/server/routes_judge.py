@@ -159,9 +159,12 @@ async def list_benchmarks(state: State) -> list[BenchmarkFile]:
 async def get_benchmark(name: str, state: State) -> BenchmarkFile:
     """One benchmark: its queries and their grades (empty when the file is not made yet)."""
     path = _path(state, name)
-    entries = await run_in_threadpool(read_entries, path) if path.exists() else []
+    try:
+        entries = await run_in_threadpool(read_entries, path) if path.exists() else []
+        planned = _planned(path.with_name(f"{path.stem}.plan.json"))
+    except RagsondeError as e:  # a benchmark or plan file that cannot be read: say which
+        raise ApiError(e) from e
     queries = [_summary(e) for e in entries]
-    planned = _planned(path.with_name(f"{path.stem}.plan.json"))
     if planned:
         queries = sorted(
             (q.model_copy(update={"planned": q.query_id in planned}) for q in queries),
@@ -172,15 +175,12 @@ async def get_benchmark(name: str, state: State) -> BenchmarkFile:
 
 def _planned(path: Path) -> dict[str, int]:
     """Query id -> place in the judging plan beside a benchmark, one system's or a
-    comparison's (none, or unreadable: empty)."""
-    if not path.is_file():
+    comparison's (none: empty; one that cannot be read: the VALIDATION_ERROR naming it)."""
+    if not path.exists():
         return {}
     from ragsonde.estimate.run import read_plan
 
-    try:
-        plan = read_plan(path)
-    except QueryValidationError:
-        return {}
+    plan = read_plan(path)
     return {q: i for i, q in enumerate(plan.queued)}
 
 
@@ -230,16 +230,19 @@ async def grade(name: str, request: Request, state: State) -> QuerySummary:
     """Save one grade; the query's grades as saved."""
     path = _path(state, name)
     req = await _body(request, GradeRequest)
-    entry = await run_in_threadpool(
-        lambda: manual.record_grade(
-            path,
-            req.query,
-            doc_id=req.doc_id,
-            chunk_id=req.chunk_id,
-            grade=req.grade,
-            judge=req.judge,
+    try:
+        entry = await run_in_threadpool(
+            lambda: manual.record_grade(
+                path,
+                req.query,
+                doc_id=req.doc_id,
+                chunk_id=req.chunk_id,
+                grade=req.grade,
+                judge=req.judge,
+            )
         )
-    )
+    except RagsondeError as e:  # a benchmark file that cannot be read: never a 500
+        raise ApiError(e, query=req.query) from e
     return _summary(entry)
 
 
@@ -263,6 +266,9 @@ async def judge_agreement(name: str, state: State) -> JudgeAgreement:
     path = _path(state, name)
     if not path.is_file():
         return JudgeAgreement(name=path.stem, agreement=None)
-    entries = await run_in_threadpool(read_entries, path)
-    found = await run_in_threadpool(benchmark_agreement, path, entries)
+    try:
+        entries = await run_in_threadpool(read_entries, path)
+        found = await run_in_threadpool(benchmark_agreement, path, entries)
+    except RagsondeError as e:  # the benchmark, or the agreement report beside it, unreadable
+        raise ApiError(e) from e
     return JudgeAgreement(name=path.stem, agreement=found)

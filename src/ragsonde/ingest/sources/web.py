@@ -2,7 +2,8 @@
 
 Pages are fetched a bounded number at a time, with timeouts and retries (the one policy of
 :mod:`ragsonde.retry`); a page that fails is a
-:class:`Failure`, while a sitemap that cannot be fetched at all is an error for the whole run.
+:class:`Failure`, and so is a nested sitemap that cannot be read (its pages are unknown), while a
+top sitemap that cannot be fetched at all is an error for the whole run.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ class WebSource:
         self.url = url
         self.opts = options
         self._pages: list[str] | None = None
+        #: Nested sitemaps that could not be read: reported as failures, their pages unknown.
+        self._lost: list[Failure] = []
 
     def _client(self) -> httpx.Client:
         import httpx
@@ -127,7 +130,9 @@ class WebSource:
             except (_FetchError, ValueError) as e:
                 if url == self.url:
                     raise QueryValidationError(f"{url} is {e}.", field="source") from e
-                continue  # a broken nested sitemap loses its pages, not the run
+                # a broken nested sitemap loses its pages, not the run: said as a failure
+                self._lost.append(Failure(url, f"sitemap not read, its pages skipped: {e}"))
+                continue
             pages.extend(found)
             queue.extend((n, None) for n in nested)
         self._pages = list(dict.fromkeys(pages))[: self.opts.max_pages]
@@ -140,6 +145,7 @@ class WebSource:
     def __iter__(self) -> Iterator[Document | Failure]:
         with self._client() as client, ThreadPoolExecutor(self.opts.concurrency) as pool:
             pages = self._discover(client)
+            yield from self._lost
             window = self.opts.concurrency * 2
             for start in range(0, len(pages), window):
                 batch = pages[start : start + window]
