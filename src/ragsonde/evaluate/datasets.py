@@ -22,7 +22,14 @@ from ragsonde.evaluate.label_sources import check_labels, judged, machine_source
 from ragsonde.evaluate.spans import Span
 from ragsonde.models.text import check_json, loads_json
 
-__all__ = ["LOADERS", "BenchQuery", "Benchmark", "detect_benchmark_format", "load_benchmark"]
+__all__ = [
+    "LOADERS",
+    "BenchQuery",
+    "Benchmark",
+    "detect_benchmark_format",
+    "load_benchmark",
+    "require_labelled",
+]
 
 
 @dataclass(frozen=True)
@@ -391,6 +398,20 @@ def detect_benchmark_format(path: Path) -> str:
     return "trec"
 
 
+def require_labelled(bench: Benchmark, path: str | Path) -> None:
+    """Refuse, for an estimate, a benchmark no row of which is labelled (read with
+    ``keep_unlabelled``, as ``judge`` reads one to label it); it had reached the relevance
+    check: "No relevance ids to resolve."."""
+    if bench.queries and not any(q.relevant for q in bench.queries):
+        raise _bad(
+            Path(path),
+            f"none of its {len(bench.queries)} queries is labelled, and an estimate rests on "
+            "some a person labelled. Judge a few in the web page's Judge view (`ragsonde "
+            f"serve`), or read their label-free health with `ragsonde traffic {path} -c "
+            "COLLECTION`",
+        )
+
+
 def load_benchmark(
     location: str | Path,
     *,
@@ -424,14 +445,6 @@ def load_benchmark(
 
         bench = gold_only(bench, _own_rows(path))
     unlabelled = [q for q in bench.queries if not q.relevant]
-    if keep_unlabelled and bench.queries and len(unlabelled) == len(bench.queries):
-        raise _bad(  # it had reached the relevance check: "No relevance ids to resolve."
-            path,
-            f"none of its {len(unlabelled)} queries is labelled, and an estimate rests on "
-            "some a person labelled. Judge a few in the web page's Judge view (`ragsonde "
-            f"serve`), or read their label-free health with `ragsonde traffic {path} -c "
-            "COLLECTION`",
-        )
     if unlabelled and not keep_unlabelled:
         if len(unlabelled) == len(bench.queries):
             raise _bad(

@@ -21,7 +21,7 @@ import numpy as np
 from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation, collapse
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
-from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark
+from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark, require_labelled
 from ragsonde.evaluate.integrity import IntegrityReport
 from ragsonde.evaluate.metrics import (
     by_rank,
@@ -373,6 +373,8 @@ def evaluate(
         bench = load_benchmark(
             dataset, split=o.split, queries=o.queries_file, keep_unlabelled=o.estimate
         )
+        if o.estimate:
+            require_labelled(bench, dataset)
         st = ws.store
         ingested = (
             _ensure_collection(bench, ws, coll, params.mode != "dense", corpus) if ingest else None
