@@ -183,6 +183,27 @@ def test_symlinks_leaving_the_folder_are_skipped_and_listed(tmp_path):
     assert all("hunter2" not in r["text"] for r in json.loads(stdout)["results"])
 
 
+def test_an_ingest_that_read_nothing_but_failures_fails(tmp_path):
+    """A single file named on the command line that cannot be read (or a folder whose every
+    file failed) is no ingest: exit 1 saying so, in the terminal and with --json. It exited 0
+    with "Ingested 0 documents"."""
+    bad = tmp_path / "latin1.md"
+    bad.write_bytes(b"# Caf\xe9\n\nna\xefve\n")
+    home = tmp_path / "home"
+    code, _, stderr = run("ingest", str(bad), "-c", "one", "--home", str(home))
+    assert code == 1, stderr
+    assert "Nothing was ingested" in stderr and "UTF-8" in stderr
+    code, stdout, stderr = run("ingest", str(bad), "-c", "one", "--home", str(home), "--json")
+    assert code == 1, stderr
+    assert json.loads(stdout)["failed"][0]["source"] == "latin1.md"
+    good = tmp_path / "docs"
+    good.mkdir()
+    (good / "lidar.md").write_text("# Lidar\n\nLidar times laser pulses.\n")
+    (good / "latin1.md").write_bytes(bad.read_bytes())
+    code, _, stderr = run("ingest", str(good), "-c", "two", "--home", str(home))
+    assert code == 0, stderr  # one good document: the failed one is listed, not fatal
+
+
 class _Site(BaseHTTPRequestHandler):
     def do_GET(self):
         base = f"http://127.0.0.1:{self.server.server_address[1]}"

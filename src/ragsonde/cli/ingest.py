@@ -135,11 +135,13 @@ def ingest(
     # A page that could not be fetched is content the user asked for and did not get; a file
     # skipped in a folder is one the folder should not have held.
     failed_pages = bool(report.failed) and (fmt or detect_format(source)) == "web"
+    # Nothing read and something failed: the run ingested none of what it was given.
+    failed_all = bool(report.failed) and report.documents == 0 and report.skipped == 0
     for warning in report.warnings:
         err_console.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
     if json_output:
         print_json(report)
-        if failed_pages:
+        if failed_pages or failed_all:
             raise typer.Exit(1)
         return
     console.print(
@@ -153,5 +155,11 @@ def ingest(
         err_console.print(
             f"[bold red]{len(report.failed)} pages could not be fetched[/] (listed above); "
             "run the ingest again to retry them."
+        )
+        raise typer.Exit(1)
+    if failed_all:
+        err_console.print(
+            f"[bold red]Nothing was ingested[/]: all {len(report.failed)} documents failed "
+            "(listed above)."
         )
         raise typer.Exit(1)
