@@ -183,6 +183,25 @@ def test_symlinks_leaving_the_folder_are_skipped_and_listed(tmp_path):
     assert all("hunter2" not in r["text"] for r in json.loads(stdout)["results"])
 
 
+def test_a_broken_front_matter_is_a_warning_naming_the_file(tmp_path):
+    """Markdown whose front matter is not valid YAML is ingested as text (it was), and the run
+    now says that its metadata (here its url and title) was not read."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "lidar.md").write_text("---\ntitle: Lidar\nurl: [unclosed\n---\nLidar times pulses.\n")
+    (docs / "radar.md").write_text("---\ntitle: Radar\n---\nRadar times echoes.\n")
+    home = tmp_path / "home"
+    code, stdout, stderr = run("ingest", str(docs), "-c", "fm", "--home", str(home), "--json")
+    assert code == 0, stderr
+    report = json.loads(stdout)
+    assert report["documents"] == 2 and report["failed"] == []
+    assert [w for w in report["warnings"] if "front matter" in w] == [
+        w for w in report["warnings"] if w.startswith("lidar: ")
+    ]
+    assert any(w.startswith("lidar: ") and "not valid YAML" in w for w in report["warnings"])
+    assert "lidar: its front matter is not valid YAML" in stderr
+
+
 def test_an_ingest_that_read_nothing_but_failures_fails(tmp_path):
     """A single file named on the command line that cannot be read (or a folder whose every
     file failed) is no ingest: exit 1 saying so, in the terminal and with --json. It exited 0

@@ -59,10 +59,20 @@ def test_markdown_without_front_matter_takes_the_first_h1_as_title():
     assert [(s.name, s.text) for s in parsed.sections] == [(None, "Preamble."), ("Title", "Body.")]
 
 
-def test_markdown_with_bad_front_matter_keeps_it_as_text():
-    parsed = parse_markdown("---\n: : not yaml [\n---\nBody\n")
+def test_markdown_with_bad_front_matter_keeps_it_as_text_and_says_so():
+    parsed = parse_markdown("---\ntitle: Lidar\nurl: [unclosed\n---\nBody\n")
     assert parsed.metadata == {}
     assert "Body" in parsed.sections[-1].text
+    # the metadata it meant (title, url) is lost: said, with where YAML stopped
+    assert len(parsed.warnings) == 1 and "not valid YAML" in parsed.warnings[0]
+    assert "line " in parsed.warnings[0]
+
+
+def test_a_rule_then_a_setext_heading_is_markdown_not_a_broken_front_matter():
+    parsed = parse_markdown("---\nLidar\n---\nBody\n")  # YAML reads the block as a string
+    assert parsed.warnings == () and parsed.metadata == {}
+    good = parse_markdown("---\ntitle: Lidar\n---\nBody\n")
+    assert good.warnings == () and good.title == "Lidar"
 
 
 HTML = """<!doctype html><html><head><title>Lidar | Rover docs</title>

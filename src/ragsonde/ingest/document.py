@@ -42,6 +42,8 @@ class Document:
     embed_title: bool = True
     """Prefix each chunk's embedded text with ``title: section`` (off when the title is already
     part of the text, as in BEIR corpora)."""
+    warnings: tuple[str, ...] = ()
+    """What its parser read otherwise than the file meant; the ingest report lists them."""
 
     @property
     def is_empty(self) -> bool:

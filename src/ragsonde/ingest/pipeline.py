@@ -373,6 +373,7 @@ def ingest_documents(
             if progress is not None:
                 progress.advance(1, 0)
             continue
+        report.warnings += [f"{item.doc_id}: {w}" for w in item.warnings]
         records = chunk_document(item, chunker, embedder.name, sparse_key)
         seen.add(item.doc_id)
         report.documents += 1

@@ -16,6 +16,8 @@ class Parsed:
     sections: tuple[Section, ...]
     title: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    """What was read otherwise than the file meant (a broken front matter): said, not fatal."""
 
 
 def _markdown(text: str) -> Parsed:

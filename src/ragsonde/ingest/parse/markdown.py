@@ -13,20 +13,31 @@ __all__ = ["parse_markdown", "split_front_matter"]
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """``(metadata, body)``; a front matter block that is not a YAML mapping is left as text."""
+def split_front_matter(text: str) -> tuple[dict[str, Any], str, str | None]:
+    """``(metadata, body, problem)``; a front matter block that is not a YAML mapping is left
+    as text. ``problem`` says why when the block is YAML that cannot be read (a broken front
+    matter, whose metadata would be lost without a word); a block that reads as a plain value is
+    Markdown (a rule, then a setext heading), not a problem."""
     m = _FRONT_MATTER.match(text)
     if not m:
-        return {}, text
+        return {}, text, None
     import yaml
 
     try:
         meta = yaml.safe_load(m.group(1))
-    except yaml.YAMLError:
-        return {}, text
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""  # + the opening ---
+        why = getattr(e, "problem", None) or type(e).__name__
+        return (
+            {},
+            text,
+            f"its front matter is not valid YAML ({why}{where}): kept as text, and its "
+            "metadata (title, url, ...) was not read",
+        )
     if not isinstance(meta, dict):
-        return {}, text
-    return {str(k): v for k, v in meta.items()}, text[m.end() :]
+        return {}, text, None
+    return {str(k): v for k, v in meta.items()}, text[m.end() :], None
 
 
 def parse_markdown(text: str) -> Parsed:
@@ -36,7 +47,7 @@ def parse_markdown(text: str) -> Parsed:
     """
     from markdown_it import MarkdownIt
 
-    meta, body = split_front_matter(text)
+    meta, body, problem = split_front_matter(text)
     lines = body.splitlines()
     # where each line starts in ``text``: a section's offset (its chunks' spans) is read there
     starts = [len(text) - len(body)]
@@ -74,5 +85,8 @@ def parse_markdown(text: str) -> Parsed:
         cursor = end
     emit(cursor, len(lines))
     return Parsed(
-        sections=tuple(sections), title=str(title) if title is not None else None, metadata=meta
+        sections=tuple(sections),
+        title=str(title) if title is not None else None,
+        metadata=meta,
+        warnings=(problem,) if problem else (),
     )

@@ -78,5 +78,6 @@ class FolderSource:
             title=parsed.title or path.stem,
             url=str(url),
             metadata=meta,
+            warnings=parsed.warnings,
         )
         return Failure(rel, "empty document") if doc.is_empty else doc

@@ -169,5 +169,6 @@ class WebSource:
             title=parsed.title,
             url=str(resp.url),
             metadata=dict(parsed.metadata),
+            warnings=parsed.warnings,
         )
         return Failure(url, "empty page") if doc.is_empty else doc
