@@ -16,8 +16,8 @@ def retriever_span(
     query: str | None,
     *,
     ids: Sequence[str] = (),
-    scores: Sequence[float] = (),
-    top_k: int | None = None,
+    scores: Sequence[float | str] = (),
+    top_k: int | str | None = None,
     query_id: str | None = None,
 ) -> ReadableSpan:
     """One finished span made with the SDK: an OpenInference RETRIEVER span (``openinference``),

@@ -98,6 +98,25 @@ def test_otlp_json_from_the_sdk_gives_openinference_and_genai_retrievals(tmp_pat
     assert all(q.first_seen is not None for q in traffic.queries)
 
 
+def test_a_production_field_that_is_no_number_counts_its_span_malformed(tmp_path: Path) -> None:
+    """A span whose top_k or document score is there but is no number is counted malformed,
+    with why, as a log row with such a field is; it was read as absent, so a production top_k of
+    "ten" hid the mismatch it explains."""
+    spans = [
+        retriever_span("genai", "battery care", ids=["p3"], scores=[0.7], top_k=3),
+        retriever_span("genai", "what is lidar?", ids=["p1"], scores=[0.8], top_k="ten"),
+        retriever_span("genai", "radar range", ids=["p2"], scores=["high"], top_k=3),
+        retriever_span("genai", "sonar depth"),  # no production fields at all: fine
+    ]
+    path = tmp_path / "traces.json"
+    path.write_text(otlp_json_lines(spans), encoding="utf-8")
+    traffic = read_traffic([path])
+    assert sorted(q.query for q in traffic.queries) == ["battery care", "sonar depth"]
+    assert traffic.stats.malformed == 2
+    assert any("top_k is 'ten'" in e for e in traffic.stats.examples)
+    assert any("document score is 'high'" in e for e in traffic.stats.examples)
+
+
 def test_since_until_and_a_sample_stratified_by_day(tmp_path: Path) -> None:
     rows = []
     for day, n in ((0, 60), (1, 30), (2, 10)):  # 100 distinct queries over three days

@@ -18,6 +18,7 @@ counted (``malformed``) and the lines before and after it are still read.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
 __all__ = ["attributes", "read_otlp", "retrieval_query"]
 
 _KIND = "openinference.span.kind"
+_TOP_K = "ragsonde.search.top_k"
+_THRESHOLD = "ragsonde.search.score_threshold"
 _DOC = "retrieval.documents."
 
 
@@ -120,11 +123,21 @@ def _query_text(attrs: Mapping[str, Any]) -> Any:
     return text
 
 
-def _number(value: Any, cast: type[int] | type[float]) -> Any:
-    try:
-        return cast(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
+def _field(value: Any, cast: type[int] | type[float], name: str) -> Any:
+    """A production field's number, None when the span has none; one that is there but is no
+    number is a RowError (the span is counted malformed, as a log row's is): read as absent, a
+    production ``top_k`` of "ten" would hide the mismatch it explains."""
+    if value in (None, ""):
         return None
+    if isinstance(value, bool):
+        raise RowError(f"its {name} is {value!r}, not a number")
+    try:
+        number = cast(value)
+    except (TypeError, ValueError, OverflowError):
+        raise RowError(f"its {name} is {str(value)[:40]!r}, not a number") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise RowError(f"its {name} is {value!r}, not a finite number")
+    return number
 
 
 def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> TrafficQuery | None:
@@ -146,12 +159,20 @@ def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> Tr
         return None
     docs = _documents(attrs)
     ids = [i for i in (_doc_id(d) for d in docs) if i is not None]
-    scores = [_number(d.get("score"), float) for d in docs]
+    try:
+        scores = [_field(d.get("score"), float, "document score") for d in docs]
+        top_k = _field(attrs.get("gen_ai.retrieval.top_k", attrs.get(_TOP_K)), int, "top_k")
+        threshold = _field(attrs.get(_THRESHOLD), float, "score_threshold")
+    except RowError as e:
+        stats.skip("malformed", where, str(e))
+        return None
     meta = _json(attrs.get("metadata"))
     meta = meta if isinstance(meta, dict) else {}
     qid = meta.get("query_id", attrs.get("ragsonde.query_id", ""))
-    start = _number(span.get("startTimeUnixNano", span.get("start_time_unix_nano")), int)
     try:
+        start = _field(
+            span.get("startTimeUnixNano", span.get("start_time_unix_nano")), int, "start time"
+        )
         first_seen = parse_time(start) if start else None
     except RowError as e:
         stats.skip("malformed", where, str(e))
@@ -159,8 +180,8 @@ def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> Tr
     production = Production(
         ids=ids,
         scores=[s for s in scores if s is not None] if all(s is not None for s in scores) else None,
-        top_k=_number(attrs.get("gen_ai.retrieval.top_k", attrs.get("ragsonde.search.top_k")), int),
-        threshold=_number(attrs.get("ragsonde.search.score_threshold"), float),
+        top_k=top_k,
+        threshold=threshold,
         collection=_collection(attrs, docs),
         mode=str(attrs["ragsonde.search.mode"]) if attrs.get("ragsonde.search.mode") else None,
     )
