@@ -47,7 +47,11 @@ def serve_stdio(
             config_file=config_file,
         )
         _warm_up(ws)
-        build_server(room).run("stdio")
+        import anyio
+
+        from ragsonde.mcp.stdio import run_stdio
+
+        anyio.run(run_stdio, build_server(room))
 
 
 def _warm_up(ws: object) -> None:

@@ -1,0 +1,132 @@
+"""``ragsonde mcp``'s stdio transport: the SDK's, with every frame it cannot read answered.
+
+The SDK's stdio reader hands a line it cannot validate to the session as an exception, and the
+session only logs it. So a request holding text that is not Unicode (a lone surrogate escaped in
+JSON: JSON allows ``"\\udc80"``, the protocol's UTF-8 cannot carry it) was never answered, and
+the client waited for ever. Here each line is validated first, as the SDK validates it; a line
+that fails is answered on the wire, and every other line goes to the SDK unchanged:
+
+- a JSON object with a request ``id``: a JSON-RPC error to that id, ``-32602`` (invalid params)
+  with the contract's ``VALIDATION_ERROR`` and why;
+- a line that is no JSON, or JSON without an id: ``-32700`` (parse error) to id null, as
+  JSON-RPC 2.0 says; a notification (no id) gets no answer (JSON-RPC answers no notification);
+- bytes that are not UTF-8 are such a line too: the SDK read them with U+FFFD in their place,
+  and a tool ran on text the client never sent.
+
+The server still owns the wire: stdin's descriptor is moved off fd 0 (which then reads the null
+device, as the SDK does it), so a tool or a child process can never read the client's bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["answer_for", "run_stdio"]
+
+
+def answer_for(raw: bytes) -> tuple[str | None, dict[str, Any] | None]:
+    """One line of the wire as ``(text, None)`` when the SDK can read it, or ``(None, error)``:
+    the JSON-RPC error that answers it. ``(None, None)``: nothing to forward or answer (a blank
+    line, or a notification that cannot be read: JSON-RPC answers no notification)."""
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        why = f"bytes that are not UTF-8 at byte {e.start}"
+    else:
+        if not line.strip():
+            return None, None
+        try:
+            types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            return line, None
+        except ValidationError as e:
+            why = e.errors()[0]["msg"] if e.errors() else str(e)
+    try:  # Python's reader takes what the SDK's refuses (a lone surrogate), to find the id
+        frame = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        frame = None
+    if not isinstance(frame, dict):
+        return None, _error(None, types.PARSE_ERROR, f"VALIDATION_ERROR: not JSON-RPC ({why})")
+    if "method" in frame and "id" not in frame:
+        return None, None
+    rid = frame.get("id")
+    if not isinstance(rid, str | int) or isinstance(rid, bool):
+        return None, _error(None, types.INVALID_REQUEST, f"VALIDATION_ERROR: no request ({why})")
+    if isinstance(rid, str):
+        rid = rid.encode("utf-8", "replace").decode("utf-8")  # an id with a lone surrogate too
+    message = f"VALIDATION_ERROR: the request cannot be read: {why}"
+    return None, _error(rid, types.INVALID_PARAMS, message)
+
+
+def _error(rid: str | int | None, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+class _Lines:
+    """The client's lines that the SDK can read; each other line is answered through
+    ``answer`` (the server's write stream, set once the transport is up)."""
+
+    def __init__(self, wire: io.BufferedReader[io.FileIO]) -> None:
+        import anyio
+
+        self._wire = anyio.wrap_file(wire)
+        self.write: Any = None
+        self.ready = anyio.Event()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+
+        async for raw in self._wire:
+            line, error = answer_for(raw)
+            if line is not None:
+                yield line
+            if error is None:
+                continue
+            await self.ready.wait()
+            message = types.jsonrpc_message_adapter.validate_python(error)
+            await self.write.send(SessionMessage(message))
+
+
+@contextmanager
+def _wire_stdin() -> Iterator[io.BufferedReader[io.FileIO]]:
+    """The client's stdin on a descriptor of its own (read as bytes: each line is decoded
+    strictly, where the SDK would put U+FFFD in place of bytes that are not UTF-8 without a
+    word), and fd 0 on the null device meanwhile."""
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    reader = io.BufferedReader(io.FileIO(wire, "rb", closefd=True))
+    try:
+        yield reader
+    finally:
+        os.dup2(wire, 0)
+        reader.close()
+
+
+async def run_stdio(server: MCPServer[Any]) -> None:
+    """Serve ``server`` over stdio until the client closes the pipe (the SDK's
+    ``run_stdio_async``, with :class:`_Lines` as its reader)."""
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server  # the SDK's own run_stdio_async reaches it the same way
+    with _wire_stdin() as wire:
+        lines = _Lines(wire)
+        async with stdio_server(stdin=cast(Any, lines)) as (read, write):
+            lines.write = write
+            lines.ready.set()
+            await low.run(read, write, low.create_initialization_options())

@@ -1,0 +1,111 @@
+"""``ragsonde mcp`` over stdio answers every request it cannot read, as a real process on real
+pipes: a lone surrogate escaped in the JSON, bytes that are not UTF-8, a line that is no JSON.
+The SDK's reader alone logged such a frame and never answered it, so the client waited for
+ever; the server stays up and answers the next request either way.
+
+Written raw (the SDK's client cannot send these frames: that is the point). Oracles: JSON-RPC
+2.0 (an error to the request's id, or to id null when it has none; none for a notification)
+and the contract's VALIDATION_ERROR."""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragsonde.mcp.stdio import answer_for
+from tests.support import ROOT, home_env
+
+pytestmark = pytest.mark.slow  # a process that loads the model
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+#: A search whose query holds a lone surrogate, escaped: valid UTF-8, valid to Python's json.
+SURROGATE = (
+    b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'
+    b'"params":{"name":"search","arguments":{"query":"caf\\udc80","collection":"robotics"}}}'
+)
+#: The same search with a Latin-1 byte in its query: not UTF-8.
+LATIN1 = (
+    b'{"jsonrpc":"2.0","id":"three","method":"tools/call",'
+    b'"params":{"name":"search","arguments":{"query":"caf\xe9","collection":"robotics"}}}'
+)
+
+
+def _answer(proc: subprocess.Popen[bytes], timeout: float = 60) -> dict[str, Any]:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "no answer: the client would wait for ever"
+    answer: dict[str, Any] = json.loads(proc.stdout.readline())
+    return answer
+
+
+def test_unreadable_requests_are_answered_and_the_server_goes_on(sample_home: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragsonde", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=home_env(sample_home),
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None
+
+    def send(frame: bytes) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(frame + b"\n")
+        proc.stdin.flush()
+
+    try:
+        send(json.dumps(INIT).encode())
+        assert _answer(proc)["id"] == 1
+        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        send(SURROGATE)
+        surrogate = _answer(proc)
+        assert surrogate["id"] == 2 and surrogate["error"]["code"] == -32602
+        assert surrogate["error"]["message"].startswith("VALIDATION_ERROR")
+        assert "surrogate" in surrogate["error"]["message"]
+        send(LATIN1)
+        latin1 = _answer(proc)
+        assert latin1["id"] == "three" and "not UTF-8" in latin1["error"]["message"]
+        send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":"\\udc80"}')
+        send(b"hello, is this the MCP server?")
+        garbage = _answer(proc)  # the notification above got no answer: this is the next line
+        assert garbage["id"] is None and garbage["error"]["code"] == -32700
+        send(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).encode())
+        listed = _answer(proc)
+        assert listed["id"] == 4 and any(t["name"] == "search" for t in listed["result"]["tools"])
+        send(json.dumps({
+            "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "lidar", "collection": "robotics"}},
+        }).encode())  # fmt: skip
+        found = _answer(proc)  # a readable search still runs, on the text as sent
+        assert found["id"] == 5 and found["result"]["structuredContent"]["results"]
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+def test_a_readable_line_goes_to_the_sdk_unchanged() -> None:
+    line = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})
+    assert answer_for(line.encode()) == (line, None)
+    assert answer_for(b"   \n") == (None, None)
+    # an unreadable notification: JSON-RPC answers none
+    assert answer_for(b'{"jsonrpc":"2.0","method":"x","params":"\\udc80"}') == (None, None)
+    # unreadable, and its id is no id (a list): invalid request, to id null
+    text, error = answer_for(b'{"jsonrpc":"2.0","id":[1],"method":"tools/list","params":"\\udc80"}')
+    assert text is None and error is not None
+    assert error["id"] is None and error["error"]["code"] == -32600
