@@ -159,10 +159,10 @@ def read_plan(path: Path) -> JudgingPlan | ComparisonPlan:
     try:
         return model.model_validate(loaded)
     except ValidationError as e:
-        err = e.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"])
+        from ragsonde.models.validation import first_error
+
         raise QueryValidationError(
-            f"Cannot read judging plan {path}: {where}: {err['msg']}", field="plan_file"
+            f"Cannot read judging plan {path}: {first_error(e)}", field="plan_file"
         ) from e
 
 

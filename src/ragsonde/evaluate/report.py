@@ -493,8 +493,8 @@ def load_report(path: Path) -> EvalReport:
     try:
         return EvalReport.model_validate(data)
     except ValidationError as e:
-        err = e.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"])
+        from ragsonde.models.validation import first_error
+
         raise QueryValidationError(
-            f"{path} is not a saved eval report: {where}: {err['msg']}", field="report"
+            f"{path} is not a saved eval report: {first_error(e)}", field="report"
         ) from e

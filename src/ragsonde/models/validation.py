@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from ragsonde.errors import QueryValidationError
 
-__all__ = ["options_error"]
+__all__ = ["first_error", "options_error"]
 
 
 def options_error(err: ValidationError, prefix: str = "") -> QueryValidationError:
@@ -27,3 +27,10 @@ def options_error(err: ValidationError, prefix: str = "") -> QueryValidationErro
         # a rule over the whole model names its fields itself: no "body:" before it
         parts.append(f"{where}: {msg}" if item["loc"] or prefix else msg)
     return QueryValidationError("; ".join(parts), field=first)
+
+
+def first_error(err: ValidationError) -> str:
+    """pydantic's first error as ``where: why`` (``the file`` where it is the whole document):
+    what a file read back (a saved report, a plan) is refused with."""
+    item = err.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in item['loc']) or 'the file'}: {item['msg']}"
