@@ -18,7 +18,7 @@ from ragsonde.evaluate.comparison import DEFAULT_GATE_METRIC
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.history.models import Fingerprint, RunSummary
 from ragsonde.history.store import HistoryStore, RecordedRun
-from ragsonde.models.text import loads_json
+from ragsonde.models.text import loads_json, not_utf8
 
 if TYPE_CHECKING:
     from ragsonde.history.diff import Paired
@@ -84,19 +84,21 @@ def _summaries(hs: HistoryStore, ids: list[int]) -> list[RunSummary]:
 def load_exported(path: Path, benchmark_sha256: str | None = None) -> RecordedRun:
     """The newest run in an exported JSONL file (of ``benchmark_sha256`` when given)."""
     chosen: dict[str, object] | None = None
+    # said plainly: they were "[Errno 21] …" and "'utf-8' codec can't decode byte 0xff …"
+    if path.is_dir():
+        raise QueryValidationError(
+            f"cannot read baseline {path}: it is a folder, not a file", field="baseline"
+        )
     try:
-        if path.is_dir():
-            raise IsADirectoryError(path)
         lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        why = (
-            "it is a folder, not a file"
-            if isinstance(e, IsADirectoryError)
-            else f"it is not UTF-8 text ({e.reason} at byte {e.start})"
-            if isinstance(e, UnicodeDecodeError)
-            else e.strerror or str(e)
-        )  # they said "[Errno 21] …" and "'utf-8' codec can't decode byte 0xff in position 0"
-        raise QueryValidationError(f"cannot read baseline {path}: {why}", field="baseline") from e
+    except UnicodeDecodeError as e:
+        raise QueryValidationError(
+            f"cannot read baseline {path}: {not_utf8(e)}", field="baseline"
+        ) from e
+    except OSError as e:
+        raise QueryValidationError(
+            f"cannot read baseline {path}: {e.strerror or e}", field="baseline"
+        ) from e
     if lines and lines[0].strip() == "{":  # an indented JSON document: a saved eval report?
         raise QueryValidationError(
             f"{path} is one JSON document over several lines (a report saved with `eval "

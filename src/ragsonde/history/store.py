@@ -379,21 +379,23 @@ class HistoryStore:
     def get(self, run_id: int) -> RecordedRun:
         """A run whole: summary, fingerprint and the report rebuilt with its per-query rows."""
         summary, fingerprint = self.summary(run_id), self.fingerprint(run_id)
-        with self._recorded(f"run {run_id}'s report"), self._mapped():
-            (head,) = self._db.execute("SELECT report FROM runs WHERE id = ?", (run_id,)).fetchone()
-            rows = {
-                qid: json.loads(row)
-                for qid, row in self._db.execute(
-                    "SELECT query_id, row FROM queries WHERE run_id = ?", (run_id,)
-                )
-            }
-            for qid, metric, value in self._db.execute(
-                "SELECT query_id, metric, value FROM query_metrics WHERE run_id = ?", (run_id,)
-            ):
-                rows[qid].setdefault("metrics", {})[metric] = value
         from ragsonde.evaluate.report import EvalReport, QueryRow
 
         with self._recorded(f"run {run_id}'s report"):
+            with self._mapped():
+                (head,) = self._db.execute(
+                    "SELECT report FROM runs WHERE id = ?", (run_id,)
+                ).fetchone()
+                rows = {
+                    qid: json.loads(row)
+                    for qid, row in self._db.execute(
+                        "SELECT query_id, row FROM queries WHERE run_id = ?", (run_id,)
+                    )
+                }
+                for qid, metric, value in self._db.execute(
+                    "SELECT query_id, metric, value FROM query_metrics WHERE run_id = ?", (run_id,)
+                ):
+                    rows[qid].setdefault("metrics", {})[metric] = value
             data = json.loads(head)
             data["per_query"] = {qid: QueryRow.model_validate(r) for qid, r in rows.items()}
             return RecordedRun(summary, fingerprint, EvalReport.model_validate(data))

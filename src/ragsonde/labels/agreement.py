@@ -97,13 +97,6 @@ def agreement_path(benchmark: Path) -> Path:
     return benchmark.with_name(f"{benchmark.stem}.agreement.json")
 
 
-def _why(e: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(map(str, i['loc'])) or 'the file'}: {i['msg']}"
-        for i in e.errors(include_url=False)
-    )
-
-
 def recorded_agreement(benchmark: Path) -> Agreement | None:
     """The agreement report recorded beside ``benchmark`` (None: there is none). A file that is
     there but cannot be read as one (cut short, not JSON, not UTF-8, another shape) is a
@@ -111,10 +104,13 @@ def recorded_agreement(benchmark: Path) -> Agreement | None:
     path = agreement_path(benchmark)
     if not path.exists():
         return None
+    from ragsonde.models.text import read_json_file
+    from ragsonde.models.validation import every_error
+
     try:
-        return Agreement.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError) as e:
-        why = _why(e) if isinstance(e, ValidationError) else e.strerror or e
+        return Agreement.model_validate(read_json_file(path))
+    except ValueError as e:  # pydantic's ValidationError is one
+        why = every_error(e) if isinstance(e, ValidationError) else e
         raise QueryValidationError(
             f"Cannot read the agreement report {path}: {why}. It is written by `ragsonde judge "
             "--agreement`: run that again, or delete the file to show the agreement without "

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.mcp.models import FailingQueries, FailingQuery
+from ragsonde.models.text import not_utf8, unreadable
 
 __all__ = ["is_run_ref", "weakest_of_history", "weakest_of_report"]
 
@@ -36,11 +37,9 @@ def weakest_of_report(path: Path, limit: int) -> FailingQueries:
     from ragsonde.traffic.html import EVIDENCE, explain_command
     from ragsonde.traffic.report import read_report
 
-    if path.is_dir() or not path.exists() or path.stat().st_size == 0:
-        why = "it is a folder" if path.is_dir() else "no such file" if not path.exists() else ""
-        raise QueryValidationError(
-            f"traffic: cannot read {path}: {why or 'it is empty'}", field="traffic"
-        )
+    why = unreadable(path)
+    if why is not None:
+        raise QueryValidationError(f"traffic: cannot read {path}: {why}", field="traffic")
     try:
         report, rows = read_report(path)
         scored = (
@@ -78,7 +77,7 @@ def weakest_of_report(path: Path, limit: int) -> FailingQueries:
 
 def _first(e: Exception) -> str:
     if isinstance(e, UnicodeDecodeError):
-        return f"it is not UTF-8 text: {e.reason} at byte {e.start}"
+        return not_utf8(e)
     if isinstance(e, json.JSONDecodeError):
         return f"it is not JSON: {e.msg} at line {e.lineno} column {e.colno}"
     errors = getattr(e, "errors", None)

@@ -25,8 +25,10 @@ __all__ = [
     "invalid_text_in",
     "invalid_unicode_at",
     "loads_json",
+    "not_utf8",
     "printable",
     "read_json_file",
+    "unreadable",
 ]
 
 #: Where a value sits in a JSON document: object keys and array indexes, from the top.
@@ -126,22 +128,41 @@ def loads_json(raw: str | bytes) -> Any:
     return check_json(json.loads(raw))
 
 
+def unreadable(path: Path) -> str | None:
+    """Why ``path`` is no file to read, said plainly before reading it: a folder, no such file,
+    an empty file (None: it is one). The caller prefixes what it reads."""
+    if path.is_dir():
+        return "it is a folder, not a file"
+    if not path.exists():
+        return "no such file"
+    if path.stat().st_size == 0:
+        return "it is empty"
+    return None
+
+
+def not_utf8(e: UnicodeDecodeError) -> str:
+    """A file's bytes that are not UTF-8, said plainly (not Python's "'utf-8' codec can't
+    decode byte 0xff in position 0")."""
+    return f"it is not UTF-8 text ({e.reason} at byte {e.start})"
+
+
 def read_json_file(path: Path) -> Any:
     """The JSON document in the file ``path``, through :func:`loads_json`. Anything else is a
-    ValueError whose message says plainly why, for the caller to prefix with what it reads: a
-    folder, no such file, an empty file, bytes that are not UTF-8, text that is not JSON."""
-    if path.is_dir():
-        raise ValueError("it is a folder, not a file")
+    ValueError whose message says plainly why, for the caller to prefix with what it reads:
+    :func:`unreadable`'s reasons, bytes that are not UTF-8, text that is not JSON."""
+    why = unreadable(path)
+    if why is not None:
+        raise ValueError(why)
     try:
         raw = path.read_bytes()
     except OSError as e:
-        raise ValueError("no such file" if not path.exists() else e.strerror or str(e)) from e
+        raise ValueError(e.strerror or str(e)) from e
     if not raw.strip():
         raise ValueError("it is empty")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise ValueError(f"it is not UTF-8 text ({e.reason} at byte {e.start})") from e
+        raise ValueError(not_utf8(e)) from e
     try:
         return loads_json(text)
     except json.JSONDecodeError as e:

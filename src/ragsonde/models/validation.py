@@ -8,10 +8,11 @@ a CLI flag, so an HTTP client and a terminal user read the same message.
 from __future__ import annotations
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from ragsonde.errors import QueryValidationError
 
-__all__ = ["first_error", "options_error"]
+__all__ = ["every_error", "first_error", "options_error"]
 
 
 def options_error(err: ValidationError, prefix: str = "") -> QueryValidationError:
@@ -32,5 +33,13 @@ def options_error(err: ValidationError, prefix: str = "") -> QueryValidationErro
 def first_error(err: ValidationError) -> str:
     """pydantic's first error as ``where: why`` (``the file`` where it is the whole document):
     what a file read back (a saved report, a plan) is refused with."""
-    item = err.errors(include_url=False)[0]
+    return _where_why(err.errors(include_url=False)[0])
+
+
+def every_error(err: ValidationError) -> str:
+    """pydantic's errors as :func:`first_error` says one, joined by ``; ``."""
+    return "; ".join(_where_why(item) for item in err.errors(include_url=False))
+
+
+def _where_why(item: ErrorDetails) -> str:
     return f"{'.'.join(str(p) for p in item['loc']) or 'the file'}: {item['msg']}"
