@@ -333,13 +333,9 @@ class Retriever:
             try:
                 info = self._collection_info(p.collection)
                 info.require_dimension(self.embedder.dimension, self.model_name)
-                if p.params.mode != "dense" and info.sparse_vector_name is None:
-                    raise QueryValidationError(
-                        f"Collection '{p.collection}' was built for dense search only, so mode "
-                        f"'{p.params.mode}' is not available. Re-ingest it with sparse (BM25) "
-                        "vectors, or use mode 'dense'.",
-                        field="mode",
-                    )
+                self._facts.require_mode(
+                    p.collection, p.params.mode, self.mapping, self.settings.index.bm25_language
+                )
                 if p.params.mode != "dense":
                     p.language = self._bm25_language(p.collection)
                 filt = self._filters.resolve(p.query.filters, info, self.store)

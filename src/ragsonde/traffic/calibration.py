@@ -13,8 +13,8 @@ the sentence's own chunk in what the search serves. Each collection and each sea
 own weights.
 
 The result is cached under ``<home>/traffic/calibration/`` keyed by the collection, its size,
-the embedder and the search settings: a collection that changes, or another search, is
-calibrated again.
+the embedder, the search settings and whether it has BM25 vectors ragsonde can query: a
+collection that changes, or another search, is calibrated again.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _key(replayer: Replayer) -> str:
     search = replayer.params.model_dump_json()
     raw = (
         f"v{_VERSION}|{replayer.collection}|{info.points_count}|"
-        f"{replayer.workspace.embedder_name}|{search}"
+        f"{replayer.workspace.embedder_name}|{search}|bm25={replayer.has_bm25}"
     )
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 

@@ -1,0 +1,139 @@
+"""This turn's features on collections ragsonde did not build (LangChain, LlamaIndex and Haystack
+each writing 30 SciFact abstracts with its default settings, in qdrant-client's local mode),
+through the real CLI: ``traffic`` serves what the framework's own retriever serves and calibrates
+on the text its layout keeps; a mode the collection cannot serve is a VALIDATION_ERROR naming the
+fix; a sparse vector another encoder made (LangChain's hybrid mode) is never searched with BM25
+query terms it does not hold, while one that is BM25 is searched as LangChain searches it.
+
+Oracles: the framework's own retriever (ids and scores), the collection's point count."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integrations.support import Built, framework_search, lc_sparse, quiet_local_mode
+from tests.support import run
+
+pytestmark = pytest.mark.slow
+K = 5
+
+
+def _env(b: Built) -> dict[str, str]:
+    return {"QDRANT_URL": str(b.path), "RAGSONDE_HOME": str(b.path.parent / "home")}
+
+
+def _log(tmp_path: Path, queries: list[str]) -> Path:
+    """A chatbot's query log: one JSON object a line, an hour apart."""
+    path = tmp_path / "chat.log.jsonl"
+    rows = [{"query": q, "timestamp": 1_790_000_000 + 3600 * i} for i, q in enumerate(queries)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _points(b: Built) -> list[Any]:
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(b.path))
+    try:
+        return client.scroll(b.collection, limit=10_000, with_payload=True)[0]
+    finally:
+        client.close()
+
+
+def _traffic(b: Built, log: Path, *args: str) -> Any:
+    return run("traffic", str(log), "-c", b.collection, "--no-record", *args, env=_env(b))
+
+
+def test_traffic_serves_what_the_framework_serves_and_calibrates_on_its_text(
+    built: Built, embedder, scifact_queries: list[str], tmp_path: Path
+) -> None:
+    with quiet_local_mode():
+        theirs = framework_search(built, embedder, scifact_queries, K)
+    points = _points(built)
+    # Haystack's retriever answers its document id, kept in the payload as ``id``
+    point_of = {str(p.payload.get("id", p.id)): str(p.id) for p in points}
+    if built.framework != "haystack":
+        point_of = {str(p.id): str(p.id) for p in points}
+
+    done = _traffic(built, _log(tmp_path, scifact_queries), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["n_queries"] == len(scifact_queries)
+    # one sentence of every chunk: the text was found where the layout keeps it
+    assert report["calibration_sentences"] == len(points)
+    # no BM25 vectors: the two BM25 signals are said to be left out, not claimed
+    assert report["combination"].endswith(
+        "of top1, gap, nqc, dense_nqc (bm25_nqc, rbo left out: the collection has no BM25 "
+        "vectors ragsonde can query)"
+    )
+    by_text = {q["query"]: q for q in report["queries"]}
+    for text, expected in zip(scifact_queries, theirs, strict=True):
+        q = by_text[text]
+        assert q["top_ids"] == [point_of[i] for i, _ in expected]
+        assert q["signals"]["top1"] == pytest.approx(expected[0][1], abs=1e-5)
+        assert not any(s.startswith("bm25") or s in ("rbo", "wig") for s in q["signals"])
+        assert q["predicted"] is not None and 0.0 <= q["predicted"] <= 1.0
+
+    hybrid = _traffic(built, _log(tmp_path, scifact_queries), "--mode", "hybrid")
+    assert hybrid.returncode == 2
+    assert "Traceback" not in hybrid.stderr
+    assert "VALIDATION_ERROR" in hybrid.stderr and "dense search only" in hybrid.stderr
+    assert "ragsonde ingest --sparse" in hybrid.stderr
+
+
+def _lc_sparse_ids(b: Built, queries: list[str]) -> list[list[str]]:
+    """LangChain's own sparse retriever on its hybrid collection: point ids per query."""
+    from langchain_qdrant import QdrantVectorStore, RetrievalMode
+
+    store = QdrantVectorStore.from_existing_collection(
+        sparse_embedding=lc_sparse("bm25"),
+        retrieval_mode=RetrievalMode.SPARSE,
+        path=str(b.path),
+        collection_name=b.collection,
+    )
+    try:
+        return [
+            [d.metadata["_id"] for d, _ in store.similarity_search_with_score(q, k=K)]
+            for q in queries
+        ]
+    finally:
+        store.client.close()
+
+
+def test_a_sparse_vector_is_searched_only_when_it_is_bm25(
+    langchain_hybrid: Built, scifact_queries: list[str], tmp_path: Path
+) -> None:
+    b, log = langchain_hybrid, _log(tmp_path, scifact_queries)
+    env = _env(b)
+    query = scifact_queries[0]
+    sparse = run("query", query, "-c", b.collection, "--mode", "sparse", "--json", env=env)
+    hybrid = _traffic(b, log, "--mode", "hybrid", "--json")
+    dense = _traffic(b, log, "--json")
+    assert dense.returncode == 0, dense.stderr
+    signals = [q["signals"] for q in json.loads(dense.stdout)["queries"]]
+    combination = json.loads(dense.stdout)["combination"]
+    if b.framework == "langchain-hashing":
+        # before: 'success' with no result, and every BM25 signal 0 for every query
+        for done in (sparse, hybrid):
+            assert done.returncode == 2 and "Traceback" not in done.stderr
+            error = json.loads(done.stdout)["error"]
+            assert error["code"] == "VALIDATION_ERROR"
+            assert (
+                "sparse vector 'langchain-sparse' is not a BM25 ragsonde can query"
+                in (error["message"])
+            )
+            assert "Use mode 'dense'" in error["message"]
+        assert all(not any(s.startswith("bm25") for s in row) for row in signals)
+        assert "bm25_nqc, rbo left out" in combination
+        return
+    # BM25 vectors LangChain wrote: searched, ranked as LangChain's own sparse retriever ranks
+    assert sparse.returncode == 0, sparse.stderr
+    theirs = _lc_sparse_ids(b, [query])[0]
+    assert [r["chunk_id"] for r in json.loads(sparse.stdout)["results"]] == theirs
+    assert hybrid.returncode == 0, hybrid.stderr
+    assert all(row["bm25_top1"] > 0 for row in signals)
+    assert "left out" not in combination
