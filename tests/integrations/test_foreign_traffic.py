@@ -137,3 +137,22 @@ def test_a_sparse_vector_is_searched_only_when_it_is_bm25(
     assert hybrid.returncode == 0, hybrid.stderr
     assert all(row["bm25_top1"] > 0 for row in signals)
     assert "left out" not in combination
+
+
+def test_judging_pools_only_the_modes_the_sparse_vector_serves(
+    langchain_hybrid: Built, embedder
+) -> None:
+    """``judge`` pools each query in every mode the collection serves: never in BM25 modes on a
+    sparse vector they cannot query (each pooled query got an error there)."""
+    from ragsonde.errors import QueryValidationError
+    from ragsonde.labels.pool import modes_for
+    from ragsonde.retriever import Retriever
+
+    b = langchain_hybrid
+    with Retriever(b.settings(), embedder=embedder) as retriever:
+        if b.framework == "langchain-bm25":
+            assert modes_for(retriever, b.collection, None) == ["dense", "sparse", "hybrid"]
+            return
+        assert modes_for(retriever, b.collection, None) == ["dense"]
+        with pytest.raises(QueryValidationError, match="cannot be searched with mode hybrid"):
+            modes_for(retriever, b.collection, ["dense", "hybrid"])

@@ -295,6 +295,15 @@ class Retriever:
             )
         return params
 
+    def bm25_ready(self, collection: str) -> bool:
+        """Whether ``collection`` has a sparse vector this retriever's BM25 queries can search
+        (modes ``sparse`` and ``hybrid``; :meth:`~ragsonde.retriever.facts.CollectionFacts.
+        require_mode`)."""
+        if self._facts.info(collection).sparse_vector_name is None:
+            return False
+        language = self._bm25_language(collection)  # a contradicting setting still raises
+        return self._facts.bm25_problem(collection, self.mapping, language) is None
+
     def index_params(self, collection: str) -> IndexParams:
         """How ``collection`` was built, as far as it records
         (:meth:`~ragsonde.retriever.facts.CollectionFacts.index_params`)."""
