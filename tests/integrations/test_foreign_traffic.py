@@ -156,3 +156,55 @@ def test_judging_pools_only_the_modes_the_sparse_vector_serves(
         assert modes_for(retriever, b.collection, None) == ["dense"]
         with pytest.raises(QueryValidationError, match="cannot be searched with mode hybrid"):
             modes_for(retriever, b.collection, ["dense", "hybrid"])
+
+
+def test_ragsondes_own_spans_over_a_framework_collection_are_read_back(
+    built: Built, embedder, scifact_queries: list[str], tmp_path: Path, monkeypatch
+) -> None:
+    """Round trip: ragsonde's retrieval spans (OpenTelemetry SDK, content opted in) over a
+    framework's collection, written as OTLP JSON, read by ``ragsonde traffic``: the ids they
+    carry are the framework's own top 3, and the top_k they ran with explains the difference."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ragsonde import tracing
+    from ragsonde.retriever import Retriever
+    from ragsonde.traffic.read import read_traffic
+    from tests.traffic.support import otlp_json_lines
+
+    monkeypatch.setenv("RAGSONDE_TRACE_CONTENT", "1")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_provider(provider)
+    try:
+        with Retriever(built.settings(), embedder=embedder) as retriever:
+            for q in scifact_queries:
+                assert retriever.retrieve({"query_text": q, "top_k": 3}).status == "success"
+    finally:
+        tracing.use_provider(None)
+        provider.shutdown()
+    traces = tmp_path / "ragsonde.otlp.json"
+    traces.write_text(otlp_json_lines(exporter.get_finished_spans()), encoding="utf-8")
+
+    with quiet_local_mode():
+        theirs = framework_search(built, embedder, scifact_queries, 3)
+    point_of = {str(p.payload.get("id", p.id)): str(p.id) for p in _points(built)}
+    if built.framework != "haystack":
+        point_of = {str(p.id): str(p.id) for p in _points(built)}
+    production = {q.query: q.production for q in read_traffic([traces]).queries}
+    done = _traffic(built, traces, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["n_queries"] == len(scifact_queries)
+    by_text = {q["query"]: q for q in report["queries"]}
+    for text, expected in zip(scifact_queries, theirs, strict=True):
+        ids = [point_of[i] for i, _ in expected]
+        prod = production[text]
+        assert prod is not None and prod.ids == ids and prod.collection == built.collection
+        q = by_text[text]
+        assert q["top_ids"][:3] == ids
+        assert q["production_agreement"] == pytest.approx(3 / 5)
+        assert q["mismatch"] == ["top_k: production 3, replay 5"]
+    assert report["production"]["explained_by"] == {"top_k": len(scifact_queries)}
