@@ -10,6 +10,7 @@ Oracles: the framework's own retriever (ids and scores), the collection's point 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +209,106 @@ def test_ragsondes_own_spans_over_a_framework_collection_are_read_back(
         assert q["production_agreement"] == pytest.approx(3 / 5)
         assert q["mismatch"] == ["top_k: production 3, replay 5"]
     assert report["production"]["explained_by"] == {"top_k": len(scifact_queries)}
+
+
+def _lc_dense(b: Built, embedder, queries: list[str], k: int) -> list[list[dict[str, Any]]]:
+    """LangChain's own dense retriever on its hybrid collection: each hit's metadata."""
+    from langchain_qdrant import QdrantVectorStore
+
+    from tests.integrations.support import lc_embeddings
+
+    store = QdrantVectorStore.from_existing_collection(
+        embedding=lc_embeddings(embedder), path=str(b.path), collection_name=b.collection
+    )
+    try:
+        return [[d.metadata for d in store.similarity_search(q, k=k)] for q in queries]
+    finally:
+        store.client.close()
+
+
+def test_mcp_tools_over_stdio_on_langchains_hybrid_collection(
+    langchain_hybrid: Built, embedder, scifact_queries: list[str], tmp_path: Path
+) -> None:
+    """The MCP SDK's client over stdio: ``search`` serves LangChain's own rankings (sparse only
+    where the vector is BM25), ``evaluate`` estimates with the traffic predictor (its classical
+    half is the mean nDCG@10 of LangChain's own ranking), ``failing_queries`` reads a saved
+    traffic report's weakest query."""
+    import math
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    from tests.support import home_env
+
+    b = langchain_hybrid
+    rows = b.rows[:20]  # known-item questions (titles), the first 10 labelled
+    bench = tmp_path / "titles.jsonl"
+    bench.write_text(
+        "".join(
+            json.dumps(
+                {"query_id": f"t{i}", "query": r["title"]}
+                | ({"relevant": [r["_id"]]} if i < 10 else {})
+            )
+            + "\n"
+            for i, r in enumerate(rows)
+        ),
+        encoding="utf-8",
+    )
+    saved = tmp_path / "traffic.json"
+    done = _traffic(b, _log(tmp_path, scifact_queries), "-o", str(saved))
+    assert done.returncode == 0, done.stderr
+    query = scifact_queries[0]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ragsonde", "mcp", "--collection", b.collection, "--root", str(tmp_path)],
+        env={**home_env(b.path.parent / "home"), "QDRANT_URL": str(b.path)},
+    )
+
+    async def main() -> dict[str, Any]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            return {
+                "dense": await s.call_tool("search", {"query": query, "top_k": K}),
+                "sparse": await s.call_tool(
+                    "search", {"query": query, "top_k": K, "mode": "sparse"}
+                ),
+                "evaluate": await s.call_tool(
+                    "evaluate",
+                    {"benchmark": str(bench), "estimate": True, "predictor": "traffic"},
+                ),
+                "failing": await s.call_tool(
+                    "failing_queries", {"traffic": str(saved), "limit": 1}
+                ),
+            }
+
+    got = anyio.run(main)
+    dense = got["dense"].structured_content
+    assert not got["dense"].is_error and dense is not None
+    theirs = _lc_dense(b, embedder, [query, *[r["title"] for r in rows[:10]]], 10)
+    assert [r["chunk_id"] for r in dense["results"]] == [m["_id"] for m in theirs[0][:K]]
+    sparse = got["sparse"].structured_content
+    assert sparse is not None
+    if b.framework == "langchain-hashing":
+        assert got["sparse"].is_error and sparse["error"]["code"] == "VALIDATION_ERROR"
+        assert "is not a BM25 ragsonde can query" in sparse["error"]["message"]
+    else:
+        assert [r["chunk_id"] for r in sparse["results"]] == _lc_sparse_ids(b, [query])[0]
+
+    ev = got["evaluate"].structured_content
+    assert not got["evaluate"].is_error and ev is not None, got["evaluate"].content
+    ci = ev["metrics_ci"]["ndcg@10"]
+    assert (ci["n_labeled"], ci["n_predicted"]) == (10, 10)
+    gains = []
+    for r, hits in zip(rows[:10], theirs[1:], strict=True):
+        ranks = [i for i, m in enumerate(hits) if m["doc_id"] == r["_id"]]
+        gains.append(1 / math.log2(ranks[0] + 2) if ranks else 0.0)
+    assert ci["classical"]["estimate"] == pytest.approx(sum(gains) / len(gains), abs=1e-4)
+    assert ci["low"] <= ci["estimate"] <= ci["high"]
+
+    failing = got["failing"].structured_content
+    assert not got["failing"].is_error and failing is not None
+    report = json.loads(saved.read_text(encoding="utf-8"))
+    lowest = min(report["queries"], key=lambda q: q["predicted"])
+    assert failing["total"] == len(scifact_queries)
+    assert failing["queries"][0]["query_id"] == lowest["query_id"]
+    assert failing["queries"][0]["value"] == pytest.approx(lowest["predicted"])
