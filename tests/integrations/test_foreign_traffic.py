@@ -312,3 +312,81 @@ def test_mcp_tools_over_stdio_on_langchains_hybrid_collection(
     assert failing["total"] == len(scifact_queries)
     assert failing["queries"][0]["query_id"] == lowest["query_id"]
     assert failing["queries"][0]["value"] == pytest.approx(lowest["predicted"])
+
+
+def _titles_bench(b: Built, path: Path, labelled: int = 10, n: int = 20) -> Path:
+    """Known-item questions (each abstract's title), the first ``labelled`` with their answer."""
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"query_id": f"t{i}", "query": r["title"]}
+                | ({"relevant": [r["_id"]]} if i < labelled else {})
+            )
+            + "\n"
+            for i, r in enumerate(b.rows[:n])
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_estimates_plans_and_comparisons_on_framework_collections(
+    langchain_built: Built, llamaindex_built: Built, embedder, tmp_path: Path
+) -> None:
+    """``eval --estimate`` with each predictor, ``judge --plan`` and ``compare`` on collections
+    LangChain and LlamaIndex built: the classical half of every estimate is the mean nDCG@10 of
+    LangChain's own ranking; ``judge`` without LLM labels is refused naming the command."""
+    import math
+
+    lc = langchain_built
+    bench = _titles_bench(lc, tmp_path / "titles.jsonl")
+    with quiet_local_mode():
+        theirs = framework_search(lc, embedder, [r["title"] for r in lc.rows[:10]], 10)
+    doc_of = {str(p.id): p.payload["metadata"]["doc_id"] for p in _points(lc)}
+    gains = []
+    for r, hits in zip(lc.rows[:10], theirs, strict=True):
+        ranks = [i for i, (pid, _) in enumerate(hits) if doc_of[pid] == r["_id"]]
+        gains.append(1 / math.log2(ranks[0] + 2) if ranks else 0.0)
+    expected = sum(gains) / len(gains)
+    flags = ["--estimate", "--json", "--no-record", "--no-throughput"]
+    for predictor, predicted in (("scores", 10), ("traffic", 10), ("consensus", 10), ("none", 0)):
+        done = run(
+            "eval", str(bench), "-c", lc.collection, *flags, "--predictor", predictor, env=_env(lc)
+        )
+        assert done.returncode == 0, (predictor, done.stderr)
+        ci = json.loads(done.stdout)["metrics_ci"]["ndcg@10"]
+        assert (ci["n_labeled"], ci["n_predicted"]) == (10, predicted), predictor
+        assert ci["classical"]["estimate"] == pytest.approx(expected, abs=1e-4), predictor
+        assert ci["low"] <= ci["estimate"] <= ci["high"]
+    judge = run(
+        "eval", str(bench), "-c", lc.collection, *flags, "--predictor", "judge", env=_env(lc)
+    )
+    assert judge.returncode == 2 and "Traceback" not in judge.stderr
+    error = json.loads(judge.stdout)["error"]
+    assert error["code"] == "VALIDATION_ERROR" and "ragsonde judge" in error["message"]
+
+    plan = run("judge", str(bench), "-c", lc.collection, "--plan", "3", "--json", env=_env(lc))
+    assert plan.returncode == 0, plan.stderr
+    planned = json.loads(plan.stdout)
+    assert planned["labelled_now"] == 10 and planned["queries_total"] == 20
+    assert len(planned["plan"]) == 3
+    assert {p["query_id"] for p in planned["plan"]} <= {f"t{i}" for i in range(10, 20)}
+
+    saved = []
+    for b in (lc, llamaindex_built):
+        full = _titles_bench(b, tmp_path / f"{b.framework}.jsonl", labelled=20)
+        out = tmp_path / f"{b.framework}.report.json"
+        done = run(
+            "eval", str(full), "-c", b.collection, "--no-record", "--no-throughput",
+            "--save", str(out), env=_env(b),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        saved.append(json.loads(out.read_text(encoding="utf-8"))["metrics"]["ndcg@10"])
+    compared = run(
+        "compare",
+        *(str(tmp_path / f"{f}.report.json") for f in ("langchain", "llamaindex")),
+        "--json",
+    )
+    assert compared.returncode == 0, compared.stderr
+    row = next(m for m in json.loads(compared.stdout)["metrics"] if m["metric"] == "ndcg@10")
+    assert row["delta"] == pytest.approx(saved[1] - saved[0])
