@@ -138,3 +138,24 @@ def langchain_hybrid(request, tmp_path_factory, embedder, scifact_rows) -> Built
     )
     store.client.close()
     return Built(f"langchain-{kind}", path, f"lc_{kind}", scifact_rows)
+
+
+@pytest.fixture(scope="session")
+def langchain_body(tmp_path_factory, embedder, scifact_rows) -> Built:
+    """LangChain with its own payload keys (``content_payload_key="body"``,
+    ``metadata_payload_key="meta"``): the text at a path no known layout reads."""
+    pytest.importorskip("langchain_qdrant")
+    from langchain_core.documents import Document
+    from langchain_qdrant import QdrantVectorStore
+
+    path = tmp_path_factory.mktemp("lc_body") / "qdrant"
+    store = QdrantVectorStore.from_documents(
+        [Document(page_content=r["text"], metadata={"doc_id": r["_id"]}) for r in scifact_rows],
+        lc_embeddings(embedder),
+        path=str(path),
+        collection_name="lc_body",
+        content_payload_key="body",
+        metadata_payload_key="meta",
+    )
+    store.client.close()
+    return Built("langchain-body", path, "lc_body", scifact_rows)

@@ -390,3 +390,21 @@ def test_estimates_plans_and_comparisons_on_framework_collections(
     assert compared.returncode == 0, compared.stderr
     row = next(m for m in json.loads(compared.stdout)["metrics"] if m["metric"] == "ndcg@10")
     assert row["delta"] == pytest.approx(saved[1] - saved[0])
+
+
+def test_a_collection_whose_text_no_layout_reads_is_not_calibrated_on_nothing(
+    langchain_body: Built, scifact_queries: list[str], tmp_path: Path
+) -> None:
+    """Before: 0 calibration sentences, ``predicted`` None for every query, weak share 0 and
+    exit 0. Now a VALIDATION_ERROR naming the fix; with it, every query is predicted."""
+    b, log = langchain_body, _log(tmp_path, scifact_queries)
+    refused = _traffic(b, log)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "VALIDATION_ERROR" in refused.stderr and "cannot be calibrated" in refused.stderr
+    assert f"none of the {len(b.rows)} chunks read has text" in refused.stderr
+    assert "--field text=PATH" in refused.stderr
+    done = _traffic(b, log, "--field", "text=body", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["calibration_sentences"] == len(b.rows)
+    assert all(q["predicted"] is not None for q in report["queries"])
