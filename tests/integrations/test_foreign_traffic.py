@@ -117,7 +117,12 @@ def test_a_sparse_vector_is_searched_only_when_it_is_bm25(
     assert dense.returncode == 0, dense.stderr
     signals = [q["signals"] for q in json.loads(dense.stdout)["queries"]]
     combination = json.loads(dense.stdout)["combination"]
+    listed = run("collections", "list", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    (entry,) = json.loads(listed.stdout)
+    assert entry["sparse_vector"] == "langchain-sparse"
     if b.framework == "langchain-hashing":
+        assert entry["modes"] == ["dense"]  # before: dense, sparse, hybrid
         # before: 'success' with no result, and every BM25 signal 0 for every query
         for done in (sparse, hybrid):
             assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -132,6 +137,7 @@ def test_a_sparse_vector_is_searched_only_when_it_is_bm25(
         assert "bm25_nqc, rbo left out" in combination
         return
     # BM25 vectors LangChain wrote: searched, ranked as LangChain's own sparse retriever ranks
+    assert entry["modes"] == ["dense", "sparse", "hybrid"]
     assert sparse.returncode == 0, sparse.stderr
     theirs = _lc_sparse_ids(b, [query])[0]
     assert [r["chunk_id"] for r in json.loads(sparse.stdout)["results"]] == theirs
