@@ -414,3 +414,19 @@ def test_a_collection_whose_text_no_layout_reads_is_not_calibrated_on_nothing(
     report = json.loads(done.stdout)
     assert report["calibration_sentences"] == len(b.rows)
     assert all(q["predicted"] is not None for q in report["queries"])
+
+
+def test_query_says_when_every_result_has_empty_text(langchain_body: Built) -> None:
+    """Before: results with empty text and not a word (``eval`` warned, ``query`` did not)."""
+    env = _env(langchain_body)
+    for flags in ([], ["--json"]):
+        done = run("query", "methylation", "-c", langchain_body.collection, *flags, env=env)
+        assert done.returncode == 0, done.stderr
+        assert "results have empty text" in done.stderr and "--field text=PATH" in done.stderr
+    found = run(
+        "query", "methylation", "-c", langchain_body.collection, "--json",
+        "--field", "text=body", env=env,
+    )  # fmt: skip
+    assert found.returncode == 0 and "empty text" not in found.stderr
+    texts = {r["text"] for r in langchain_body.rows}
+    assert all(r["text"] in texts for r in json.loads(found.stdout)["results"])
