@@ -430,3 +430,44 @@ def test_query_says_when_every_result_has_empty_text(langchain_body: Built) -> N
     assert found.returncode == 0 and "empty text" not in found.stderr
     texts = {r["text"] for r in langchain_body.rows}
     assert all(r["text"] in texts for r in json.loads(found.stdout)["results"])
+
+
+def test_the_traffic_route_on_framework_collections(
+    langchain_hybrid: Built, langchain_body: Built, embedder, scifact_queries: list[str]
+) -> None:
+    """``POST /v1/traffic`` over a real loopback server: the refusals are contract errors (422,
+    VALIDATION_ERROR), the dense report reads no signal of a vector that is not BM25."""
+    import httpx
+
+    from ragsonde.retriever import Retriever
+    from ragsonde.server.app import create_app
+    from tests.support import run_server
+
+    records = [{"query": q} for q in scifact_queries]
+    answers: dict[str, httpx.Response] = {}
+    for b in (langchain_hybrid, langchain_body):
+        settings = b.settings()
+        with (
+            Retriever(settings, embedder=embedder) as r,
+            run_server(create_app(settings, r)) as url,
+        ):
+            for mode in ("dense", "hybrid"):
+                body = {"records": records, "search": {"mode": mode}}
+                answers[f"{b.collection} {mode}"] = httpx.post(
+                    f"{url}/v1/traffic", json=body, timeout=120
+                )
+    hashing = langchain_hybrid.framework == "langchain-hashing"
+    for key, resp in answers.items():
+        refused = key.startswith("lc_body") or (hashing and key.endswith("hybrid"))
+        if refused:
+            assert resp.status_code == 422, (key, resp.text)
+            error = resp.json()["error"]
+            assert error["code"] == "VALIDATION_ERROR"
+            why = "cannot be calibrated" if key.startswith("lc_body") else "is not a BM25"
+            assert why in error["message"], key
+            continue
+        assert resp.status_code == 200, (key, resp.text)
+        report = resp.json()
+        assert report["n_queries"] == len(scifact_queries)
+        bm25 = [any(s.startswith("bm25") for s in q["signals"]) for q in report["queries"]]
+        assert all(bm25) if not hashing else not any(bm25), key
