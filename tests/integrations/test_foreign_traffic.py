@@ -471,3 +471,22 @@ def test_the_traffic_route_on_framework_collections(
         assert report["n_queries"] == len(scifact_queries)
         bm25 = [any(s.startswith("bm25") for s in q["signals"]) for q in report["queries"]]
         assert all(bm25) if not hashing else not any(bm25), key
+
+
+def test_console_spans_go_to_stderr_and_traffic_names_their_format(
+    langchain_built: Built, tmp_path: Path
+) -> None:
+    """``OTEL_TRACES_EXPORTER=console``: the spans went to stdout, inside ``query --json``'s
+    document (no longer one JSON). Now on stderr; ``traffic`` on them says they are not OTLP."""
+    b = langchain_built
+    env = {**_env(b), "OTEL_TRACES_EXPORTER": "console", "RAGSONDE_TRACE_CONTENT": "1"}
+    done = run("query", "methylation", "-c", b.collection, "-k", "3", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["total_results"] == 3  # stdout: the response alone
+    assert '"name": "retrieval lc_scifact"' in done.stderr
+    spans = tmp_path / "console.json"
+    spans.write_text(done.stderr[done.stderr.index("{") :], encoding="utf-8")
+    read = _traffic(b, spans)
+    assert read.returncode == 2 and "Traceback" not in read.stderr
+    assert "VALIDATION_ERROR" in read.stderr and "console spans" in read.stderr
+    assert "not OTLP JSON" in read.stderr
