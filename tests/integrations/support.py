@@ -133,8 +133,9 @@ def framework_search(
 
 def lc_sparse(kind: str) -> Any:
     """LangChain sparse embeddings of ``kind``: ``bm25``, the Qdrant engine's BM25 (ragsonde's own
-    encoder, which FastEmbed's ``Qdrant/bm25`` is meant to match), or ``hashing``, each word's CRC32 bucket counted
-    (a hashing vectorizer: a sparse space no BM25 query shares, as SPLADE's or BM42's are not)."""
+    encoder, which FastEmbed's ``Qdrant/bm25`` is meant to match), or ``hashing``, each word's
+    CRC32 bucket counted (a hashing vectorizer: a sparse space no BM25 query shares, as SPLADE's
+    or BM42's are not)."""
     import re
     import zlib
 
