@@ -490,3 +490,20 @@ def test_console_spans_go_to_stderr_and_traffic_names_their_format(
     assert read.returncode == 2 and "Traceback" not in read.stderr
     assert "VALIDATION_ERROR" in read.stderr and "console spans" in read.stderr
     assert "not OTLP JSON" in read.stderr
+
+
+def test_eval_in_a_mode_the_collection_cannot_serve_is_refused_not_zero(
+    langchain_built: Built, tmp_path: Path
+) -> None:
+    """Before: nDCG 0.0000 everywhere, exit 0, ``passed: true``, and '10 queries failed' at the
+    bottom of the table (the JSON said it only in ``benchmark.errors``)."""
+    b = langchain_built
+    bench = _titles_bench(b, tmp_path / "titles.jsonl", labelled=10, n=10)
+    for flags in ([], ["--json"]):
+        done = run(
+            "eval", str(bench), "-c", b.collection, "--mode", "hybrid", "--no-record",
+            "--no-throughput", *flags, env=_env(b),
+        )  # fmt: skip
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        said = json.loads(done.stdout)["error"]["message"] if flags else done.stderr
+        assert "dense search only" in said and "ragsonde ingest --sparse" in said

@@ -295,6 +295,12 @@ class Retriever:
             )
         return params
 
+    def require_mode(self, collection: str, mode: str) -> None:
+        """Refuse (VALIDATION_ERROR, saying what to do) a search mode ``collection`` cannot
+        serve, before any query runs (:meth:`~ragsonde.retriever.facts.CollectionFacts.
+        require_mode`): a run of many queries fails once, not once per query."""
+        self._facts.require_mode(collection, mode, self.mapping, self.settings.index.bm25_language)
+
     def bm25_ready(self, collection: str) -> bool:
         """Whether ``collection`` has a sparse vector this retriever's BM25 queries can search
         (modes ``sparse`` and ``hybrid``; :meth:`~ragsonde.retriever.facts.CollectionFacts.
