@@ -30,6 +30,29 @@ dbsf          Σ of each list's score, normalised by its  about [0, 2]
 linear        w_d · cosine + w_s · bm25 / max_bm25       [−w_d, w_d + w_s]
               (fused by ragsonde: ``store._fusion``)
 ============  =========================================  ====================================
+
+The label-free signals (top-1, gap, NQC, z-score, their percentiles: ``ragsonde.traffic``) read a
+third form, :data:`ORIENTED`: the raw score turned so that higher is closer, and nothing else.
+
+============  ======================  ==============================================
+distance      oriented score          why
+============  ======================  ==============================================
+Cosine, Dot   the raw score           already higher-is-better: the signals (and
+                                      every figure measured on a Cosine collection)
+                                      are unchanged
+Euclid,       −d (the negated         a distance is lower-is-better; negating it keeps
+Manhattan     distance)               every gap and standard deviation as the engine
+                                      measured them (``1 / (1 + d)`` would squeeze
+                                      far distances together)
+============  ======================  ==============================================
+
+On a distance collection the top-1 signal is then ≤ 0 (−0.6 is closer than −0.9), and NQC's
+denominator, the absolute mean of the depth-100 scores, is the mean distance of that list: NQC
+reads the spread of the top k relative to how far the list lies as a whole, as it reads the
+spread of the top k relative to the corpus's mean similarity on Cosine. On unit vectors the
+Euclid distance is ``√(2 − 2·cosine)``, so the oriented top-1 is a strictly increasing function
+of the cosine top-1 (the same percentile among the collection's own sentences). Hybrid fused
+scores and BM25 scores are higher-is-better already and are not oriented.
 """
 
 from __future__ import annotations
@@ -37,7 +60,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
-__all__ = ["SIMILARITY", "Distance", "similarity_of"]
+__all__ = ["ORIENTED", "SIMILARITY", "Distance", "oriented_of", "similarity_of"]
 
 
 class Distance(StrEnum):
@@ -69,3 +92,26 @@ SIMILARITY: dict[Distance, Callable[[float], float]] = {
 def similarity_of(distance: str) -> Callable[[float], float]:
     """The map for ``distance`` (a :class:`Distance` or its name)."""
     return SIMILARITY[Distance(distance)]
+
+
+def _same(score: float) -> float:
+    return score
+
+
+def _negated(distance: float) -> float:
+    return -distance
+
+
+#: distance -> raw engine score -> the score the label-free signals read: higher is closer,
+#: differences kept (see the module's second table).
+ORIENTED: dict[Distance, Callable[[float], float]] = {
+    Distance.COSINE: _same,
+    Distance.DOT: _same,
+    Distance.EUCLID: _negated,
+    Distance.MANHATTAN: _negated,
+}
+
+
+def oriented_of(distance: str) -> Callable[[float], float]:
+    """The orientation of ``distance``'s raw scores (a :class:`Distance` or its name)."""
+    return ORIENTED[Distance(distance)]
