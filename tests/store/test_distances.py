@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragsonde.models.points import PointRecord, SearchSpec
-from ragsonde.models.scores import Distance, similarity_of
+from ragsonde.models.scores import ORIENTED, SIMILARITY, Distance, oriented_of, similarity_of
 from ragsonde.models.store import Store
 from ragsonde.retriever import Retriever
 from ragsonde.store import open_store
@@ -126,3 +126,16 @@ def test_retriever_on_a_distance_collection(store_settings, embedder, distance):
         )
         assert [x.chunk_id for x in kept.results] == [x.chunk_id for x in resp.results[:3]]
     store.close()
+
+
+def test_every_distance_has_one_orientation_for_the_signals():
+    """The registry covers every distance; Cosine and Dot scores are kept as they are (the
+    signals of a Cosine collection are unchanged), a distance is negated (lower is closer)."""
+    assert set(ORIENTED) == set(Distance) == set(SIMILARITY)
+    for d in (Distance.COSINE, Distance.DOT):
+        assert [oriented_of(d)(s) for s in (-0.4, 0.0, 0.7, 3.5)] == [-0.4, 0.0, 0.7, 3.5]
+    for d in (Distance.EUCLID, Distance.MANHATTAN):
+        f = oriented_of(d.value)
+        assert [f(s) for s in (0.0, 0.5, 2.0)] == [0.0, -0.5, -2.0]
+        # higher is closer, and a gap between two distances is kept as it was
+        assert f(0.5) > f(2.0) and f(0.5) - f(2.0) == pytest.approx(1.5)
