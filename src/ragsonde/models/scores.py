@@ -32,7 +32,7 @@ linear        w_d · cosine + w_s · bm25 / max_bm25       [−w_d, w_d + w_s]
 ============  =========================================  ====================================
 
 The label-free signals (top-1, gap, NQC, z-score, their percentiles: ``ragsonde.traffic``) read a
-third form, :data:`ORIENTED`: the raw score turned so that higher is closer, and nothing else.
+third form, :data:`ORIENTATION`: the raw score turned so that higher is closer, and nothing else.
 
 ============  ======================  ==============================================
 distance      oriented score          why
@@ -53,6 +53,11 @@ spread of the top k relative to the corpus's mean similarity on Cosine. On unit 
 Euclid distance is ``√(2 − 2·cosine)``, so the oriented top-1 is a strictly increasing function
 of the cosine top-1 (the same percentile among the collection's own sentences). Hybrid fused
 scores and BM25 scores are higher-is-better already and are not oriented.
+
+Where scores are added rather than compared (``fusion = "linear"``, a document as the sum of its
+chunks), a side that did not find a point adds 0, which must be farther than any point found: a
+negated distance is ≤ 0, so there the distance is read as its ``similarity_score``
+(:func:`summable_of`), and a similarity as itself.
 """
 
 from __future__ import annotations
@@ -60,7 +65,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
-__all__ = ["ORIENTED", "SIMILARITY", "Distance", "oriented_of", "similarity_of"]
+__all__ = [
+    "ORIENTATION",
+    "SIMILARITY",
+    "Distance",
+    "is_distance",
+    "oriented_of",
+    "similarity_of",
+    "summable_of",
+]
 
 
 class Distance(StrEnum):
@@ -94,6 +107,17 @@ def similarity_of(distance: str) -> Callable[[float], float]:
     return SIMILARITY[Distance(distance)]
 
 
+#: distance -> the sign that turns its raw engine score into the score the label-free signals
+#: and ragsonde's own fusions read: higher is closer, differences kept (the module's second
+#: table). -1: the engine's score is a distance.
+ORIENTATION: dict[Distance, float] = {
+    Distance.COSINE: 1.0,
+    Distance.DOT: 1.0,
+    Distance.EUCLID: -1.0,
+    Distance.MANHATTAN: -1.0,
+}
+
+
 def _same(score: float) -> float:
     return score
 
@@ -102,16 +126,19 @@ def _negated(distance: float) -> float:
     return -distance
 
 
-#: distance -> raw engine score -> the score the label-free signals read: higher is closer,
-#: differences kept (see the module's second table).
-ORIENTED: dict[Distance, Callable[[float], float]] = {
-    Distance.COSINE: _same,
-    Distance.DOT: _same,
-    Distance.EUCLID: _negated,
-    Distance.MANHATTAN: _negated,
-}
-
-
 def oriented_of(distance: str) -> Callable[[float], float]:
-    """The orientation of ``distance``'s raw scores (a :class:`Distance` or its name)."""
-    return ORIENTED[Distance(distance)]
+    """The orientation of ``distance``'s raw scores (a :class:`Distance` or its name): the
+    score itself, or its negation where the engine gives a distance."""
+    return _same if ORIENTATION[Distance(distance)] > 0 else _negated
+
+
+def is_distance(distance: str) -> bool:
+    """Whether ``distance``'s raw score is a distance (lower is closer)."""
+    return ORIENTATION[Distance(distance)] < 0
+
+
+def summable_of(distance: str) -> Callable[[float], float]:
+    """The score that is added up (linear fusion, a sum of a document's chunks): the raw score
+    where it is a similarity, ``similarity_score`` (``1 / (1 + d)``) where it is a distance, so
+    that 0 (a side that did not find the point) is farther than any point found."""
+    return similarity_of(distance) if is_distance(distance) else _same

@@ -9,7 +9,7 @@ interface (not the retriever, which would embed again per mode) keeps the replay
 cost of embedding alone.
 
 The dense rankings' scores are turned here, once, so that higher is closer
-(:data:`ragsonde.models.scores.ORIENTED`: a Euclid or Manhattan distance is negated; Cosine and
+(:data:`ragsonde.models.scores.ORIENTATION`: a Euclid or Manhattan distance is negated; Cosine and
 Dot scores are kept as they are): every signal reads them as "higher is better" on every
 distance. The score threshold is applied before, to the engine's raw score, as the retriever
 applies it.
