@@ -151,8 +151,12 @@ def _rho(a: list[float], b: list[float]) -> float:
 
 @pytest.mark.parametrize(
     "search",
-    [SearchParams(mode="dense"), SearchParams(mode="hybrid", fusion="rrf")],
-    ids=["dense", "hybrid-rrf"],
+    [
+        SearchParams(mode="dense"),
+        SearchParams(mode="hybrid"),
+        SearchParams(mode="hybrid", fusion="rrf"),
+    ],
+    ids=["dense", "hybrid-dbsf", "hybrid-rrf"],
 )
 def test_traffic_predicts_alike_on_every_distance(
     home: tuple[Settings, Store],
@@ -163,7 +167,8 @@ def test_traffic_predicts_alike_on_every_distance(
     """``ragsonde traffic`` on the same texts as Cosine, Euclid and Manhattan collections: the
     same order of ``predicted``, the same ``weak`` flags on most queries, and the dense
     ranking's own signals in the same order (on raw distances, read higher-is-better, they
-    were inverted: Spearman about −1). RRF fuses by rank, so the served ranking is the same.
+    were unrelated: Spearman −0.006). RRF fuses by rank, so its served ranking is the same;
+    DBSF, fused by ragsonde on a distance collection, nearly so (Qdrant's reversed it).
     """
     log = scifact_slice[0].log
     rows = {}
