@@ -104,3 +104,22 @@ def test_dbsf_of_negated_distances_reverses_the_distance_order() -> None:
     assert [p for p, _ in fused] == ["a", "b", "c"]
     mirrored = fuse_dbsf(near_first, [], 3)
     assert dict(fused) == pytest.approx({p: 1.0 - s for p, s in mirrored})
+
+
+def test_only_a_distance_collections_dbsf_is_fused_here() -> None:
+    """Qdrant keeps fusing DBSF and RRF on Cosine and Dot (their figures unchanged); a DBSF
+    search of a Euclid or Manhattan collection and every linear one are fused by ragsonde."""
+    from ragsonde.models.params import SearchParams
+    from ragsonde.models.points import SearchSpec
+    from ragsonde.models.scores import Distance
+    from ragsonde.store._fusion import fused_here
+
+    def spec(**kw: object) -> SearchSpec:
+        return SearchSpec.of(SearchParams(mode="hybrid", **kw), vector=[0.0])
+
+    for d in Distance:
+        far = d in (Distance.EUCLID, Distance.MANHATTAN)
+        assert fused_here(spec(fusion="dbsf"), d) is far
+        assert fused_here(spec(fusion="rrf"), d) is False
+        assert fused_here(spec(fusion="linear", fusion_weights=(0.7, 0.3)), d) is True
+        assert fused_here(SearchSpec.of(SearchParams(), vector=[0.0]), d) is False
