@@ -195,3 +195,40 @@ def test_hybrid_fusion_reads_a_distance_as_lower_is_closer(
         assert other[0].payload["doc"] == cosine[0].payload["doc"], q
         assert store.ranked(distance.value.lower(), spec)[0][0] == tuple(h.id for h in other)
     store.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["sparse", "hybrid"])
+def test_bm25_and_fused_scores_are_clamped_on_a_distance_collection(store_settings, embedder, mode):
+    """A BM25 or fused score is higher-is-better on every distance: ``similarity_score`` is its
+    clamp, best first, and a threshold keeps the best. Read as a distance (``1 / (1 + s)``),
+    the best result scored lowest and a threshold cut it first."""
+    from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
+
+    store = open_store(store_settings)
+    store.create_collection(
+        "docs", embedder.dimension, sparse_vector_name=SPARSE_VECTOR_NAME, distance=Distance.EUCLID
+    )
+    texts = [d[2] for d in DOCS]
+    vecs = embedder.embed_documents(texts)
+    sparse = Bm25Encoder().embed_documents(texts)
+    store.upsert(
+        "docs",
+        [
+            PointRecord(str(i + 1), vecs[i].tolist(), {"text": t, "doc": d[0]}, sparse[i])
+            for i, (d, t) in enumerate(zip(DOCS, texts, strict=True))
+        ],
+    )
+    question = {"query_text": "how does lidar measure distance with laser pulses?", "top_k": 4}
+    with Retriever(store_settings, store=store, embedder=embedder) as r:
+        resp = r.retrieve({**question, "mode": mode})
+        assert resp.status == "success", resp.error
+        assert resp.results[0].metadata["doc"] == "lidar"
+        sims = [x.similarity_score for x in resp.results]
+        assert sims == sorted(sims, reverse=True)
+        for x in resp.results:
+            assert x.raw_score is not None
+            assert x.similarity_score == pytest.approx(min(1.0, max(0.0, x.raw_score)))
+        kept = r.retrieve({**question, "mode": mode, "score_threshold": sims[0]})
+        assert kept.results and kept.results[0].chunk_id == resp.results[0].chunk_id
+    store.close()

@@ -19,7 +19,8 @@ unit vectors gives the same ``similarity_score`` under either. Clamping is monot
 strictly: scores below 0 (or, for Dot, above 1) tie at the bound, and their order is the engine's.
 
 In ``mode=hybrid`` the raw score is the fusion's, not a distance, and ``similarity_score`` is the
-same clamp of it:
+same clamp of it on every distance (``mode=sparse``: BM25's score, clamped too;
+:func:`similarity_in`):
 
 ============  =========================================  ====================================
 fusion        raw score                                  range
@@ -71,6 +72,7 @@ __all__ = [
     "Distance",
     "is_distance",
     "oriented_of",
+    "similarity_in",
     "similarity_of",
     "summable_of",
 ]
@@ -105,6 +107,14 @@ SIMILARITY: dict[Distance, Callable[[float], float]] = {
 def similarity_of(distance: str) -> Callable[[float], float]:
     """The map for ``distance`` (a :class:`Distance` or its name)."""
     return SIMILARITY[Distance(distance)]
+
+
+def similarity_in(distance: str, mode: str) -> Callable[[float], float]:
+    """The map of a search in ``mode`` of a ``distance`` collection: the distance's own in
+    ``dense`` mode; the clamp otherwise, whatever the distance, for a BM25 or fused score is
+    higher-is-better (``1 / (1 + s)`` of one ranked the best last and a threshold cut it
+    first)."""
+    return similarity_of(distance) if mode == "dense" else _clamp
 
 
 #: distance -> the sign that turns its raw engine score into the score the label-free signals

@@ -25,7 +25,7 @@ from ragsonde.embedders.sparse import Bm25Encoder, query_language
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.models.params import SearchParams
 from ragsonde.models.points import CollectionInfo, Hit, Ranked, SearchSpec, SparseVector
-from ragsonde.models.scores import oriented_of, similarity_of
+from ragsonde.models.scores import oriented_of, similarity_in
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.workspace import Workspace
 
@@ -212,7 +212,7 @@ class Replayer:
             ]
             served_raw = [Ranking.ranked(r) for r in store.ranked(self.collection, specs)]
         out = []
-        similarity = similarity_of(info.distance)
+        similarity = similarity_in(info.distance, p.mode)
         for i, text in enumerate(texts):
             raw = served_raw[i]
             kept = [
