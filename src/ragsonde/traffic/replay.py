@@ -25,7 +25,7 @@ from ragsonde.embedders.sparse import Bm25Encoder, query_language
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.models.params import SearchParams
 from ragsonde.models.points import CollectionInfo, Hit, Ranked, SearchSpec, SparseVector
-from ragsonde.models.scores import oriented_of, similarity_in
+from ragsonde.models.scores import is_distance, oriented_of, similarity_in
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.workspace import Workspace
 
@@ -60,8 +60,10 @@ class Ranking:
     def top(self, k: int) -> Ranking:
         return Ranking(self.ids[:k], self.scores[:k])
 
-    def oriented(self, orient: Callable[[float], float]) -> Ranking:
-        """The same ranking with each score mapped by ``orient``."""
+    def oriented(self, orient: Callable[[float], float] | None) -> Ranking:
+        """The same ranking with each score mapped by ``orient`` (``None``: itself)."""
+        if orient is None:
+            return self
         return Ranking(self.ids, tuple(orient(s) for s in self.scores))
 
 
@@ -196,10 +198,10 @@ class Replayer:
             ]
             found = iter(store.ranked(self.collection, specs))
             bm25 = [Ranking.ranked(next(found)) if s is not None else None for s in sparse]
-        # the engine's scores, dense ones oriented (the module's docstring); served: BM25's and
-        # a fusion's are higher-is-better already
-        orient = oriented_of(info.distance)
-        served_orient: Callable[[float], float] = float
+        # the engine's scores, dense ones oriented (the module's docstring; None on Cosine and
+        # Dot: kept as they are, at no cost); served: BM25's and a fusion's are higher-is-better
+        orient = oriented_of(info.distance) if is_distance(info.distance) else None
+        served_orient: Callable[[float], float] | None = None
         if p.mode == "dense":
             served_raw = [d.top(p.top_k) for d in dense]
             served_orient = orient
@@ -224,8 +226,8 @@ class Replayer:
             out.append(
                 Replay(
                     text=text,
-                    served=Ranking(
-                        tuple(c for c, _ in kept), tuple(served_orient(s) for _, s in kept)
+                    served=Ranking(tuple(c for c, _ in kept), tuple(s for _, s in kept)).oriented(
+                        served_orient
                     ),
                     cut_by_threshold=len(raw.ids) - len(kept),
                     dense=dense[i].oriented(orient),
