@@ -118,8 +118,8 @@ def similarity_in(distance: str, mode: str) -> Callable[[float], float]:
 
 
 #: distance -> the sign that turns its raw engine score into the score the label-free signals
-#: and ragsonde's own fusions read: higher is closer, differences kept (the module's second
-#: table). -1: the engine's score is a distance.
+#: and ragsonde's DBSF of a distance collection read: higher is closer, differences kept (the
+#: module's last table). -1: the engine's score is a distance.
 ORIENTATION: dict[Distance, float] = {
     Distance.COSINE: 1.0,
     Distance.DOT: 1.0,
