@@ -12,11 +12,12 @@ for it; the default ``predicted`` does not use it): a logistic model
 the sentence's own chunk in what the search serves. Each collection and each search gets its
 own weights.
 
-The result is cached under ``<home>/traffic/calibration/`` keyed by the collection, its size,
-the embedder, the search settings, whether it has BM25 vectors ragsonde can query and where
-its text is read from: a collection that changes, or another search, is calibrated again. A
-collection with no sentence to calibrate on (its text at no mapped path) is a VALIDATION_ERROR
-naming ``--field text=PATH``, never a calibration on nothing.
+The result is cached under ``<home>/traffic/calibration/`` keyed by the collection, its distance,
+its size, the embedder, the search settings, whether it has BM25 vectors ragsonde can query and
+where its text is read from: a collection that changes (rebuilt with another distance too), or
+another search, is calibrated again. A collection with no sentence to calibrate on (its text at
+no mapped path) is a VALIDATION_ERROR naming ``--field text=PATH``, never a calibration on
+nothing.
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ CALIBRATION_QUERIES = 256
 DF_SAMPLE = 20_000
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _MIN_WORDS, _MAX_WORDS = 6, 40
-#: Bumped when what a calibration holds changes: an older cache is measured again.
-_VERSION = 5
+#: Bumped when what a calibration holds changes: an older cache is measured again (6: dense
+#: scores oriented higher-is-better on Euclid and Manhattan collections, where a cache of 5 holds
+#: raw distances).
+_VERSION = 6
 
 
 class Calibration(BaseModel):
@@ -96,7 +99,7 @@ def _key(replayer: Replayer) -> str:
     search = replayer.params.model_dump_json()
     text_paths = ",".join(replayer.workspace.settings.payload_mapping.paths.get("text", ()))
     raw = (
-        f"v{_VERSION}|{replayer.collection}|{info.points_count}|"
+        f"v{_VERSION}|{replayer.collection}|{info.distance.value}|{info.points_count}|"
         f"{replayer.workspace.embedder_name}|{search}|bm25={replayer.has_bm25}|"
         f"text={text_paths}"
     )
