@@ -11,10 +11,12 @@ convention says: ``RAGSONDE_TRACE_CONTENT=1`` or
 
 Nothing happens unless an OpenTelemetry SDK is configured: by the application (any tracer
 provider set globally), or by ragsonde from the standard ``OTEL_TRACES_EXPORTER`` variable
-(``console`` or ``otlp``; the exporter reads its own ``OTEL_EXPORTER_OTLP_*`` variables). Without
+(``console``, on stderr so that stdout keeps the command's output; or ``otlp``, which reads its
+own ``OTEL_EXPORTER_OTLP_*`` variables). Without
 ``opentelemetry`` loaded and without that variable, a retrieval costs one dictionary lookup.
 
-``ragsonde traffic`` reads these spans back (:mod:`ragsonde.traffic.otlp`).
+``ragsonde traffic`` reads these spans back as OTLP JSON (:mod:`ragsonde.traffic.otlp`; e.g. a
+Collector's file exporter), not the console exporter's own JSON.
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ def configure_from_environment() -> bool:
             )
         exporter: Any
         if "otlp" not in names:
-            exporter = ConsoleSpanExporter()
+            # on stderr: stdout carries the command's own output (``--json``, a report)
+            exporter = ConsoleSpanExporter(out=sys.stderr)
         else:
             try:
                 from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # type: ignore[import-not-found,unused-ignore]

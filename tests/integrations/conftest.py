@@ -18,6 +18,7 @@ from tests.integrations.support import (
     N_DOCS,
     Built,
     lc_embeddings,
+    lc_sparse,
     li_embeddings,
     quiet_local_mode,
 )
@@ -108,3 +109,53 @@ def haystack_built(tmp_path_factory, embedder, scifact_rows) -> Built:
 @pytest.fixture(scope="session", params=["langchain", "llamaindex", "haystack"])
 def built(request) -> Built:
     return request.getfixturevalue(f"{request.param}_built")
+
+
+@pytest.fixture(scope="session", params=["bm25", "hashing"])
+def langchain_hybrid(request, tmp_path_factory, embedder, scifact_rows) -> Built:
+    """LangChain's hybrid mode (``RetrievalMode.HYBRID``): the unnamed dense vector and a sparse
+    one, ``langchain-sparse``, made by a BM25 (with the IDF modifier, as Qdrant's BM25 asks) or
+    by a hashing vectorizer (:func:`~tests.integrations.support.lc_sparse`)."""
+    pytest.importorskip("langchain_qdrant")
+    from langchain_core.documents import Document
+    from langchain_qdrant import QdrantVectorStore, RetrievalMode
+    from qdrant_client import models
+
+    kind = request.param
+    path = tmp_path_factory.mktemp(f"lc_{kind}") / "qdrant"
+    docs = [
+        Document(page_content=r["text"], metadata={"doc_id": r["_id"], "title": r["title"]})
+        for r in scifact_rows
+    ]
+    store = QdrantVectorStore.from_documents(
+        docs,
+        lc_embeddings(embedder),
+        sparse_embedding=lc_sparse(kind),
+        retrieval_mode=RetrievalMode.HYBRID,
+        sparse_vector_params={"modifier": models.Modifier.IDF} if kind == "bm25" else {},
+        path=str(path),
+        collection_name=f"lc_{kind}",
+    )
+    store.client.close()
+    return Built(f"langchain-{kind}", path, f"lc_{kind}", scifact_rows)
+
+
+@pytest.fixture(scope="session")
+def langchain_body(tmp_path_factory, embedder, scifact_rows) -> Built:
+    """LangChain with its own payload keys (``content_payload_key="body"``,
+    ``metadata_payload_key="meta"``): the text at a path no known layout reads."""
+    pytest.importorskip("langchain_qdrant")
+    from langchain_core.documents import Document
+    from langchain_qdrant import QdrantVectorStore
+
+    path = tmp_path_factory.mktemp("lc_body") / "qdrant"
+    store = QdrantVectorStore.from_documents(
+        [Document(page_content=r["text"], metadata={"doc_id": r["_id"]}) for r in scifact_rows],
+        lc_embeddings(embedder),
+        path=str(path),
+        collection_name="lc_body",
+        content_payload_key="body",
+        metadata_payload_key="meta",
+    )
+    store.client.close()
+    return Built("langchain-body", path, "lc_body", scifact_rows)

@@ -75,3 +75,96 @@ def li_embeddings(embedder: Embedder) -> Any:
             return self._get_query_embedding(query)
 
     return RagsondeEmbedding(model_name="ragsonde-local")
+
+
+def framework_search(
+    b: Built, embedder: Embedder, queries: list[str], k: int
+) -> list[list[tuple[str, float]]]:
+    """Top-k (point id, score) per query from the framework's own similarity search
+    (Haystack's id is its document id, kept in the payload as ``id``)."""
+    out: list[list[tuple[str, float]]] = []
+    if b.framework == "langchain":
+        from langchain_qdrant import QdrantVectorStore
+
+        store = QdrantVectorStore.from_existing_collection(
+            embedding=lc_embeddings(embedder), path=str(b.path), collection_name=b.collection
+        )
+        try:
+            for q in queries:
+                hits = store.similarity_search_with_score(q, k=k)
+                out.append([(d.metadata["_id"], s) for d, s in hits])
+        finally:
+            store.client.close()
+    elif b.framework == "llamaindex":
+        from llama_index.core import VectorStoreIndex
+        from llama_index.vector_stores.qdrant import QdrantVectorStore
+        from qdrant_client import QdrantClient
+
+        client = QdrantClient(path=str(b.path))
+        try:
+            index = VectorStoreIndex.from_vector_store(
+                QdrantVectorStore(client=client, collection_name=b.collection),
+                embed_model=li_embeddings(embedder),
+            )
+            retriever = index.as_retriever(similarity_top_k=k)
+            for q in queries:
+                out.append([(n.node.node_id, float(n.score)) for n in retriever.retrieve(q)])
+        finally:
+            client.close()
+    else:
+        from haystack_integrations.components.retrievers.qdrant import QdrantEmbeddingRetriever
+        from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+        store = QdrantDocumentStore(
+            path=str(b.path),
+            index=b.collection,
+            embedding_dim=embedder.dimension,
+            similarity="cosine",
+        )
+        try:
+            retriever = QdrantEmbeddingRetriever(document_store=store, top_k=k)
+            for q in queries:
+                docs = retriever.run(query_embedding=embedder.embed_queries([q])[0].tolist())
+                out.append([(d.id, float(d.score)) for d in docs["documents"]])
+        finally:
+            store._client.close()
+    return out
+
+
+def lc_sparse(kind: str) -> Any:
+    """LangChain sparse embeddings of ``kind``: ``bm25``, the Qdrant engine's BM25 (ragsonde's own
+    encoder, which FastEmbed's ``Qdrant/bm25`` is meant to match), or ``hashing``, each word's
+    CRC32 bucket counted (a hashing vectorizer: a sparse space no BM25 query shares, as SPLADE's
+    or BM42's are not)."""
+    import re
+    import zlib
+
+    from langchain_qdrant.sparse_embeddings import SparseEmbeddings, SparseVector
+
+    from ragsonde.embedders.sparse import Bm25Encoder
+
+    bm25 = Bm25Encoder()
+
+    def hashed(text: str) -> SparseVector:
+        counts: dict[int, float] = {}
+        for word in re.findall(r"\w+", text.lower()):
+            bucket = zlib.crc32(word.encode()) % (1 << 20)
+            counts[bucket] = counts.get(bucket, 0.0) + 1.0
+        return SparseVector(indices=list(counts), values=list(counts.values()))
+
+    class Sparse(SparseEmbeddings):
+        def embed_documents(self, texts: list[str]) -> list[SparseVector]:
+            if kind == "hashing":
+                return [hashed(t) for t in texts]
+            return [
+                SparseVector(indices=v.indices, values=v.values)
+                for v in bm25.embed_documents(texts)
+            ]
+
+        def embed_query(self, text: str) -> SparseVector:
+            if kind == "hashing":
+                return hashed(text)
+            v = bm25.embed_queries([text])[0]
+            return SparseVector(indices=v.indices, values=v.values)
+
+    return Sparse()

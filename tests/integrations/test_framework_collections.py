@@ -13,7 +13,7 @@ from ragsonde.models.payload import build_mapping
 from ragsonde.retriever import Retriever
 from ragsonde.store.client import QdrantClientStore
 from ragsonde.store.inspect import inspect_collection
-from tests.integrations.support import Built, quiet_local_mode
+from tests.integrations.support import Built, framework_search, quiet_local_mode
 from tests.support import run
 
 pytestmark = pytest.mark.slow
@@ -24,61 +24,6 @@ EXPECTED = {
     "llamaindex": ("_node_content.text", "doc_id"),
     "haystack": ("content", "meta.doc_id"),
 }
-
-
-def _framework_search(
-    b: Built, embedder, queries: list[str], k: int
-) -> list[list[tuple[str, float]]]:
-    """Top-k (point id, score) per query from the framework's own similarity search."""
-    from tests.integrations.support import lc_embeddings, li_embeddings
-
-    out: list[list[tuple[str, float]]] = []
-    if b.framework == "langchain":
-        from langchain_qdrant import QdrantVectorStore
-
-        store = QdrantVectorStore.from_existing_collection(
-            embedding=lc_embeddings(embedder), path=str(b.path), collection_name=b.collection
-        )
-        try:
-            for q in queries:
-                hits = store.similarity_search_with_score(q, k=k)
-                out.append([(d.metadata["_id"], s) for d, s in hits])
-        finally:
-            store.client.close()
-    elif b.framework == "llamaindex":
-        from llama_index.core import VectorStoreIndex
-        from llama_index.vector_stores.qdrant import QdrantVectorStore
-        from qdrant_client import QdrantClient
-
-        client = QdrantClient(path=str(b.path))
-        try:
-            index = VectorStoreIndex.from_vector_store(
-                QdrantVectorStore(client=client, collection_name=b.collection),
-                embed_model=li_embeddings(embedder),
-            )
-            retriever = index.as_retriever(similarity_top_k=k)
-            for q in queries:
-                out.append([(n.node.node_id, float(n.score)) for n in retriever.retrieve(q)])
-        finally:
-            client.close()
-    else:
-        from haystack_integrations.components.retrievers.qdrant import QdrantEmbeddingRetriever
-        from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
-
-        store = QdrantDocumentStore(
-            path=str(b.path),
-            index=b.collection,
-            embedding_dim=embedder.dimension,
-            similarity="cosine",
-        )
-        try:
-            retriever = QdrantEmbeddingRetriever(document_store=store, top_k=k)
-            for q in queries:
-                docs = retriever.run(query_embedding=embedder.embed_queries([q])[0].tolist())
-                out.append([(d.id, float(d.score)) for d in docs["documents"]])
-        finally:
-            store._client.close()
-    return out
 
 
 def test_inspect_names_the_layout_and_the_paths(built: Built):
@@ -100,7 +45,7 @@ def test_inspect_names_the_layout_and_the_paths(built: Built):
 def test_query_gives_the_frameworks_own_top_k(built: Built, embedder, scifact_queries):
     k = 5
     with quiet_local_mode():
-        theirs = _framework_search(built, embedder, scifact_queries, k)
+        theirs = framework_search(built, embedder, scifact_queries, k)
     by_text = {r["text"]: r for r in built.rows}
     with Retriever(built.settings(), embedder=embedder) as retriever:
         for q, expected in zip(scifact_queries, theirs, strict=True):

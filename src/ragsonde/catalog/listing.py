@@ -32,9 +32,10 @@ class CollectionEntry(BaseModel):
     dense_vector: str | None
     """The dense vector searched (None: the unnamed default vector)."""
     sparse_vector: str | None
-    """The BM25 vector, when the collection has one."""
+    """The sparse vector, when the collection has one."""
     modes: list[str]
-    """The search modes it answers: dense, and sparse and hybrid with a BM25 vector."""
+    """The search modes it answers: dense, and sparse and hybrid with a sparse vector ragsonde's
+    BM25 can query (not one SPLADE, BM42 or a hashing vectorizer made)."""
     backend: str
     derived: DerivedCopy | None = None
     """Set when ragsonde derived it from another collection (e.g. the ICT copy)."""
@@ -56,7 +57,7 @@ def stamp_of_collection(store: Store, name: str) -> DerivedCopy | None:
 def describe(store: Store, name: str) -> CollectionEntry:
     """``name``'s entry (raises CollectionNotFoundError)."""
     info = store.collection_info(name)
-    modes = ["dense", "sparse", "hybrid"] if info.sparse_vector_name else ["dense"]
+    modes = ["dense", "sparse", "hybrid"] if _bm25_ready(store, name) else ["dense"]
     return CollectionEntry(
         name=name,
         points=info.points_count,
@@ -68,6 +69,21 @@ def describe(store: Store, name: str) -> CollectionEntry:
         backend=info.backend or store.backend,
         derived=stamp_of_collection(store, name),
     )
+
+
+def _bm25_ready(store: Store, name: str) -> bool:
+    """Whether ragsonde's BM25 queries can search ``name``'s sparse vector (one another encoder
+    made answers no BM25 mode: :meth:`~ragsonde.retriever.facts.CollectionFacts.bm25_problem`,
+    text read through every known layout)."""
+    from ragsonde.embedders.sparse import query_language
+    from ragsonde.models.payload import DEFAULT_MAPPING
+    from ragsonde.retriever.facts import CollectionFacts
+
+    facts = CollectionFacts(lambda: store)
+    if facts.info(name).sparse_vector_name is None:
+        return False
+    language = query_language(name, facts.recorded_language(name), None)
+    return facts.bm25_problem(name, DEFAULT_MAPPING, language) is None
 
 
 def list_entries(store: Store) -> list[CollectionEntry]:

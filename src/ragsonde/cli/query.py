@@ -168,6 +168,13 @@ def _emit(resp: Response, json_output: bool, model_load_ms: float | None = None)
         print_json(resp)
     else:
         render_response(resp, model_load_ms)
+    if resp.results and not any(r.text.strip() for r in resp.results):
+        # a collection keeping its text at a path no layout reads: say so, as eval does
+        err_console.print(
+            f"[yellow]warning[/]: {len(resp.results)} of {len(resp.results)} results have empty "
+            "text: the text is probably at another payload path; see `ragsonde inspect` and set "
+            "--field text=PATH"
+        )
 
 
 def _bad_file(path: Path, problem: str) -> QueryValidationError:

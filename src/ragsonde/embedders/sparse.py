@@ -26,8 +26,10 @@ from ragsonde.models.index import DEFAULT_BM25_LANGUAGE, Bm25Params
 from ragsonde.models.points import SparseVector
 
 __all__ = [
+    "BM25_AGREEMENT_MIN",
     "SPARSE_VECTOR_NAME",
     "Bm25Encoder",
+    "bm25_agreement",
     "bm25_document_text",
     "query_encoder",
     "query_language",
@@ -36,6 +38,9 @@ __all__ = [
 
 #: The name of the sparse vector in collections ingested with ``--sparse``.
 SPARSE_VECTOR_NAME = "bm25"
+#: Below this share of its terms found in the stored sparse vectors (:func:`bm25_agreement`), a
+#: collection's sparse vector was not made by a BM25 that ragsonde's queries can search.
+BM25_AGREEMENT_MIN = 0.5
 
 
 def bm25_document_text(text: str, title: str | None, title_weight: int) -> str:
@@ -148,6 +153,28 @@ class Bm25Encoder:
     def embed_queries(self, texts: Sequence[str]) -> list[SparseVector]:
         model = self._load()
         return [self._convert(model.embed_query(t)) for t in texts]
+
+
+def bm25_agreement(
+    chunks: Sequence[tuple[SparseVector | None, str]], encoder: Bm25Encoder
+) -> float | None:
+    """The share of the BM25 terms ``encoder`` finds in each chunk's text that the chunk's stored
+    sparse vector holds, over ``chunks`` (``(stored vector, text)``): about 1 when the vectors
+    are this BM25 (extra stored terms, e.g. a title counted in, do not lower it), near 0 when
+    another encoder made them (SPLADE's or BM42's token ids, a hashing vectorizer's buckets),
+    whose index space ragsonde's BM25 queries do not share. ``None`` when no chunk has both a
+    stored vector and text with a term."""
+    pairs = [(v, t) for v, t in chunks if v is not None and t.strip()]
+    if not pairs:
+        return None
+    found = total = 0
+    for (stored, _), mine in zip(
+        pairs, encoder.embed_documents([t for _, t in pairs]), strict=True
+    ):
+        held = set(stored.indices)
+        total += len(mine.indices)
+        found += sum(1 for i in mine.indices if i in held)
+    return found / total if total else None
 
 
 @functools.cache

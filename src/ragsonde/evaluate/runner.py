@@ -381,6 +381,9 @@ def evaluate(
         )
         mapping = build_mapping({**cfg.mapping, **(o.mapping or {})})
         retriever = Retriever(workspace=ws, limits=_LIMITS, search=params, mapping=mapping)
+        # a mode the collection cannot serve fails every query alike: refused once, never a
+        # table of zeros with 'N queries failed' under it
+        retriever.require_mode(coll, params.mode)
         ev = _Evaluation(bench, retriever, st, coll, o, params)
         built = retriever.index_params(coll)
         missing, warnings, by_groups = ev.check(mapping)

@@ -68,8 +68,9 @@ def bm25_ranks(
     retriever: Retriever, collection: str, entries: Sequence[BenchmarkEntry], depth: int = 100
 ) -> list[int | None] | None:
     """Each entry's rank of its first relevant document in BM25's (``sparse`` mode) top
-    ``depth`` (None: not there, or the query failed); None when ``collection`` has no BM25."""
-    if not retriever.store.collection_info(collection).sparse_vector_name:
+    ``depth`` (None: not there, or the query failed); None when ``collection`` has no BM25
+    (or a sparse vector ragsonde's BM25 cannot query)."""
+    if not retriever.bm25_ready(collection):
         return None
     out: list[int | None] = []
     for e in entries:

@@ -44,8 +44,7 @@ class Pools(NamedTuple):
 
 def modes_for(retriever: Retriever, collection: str, wanted: Sequence[str] | None) -> list[str]:
     """The modes to pool: ``wanted``, or all the collection supports (raises if it is missing)."""
-    info = retriever.store.collection_info(collection)
-    supported = list(ALL_MODES) if info.sparse_vector_name else ["dense"]
+    supported = list(ALL_MODES) if retriever.bm25_ready(collection) else ["dense"]
     if not wanted:
         return supported
     bad = [m for m in wanted if m not in supported]

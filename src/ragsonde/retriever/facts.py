@@ -1,6 +1,8 @@
 """What the retriever knows about a collection, read once and kept a few seconds: its info
-(size, vectors, distance), the BM25 language its chunks record, and how it was built
-(:class:`~ragsonde.models.params.IndexParams`).
+(size, vectors, distance), the BM25 language its chunks record, how it was built
+(:class:`~ragsonde.models.params.IndexParams`), and whether ragsonde's BM25 queries can search
+its sparse vector (:meth:`CollectionFacts.require_mode`: the one check of a search mode against
+a collection, for the retriever and the traffic replay alike).
 
 Kept ``TTL_S`` seconds, so a collection rebuilt behind a running server is read again soon; each
 is one store call (and one one-point scroll for what the chunks record) per collection.
@@ -12,15 +14,26 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ragsonde.embedders.sparse import recorded_language
+from ragsonde.embedders.sparse import (
+    BM25_AGREEMENT_MIN,
+    bm25_agreement,
+    query_encoder,
+    query_language,
+    recorded_language,
+)
+from ragsonde.errors import QueryValidationError
 from ragsonde.models.index import Bm25Params
 from ragsonde.models.params import IndexParams
+from ragsonde.models.payload import PayloadMapping
 from ragsonde.models.points import CollectionInfo, PointRecord
 from ragsonde.models.store import Store
 
 __all__ = ["TTL_S", "CollectionFacts"]
 
 TTL_S = 5.0
+#: Chunks of a collection another pipeline wrote whose text is BM25-encoded and compared with
+#: their stored sparse vectors (:meth:`CollectionFacts.bm25_problem`).
+BM25_SAMPLE = 16
 
 _T = TypeVar("_T")
 
@@ -45,6 +58,7 @@ class CollectionFacts:
         self._info: dict[str, tuple[float, CollectionInfo]] = {}
         self._recorded: dict[str, tuple[float, str | None]] = {}
         self._index: dict[str, tuple[float, IndexParams]] = {}
+        self._bm25: dict[str, tuple[float, str | None]] = {}
 
     def info(self, name: str) -> CollectionInfo:
         return _fresh(self._info, name, lambda: self._store().collection_info(name))
@@ -86,3 +100,60 @@ class CollectionFacts:
             return IndexParams(**fields)
 
         return _fresh(self._index, name, read)
+
+    def bm25_problem(self, name: str, mapping: PayloadMapping, language: str) -> str | None:
+        """Why ragsonde's BM25 queries (in ``language``) cannot search ``name``'s sparse vector,
+        or ``None`` when they can or it has none. A collection whose chunks record ragsonde's
+        BM25 (:func:`~ragsonde.embedders.sparse.recorded_language`) is taken at its word; one
+        another pipeline wrote (LangChain's or LlamaIndex's hybrid mode, a script) is checked:
+        :data:`BM25_SAMPLE` of its chunks' text (read through ``mapping``) BM25-encoded and
+        compared with their stored sparse vectors (:func:`~ragsonde.embedders.sparse.
+        bm25_agreement`). Its vectors may come from SPLADE, BM42 or a hashing vectorizer, whose
+        indices ragsonde's query terms do not share: searched anyway, every query would quietly
+        find nothing (or noise)."""
+
+        def read() -> str | None:
+            info = self.info(name)
+            if info.sparse_vector_name is None or self.recorded_language(name) is not None:
+                return None
+            sample = next(
+                iter(self._store().scroll(name, batch_size=BM25_SAMPLE, with_vectors=True)), []
+            )
+            chunks = [(p.sparse, mapping.read(p.payload).text) for p in sample]
+            share = bm25_agreement(chunks, query_encoder(language))
+            if share is None or share >= BM25_AGREEMENT_MIN:
+                return None
+            return (
+                f"its sparse vector '{info.sparse_vector_name}' is not a BM25 ragsonde can "
+                f"query: of the terms ragsonde's BM25 ({language}) finds in {len(sample)} of its "
+                f"chunks, {share:.0%} are in their stored sparse vectors (another encoder made "
+                "them: SPLADE, BM42, a hashing vectorizer?)"
+            )
+
+        return _fresh(self._bm25, f"{name}\n{language}", read)
+
+    def require_mode(
+        self, name: str, mode: str, mapping: PayloadMapping, language_setting: str | None
+    ) -> None:
+        """Refuse, with a VALIDATION_ERROR saying what to do, a ``sparse`` or ``hybrid`` search
+        of a collection with no sparse vector, or with one ragsonde's BM25 cannot query
+        (:meth:`bm25_problem`)."""
+        if mode == "dense":
+            return
+        if self.info(name).sparse_vector_name is None:
+            raise QueryValidationError(
+                f"Collection '{name}' was built for dense search only, so mode '{mode}' is not "
+                "available. Re-ingest it with sparse (BM25) vectors (`ragsonde ingest --sparse`), "
+                "or use mode 'dense'.",
+                field="mode",
+            )
+        language = query_language(name, self.recorded_language(name), language_setting)
+        problem = self.bm25_problem(name, mapping, language)
+        if problem is not None:
+            raise QueryValidationError(
+                f"Collection '{name}': {problem}, so mode '{mode}' would search it with query "
+                "terms it does not hold. Use mode 'dense', or ingest the documents with "
+                "`ragsonde ingest --sparse` into a collection of ragsonde's own (if the vectors "
+                "are BM25 in another language, set index.bm25_language).",
+                field="mode",
+            )

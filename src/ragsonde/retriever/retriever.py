@@ -295,6 +295,21 @@ class Retriever:
             )
         return params
 
+    def require_mode(self, collection: str, mode: str) -> None:
+        """Refuse (VALIDATION_ERROR, saying what to do) a search mode ``collection`` cannot
+        serve, before any query runs (:meth:`~ragsonde.retriever.facts.CollectionFacts.
+        require_mode`): a run of many queries fails once, not once per query."""
+        self._facts.require_mode(collection, mode, self.mapping, self.settings.index.bm25_language)
+
+    def bm25_ready(self, collection: str) -> bool:
+        """Whether ``collection`` has a sparse vector this retriever's BM25 queries can search
+        (modes ``sparse`` and ``hybrid``; :meth:`~ragsonde.retriever.facts.CollectionFacts.
+        require_mode`)."""
+        if self._facts.info(collection).sparse_vector_name is None:
+            return False
+        language = self._bm25_language(collection)  # a contradicting setting still raises
+        return self._facts.bm25_problem(collection, self.mapping, language) is None
+
     def index_params(self, collection: str) -> IndexParams:
         """How ``collection`` was built, as far as it records
         (:meth:`~ragsonde.retriever.facts.CollectionFacts.index_params`)."""
@@ -333,13 +348,9 @@ class Retriever:
             try:
                 info = self._collection_info(p.collection)
                 info.require_dimension(self.embedder.dimension, self.model_name)
-                if p.params.mode != "dense" and info.sparse_vector_name is None:
-                    raise QueryValidationError(
-                        f"Collection '{p.collection}' was built for dense search only, so mode "
-                        f"'{p.params.mode}' is not available. Re-ingest it with sparse (BM25) "
-                        "vectors, or use mode 'dense'.",
-                        field="mode",
-                    )
+                self._facts.require_mode(
+                    p.collection, p.params.mode, self.mapping, self.settings.index.bm25_language
+                )
                 if p.params.mode != "dense":
                     p.language = self._bm25_language(p.collection)
                 filt = self._filters.resolve(p.query.filters, info, self.store)

@@ -13,8 +13,11 @@ the sentence's own chunk in what the search serves. Each collection and each sea
 own weights.
 
 The result is cached under ``<home>/traffic/calibration/`` keyed by the collection, its distance,
-its size, the embedder and the search settings: a collection that changes (rebuilt with another
-distance too), or another search, is calibrated again.
+its size, the embedder, the search settings, whether it has BM25 vectors ragsonde can query and
+where its text is read from: a collection that changes (rebuilt with another distance too), or
+another search, is calibrated again. A collection with no sentence to calibrate on (its text at
+no mapped path) is a VALIDATION_ERROR naming ``--field text=PATH``, never a calibration on
+nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ragsonde.errors import QueryValidationError
+from ragsonde.models.payload import PayloadMapping
 from ragsonde.traffic.logistic import Logistic, fit_logistic
 from ragsonde.traffic.replay import Replay, Replayer
 
@@ -92,9 +97,11 @@ def _sentence(text: str, seed: str) -> str | None:
 def _key(replayer: Replayer) -> str:
     info = replayer.info
     search = replayer.params.model_dump_json()
+    text_paths = ",".join(replayer.workspace.settings.payload_mapping.paths.get("text", ()))
     raw = (
         f"v{_VERSION}|{replayer.collection}|{info.distance.value}|{info.points_count}|"
-        f"{replayer.workspace.embedder_name}|{search}"
+        f"{replayer.workspace.embedder_name}|{search}|bm25={replayer.has_bm25}|"
+        f"text={text_paths}"
     )
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
@@ -120,7 +127,7 @@ def calibrate(
     if cache and path.is_file():
         try:
             cached = Calibration.model_validate_json(path.read_text(encoding="utf-8"))
-            if cached.key == key:
+            if cached.key == key and cached.rows:  # none: measured again, and refused
                 return cached
         except (ValidationError, OSError, ValueError):
             pass  # a stale or broken cache is measured again
@@ -129,10 +136,11 @@ def calibrate(
     step = max(1, min(total, DF_SAMPLE) // max(1, n))
     df: Counter[int] = Counter()
     sample: list[tuple[str, str]] = []  # (chunk id, sentence)
-    seen = 0
+    seen = textless = 0
     encoder = replayer.encoder() if replayer.has_bm25 else None
     for batch in store.scroll(replayer.collection, batch_size=256):
         texts = [mapping.read(p.payload).text or "" for p in batch]
+        textless += sum(1 for t in texts if not t.strip())
         if encoder is not None:
             for vec in encoder.embed_documents(texts):
                 df.update(set(vec.indices))
@@ -144,6 +152,8 @@ def calibrate(
             seen += 1
         if seen >= DF_SAMPLE:
             break
+    if not sample:
+        _no_sentences(replayer.collection, seen, textless, mapping)
     partial = Calibration(
         key=key, mode=replayer.params.mode, n_docs=seen, df=dict(df), values={}, found=[], rows=[]
     )
@@ -168,6 +178,33 @@ def calibrate(
         except (OSError, RagsondeError):
             pass  # a read-only home calibrates each run
     return result
+
+
+def _no_sentences(collection: str, seen: int, textless: int, mapping: PayloadMapping) -> None:
+    """Refuse a calibration on no sentence: every query's ``predicted`` would be None and the
+    weak share a quiet 0 (a collection that keeps its text at a path no known layout reads,
+    e.g. LangChain's ``content_payload_key="body"``)."""
+    if seen == 0:
+        why = "it holds no point"
+        fix = "Ingest documents into it first."
+    elif textless == seen:
+        paths = ", ".join(mapping.paths.get("text", ())) or "none"
+        why = f"none of the {seen} chunks read has text at the paths tried ({paths})"
+        fix = (
+            "Say where its text is with --field text=PATH (RAGSONDE_MAPPING__TEXT); "
+            f"`ragsonde inspect {collection}` lists its payload fields."
+        )
+    else:
+        why = (
+            f"of the {seen} chunks read, {textless} have no text at the mapped path and the "
+            f"others no sentence of {_MIN_WORDS} words or more"
+        )
+        fix = "Check the text mapping with `ragsonde inspect`, or --field text=PATH."
+    raise QueryValidationError(
+        f"Collection '{collection}' cannot be calibrated: {why}, so no signal has a yardstick "
+        f"and no query could be predicted. {fix}",
+        field="mapping.text",
+    )
 
 
 def own_fit(calibration: Calibration, signals: Sequence[str]) -> Logistic | None:

@@ -90,6 +90,13 @@ def detect_format(path: Path) -> str:
             row = None  # a document over several lines: only OTLP JSON is read that way
         if isinstance(row, dict) and not ("resourceSpans" in row or "resource_spans" in row):
             return "jsonl"
+        if row is None and '"context"' in text and '"trace_id"' in text:
+            raise bad_file(
+                path,
+                "it holds the OpenTelemetry SDK's console spans (OTEL_TRACES_EXPORTER=console), "
+                "which are not OTLP JSON; export OTLP instead (OTEL_TRACES_EXPORTER=otlp to a "
+                "Collector whose file exporter writes the file)",
+            )
         if row is None and not ('"resourceSpans"' in text or '"resource_spans"' in text):
             raise bad_file(
                 path,

@@ -60,6 +60,7 @@ __all__ = [
     "SIGNALS",
     "WEAK_BELOW",
     "SignalPredictor",
+    "combination_of",
     "combine",
     "query_signals",
 ]
@@ -221,6 +222,25 @@ def combine(
 
 #: How :func:`combine` makes ``predicted`` without a model (the report says it).
 COMBINATION = "fixed: mean percentile among the collection's own sentences of " + ", ".join(SIGNALS)
+
+
+def combination_of(calibration: Calibration) -> str:
+    """:data:`COMBINATION` as it ran on a collection: the signals its calibration has none of
+    (a collection without BM25 vectors has no ``bm25_nqc`` or ``rbo``) are named as left out,
+    never claimed."""
+    used = [n for n in SIGNALS if calibration.values.get(n)]
+    absent = [n for n in SIGNALS if n not in used]
+    if not absent:
+        return COMBINATION
+    why = (
+        "the collection has no BM25 vectors ragsonde can query"
+        if {"bm25_nqc", "rbo"} & set(absent)
+        else "its own sentences have none"
+    )
+    return (
+        "fixed: mean percentile among the collection's own sentences of "
+        f"{', '.join(used) or 'no signal'} ({', '.join(absent)} left out: {why})"
+    )
 
 
 class SignalPredictor:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ragsonde.embedders.sparse import Bm25Encoder, query_language
-from ragsonde.errors import DimensionMismatchError, QueryValidationError
+from ragsonde.errors import DimensionMismatchError
 from ragsonde.models.params import SearchParams
 from ragsonde.models.points import CollectionInfo, Hit, Ranked, SearchSpec, SparseVector
 from ragsonde.models.scores import is_distance, oriented_of, similarity_in
@@ -120,7 +120,17 @@ class Replayer:
 
     @property
     def has_bm25(self) -> bool:
-        return self.info.sparse_vector_name is not None
+        """Whether the collection has a sparse vector ragsonde's BM25 queries can search (one
+        another encoder made is no BM25: its signals would read noise)."""
+        if self.info.sparse_vector_name is None:
+            return False
+        settings = self.workspace.settings
+        language = query_language(
+            self.collection,
+            self._facts.recorded_language(self.collection),
+            settings.index.bm25_language,
+        )
+        return self._facts.bm25_problem(self.collection, settings.payload_mapping, language) is None
 
     def encoder(self) -> Bm25Encoder:
         """The collection's BM25 query encoder (its recorded language)."""
@@ -136,13 +146,13 @@ class Replayer:
     def prepare(self) -> bool:
         """Check the collection can be replayed (mode, dimension) and load what :meth:`embed`
         reads; whether the replay has BM25 vectors. On the thread that owns the store."""
-        if self.params.mode != "dense" and not self.has_bm25:
-            raise QueryValidationError(
-                f"Collection '{self.collection}' was built for dense search only, so mode "
-                f"'{self.params.mode}' cannot be replayed. Re-ingest it with sparse (BM25) "
-                "vectors, or use mode 'dense'.",
-                field="mode",
-            )
+        settings = self.workspace.settings
+        self._facts.require_mode(
+            self.collection,
+            self.params.mode,
+            settings.payload_mapping,
+            settings.index.bm25_language,
+        )
         embedder, info = self.workspace.embedder, self.info
         if embedder.dimension != info.dimension:
             raise DimensionMismatchError(

@@ -22,10 +22,10 @@ from ragsonde.progress import Progress
 from ragsonde.traffic.crossfit import CrossFit, crossfit
 from ragsonde.traffic.predictor import (
     BATCH,
-    COMBINATION,
     SIGNALS,
     WEAK_BELOW,
     SignalPredictor,
+    combination_of,
 )
 from ragsonde.traffic.read import Traffic, TrafficHash, scan_traffic, write_benchmark
 from ragsonde.traffic.records import TrafficQuery
@@ -166,7 +166,7 @@ def analyse(
         rows.discard()
         raise
     rows.close()
-    combination = COMBINATION
+    combination = combination_of(predictor.calibration)
     fitted = None
     if keep_all:
         fitted = _crossfit(rows.held, o, workspace, coll, params, predictor)
