@@ -3,13 +3,16 @@ nothing is half-written, and the loser says why. Real processes on a real embedd
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from ragsonde.models.derived import COPY_KEY, EDIT_KEY
 from ragsonde.store.edge import EdgeStore
 from ragsonde.store.lock import lock_shard
 from tests.support import ROOT, home_env
@@ -84,3 +87,66 @@ def test_two_ingests_creating_one_collection_at_once_both_succeed(tmp_path: Path
     finally:
         store.close()
     assert sorted(p.payload["doc_id"] for p in stored) == sorted(n[:-3] for n in PAGES)
+
+
+def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragsonde", *args],
+        capture_output=True,
+        text=True,
+        env=home_env(home),
+        cwd=ROOT,
+        timeout=300,
+    )
+
+
+def _cut_short(store: EdgeStore, name: str) -> None:
+    """What a ``generate`` killed mid-copy leaves: the copy stamped, half its points missing."""
+    ids = [p.id for batch in store.scroll(name) for p in batch]
+    store.delete_points(name, ids[len(ids) // 2 :])
+
+
+def _unedited(store: EdgeStore, name: str, source: str, chunk_ids: list[str]) -> None:
+    """What a ``generate`` killed after the copy, before its rewrite, leaves: every point copied
+    and stamped, the source chunks still holding their query sentence."""
+    stamp = store.retrieve(name, chunk_ids[:1])[0].payload[COPY_KEY]
+    points = store.retrieve(source, chunk_ids, with_vectors=True)
+    store.upsert(name, [replace(p, payload={**p.payload, COPY_KEY: stamp}) for p in points])
+
+
+@pytest.mark.parametrize("kill", [_cut_short, _unedited], ids=["mid-copy", "before-rewrite"])
+def test_an_ict_copy_left_by_a_killed_generate_is_built_again_not_reused(
+    scifact_dir: Path, tmp_path: Path, kill: object
+) -> None:
+    """A copy stamped like a whole one was reused as it was (half its points: leakage 22 %
+    instead of 49 %, and every eval on it wrong without a word)."""
+    home, beir = tmp_path / "home", tmp_path / "beir"
+    beir.mkdir()
+    lines = (scifact_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+    (beir / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _run(home, "ingest", str(beir), "--format", "beir", "-c", "sci").returncode == 0
+    gen = ("generate", "-c", "sci", "--n", "6", "-o", str(tmp_path / "g.jsonl"), "--json")
+    first = _run(home, *gen)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["evaluate_on_copy"] == "built"
+    entries = [json.loads(line) for line in (tmp_path / "g.jsonl").read_text().splitlines()]
+    sources = [e["source_chunk"] for e in entries]
+    store = EdgeStore(home)
+    try:
+        assert callable(kill)
+        kill(store, "sci-ict-s0", *(("sci", sources) if kill is _unedited else ()))
+    finally:
+        store.close()
+    again = _run(home, *gen)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["evaluate_on_copy"] == "repaired"
+    store = EdgeStore(home)
+    try:
+        assert store.count("sci-ict-s0") == store.count("sci")
+        for p in store.retrieve("sci-ict-s0", sources):
+            assert EDIT_KEY in p.payload
+        assert {p.id for p in store.retrieve("sci-ict-s0", sources)} == set(sources)
+    finally:
+        store.close()
+    third = _run(home, *gen)  # whole now: reused
+    assert json.loads(third.stdout)["evaluate_on_copy"] == "reused", third.stderr
