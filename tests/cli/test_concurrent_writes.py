@@ -4,17 +4,25 @@ nothing is half-written, and the loser says why. Real processes on a real embedd
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ragsonde.config import Settings
+from ragsonde.labels import BenchmarkEntry, read_entries, write_entries
 from ragsonde.models.derived import COPY_KEY, EDIT_KEY
+from ragsonde.store import open_store
 from ragsonde.store.edge import EdgeStore
 from ragsonde.store.lock import lock_shard
+from ragsonde.testing.fake_chat_api import FakeChatAPI, default_responder
+from tests.labels.support import fill_sections
 from tests.support import ROOT, home_env
 
 pytestmark = pytest.mark.slow  # starts processes
@@ -150,3 +158,70 @@ def test_an_ict_copy_left_by_a_killed_generate_is_built_again_not_reused(
         store.close()
     third = _run(home, *gen)  # whole now: reused
     assert json.loads(third.stdout)["evaluate_on_copy"] == "reused", third.stderr
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as from a terminal, whatever ran the tests
+
+
+def test_judge_stopped_by_ctrl_c_keeps_its_answers_and_two_reruns_at_once_finish(
+    tmp_path: Path, embedder: Any
+) -> None:
+    """Ctrl-C while the LLM answers: exit 130 with one line, no traceback, no output file; the
+    answers already had are in the cache, so a rerun pays only for the rest; two reruns at once
+    both finish and write one whole benchmark."""
+    home = tmp_path / "home"
+    store = open_store(Settings(home=home))
+    fill_sections(store, "site", embedder=embedder)
+    store.close()
+    bench, out = tmp_path / "b.jsonl", tmp_path / "b.judged.jsonl"
+    write_entries(bench, [BenchmarkEntry(query_id="q1", query="ultrasonic echo", relevant={})])
+    answered, go_on = [0], threading.Event()
+
+    def slow_after_three(prompt: str) -> str:
+        answered[0] += 1
+        if answered[0] > 3:
+            go_on.wait(60)  # the fourth call hangs: Ctrl-C arrives during it
+        return default_responder(prompt)
+
+    args = ("judge", str(bench), "-c", "site", "--llm", "openai:gpt-4o-mini", "--mode", "sparse")
+    args += ("--depth", "6", "--json")
+    with FakeChatAPI(responder=slow_after_three) as api:
+        env = {**home_env(home), "OPENAI_BASE_URL": f"{api.url}/v1", "OPENAI_API_KEY": "sk-x"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ragsonde", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            preexec_fn=_default_sigint,
+        )
+        _wait_for("the fourth call", lambda: answered[0] > 3, [proc])
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert "Interrupted (Ctrl-C)." in err and "Traceback" not in err, err
+        assert not out.exists()
+        go_on.set()
+        reruns = [
+            subprocess.Popen(
+                [sys.executable, "-m", "ragsonde", *args],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                cwd=ROOT,
+            )
+            for _ in range(2)
+        ]
+        done = [p.communicate(timeout=300) for p in reruns]
+    for p, (stdout, stderr) in zip(reruns, done, strict=True):
+        assert p.returncode == 0, stderr
+        report = json.loads(stdout)
+        usage = report["usage"]
+        assert usage["cached"] >= 3, usage  # the three answered before Ctrl-C were kept
+        assert usage["calls"] + usage["cached"] == report["judged"] > 3, report
+    (entry,) = read_entries(out)  # one whole benchmark, whichever rerun wrote it last
+    graded = [(lab.id, lab.chunk_id) for lab in entry.labels if lab.source == "llm"]
+    assert len(graded) == len(set(graded)) == report["judged"]  # each chunk graded once
