@@ -23,7 +23,7 @@ from ragsonde.store.edge import EdgeStore
 from ragsonde.store.lock import lock_shard
 from ragsonde.testing.fake_chat_api import FakeChatAPI, default_responder
 from tests.labels.support import fill_sections
-from tests.support import ROOT, home_env
+from tests.support import ROOT, home_env, serve_process, together
 
 pytestmark = pytest.mark.slow  # starts processes
 
@@ -225,3 +225,26 @@ def test_judge_stopped_by_ctrl_c_keeps_its_answers_and_two_reruns_at_once_finish
     (entry,) = read_entries(out)  # one whole benchmark, whichever rerun wrote it last
     graded = [(lab.id, lab.chunk_id) for lab in entry.labels if lab.source == "llm"]
     assert len(graded) == len(set(graded)) == report["judged"]  # each chunk graded once
+
+
+def test_two_servers_on_one_home_lose_no_grade_of_the_judge_page(tmp_path: Path) -> None:
+    """Each grade answered 200 must be in the file: two servers (or any two processes) saving
+    grades into one benchmark read, changed and wrote it back over each other (35 of 40
+    grades kept, every one answered 200)."""
+    import httpx
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with serve_process(home) as one, serve_process(home) as two:
+
+        def grade(i: int) -> int:
+            r = httpx.post(
+                f"{(one, two)[i % 2]}/v1/judge/benchmarks/shared/grades",
+                json={"query": "what is lidar", "chunk_id": f"c{i}", "doc_id": f"d{i}", "grade": 2},
+                timeout=60,
+            )
+            return r.status_code
+
+        assert together(grade, list(range(48))) == [200] * 48
+    (entry,) = read_entries(home / "benchmarks" / "shared.jsonl")
+    assert sorted(lab.chunk_id or "" for lab in entry.labels) == sorted(f"c{i}" for i in range(48))
