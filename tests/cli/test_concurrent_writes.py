@@ -23,7 +23,7 @@ from ragsonde.store.edge import EdgeStore
 from ragsonde.store.lock import lock_shard
 from ragsonde.testing.fake_chat_api import FakeChatAPI, default_responder
 from tests.labels.support import fill_sections
-from tests.support import ROOT, home_env, serve_process, together
+from tests.support import CHUNKING, ROOT, home_env, serve_process, together
 
 pytestmark = pytest.mark.slow  # starts processes
 
@@ -248,3 +248,91 @@ def test_two_servers_on_one_home_lose_no_grade_of_the_judge_page(tmp_path: Path)
         assert together(grade, list(range(48))) == [200] * 48
     (entry,) = read_entries(home / "benchmarks" / "shared.jsonl")
     assert sorted(lab.chunk_id or "" for lab in entry.labels) == sorted(f"c{i}" for i in range(48))
+
+
+#: Once argv[3] exists, writes the result in argv[1] to argv[2] 500 times as a sweep does;
+#: prints how many writes failed.
+REWRITE = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from ragsonde.chunking.report import ConfigResult\n"
+    "from ragsonde.chunking.sweep import _write\n"
+    "r = ConfigResult.model_validate_json(Path(sys.argv[1]).read_text())\n"
+    "print('ready', flush=True)\n"
+    "while not Path(sys.argv[3]).exists():\n"
+    "    time.sleep(0.001)\n"
+    "failed = 0\n"
+    "for _ in range(500):\n"
+    "    try:\n"
+    "        _write(Path(sys.argv[2]), r)\n"
+    "    except Exception:\n"
+    "        failed += 1\n"
+    "print(failed, flush=True)\n"
+)
+
+
+def test_two_chunking_sweeps_finishing_one_configuration_at_once_both_write_it(
+    tmp_path: Path,
+) -> None:
+    """Two sweeps of the same run write each finished configuration to one file; with one
+    shared temporary name, about one write in ten of either failed (its rename found the file
+    gone: the other had renamed it), ending that sweep after all its work."""
+    home, docs = tmp_path / "home", tmp_path / "speech.md"
+    speech = CHUNKING / "corpora" / "state_of_the_union.md"
+    if not speech.is_file():
+        pytest.skip(f"chunking data not found at {CHUNKING}")
+    docs.write_text(speech.read_text(encoding="utf-8")[:4000], encoding="utf-8")
+    sweep = _run(home, "chunking", str(docs), "--questions", "3", "-g", "fixed 64/0")
+    assert sweep.returncode == 0, sweep.stderr
+    (saved,) = (home / "chunking" / "runs").rglob("fixed-64-0.json")
+    target, go = tmp_path / "result.json", tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", REWRITE, str(saved), str(target), str(go)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=home_env(home),
+        )
+        for _ in range(2)
+    ]
+    for p in procs:  # both loaded: released together
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    go.touch()
+    failed = [int(p.communicate(timeout=120)[0]) for p in procs]
+    assert failed == [0, 0]
+    assert target.read_text() == saved.read_text()  # whole
+    assert [p.name for p in tmp_path.iterdir() if "result" in p.name] == ["result.json"]
+
+
+def test_two_processes_exporting_the_model_at_once_both_succeed(tmp_path: Path) -> None:
+    """Two first commands on a fresh machine both export the ONNX model (about 20 s each):
+    with one shared ``.partial`` file they traced into it together and one's rename found it
+    gone. Each now writes its own, and the export in place is whole and verified."""
+    from ragsonde.embedders.local import resolve_model_path
+    from ragsonde.embedders.onnx import find_export
+
+    source = Path(resolve_model_path("sentence-transformers/all-MiniLM-L6-v2"))
+    model = tmp_path / "model"
+    for src in source.rglob("*"):  # the weights linked, without any export of theirs
+        if src.is_file() and "onnx" not in src.relative_to(source).parts:
+            (model / src.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
+            (model / src.relative_to(source)).symlink_to(src)
+    env = {**home_env(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ragsonde.embedders.export", str(model), "--quant", "fp32"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        for _ in range(2)
+    ]
+    done = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, done, strict=True):
+        assert p.returncode == 0, out + err
+    found = find_export(model, "fp32")
+    assert found is not None and found[1].min_cosine >= 0.9999
+    assert found[0].stat().st_size == found[1].file_size
+    assert not [p for p in found[0].parent.iterdir() if p.name.endswith((".partial", ".tmp"))]
