@@ -4,6 +4,7 @@ nothing is half-written, and the loser says why. Real processes on a real embedd
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from ragsonde.store import open_store
 from ragsonde.store.edge import EdgeStore
 from ragsonde.store.lock import lock_shard
 from ragsonde.testing.fake_chat_api import FakeChatAPI, default_responder
+from ragsonde.tune.variants import ORPHAN_AGE_S
 from tests.labels.support import fill_sections
 from tests.support import CHUNKING, ROOT, home_env, serve_process, together
 
@@ -336,3 +338,59 @@ def test_two_processes_exporting_the_model_at_once_both_succeed(tmp_path: Path) 
     assert found is not None and found[1].min_cosine >= 0.9999
     assert found[0].stat().st_size == found[1].file_size
     assert not [p for p in found[0].parent.iterdir() if p.name.endswith((".partial", ".tmp"))]
+
+
+def _scifact_slice(scifact: Path, folder: Path, docs: int) -> Path:
+    """The first ``docs`` SciFact documents as a BEIR folder, and a benchmark of the test
+    queries whose relevant documents are all among them; returns the benchmark."""
+    folder.mkdir()
+    lines = (scifact / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:docs]
+    (folder / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    kept = {json.loads(line)["_id"] for line in lines}
+    texts = {}
+    for line in (scifact / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        texts[row["_id"]] = row["text"]
+    relevant: dict[str, dict[str, int]] = {}
+    for line in (scifact / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        qid, doc, grade = line.split("\t")
+        relevant.setdefault(qid, {})[doc] = int(grade)
+    bench = folder.parent / "bench.jsonl"
+    rows = [
+        {"query_id": q, "query": texts[q], "relevant": r}
+        for q, r in relevant.items()
+        if set(r) <= kept
+    ]
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return bench
+
+
+def test_a_variant_folder_left_by_a_killed_tune_is_deleted_by_the_next(
+    scifact_dir: Path, tmp_path: Path
+) -> None:
+    """``kill -9`` during ``tune`` leaves the variant it was measuring: a copy of the collection
+    in the temporary folder, which no later run deleted (they piled up, one per kill)."""
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    scratch.mkdir()
+    bench = _scifact_slice(scifact_dir, tmp_path / "beir", 300)
+    ingest = _run(home, "ingest", str(tmp_path / "beir"), "--format", "beir", "-c", "sci")
+    assert ingest.returncode == 0, ingest.stderr
+    env = {**home_env(home), "TMPDIR": str(scratch)}
+    args = [sys.executable, "-m", "ragsonde", "tune", str(bench), "-c", "sci", "--folds", "2"]
+    killed = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    try:
+        _wait_for(
+            "a variant was built",
+            lambda: any((scratch / d).is_dir() for d in os.listdir(scratch)),
+            [killed],
+        )
+    finally:
+        killed.kill()
+        killed.wait()
+    (left,) = scratch.glob("ragsonde-variant-*")
+    old = time.time() - 2 * ORPHAN_AGE_S
+    os.utime(left, (old, old))  # killed a while ago
+    again = subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert not left.exists()
+    assert not list(scratch.glob("ragsonde-variant-*"))
