@@ -39,6 +39,7 @@ from bench._sections_serve import (
 )
 from bench.bench_ab import ab_section
 from bench.bench_chunking import chunking_section
+from bench.bench_distances import distances_section
 from bench.bench_explain import explain_section
 from bench.bench_explain_cost import explain_cost_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
@@ -384,6 +385,7 @@ def main() -> None:
         ("estimate_plan", estimate_plan_section),
         ("traffic", traffic_section),
         ("traffic_speed", traffic_speed_section),
+        ("distances", distances_section),
         ("mcp", mcp_section),
     )
     for name, render in sections:

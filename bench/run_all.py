@@ -33,6 +33,7 @@ SCRIPTS = (
     "labels",
     "tune",
     "traffic",
+    "distances",
     "explain",
     "history",
     "chunking",

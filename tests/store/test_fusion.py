@@ -1,4 +1,5 @@
-"""``fuse_linear``: the TM2C2 convex combination, computed by hand on small lists."""
+"""``fuse_linear``: the TM2C2 convex combination, computed by hand on small lists; ``fuse_dbsf``
+against qdrant-client's own DBSF."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from ragsonde.store._fusion import fuse_linear
+from ragsonde.store._fusion import fuse_dbsf, fuse_linear
 
 
 def same(got: Sequence[tuple[object, float]], want: Sequence[tuple[object, float]]) -> bool:
@@ -73,3 +74,52 @@ def test_weights_move_the_order_toward_their_side() -> None:
     sparse = [("s", 30.0), ("d", 3.0)]
     assert fuse_linear(dense, sparse, (0.8, 0.2), 2)[0][0] == "d"
     assert fuse_linear(dense, sparse, (0.2, 0.8), 2)[0][0] == "s"
+
+
+def test_dbsf_is_qdrant_clients_own_formula() -> None:
+    """``fuse_dbsf`` against qdrant-client's local-mode DBSF (an independent implementation),
+    on similarity lists where Qdrant's reading is right: the same points, order and scores."""
+    from qdrant_client import models
+    from qdrant_client.hybrid.fusion import distribution_based_score_fusion
+
+    dense = [("a", 0.91), ("b", 0.74), ("c", 0.70), ("d", 0.31)]
+    sparse = [("c", 12.5), ("e", 9.0), ("a", 4.0)]
+    lists = [
+        [models.ScoredPoint(id=i, version=0, score=s) for i, s in side] for side in (dense, sparse)
+    ]
+    theirs = distribution_based_score_fusion(lists, limit=10)
+    ours = fuse_dbsf(dense, sparse, 10)
+    assert [p for p, _ in ours] == [p.id for p in theirs]
+    assert [s for _, s in ours] == pytest.approx([p.score for p in theirs])
+    # one point, or no spread: 0.5 each (as Qdrant)
+    assert fuse_dbsf([("a", 0.3)], [("a", 2.0), ("b", 2.0)], 5) == [("a", 1.0), ("b", 0.5)]
+
+
+def test_dbsf_of_negated_distances_reverses_the_distance_order() -> None:
+    """Distances read as similarities put the farthest first (Qdrant's bug); negated, the
+    nearest comes first and the normalised scores are those of the mirrored list."""
+    near_first = [("a", 0.2), ("b", 0.5), ("c", 1.3)]
+    assert [p for p, _ in fuse_dbsf(near_first, [], 3)] == ["c", "b", "a"]  # as Qdrant's
+    fused = fuse_dbsf([(p, -d) for p, d in near_first], [], 3)
+    assert [p for p, _ in fused] == ["a", "b", "c"]
+    mirrored = fuse_dbsf(near_first, [], 3)
+    assert dict(fused) == pytest.approx({p: 1.0 - s for p, s in mirrored})
+
+
+def test_only_a_distance_collections_dbsf_is_fused_here() -> None:
+    """Qdrant keeps fusing DBSF and RRF on Cosine and Dot (their figures unchanged); a DBSF
+    search of a Euclid or Manhattan collection and every linear one are fused by ragsonde."""
+    from ragsonde.models.params import SearchParams
+    from ragsonde.models.points import SearchSpec
+    from ragsonde.models.scores import Distance
+    from ragsonde.store._fusion import fused_here
+
+    def spec(**kw: object) -> SearchSpec:
+        return SearchSpec.of(SearchParams(mode="hybrid", **kw), vector=[0.0])
+
+    for d in Distance:
+        far = d in (Distance.EUCLID, Distance.MANHATTAN)
+        assert fused_here(spec(fusion="dbsf"), d) is far
+        assert fused_here(spec(fusion="rrf"), d) is False
+        assert fused_here(spec(fusion="linear", fusion_weights=(0.7, 0.3)), d) is True
+        assert fused_here(SearchSpec.of(SearchParams(), vector=[0.0]), d) is False

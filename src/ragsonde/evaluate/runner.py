@@ -50,7 +50,7 @@ from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
 from ragsonde.models.params import IndexParams, SearchParams, index_differences
 from ragsonde.models.payload import PayloadMapping, build_mapping
-from ragsonde.models.scores import Distance
+from ragsonde.models.scores import is_distance
 from ragsonde.models.store import Store
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
@@ -115,7 +115,7 @@ class _Evaluation:
         self.aggregation = Aggregation.of(params.aggregation, params.aggregation_n)
         # a sum adds the engine's scores where they are similarities (not Euclid/Manhattan)
         distance = store.collection_info(collection).distance
-        self.raw_scores = params.mode != "dense" or distance in (Distance.COSINE, Distance.DOT)
+        self.raw_scores = params.mode != "dense" or not is_distance(distance)
 
     def body(self, q: BenchQuery, top_k: int) -> dict[str, Any]:
         return {

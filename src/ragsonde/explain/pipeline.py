@@ -22,7 +22,7 @@ from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.models.params import SearchParams
 from ragsonde.models.payload import get_path
 from ragsonde.models.points import FilterSpec, Hit, SearchSpec, SparseVector
-from ragsonde.models.scores import Distance, similarity_of
+from ragsonde.models.scores import Distance, is_distance, similarity_in
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings
@@ -152,10 +152,10 @@ class Ranking:
 
     @classmethod
     def of(cls, hits: Sequence[Hit], pipeline: Pipeline, distance: Distance) -> Ranking:
-        similarity = similarity_of(distance)
+        similarity = similarity_in(distance, pipeline.mode)
         how = parse_aggregation(pipeline.aggregation)
         # a sum adds the engine's scores where they are similarities (as the evaluation does)
-        raw = pipeline.mode != "dense" or distance in (Distance.COSINE, Distance.DOT)
+        raw = pipeline.mode != "dense" or not is_distance(distance)
         scored = [
             (doc_of(hit, pipeline.doc_path), similarity(hit.score), hit.score) for hit in hits
         ]

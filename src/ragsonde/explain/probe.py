@@ -22,7 +22,7 @@ from ragsonde.evaluate.spans import Span, span_of
 from ragsonde.explain.pipeline import Pipeline, Ranking
 from ragsonde.models.payload import PayloadMapping, get_path
 from ragsonde.models.points import CollectionInfo, FilterSpec, Hit, SearchSpec, prefetch_depth
-from ragsonde.models.scores import similarity_of
+from ragsonde.models.scores import similarity_of, summable_of
 from ragsonde.models.store import Store
 
 __all__ = ["BATCH", "Case", "DocFacts", "Probe", "Setup", "TokenWindow", "probe"]
@@ -173,6 +173,9 @@ class DocFacts:
     best_tokens: int | None = None
     similarity: float | None = None
     score: float | None = None
+    """Its best chunk's dense score as a dense ranking reads it: the raw score of a similarity,
+    ``1 / (1 + d)`` of a distance (a raw distance beside the ranking's similarities compared the
+    wrong way round)."""
     spans: list[Span] | None = None
     """Where each chunk of it lies in the document; ``None``: some chunk records no span."""
 
@@ -298,7 +301,8 @@ def _facts(setup: Setup, p: Probe, doc: str, best: Hit | None) -> DocFacts:
                     facts.excluding[key] = (", ".join(map(str, wanted)), ", ".join(has))
     if best is not None:
         facts.best_text = setup.mapping.read(best.payload).text or ""
-        facts.score = best.score
+        # on the scale of a dense ranking (explain.pipeline.Ranking): a distance as 1 / (1 + d)
+        facts.score = summable_of(setup.info.distance)(best.score)
         facts.similarity = similarity_of(setup.info.distance)(best.score)
     elif path == POINT_ID and texts:
         facts.best_text = texts[0] or ""

@@ -112,9 +112,10 @@ class SearchParams(_Params):
     )
     fusion: FusionMethod = Field(
         default="dbsf",
-        description="How mode=hybrid fuses dense and BM25: dbsf or rrf inside Qdrant, or linear "
-        "(w_dense * cosine + w_sparse * bm25 / max_bm25, fused by ragsonde; needs "
-        "fusion_weights).",
+        description="How mode=hybrid fuses dense and BM25: dbsf or rrf inside Qdrant (dbsf of a "
+        "Euclid or Manhattan collection by ragsonde, Qdrant's reversing distances), or linear "
+        "(w_dense * cosine + w_sparse * bm25 / max_bm25, 1/(1+d) in place of the cosine for a "
+        "distance; fused by ragsonde; needs fusion_weights).",
     )
     rrf_k: int | None = Field(
         default=None, ge=1, le=1000, description="fusion=rrf: the k of 1/(k + rank); unset = 60."

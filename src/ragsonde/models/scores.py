@@ -19,7 +19,8 @@ unit vectors gives the same ``similarity_score`` under either. Clamping is monot
 strictly: scores below 0 (or, for Dot, above 1) tie at the bound, and their order is the engine's.
 
 In ``mode=hybrid`` the raw score is the fusion's, not a distance, and ``similarity_score`` is the
-same clamp of it:
+same clamp of it on every distance (``mode=sparse``: BM25's score, clamped too;
+:func:`similarity_in`):
 
 ============  =========================================  ====================================
 fusion        raw score                                  range
@@ -30,6 +31,34 @@ dbsf          Σ of each list's score, normalised by its  about [0, 2]
 linear        w_d · cosine + w_s · bm25 / max_bm25       [−w_d, w_d + w_s]
               (fused by ragsonde: ``store._fusion``)
 ============  =========================================  ====================================
+
+The label-free signals (top-1, gap, NQC, z-score, their percentiles: ``ragsonde.traffic``) read a
+third form, :data:`ORIENTATION`: the raw score turned so that higher is closer, and nothing else.
+
+============  ======================  ==============================================
+distance      oriented score          why
+============  ======================  ==============================================
+Cosine, Dot   the raw score           already higher-is-better: the signals (and
+                                      every figure measured on a Cosine collection)
+                                      are unchanged
+Euclid,       −d (the negated         a distance is lower-is-better; negating it keeps
+Manhattan     distance)               every gap and standard deviation as the engine
+                                      measured them (``1 / (1 + d)`` would squeeze
+                                      far distances together)
+============  ======================  ==============================================
+
+On a distance collection the top-1 signal is then ≤ 0 (−0.6 is closer than −0.9), and NQC's
+denominator, the absolute mean of the depth-100 scores, is the mean distance of that list: NQC
+reads the spread of the top k relative to how far the list lies as a whole, as it reads the
+spread of the top k relative to the corpus's mean similarity on Cosine. On unit vectors the
+Euclid distance is ``√(2 − 2·cosine)``, so the oriented top-1 is a strictly increasing function
+of the cosine top-1 (the same percentile among the collection's own sentences). Hybrid fused
+scores and BM25 scores are higher-is-better already and are not oriented.
+
+Where scores are added rather than compared (``fusion = "linear"``, a document as the sum of its
+chunks), a side that did not find a point adds 0, which must be farther than any point found: a
+negated distance is ≤ 0, so there the distance is read as its ``similarity_score``
+(:func:`summable_of`), and a similarity as itself.
 """
 
 from __future__ import annotations
@@ -37,7 +66,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
-__all__ = ["SIMILARITY", "Distance", "similarity_of"]
+__all__ = [
+    "ORIENTATION",
+    "SIMILARITY",
+    "Distance",
+    "is_distance",
+    "oriented_of",
+    "similarity_in",
+    "similarity_of",
+    "summable_of",
+]
 
 
 class Distance(StrEnum):
@@ -69,3 +107,48 @@ SIMILARITY: dict[Distance, Callable[[float], float]] = {
 def similarity_of(distance: str) -> Callable[[float], float]:
     """The map for ``distance`` (a :class:`Distance` or its name)."""
     return SIMILARITY[Distance(distance)]
+
+
+def similarity_in(distance: str, mode: str) -> Callable[[float], float]:
+    """The map of a search in ``mode`` of a ``distance`` collection: the distance's own in
+    ``dense`` mode; the clamp otherwise, whatever the distance, for a BM25 or fused score is
+    higher-is-better (``1 / (1 + s)`` of one ranked the best last and a threshold cut it
+    first)."""
+    return similarity_of(distance) if mode == "dense" else _clamp
+
+
+#: distance -> the sign that turns its raw engine score into the score the label-free signals
+#: and ragsonde's DBSF of a distance collection read: higher is closer, differences kept (the
+#: module's last table). -1: the engine's score is a distance.
+ORIENTATION: dict[Distance, float] = {
+    Distance.COSINE: 1.0,
+    Distance.DOT: 1.0,
+    Distance.EUCLID: -1.0,
+    Distance.MANHATTAN: -1.0,
+}
+
+
+def _same(score: float) -> float:
+    return score
+
+
+def _negated(distance: float) -> float:
+    return -distance
+
+
+def oriented_of(distance: str) -> Callable[[float], float]:
+    """The orientation of ``distance``'s raw scores (a :class:`Distance` or its name): the
+    score itself, or its negation where the engine gives a distance."""
+    return _same if ORIENTATION[Distance(distance)] > 0 else _negated
+
+
+def is_distance(distance: str) -> bool:
+    """Whether ``distance``'s raw score is a distance (lower is closer)."""
+    return ORIENTATION[Distance(distance)] < 0
+
+
+def summable_of(distance: str) -> Callable[[float], float]:
+    """The score that is added up (linear fusion, a sum of a document's chunks): the raw score
+    where it is a similarity, ``similarity_score`` (``1 / (1 + d)``) where it is a distance, so
+    that 0 (a side that did not find the point) is farther than any point found."""
+    return similarity_of(distance) if is_distance(distance) else _same

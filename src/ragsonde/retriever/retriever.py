@@ -41,7 +41,7 @@ from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
 from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.models.payload import PayloadMapping
 from ragsonde.models.points import CollectionInfo, Hit, SearchSpec, SparseVector
-from ragsonde.models.scores import similarity_of
+from ragsonde.models.scores import similarity_in
 from ragsonde.models.store import Store
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
@@ -408,8 +408,9 @@ class Retriever:
     def _format(self, p: _Pending, hits: Sequence[Hit]) -> Response:
         q, collection = p.query, p.collection
         results: list[Result] = []
-        # The engine's order stands; the distance decides how its raw score maps into [0, 1].
-        similarity = similarity_of(self._collection_info(collection).distance)
+        # The engine's order stands; the distance (in dense mode) decides how its raw score
+        # maps into [0, 1].
+        similarity = similarity_in(self._collection_info(collection).distance, p.params.mode)
         for hit in hits:
             score = similarity(hit.score)
             if score < p.params.score_threshold:

@@ -17,6 +17,16 @@ A Qdrant formula scores one point at a time and cannot see a list's maximum, so 
 the two candidate searches (no payload) and fuse here; :class:`SearchPlan` is that split for a
 batch of searches, shared by both stores. The ``tune`` sweep fuses with the same
 :func:`fuse_linear`, so it measures what ``query`` runs.
+
+On a Euclid or Manhattan collection the dense side's raw score is a distance (lower is closer).
+Linear fusion reads it as its ``similarity_score``, ``1 / (1 + d)`` in (0, 1]
+(:func:`ragsonde.models.scores.summable_of`: a point the dense side did not find adds 0, farther
+than any it found). Qdrant's own DBSF reads a distance as a similarity and puts the farthest
+points first (qdrant/qdrant#10611, and qdrant-client's local mode alike), so a DBSF search of
+such a collection is fused here too (:func:`fuse_dbsf`: Qdrant's formula on the negated
+distances, :data:`ragsonde.models.scores.ORIENTATION`; DBSF's normalisation is affine, so
+negating is exactly reversing the order); on Cosine and Dot collections Qdrant fuses DBSF
+itself, as before.
 """
 
 from __future__ import annotations
@@ -27,9 +37,10 @@ from operator import itemgetter
 from typing import Any, TypeVar
 
 from ragsonde.models.points import Hit, SearchSpec
+from ragsonde.models.scores import Distance, is_distance, oriented_of, summable_of
 from ragsonde.store._convert import point_id, to_fused_hit
 
-__all__ = ["SearchPlan", "fuse_linear", "fused_here"]
+__all__ = ["SearchPlan", "fuse_dbsf", "fuse_linear", "fused_here"]
 
 Id = TypeVar("Id", bound=Hashable)
 
@@ -58,6 +69,11 @@ def fuse_linear(
     fused: dict[Id, float] = {pid: w_dense * float(s) for pid, s in dense}
     for pid, s in sparse:
         fused[pid] = fused.get(pid, 0.0) + scale * float(s)
+    return _best(fused, limit)
+
+
+def _best(fused: Mapping[Id, float], limit: int) -> list[tuple[Id, float]]:
+    """The ``limit`` best of ``fused``, best first, equal scores by id."""
     if limit <= 0:
         return []
     ranked = sorted(fused.items(), key=itemgetter(1), reverse=True)
@@ -68,9 +84,37 @@ def fuse_linear(
     return ranked[:limit]
 
 
-def fused_here(spec: SearchSpec) -> bool:
-    """True when ragsonde fuses this search itself (a linear hybrid search)."""
-    return spec.mode == "hybrid" and spec.fusion == "linear"
+def _dbsf_normalised(side: Sequence[tuple[Id, float]]) -> list[tuple[Id, float]]:
+    """One list's scores mapped by Qdrant's DBSF: ``(s − (μ − 3σ)) / 6σ`` with the sample
+    standard deviation; 0.5 each when the list has one point or no spread."""
+    n = len(side)
+    mean = sum(s for _, s in side) / n if n else 0.0
+    variance = sum((s - mean) ** 2 for _, s in side) / (n - 1) if n > 1 else 0.0
+    if variance == 0.0:
+        return [(pid, 0.5) for pid, _ in side]
+    sd = variance**0.5
+    return [(pid, (s - (mean - 3 * sd)) / (6 * sd)) for pid, s in side]
+
+
+def fuse_dbsf(
+    dense: Sequence[tuple[Id, float]], sparse: Sequence[tuple[Id, float]], limit: int
+) -> list[tuple[Id, float]]:
+    """The ``limit`` best points of Qdrant's distribution-based score fusion: each list's
+    scores (higher is closer: a distance oriented first) normalised by :func:`_dbsf_normalised`
+    and summed (a point one list lacks gets nothing from it). Best first; ties by id."""
+    fused: dict[Id, float] = {}
+    for side in (dense, sparse):
+        for pid, s in _dbsf_normalised([(p, float(x)) for p, x in side]):
+            fused[pid] = fused.get(pid, 0.0) + s
+    return _best(fused, limit)
+
+
+def fused_here(spec: SearchSpec, distance: Distance = Distance.COSINE) -> bool:
+    """True when ragsonde fuses this search itself: a linear hybrid search, and a DBSF one of a
+    collection whose dense score is a distance (Qdrant's DBSF reverses it: module docstring)."""
+    if spec.mode != "hybrid":
+        return False
+    return spec.fusion == "linear" or (spec.fusion == "dbsf" and is_distance(distance))
 
 
 #: A record as the engine reads it back (``id``, ``payload``, ``vector``).
@@ -88,6 +132,8 @@ class SearchPlan:
 
     specs: tuple[SearchSpec, ...]
     requests: tuple[Any, ...]
+    distance: Distance = Distance.COSINE
+    """The dense vector's distance (how its raw scores are oriented before fusing)."""
 
     @classmethod
     def build(
@@ -95,13 +141,30 @@ class SearchPlan:
         specs: Sequence[SearchSpec],
         request: Callable[[SearchSpec], Any],
         sides: Callable[[SearchSpec], tuple[Any, Any]],
+        distance: Distance = Distance.COSINE,
     ) -> SearchPlan:
         """``request``: the engine request of a search Qdrant answers; ``sides``: the dense and
         the BM25 candidate requests of one fused here."""
         requests: list[Any] = []
         for spec in specs:
-            requests.extend(sides(spec) if fused_here(spec) else (request(spec),))
-        return cls(tuple(specs), tuple(requests))
+            requests.extend(sides(spec) if fused_here(spec, distance) else (request(spec),))
+        return cls(tuple(specs), tuple(requests), distance)
+
+    def fuse(
+        self,
+        spec: SearchSpec,
+        dense: Sequence[tuple[Any, float]],
+        sparse: Sequence[tuple[Any, float]],
+    ) -> list[tuple[str, float]]:
+        """One search fused here, its dense side read higher-is-better (module docstring)."""
+        if spec.fusion == "linear":
+            weights = spec.fusion_weights or (0.0, 0.0)  # validated before: never None
+            added = summable_of(self.distance)
+            best = fuse_linear([(p, added(s)) for p, s in dense], sparse, weights, spec.limit)
+        else:
+            orient = oriented_of(self.distance)
+            best = fuse_dbsf([(p, orient(s)) for p, s in dense], sparse, spec.limit)
+        return [(str(pid), float(score)) for pid, score in best]
 
     def hits(
         self,
@@ -119,12 +182,10 @@ class SearchPlan:
         fused: list[list[tuple[str, float]] | None] = []
         direct: list[list[Hit] | None] = []
         for spec in self.specs:
-            if fused_here(spec):
+            if fused_here(spec, self.distance):
                 dense = [(p.id, p.score) for p in next(answers)]
                 sparse = [(p.id, p.score) for p in next(answers)]
-                weights = spec.fusion_weights or (0.0, 0.0)  # validated before: never None
-                best = fuse_linear(dense, sparse, weights, spec.limit)
-                fused.append([(str(pid), float(score)) for pid, score in best])
+                fused.append(self.fuse(spec, dense, sparse))
                 direct.append(None)
             else:
                 fused.append(None)

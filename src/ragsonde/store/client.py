@@ -302,6 +302,7 @@ class QdrantClientStore:
             specs,
             lambda s: self._request(m, s, dense.name, layout.sparse_name),
             lambda s: self._sides(m, s, dense.name, layout.sparse_name),
+            dense.distance,
         )
         with self._translate(collection):
             responses = self._query(collection, plan.requests)

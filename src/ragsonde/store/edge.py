@@ -377,7 +377,7 @@ class EdgeStore:
 
     # -- reads -------------------------------------------------------------------------------
     def search(self, collection: str, specs: Sequence[SearchSpec]) -> list[list[Hit]]:
-        """All ``specs`` in one engine batch; a linear hybrid search is fused here
+        """All ``specs`` in one engine batch; a search Qdrant cannot fuse right is fused here
         (:class:`~ragsonde.store._fusion.SearchPlan`), its winners' payloads read in one call."""
         import qdrant_edge as qe
 
@@ -389,6 +389,7 @@ class EdgeStore:
             specs,
             lambda s: edge_request(qe, s, Names(dense.name, layout.sparse_name, self._hnsw_ef)),
             lambda s: edge_sides(qe, s, Names(dense.name, layout.sparse_name, self._hnsw_ef)),
+            dense.distance,
         )
         with self._use(collection) as shard:
             engine = shard.shard
@@ -405,17 +406,17 @@ class EdgeStore:
     def ranked(self, collection: str, specs: Sequence[SearchSpec]) -> list[Ranked]:
         """:meth:`search`'s rankings as ids and raw scores, payloads not read: one engine batch,
         and per hit a tuple entry instead of a :class:`Hit` (the traffic replay reads 200 hits
-        a query). A linear hybrid search fused here goes through :meth:`search`."""
+        a query). A search fused here goes through :meth:`search`."""
         import qdrant_edge as qe
 
         if not specs:
             return []
-        if any(fused_here(s) for s in specs):
+        layout, dense = self._dense(collection)
+        if any(fused_here(s, dense.distance) for s in specs):
             return [
                 (tuple(h.id for h in hits), tuple(h.score for h in hits))
                 for hits in self.search(collection, specs)
             ]
-        layout, dense = self._dense(collection)
         convert.check_specs(layout, dense, specs)
         requests = [
             edge_request(

@@ -12,9 +12,9 @@ for it; the default ``predicted`` does not use it): a logistic model
 the sentence's own chunk in what the search serves. Each collection and each search gets its
 own weights.
 
-The result is cached under ``<home>/traffic/calibration/`` keyed by the collection, its size,
-the embedder and the search settings: a collection that changes, or another search, is
-calibrated again.
+The result is cached under ``<home>/traffic/calibration/`` keyed by the collection, its distance,
+its size, the embedder and the search settings: a collection that changes (rebuilt with another
+distance too), or another search, is calibrated again.
 """
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ CALIBRATION_QUERIES = 256
 DF_SAMPLE = 20_000
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _MIN_WORDS, _MAX_WORDS = 6, 40
-#: Bumped when what a calibration holds changes: an older cache is measured again.
-_VERSION = 5
+#: Bumped when what a calibration holds changes: an older cache is measured again (6: dense
+#: scores oriented higher-is-better on Euclid and Manhattan collections, where a cache of 5 holds
+#: raw distances).
+_VERSION = 6
 
 
 class Calibration(BaseModel):
@@ -91,7 +93,7 @@ def _key(replayer: Replayer) -> str:
     info = replayer.info
     search = replayer.params.model_dump_json()
     raw = (
-        f"v{_VERSION}|{replayer.collection}|{info.points_count}|"
+        f"v{_VERSION}|{replayer.collection}|{info.distance.value}|{info.points_count}|"
         f"{replayer.workspace.embedder_name}|{search}"
     )
     return hashlib.sha256(raw.encode()).hexdigest()[:16]

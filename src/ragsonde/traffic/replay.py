@@ -7,19 +7,25 @@ gets), the dense ranking and the BM25 ranking at :data:`DEPTH` (the score predic
 than the top k), and the query's BM25 terms. Embedding once and searching through the store
 interface (not the retriever, which would embed again per mode) keeps the replay close to the
 cost of embedding alone.
+
+The dense rankings' scores are turned here, once, so that higher is closer
+(:data:`ragsonde.models.scores.ORIENTATION`: a Euclid or Manhattan distance is negated; Cosine and
+Dot scores are kept as they are): every signal reads them as "higher is better" on every
+distance. The score threshold is applied before, to the engine's raw score, as the retriever
+applies it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ragsonde.embedders.sparse import Bm25Encoder, query_language
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.models.params import SearchParams
 from ragsonde.models.points import CollectionInfo, Hit, Ranked, SearchSpec, SparseVector
-from ragsonde.models.scores import similarity_of
+from ragsonde.models.scores import is_distance, oriented_of, similarity_in
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.workspace import Workspace
 
@@ -37,7 +43,8 @@ def _sampled(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Ranking:
-    """One ranking: chunk ids and raw engine scores, best first."""
+    """One ranking: chunk ids and scores, best first (in a :class:`Replay`, oriented: higher is
+    closer)."""
 
     ids: tuple[str, ...] = ()
     scores: tuple[float, ...] = ()
@@ -52,6 +59,12 @@ class Ranking:
 
     def top(self, k: int) -> Ranking:
         return Ranking(self.ids[:k], self.scores[:k])
+
+    def oriented(self, orient: Callable[[float], float] | None) -> Ranking:
+        """The same ranking with each score mapped by ``orient`` (``None``: itself)."""
+        if orient is None:
+            return self
+        return Ranking(self.ids, tuple(orient(s) for s in self.scores))
 
 
 @dataclass(frozen=True)
@@ -68,7 +81,8 @@ class Replay:
 
     text: str
     served: Ranking
-    """The effective search's ranking, threshold applied: what ragsonde returns."""
+    """The effective search's ranking, threshold applied: what ragsonde returns (a dense one
+    oriented, a fused or BM25 one as the engine scored it)."""
     cut_by_threshold: int = 0
     """Results of the top k the score threshold removed."""
     dense: Ranking | None = None
@@ -184,8 +198,13 @@ class Replayer:
             ]
             found = iter(store.ranked(self.collection, specs))
             bm25 = [Ranking.ranked(next(found)) if s is not None else None for s in sparse]
+        # the engine's scores, dense ones oriented (the module's docstring; None on Cosine and
+        # Dot: kept as they are, at no cost); served: BM25's and a fusion's are higher-is-better
+        orient = oriented_of(info.distance) if is_distance(info.distance) else None
+        served_orient: Callable[[float], float] | None = None
         if p.mode == "dense":
             served_raw = [d.top(p.top_k) for d in dense]
+            served_orient = orient
         elif p.mode == "sparse":
             served_raw = [(b or Ranking()).top(p.top_k) for b in bm25]
         else:
@@ -195,7 +214,7 @@ class Replayer:
             ]
             served_raw = [Ranking.ranked(r) for r in store.ranked(self.collection, specs)]
         out = []
-        similarity = similarity_of(info.distance)
+        similarity = similarity_in(info.distance, p.mode)
         for i, text in enumerate(texts):
             raw = served_raw[i]
             kept = [
@@ -207,14 +226,16 @@ class Replayer:
             out.append(
                 Replay(
                     text=text,
-                    served=Ranking(tuple(c for c, _ in kept), tuple(s for _, s in kept)),
+                    served=Ranking(tuple(c for c, _ in kept), tuple(s for _, s in kept)).oriented(
+                        served_orient
+                    ),
                     cut_by_threshold=len(raw.ids) - len(kept),
-                    dense=dense[i],
+                    dense=dense[i].oriented(orient),
                     bm25=bm25[i],
                     terms=len(sv.indices) if sv is not None else 0,
                     term_ids=tuple(sv.indices) if sv is not None else (),
                     vector=vectors[i],
-                    exact=exact.get(i),
+                    exact=exact[i].oriented(orient) if i in exact else None,
                 )
             )
         return out

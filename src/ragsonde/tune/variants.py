@@ -43,7 +43,7 @@ from ragsonde.models.index import (
     measurable,
 )
 from ragsonde.models.points import PointRecord, SearchSpec, SparseVector
-from ragsonde.models.scores import Distance
+from ragsonde.models.scores import Distance, summable_of
 from ragsonde.models.store import Store
 from ragsonde.progress import Progress
 from ragsonde.store.edge import EdgeStore
@@ -108,6 +108,9 @@ class SourcePoints:
     payloads: list[dict[str, Any]] | None = None
     """The stored payloads, kept for collections with BM25 vectors: a variant re-encodes those
     from them (text, title, and the ``embed_hash`` that tells what ingest encoded)."""
+    distance: Distance = Distance.COSINE
+    """The dense vector's distance: each variant is built with it (a Euclid collection tuned
+    as a Cosine one would measure another ranking than the one ``--apply`` builds)."""
 
     @property
     def dimension(self) -> int:
@@ -147,6 +150,7 @@ class SourcePoints:
             sparse_name=info.sparse_vector_name,
             indexed_vectors=info.indexed_vectors_count,
             payloads=payloads if info.sparse_vector_name else None,
+            distance=info.distance,
         )
 
 
@@ -234,9 +238,12 @@ class IndexVariant:
 
     def search(self, queries: np.ndarray, spec: SearchSpec) -> Ranked:
         """Dense search as ``spec`` says (its knobs and ``limit``; its vector is each row of
-        ``queries``), one request per query (so each is timed): hits and latencies in ms."""
+        ``queries``), one request per query (so each is timed): hits and latencies in ms. The
+        hits' scores are those a sum of chunks adds (:func:`~ragsonde.models.scores.summable_of`:
+        a distance as ``1 / (1 + d)``), as the evaluation adds them."""
         return self._timed(
-            replace(spec, vector=row.tolist(), mode="dense", sparse=None) for row in queries
+            (replace(spec, vector=row.tolist(), mode="dense", sparse=None) for row in queries),
+            summable_of(self.source.distance),
         )
 
     def hybrid(
@@ -256,8 +263,11 @@ class IndexVariant:
             for row, sv in zip(queries, sparse, strict=True)
         )
 
-    def _timed(self, specs: Iterable[SearchSpec]) -> Ranked:
-        """Each search alone, timed: its ranked ``(id, score)`` pairs, and the latencies in ms."""
+    def _timed(
+        self, specs: Iterable[SearchSpec], score: Callable[[float], float] = float
+    ) -> Ranked:
+        """Each search alone, timed: its ranked ``(id, score(raw score))`` pairs, and the
+        latencies in ms."""
         store, name = self._shard.store, self._shard.name
         out: list[list[tuple[str, float]]] = []
         times: list[float] = []
@@ -265,7 +275,7 @@ class IndexVariant:
             t0 = time.perf_counter()
             (hits,) = store.search(name, [spec])
             times.append((time.perf_counter() - t0) * 1000.0)
-            out.append([(h.id, h.score) for h in hits])
+            out.append([(h.id, score(h.score)) for h in hits])
         return out, times
 
     def quantization_in_effect(self, probe: np.ndarray) -> bool:
@@ -360,7 +370,7 @@ class VariantBuilder:
             src.dimension,
             vector_name=src.vector_name,
             sparse_vector_name=src.sparse_name,
-            distance=Distance.COSINE,
+            distance=src.distance,
             index=IndexConfig(quantization=spec.quantization, hnsw=spec.hnsw),
         )
         for start in range(0, len(src.ids), _WRITE_BATCH):
