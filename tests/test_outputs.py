@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragsonde.errors import QueryValidationError
-from ragsonde.outputs import check_outputs, open_output, write_text
+from ragsonde.errors import QueryValidationError, StoreConnectionError
+from ragsonde.outputs import check_outputs, open_output, updating, write_text
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path):
@@ -91,3 +91,17 @@ def test_a_symlink_keeps_pointing_at_the_file_it_replaced(tmp_path: Path):
     link.symlink_to(target)
     write_text(link, "new")
     assert link.is_symlink() and target.read_text(encoding="utf-8") == "new"
+
+
+def test_a_file_held_for_update_elsewhere_is_a_clear_error_after_the_wait(tmp_path: Path):
+    path = tmp_path / "bench.jsonl"
+    # another holder: a second open is a second lock, as in two processes
+    with (
+        updating(path),
+        pytest.raises(StoreConnectionError, match="stayed locked by another process"),
+        updating(path, wait_s=0.1),
+    ):
+        pass
+    with updating(path):  # let go: free again
+        pass
+    assert not path.exists()  # the lock is a sidecar: the file itself is never made

@@ -12,6 +12,10 @@ goes through here, in two steps:
    complete (a crash, a full disk or Ctrl-C leaves the old one). A path that exists and is not
    a regular file (``/dev/stdout``, a FIFO, ``/dev/full``) is written in place: renaming over a
    device would replace it. Disk full and permission errors are one clear error.
+
+A file read, changed and written back by several processes (a benchmark the Judge page grades
+into) is changed inside :func:`updating`: one process at a time, so none writes back a copy
+read before another's write and loses it.
 """
 
 from __future__ import annotations
@@ -21,13 +25,21 @@ import errno
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from ragsonde.errors import QueryValidationError
+from ragsonde.errors import QueryValidationError, StoreConnectionError
 
-__all__ = ["check_output", "check_outputs", "open_output", "write_bytes", "write_text"]
+__all__ = [
+    "check_output",
+    "check_outputs",
+    "open_output",
+    "updating",
+    "write_bytes",
+    "write_text",
+]
 
 #: SQLite keeps these beside a database; writing one of them corrupts the database too.
 _SQLITE_SIDECARS = ("", "-wal", "-shm", "-journal")
@@ -182,3 +194,39 @@ def write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` the safe way (:func:`open_output`)."""
     with open_output(path) as f:
         f.buffer.write(data)
+
+
+_UPDATE_POLL_S = 0.02
+
+
+@contextlib.contextmanager
+def updating(path: Path, wait_s: float = 30.0) -> Iterator[None]:
+    """Hold ``path`` for a read-change-write across processes (and threads): an exclusive lock
+    on ``.NAME.lock`` beside it (the file itself is replaced whole, so its lock would go with
+    the old copy). Waits up to ``wait_s`` for another holder, then a CONNECTION_ERROR."""
+    import portalocker
+    import portalocker.exceptions
+
+    lock = path.parent / f".{path.name}.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = lock.open("a", encoding="utf-8")
+    except OSError as e:
+        raise _write_error(path, e) from e
+    flags = portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                portalocker.lock(handle, flags)
+                break
+            except portalocker.exceptions.LockException as e:
+                if time.monotonic() >= deadline:
+                    raise StoreConnectionError(
+                        f"{path} stayed locked by another process for {wait_s:g} s (it is "
+                        "writing the file); try again when it has finished."
+                    ) from e
+                time.sleep(_UPDATE_POLL_S)
+        yield
+    finally:
+        handle.close()  # closing unlocks

@@ -365,10 +365,13 @@ def _load(path: Path) -> ConfigResult | None:
 
 
 def _write(path: Path, result: ConfigResult) -> None:
+    from ragsonde.outputs import write_text
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(result.model_dump_json(), encoding="utf-8")
-    tmp.replace(path)  # whole or not at all: a stop never leaves half a result
+    # whole or not at all: a stop never leaves half a result, and two sweeps of the same run
+    # finishing one configuration at once each write their own temporary file (one shared
+    # name made the second one's rename fail: no such file)
+    write_text(path, result.model_dump_json())
 
 
 def _configs(options: SweepOptions) -> Iterator[ChunkingConfig]:

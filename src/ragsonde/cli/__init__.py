@@ -155,7 +155,10 @@ def main() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         app()
-    except _Terminated:
+    except (_Terminated, BaseExceptionGroup) as stop:
+        # SIGTERM raised in a task of an async server (`ragsonde mcp`) comes in a task group's
+        if isinstance(stop, BaseExceptionGroup) and stop.subgroup(_Terminated) is None:
+            raise
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
     except SystemExit as done:

@@ -70,8 +70,8 @@ def generate_command(
         typer.Option(
             "--ict-collection",
             help="With --method ict: the copy to write \\[default: COLLECTION-ict-sSEED]. "
-            "ragsonde's own copy is reused when its inputs are the same and rebuilt when they "
-            "differ; a collection ragsonde did not derive is never overwritten.",
+            "ragsonde's own copy is reused when its inputs are the same and it is whole, and "
+            "rebuilt otherwise; a collection ragsonde did not derive is never overwritten.",
         ),
     ] = None,
     max_calls: MaxCallsOpt = None,

@@ -197,7 +197,9 @@ def export_model(
     st = _load_torch_model(model_dir)
     folder = _writable_dir(model_dir)
     target = folder / onnx_file_name(quant)
-    partial = target.with_name(target.name + ".partial")
+    # two processes exporting at once (two first commands on a fresh machine) each write
+    # their own file: one shared name had both write into it, and the loser's rename fail
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     try:
         if quant == "fp32":
             _trace(st, partial)
@@ -230,8 +232,9 @@ def export_model(
         export_seconds=round(time.perf_counter() - t0, 2),
     )
     written = ExportManifest.path_for(target)
-    written.with_suffix(".tmp").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
-    os.replace(written.with_suffix(".tmp"), written)
+    from ragsonde.outputs import write_text
+
+    write_text(written, manifest.model_dump_json(indent=2))
     return target, manifest
 
 

@@ -322,14 +322,21 @@ def ensure_collection(
     try:
         info = store.collection_info(collection)
     except CollectionNotFoundError:
-        created = store.create_collection(
-            collection,
-            embedder.dimension,
-            indexed_fields=INDEXED_FIELDS,
-            sparse_vector_name=SPARSE_VECTOR_NAME if sparse else None,
-            index=index,
-        )
-        return created.index_warnings(index)  # a backend that keeps plain vectors
+        try:
+            created = store.create_collection(
+                collection,
+                embedder.dimension,
+                indexed_fields=INDEXED_FIELDS,
+                sparse_vector_name=SPARSE_VECTOR_NAME if sparse else None,
+                index=index,
+            )
+        except QueryValidationError:
+            if collection not in store.list_collections():
+                raise
+            # another process (a second ingest) created it meanwhile: check that one instead
+            info = store.collection_info(collection)
+        else:
+            return created.index_warnings(index)  # a backend that keeps plain vectors
     if sparse and info.sparse_vector_name is None:
         raise QueryValidationError(
             f"Collection '{collection}' was built without BM25 vectors, so --sparse cannot add "

@@ -29,7 +29,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.options import options_error
 from ragsonde.labels.benchfile import read_entries, write_entries
 from ragsonde.labels.chat import Budget, Price
-from ragsonde.labels.ict import ICT_METHOD, build_ict_copy, ict_inputs
+from ragsonde.labels.ict import ICT_METHOD, build_ict_copy, ict_copy_whole, ict_inputs
 from ragsonde.labels.leakage import Leakage, bm25_ranks, leakage, lexical_warning
 from ragsonde.labels.models import BenchmarkEntry, GenerateReport, JudgeReport, Usage
 from ragsonde.labels.offline import DEFAULT_METHOD, generate_offline, generator_name
@@ -188,10 +188,13 @@ def _ict_copy(
                 f"overwrites it. Name another with --ict-collection.",
                 field="ict_collection",
             )
-        if stamp.inputs == inputs:
+        if stamp.inputs != inputs:
+            verb = "rebuilt"  # ragsonde's own copy, made from other inputs
+        elif ict_copy_whole(ws.store, collection, target, entries):
             return "reused"
-        ws.store.delete_collection(target)  # ragsonde's own copy, made from other inputs
-        verb = "rebuilt"
+        else:
+            verb = "repaired"  # the same inputs, but a build killed mid-way left it short
+        ws.store.delete_collection(target)
     build_ict_copy(ws.store, ws.embedder, collection, target, entries, inputs=inputs, seed=seed)
     return verb
 

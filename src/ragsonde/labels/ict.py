@@ -48,6 +48,7 @@ __all__ = [
     "IctSentence",
     "build_ict_copy",
     "ict_copy",
+    "ict_copy_whole",
     "ict_inputs",
     "without_sentence",
 ]
@@ -173,6 +174,20 @@ def build_ict_copy(
             store.delete_collection(target)
         raise
     return len(rewritten)
+
+
+def ict_copy_whole(
+    store: Store, collection: str, target: str, entries: Sequence[BenchmarkEntry]
+) -> bool:
+    """Whether ``target`` holds every point of ``collection`` and every source chunk of
+    ``entries`` carries its edit. A build killed outright (SIGKILL, power cut: no ``except``
+    runs) leaves a copy stamped like a whole one but short of points or of edits; reused, it
+    would be evaluated as if whole."""
+    if store.count(target) != store.count(collection):
+        return False
+    ids = [e.source_chunk for e in entries if e.source_chunk]
+    edited = {p.id for p in store.retrieve(target, ids) if EDIT_KEY in p.payload}
+    return edited >= set(ids) & {p.id for p in store.retrieve(collection, ids)}
 
 
 @contextlib.contextmanager

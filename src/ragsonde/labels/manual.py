@@ -1,10 +1,12 @@
 """Judging by hand (the web page's Judge view): benchmark files by name, one grade at a time.
 
 A benchmark lives in ``RAGSONDE_HOME/benchmarks/NAME.jsonl`` (ragsonde's JSON Lines format). Each
-grade is written at once, atomically, as a ``human`` :class:`~.models.Label` with who and when; a
-new grade for the same chunk by the same judge replaces the old one. ``relevant`` holds every
-judged item with its best grade, zeros included: a 0 is a judgement (not relevant), so
-``judged@k`` counts it and the metrics score it as a miss, as trec_eval reads graded qrels.
+grade is written at once, atomically and one process at a time (:func:`ragsonde.outputs.updating`:
+two servers on one home lose none of each other's), as a ``human`` :class:`~.models.Label` with
+who and when; a new grade for the same chunk by the same judge replaces the old one.
+``relevant`` holds every judged item with its best grade, zeros included: a 0 is a judgement
+(not relevant), so ``judged@k`` counts it and the metrics score it as a miss, as trec_eval reads
+graded qrels.
 
 Names are plain file names (``letters, digits, - and _``, optional ``.jsonl``), never paths.
 The pool's order is a shuffle seeded by the query, so it is stable across reloads and hides
@@ -26,6 +28,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.labels.benchfile import read_entries, write_entries
 from ragsonde.labels.models import BenchmarkEntry, Label
 from ragsonde.labels.pool import PooledHit
+from ragsonde.outputs import updating
 
 __all__ = [
     "benchmark_path",
@@ -37,7 +40,8 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-# One writer at a time in this process: read-modify-write of a benchmark file.
+# One writer at a time in this process (threads wait here, not polling the file lock), and one
+# process at a time through the file lock: read-modify-write of a benchmark file.
 _WRITE = threading.Lock()
 
 
@@ -94,7 +98,7 @@ def record_grade(
         label = Label(id=doc_id, grade=grade, source="human", judge=judge, chunk_id=chunk_id)
     except ValidationError as e:
         raise QueryValidationError(f"Bad grade: {e.errors()[0]['msg']}", field="grade") from e
-    with _WRITE:
+    with _WRITE, updating(path):
         entries = read_entries(path) if path.exists() else []
         entry = next((e for e in entries if e.query.strip() == text), None)
         if entry is None:

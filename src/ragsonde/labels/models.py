@@ -195,8 +195,9 @@ class GenerateReport(BaseModel):
     """The collection the benchmark must be evaluated on when not the source (``--method ict``:
     the copy without the query sentences)."""
     evaluate_on_copy: str | None = None
-    """What happened to that copy: ``built``, ``reused`` (made from the same inputs before) or
-    ``rebuilt`` (ragsonde's own copy, made from other inputs)."""
+    """What happened to that copy: ``built``, ``reused`` (made from the same inputs before),
+    ``rebuilt`` (ragsonde's own copy, made from other inputs) or ``repaired`` (made from the same
+    inputs by a run killed before it finished, so built again)."""
     shortfall: str | None = None
     """Why fewer queries were written than asked (None: as many as asked)."""
     leakage: Leakage | None = None

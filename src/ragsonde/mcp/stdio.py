@@ -76,10 +76,10 @@ class _Lines:
     """The client's lines that the SDK can read; each other line is answered through
     ``answer`` (the server's write stream, set once the transport is up)."""
 
-    def __init__(self, wire: io.BufferedReader[io.FileIO]) -> None:
+    def __init__(self, wire: io.FileIO) -> None:
         import anyio
 
-        self._wire = anyio.wrap_file(wire)
+        self._wire = wire
         self.write: Any = None
         self.ready = anyio.Event()
 
@@ -90,7 +90,7 @@ class _Lines:
         import mcp_types as types
         from mcp.shared.message import SessionMessage
 
-        async for raw in self._wire:
+        async for raw in _raw_lines(self._wire):
             line, error = answer_for(raw)
             if line is not None:
                 yield line
@@ -101,8 +101,35 @@ class _Lines:
             await self.write.send(SessionMessage(message))
 
 
+async def _raw_lines(wire: io.FileIO) -> AsyncIterator[bytes]:
+    """The client's lines as bytes, each with its newline, read by the event loop: it waits
+    for the pipe, so Ctrl-C or SIGTERM ends the wait. (A thread blocked in ``readline`` could
+    not be cancelled: the server ignored both signals until the client closed the pipe.) A
+    regular file cannot be waited for and never blocks: it is read straight away."""
+    import anyio
+
+    fd, pending, pollable = wire.fileno(), bytearray(), True
+    while True:
+        if pollable:
+            try:
+                await anyio.wait_readable(fd)
+            except (OSError, ValueError):  # a regular file: epoll refuses it
+                pollable = False
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        pending += chunk
+        end = pending.find(b"\n")
+        while end >= 0:
+            yield bytes(pending[: end + 1])
+            del pending[: end + 1]
+            end = pending.find(b"\n")
+    if pending:
+        yield bytes(pending)
+
+
 @contextmanager
-def _wire_stdin() -> Iterator[io.BufferedReader[io.FileIO]]:
+def _wire_stdin() -> Iterator[io.FileIO]:
     """The client's stdin on a descriptor of its own (read as bytes: each line is decoded
     strictly, where the SDK would put U+FFFD in place of bytes that are not UTF-8 without a
     word), and fd 0 on the null device meanwhile."""
@@ -110,7 +137,7 @@ def _wire_stdin() -> Iterator[io.BufferedReader[io.FileIO]]:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    reader = io.BufferedReader(io.FileIO(wire, "rb", closefd=True))
+    reader = io.FileIO(wire, "rb", closefd=True)
     try:
         yield reader
     finally:
@@ -121,12 +148,26 @@ def _wire_stdin() -> Iterator[io.BufferedReader[io.FileIO]]:
 async def run_stdio(server: MCPServer[Any]) -> None:
     """Serve ``server`` over stdio until the client closes the pipe (the SDK's
     ``run_stdio_async``, with :class:`_Lines` as its reader)."""
+    import asyncio
+
+    import anyio
     from mcp.server.stdio import stdio_server
 
     low = server._lowlevel_server  # the SDK's own run_stdio_async reaches it the same way
     with _wire_stdin() as wire:
         lines = _Lines(wire)
-        async with stdio_server(stdin=cast(Any, lines)) as (read, write):
-            lines.write = write
-            lines.ready.set()
-            await low.run(read, write, low.create_initialization_options())
+        try:
+            async with stdio_server(stdin=cast(Any, lines)) as (read, write):
+                lines.write = write
+                lines.ready.set()
+                await low.run(read, write, low.create_initialization_options())
+        except BaseExceptionGroup as group:
+            # Stopped (Ctrl-C, SIGTERM) as a request arrived: the SDK's reader found the
+            # session closed under it. That line is the client's to send again; the stop stays
+            # a stop (asyncio turns the cancellation into Ctrl-C's exit), never a traceback.
+            _, rest = group.split((anyio.BrokenResourceError, anyio.ClosedResourceError))
+            if rest is not None:
+                raise rest from None
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError from None

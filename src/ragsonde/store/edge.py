@@ -265,8 +265,14 @@ class EdgeStore:
                     f"{', '.join(sorted(schema))}.",
                     field="indexed_fields",
                 )
-        lock = acquire_shard_lock(name, path)
+        # Two processes may create one name at once: the second waits for the first and then
+        # finds it made (checked again under the lock), never a lock error nor a second create.
+        lock = acquire_shard_lock(name, path, self._lock_wait_s)
         try:
+            if self._layout.exists(name):
+                raise QueryValidationError(
+                    f"Collection '{name}' already exists.", field="collection"
+                )
             with translate(name, path):
                 sparse = (
                     {sparse_vector_name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}

@@ -61,6 +61,7 @@ __all__ = [
     "VariantStats",
     "build_tuned_copy",
     "measurable",
+    "reap_orphans",
 ]
 
 
@@ -68,6 +69,11 @@ __all__ = [
 Ranked = tuple[list[list[tuple[str, float]]], list[float]]
 #: The collection a variant is, in its scratch store.
 _VARIANT = "variant"
+_FOLDER_PREFIX = "ragsonde-variant-"
+#: A variant folder at least this old whose collection no process holds was left by a tune
+#: killed outright (SIGKILL, a crash: no ``finally`` ran); the next builder deletes it. The age
+#: spares a folder another tune has just made and not locked yet.
+ORPHAN_AGE_S = 300.0
 _WRITE_BATCH = 512
 
 
@@ -165,6 +171,28 @@ class VariantStats(BaseModel):
     @property
     def memory_ratio(self) -> float:
         return self.vector_ram_bytes / max(1, self.float32_bytes)
+
+
+def reap_orphans(workdir: Path) -> list[Path]:
+    """Delete the variant folders under ``workdir`` that killed tunes left (a copy of the
+    collection each: they filled the disk run after run); returns them. A folder is left when
+    it is younger than :data:`ORPHAN_AGE_S` or a process holds its collection."""
+    from ragsonde.errors import StoreConnectionError
+    from ragsonde.store.lock import lock_shard
+
+    removed = []
+    for folder in workdir.glob(f"{_FOLDER_PREFIX}*"):
+        shard = folder / "collections" / _VARIANT
+        try:
+            if time.time() - folder.stat().st_mtime < ORPHAN_AGE_S:
+                continue
+            if shard.is_dir():
+                lock_shard(_VARIANT, shard).release()  # held by a live tune: refused
+        except (OSError, StoreConnectionError):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
 
 
 class _Scratch:
@@ -295,6 +323,7 @@ class VariantBuilder:
         self.source = source
         self.workdir = Path(workdir) if workdir else Path(tempfile.gettempdir())
         self.force_index = force_index
+        reap_orphans(self.workdir)
 
     def build(
         self,
@@ -311,7 +340,7 @@ class VariantBuilder:
         """
         owned: Path | None = None
         if path is None:
-            home = owned = Path(tempfile.mkdtemp(prefix="ragsonde-variant-", dir=self.workdir))
+            home = owned = Path(tempfile.mkdtemp(prefix=_FOLDER_PREFIX, dir=self.workdir))
             name = _VARIANT
         else:
             home, name = path.parent.parent, path.name

@@ -1,0 +1,83 @@
+"""``ragsonde mcp`` over stdio stops on Ctrl-C and on SIGTERM while its client keeps the pipe
+open, idle or mid-request, as a real process on real pipes. It ignored both until the client
+closed stdin: the thread reading the pipe could not be cancelled, and closing the reader waited
+for it. A client that stops its server with SIGTERM (the MCP stdio transport's advice once closing
+stdin is not enough) had to SIGKILL it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT, home_env
+
+pytestmark = pytest.mark.slow  # a process that loads the model
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+SEARCH = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "search", "arguments": {"query": "lidar", "collection": "robotics"}},
+}
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as from a terminal, whatever ran the tests
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "mid-request"])
+@pytest.mark.parametrize(
+    ("sig", "code"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM)],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_a_signal_stops_the_server_while_the_client_holds_the_pipe(
+    sample_home: Path, sig: signal.Signals, code: int, busy: bool
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragsonde", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=home_env(sample_home),
+        cwd=ROOT,
+        preexec_fn=_default_sigint,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for frame in (INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"}):
+            proc.stdin.write(json.dumps(frame).encode() + b"\n")
+            proc.stdin.flush()
+            if "id" in frame:
+                assert json.loads(proc.stdout.readline())["id"] == 1
+        if busy:
+            proc.stdin.write(json.dumps(SEARCH).encode() + b"\n")
+            proc.stdin.flush()
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=30)  # stdin stays open: only the signal can end it
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"ragsonde mcp ignored {sig.name} while the client held the pipe")
+        err = proc.stderr.read().decode() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert proc.returncode == code, err
+    assert "Traceback" not in err, err
+    assert ("Interrupted (Ctrl-C)." in err) is (sig == signal.SIGINT), err
