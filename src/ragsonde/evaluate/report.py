@@ -26,6 +26,8 @@ ones (1.5; :mod:`ragsonde.estimate`). ``benchmark.machine_labels`` (1.7): the qu
 labels a machine made, never gold; a gate passes on them only through an estimate. A comparison
 gives each difference's interval (1.7). ``method`` ``stratified``/``stratified-ppi++``: a
 comparison estimated under a pair's judging plan (1.8; :mod:`ragsonde.estimate.pair_plan`).
+An estimate's ``sources`` name each predictor as ``eval --predictor`` does (1.9: ``scores`` and
+``traffic``, both called ``signals`` before, so a 1.8 report's ``signals`` is either).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.8"
+SCHEMA_VERSION = "1.9"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
