@@ -8,20 +8,24 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
-from ragsonde.errors import (
-    AuthError,
-    CollectionNotFoundError,
-    DimensionMismatchError,
-    EmbeddingError,
-    ErrorCode,
-    QueryValidationError,
-    RagsondeError,
-    StoreConnectionError,
-)
-
+# Nothing but importlib at import time: the ``ragsonde`` script's entry point
+# (``ragsonde._entry``) runs after this module, and takes over Ctrl-C only then. ``typing`` (and
+# ``re``, for the errors) took 8 ms, in which a Ctrl-C was a traceback.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
+    from ragsonde.errors import (
+        AuthError,
+        CollectionNotFoundError,
+        DimensionMismatchError,
+        EmbeddingError,
+        ErrorCode,
+        QueryValidationError,
+        RagsondeError,
+        StoreConnectionError,
+    )
     from ragsonde.retriever import Retriever
     from ragsonde.workspace import Workspace
 
@@ -42,8 +46,12 @@ __all__ = [
 ]
 
 #: Names loaded on first use (PEP 562), so ``import ragsonde`` and ``ragsonde --help`` stay instant:
-#: these pull in pydantic and the settings machinery.
-_LAZY = {"Retriever": "ragsonde.retriever", "Workspace": "ragsonde.workspace"}
+#: the retriever and workspace pull in pydantic and the settings machinery.
+_LAZY = {
+    "Retriever": "ragsonde.retriever",
+    "Workspace": "ragsonde.workspace",
+    **{n: "ragsonde.errors" for n in __all__ if n.endswith("Error") or n == "ErrorCode"},
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -24,11 +24,9 @@ with their spans and text, so a report marks the answer inside each hit (1.4;
 estimate with its 95 % interval, from the labelled queries and predictions for the unlabelled
 ones (1.5; :mod:`ragsonde.estimate`). ``benchmark.machine_labels`` (1.7): the queries whose
 labels a machine made, never gold; a gate passes on them only through an estimate. A comparison
-gives each difference's interval (1.7). ``method`` ``stratified``/``stratified-ppi++``: a
-comparison estimated under a pair's judging plan (1.8; :mod:`ragsonde.estimate.pair_plan`).
-An estimate's ``sources`` name each predictor as ``eval --predictor`` does (1.9: ``scores`` and
-``traffic``, both called ``signals`` before, so a 1.8 report's ``signals`` is either).
-"""
+gives each difference's interval (1.7). ``method`` ``stratified``/``stratified-ppi++``: under a
+pair's judging plan (1.8). ``sources`` name predictors as ``--predictor`` does (1.9: a 1.8
+report's ``signals`` is ``scores`` or ``traffic``)."""
 
 from __future__ import annotations
 
