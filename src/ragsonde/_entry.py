@@ -4,8 +4,8 @@ Ctrl-C then ends the process as one during a command does, ``Interrupted (Ctrl-C
 130, not with a KeyboardInterrupt traceback from inside an import. Once loaded, Ctrl-C is a
 KeyboardInterrupt again, so a command's ``finally`` and ``with`` blocks run on the way out.
 
-Only the standard library is imported here; ``ragsonde/__init__.py`` (run before this module)
-imports no more than the error classes.
+Only the standard library is imported here, and ``ragsonde/__init__.py`` (run before this
+module) imports nothing but importlib: what runs before the handler takes well under 1 ms.
 """
 
 from __future__ import annotations
