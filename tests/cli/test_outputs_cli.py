@@ -116,3 +116,43 @@ def test_a_plan_or_an_estimate_without_anything_to_work_on_says_so(
         assert out.exit_code == 2, out.output
         message = " ".join(out.stderr.split())
         assert "none of its 1 queries is labelled" in message and "Judge view" in message, message
+
+
+SETTINGS = "[search]\ntop_k = 5\n"
+
+
+def _commands(bench: Path, settings: Path) -> list[list[str]]:
+    s = str(settings)
+    return [
+        ["generate", "--n", "5", "--out", s],
+        ["judge", str(bench), "--plan", "5", "--out", s],
+        ["judge", str(bench), "--llm", "openai:gpt-4o-mini", "--out", s],
+        ["history", "export", "--out", s],
+        ["history", "trend", "ndcg@10", "--out", s],
+        ["eval", str(bench), "--mcp", "http://127.0.0.1:9/mcp", "--tool", "find", "--save", s],
+    ]
+
+
+def test_no_command_writes_over_the_settings_file_it_reads(cli: Cli, tmp_path: Path) -> None:
+    """The settings file (``--config``, the root ``--config``, or ./ragsonde.toml found by
+    default) is an input. ``generate --out``, ``judge --out`` (plan or LLM), ``history export
+    -o``, ``history trend --out`` and ``eval --mcp --save`` replaced it with their output: a
+    benchmark, a plan or an SVG where the configuration was."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    settings = tmp_path / "ragsonde.toml"
+    settings.write_text(SETTINGS, encoding="utf-8")
+    home = ["--home", str(tmp_path / "home")]
+    own, root = ["--config", str(settings)], []
+    for command in _commands(bench, settings):
+        for config in (own, root, None):  # the command's --config, the root's, RAGSONDE_CONFIG
+            args = [*command, *home, *own] if config is own else [*command, *home]
+            if config is root:
+                args = ["--config", str(settings), *args]
+            env = {"RAGSONDE_CONFIG": str(settings)} if config is None else None
+            out = cli(*args, env=env)
+            assert out.exit_code == 2, (args, out.output)
+            message = " ".join(out.stderr.split())
+            assert message.startswith("VALIDATION_ERROR"), (args, message)
+            assert "is an input of this command" in message, (args, message)
+            assert settings.read_text(encoding="utf-8") == SETTINGS, args

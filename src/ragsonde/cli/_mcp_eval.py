@@ -92,6 +92,7 @@ def run_mcp_eval(
     options: EvalOptions,
     save: Path | None,
     json_output: bool,
+    settings_file: Path | None = None,
 ) -> None:
     """Evaluate the tool (and ``versus`` collection A), print, save; exit 1 on a failed gate."""
     from ragsonde.cli.progress import RichProgress
@@ -105,7 +106,7 @@ def run_mcp_eval(
             "--mcp needs --tool NAME: the search tool to call.", field="tool"
         )
     check_outputs(
-        {"--save": save}, inputs=[dataset, options.plan_file]
+        {"--save": save}, inputs=[dataset, options.plan_file, settings_file]
     )  # before the tool is called
     target = ToolTarget(
         server=server,

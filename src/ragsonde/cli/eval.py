@@ -162,6 +162,7 @@ def eval_command(
             options=options,
             save=save,
             json_output=json_output,
+            settings_file=config_file_in_use(config_file),
         )
         return
     comparing = bool(

@@ -22,6 +22,7 @@ from ragsonde.cli._common import (
     HomeOpt,
     JsonOpt,
     cli_errors,
+    config_file_in_use,
     console,
     print_json,
     settings_from_options,
@@ -108,7 +109,7 @@ def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M],
     from ragsonde.outputs import check_outputs
 
     path = history_file(where.history, where.home, where.config)
-    check_outputs(where.outputs, history=path)
+    check_outputs(where.outputs, inputs=[config_file_in_use(where.config)], history=path)
     with HistoryStore(path, reading=not where.writes) as hs:
         out = ask(hs)
     if where.json_output:
