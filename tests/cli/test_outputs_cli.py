@@ -156,3 +156,30 @@ def test_no_command_writes_over_the_settings_file_it_reads(cli: Cli, tmp_path: P
             assert message.startswith("VALIDATION_ERROR"), (args, message)
             assert "is an input of this command" in message, (args, message)
             assert settings.read_text(encoding="utf-8") == SETTINGS, args
+
+
+def test_an_mcp_eval_refuses_the_options_it_would_ignore(cli: Cli, tmp_path: Path) -> None:
+    """``eval --mcp`` writes ``--save`` and ``--json`` only and records nothing. ``--report``
+    wrote no HTML, ``--run-out`` no run file, ``--baseline`` compared nothing, all with exit 0
+    and not a word: each is refused before the tool is called."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    base = ["eval", str(bench), "--mcp", "http://127.0.0.1:9/mcp", "--tool", "find"]
+    home = ["--home", str(tmp_path / "home")]
+    html, run_file = tmp_path / "r.html", tmp_path / "run.txt"
+    for extra in (
+        ["--report", str(html)],
+        ["--run-out", str(run_file)],
+        ["--baseline", "last"],
+        ["--explain"],
+        ["--metric", "ndcg@10"],
+        ["--alpha", "0.1"],
+        ["--history", str(tmp_path / "h.sqlite")],
+        ["--against", "http://127.0.0.1:9"],
+        ["--corpus", str(tmp_path)],
+    ):
+        out = cli(*base, *extra, *home)
+        message = " ".join(out.stderr.split())
+        assert out.exit_code == 2, (extra, out.output)
+        assert message.startswith(f"VALIDATION_ERROR: {extra[0]}: not with --mcp"), message
+    assert not html.exists() and not run_file.exists()

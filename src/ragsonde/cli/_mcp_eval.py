@@ -7,7 +7,7 @@ evaluation's options (cutoffs, relevance, gates, --save, --json) unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     from ragsonde.config import Settings
     from ragsonde.evaluate import EvalOptions
 
-__all__ = ["McpArgOpt", "McpHeaderOpt", "McpMapOpt", "McpOpt", "ToolOpt", "run_mcp_eval"]
+__all__ = [
+    "McpArgOpt",
+    "McpHeaderOpt",
+    "McpMapOpt",
+    "McpOpt",
+    "ToolOpt",
+    "refuse_unused",
+    "run_mcp_eval",
+]
 
 _PANEL = "An MCP search tool (--mcp)"
 
@@ -77,6 +85,21 @@ def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
             )
         out[name.strip()] = rest
     return out
+
+
+def refuse_unused(given: Mapping[str, object]) -> None:
+    """A VALIDATION_ERROR naming eval's options that an MCP tool's evaluation does not apply
+    (``given``: option -> its value, ``None``/``False``/empty = not given). They were
+    ignored without a word: ``--report r.html`` wrote nothing, ``--baseline`` compared
+    nothing, and the run is not recorded in the history."""
+    unused = [flag for flag, value in given.items() if value not in (None, False, [], ())]
+    if unused:
+        raise QueryValidationError(
+            f"{', '.join(unused)}: not with --mcp. A tool's evaluation writes --save and --json "
+            "only, compares only with --versus COLLECTION, and is not recorded in the history; "
+            "run these on a collection (-c).",
+            field="mcp",
+        )
 
 
 def run_mcp_eval(

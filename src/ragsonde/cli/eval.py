@@ -138,7 +138,14 @@ def eval_command(
     of them are missing from the collection (unless --allow-missing), or with --baseline when
     it is significantly worse than the baseline. Each run is recorded (`ragsonde history`)."""
     if mcp is not None or tool is not None:
-        from ragsonde.cli._mcp_eval import run_mcp_eval
+        from ragsonde.cli._mcp_eval import refuse_unused, run_mcp_eval
+
+        refuse_unused({
+            "--report": report, "--run-out": run_out, "--ingest": ingest, "--against": against,
+            "--explain": explain, "--corpus": corpus, "--collection-b": collection_b,
+            "--metric": metric, "--gate-no-regression": gate_no_regression,
+            "--alpha": alpha != 0.05, "--history": history, "--baseline": baseline,
+        })  # fmt: skip
 
         if mcp is None:
             raise QueryValidationError(
