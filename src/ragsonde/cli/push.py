@@ -71,8 +71,9 @@ def push(
     json_output: JsonOpt = False,
 ) -> None:
     """Push an embedded collection (vectors, BM25 vectors, payloads) to a Qdrant server or a
-    qdrant-client folder (--to): in batches, and resumable: run it again after a failure and what was copied is skipped.
-    Quantization and HNSW options apply when the target collection is created."""
+    qdrant-client folder (--to): in batches, and resumable: run it again after a failure and
+    what was copied is skipped. Quantization and HNSW options apply when the target collection
+    is created."""
     from ragsonde.store.push import describe_target, open_target
     from ragsonde.store.push import push as run_push
     from ragsonde.workspace import Workspace
