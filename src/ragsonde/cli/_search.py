@@ -44,6 +44,7 @@ TopKOpt = Annotated[
     typer.Option(
         "--top-k",
         "-k",
+        min=1,
         help="How many results \\[default: search.top_k, 5]",
         rich_help_panel=_PANEL,
     ),
@@ -53,18 +54,29 @@ ThresholdOpt = Annotated[
     typer.Option(
         "--threshold",
         "-t",
-        help="Minimum similarity score, 0.0–1.0 \\[default: search.score_threshold, 0]",
+        min=0.0,
+        max=1.0,
+        help="Minimum similarity score \\[default: search.score_threshold, 0]",
         rich_help_panel=_PANEL,
     ),
 ]
 FusionOpt = Annotated[
     str | None,
     typer.Option(
-        "--fusion", help="hybrid: dbsf | rrf | linear \\[default: dbsf]", rich_help_panel=_PANEL
+        "--fusion",
+        help="hybrid: dbsf | rrf | linear \\[default: search.fusion, dbsf]",
+        rich_help_panel=_PANEL,
     ),
 ]
 RrfKOpt = Annotated[
-    int | None, typer.Option("--rrf-k", help="fusion rrf: its k.", rich_help_panel=_PANEL)
+    int | None,
+    typer.Option(
+        "--rrf-k",
+        min=1,
+        max=1000,
+        help="fusion rrf: the k of 1/(k + rank) \\[default: search.rrf_k, else 60]",
+        rich_help_panel=_PANEL,
+    ),
 ]
 FusionWeightsOpt = Annotated[
     str | None,
@@ -76,11 +88,24 @@ FusionWeightsOpt = Annotated[
 ]
 PrefetchOpt = Annotated[
     int | None,
-    typer.Option("--prefetch-limit", help="hybrid: candidates per side.", rich_help_panel=_PANEL),
+    typer.Option(
+        "--prefetch-limit",
+        min=1,
+        max=10_000,
+        help="hybrid: candidates per side \\[default: search.prefetch_limit, else max(4 × "
+        "top_k, 100)]",
+        rich_help_panel=_PANEL,
+    ),
 ]
 HnswEfOpt = Annotated[
     int | None,
-    typer.Option("--hnsw-ef", help="HNSW search breadth.", rich_help_panel=_PANEL),
+    typer.Option(
+        "--hnsw-ef",
+        min=1,
+        max=1_000_000,
+        help="HNSW search breadth \\[default: search.hnsw_ef, else the engine's]",
+        rich_help_panel=_PANEL,
+    ),
 ]
 ExactOpt = Annotated[
     bool | None,
@@ -95,7 +120,8 @@ RescoreOpt = Annotated[
     bool | None,
     typer.Option(
         "--rescore/--no-rescore",
-        help="Quantized collection: rescore with the original vectors.",
+        help="Quantized collection: rescore with the original vectors \\[default: "
+        "search.quantization_rescore, else on]",
         rich_help_panel=_PANEL,
         show_default=False,
     ),
@@ -103,7 +129,12 @@ RescoreOpt = Annotated[
 OversamplingOpt = Annotated[
     float | None,
     typer.Option(
-        "--oversampling", help="Quantized collection: candidates × top_k.", rich_help_panel=_PANEL
+        "--oversampling",
+        min=1.0,
+        max=16.0,
+        help="Quantized collection: candidates × top_k \\[default: "
+        "search.quantization_oversampling, else 1]",
+        rich_help_panel=_PANEL,
     ),
 ]
 
