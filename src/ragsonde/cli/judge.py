@@ -79,7 +79,7 @@ def judge_command(
             min=1,
             help="No LLM: propose the N unlabelled queries whose judgement narrows the "
             "estimate's interval most (stratified by predicted effectiveness and traffic "
-            "weight) and write them to --out [default: BENCHMARK.plan.json].",
+            "weight) and write them to --out \\[default: BENCHMARK.plan.json].",
         ),
     ] = None,
     target_width: Annotated[

@@ -125,7 +125,7 @@ def tune_command(
     dataset: Annotated[str, typer.Argument(help="Benchmark: a BEIR folder or a .jsonl/.yaml.")],
     collection: CollectionOpt = None,
     grid: Annotated[
-        Path | None, typer.Option("--grid", help="Grid file (TOML or YAML) [default: built-in].")
+        Path | None, typer.Option("--grid", help="Grid file (TOML or YAML) \\[default: built-in].")
     ] = None,
     folds: Annotated[
         int, typer.Option("--folds", min=2, max=100, help="Cross-validation folds.")
