@@ -90,3 +90,23 @@ def test_a_rule_broken_by_the_flags_is_blamed_on_them_not_on_the_file(
     message = " ".join(out.stderr.split())
     assert out.exit_code == 2, out.output
     assert message.startswith(f"VALIDATION_ERROR: Invalid settings ({settings} / environment)")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["inspect", "docs", "--sample", "-1"],  # a traceback from the engine (unsigned limit)
+        ["inspect", "docs", "--sample", "0"],  # exit 0: the layout of no payload
+        ["traffic", "log.jsonl", "--seed", "-1"],  # taken, unlike every other seed
+        ["traffic", "log.jsonl", "--sample", "0"],  # "Invalid query: sample"
+        ["traffic", "log.jsonl", "--weak-below", "2"],  # "Invalid query: weak_below"
+        ["compare", "a.json", "b.json", "--resamples", "0"],  # "n_resamples must be positive"
+    ],
+    ids=lambda a: " ".join(a[:1] + a[-2:]),
+)
+def test_a_count_out_of_range_is_a_usage_error_naming_its_flag(
+    cli: Cli, tmp_path: Path, args: list[str]
+) -> None:
+    out = cli(*args, "--home", str(tmp_path / "home")) if args[0] != "compare" else cli(*args)
+    assert out.exit_code == 2, out.output
+    assert f"Invalid value for '{args[-2]}'" in out.stderr, out.stderr
