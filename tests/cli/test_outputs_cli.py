@@ -183,3 +183,38 @@ def test_an_mcp_eval_refuses_the_options_it_would_ignore(cli: Cli, tmp_path: Pat
         assert out.exit_code == 2, (extra, out.output)
         assert message.startswith(f"VALIDATION_ERROR: {extra[0]}: not with --mcp"), message
     assert not html.exists() and not run_file.exists()
+
+
+def test_an_output_over_a_document_of_an_input_folder_is_refused(cli: Cli, tmp_path: Path) -> None:
+    """A folder of documents (``chunking DOCS``, ``eval --corpus DOCS``) or a BEIR dataset is an
+    input file by file: ``--save docs/lidar.md`` replaced a document with the report. A file the
+    folder's reader does not read (``docs/report.json``) is no input and stays writable."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = "# Lidar\n\nThe lidar measures range by timing laser pulses.\n"
+    (docs / "lidar.md").write_text(page, encoding="utf-8")
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text('{"_id": "d1", "text": "lidar"}\n', encoding="utf-8")
+    (beir / "queries.jsonl").write_text('{"_id": "q1", "text": "lidar?"}\n', encoding="utf-8")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    home = ["--home", str(tmp_path / "home")]
+    lidar, qrels = docs / "lidar.md", beir / "qrels" / "test.tsv"
+    for args in (
+        ["chunking", str(docs), "--save", str(lidar)],
+        ["eval", str(bench), "-c", "nowhere", "--corpus", str(docs), "--save", str(lidar)],
+        ["eval", str(beir), "-c", "nowhere", "--report", str(qrels)],
+        ["tune", str(beir), "-c", "nowhere", "--html", str(beir / "corpus.jsonl")],
+    ):
+        out = cli(*args, *home)
+        message = " ".join(out.stderr.split())
+        assert out.exit_code == 2, (args, out.output)
+        assert "is an input of this command" in message, (args, message)
+    assert lidar.read_text(encoding="utf-8") == page
+    assert qrels.read_text(encoding="utf-8").endswith("q1\td1\t1\n")
+    report = beir / "report.html"
+    report.write_text("<p>the last run</p>", encoding="utf-8")
+    out = cli("tune", str(beir), "-c", "nowhere", "--html", str(report), *home)
+    assert out.exit_code != 0 and "is an input" not in out.stderr, out.stderr  # no collection

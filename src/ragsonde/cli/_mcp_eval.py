@@ -121,6 +121,7 @@ def run_mcp_eval(
     from ragsonde.cli.progress import RichProgress
     from ragsonde.cli.render import render_comparison, render_report, render_side
     from ragsonde.evaluate.report import EvalReport, VersusReport
+    from ragsonde.ingest.sources import input_files
     from ragsonde.mcp.target import ToolTarget, evaluate_tool
     from ragsonde.outputs import check_outputs, write_text
 
@@ -129,7 +130,7 @@ def run_mcp_eval(
             "--mcp needs --tool NAME: the search tool to call.", field="tool"
         )
     check_outputs(
-        {"--save": save}, inputs=[dataset, options.plan_file, settings_file]
+        {"--save": save}, inputs=[*input_files(dataset), options.plan_file, settings_file]
     )  # before the tool is called
     target = ToolTarget(
         server=server,

@@ -409,9 +409,11 @@ def _check_first(
     from ragsonde.history import HistoryStore, history_path
     from ragsonde.history.baseline import check_baseline
     from ragsonde.history.record import recording_on
+    from ragsonde.ingest.sources import input_files
 
     path = history_path(home, history)
-    check_outputs(outputs, inputs=inputs, history=path)
+    # a folder's documents (the corpus, a BEIR dataset's files) are inputs one by one
+    check_outputs(outputs, inputs=[f for i in inputs for f in input_files(i)], history=path)
     if (record and recording_on()) or baseline is not None:
         with HistoryStore(path):
             pass

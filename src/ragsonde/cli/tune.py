@@ -162,6 +162,7 @@ def tune_command(
 ) -> None:
     """Tune quantization, HNSW and fusion on temporary copies of a collection, against your
     labels: Pareto front, cross-validated choice, saved or applied configuration."""
+    from ragsonde.ingest.sources import input_files
     from ragsonde.tune import Constraints, TuneOptions, load_grid, tune
     from ragsonde.tune import save_config as save
     from ragsonde.tune.html import write_html
@@ -174,7 +175,7 @@ def tune_command(
     )
     check_outputs(
         {"--html": html, "--save-config": save_config},
-        inputs=[dataset, grid, config_file_in_use(config_file)],
+        inputs=[*input_files(dataset), grid, config_file_in_use(config_file)],
     )
     options = TuneOptions(
         folds=folds,
