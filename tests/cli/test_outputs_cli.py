@@ -207,6 +207,9 @@ def test_an_output_over_a_document_of_an_input_folder_is_refused(cli: Cli, tmp_p
         ["eval", str(bench), "-c", "nowhere", "--corpus", str(docs), "--save", str(lidar)],
         ["eval", str(beir), "-c", "nowhere", "--report", str(qrels)],
         ["tune", str(beir), "-c", "nowhere", "--html", str(beir / "corpus.jsonl")],
+        ["judge", str(beir), "-c", "nowhere", "--plan", "3", "--out", str(qrels)],
+        ["judge", str(beir), "-c", "nowhere", "--llm", "openai:gpt-4o-mini", "--out", str(qrels)],
+        ["generate", "-c", "nowhere", "--human", str(beir), "--out", str(qrels)],
     ):
         out = cli(*args, *home)
         message = " ".join(out.stderr.split())

@@ -233,6 +233,7 @@ def run_plan(
 ) -> None:
     """Plan, write the plan file, and show it (``versus`` or ``pair``: a comparison's plan;
     ``settings_file``: the settings file the command read, an input the plan may not replace)."""
+    from ragsonde.ingest.sources import input_files
     from ragsonde.outputs import check_outputs, write_text
 
     if target_width is not None and target_width <= 0:  # it was ignored without a word
@@ -243,7 +244,7 @@ def run_plan(
         )
     target = out or benchmark.with_name(f"{benchmark.stem}.plan.json")
     check_outputs(  # before any work
-        {"--out": target}, inputs=[benchmark, *(pair or ()), settings_file]
+        {"--out": target}, inputs=[*input_files(benchmark), *(pair or ()), settings_file]
     )
     if pair is not None and (versus is not None or collection_b is not None):
         raise QueryValidationError(

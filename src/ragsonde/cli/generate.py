@@ -93,7 +93,9 @@ def generate_command(
 
     budget, price = budget_and_price(max_calls, max_cost, price_per_1k)
     # before any LLM call is paid for; the settings file is an input too (it was overwritten)
-    check_outputs({"--out": out}, inputs=[human, config_file_in_use(config_file)])
+    from ragsonde.ingest.sources import input_files  # a BEIR folder: its files
+
+    check_outputs({"--out": out}, inputs=[*input_files(human), config_file_in_use(config_file)])
     settings = settings_from_options(
         config=config_file, collection=collection, home=home, embedder=embedder
     )

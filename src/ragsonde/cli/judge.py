@@ -167,7 +167,10 @@ def judge_command(
     )
     target = out or benchmark.with_name(f"{benchmark.stem}.judged.jsonl")
     # before any LLM call is paid for; the settings file is an input too (it was overwritten)
-    check_outputs({"--out": target}, inputs=[benchmark, config_file_in_use(config_file)])
+    from ragsonde.ingest.sources import input_files  # a BEIR folder: its files
+
+    inputs = [*input_files(benchmark), config_file_in_use(config_file)]
+    check_outputs({"--out": target}, inputs=inputs)
     options = JudgeOptions(
         llm=llm,
         depth=depth,
