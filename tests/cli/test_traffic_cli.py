@@ -120,6 +120,12 @@ def test_labels_for_the_traffic_cross_fit_predicted(
         cli("history", "diff", ids[1], ids[2], "--history", str(history), "--json").stdout
     )
     assert same["changes"] == [] and same["like_for_like"] and same["metrics"]
+    # the terminal says how predicted was made: a --labels cut (0.86…) read as the fixed one
+    plain = [a for a in args if a != "--json"] + ["--no-record"]
+    shown = " ".join(cli(*plain, "--labels", str(robotics_benchmark())).stdout.split())
+    spearman = report["crossfit"]["out_of_fold_spearman"]
+    assert f"predicted: {report['combination']}; out-of-fold Spearman {spearman:+.3f}" in shown
+    assert f"predicted: {fixed['combination']}" in " ".join(cli(*plain).stdout.split())
 
 
 def test_an_output_that_is_an_input_is_refused_before_any_work(

@@ -67,6 +67,11 @@ def render(report: TrafficReport, shown: int = 10) -> None:
         f" by frequency {100 * report.weak_share_weighted:.1f}%), weak = predicted < "
         f"{report.weak_below}"
     )
+    # how predicted was made: a --labels run's weak cut (e.g. 0.864972) read as if fixed
+    line = f"predicted: {report.combination}"
+    if report.crossfit is not None:
+        line += f"; out-of-fold Spearman {report.crossfit.out_of_fold_spearman:+.3f}"
+    console.print(escape(line), soft_wrap=True)
     if report.production is not None:
         console.print(
             f"production vs replay: mean agreement {report.production.mean_agreement:.2f} over "
