@@ -34,7 +34,7 @@ def compare_command(
     resamples: Annotated[
         int,
         typer.Option(
-            min=1, max=10_000_000, help="Resamples of the permutation test and the bootstrap."
+            min=100, max=1_000_000, help="Resamples of the permutation test and the bootstrap."
         ),
     ] = 10000,
     seed: Annotated[

@@ -40,7 +40,8 @@ __all__ = ["HistoryOpt", "history_app", "open_history", "render_diff"]
 
 history_app = typer.Typer(
     name="history",
-    help="The recorded runs of `ragsonde eval`: list, show, diff, trend, prune, export.",
+    help="The recorded runs of `ragsonde eval` and `ragsonde traffic`: list, show, diff, trend, "
+    "prune, export.",
     no_args_is_help=True,
     rich_markup_mode="rich",
 )
