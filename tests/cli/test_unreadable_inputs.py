@@ -1,5 +1,5 @@
-"""``tune --grid`` on a file that is no grid, through the CLI: each a VALIDATION_ERROR that says
-what the file is, read before any collection is opened."""
+"""Input files that cannot be read, through the CLI (``tune --grid``, the benchmark ``judge``
+reads): each a VALIDATION_ERROR that says what the file is, before any collection is opened."""
 
 from __future__ import annotations
 
@@ -43,3 +43,23 @@ def test_a_grid_file_that_cannot_be_read_says_what_it_is(
     message = " ".join(out.stderr.split())
     assert out.exit_code == 2, out.output
     assert message.startswith("VALIDATION_ERROR: " + said.format(path=grid)), message
+
+
+@pytest.mark.parametrize(
+    "raw", [b"\xff\xfe{}\n", b'{"query_id": "q1", "query": "caf\xe9"}\n'], ids=["bom16", "latin1"]
+)
+def test_a_benchmark_judge_reads_that_is_not_utf8_says_so(
+    cli: Cli, tmp_path: Path, raw: bytes
+) -> None:
+    """``judge --llm`` (and ``generate --human``) read a benchmark's lines as bytes through
+    ``json.loads``, which guesses UTF-16 from a BOM: "'utf-16-le' codec can't decode byte 0x0a
+    in position 12: truncated data". The line is not UTF-8, as eval says of the same file."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_bytes(raw)
+    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]
+    out = cli("judge", str(bench), *home, "--llm", "openai:gpt-4o-mini")
+    message = " ".join(out.stderr.split())
+    assert out.exit_code == 2, out.output
+    assert message.startswith(
+        f"VALIDATION_ERROR: Cannot read benchmark {bench}: line 1 is not UTF-8 text ("
+    ), message
