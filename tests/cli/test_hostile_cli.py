@@ -290,3 +290,27 @@ def test_web_ingest_with_failed_pages_exits_1_and_lists_them(site, tmp_path):
         "ingest", f"{site}/sitemap.xml", "-c", "web", "--home", str(home), "--json"
     )
     assert code == 1 and json.loads(stdout)["failed"][0]["source"] == f"{site}/gone"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["schema", "traffic"], ["history", "list", "--json"], ["history", "list"]],
+    ids=["schema", "json", "table"],
+)
+def test_standard_output_on_a_full_disk_is_one_error_not_a_traceback(tmp_path, args):
+    """``--json > /dev/full``: the files a command writes said "the disk is full", its standard
+    output ended in a traceback (OSError: [Errno 28] No space left on device)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGSONDE_", "QDRANT_"))}
+    env["RAGSONDE_HOME"] = str(tmp_path / "home")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ragsonde", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("VALIDATION_ERROR: Cannot write the standard output: the disk")
