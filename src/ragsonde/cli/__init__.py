@@ -182,7 +182,7 @@ def _unwritable_stdout(e: OSError) -> NoReturn:
     with contextlib.suppress(OSError):  # nothing more goes to the broken stream, at exit either
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if e.errno == errno.EPIPE:  # `ragsonde … | head`: the reader has all it wanted
-        raise SystemExit(141) from None  # as a process killed by SIGPIPE
+        raise SystemExit(1) from None  # quietly, as Click ends a command's broken pipe
     with contextlib.suppress(OSError):
         sys.stderr.write(
             "VALIDATION_ERROR: Cannot write the standard output: the disk is full; free some "
