@@ -117,9 +117,15 @@ def traffic_command(
     ],
     collection: CollectionOpt = None,
     since: Annotated[
-        str | None, typer.Option(help="Only queries at or after this time (ISO 8601).")
+        str | None,
+        typer.Option(
+            help="Only queries at or after this time (ISO 8601 or epoch seconds); records "
+            "without a time are left out."
+        ),
     ] = None,
-    until: Annotated[str | None, typer.Option(help="Only queries before this time.")] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Only queries before this time (as --since).")
+    ] = None,
     sample: Annotated[
         int | None,
         typer.Option(min=1, help="Analyse N distinct queries, sampled by day \\[default: all]."),
