@@ -128,12 +128,12 @@ def traffic_command(
     ] = None,
     sample: Annotated[
         int | None,
-        typer.Option(min=1, help="Analyse N distinct queries, sampled by day \\[default: all]."),
+        typer.Option(help="Analyse N distinct queries, sampled by day \\[default: all]."),
     ] = None,
     seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="The sample's seed.")] = 0,
     weak_below: Annotated[
         float,
-        typer.Option(min=0.0, max=1.0, help="A query is weak when predicted is below this."),
+        typer.Option(help="A query is weak when predicted is below this (0 to 1)."),
     ] = 0.1,  # ragsonde.traffic.predictor.WEAK_BELOW (not imported: the CLI starts light)
     save: Annotated[
         Path | None,
