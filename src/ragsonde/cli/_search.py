@@ -44,7 +44,6 @@ TopKOpt = Annotated[
     typer.Option(
         "--top-k",
         "-k",
-        min=1,
         help="How many results \\[default: search.top_k, 5]",
         rich_help_panel=_PANEL,
     ),
@@ -54,9 +53,7 @@ ThresholdOpt = Annotated[
     typer.Option(
         "--threshold",
         "-t",
-        min=0.0,
-        max=1.0,
-        help="Minimum similarity score \\[default: search.score_threshold, 0]",
+        help="Minimum similarity score, 0.0–1.0 \\[default: search.score_threshold, 0]",
         rich_help_panel=_PANEL,
     ),
 ]
@@ -72,8 +69,6 @@ RrfKOpt = Annotated[
     int | None,
     typer.Option(
         "--rrf-k",
-        min=1,
-        max=1000,
         help="fusion rrf: the k of 1/(k + rank) \\[default: search.rrf_k, else 60]",
         rich_help_panel=_PANEL,
     ),
@@ -90,8 +85,6 @@ PrefetchOpt = Annotated[
     int | None,
     typer.Option(
         "--prefetch-limit",
-        min=1,
-        max=10_000,
         help="hybrid: candidates per side \\[default: search.prefetch_limit, else max(4 × "
         "top_k, 100)]",
         rich_help_panel=_PANEL,
@@ -101,8 +94,6 @@ HnswEfOpt = Annotated[
     int | None,
     typer.Option(
         "--hnsw-ef",
-        min=1,
-        max=1_000_000,
         help="HNSW search breadth \\[default: search.hnsw_ef, else the engine's]",
         rich_help_panel=_PANEL,
     ),
@@ -130,8 +121,6 @@ OversamplingOpt = Annotated[
     float | None,
     typer.Option(
         "--oversampling",
-        min=1.0,
-        max=16.0,
         help="Quantized collection: candidates × top_k \\[default: "
         "search.quantization_oversampling, else 1]",
         rich_help_panel=_PANEL,
