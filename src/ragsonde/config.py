@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Self
@@ -393,6 +393,16 @@ def _located(err: Any) -> tuple[str, str]:
     return where, why
 
 
+def _given(clean: Mapping[str, Any], loc: Sequence[Any]) -> bool:
+    """Whether the value at ``loc`` (a validation error's location) was an override."""
+    node: Any = clean
+    for key in loc:
+        if not isinstance(node, Mapping) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
 def _load(path: Path, clean: dict[str, Any]) -> Settings:
     if path.exists() and not path.is_file():
         raise QueryValidationError(
@@ -403,9 +413,12 @@ def _load(path: Path, clean: dict[str, Any]) -> Settings:
     try:
         return Settings(**clean)
     except ValidationError as e:
-        located = [_located(err) for err in e.errors(include_url=False)]
+        errors = e.errors(include_url=False)
+        located = [_located(err) for err in errors]
+        # a value given as an option (a command's flag, a keyword) was blamed on the file
+        source = "options given" if _given(clean, errors[0]["loc"]) else f"{path} / environment"
         raise QueryValidationError(
-            f"Invalid settings ({path} / environment): "
+            f"Invalid settings ({source}): "
             + "; ".join(f"{where}: {why}" for where, why in located),
             field=located[0][0],
         ) from e

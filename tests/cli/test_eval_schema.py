@@ -37,6 +37,12 @@ def test_schema_command_prints_the_file_and_names_unknown_schemas() -> None:
     assert json.loads(comparison.stdout)["properties"]["metrics"]["type"] == "array"
     bad = CliRunner().invoke(app, ["schema", "nope"])
     assert bad.exit_code == 2 and "report, comparison" in bad.stderr
+    # every name the command prints is in the list it gives (traffic was left out of it)
+    message = " ".join(bad.stderr.split())
+    listed = message.split("there are: ")[1].rstrip(".").split(", ")
+    assert "traffic" in listed and "history-list" in listed, message
+    for name in listed:
+        assert CliRunner().invoke(app, ["schema", name]).exit_code == 0, name
 
 
 def test_the_schema_rejects_what_is_not_a_report() -> None:

@@ -53,3 +53,30 @@ def test_a_command_help_keeps_its_paragraphs_and_joins_its_lines(cli: Cli) -> No
     assert out.exit_code == 0
     # one paragraph in the docstring, two source lines: one line on a wide terminal
     assert "on your documents into temporary collections (yours are untouched)" in out.stdout
+
+
+def _helps(command, path: str):  # type: ignore[no-untyped-def]
+    """(where, text) of every help text under a click command: its own and its parameters'."""
+    yield path, command.help or ""
+    for param in command.params:
+        yield f"{path} {param.name}", getattr(param, "help", None) or ""
+    for name, sub in getattr(command, "commands", {}).items():  # a group's commands
+        yield from _helps(sub, f"{path} {name}")
+
+
+def test_no_help_text_loses_a_bracket_to_rich_markup(cli: Cli) -> None:
+    """Help is Rich markup: an unescaped ``[default: built-in]`` or ``'ragsonde[llm-local]'``
+    is read as a style tag and vanishes (``tune --grid`` said "Grid file (TOML or YAML) .",
+    ``--llm`` "pip install 'ragsonde'"). Every help text renders whole."""
+    import typer
+    from rich.text import Text
+
+    from ragsonde.cli.app import app
+
+    lost, helps = [], list(_helps(typer.main.get_command(app), "ragsonde"))
+    assert len(helps) > 300, len(helps)  # every command's options, the groups' included
+    for where, text in helps:
+        shown = Text.from_markup(text).plain
+        if shown != text.replace("\\[", "["):
+            lost.append(f"{where}: {text!r} shows as {shown!r}")
+    assert not lost, "\n".join(lost)

@@ -223,6 +223,28 @@ def test_an_ingest_that_read_nothing_but_failures_fails(tmp_path):
     assert code == 0, stderr  # one good document: the failed one is listed, not fatal
 
 
+def test_an_ingest_of_a_folder_with_no_file_it_reads_fails(tmp_path):
+    """A folder of PDFs only (or the wrong folder) is no ingest: exit 1 naming the kinds of
+    file ingest reads. It exited 0 with "Ingested 0 documents" and an empty collection."""
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    (folder / "manual.pdf").write_bytes(b"%PDF-1.4\n")
+    home = tmp_path / "home"
+    code, _, stderr = run("ingest", str(folder), "-c", "none", "--home", str(home))
+    message = " ".join(stderr.split())
+    assert code == 1, stderr
+    assert f"Nothing was ingested: {folder} holds no file ingest reads (.md," in message, message
+    code, stdout, stderr = run("ingest", str(folder), "-c", "none", "--home", str(home), "--json")
+    assert code == 1, stderr
+    assert json.loads(stdout)["documents"] == 0
+    (folder / "lidar.md").write_text("# Lidar\n\nLidar times laser pulses.\n")
+    code, _, stderr = run("ingest", str(folder), "-c", "none", "--home", str(home))
+    assert code == 0, stderr
+    (folder / "lidar.md").unlink()  # emptied on purpose: --prune deletes, and that is an ingest
+    code, _, stderr = run("ingest", str(folder), "-c", "none", "--home", str(home), "--prune")
+    assert code == 0, stderr
+
+
 class _Site(BaseHTTPRequestHandler):
     def do_GET(self):
         base = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -268,3 +290,27 @@ def test_web_ingest_with_failed_pages_exits_1_and_lists_them(site, tmp_path):
         "ingest", f"{site}/sitemap.xml", "-c", "web", "--home", str(home), "--json"
     )
     assert code == 1 and json.loads(stdout)["failed"][0]["source"] == f"{site}/gone"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["schema", "traffic"], ["history", "list", "--json"], ["history", "list"]],
+    ids=["schema", "json", "table"],
+)
+def test_standard_output_on_a_full_disk_is_one_error_not_a_traceback(tmp_path, args):
+    """``--json > /dev/full``: the files a command writes said "the disk is full", its standard
+    output ended in a traceback (OSError: [Errno 28] No space left on device)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGSONDE_", "QDRANT_"))}
+    env["RAGSONDE_HOME"] = str(tmp_path / "home")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ragsonde", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("VALIDATION_ERROR: Cannot write the standard output: the disk")

@@ -116,3 +116,108 @@ def test_a_plan_or_an_estimate_without_anything_to_work_on_says_so(
         assert out.exit_code == 2, out.output
         message = " ".join(out.stderr.split())
         assert "none of its 1 queries is labelled" in message and "Judge view" in message, message
+
+
+SETTINGS = "[search]\ntop_k = 5\n"
+
+
+def _commands(bench: Path, settings: Path) -> list[list[str]]:
+    s = str(settings)
+    return [
+        ["generate", "--n", "5", "--out", s],
+        ["judge", str(bench), "--plan", "5", "--out", s],
+        ["judge", str(bench), "--llm", "openai:gpt-4o-mini", "--out", s],
+        ["history", "export", "--out", s],
+        ["history", "trend", "ndcg@10", "--out", s],
+        ["eval", str(bench), "--mcp", "http://127.0.0.1:9/mcp", "--tool", "find", "--save", s],
+    ]
+
+
+def test_no_command_writes_over_the_settings_file_it_reads(cli: Cli, tmp_path: Path) -> None:
+    """The settings file (``--config``, the root ``--config``, or ./ragsonde.toml found by
+    default) is an input. ``generate --out``, ``judge --out`` (plan or LLM), ``history export
+    -o``, ``history trend --out`` and ``eval --mcp --save`` replaced it with their output: a
+    benchmark, a plan or an SVG where the configuration was."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    settings = tmp_path / "ragsonde.toml"
+    settings.write_text(SETTINGS, encoding="utf-8")
+    home = ["--home", str(tmp_path / "home")]
+    own, root = ["--config", str(settings)], []
+    for command in _commands(bench, settings):
+        for config in (own, root, None):  # the command's --config, the root's, RAGSONDE_CONFIG
+            args = [*command, *home, *own] if config is own else [*command, *home]
+            if config is root:
+                args = ["--config", str(settings), *args]
+            env = {"RAGSONDE_CONFIG": str(settings)} if config is None else None
+            out = cli(*args, env=env)
+            assert out.exit_code == 2, (args, out.output)
+            message = " ".join(out.stderr.split())
+            assert message.startswith("VALIDATION_ERROR"), (args, message)
+            assert "is an input of this command" in message, (args, message)
+            assert settings.read_text(encoding="utf-8") == SETTINGS, args
+
+
+def test_an_mcp_eval_refuses_the_options_it_would_ignore(cli: Cli, tmp_path: Path) -> None:
+    """``eval --mcp`` writes ``--save`` and ``--json`` only and records nothing. ``--report``
+    wrote no HTML, ``--run-out`` no run file, ``--baseline`` compared nothing, all with exit 0
+    and not a word: each is refused before the tool is called."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    base = ["eval", str(bench), "--mcp", "http://127.0.0.1:9/mcp", "--tool", "find"]
+    home = ["--home", str(tmp_path / "home")]
+    html, run_file = tmp_path / "r.html", tmp_path / "run.txt"
+    for extra in (
+        ["--report", str(html)],
+        ["--run-out", str(run_file)],
+        ["--baseline", "last"],
+        ["--explain"],
+        ["--metric", "ndcg@10"],
+        ["--alpha", "0.1"],
+        ["--history", str(tmp_path / "h.sqlite")],
+        ["--against", "http://127.0.0.1:9"],
+        ["--corpus", str(tmp_path)],
+    ):
+        out = cli(*base, *extra, *home)
+        message = " ".join(out.stderr.split())
+        assert out.exit_code == 2, (extra, out.output)
+        assert message.startswith(f"VALIDATION_ERROR: {extra[0]}: not with --mcp"), message
+    assert not html.exists() and not run_file.exists()
+
+
+def test_an_output_over_a_document_of_an_input_folder_is_refused(cli: Cli, tmp_path: Path) -> None:
+    """A folder of documents (``chunking DOCS``, ``eval --corpus DOCS``) or a BEIR dataset is an
+    input file by file: ``--save docs/lidar.md`` replaced a document with the report. A file the
+    folder's reader does not read (``docs/report.json``) is no input and stays writable."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = "# Lidar\n\nThe lidar measures range by timing laser pulses.\n"
+    (docs / "lidar.md").write_text(page, encoding="utf-8")
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text('{"_id": "d1", "text": "lidar"}\n', encoding="utf-8")
+    (beir / "queries.jsonl").write_text('{"_id": "q1", "text": "lidar?"}\n', encoding="utf-8")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    home = ["--home", str(tmp_path / "home")]
+    lidar, qrels = docs / "lidar.md", beir / "qrels" / "test.tsv"
+    for args in (
+        ["chunking", str(docs), "--save", str(lidar)],
+        ["eval", str(bench), "-c", "nowhere", "--corpus", str(docs), "--save", str(lidar)],
+        ["eval", str(beir), "-c", "nowhere", "--report", str(qrels)],
+        ["tune", str(beir), "-c", "nowhere", "--html", str(beir / "corpus.jsonl")],
+        ["judge", str(beir), "-c", "nowhere", "--plan", "3", "--out", str(qrels)],
+        ["judge", str(beir), "-c", "nowhere", "--llm", "openai:gpt-4o-mini", "--out", str(qrels)],
+        ["generate", "-c", "nowhere", "--human", str(beir), "--out", str(qrels)],
+    ):
+        out = cli(*args, *home)
+        message = " ".join(out.stderr.split())
+        assert out.exit_code == 2, (args, out.output)
+        assert "is an input of this command" in message, (args, message)
+    assert lidar.read_text(encoding="utf-8") == page
+    assert qrels.read_text(encoding="utf-8").endswith("q1\td1\t1\n")
+    report = beir / "report.html"
+    report.write_text("<p>the last run</p>", encoding="utf-8")
+    out = cli("tune", str(beir), "-c", "nowhere", "--html", str(report), *home)
+    assert out.exit_code != 0 and "is an input" not in out.stderr, out.stderr  # no collection

@@ -61,3 +61,25 @@ def test_cli_errors_and_the_api_key_is_never_printed(cli: Cli, push_home: Path) 
     nowhere = cli("push", "-c", "docs", "--json", env={"RAGSONDE_HOME": str(push_home)})
     assert nowhere.exit_code == 2
     assert json.loads(nowhere.stdout)["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_a_target_folder_that_is_a_file_or_the_source_home_is_refused(
+    cli: Cli, push_home: Path, tmp_path: Path
+) -> None:
+    """``--to path:FILE`` was a CONNECTION_ERROR asking whether the server runs; ``--to
+    path:HOME`` (the embedded store being pushed) wrote qdrant-client's ``collection/`` and
+    ``meta.json`` among the embedded store's files. Both are a VALIDATION_ERROR naming why."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("keep me", encoding="utf-8")
+    before = sorted(p.name for p in push_home.iterdir())
+    for to, why in (
+        (f"path:{a_file}", f"{a_file} is a file; name a folder"),
+        (f"path:{push_home}", "is inside the embedded store's folder"),
+        (str(push_home / "copy"), "is inside the embedded store's folder"),
+    ):
+        out = cli("push", "-c", "docs", "--to", to, env={"RAGSONDE_HOME": str(push_home)})
+        message = " ".join(out.stderr.split())
+        assert out.exit_code == 2, (to, out.output)
+        assert message.startswith("VALIDATION_ERROR: Cannot push to") and why in message, message
+    assert a_file.read_text(encoding="utf-8") == "keep me"
+    assert sorted(p.name for p in push_home.iterdir()) == before

@@ -120,6 +120,24 @@ def test_labels_for_the_traffic_cross_fit_predicted(
         cli("history", "diff", ids[1], ids[2], "--history", str(history), "--json").stdout
     )
     assert same["changes"] == [] and same["like_for_like"] and same["metrics"]
+    # labels for too few of the queries: the fixed combination stays, and the report says the
+    # labels were not used (they were dropped without a word); the run reads as one without
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(robotics_benchmark().read_text().splitlines(True)[:10]), "utf-8")
+    unused = json.loads(cli(*args, "--labels", str(few)).stdout)
+    assert unused["crossfit"] is None and unused["weak_below"] == fixed["weak_below"]
+    assert unused["combination"] == fixed["combination"] + (
+        "; --labels not used: fewer than 20 of its labelled queries are in this traffic"
+    )
+    pair = [str(fixed["history_run"]), str(unused["history_run"])]
+    like = json.loads(cli("history", "diff", *pair, "--history", str(history), "--json").stdout)
+    assert like["changes"] == [] and like["like_for_like"], like["changes"]
+    # the terminal says how predicted was made: a --labels cut (0.86…) read as the fixed one
+    plain = [a for a in args if a != "--json"] + ["--no-record"]
+    shown = " ".join(cli(*plain, "--labels", str(robotics_benchmark())).stdout.split())
+    spearman = report["crossfit"]["out_of_fold_spearman"]
+    assert f"predicted: {report['combination']}; out-of-fold Spearman {spearman:+.3f}" in shown
+    assert f"predicted: {fixed['combination']}" in " ".join(cli(*plain).stdout.split())
 
 
 def test_an_output_that_is_an_input_is_refused_before_any_work(

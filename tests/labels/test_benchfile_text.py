@@ -17,7 +17,7 @@ from ragsonde.labels import read_entries
     [
         (b'{"query_id": "a", "query": "x", "relevant": ["\\udc80"]}', "field relevant[0]"),
         (b'{"query_id": "\\ud800", "query": "x", "relevant": ["l"]}', "field query_id"),
-        (b'{"query_id": "a", "query": "x \xff", "relevant": ["l"]}', "can't decode byte 0xff"),
+        (b'{"query_id": "a", "query": "x \xff", "relevant": ["l"]}', "line 2 is not UTF-8 text"),
     ],
 )
 def test_a_bad_benchmark_line_is_named(tmp_path: Path, line: bytes, needle: str):

@@ -8,6 +8,7 @@ instant.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import importlib
 import json
@@ -15,6 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ragsonde.cli.app import app
 
@@ -183,6 +185,28 @@ def run() -> None:
     except KeyboardInterrupt as stop:  # outside Typer's own catch: while it builds the commands
         sys.stderr.write(_INTERRUPTED)
         raise SystemExit(130) from stop
+    except OSError as e:
+        _unwritable_stdout(e)
+
+
+def _unwritable_stdout(e: OSError) -> NoReturn:
+    """Standard output that cannot be written (``--json > /dev/full``, a full disk, a reader
+    that went away): one line, not a traceback. Files a command writes are checked and mapped
+    in :mod:`ragsonde.outputs`; what reaches here unmapped is the terminal's stream."""
+    import errno
+
+    if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE):
+        raise e
+    with contextlib.suppress(OSError):  # nothing more goes to the broken stream, at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if e.errno == errno.EPIPE:  # `ragsonde … | head`: the reader has all it wanted
+        raise SystemExit(1) from None  # quietly, as Click ends a command's broken pipe
+    with contextlib.suppress(OSError):
+        sys.stderr.write(
+            "VALIDATION_ERROR: Cannot write the standard output: the disk is full; free some "
+            "space or redirect it elsewhere.\n"
+        )
+    raise SystemExit(2) from None
 
 
 def _interrupted(done: BaseException) -> bool:

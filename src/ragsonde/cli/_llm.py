@@ -32,7 +32,7 @@ LlmOpt = Annotated[
         "--llm",
         help="openai:MODEL on OPENAI_BASE_URL (OpenAI, Ollama's /v1, vLLM), key OPENAI_API_KEY; "
         "or local:NAME_OR_PATH, a GGUF model run by llama.cpp on loopback (local:gemma3-270m; "
-        "pip install 'ragsonde[llm-local]').",
+        "pip install 'ragsonde\\[llm-local]').",
     ),
 ]
 MaxCallsOpt = Annotated[

@@ -7,7 +7,7 @@ evaluation's options (cutoffs, relevance, gates, --save, --json) unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     from ragsonde.config import Settings
     from ragsonde.evaluate import EvalOptions
 
-__all__ = ["McpArgOpt", "McpHeaderOpt", "McpMapOpt", "McpOpt", "ToolOpt", "run_mcp_eval"]
+__all__ = [
+    "McpArgOpt",
+    "McpHeaderOpt",
+    "McpMapOpt",
+    "McpOpt",
+    "ToolOpt",
+    "refuse_unused",
+    "run_mcp_eval",
+]
 
 _PANEL = "An MCP search tool (--mcp)"
 
@@ -79,6 +87,21 @@ def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
+def refuse_unused(given: Mapping[str, object]) -> None:
+    """A VALIDATION_ERROR naming eval's options that an MCP tool's evaluation does not apply
+    (``given``: option -> its value, ``None``/``False``/empty = not given). They were
+    ignored without a word: ``--report r.html`` wrote nothing, ``--baseline`` compared
+    nothing, and the run is not recorded in the history."""
+    unused = [flag for flag, value in given.items() if value not in (None, False, [], ())]
+    if unused:
+        raise QueryValidationError(
+            f"{', '.join(unused)}: not with --mcp. A tool's evaluation writes --save and --json "
+            "only, compares only with --versus COLLECTION, and is not recorded in the history; "
+            "run these on a collection (-c).",
+            field="mcp",
+        )
+
+
 def run_mcp_eval(
     dataset: str,
     *,
@@ -92,11 +115,13 @@ def run_mcp_eval(
     options: EvalOptions,
     save: Path | None,
     json_output: bool,
+    settings_file: Path | None = None,
 ) -> None:
     """Evaluate the tool (and ``versus`` collection A), print, save; exit 1 on a failed gate."""
     from ragsonde.cli.progress import RichProgress
     from ragsonde.cli.render import render_comparison, render_report, render_side
     from ragsonde.evaluate.report import EvalReport, VersusReport
+    from ragsonde.ingest.sources import input_files
     from ragsonde.mcp.target import ToolTarget, evaluate_tool
     from ragsonde.outputs import check_outputs, write_text
 
@@ -105,7 +130,7 @@ def run_mcp_eval(
             "--mcp needs --tool NAME: the search tool to call.", field="tool"
         )
     check_outputs(
-        {"--save": save}, inputs=[dataset, options.plan_file]
+        {"--save": save}, inputs=[*input_files(dataset), options.plan_file, settings_file]
     )  # before the tool is called
     target = ToolTarget(
         server=server,

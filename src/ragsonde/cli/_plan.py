@@ -229,8 +229,11 @@ def run_plan(
     versus: str | None = None,
     collection_b: str | None = None,
     pair: tuple[Path, Path] | None = None,
+    settings_file: Path | None = None,
 ) -> None:
-    """Plan, write the plan file, and show it (``versus`` or ``pair``: a comparison's plan)."""
+    """Plan, write the plan file, and show it (``versus`` or ``pair``: a comparison's plan;
+    ``settings_file``: the settings file the command read, an input the plan may not replace)."""
+    from ragsonde.ingest.sources import input_files
     from ragsonde.outputs import check_outputs, write_text
 
     if target_width is not None and target_width <= 0:  # it was ignored without a word
@@ -240,7 +243,9 @@ def run_plan(
             field="target_width",
         )
     target = out or benchmark.with_name(f"{benchmark.stem}.plan.json")
-    check_outputs({"--out": target}, inputs=[benchmark, *(pair or ())])  # before any work
+    check_outputs(  # before any work
+        {"--out": target}, inputs=[*input_files(benchmark), *(pair or ()), settings_file]
+    )
     if pair is not None and (versus is not None or collection_b is not None):
         raise QueryValidationError(
             "--pair names both sides by their saved reports; leave out --versus and "

@@ -60,11 +60,18 @@ ThresholdOpt = Annotated[
 FusionOpt = Annotated[
     str | None,
     typer.Option(
-        "--fusion", help="hybrid: dbsf | rrf | linear \\[default: dbsf]", rich_help_panel=_PANEL
+        "--fusion",
+        help="hybrid: dbsf | rrf | linear \\[default: search.fusion, dbsf]",
+        rich_help_panel=_PANEL,
     ),
 ]
 RrfKOpt = Annotated[
-    int | None, typer.Option("--rrf-k", help="fusion rrf: its k.", rich_help_panel=_PANEL)
+    int | None,
+    typer.Option(
+        "--rrf-k",
+        help="fusion rrf: the k of 1/(k + rank) \\[default: search.rrf_k, else 60]",
+        rich_help_panel=_PANEL,
+    ),
 ]
 FusionWeightsOpt = Annotated[
     str | None,
@@ -76,11 +83,20 @@ FusionWeightsOpt = Annotated[
 ]
 PrefetchOpt = Annotated[
     int | None,
-    typer.Option("--prefetch-limit", help="hybrid: candidates per side.", rich_help_panel=_PANEL),
+    typer.Option(
+        "--prefetch-limit",
+        help="hybrid: candidates per side \\[default: search.prefetch_limit, else max(4 × "
+        "top_k, 100)]",
+        rich_help_panel=_PANEL,
+    ),
 ]
 HnswEfOpt = Annotated[
     int | None,
-    typer.Option("--hnsw-ef", help="HNSW search breadth.", rich_help_panel=_PANEL),
+    typer.Option(
+        "--hnsw-ef",
+        help="HNSW search breadth \\[default: search.hnsw_ef, else the engine's]",
+        rich_help_panel=_PANEL,
+    ),
 ]
 ExactOpt = Annotated[
     bool | None,
@@ -95,7 +111,8 @@ RescoreOpt = Annotated[
     bool | None,
     typer.Option(
         "--rescore/--no-rescore",
-        help="Quantized collection: rescore with the original vectors.",
+        help="Quantized collection: rescore with the original vectors \\[default: "
+        "search.quantization_rescore, else on]",
         rich_help_panel=_PANEL,
         show_default=False,
     ),
@@ -103,7 +120,10 @@ RescoreOpt = Annotated[
 OversamplingOpt = Annotated[
     float | None,
     typer.Option(
-        "--oversampling", help="Quantized collection: candidates × top_k.", rich_help_panel=_PANEL
+        "--oversampling",
+        help="Quantized collection: candidates × top_k \\[default: "
+        "search.quantization_oversampling, else 1]",
+        rich_help_panel=_PANEL,
     ),
 ]
 

@@ -168,12 +168,13 @@ def chunking_command(
     from ragsonde.chunking import DEFAULT_GRID, SweepOptions, parse_configs, sweep_chunking
     from ragsonde.chunking.html import write_html
     from ragsonde.chunking.saved import save_chunking
+    from ragsonde.ingest.sources import input_files
     from ragsonde.workspace import Workspace
 
     settings = settings_from_options(config=config_file, embedder=embedder, home=home)
     check_outputs(
         {"--html": html, "--save": save, "--save-config": save_config},
-        inputs=[docs, bench, config_file_in_use(config_file)],
+        inputs=[*input_files(docs), bench, config_file_in_use(config_file)],
     )
     grid = tuple(parse_configs(configs)) if configs else DEFAULT_GRID
     options = SweepOptions(

@@ -32,7 +32,10 @@ def compare_command(
     ] = False,
     alpha: Annotated[float, typer.Option(help="Significance level of both tests.")] = 0.05,
     resamples: Annotated[
-        int, typer.Option(help="Resamples of the permutation test and the bootstrap.")
+        int,
+        typer.Option(
+            min=100, max=1_000_000, help="Resamples of the permutation test and the bootstrap."
+        ),
     ] = 10000,
     seed: Annotated[
         int, typer.Option(min=0, max=2**32 - 1, help="Random seed of the resampling.")

@@ -138,7 +138,14 @@ def eval_command(
     of them are missing from the collection (unless --allow-missing), or with --baseline when
     it is significantly worse than the baseline. Each run is recorded (`ragsonde history`)."""
     if mcp is not None or tool is not None:
-        from ragsonde.cli._mcp_eval import run_mcp_eval
+        from ragsonde.cli._mcp_eval import refuse_unused, run_mcp_eval
+
+        refuse_unused({
+            "--report": report, "--run-out": run_out, "--ingest": ingest, "--against": against,
+            "--explain": explain, "--corpus": corpus, "--collection-b": collection_b,
+            "--metric": metric, "--gate-no-regression": gate_no_regression,
+            "--alpha": alpha != 0.05, "--history": history, "--baseline": baseline,
+        })  # fmt: skip
 
         if mcp is None:
             raise QueryValidationError(
@@ -162,6 +169,7 @@ def eval_command(
             options=options,
             save=save,
             json_output=json_output,
+            settings_file=config_file_in_use(config_file),
         )
         return
     comparing = bool(
@@ -401,9 +409,11 @@ def _check_first(
     from ragsonde.history import HistoryStore, history_path
     from ragsonde.history.baseline import check_baseline
     from ragsonde.history.record import recording_on
+    from ragsonde.ingest.sources import input_files
 
     path = history_path(home, history)
-    check_outputs(outputs, inputs=inputs, history=path)
+    # a folder's documents (the corpus, a BEIR dataset's files) are inputs one by one
+    check_outputs(outputs, inputs=[f for i in inputs for f in input_files(i)], history=path)
     if (record and recording_on()) or baseline is not None:
         with HistoryStore(path):
             pass

@@ -15,6 +15,7 @@ from ragsonde.cli._common import (
     HomeOpt,
     JsonOpt,
     cli_errors,
+    config_file_in_use,
     console,
     print_json,
     settings_from_options,
@@ -91,7 +92,10 @@ def generate_command(
     from ragsonde.labels import GenerateOptions, generate
 
     budget, price = budget_and_price(max_calls, max_cost, price_per_1k)
-    check_outputs({"--out": out}, inputs=[human])  # before any LLM call is paid for
+    # before any LLM call is paid for; the settings file is an input too (it was overwritten)
+    from ragsonde.ingest.sources import input_files  # a BEIR folder: its files
+
+    check_outputs({"--out": out}, inputs=[*input_files(human), config_file_in_use(config_file)])
     settings = settings_from_options(
         config=config_file, collection=collection, home=home, embedder=embedder
     )

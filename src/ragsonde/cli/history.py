@@ -22,6 +22,7 @@ from ragsonde.cli._common import (
     HomeOpt,
     JsonOpt,
     cli_errors,
+    config_file_in_use,
     console,
     print_json,
     settings_from_options,
@@ -39,7 +40,8 @@ __all__ = ["HistoryOpt", "history_app", "open_history", "render_diff"]
 
 history_app = typer.Typer(
     name="history",
-    help="The recorded runs of `ragsonde eval`: list, show, diff, trend, prune, export.",
+    help="The recorded runs of `ragsonde eval` and `ragsonde traffic`: list, show, diff, trend, "
+    "prune, export.",
     no_args_is_help=True,
     rich_markup_mode="rich",
 )
@@ -108,7 +110,7 @@ def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M],
     from ragsonde.outputs import check_outputs
 
     path = history_file(where.history, where.home, where.config)
-    check_outputs(where.outputs, history=path)
+    check_outputs(where.outputs, inputs=[config_file_in_use(where.config)], history=path)
     with HistoryStore(path, reading=not where.writes) as hs:
         out = ask(hs)
     if where.json_output:

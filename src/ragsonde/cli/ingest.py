@@ -85,8 +85,9 @@ def ingest(
 ) -> None:
     """Ingest documents into a collection: idempotent, skips what is unchanged, shows progress.
 
-    Exits 1 when pages of a docs site could not be fetched (they are listed); files skipped
-    in a folder (not UTF-8, symlinks leading outside it) are listed and the exit is 0.
+    Exits 1 when pages of a docs site could not be fetched (they are listed), or when nothing
+    was read (every document failed, or a folder holds no file ingest reads); files skipped in
+    a folder (not UTF-8, symlinks leading outside it) are listed and the exit is 0.
     Quantization and HNSW options apply when the collection is created (a warning names what an
     existing one has instead).
     """
@@ -137,11 +138,18 @@ def ingest(
     failed_pages = bool(report.failed) and (fmt or detect_format(source)) == "web"
     # Nothing read and something failed: the run ingested none of what it was given.
     failed_all = bool(report.failed) and report.documents == 0 and report.skipped == 0
+    # A folder with no file of a kind ingest reads (PDFs only, the wrong folder): it exited 0
+    # with "Ingested 0 documents" and an empty collection.
+    read_none = (
+        (fmt or detect_format(source)) == "folder"
+        and report.documents == report.skipped == report.deleted == 0
+        and not report.failed
+    )
     for warning in report.warnings:
         err_console.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
     if json_output:
         print_json(report)
-        if failed_pages or failed_all:
+        if failed_pages or failed_all or read_none:
             raise typer.Exit(1)
         return
     console.print(
@@ -161,5 +169,14 @@ def ingest(
         err_console.print(
             f"[bold red]Nothing was ingested[/]: all {len(report.failed)} documents failed "
             "(listed above)."
+        )
+        raise typer.Exit(1)
+    if read_none:
+        from ragsonde.ingest.parse import PARSER_FOR_SUFFIX
+
+        err_console.print(
+            f"[bold red]Nothing was ingested[/]: {escape(source)} holds no file ingest reads "
+            f"({', '.join(PARSER_FOR_SUFFIX)}); name the folder of your documents.",
+            soft_wrap=True,
         )
         raise typer.Exit(1)

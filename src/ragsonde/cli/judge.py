@@ -14,6 +14,7 @@ from ragsonde.cli._common import (
     HomeOpt,
     JsonOpt,
     cli_errors,
+    config_file_in_use,
     print_json,
     settings_from_options,
 )
@@ -78,7 +79,7 @@ def judge_command(
             min=1,
             help="No LLM: propose the N unlabelled queries whose judgement narrows the "
             "estimate's interval most (stratified by predicted effectiveness and traffic "
-            "weight) and write them to --out [default: BENCHMARK.plan.json].",
+            "weight) and write them to --out \\[default: BENCHMARK.plan.json].",
         ),
     ] = None,
     target_width: Annotated[
@@ -139,6 +140,7 @@ def judge_command(
             versus=versus,
             collection_b=collection_b,
             pair=pair,
+            settings_file=config_file_in_use(config_file),
         )
         return
     if versus is not None or collection_b is not None or pair is not None:
@@ -164,7 +166,11 @@ def judge_command(
         config=config_file, collection=collection, home=home, embedder=embedder
     )
     target = out or benchmark.with_name(f"{benchmark.stem}.judged.jsonl")
-    check_outputs({"--out": target}, inputs=[benchmark])  # before any LLM call is paid for
+    # before any LLM call is paid for; the settings file is an input too (it was overwritten)
+    from ragsonde.ingest.sources import input_files  # a BEIR folder: its files
+
+    inputs = [*input_files(benchmark), config_file_in_use(config_file)]
+    check_outputs({"--out": target}, inputs=inputs)
     options = JudgeOptions(
         llm=llm,
         depth=depth,

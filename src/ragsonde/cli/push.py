@@ -70,10 +70,11 @@ def push(
     config_file: ConfigOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Push an embedded collection (vectors, BM25 vectors, payloads) to a Qdrant server:
-    in batches, and resumable: run it again after a failure and what was copied is skipped.
-    Quantization and HNSW options apply when the target collection is created."""
-    from ragsonde.store.push import describe_target, open_target
+    """Push an embedded collection (vectors, BM25 vectors, payloads) to a Qdrant server or a
+    qdrant-client folder (--to): in batches, and resumable: run it again after a failure and
+    what was copied is skipped. Quantization and HNSW options apply when the target collection
+    is created."""
+    from ragsonde.store.push import check_target_folder, describe_target, open_target
     from ragsonde.store.push import push as run_push
     from ragsonde.workspace import Workspace
 
@@ -94,6 +95,7 @@ def push(
         settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
     )
     label = describe_target(url, key)
+    check_target_folder(url, settings.home)
     # The source is always the embedded store, whatever QDRANT_URL says (it names the target).
     with Workspace(settings.model_copy(update={"qdrant_url": None})) as source:
         target = open_target(url, api_key=key, timeout_s=timeout)

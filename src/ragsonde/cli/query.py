@@ -289,7 +289,9 @@ def inspect(
         typer.Argument(help="The collection \\[default: --collection, or the collection setting]"),
     ] = None,
     collection: CollectionOpt = None,
-    sample: Annotated[int, typer.Option(help="How many payloads to sample.")] = 1000,
+    sample: Annotated[
+        int, typer.Option(min=1, max=1_000_000, help="How many payloads to sample.")
+    ] = 1000,  # -1 was a traceback from the engine (an unsigned limit), 0 a layout of nothing
     field_paths: FieldOpt = None,
     vector: VectorOpt = None,
     home: HomeOpt = None,

@@ -67,6 +67,11 @@ def render(report: TrafficReport, shown: int = 10) -> None:
         f" by frequency {100 * report.weak_share_weighted:.1f}%), weak = predicted < "
         f"{report.weak_below}"
     )
+    # how predicted was made: a --labels run's weak cut (e.g. 0.864972) read as if fixed
+    line = f"predicted: {report.combination}"
+    if report.crossfit is not None:
+        line += f"; out-of-fold Spearman {report.crossfit.out_of_fold_spearman:+.3f}"
+    console.print(escape(line), soft_wrap=True)
     if report.production is not None:
         console.print(
             f"production vs replay: mean agreement {report.production.mean_agreement:.2f} over "
@@ -112,15 +117,23 @@ def traffic_command(
     ],
     collection: CollectionOpt = None,
     since: Annotated[
-        str | None, typer.Option(help="Only queries at or after this time (ISO 8601).")
+        str | None,
+        typer.Option(
+            help="Only queries at or after this time (ISO 8601 or epoch seconds); records "
+            "without a time are left out."
+        ),
     ] = None,
-    until: Annotated[str | None, typer.Option(help="Only queries before this time.")] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Only queries before this time (as --since).")
+    ] = None,
     sample: Annotated[
-        int | None, typer.Option(help="Analyse N distinct queries, sampled by day.")
+        int | None,
+        typer.Option(help="Analyse N distinct queries, sampled by day \\[default: all]."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="The sample's seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="The sample's seed.")] = 0,
     weak_below: Annotated[
-        float, typer.Option(help="A query is weak when predicted is below this.")
+        float,
+        typer.Option(help="A query is weak when predicted is below this (0 to 1)."),
     ] = 0.1,  # ragsonde.traffic.predictor.WEAK_BELOW (not imported: the CLI starts light)
     save: Annotated[
         Path | None,

@@ -125,7 +125,7 @@ def tune_command(
     dataset: Annotated[str, typer.Argument(help="Benchmark: a BEIR folder or a .jsonl/.yaml.")],
     collection: CollectionOpt = None,
     grid: Annotated[
-        Path | None, typer.Option("--grid", help="Grid file (TOML or YAML) [default: built-in].")
+        Path | None, typer.Option("--grid", help="Grid file (TOML or YAML) \\[default: built-in].")
     ] = None,
     folds: Annotated[
         int, typer.Option("--folds", min=2, max=100, help="Cross-validation folds.")
@@ -162,6 +162,7 @@ def tune_command(
 ) -> None:
     """Tune quantization, HNSW and fusion on temporary copies of a collection, against your
     labels: Pareto front, cross-validated choice, saved or applied configuration."""
+    from ragsonde.ingest.sources import input_files
     from ragsonde.tune import Constraints, TuneOptions, load_grid, tune
     from ragsonde.tune import save_config as save
     from ragsonde.tune.html import write_html
@@ -174,7 +175,7 @@ def tune_command(
     )
     check_outputs(
         {"--html": html, "--save-config": save_config},
-        inputs=[dataset, grid, config_file_in_use(config_file)],
+        inputs=[*input_files(dataset), grid, config_file_in_use(config_file)],
     )
     options = TuneOptions(
         folds=folds,

@@ -123,7 +123,7 @@ class EvalOptions(BaseModel):
     predictor: PredictorName = Field(
         default="scores",
         description="Where the predictions come from with estimate: 'scores' (the score "
-        "signals of each query's ranking), 'traffic' (the traffic room's label-free signals: "
+        "signals of each query's ranking), 'traffic' (`ragsonde traffic`'s label-free signals: "
         "dense, BM25 and their agreement, replayed, fitted to the labelled queries), 'judge' "
         "(each query's metrics under the LLM labels the benchmark carries, which are then "
         "never gold), 'consensus' (the traffic replays combined by a fixed label-free rule: "

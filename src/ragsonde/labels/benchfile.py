@@ -56,7 +56,16 @@ def read_entries(path: Path, *, split: str = "test") -> list[BenchmarkEntry]:
             if not line.strip():
                 continue
             try:
-                raw = loads_json(line)
+                # decoded as UTF-8 here: json.loads of bytes guesses UTF-16 from a BOM and
+                # answered "'utf-16-le' codec can't decode byte 0x0a …"
+                text = line.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise QueryValidationError(
+                    f"Cannot read benchmark {path}: line {n} is not UTF-8 text ({e.reason})",
+                    field="benchmark",
+                ) from e
+            try:
+                raw = loads_json(text)
                 if isinstance(raw, dict) and isinstance(raw.get("relevant"), list):
                     raw["relevant"] = {str(r): 1 for r in raw["relevant"]}
                 entry = BenchmarkEntry.model_validate(raw)

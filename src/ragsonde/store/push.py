@@ -39,6 +39,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -58,6 +59,7 @@ __all__ = [
     "PAYLOAD_WRITERS",
     "PayloadWriter",
     "PushReport",
+    "check_target_folder",
     "describe_target",
     "open_target",
     "push",
@@ -168,8 +170,43 @@ def open_target(url: str, *, api_key: str | None = None, timeout_s: float = 60.0
             "Qdrant server, ':memory:', or a folder (path:/dir) for qdrant-client's local mode.",
             field="to",
         )
+    folder = _local_folder(url)
+    if folder is not None and folder.exists() and not folder.is_dir():
+        raise QueryValidationError(  # it was a CONNECTION_ERROR asking if the server runs
+            f"Cannot push to {url!r}: {folder} is a file; name a folder (path:/dir) for "
+            "qdrant-client's local mode.",
+            field="to",
+        )
     store: Store = QdrantClientStore(url, api_key=api_key, timeout_s=timeout_s)
     return store
+
+
+def _local_folder(url: str) -> Path | None:
+    """The folder of a qdrant-client local-mode target (``path:/dir`` or ``/dir``), else None."""
+    if url.startswith("path:"):
+        return Path(url.removeprefix("path:"))
+    if url.startswith(("/", "./", "../")):
+        return Path(url)
+    return None
+
+
+def check_target_folder(url: str, home: Path) -> None:
+    """Refuse a local-mode target inside ragsonde's own embedded home (``home``), the source of
+    the push: qdrant-client's files (``collection/``, ``meta.json``) were written among the
+    embedded store's."""
+    folder = _local_folder(url)
+    if folder is None:
+        return
+    try:
+        inside = folder.resolve().is_relative_to(home.resolve())
+    except OSError:
+        return
+    if inside:
+        raise QueryValidationError(
+            f"Cannot push to {url!r}: it is inside the embedded store's folder {home}, the "
+            "source of the push; name another folder.",
+            field="to",
+        )
 
 
 def push(

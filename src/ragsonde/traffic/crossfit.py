@@ -21,10 +21,13 @@ from pydantic import BaseModel, ConfigDict
 from ragsonde.traffic.calibration import Calibration
 from ragsonde.traffic.logistic import features, fit, predict
 
-__all__ = ["MIN_LABELLED", "WEAK_NDCG", "CrossFit", "crossfit"]
+__all__ = ["LABELS_UNUSED", "MIN_LABELLED", "WEAK_NDCG", "CrossFit", "crossfit"]
 
 #: Fewer labelled queries than this: the fixed combination stays.
 MIN_LABELLED = 20
+#: What ``combination`` says when ``--labels`` matched too few queries (the fixed combination
+#: stays, and a run's history hash reads it as a run without labels).
+LABELS_UNUSED = "; --labels not used"
 #: A labelled query is weak when its nDCG@10 is below this.
 WEAK_NDCG = 0.3
 

@@ -16,6 +16,7 @@ import heapq
 import json
 from pathlib import Path
 
+from ragsonde.traffic.crossfit import LABELS_UNUSED
 from ragsonde.traffic.report import QueryHealth, TrafficReport
 from ragsonde.workspace import Workspace
 
@@ -129,7 +130,8 @@ def record_traffic(
         # a run re-weighted by --labels, or cut elsewhere, reads on another scale, and a diff
         # must say so (benchmark.labels_sha256 changed) rather than call the other worse
         part = fingerprint.benchmark
-        method = [part.labels_sha256, report.combination, report.weak_below]
+        fixed = report.combination.split(LABELS_UNUSED)[0]  # too few labels: as without
+        method = [part.labels_sha256, fixed, report.weak_below]
         method_sha = hashlib.sha256(json.dumps(method).encode()).hexdigest()
         fingerprint = fingerprint.model_copy(
             update={"benchmark": part.model_copy(update={"labels_sha256": method_sha})}

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery
 from ragsonde.progress import Progress
-from ragsonde.traffic.crossfit import CrossFit, crossfit
+from ragsonde.traffic.crossfit import LABELS_UNUSED, MIN_LABELLED, CrossFit, crossfit
 from ragsonde.traffic.predictor import (
     BATCH,
     SIGNALS,
@@ -174,6 +174,11 @@ def analyse(
             combination = (
                 f"cross-fitted on {fitted.n_labelled} labelled queries ({fitted.folds} folds; "
                 "the combination's signals re-weighted by a logistic fit, target nDCG@10)"
+            )
+        elif o.labels is not None:  # the labels were dropped without a word
+            combination += (
+                f"{LABELS_UNUSED}: fewer than {MIN_LABELLED} of its labelled queries are in this "
+                "traffic"
             )
         for row, vector in zip(rows.held, vectors, strict=True):
             tally.add(row, vector if row.weak else None)

@@ -36,6 +36,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation
 from ragsonde.models.keys import check_keys
 from ragsonde.models.params import SearchParams
+from ragsonde.models.text import check_json, not_utf8
 from ragsonde.tune.variants import Bm25Params, Hnsw, Quantization, VariantSpec
 
 __all__ = [
@@ -222,12 +223,16 @@ DEFAULT_GRID = Grid(
 
 
 def _read(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(not_utf8(e)) from e
     if path.suffix in {".yaml", ".yml"}:
         import yaml
 
         try:
-            return yaml.safe_load(text)
+            # YAML can carry a lone surrogate ("\ud800"): refused here, naming its field
+            return check_json(yaml.safe_load(text))
         except yaml.YAMLError as e:
             raise QueryValidationError(f"Cannot read grid file {path}: {e}", field="grid") from e
     return tomllib.loads(text)
@@ -235,6 +240,10 @@ def _read(path: Path) -> Any:
 
 def load_grid(path: Path) -> Grid:
     """A grid from a TOML or YAML file; axes it leaves out keep the default grid's values."""
+    if path.is_dir():  # it was said not to exist
+        raise QueryValidationError(
+            f"Cannot read grid file {path}: it is a folder, not a file.", field="grid"
+        )
     if not path.is_file():
         raise QueryValidationError(f"Grid file {path} does not exist.", field="grid")
     try:

@@ -14,7 +14,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.ingest.options import SourceOptions
 
-__all__ = ["SOURCES", "Source", "SourceOptions", "detect_format", "open_source"]
+__all__ = ["SOURCES", "Source", "SourceOptions", "detect_format", "input_files", "open_source"]
 
 
 class Source(Protocol):
@@ -91,3 +91,20 @@ def open_source(
     if name != "web" and not Path(location).exists():
         raise QueryValidationError(f"Source '{location}' does not exist.", field="source")
     return factory(location, options or SourceOptions())
+
+
+def input_files(location: str | Path | None) -> list[Path]:
+    """The files a source at ``location`` reads, for a command's outputs to refuse: a folder's
+    documents, a BEIR dataset's corpus, queries and qrels, a file itself (a URL: none). A report
+    saved over ``docs/lidar.md`` replaced a document of the folder being evaluated."""
+    if location is None or str(location).startswith(("http://", "https://")):
+        return []
+    path = Path(location)
+    if not path.is_dir():
+        return [path]
+    if (path / "corpus.jsonl").is_file():
+        beir = [path / "corpus.jsonl", path / "queries.jsonl"]
+        return [*beir, *sorted((path / "qrels").glob("*"))]
+    from ragsonde.ingest.sources.folder import FolderSource
+
+    return FolderSource(path)._files()
