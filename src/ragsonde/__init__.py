@@ -5,13 +5,12 @@
 ...     Retriever(workspace=ws).retrieve({"query_text": "how does lidar work?"})
 """
 
-from __future__ import annotations
-
 import importlib
 
-# Nothing but importlib at import time: the ``ragsonde`` script's entry point
-# (``ragsonde._entry``) runs after this module, and takes over Ctrl-C only then. ``typing`` (and
-# ``re``, for the errors) took 8 ms, in which a Ctrl-C was a traceback.
+# Nothing but importlib at import time (not even ``from __future__``, itself an import): the
+# ``ragsonde`` script's entry point (``ragsonde._entry``) runs after this module, and takes over
+# Ctrl-C only then. ``typing`` (and ``re``, for the errors) took 8 ms, in which a Ctrl-C was a
+# traceback.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -54,7 +53,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ragsonde' has no attribute {name!r}")

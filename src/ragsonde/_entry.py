@@ -8,8 +8,6 @@ Only the standard library is imported here, and ``ragsonde/__init__.py`` (run be
 module) imports nothing but importlib: what runs before the handler takes well under 1 ms.
 """
 
-from __future__ import annotations
-
 # the C module ``signal`` wraps, loaded with the interpreter (no stub): ``signal`` itself
 # imports enum, 4 ms more in which a Ctrl-C would be a traceback
 import _signal  # type: ignore[import-not-found]
