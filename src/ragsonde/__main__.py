@@ -1,5 +1,5 @@
 """``python -m ragsonde`` is the ``ragsonde`` command."""
 
-from ragsonde.cli import main
+from ragsonde._entry import main
 
 main()

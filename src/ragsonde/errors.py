@@ -8,6 +8,8 @@ error ``code`` (the table of codes in ``docs/CONTRACT.md``, the contract's copy 
     │   └── RelevanceError             VALIDATION_ERROR      a benchmark's ids are not in the
     │                                                        collection: the evaluation failed
     ├── StoreConnectionError           CONNECTION_ERROR      Qdrant unreachable, timed out, locked
+    │   └── CollectionInUseError       CONNECTION_ERROR      an embedded collection another
+    │                                                        process holds (``holder`` says who)
     ├── AuthError                      AUTH_ERROR            Qdrant or embedding API refused the key
     ├── CollectionNotFoundError        COLLECTION_NOT_FOUND  no such collection
     ├── EmbeddingError                 EMBEDDING_ERROR       the embedder failed (model, rate limit)
@@ -30,6 +32,7 @@ from typing import ClassVar
 
 __all__ = [
     "AuthError",
+    "CollectionInUseError",
     "CollectionNotFoundError",
     "DimensionMismatchError",
     "EmbeddingError",
@@ -93,6 +96,15 @@ class StoreConnectionError(RagsondeError):
     """Qdrant cannot be reached, timed out, or (embedded) is held by another process."""
 
     code = ErrorCode.CONNECTION_ERROR
+
+
+class CollectionInUseError(StoreConnectionError):
+    """An embedded collection is held by another process; ``holder`` is who, as its lock file
+    says (``pid N on host H``, else ``another process``): a listing shows it as in use."""
+
+    def __init__(self, message: str, *, holder: str) -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 class AuthError(RagsondeError):

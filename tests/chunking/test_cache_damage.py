@@ -71,3 +71,27 @@ def test_a_vector_cut_short_is_one_clear_error(tmp_path: Path):
     db.commit()
     db.close()
     _refused(path)
+
+
+def test_a_cache_another_connection_is_writing_says_run_again_not_delete_it(tmp_path: Path):
+    """Busy is not damaged: SQLite's "database is locked" said "delete it" before. A second
+    connection holds the write lock, as another sweep's commit does; the wait is cut short."""
+    path = _filled(tmp_path)
+    opened = EmbeddingCache(path, timeout=0.2)  # opened before the lock: the read waits on it
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(QueryValidationError, match="cannot be used now") as err:
+            EmbeddingCache(path, timeout=0.2)
+        with pytest.raises(QueryValidationError, match="cannot be used now") as err_read:
+            opened.embed("e", TEXTS, _vectors)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    for e in (err.value, err_read.value):
+        assert str(path) in e.message and "locked" in e.message
+        assert "run again when it is done" in e.message and "delete it" not in e.message
+    # the lock gone, the same cache reads every vector it had
+    np.testing.assert_array_equal(opened.embed("e", TEXTS, _vectors), _vectors(TEXTS))
+    assert opened.hits == len(TEXTS)
+    opened.close()

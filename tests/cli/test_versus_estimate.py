@@ -66,7 +66,7 @@ def test_a_partly_labelled_versus_rests_its_verdict_on_the_ppi_interval(
     out = cli(*args, "--json", "--report", str(page), env=env)
     doc = json.loads(out.stdout)
     validate_report(doc)
-    assert doc["schema_version"] == "1.8"
+    assert doc["schema_version"] == "1.9"
     comparison = doc["comparison"]
     assert comparison["n_queries"] == LABELLED  # the paired tests: the labelled queries
     assert "PPI++" in comparison["significance"]
@@ -75,7 +75,7 @@ def test_a_partly_labelled_versus_rests_its_verdict_on_the_ppi_interval(
     for m in comparison["metrics"]:
         ppi, classical = m["ppi"], m["classical"]
         assert (ppi["n_labeled"], ppi["n_predicted"]) == (LABELLED, 46 - LABELLED)
-        assert ppi["method"] == "cross-ppi++" and ppi["sources"] == ["signals"]
+        assert ppi["method"] == "cross-ppi++" and ppi["sources"] == ["scores"]
         d = _diffs(doc, m["metric"], labelled)
         assert classical["estimate"] == pytest.approx(d.mean(), abs=1e-6)
         if d.std() > 0:
@@ -96,7 +96,7 @@ def test_a_partly_labelled_versus_rests_its_verdict_on_the_ppi_interval(
     assert f"[{ndcg['ppi']['low']:+.4f}, {ndcg['ppi']['high']:+.4f}]" in html
     shown = cli(*args, env=env)
     assert "PPI++ interval of B - A over every query excludes 0" in shown.stdout
-    rests = f"rest on cross-ppi++: {LABELLED} labelled, {46 - LABELLED} predicted by signals"
+    rests = f"rest on cross-ppi++: {LABELLED} labelled, {46 - LABELLED} predicted by scores"
     assert rests in shown.stdout
 
 

@@ -100,7 +100,7 @@ def test_a_comparison_plan_is_written_and_weighs_the_difference(
     assert json.loads(again.stdout)["metrics"][0]["ppi"] == ppi
     # with the runs' score signals (the default), fitted to the labelled differences
     scored = json.loads(cli("compare", *pair).stdout)["metrics"][0]["ppi"]
-    assert scored["method"] == "stratified-ppi++" and scored["sources"] == ["signals"]
+    assert scored["method"] == "stratified-ppi++" and scored["sources"] == ["scores"]
     assert scored["n_labeled"] == START + PLANNED and 0.0 <= scored["lam"] <= 1.0
     # one system's eval under a comparison's plan: the same strata weigh its labels
     one = cli("eval", str(judged), "-c", versus.a.collection, "--home", str(versus_home),

@@ -71,7 +71,7 @@ def test_every_metric_is_estimated_from_labelled_and_predicted_queries(
     est = report.metrics_ci["ndcg@10"]
     assert (est.classical.low, est.classical.high) == pytest.approx(_classical(gold), abs=1e-5)
     assert (est.n_labeled, est.n_predicted) == (LABELLED, 46 - LABELLED)
-    assert est.method == "cross-ppi++" and est.sources == ["signals"]
+    assert est.method == "cross-ppi++" and est.sources == ["scores"]
     assert est.low <= est.estimate <= est.high
     # a gate on an estimate tests the interval's end, and says so
     threshold = round((est.low + est.estimate) / 2, 4)
@@ -105,6 +105,22 @@ def test_the_cli_shows_the_interval_and_json_carries_it(sample_home: Path, tmp_p
     assert {"estimate", "low", "high", "n_labeled", "n_predicted", "method"} <= set(entry)
     assert entry["classical"]["low"] <= entry["classical"]["high"]
     assert doc["gates"][0]["on"].startswith("the lower end")
+
+
+def test_each_predictor_is_named_in_the_estimates_sources(
+    sample_home: Path, tmp_path: Path
+) -> None:
+    """A saved report, ``history diff`` and the web page tell the predictors apart: each
+    estimate's ``sources`` is the name ``--predictor`` gave (both were ``signals`` before)."""
+    bench = _partly_labelled(tmp_path)
+    args = ("eval", str(bench), "-c", "robotics", "--estimate", "--no-throughput", "--no-record")
+    for predictor in ("scores", "traffic", "consensus"):
+        done = run(
+            *args, "--json", "--predictor", predictor, env=home_env(sample_home), timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        entry = json.loads(done.stdout)["metrics_ci"]["ndcg@10"]
+        assert entry["sources"] == [predictor] and entry["n_predicted"] == 46 - LABELLED
 
 
 def test_the_html_report_draws_each_interval(

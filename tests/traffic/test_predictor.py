@@ -60,7 +60,7 @@ def test_off_topic_questions_are_predicted_weak(
         assert isinstance(predictor, Predictor)
         got = predictor.predict(queries)
     assert [p.query_id for p in got] == [q.query_id for q in queries]
-    assert all(p.source == "signals" and p.predicted is not None for p in got)
+    assert all(p.source == "traffic" and p.predicted is not None for p in got)
     assert all(0.0 <= (p.predicted or 0.0) <= 1.0 for p in got)
     missing = {p.query_id: set(SIGNALS) - set(p.signals) for p in got}
     assert not any(missing.values()), missing  # every signal of the combination

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ragsonde.errors import CollectionNotFoundError
+from ragsonde.errors import CollectionInUseError, CollectionNotFoundError
 from ragsonde.models.derived import DerivedCopy, stamp_of
 from ragsonde.models.store import Store
 
@@ -26,9 +26,10 @@ class CollectionEntry(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    points: int
-    dimension: int
-    distance: str
+    points: int | None
+    """None only for a collection ``in_use`` (nor ``dimension``, ``distance``: unread)."""
+    dimension: int | None
+    distance: str | None
     dense_vector: str | None
     """The dense vector searched (None: the unnamed default vector)."""
     sparse_vector: str | None
@@ -39,6 +40,9 @@ class CollectionEntry(BaseModel):
     backend: str
     derived: DerivedCopy | None = None
     """Set when ragsonde derived it from another collection (e.g. the ICT copy)."""
+    in_use: str | None = None
+    """Set when another process holds this embedded collection: who, as its lock file says
+    (``pid N on host H``); nothing else of it could be read."""
 
 
 def stamp_of_collection(store: Store, name: str) -> DerivedCopy | None:
@@ -87,15 +91,39 @@ def _bm25_ready(store: Store, name: str) -> bool:
 
 
 def list_entries(store: Store) -> list[CollectionEntry]:
-    """Every collection of the store, by name."""
-    return [describe(store, name) for name in store.list_collections()]
+    """Every collection of the store, by name; one another process holds (after the store's
+    lock wait) is listed as ``in_use`` by it, not a failure of the whole listing."""
+    entries = []
+    for name in store.list_collections():
+        try:
+            entries.append(describe(store, name))
+        except CollectionInUseError as e:
+            entries.append(_held(store, name, e.holder))
+    return entries
 
 
-def derived_copies(store: Store, of: str | None = None) -> list[CollectionEntry]:
-    """The collections ragsonde derived (of ``of`` only, when given)."""
+def _held(store: Store, name: str, holder: str) -> CollectionEntry:
+    return CollectionEntry(
+        name=name,
+        points=None,
+        dimension=None,
+        distance=None,
+        dense_vector=None,
+        sparse_vector=None,
+        modes=[],
+        backend=store.backend,
+        in_use=holder,
+    )
+
+
+def derived_copies(
+    store: Store, of: str | None = None, entries: Sequence[CollectionEntry] | None = None
+) -> list[CollectionEntry]:
+    """The collections ragsonde derived (of ``of`` only, when given), among ``entries`` (else
+    the store's listing). One ``in_use`` is not among them: nobody could read whether it is."""
     return [
         e
-        for e in list_entries(store)
+        for e in (list_entries(store) if entries is None else entries)
         if e.derived is not None and (of is None or e.derived.of == of)
     ]
 

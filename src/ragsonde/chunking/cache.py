@@ -33,38 +33,46 @@ def text_hash(text: str) -> str:
 
 
 class EmbeddingCache:
-    """Vectors by (embedder name, text hash), in one SQLite file."""
+    """Vectors by (embedder name, text hash), in one SQLite file; ``timeout``: how long to wait
+    for another process's write to end (SQLite's busy timeout), in seconds."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, timeout: float = 60.0) -> None:
         self.path = path
-        try:
+        with self._mapped():
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, timeout=60)
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS vectors (embedder TEXT, hash TEXT, vector BLOB, "
-                "PRIMARY KEY (embedder, hash))"
-            )
-            self._db.commit()
-        except (OSError, sqlite3.Error) as e:
-            raise self._damaged(e) from e
+            self._db = sqlite3.connect(path, timeout=timeout)
+            try:
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS vectors (embedder TEXT, hash TEXT, vector BLOB, "
+                    "PRIMARY KEY (embedder, hash))"
+                )
+                self._db.commit()
+            except BaseException:
+                self._db.close()
+                raise
         self.hits = 0
         self.misses = 0
 
-    def _damaged(self, e: Exception) -> QueryValidationError:
-        return QueryValidationError(
-            f"The chunking embedding cache {self.path} cannot be used ({e}). It is only a "
-            f"cache: delete it (rm '{self.path}') and run again; the vectors are computed anew.",
-            field="home",
-        )
-
     @contextmanager
     def _mapped(self) -> Iterator[None]:
-        """SQLite errors (a damaged file) and vectors that are not whole (a blob cut short) as
-        one clear error naming the file."""
+        """SQLite errors and vectors that are not whole (a blob cut short) as one clear error
+        naming the file: busy (another process writing it: run again) or damaged (delete it),
+        as the LLM answer cache says (:mod:`ragsonde.labels.cache`)."""
         try:
             yield
-        except (sqlite3.Error, ValueError) as e:
-            raise self._damaged(e) from e
+        except sqlite3.OperationalError as e:  # busy or locked (another process), or read-only
+            raise QueryValidationError(
+                f"The chunking embedding cache {self.path} cannot be used now ({e}). Another "
+                "ragsonde process may be writing it: run again when it is done.",
+                field="home",
+            ) from e
+        except (sqlite3.Error, ValueError, OSError) as e:
+            raise QueryValidationError(
+                f"The chunking embedding cache {self.path} cannot be used ({e}). It is only a "
+                f"cache: delete it (rm '{self.path}') and run again; the vectors are computed "
+                "anew.",
+                field="home",
+            ) from e
 
     def close(self) -> None:
         self._db.close()

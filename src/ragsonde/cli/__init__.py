@@ -20,7 +20,7 @@ from typing import NoReturn
 
 from ragsonde.cli.app import app
 
-__all__ = ["app", "main"]
+__all__ = ["app", "load", "main", "run"]
 
 #: Command modules (``--help`` lists their commands in the workflow order of
 #: :data:`ragsonde.cli.panels.WORKFLOW`, grouped in panels).
@@ -48,6 +48,8 @@ _COMMAND_MODULES = (
 #: Commands that live in a module named otherwise (every other command ``X`` is in
 #: ``ragsonde.cli.X``); a test checks this against what each module registers.
 _COMMANDS_ELSEWHERE = {"batch": "query", "inspect": "query"}
+#: What Ctrl-C prints (as ``ragsonde._entry`` does while the command line loads).
+_INTERRUPTED = "Interrupted (Ctrl-C).\n"
 #: Root options that take a value (``ragsonde --config FILE history list``).
 _ROOT_VALUE_OPTIONS = ("--config",)
 
@@ -144,15 +146,28 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def main() -> None:
-    """Entry point of the ``ragsonde`` script."""
+    """The command line ``sys.argv``, loaded then run (the script's entry point is
+    :func:`ragsonde._entry.main`, which catches a Ctrl-C while this module loads)."""
+    load(sys.argv[1:])
+    run()
+
+
+def load(argv: Sequence[str]) -> None:
+    """Get ready to run the command line ``argv``: refuse bytes that are not UTF-8, and import
+    the command modules it needs."""
     # Registered first, so it runs last: once every other exit handler has run (the tracing
     # exporter's flush among them), the interpreter's final garbage collections skip the
     # objects of the loaded libraries. They took 1-2 s of every command's exit (numpy, scipy,
     # pydantic, onnxruntime); Python does not promise finalizers at exit either way.
     atexit.register(gc.freeze)
-    _check_argv(sys.argv[1:])
+    _check_argv(argv)
     _plain_warnings()
-    _register(sys.argv[1:])
+    _register(argv)
+
+
+def run() -> None:
+    """Run the loaded command line: Ctrl-C ends it with ``Interrupted (Ctrl-C).`` and exit 130,
+    SIGTERM as the signal says, each after the command's cleanup."""
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # `serve`: uvicorn installs its own
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
@@ -165,8 +180,11 @@ def main() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
     except SystemExit as done:
         if _interrupted(done):
-            sys.stderr.write("Interrupted (Ctrl-C).\n")  # Typer's own exit 130 says nothing
+            sys.stderr.write(_INTERRUPTED)  # Typer's own exit 130 says nothing
         raise
+    except KeyboardInterrupt as stop:  # outside Typer's own catch: while it builds the commands
+        sys.stderr.write(_INTERRUPTED)
+        raise SystemExit(130) from stop
     except OSError as e:
         _unwritable_stdout(e)
 

@@ -19,6 +19,7 @@ from ragsonde.cli._common import (
     JsonOpt,
     cli_errors,
     console,
+    err_console,
     print_json,
     settings_from_options,
 )
@@ -64,16 +65,29 @@ def _table(entries: list[CollectionEntry]) -> Table:
             col, justify="right" if col == "points" else "left", no_wrap=col != "modes"
         )
     for e in entries:
+        if e.in_use is not None:
+            table.add_row(escape(e.name), "?", f"in use by {escape(e.in_use)}", "", "", "")
+            continue
         table.add_row(
             escape(e.name),
             str(e.points),
-            f"{e.dimension}d {e.distance.lower()}"
+            f"{e.dimension}d {(e.distance or '').lower()}"
             + (f" ({escape(e.dense_vector)})" if e.dense_vector else ""),
             e.sparse_vector or "",
             ", ".join(e.modes),
             escape(_derived(e)),
         )
     return table
+
+
+def _say_held(entries: list[CollectionEntry], what: str) -> None:
+    """On stderr: the collections another process holds, and that ``what`` left them out."""
+    for e in entries:
+        if e.in_use is not None:
+            err_console.print(
+                f"[yellow]warning[/]: collection '{escape(e.name)}' is in use by "
+                f"{escape(e.in_use)}: {what} (stop that process, or query through it)"
+            )
 
 
 def _confirm(names: list[str], yes: bool, json_output: bool) -> None:
@@ -106,6 +120,7 @@ def list_command(
         entries = list_entries(store)
     finally:
         store.close()
+    _say_held(entries, "its points, vectors and modes could not be read")
     if json_output:
         print_json([e.model_dump(mode="json") for e in entries])
     elif entries:
@@ -149,11 +164,13 @@ def prune_command(
     json_output: JsonOpt = False,
 ) -> None:
     """Delete the copies ragsonde derived (ICT copies), never a collection it did not make."""
-    from ragsonde.catalog import delete_collections, derived_copies
+    from ragsonde.catalog import delete_collections, derived_copies, list_entries
 
     store = _open(home, config_file)
     try:
-        names = [e.name for e in derived_copies(store, of)]
+        entries = list_entries(store)
+        _say_held(entries, "not checked for a copy to prune")
+        names = [e.name for e in derived_copies(store, of, entries)]
         if names:
             _confirm(names, yes, json_output)
         deleted = delete_collections(store, names)

@@ -36,6 +36,7 @@ from ragsonde.errors import (
     StoreConnectionError,
 )
 from ragsonde.models import BatchResponse, Response
+from ragsonde.models.response import empty_text_warning
 
 if TYPE_CHECKING:  # the retriever (and numpy) load when a command runs, not for --help
     from ragsonde.retriever import Retriever
@@ -168,13 +169,10 @@ def _emit(resp: Response, json_output: bool, model_load_ms: float | None = None)
         print_json(resp)
     else:
         render_response(resp, model_load_ms)
-    if resp.results and not any(r.text.strip() for r in resp.results):
-        # a collection keeping its text at a path no layout reads: say so, as eval does
-        err_console.print(
-            f"[yellow]warning[/]: {len(resp.results)} of {len(resp.results)} results have empty "
-            "text: the text is probably at another payload path; see `ragsonde inspect` and set "
-            "--field text=PATH"
-        )
+    # a collection keeping its text at a path no layout reads: say so, as eval does
+    empty = empty_text_warning(resp, "see `ragsonde inspect` and set --field text=PATH")
+    if empty:
+        err_console.print(f"[yellow]warning[/]: {escape(empty)}")
 
 
 def _bad_file(path: Path, problem: str) -> QueryValidationError:

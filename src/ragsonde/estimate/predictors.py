@@ -46,13 +46,14 @@ JUDGE_METRICS = ("ndcg@10", "recall@10", "precision@10", "mrr@10", "hit_rate@10"
 class ScoreSignals:
     """The score signals (:func:`ragsonde.traffic.signals.score_signals`: top-1, gap, NQC,
     z-score) of the ranking ``scores_of(query)`` returns, best first. It has no ``predicted``
-    value of its own: the estimate fits the signals to the labelled queries."""
+    value of its own: the estimate fits the signals to the labelled queries. Its source is
+    ``scores`` (``eval --predictor scores``), unless ``name`` says otherwise."""
 
     def __init__(
         self,
         scores_of: Callable[[PredictedQuery], Sequence[float]],
         *,
-        name: str = "signals",
+        name: str = "scores",
         k: int = 10,
     ) -> None:
         self._scores_of = scores_of

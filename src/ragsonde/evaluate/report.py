@@ -24,9 +24,9 @@ with their spans and text, so a report marks the answer inside each hit (1.4;
 estimate with its 95 % interval, from the labelled queries and predictions for the unlabelled
 ones (1.5; :mod:`ragsonde.estimate`). ``benchmark.machine_labels`` (1.7): the queries whose
 labels a machine made, never gold; a gate passes on them only through an estimate. A comparison
-gives each difference's interval (1.7). ``method`` ``stratified``/``stratified-ppi++``: a
-comparison estimated under a pair's judging plan (1.8; :mod:`ragsonde.estimate.pair_plan`).
-"""
+gives each difference's interval (1.7). ``method`` ``stratified``/``stratified-ppi++``: under a
+pair's judging plan (1.8). ``sources`` name predictors as ``--predictor`` does (1.9: a 1.8
+report's ``signals`` is ``scores`` or ``traffic``)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.8"
+SCHEMA_VERSION = "1.9"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5

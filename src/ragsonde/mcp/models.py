@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.evaluate.report import Latency
-from ragsonde.models import ErrorInfo
+from ragsonde.models import ErrorInfo, Response
 from ragsonde.models.estimate import MetricEstimate
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "EvalSummary",
     "FailingQueries",
     "FailingQuery",
+    "SearchAnswer",
     "SettingRow",
     "ToolErrorBody",
 ]
@@ -113,6 +114,17 @@ class ConfigReport(_Out):
     settings: list[SettingRow]
     roots: list[str] = Field(description="The folders this server may read paths under.")
     allow_write: bool
+
+
+class SearchAnswer(Response):
+    """The search tool's answer: the contract's response, and what an agent must know of it
+    that the results alone do not say."""
+
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="E.g. every result has empty text: the collection keeps its text at a "
+        "payload path the server's mapping does not read.",
+    )
 
 
 class ToolErrorBody(_Out):

@@ -15,15 +15,27 @@ from ragsonde.errors import QueryValidationError
 # publish its outputSchema
 from ragsonde.history.models import RunDiff, RunList
 from ragsonde.mcp._errors import AnsweredError
-from ragsonde.mcp.models import ConfigReport, FailingQueries, FailingQuery, SettingRow
+from ragsonde.mcp.models import (
+    ConfigReport,
+    FailingQueries,
+    FailingQuery,
+    SearchAnswer,
+    SettingRow,
+)
 from ragsonde.mcp.reports import Reports
 from ragsonde.mcp.roots import Roots
-from ragsonde.models import Response
+from ragsonde.models.response import empty_text_warning
 from ragsonde.retriever import Retriever
 from ragsonde.store.inspect import CollectionReport
 from ragsonde.workspace import Workspace
 
 __all__ = ["Room"]
+
+#: How a server is told where a collection keeps its text (``ragsonde mcp`` has no --field).
+_TEXT_PATH_FIX = (
+    "see the inspect_collection tool, and start the server with the text's path "
+    "(RAGSONDE_MAPPING__TEXT=PATH, or text = PATH under [mapping] in ragsonde.toml)"
+)
 
 
 class Room:
@@ -61,10 +73,11 @@ class Room:
         filters: dict[str, Any] | None = None,
         search: dict[str, Any] | None = None,
         include_metadata: bool = True,
-    ) -> Response:
+    ) -> SearchAnswer:
         """Retrieve the chunks most similar to ``query``: each result with its similarity score
-        and rank, the stage timings, and the search settings that ran (``search``: fusion,
-        hnsw_ef, exact, ... for this call; unset ones inherit the server's settings)."""
+        and rank, the stage timings, the search settings that ran (``search``: fusion,
+        hnsw_ef, exact, ... for this call; unset ones inherit the server's settings), and
+        warnings (e.g. every result's text is empty: the text is at another payload path)."""
         body: dict[str, Any] = {"query_text": query, "top_k": top_k}
         given = {
             "mode": mode,
@@ -78,7 +91,8 @@ class Room:
         resp = self.retriever.retrieve(body, collection=collection)
         if resp.error is not None:
             raise AnsweredError(resp.error)
-        return resp
+        empty = empty_text_warning(resp, _TEXT_PATH_FIX)
+        return SearchAnswer(**dict(resp), warnings=[empty] if empty else [])
 
     # -- the collection and the settings ------------------------------------------------------
 

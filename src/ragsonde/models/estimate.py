@@ -48,7 +48,10 @@ class MetricEstimate(Bounds):
     n_predicted: int = Field(ge=0, description="Queries with a prediction only (no label).")
     method: Method
     sources: list[str] = Field(
-        default_factory=list, description="The predictors whose predictions entered."
+        default_factory=list,
+        description="The predictors whose predictions entered, by the name eval's --predictor "
+        "gives them: scores, traffic, consensus, judge:NAME (reports of schema 1.8 and "
+        "before name both scores and traffic 'signals').",
     )
     lam: float | None = Field(
         default=None, description="Weight given to the predictions (0: none, 1: full PPI)."

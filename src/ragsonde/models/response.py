@@ -28,6 +28,7 @@ __all__ = [
     "Result",
     "Status",
     "Timings",
+    "empty_text_warning",
     "utc_now",
 ]
 
@@ -172,3 +173,15 @@ class BatchResponse(BaseModel):
     responses: list[Response]
     batch_latency_ms: Annotated[float, Field(ge=0)]
     timestamp: str = Field(default_factory=utc_now)
+
+
+def empty_text_warning(resp: Response, fix: str) -> str | None:
+    """Why ``resp`` shows no text, when every result's text is empty (a collection keeping its
+    text at a payload path no layout reads), ending with ``fix``, the surface's own way to name
+    the path; None when any result has text, or there are none."""
+    if not resp.results or any(r.text.strip() for r in resp.results):
+        return None
+    n = len(resp.results)
+    return (
+        f"{n} of {n} results have empty text: the text is probably at another payload path; {fix}"
+    )

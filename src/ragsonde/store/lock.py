@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ragsonde.errors import StoreConnectionError
+from ragsonde.errors import CollectionInUseError
 
 __all__ = ["LOCK_FILE", "WANT_POLL_S", "ShardLock", "acquire_lock", "lock_shard", "wanted"]
 
@@ -58,7 +58,7 @@ def _owner(handle: IO[str]) -> str:
 
 def lock_shard(name: str, folder: Path, *, wait_s: float = 0.0) -> ShardLock:
     """Take the lock of collection ``name`` in ``folder`` (created if needed), waiting up to
-    ``wait_s`` seconds for a holder to let go, or raise StoreConnectionError naming the holder."""
+    ``wait_s`` seconds for a holder to let go, or raise CollectionInUseError naming the holder."""
     import portalocker
     import portalocker.exceptions
 
@@ -80,11 +80,12 @@ def lock_shard(name: str, folder: Path, *, wait_s: float = 0.0) -> ShardLock:
             error = e
         owner = _owner(handle)
         handle.close()
-        raise StoreConnectionError(
+        raise CollectionInUseError(
             f"Collection '{name}' at {folder} is held by another process ({owner}). Only one "
             "process can open an embedded collection at a time: stop that process, or send "
             "queries through it (`ragsonde serve` exposes an HTTP API), or use a Qdrant server "
-            "(QDRANT_URL) for concurrent access."
+            "(QDRANT_URL) for concurrent access.",
+            holder=owner,
         ) from error
     handle.seek(0)
     handle.truncate()
@@ -111,7 +112,7 @@ def acquire_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
             remaining = deadline - time.monotonic()
             try:
                 return lock_shard(name, path, wait_s=max(0.0, min(remaining, WANT_POLL_S)))
-            except StoreConnectionError:
+            except CollectionInUseError:
                 if remaining <= WANT_POLL_S:
                     raise
                 want.touch(mode=0o600)

@@ -251,7 +251,9 @@ class SignalPredictor:
     (:func:`~ragsonde.traffic.calibration.calibrate`, cached under the home).
     """
 
-    name = "signals"
+    name = "traffic"
+    """The source its predictions carry: ``eval --predictor traffic``'s name, as ``scores``,
+    ``consensus`` and ``judge:NAME`` are theirs."""
 
     def __init__(
         self,
