@@ -4,10 +4,8 @@ defaults."""
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Self
 from urllib.parse import urlsplit
@@ -15,6 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from ragsonde.config_file import CONFIG_FILE, config_file_path
 from ragsonde.config_sources import nest_flat, setting_sources
 from ragsonde.errors import QueryValidationError
 from ragsonde.models import Limits
@@ -43,19 +42,6 @@ __all__ = [
 
 DEFAULT_EMBEDDER = "local:sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_COLLECTION = "rag_embedding"
-
-
-#: The settings file a ``load_settings(config=...)`` call reads (``--config FILE``), while it runs.
-_CONFIG_FILE: ContextVar[Path | None] = ContextVar("ragsonde_config_file", default=None)
-
-
-def config_file_path() -> Path:
-    """The settings file read when none is named: RAGSONDE_CONFIG, else ./ragsonde.toml."""
-    return _config_file()
-
-
-def _config_file() -> Path:
-    return _CONFIG_FILE.get() or Path(os.environ.get("RAGSONDE_CONFIG", "ragsonde.toml"))
 
 
 _URL_FORMS = (
@@ -324,7 +310,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return setting_sources(settings_cls, init_settings, env_settings, _config_file())
+        return setting_sources(settings_cls, init_settings, env_settings, config_file_path())
 
 
 def index_config_of(index: IndexParams) -> IndexConfig | None:
@@ -363,12 +349,12 @@ def load_settings(*, config: Path | str | None = None, **overrides: Any) -> Sett
         path = Path(config)
         if not path.exists():
             raise QueryValidationError(f"The config file {path} does not exist.", field="config")
-        token = _CONFIG_FILE.set(path)
+        token = CONFIG_FILE.set(path)
         try:
             return _load(path, clean)
         finally:
-            _CONFIG_FILE.reset(token)
-    return _load(_config_file(), clean)
+            CONFIG_FILE.reset(token)
+    return _load(config_file_path(), clean)
 
 
 _TABLES: dict[str, frozenset[str]] = {

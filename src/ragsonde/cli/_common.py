@@ -129,7 +129,7 @@ def set_root_config(path: Path | None) -> None:
 def config_file_in_use(config: Path | None = None) -> Path:
     """The settings file a command reads: its ``--config``, the root one, else
     RAGSONDE_CONFIG or ./ragsonde.toml (which may not exist)."""
-    from ragsonde.config import config_file_path
+    from ragsonde.config_file import config_file_path
 
     return config or _root["config"] or config_file_path()
 

@@ -110,7 +110,8 @@ def _answer(where: _Where, ask: Callable[[HistoryStore], M], show: Callable[[M],
     from ragsonde.outputs import check_outputs
 
     path = history_file(where.history, where.home, where.config)
-    check_outputs(where.outputs, inputs=[config_file_in_use(where.config)], history=path)
+    if any(p is not None for p in where.outputs.values()):  # reading needs no settings module
+        check_outputs(where.outputs, inputs=[config_file_in_use(where.config)], history=path)
     with HistoryStore(path, reading=not where.writes) as hs:
         out = ask(hs)
     if where.json_output:

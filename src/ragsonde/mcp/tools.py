@@ -108,7 +108,7 @@ class Room:
     def config(self) -> ConfigReport:
         """Every effective setting of this server and where it came from (default, the file,
         the environment, a flag), secrets masked; the folders it may read; whether it writes."""
-        from ragsonde.config import config_file_path
+        from ragsonde.config_file import config_file_path
         from ragsonde.config_sources import origins, shown
 
         settings = self.workspace.settings
