@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from ragsonde.errors import QueryValidationError
+from ragsonde.sqlite_cache import cache_errors
 
 __all__ = ["EmbeddingCache", "text_hash"]
 
@@ -53,26 +53,16 @@ class EmbeddingCache:
         self.hits = 0
         self.misses = 0
 
-    @contextmanager
-    def _mapped(self) -> Iterator[None]:
+    def _mapped(self) -> AbstractContextManager[None]:
         """SQLite errors and vectors that are not whole (a blob cut short) as one clear error
         naming the file: busy (another process writing it: run again) or damaged (delete it),
-        as the LLM answer cache says (:mod:`ragsonde.labels.cache`)."""
-        try:
-            yield
-        except sqlite3.OperationalError as e:  # busy or locked (another process), or read-only
-            raise QueryValidationError(
-                f"The chunking embedding cache {self.path} cannot be used now ({e}). Another "
-                "ragsonde process may be writing it: run again when it is done.",
-                field="home",
-            ) from e
-        except (sqlite3.Error, ValueError, OSError) as e:
-            raise QueryValidationError(
-                f"The chunking embedding cache {self.path} cannot be used ({e}). It is only a "
-                f"cache: delete it (rm '{self.path}') and run again; the vectors are computed "
-                "anew.",
-                field="home",
-            ) from e
+        as the LLM answer cache says (:mod:`ragsonde.sqlite_cache`)."""
+        return cache_errors(
+            "chunking embedding cache",
+            self.path,
+            "the vectors are computed anew",
+            (sqlite3.Error, ValueError, OSError),
+        )
 
     def close(self) -> None:
         self._db.close()

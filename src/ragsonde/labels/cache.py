@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from ragsonde.errors import QueryValidationError
+from ragsonde.sqlite_cache import cache_errors
 
 __all__ = ["LlmCache", "text_hash"]
 
@@ -46,25 +45,12 @@ class LlmCache:
                 self._db.close()
                 raise
 
-    @contextmanager
-    def _mapped(self) -> Iterator[None]:
+    def _mapped(self) -> AbstractContextManager[None]:
         """SQLite errors (a damaged file) and rows that are not ours (a time that is no time)
         as one error naming the file: a damaged cache is never read as answers."""
-        try:
-            yield
-        except sqlite3.OperationalError as e:  # busy or locked (another process), or read-only
-            raise QueryValidationError(
-                f"The LLM answer cache {self.path} cannot be used now ({e}). Another ragsonde "
-                "process may be writing it: run again when it is done.",
-                field="home",
-            ) from e
-        except (sqlite3.Error, ValueError) as e:
-            raise QueryValidationError(
-                f"The LLM answer cache {self.path} cannot be used ({e}). It is only a cache: "
-                f"delete it (rm '{self.path}') and run again; answers are asked anew (and paid "
-                "for again).",
-                field="home",
-            ) from e
+        return cache_errors(
+            "LLM answer cache", self.path, "answers are asked anew (and paid for again)"
+        )
 
     @staticmethod
     def key(*parts: str) -> str:
