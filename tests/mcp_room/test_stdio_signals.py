@@ -7,9 +7,11 @@ stdin is not enough) had to SIGKILL it."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,4 +82,30 @@ def test_a_signal_stops_the_server_while_the_client_holds_the_pipe(
         proc.communicate()
     assert proc.returncode == code, err
     assert "Traceback" not in err, err
+    assert "Exception in callback" not in err, err  # asyncio's log of a signal it swallowed
     assert ("Interrupted (Ctrl-C)." in err) is (sig == signal.SIGINT), err
+
+
+def test_a_sigterm_that_lands_in_an_event_loop_callback_still_stops_it() -> None:
+    """The window the process test above hits only now and then (7 runs in 11 one evening, none
+    in 13 the next hour; once in CI), made certain: the signal arrives while asyncio runs a
+    callback, where it logs any exception but SystemExit and KeyboardInterrupt and carries on.
+    ``ragsonde mcp`` then went on serving after SIGTERM."""
+    import asyncio
+
+    import anyio
+
+    from ragsonde.cli import _on_sigterm
+
+    async def serve() -> None:
+        asyncio.get_running_loop().call_soon(os.kill, os.getpid(), signal.SIGTERM)
+        await anyio.sleep(5)  # the server's idle wait: only the signal may end it early
+
+    before = signal.signal(signal.SIGTERM, _on_sigterm)
+    started = time.monotonic()
+    try:
+        with pytest.raises(SystemExit):
+            anyio.run(serve)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert time.monotonic() - started < 4

@@ -165,7 +165,12 @@ async def run_stdio(server: MCPServer[Any]) -> None:
             # Stopped (Ctrl-C, SIGTERM) as a request arrived: the SDK's reader found the
             # session closed under it. That line is the client's to send again; the stop stays
             # a stop (asyncio turns the cancellation into Ctrl-C's exit), never a traceback.
-            _, rest = group.split((anyio.BrokenResourceError, anyio.ClosedResourceError))
+            # SIGTERM is a SystemExit (ragsonde.cli): asyncio re-raised it out of the event loop
+            # from the task it landed in, so the group's copy, seen as the loop shuts down, is
+            # already on its way out.
+            _, rest = group.split(
+                (anyio.BrokenResourceError, anyio.ClosedResourceError, SystemExit)
+            )
             if rest is not None:
                 raise rest from None
             task = asyncio.current_task()
