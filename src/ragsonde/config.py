@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from ragsonde.config_file import CONFIG_FILE, config_file_path
@@ -224,6 +231,17 @@ class Settings(BaseSettings):
         '``layout = "langchain"`` starts from a named layout. Empty: every known layout is '
         "read as is (see ragsonde.models.payload).",
     )
+
+    @field_validator("search")
+    @classmethod
+    def _check_search(cls, value: SearchParams, info: ValidationInfo) -> SearchParams:
+        """``top_k`` within ``max_top_k`` (declared before ``search``, so already read): out of
+        it, the settings are refused where they are read, naming whoever gave them (a flag, the
+        file, the environment), not at the first query as if a setting nobody set were wrong."""
+        most = info.data.get("max_top_k")
+        if isinstance(most, int) and value.top_k > most:
+            raise ValueError(f"top_k: must be at most max_top_k = {most} (got {value.top_k})")
+        return value
 
     @field_validator("index")
     @classmethod

@@ -118,19 +118,30 @@ class CollectionNotFoundError(RagsondeError):
 
     code = ErrorCode.COLLECTION_NOT_FOUND
 
-    def __init__(self, collection: str, available: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        collection: str,
+        available: Iterable[str] = (),
+        *,
+        store: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        """``store``: where it was looked for, when that is not the store the settings open
+        (``eval --against URL``); ``fix``: what to do instead of ``ragsonde ingest``."""
         names = sorted(available)
         listing = (
             f" Existing collections: {', '.join(names)}."
             if names
             else " There are no collections yet."
         )
-        super().__init__(
-            f"Collection '{collection}' does not exist.{listing} "
+        fix = fix or (
             f"Create it with `ragsonde ingest SOURCE --collection {collection}`, "
             "or pick another with --collection / RAGSONDE_COLLECTION."
         )
+        at = f" at {store}" if store else ""
+        super().__init__(f"Collection '{collection}' does not exist{at}.{listing} {fix}")
         self.collection = collection
+        self.available = names
 
 
 class EmbeddingError(RagsondeError):

@@ -92,6 +92,29 @@ def test_a_rule_broken_by_the_flags_is_blamed_on_them_not_on_the_file(
     assert message.startswith(f"VALIDATION_ERROR: Invalid settings ({settings} / environment)")
 
 
+def test_a_top_k_above_the_limit_is_blamed_on_whoever_gave_it(cli: Cli, tmp_path: Path) -> None:
+    """``--top-k 100000`` passed the settings and failed at the query, "from the search.top_k
+    setting", though the flag gave it. Now the settings refuse it against ``max_top_k`` where
+    they are read, as any value out of range: the flag's, or the file's."""
+    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]
+    out = cli("query", "lidar", "--top-k", "100000", *home)
+    message = " ".join(out.stderr.split())
+    assert out.exit_code == 2, out.output
+    assert message.startswith(
+        "VALIDATION_ERROR: Invalid settings (options given): search.top_k: must be at most "
+        "max_top_k = 100 (got 100000)"
+    ), message
+    settings = tmp_path / "s.toml"
+    settings.write_text("max_top_k = 3\n[search]\ntop_k = 5\n", encoding="utf-8")
+    out = cli("query", "lidar", "--config", str(settings), *home)
+    message = " ".join(out.stderr.split())
+    assert out.exit_code == 2, out.output
+    assert message.startswith(f"VALIDATION_ERROR: Invalid settings ({settings} / environment)")
+    assert "search.top_k: must be at most max_top_k = 3 (got 5)" in message, message
+    out = cli("query", "lidar", "--config", str(settings), "--top-k", "3", *home)
+    assert "Invalid settings" not in out.stderr, out.stderr  # the flag within the file's limit
+
+
 @pytest.mark.parametrize(
     "args",
     [

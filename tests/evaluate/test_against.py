@@ -63,3 +63,39 @@ def test_cli_eval_against_prints_both_reports_and_the_comparison(sample_home: Pa
     assert out["a"]["metrics"] == out["b"]["metrics"]
     ndcg = next(m for m in out["comparison"]["metrics"] if m["metric"] == "ndcg@10")
     assert ndcg["wins"] == ndcg["losses"] == 0
+
+
+@pytest.mark.slow
+def test_a_reference_store_that_cannot_hold_the_copy_is_refused_before_the_embedded_run(
+    sample_home: Path, tmp_path: Path
+):
+    """``--against path:X`` where X is a file said "Is the server running and QDRANT_URL
+    right?"; where X did not exist, qdrant-client made an empty folder there and the error
+    advised ``ragsonde ingest``; inside ragsonde's home it wrote its own files among the
+    embedded store's. Each is refused, naming the reference store, before the embedded side
+    runs its benchmark (nothing printed to stdout, no folder left behind)."""
+    env = {"RAGSONDE_HOME": str(sample_home)}
+    args = ("eval", str(robotics_benchmark()), "-c", "robotics", "--no-throughput")
+    a_file, missing, empty = tmp_path / "a.txt", tmp_path / "typo", tmp_path / "empty"
+    a_file.write_text("not a store\n", encoding="utf-8")
+    empty.mkdir()
+    cases = {
+        a_file: (2, f"VALIDATION_ERROR: --against path:{a_file}: {a_file} is a file."),
+        missing: (2, f"VALIDATION_ERROR: --against path:{missing}: {missing} does not exist."),
+        sample_home: (2, f"it is inside ragsonde's home {sample_home}"),
+        empty: (
+            1,
+            f"COLLECTION_NOT_FOUND: Collection 'robotics' does not exist at path:{empty}. "
+            "There are no collections yet. Copy it there with `ragsonde push --collection "
+            f"robotics --to path:{empty}`.",
+        ),
+    }
+    before = {p.name for p in sample_home.iterdir()} - {"history.sqlite"}  # eval's, any run
+    for folder, (code, said) in cases.items():
+        res = run(*args, "--against", f"path:{folder}", env=env, timeout=300)
+        assert res.returncode == code, (folder, res.stderr)
+        assert said in " ".join(res.stderr.split()), (folder, res.stderr)
+        assert "ingest" not in res.stderr and "server running" not in res.stderr, res.stderr
+        assert res.stdout == "", (folder, res.stdout)  # the embedded side never ran
+    assert not missing.exists()
+    assert {p.name for p in sample_home.iterdir()} - {"history.sqlite"} == before

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragsonde.config import parse_qdrant_url
-from ragsonde.errors import QueryValidationError
+from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.evaluate.compare import compare_reports
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
@@ -45,12 +45,9 @@ def evaluate_against(
     ``path:/dir``); the API key is the settings' ``qdrant_api_key``. ``progress.start`` is
     called once per side.
     """
-    try:
-        remote = parse_qdrant_url(url)
-    except ValueError as e:
-        raise QueryValidationError(str(e), field="against") from e
     with using(workspace) as ws:
         cfg = ws.settings
+        remote = _reference(url, cfg.home)
         # copies, not a dump rebuilt: the search parameters keep which fields were set
         embedded = (
             ws.sharing()
@@ -58,6 +55,7 @@ def evaluate_against(
             else ws.sharing(settings=cfg.model_copy(update={"qdrant_url": None}))
         )
         remote_side = ws.sharing(settings=cfg.model_copy(update={"qdrant_url": remote}))
+        _require_copy(remote_side, remote, collection or cfg.collection)
         reports = []
         for side in (embedded, remote_side):
             with side:
@@ -66,3 +64,52 @@ def evaluate_against(
                 )
     a, b = reports
     return VersusReport(a=a, b=b, comparison=compare_reports(a, b, metrics, alpha=alpha))
+
+
+def _reference(url: str, home: Path) -> str:
+    """``url`` checked as ``QDRANT_URL`` is, and a local folder that exists outside ``home``:
+    qdrant-client's local mode made an empty folder where none was (a typo left a folder behind,
+    then said the collection did not exist), on a file said "Is the server running?", and in
+    the embedded store's own folder would write its files among the embedded store's."""
+    try:
+        remote = parse_qdrant_url(url)
+    except ValueError as e:
+        raise QueryValidationError(str(e), field="against") from e
+    assert remote is not None  # parse_qdrant_url gives None only for an empty value
+    if remote.startswith("path:"):
+        folder = Path(remote.removeprefix("path:"))
+        if not folder.is_dir():
+            what = "is a file" if folder.exists() else "does not exist"
+            raise QueryValidationError(
+                f"--against {url}: {folder} {what}. Name the folder of a qdrant-client local "
+                "store holding a copy of the collection (`ragsonde push --to path:DIR` makes "
+                "one).",
+                field="against",
+            )
+        try:
+            inside = folder.resolve().is_relative_to(home.resolve())
+        except OSError:
+            inside = False
+        if inside:
+            raise QueryValidationError(
+                f"--against {url}: it is inside ragsonde's home {home}, whose embedded store "
+                "is the other side of the comparison; name a qdrant-client local store "
+                "elsewhere (`ragsonde push --to path:DIR` makes one).",
+                field="against",
+            )
+    return remote
+
+
+def _require_copy(side: Workspace, url: str, collection: str) -> None:
+    """Refuse, before the embedded side runs, a reference store without ``collection``: the
+    error names that store and ``ragsonde push`` (not ``ragsonde ingest``, the embedded
+    store's remedy)."""
+    try:
+        side.store.collection_info(collection)
+    except CollectionNotFoundError as e:
+        raise CollectionNotFoundError(
+            collection,
+            e.available,
+            store=url,
+            fix=f"Copy it there with `ragsonde push --collection {collection} --to {url}`.",
+        ) from e

@@ -290,7 +290,7 @@ class Retriever:
         if params.top_k > self.limits.max_top_k:
             raise QueryValidationError(
                 f"Invalid query: top_k: must be between 1 and {self.limits.max_top_k} (got "
-                f"{params.top_k}, from the search.top_k setting).",
+                f"{params.top_k}, from the search parameters this retriever was given).",
                 field="top_k",
             )
         return params
