@@ -13,7 +13,7 @@ from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.state import ServerState, get_state
 from ragsonde.store.inspect import CollectionReport
 
-__all__ = ["CollectionList", "CollectionSummary", "router"]
+__all__ = ["CollectionInUse", "CollectionList", "CollectionSummary", "router"]
 
 router = APIRouter(prefix="/v1", tags=["collections"])
 State = Annotated[ServerState, Depends(get_state)]
@@ -27,30 +27,52 @@ class CollectionSummary(BaseModel):
     sparse: bool
 
 
+class CollectionInUse(BaseModel):
+    """An embedded collection another process holds: nothing of it could be read."""
+
+    name: str
+    holder: str
+    """Who, as its lock file says: ``pid N on host H``, else ``another process``."""
+
+
 class CollectionList(BaseModel):
     """Every collection in the store, and the one queries use when they name none."""
 
     default: str
     backend: str
     collections: list[CollectionSummary]
+    """The collections this server could read."""
+    in_use: list[CollectionInUse] = []
+    """Embedded collections another process holds (``ragsonde collections`` shows them as "in
+    use by"): one of them made the whole listing a 503 that named only it."""
 
 
 def _list(state: ServerState) -> CollectionList:
+    from ragsonde.catalog.listing import list_entries
+
     store = state.workspace.store
-    summaries = []
-    for name in store.list_collections():
-        info = store.collection_info(name)
+    summaries, held = [], []
+    for e in list_entries(store):
+        if e.in_use is not None:
+            held.append(CollectionInUse(name=e.name, holder=e.in_use))
+            continue
+        assert e.points is not None  # read: only a held entry leaves these unset
+        assert e.dimension is not None
+        assert e.distance is not None
         summaries.append(
             CollectionSummary(
-                name=info.name,
-                points_count=info.points_count,
-                dimension=info.dimension,
-                distance=info.distance,
-                sparse=info.sparse_vector_name is not None,
+                name=e.name,
+                points_count=e.points,
+                dimension=e.dimension,
+                distance=e.distance,
+                sparse=e.sparse_vector is not None,
             )
         )
     return CollectionList(
-        default=state.settings.collection, backend=store.backend, collections=summaries
+        default=state.settings.collection,
+        backend=store.backend,
+        collections=summaries,
+        in_use=held,
     )
 
 
@@ -65,7 +87,9 @@ def _inspect(state: ServerState, name: str, sample: int) -> CollectionReport:
     summary="List the collections",
 )
 async def list_collections(state: State) -> CollectionList:
-    """Name, size and vectors of every collection in the store."""
+    """Name, size and vectors of every collection in the store; those another process holds
+    (an embedded store shared with `ragsonde ingest` or an agent's `ragsonde mcp`) under
+    ``in_use``, with who holds them."""
     try:
         return await run_in_threadpool(_list, state)
     except RagsondeError as e:

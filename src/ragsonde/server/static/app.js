@@ -177,13 +177,15 @@
       if (!answer.ok) return;
       const data = await answer.json();
       const list = $("collections");
+      const option = (name, label) => {
+        const o = document.createElement("option");
+        o.value = name;
+        setText(o, label);
+        return o;
+      };
       list.replaceChildren(
-        ...data.collections.map((c) => {
-          const option = document.createElement("option");
-          option.value = c.name;
-          setText(option, `${c.points_count} points, ${c.dimension}-dim`);
-          return option;
-        }),
+        ...data.collections.map((c) => option(c.name, `${c.points_count} points, ${c.dimension}-dim`)),
+        ...(data.in_use || []).map((c) => option(c.name, `in use by ${c.holder}`)),
       );
       $("collection").placeholder = data.default;
       const served = data.collections.find((c) => c.name === data.default);
