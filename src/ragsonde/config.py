@@ -66,6 +66,12 @@ def parse_qdrant_url(value: str | None) -> str | None:
     if value == ":memory:":
         return value
     if value.startswith("path:") and len(value) > len("path:"):
+        folder = Path(value.removeprefix("path:"))
+        if folder.exists() and not folder.is_dir():  # qdrant-client: "[Errno 17] File exists"
+            raise ValueError(
+                f"{value!r} names a file, not a folder: qdrant-client's local mode keeps its "
+                "collections in a folder (path:/dir)"
+            )
         return value
     parts = urlsplit(value)
     if parts.scheme in ("http", "https"):

@@ -80,7 +80,7 @@ def test_a_reference_store_that_cannot_hold_the_copy_is_refused_before_the_embed
     a_file.write_text("not a store\n", encoding="utf-8")
     empty.mkdir()
     cases = {
-        a_file: (2, f"VALIDATION_ERROR: --against path:{a_file}: {a_file} is a file."),
+        a_file: (2, f"VALIDATION_ERROR: 'path:{a_file}' names a file, not a folder"),
         missing: (2, f"VALIDATION_ERROR: --against path:{missing}: {missing} does not exist."),
         sample_home: (2, f"it is inside ragsonde's home {sample_home}"),
         empty: (

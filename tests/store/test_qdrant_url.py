@@ -84,3 +84,25 @@ def test_cli_refuses_it_without_creating_a_folder(tmp_path: Path):
     assert out.returncode == 2, out.stdout + out.stderr
     assert json.loads(out.stdout)["error"]["code"] == "VALIDATION_ERROR"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_naming_a_file_is_a_validation_error_not_a_server_that_is_down(tmp_path: Path):
+    """``QDRANT_URL=path:FILE`` reached qdrant-client, whose ``[Errno 17] File exists`` became a
+    CONNECTION_ERROR asking "Is the server running and QDRANT_URL right?"."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a store\n", encoding="utf-8")
+    env = {**os.environ, "QDRANT_URL": f"path:{a_file}", "RAGSONDE_HOME": str(tmp_path / "h")}
+    env["PYTHONPATH"] = str(Path(ragsonde.__file__).parents[1])
+    out = subprocess.run(
+        [sys.executable, "-m", "ragsonde", "query", "x", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert out.returncode == 2, out.stdout + out.stderr
+    error = json.loads(out.stdout)["error"]
+    assert error["code"] == "VALIDATION_ERROR", error
+    assert f"'path:{a_file}' names a file, not a folder" in error["message"], error
+    assert a_file.read_text(encoding="utf-8") == "not a store\n"

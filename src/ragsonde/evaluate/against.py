@@ -67,10 +67,10 @@ def evaluate_against(
 
 
 def _reference(url: str, home: Path) -> str:
-    """``url`` checked as ``QDRANT_URL`` is, and a local folder that exists outside ``home``:
-    qdrant-client's local mode made an empty folder where none was (a typo left a folder behind,
-    then said the collection did not exist), on a file said "Is the server running?", and in
-    the embedded store's own folder would write its files among the embedded store's."""
+    """``url`` checked as ``QDRANT_URL`` is (a ``path:`` naming a file is refused there), and a
+    local folder that exists outside ``home``: qdrant-client's local mode made an empty folder
+    where none was (a typo left a folder behind, then said the collection did not exist), and
+    in the embedded store's own folder would write its files among the embedded store's."""
     try:
         remote = parse_qdrant_url(url)
     except ValueError as e:
@@ -78,12 +78,11 @@ def _reference(url: str, home: Path) -> str:
     assert remote is not None  # parse_qdrant_url gives None only for an empty value
     if remote.startswith("path:"):
         folder = Path(remote.removeprefix("path:"))
-        if not folder.is_dir():
-            what = "is a file" if folder.exists() else "does not exist"
+        if not folder.is_dir():  # a file: parse_qdrant_url refused it
             raise QueryValidationError(
-                f"--against {url}: {folder} {what}. Name the folder of a qdrant-client local "
-                "store holding a copy of the collection (`ragsonde push --to path:DIR` makes "
-                "one).",
+                f"--against {url}: {folder} does not exist. Name the folder of a "
+                "qdrant-client local store holding a copy of the collection (`ragsonde push "
+                "--to path:DIR` makes one).",
                 field="against",
             )
         try:
