@@ -112,6 +112,7 @@ class _Evaluation:
         self.relevance: RelevanceField | None = None
         self.integrity = IntegrityReport()
         self.errors: dict[str, str] = {}
+        self.cut_short = 0  # queries whose ranking the fetch cap ended before max(k)
         self.aggregation = Aggregation.of(params.aggregation, params.aggregation_n)
         # a sum adds the engine's scores where they are similarities (not Euclid/Manhattan)
         distance = store.collection_info(collection).distance
@@ -184,7 +185,8 @@ class _Evaluation:
         )
 
     def fetch_size(self) -> int:
-        return self.depth if self.o.relevance_by == "chunk" else self.depth * _OVERSAMPLE
+        wanted = self.depth if self.o.relevance_by == "chunk" else self.depth * _OVERSAMPLE
+        return min(wanted, _MAX_FETCH)
 
     def run_query(self, q: BenchQuery) -> tuple[dict[str, float], Response]:
         want = min(q.top_k or self.depth, self.depth)
@@ -196,6 +198,7 @@ class _Evaluation:
             if resp.status == "error" or len(ranked) >= want or exhausted or fetch >= _MAX_FETCH:
                 break
             fetch = min(fetch * 2, _MAX_FETCH)
+        self.cut_short += resp.status != "error" and not exhausted and len(ranked) < want
         return dict(list(ranked.items())[:want]), resp
 
     def resolve(self, mapping: PayloadMapping) -> None:
@@ -464,6 +467,12 @@ def _metric_names(o: EvalOptions) -> list[str]:
 def _finish(report: EvalReport, ev: _Evaluation, ran: _Ran, o: EvalOptions) -> None:
     """What the options add to a scored report: the coverage warning, the threshold sweep,
     the index's health, and the gates' verdicts (last: they read the rest)."""
+    if ev.cut_short:  # scored as misses below the cap: said, never silent
+        report.warnings.append(
+            f"{ev.cut_short} of {len(ev.bench.queries)} queries ranked fewer than "
+            f"{ev.depth} {o.relevance_by}s: a query fetches at most {_MAX_FETCH} chunks, so "
+            f"metrics @{ev.depth} count the rest as misses. Use smaller cutoffs (--k)."
+        )
     low = report.low_coverage()
     if low is not None:
         report.warnings.append(
