@@ -340,3 +340,40 @@ def robotics_hybrid(home: Path, embedder: Any) -> Path:
         options=IngestOptions(sparse=True),
     )
     return home
+
+
+#: A second process that opens one embedded collection (``argv[2]``) of a home (``argv[1]``)
+#: and holds it until its stdin closes, as a long-running ingest or a notebook would; more
+#: arguments are only carried on its command line.
+_HOLDER = (
+    "import sys\n"
+    "from ragsonde.store.edge import EdgeStore\n"
+    "s = EdgeStore(sys.argv[1]); s.count(sys.argv[2])\n"
+    "print('held', flush=True)\n"
+    "sys.stdin.read()\n"
+    "s.close()\n"
+)
+
+
+@contextmanager
+def holding(home: Path, collection: str, *extra: str) -> Iterator[subprocess.Popen[str]]:
+    """A real process holding ``collection`` of ``home`` once this yields it; closing its stdin
+    lets go (it then exits 0). Whatever the test did, it is let go and reaped on the way out."""
+    with subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(home), collection, *extra],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        assert holder.stdin is not None and holder.stdout is not None
+        try:
+            assert holder.stdout.readline().strip() == "held"
+            yield holder
+        finally:
+            if not holder.stdin.closed:
+                holder.stdin.close()
+            try:
+                holder.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                holder.kill()
+                raise

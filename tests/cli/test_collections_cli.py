@@ -17,7 +17,7 @@ from ragsonde.models.derived import COPY_KEY, DerivedCopy
 from ragsonde.models.points import PointRecord
 from ragsonde.store import open_store
 from ragsonde.tune.variants import VariantSpec, build_tuned_copy
-from tests.support import Cli
+from tests.support import Cli, holding
 
 DIM = 8
 
@@ -94,52 +94,30 @@ def test_prune_deletes_only_the_derived_copies(cli: Cli, home: Path) -> None:
     assert "nothing to delete" in again.stdout
 
 
-#: A second process that opens one collection and holds it until its stdin closes, as a
-#: long-running ingest or a notebook would.
-HOLDER = (
-    "import sys\n"
-    "from ragsonde.store.edge import EdgeStore\n"
-    "s = EdgeStore(sys.argv[1]); s.count(sys.argv[2])\n"
-    "print('held', flush=True)\n"
-    "sys.stdin.read()\n"
-    "s.close()\n"
-)
-
-
 @pytest.mark.slow  # starts a process
 def test_a_collection_another_process_holds_is_listed_as_in_use(cli: Cli, home: Path) -> None:
     """Before: the whole listing failed with CONNECTION_ERROR (and prune with it)."""
     import socket
-    import subprocess
-    import sys
 
     env = {"RAGSONDE_LOCK_WAIT_S": "0.3"}  # the store's wait for a holder, kept short here
-    with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(home), "docs-ict-s0"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as holder:
-        assert holder.stdin is not None and holder.stdout is not None
-        try:
-            assert holder.stdout.readline().strip() == "held"
-            out = cli("collections", "list", "--json", "--home", str(home), env=env)
-            assert out.exit_code == 0, out.output
-            listed = {e["name"]: e for e in json.loads(out.stdout)}
-            assert listed["docs"]["points"] == 5 and listed["mixed"]["points"] == 3
-            held = listed["docs-ict-s0"]
-            assert held["in_use"] == f"pid {holder.pid} on host {socket.gethostname()}"
-            assert held["points"] is None and held["modes"] == [] and held["derived"] is None
-            assert f"'docs-ict-s0' is in use by pid {holder.pid}" in out.stderr
-            text = cli("collections", "list", "--home", str(home), env=env)
-            assert text.exit_code == 0 and f"in use by pid {holder.pid}" in text.stdout
-            # prune cannot read whether it is a copy: it says so, and deletes nothing
-            pruned = cli("collections", "prune", "--yes", "--json", "--home", str(home), env=env)
-            assert pruned.exit_code == 0, pruned.output
-            assert json.loads(pruned.stdout) == {"deleted": []}
-            assert "not checked for a copy to prune" in pruned.stderr
-        finally:
-            holder.stdin.close()
-            assert holder.wait(timeout=60) == 0
+    with holding(home, "docs-ict-s0") as holder:
+        assert holder.stdin is not None
+        out = cli("collections", "list", "--json", "--home", str(home), env=env)
+        assert out.exit_code == 0, out.output
+        listed = {e["name"]: e for e in json.loads(out.stdout)}
+        assert listed["docs"]["points"] == 5 and listed["mixed"]["points"] == 3
+        held = listed["docs-ict-s0"]
+        assert held["in_use"] == f"pid {holder.pid} on host {socket.gethostname()}"
+        assert held["points"] is None and held["modes"] == [] and held["derived"] is None
+        assert f"'docs-ict-s0' is in use by pid {holder.pid}" in out.stderr
+        text = cli("collections", "list", "--home", str(home), env=env)
+        assert text.exit_code == 0 and f"in use by pid {holder.pid}" in text.stdout
+        # prune cannot read whether it is a copy: it says so, and deletes nothing
+        pruned = cli("collections", "prune", "--yes", "--json", "--home", str(home), env=env)
+        assert pruned.exit_code == 0, pruned.output
+        assert json.loads(pruned.stdout) == {"deleted": []}
+        assert "not checked for a copy to prune" in pruned.stderr
+        holder.stdin.close()
+        assert holder.wait(timeout=60) == 0
     # let go, it is listed whole again
     assert _names(cli, home)["docs-ict-s0"]["in_use"] is None

@@ -6,8 +6,6 @@ while an ingest or an agent's ``ragsonde mcp`` ran beside it."""
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -16,21 +14,11 @@ import pytest
 
 from ragsonde.models.points import PointRecord
 from ragsonde.store.edge import EdgeStore
-from tests.support import serve_process
+from tests.support import holding, serve_process
 
 pytestmark = pytest.mark.slow  # a server process and a holding process
 
 DIM = 384  # the default model's: the server checks nothing of it to list
-
-#: A second process that opens one collection and holds it until its stdin closes.
-HOLDER = (
-    "import sys\n"
-    "from ragsonde.store.edge import EdgeStore\n"
-    "s = EdgeStore(sys.argv[1]); s.count(sys.argv[2])\n"
-    "print('held', flush=True)\n"
-    "sys.stdin.read()\n"
-    "s.close()\n"
-)
 
 
 def test_a_held_collection_is_listed_as_in_use_and_the_rest_as_ever(tmp_path: Path) -> None:
@@ -48,23 +36,13 @@ def test_a_held_collection_is_listed_as_in_use_and_the_rest_as_ever(tmp_path: Pa
         store.close()
     settings = tmp_path / "ragsonde.toml"
     settings.write_text("lock_wait_s = 0.3\n", encoding="utf-8")  # the wait for a holder, short
-    with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(home), "busy"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as holder:
-        assert holder.stdin is not None and holder.stdout is not None
-        try:
-            assert holder.stdout.readline().strip() == "held"
-            with serve_process(home, "--config", str(settings)) as url:
-                held = httpx.get(f"{url}/v1/collections", timeout=60)
-                holder.stdin.close()
-                assert holder.wait(timeout=60) == 0
-                freed = httpx.get(f"{url}/v1/collections", timeout=60)
-        finally:
-            if holder.poll() is None:
-                holder.kill()
+    with holding(home, "busy") as holder:
+        assert holder.stdin is not None
+        with serve_process(home, "--config", str(settings)) as url:
+            held = httpx.get(f"{url}/v1/collections", timeout=60)
+            holder.stdin.close()
+            assert holder.wait(timeout=60) == 0
+            freed = httpx.get(f"{url}/v1/collections", timeout=60)
     assert held.status_code == 200, held.text
     body = held.json()
     assert [(c["name"], c["points_count"]) for c in body["collections"]] == [("free", 4)]

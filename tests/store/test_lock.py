@@ -17,19 +17,9 @@ import pytest
 from ragsonde.errors import StoreConnectionError
 from ragsonde.store.edge import EdgeStore
 from ragsonde.store.lock import LOCK_FILE
+from tests.support import holding
 
 SECRET = "sk-live-DO-NOT-LEAK-1234"
-
-#: A process that opens a collection with a secret on its command line and holds it until its
-#: stdin closes, like ``ragsonde push --api-key …`` would.
-HOLDER = (
-    "import sys\n"
-    "from ragsonde.store.edge import EdgeStore\n"
-    "s = EdgeStore(sys.argv[1]); s.count('c')\n"
-    "print('held', flush=True)\n"
-    "sys.stdin.read()\n"
-    "s.close()\n"
-)
 
 
 def _lock_file(home: Path) -> Path:
@@ -37,29 +27,22 @@ def _lock_file(home: Path) -> Path:
 
 
 def test_lock_file_holds_pid_and_host_only_with_mode_0600(home):
-    with subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(home), "--api-key", SECRET],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as holder:
-        assert holder.stdin is not None and holder.stdout is not None
-        try:
-            assert holder.stdout.readline().strip() == "held"
-            path = _lock_file(home)
-            assert stat.S_IMODE(path.stat().st_mode) == 0o600
-            content = path.read_text(encoding="utf-8")
-            assert json.loads(content) == {"pid": holder.pid, "host": socket.gethostname()}
-            assert SECRET not in content and "--api-key" not in content
+    # the secret on the holder's command line, as ``ragsonde push --api-key …`` has it
+    with holding(home, "c", "--api-key", SECRET) as holder:
+        assert holder.stdin is not None
+        path = _lock_file(home)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        content = path.read_text(encoding="utf-8")
+        assert json.loads(content) == {"pid": holder.pid, "host": socket.gethostname()}
+        assert SECRET not in content and "--api-key" not in content
 
-            with pytest.raises(StoreConnectionError) as caught:
-                EdgeStore(home).count("c")
-            message = str(caught.value)
-            assert f"pid {holder.pid} on host {socket.gethostname()}" in message
-            assert SECRET not in message and "--api-key" not in message
-        finally:
-            holder.stdin.close()
-            assert holder.wait(timeout=60) == 0
+        with pytest.raises(StoreConnectionError) as caught:
+            EdgeStore(home).count("c")
+        message = str(caught.value)
+        assert f"pid {holder.pid} on host {socket.gethostname()}" in message
+        assert SECRET not in message and "--api-key" not in message
+        holder.stdin.close()
+        assert holder.wait(timeout=60) == 0
     # after the holder exits the file is still private and still argv-free; the lock is free
     assert stat.S_IMODE(_lock_file(home).stat().st_mode) == 0o600
     assert SECRET not in _lock_file(home).read_text(encoding="utf-8")
