@@ -166,8 +166,10 @@ class Hit:
     vector: list[float] | None = None
 
 
-#: One ranking as ids and raw scores, best first (``Store.ranked``).
-Ranked = tuple[tuple[str, ...], tuple[float, ...]]
+#: One ranking as ids and raw scores, best first (``Store.ranked``). The ids are a sequence, not
+#: always a tuple: a store may read each when it is first asked for (the embedded store does,
+#: :class:`ragsonde.store._convert.LazyIds`).
+Ranked = tuple[Sequence[str], tuple[float, ...]]
 
 
 @dataclass(frozen=True)

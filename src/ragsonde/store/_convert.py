@@ -20,9 +20,9 @@ one), with the errors for several, none, or a multivector.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.models.params import fusion_problem
@@ -32,6 +32,7 @@ from ragsonde.models.scores import Distance
 __all__ = [
     "EDGE_RRF_K",
     "DenseVector",
+    "LazyIds",
     "VectorLayout",
     "check_specs",
     "client_fusion",
@@ -92,6 +93,63 @@ def _sparse(vector: Any, vname: str | None) -> SparseVector | None:
             if name != (vname or "") and hasattr(v, "indices"):
                 return SparseVector([int(i) for i in v.indices], [float(x) for x in v.values])
     return None
+
+
+class LazyIds(Sequence[str]):
+    """The ids of an engine's scored points, each read (and made text) when first asked for.
+
+    Reading a qdrant-edge point's ``id`` builds a :class:`uuid.UUID` every time (the engine's
+    points keep it as bytes), about 1.5 µs with :func:`id_text`: 0.6 ms a query for the traffic
+    replay's 200 hits, an eighth of the model's time, though its signals read the first 20 ids
+    of a ranking and then look one id up. The ids asked for come out as they would have, in
+    the same order: only the work for those never read is saved."""
+
+    __slots__ = ("_ids", "_points")
+
+    def __init__(self, points: Sequence[Any]) -> None:
+        self._points = points
+        self._ids: list[str | None] = [None] * len(points)
+
+    def __len__(self) -> int:
+        return len(self._points)
+
+    def _at(self, i: int) -> str:
+        found = self._ids[i]
+        if found is None:
+            found = self._ids[i] = id_text(self._points[i].id)
+        return found
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, i: int | slice) -> str | tuple[str, ...]:
+        if isinstance(i, slice):
+            return tuple(self._at(j) for j in range(*i.indices(len(self._points))))
+        return self._at(range(len(self._points))[i])  # negative and out-of-range as a list's
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._at(j) for j in range(len(self._points)))
+
+    def __contains__(self, value: object) -> bool:
+        return any(x == value for x in self)
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        end = len(self._points) if stop is None else min(stop, len(self._points))
+        for j in range(start, end):
+            if self._at(j) == value:
+                return j
+        raise ValueError(f"{value!r} is not among the ids")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyIds | tuple | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyIds({tuple(self)!r})"
 
 
 #: UUID (as its 128-bit int) -> its text: the last up to 65,536 seen.

@@ -432,10 +432,8 @@ class EdgeStore:
                 batches = [engine.query(requests[0])]
             else:
                 batches = engine.query_batch(qe.QueryBatchRequest(requests))
-        ids = convert.id_text
         return [
-            (tuple(ids(p.id) for p in points), tuple(float(p.score) for p in points))
-            for points in batches
+            (convert.LazyIds(points), tuple(float(p.score) for p in points)) for points in batches
         ]
 
     def retrieve(

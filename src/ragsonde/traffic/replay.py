@@ -46,7 +46,8 @@ class Ranking:
     """One ranking: chunk ids and scores, best first (in a :class:`Replay`, oriented: higher is
     closer)."""
 
-    ids: tuple[str, ...] = ()
+    ids: Sequence[str] = ()
+    """A tuple, or the store's ids read as they are asked for (``Store.ranked``)."""
     scores: tuple[float, ...] = ()
 
     @classmethod
@@ -58,7 +59,7 @@ class Ranking:
         return cls(*found)
 
     def top(self, k: int) -> Ranking:
-        return Ranking(self.ids[:k], self.scores[:k])
+        return Ranking(tuple(self.ids[:k]), self.scores[:k])
 
     def oriented(self, orient: Callable[[float], float] | None) -> Ranking:
         """The same ranking with each score mapped by ``orient`` (``None``: itself)."""
