@@ -137,11 +137,24 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="write to bench/results/quick/")
     ap.add_argument("--profile", type=Path, help="write a cProfile of each traffic run here")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--ids-ab", action="store_true", help="A/B the replay's lazy ids (bench._traffic_ids_ab)"
+    )
     args = ap.parse_args()
     if args.child:
         _child(*args.child)
         return
     dataset = require_scifact()
+    if args.ids_ab:
+        from bench._traffic_ids_ab import ids_ab
+
+        path = results_dir(args.quick) / "traffic_speed.json"
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+        recorded["ids_ab"] = found = ids_ab(args.home, dataset)
+        print(json.dumps(found))
+        path.write_text(json.dumps(recorded, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        print(f"wrote {path}")
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     texts = sentences(dataset / "corpus.jsonl", max(sizes))
     from ragsonde.config import Settings
@@ -262,6 +275,10 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
     ]
     if d.get("note"):
         out += ["", d["note"]]
+    if d.get("ids_ab"):
+        from bench._traffic_ids_ab import ids_ab_line
+
+        out += ["", ids_ab_line(d["ids_ab"])]
     rows = sorted(d["rows"], key=lambda r: r["queries"])
     if len(rows) > 1:
         a, b = rows[0], rows[-1]
