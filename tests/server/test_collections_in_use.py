@@ -1,11 +1,14 @@
 """``GET /v1/collections`` on a real server while another process holds one embedded collection:
 the others are listed, the held one under ``in_use`` with who holds it. The whole listing was a
 503 whose body named only the held collection, so the web page's collection list came up empty
-while an ingest or an agent's ``ragsonde mcp`` ran beside it."""
+while an ingest or an agent's ``ragsonde mcp`` ran beside it. A holder that keeps its collection
+is waited for a second, not ``lock_wait_s`` (10 s) for each held collection: the fresh-clone CI
+stopped a server mid-listing and waited past 30 s for it to exit."""
 
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 
 import httpx
@@ -13,6 +16,7 @@ import numpy as np
 import pytest
 
 from ragsonde.models.points import PointRecord
+from ragsonde.server.routes_collections import LISTING_WAIT_S
 from ragsonde.store.edge import EdgeStore
 from tests.support import holding, serve_process
 
@@ -34,16 +38,19 @@ def test_a_held_collection_is_listed_as_in_use_and_the_rest_as_ever(tmp_path: Pa
             )
     finally:
         store.close()
-    settings = tmp_path / "ragsonde.toml"
-    settings.write_text("lock_wait_s = 0.3\n", encoding="utf-8")  # the wait for a holder, short
     with holding(home, "busy") as holder:
         assert holder.stdin is not None
-        with serve_process(home, "--config", str(settings)) as url:
+        with serve_process(home) as url:  # lock_wait_s at its default, 10 s
+            started = time.monotonic()
             held = httpx.get(f"{url}/v1/collections", timeout=60)
+            waited = time.monotonic() - started
             holder.stdin.close()
             assert holder.wait(timeout=60) == 0
             freed = httpx.get(f"{url}/v1/collections", timeout=60)
     assert held.status_code == 200, held.text
+    # a holder that keeps it is waited for LISTING_WAIT_S (1 s), not lock_wait_s: the listing
+    # took 10 s a held collection, and a server stopped meanwhile waited for it to exit
+    assert waited < LISTING_WAIT_S + 4, waited
     body = held.json()
     assert [(c["name"], c["points_count"]) for c in body["collections"]] == [("free", 4)]
     assert body["in_use"] == [

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 from pydantic import BaseModel, ConfigDict
 
 from ragsonde.errors import CollectionInUseError, CollectionNotFoundError
 from ragsonde.models.derived import DerivedCopy, stamp_of
-from ragsonde.models.store import Store
+from ragsonde.models.store import Store, WaitsForHolders
 
 __all__ = [
     "CollectionEntry",
@@ -90,15 +91,22 @@ def _bm25_ready(store: Store, name: str) -> bool:
     return facts.bm25_problem(name, DEFAULT_MAPPING, language) is None
 
 
-def list_entries(store: Store) -> list[CollectionEntry]:
+def list_entries(store: Store, *, wait_s: float | None = None) -> list[CollectionEntry]:
     """Every collection of the store, by name; one another process holds (after the store's
-    lock wait) is listed as ``in_use`` by it, not a failure of the whole listing."""
+    lock wait, or ``wait_s`` when shorter) is listed as ``in_use`` by it, not a failure of the
+    whole listing."""
+    patience = (
+        store.waiting_at_most(wait_s)
+        if wait_s is not None and isinstance(store, WaitsForHolders)
+        else nullcontext()
+    )
     entries = []
-    for name in store.list_collections():
-        try:
-            entries.append(describe(store, name))
-        except CollectionInUseError as e:
-            entries.append(_held(store, name, e.holder))
+    with patience:
+        for name in store.list_collections():
+            try:
+                entries.append(describe(store, name))
+            except CollectionInUseError as e:
+                entries.append(_held(store, name, e.holder))
     return entries
 
 

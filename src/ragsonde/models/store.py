@@ -10,6 +10,7 @@ crosses it is :mod:`ragsonde.models.points`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -28,7 +29,7 @@ from ragsonde.models.scores import Distance
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
-__all__ = ["SearchStore", "Store", "StoreSettings"]
+__all__ = ["SearchStore", "Store", "StoreSettings", "WaitsForHolders"]
 
 
 @runtime_checkable
@@ -136,3 +137,12 @@ class Store(SearchStore, Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class WaitsForHolders(Protocol):
+    """A store whose collections another process may hold (the embedded one): how long opening
+    one on this thread waits for its holder can be cut short, for a listing that must answer
+    (``GET /v1/collections``) rather than wait ``lock_wait_s`` for each held collection."""
+
+    def waiting_at_most(self, seconds: float) -> AbstractContextManager[None]: ...

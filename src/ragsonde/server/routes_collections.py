@@ -47,12 +47,19 @@ class CollectionList(BaseModel):
     use by"): one of them made the whole listing a 503 that named only it."""
 
 
+#: How long the listing waits for another process to let go of a collection it holds: a peer
+#: ``ragsonde serve`` or ``mcp`` lets go within its 0.2 s poll; a holder that keeps it (an
+#: ingest, a notebook) cost ``lock_wait_s`` (10 s) a collection, and a server stopped meanwhile
+#: waited for that request before it could exit.
+LISTING_WAIT_S = 1.0
+
+
 def _list(state: ServerState) -> CollectionList:
     from ragsonde.catalog.listing import list_entries
 
     store = state.workspace.store
     summaries, held = [], []
-    for e in list_entries(store):
+    for e in list_entries(store, wait_s=LISTING_WAIT_S):
         if e.in_use is not None:
             held.append(CollectionInUse(name=e.name, holder=e.in_use))
             continue

@@ -100,6 +100,7 @@ class EdgeStore:
         self._hnsw_ef = hnsw_ef
         self._vector = vector
         self._lock_wait_s = lock_wait_s
+        self._patience = threading.local()  # this thread's shorter wait (waiting_at_most)
         self._mine: dict[Path, Shard] = {}
         self._resolved: dict[str, Path] = {}
         self._stop = threading.Event()
@@ -129,7 +130,8 @@ class EdgeStore:
         with _OPEN_LOCK:
             shard = _OPEN.get(path)
             if shard is None:
-                shard = self._load(name, path, self._lock_wait_s)
+                wait = min(self._lock_wait_s, getattr(self._patience, "s", self._lock_wait_s))
+                shard = self._load(name, path, wait)
                 _OPEN[path] = shard
             shard.refs += 1
         self._mine[path] = shard
@@ -224,6 +226,15 @@ class EdgeStore:
         self._stop.set()
         for path in list(self._mine):
             self._release(path)
+
+    @contextlib.contextmanager
+    def waiting_at_most(self, seconds: float) -> Iterator[None]:
+        """Collections opened on this thread inside wait at most ``seconds`` for a holder."""
+        before, self._patience.s = getattr(self._patience, "s", self._lock_wait_s), seconds
+        try:
+            yield
+        finally:
+            self._patience.s = before
 
     # -- collections -----------------------------------------------------------------------
     def list_collections(self) -> list[str]:
