@@ -1,8 +1,8 @@
 """The embedded store's rankings read each point id when it is first asked for
 (:class:`~ragsonde.store._convert.LazyIds`): whatever is asked, the answer is a tuple's of the
 same ids, and ids never asked for are never built (a qdrant-edge point builds a new
-``uuid.UUID`` on every ``.id``: 200 a query in the traffic replay, an eighth of the model's
-time, where its signals read about 20).
+``uuid.UUID`` on every ``.id``: 200 a query in the traffic replay, where its signals read about
+20).
 
 Oracles: a tuple of the same ids (Hypothesis, every operation the signals use), and the ids of
 the same search through :meth:`search`, which reads every hit whole."""

@@ -99,10 +99,12 @@ class LazyIds(Sequence[str]):
     """The ids of an engine's scored points, each read (and made text) when first asked for.
 
     Reading a qdrant-edge point's ``id`` builds a :class:`uuid.UUID` every time (the engine's
-    points keep it as bytes), about 1.5 µs with :func:`id_text`: 0.6 ms a query for the traffic
-    replay's 200 hits, an eighth of the model's time, though its signals read the first 20 ids
-    of a ranking and then look one id up. The ids asked for come out as they would have, in
-    the same order: only the work for those never read is saved."""
+    points keep it as bytes). The traffic replay gets 200 hits a query, and its signals read
+    the first 20 ids of a ranking and then look one id up: read lazily, the replay and its
+    signals took 0.505 ms of CPU a query against 0.550 with every id read
+    (``python -m bench.bench_traffic_speed --ids-ab``; a cProfile had shown far more, its own
+    cost per Python call). The ids asked for come out as they would have, in the same order:
+    only the work for those never read is saved."""
 
     __slots__ = ("_ids", "_points")
 
