@@ -21,6 +21,7 @@ from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
 from ragsonde.progress import Progress
+from ragsonde.store.push import local_folder_in
 from ragsonde.workspace import Workspace, using
 
 __all__ = ["evaluate_against"]
@@ -85,11 +86,7 @@ def _reference(url: str, home: Path) -> str:
                 "--to path:DIR` makes one).",
                 field="against",
             )
-        try:
-            inside = folder.resolve().is_relative_to(home.resolve())
-        except OSError:
-            inside = False
-        if inside:
+        if local_folder_in(remote, home) is not None:
             raise QueryValidationError(
                 f"--against {url}: it is inside ragsonde's home {home}, whose embedded store "
                 "is the other side of the comparison; name a qdrant-client local store "

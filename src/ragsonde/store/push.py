@@ -61,6 +61,7 @@ __all__ = [
     "PushReport",
     "check_target_folder",
     "describe_target",
+    "local_folder_in",
     "open_target",
     "push",
 ]
@@ -190,18 +191,23 @@ def _local_folder(url: str) -> Path | None:
     return None
 
 
-def check_target_folder(url: str, home: Path) -> None:
-    """Refuse a local-mode target inside ragsonde's own embedded home (``home``), the source of
-    the push: qdrant-client's files (``collection/``, ``meta.json``) were written among the
-    embedded store's."""
+def local_folder_in(url: str, home: Path) -> Path | None:
+    """The folder of ``url`` when it is a qdrant-client local store inside ragsonde's embedded
+    ``home`` (where qdrant-client would write ``collection/`` and ``meta.json`` among the
+    embedded store's files), else None."""
     folder = _local_folder(url)
     if folder is None:
-        return
+        return None
     try:
-        inside = folder.resolve().is_relative_to(home.resolve())
+        return folder if folder.resolve().is_relative_to(home.resolve()) else None
     except OSError:
-        return
-    if inside:
+        return None
+
+
+def check_target_folder(url: str, home: Path) -> None:
+    """Refuse a local-mode target inside ragsonde's own embedded home (``home``), the source of
+    the push (:func:`local_folder_in`)."""
+    if local_folder_in(url, home) is not None:
         raise QueryValidationError(
             f"Cannot push to {url!r}: it is inside the embedded store's folder {home}, the "
             "source of the push; name another folder.",
