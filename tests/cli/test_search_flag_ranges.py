@@ -35,6 +35,13 @@ def _bounds(field: str) -> tuple[float | None, float | None]:
     return low, high
 
 
+def _refused(cli: Cli, *args: str) -> str:
+    """``ragsonde query lidar ARGS``, which must exit 2: its stderr on one line."""
+    out = cli("query", "lidar", *args)
+    assert out.exit_code == 2, (args, out.output)
+    return " ".join(out.stderr.split())
+
+
 @pytest.mark.parametrize("flag", FLAGS)
 def test_a_search_flag_outside_the_models_range_is_blamed_on_the_options(
     cli: Cli, tmp_path: Path, flag: str
@@ -46,9 +53,7 @@ def test_a_search_flag_outside_the_models_range_is_blamed_on_the_options(
     step = 0.5 if isinstance(low, float) else 1
     outside = [low - step] + ([high + step] if high is not None else [])
     for value in outside:
-        out = cli("query", "lidar", flag, str(value), *home)
-        message = " ".join(out.stderr.split())
-        assert out.exit_code == 2, (flag, value, out.output)
+        message = _refused(cli, flag, str(value), *home)
         expected = f"VALIDATION_ERROR: Invalid settings (options given): search.{field}"
         assert message.startswith(expected), (flag, value, message)
     for value in [low] + ([high] if high is not None else []):
@@ -80,15 +85,11 @@ def test_a_rule_broken_by_the_flags_is_blamed_on_them_not_on_the_file(
     "Invalid settings (ragsonde.toml / environment)" though neither held it. A value from the
     settings file is still blamed on the file."""
     home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]
-    out = cli("query", "lidar", "--rrf-k", "5", *home)
-    message = " ".join(out.stderr.split())
-    assert out.exit_code == 2, out.output
+    message = _refused(cli, "--rrf-k", "5", *home)
     assert message.startswith("VALIDATION_ERROR: Invalid settings (options given): search.rrf_k")
     settings = tmp_path / "s.toml"
     settings.write_text("[search]\nrrf_k = 5\n", encoding="utf-8")
-    out = cli("query", "lidar", "--config", str(settings), *home)
-    message = " ".join(out.stderr.split())
-    assert out.exit_code == 2, out.output
+    message = _refused(cli, "--config", str(settings), *home)
     assert message.startswith(f"VALIDATION_ERROR: Invalid settings ({settings} / environment)")
 
 
@@ -97,18 +98,14 @@ def test_a_top_k_above_the_limit_is_blamed_on_whoever_gave_it(cli: Cli, tmp_path
     setting", though the flag gave it. Now the settings refuse it against ``max_top_k`` where
     they are read, as any value out of range: the flag's, or the file's."""
     home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]
-    out = cli("query", "lidar", "--top-k", "100000", *home)
-    message = " ".join(out.stderr.split())
-    assert out.exit_code == 2, out.output
+    message = _refused(cli, "--top-k", "100000", *home)
     assert message.startswith(
         "VALIDATION_ERROR: Invalid settings (options given): search.top_k: must be at most "
         "max_top_k = 100 (got 100000)"
     ), message
     settings = tmp_path / "s.toml"
     settings.write_text("max_top_k = 3\n[search]\ntop_k = 5\n", encoding="utf-8")
-    out = cli("query", "lidar", "--config", str(settings), *home)
-    message = " ".join(out.stderr.split())
-    assert out.exit_code == 2, out.output
+    message = _refused(cli, "--config", str(settings), *home)
     assert message.startswith(f"VALIDATION_ERROR: Invalid settings ({settings} / environment)")
     assert "search.top_k: must be at most max_top_k = 3 (got 5)" in message, message
     out = cli("query", "lidar", "--config", str(settings), "--top-k", "3", *home)

@@ -69,18 +69,24 @@ def test_a_missing_scheme_suggests_it():
         parse_qdrant_url("localhost:6333")
 
 
-def test_cli_refuses_it_without_creating_a_folder(tmp_path: Path):
-    env = {**os.environ, "QDRANT_URL": "localhost:6333", "RAGSONDE_HOME": str(tmp_path / "h")}
-    # the ragsonde under test, whatever the working directory (the process runs in tmp_path)
+def _query_at(url: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """``ragsonde query x --json`` as a process in ``folder``, with ``QDRANT_URL=url`` and a
+    home of its own there."""
+    env = {**os.environ, "QDRANT_URL": url, "RAGSONDE_HOME": str(folder / "h")}
+    # the ragsonde under test, whatever the working directory (the process runs in folder)
     env["PYTHONPATH"] = str(Path(ragsonde.__file__).parents[1])
-    out = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "ragsonde", "query", "x", "--json"],
         capture_output=True,
         text=True,
         env=env,
-        cwd=tmp_path,
+        cwd=folder,
         timeout=120,
     )
+
+
+def test_cli_refuses_it_without_creating_a_folder(tmp_path: Path):
+    out = _query_at("localhost:6333", tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     assert json.loads(out.stdout)["error"]["code"] == "VALIDATION_ERROR"
     assert list(tmp_path.iterdir()) == []
@@ -91,16 +97,7 @@ def test_a_path_naming_a_file_is_a_validation_error_not_a_server_that_is_down(tm
     CONNECTION_ERROR asking "Is the server running and QDRANT_URL right?"."""
     a_file = tmp_path / "notes.txt"
     a_file.write_text("not a store\n", encoding="utf-8")
-    env = {**os.environ, "QDRANT_URL": f"path:{a_file}", "RAGSONDE_HOME": str(tmp_path / "h")}
-    env["PYTHONPATH"] = str(Path(ragsonde.__file__).parents[1])
-    out = subprocess.run(
-        [sys.executable, "-m", "ragsonde", "query", "x", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    out = _query_at(f"path:{a_file}", tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     error = json.loads(out.stdout)["error"]
     assert error["code"] == "VALIDATION_ERROR", error
