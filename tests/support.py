@@ -377,3 +377,16 @@ def holding(home: Path, collection: str, *extra: str) -> Iterator[subprocess.Pop
             except subprocess.TimeoutExpired:
                 holder.kill()
                 raise
+
+
+#: The first frame of an MCP session over stdio, for tests that speak the wire by hand (id 1).
+MCP_INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}

@@ -19,20 +19,11 @@ from typing import Any
 import pytest
 
 from ragsonde.mcp.stdio import answer_for
+from tests.support import MCP_INITIALIZE as INIT
 from tests.support import ROOT, home_env
 
 pytestmark = pytest.mark.slow  # a process that loads the model
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
 #: A search whose query holds a lone surrogate, escaped: valid UTF-8, valid to Python's json.
 SURROGATE = (
     b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'

@@ -16,20 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import MCP_INITIALIZE as INIT
 from tests.support import ROOT, home_env
 
 pytestmark = pytest.mark.slow  # a process that loads the model
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
 SEARCH = {
     "jsonrpc": "2.0",
     "id": 2,
