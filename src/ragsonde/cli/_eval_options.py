@@ -81,7 +81,10 @@ _OWN: dict[str, Flag] = {
     "queries_file": Flag(
         "queries",
         Annotated[
-            Path | None, typer.Option("--queries", help="Queries TSV (id<TAB>text) for TREC qrels.")
+            Path | None,
+            typer.Option(
+                "--queries", help="Queries for TREC qrels: TSV (id<TAB>text) or BEIR queries.jsonl."
+            ),
         ],
         None,
     ),

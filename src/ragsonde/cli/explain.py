@@ -53,7 +53,8 @@ def explain_command(
     ] = None,
     split: Annotated[str, typer.Option(help="BEIR qrels split.")] = "test",
     queries: Annotated[
-        Path | None, typer.Option(help="Queries TSV (id<TAB>text) for TREC qrels.")
+        Path | None,
+        typer.Option(help="Queries for TREC qrels: TSV (id<TAB>text) or BEIR queries.jsonl."),
     ] = None,
     field_paths: FieldOpt = None,
     embedder: EmbedderOpt = None,

@@ -1,5 +1,5 @@
-"""Benchmarks in: a BEIR folder, TREC qrels + a queries TSV, ragsonde's JSON Lines / YAML, or
-Chroma's chunking-evaluation questions CSV.
+"""Benchmarks in: a BEIR folder, TREC qrels + a queries TSV (or BEIR queries.jsonl), ragsonde's
+JSON Lines / YAML, or Chroma's chunking-evaluation questions CSV.
 
 A ragsonde row may label its answer by span, ``references: [{doc_id, start, end}]``, instead of
 or beside ``relevant`` (which then defaults to the references' documents).
@@ -189,11 +189,7 @@ def _beir(path: Path, split: str) -> Benchmark:
         have = sorted(p.stem for p in (path / "qrels").glob("*.tsv"))
         raise _bad(path, f"no qrels/{split}.tsv (splits here: {', '.join(have) or 'none'})")
     qrels = read_qrels(qrels_path)
-    texts: dict[str, str] = {}
-    for n, row in _json_lines(path / "queries.jsonl"):
-        if not isinstance(row, dict) or "_id" not in row:
-            raise _bad(path / "queries.jsonl", f'line {n} has no "_id"')
-        texts[str(row["_id"])] = str(row.get("text", ""))
+    texts = _beir_queries(path / "queries.jsonl")
     queries, skipped = [], []
     for qid, rel in qrels.items():
         if texts.get(qid, "").strip():
@@ -206,15 +202,37 @@ def _beir(path: Path, split: str) -> Benchmark:
 
 def _trec(path: Path, queries_path: Path | None) -> Benchmark:
     if queries_path is None or not queries_path.exists():
-        raise _bad(path, "TREC qrels need a queries file (queries_file: id <TAB> text)")
+        raise _bad(
+            path,
+            "TREC qrels need a queries file (queries_file: id <TAB> text, or BEIR queries.jsonl)",
+        )
     qrels = read_qrels(path)
-    texts: dict[str, str] = {}
-    for row in _csv(_Lines(queries_path), delimiter="\t"):
-        if len(row) >= 2:
-            texts[row[0].strip()] = row[1].strip()
+    texts = _query_texts(queries_path)
     queries = [BenchQuery(q, texts[q], r) for q, r in qrels.items() if texts.get(q)]
     skipped = [f"{q}: no text in {queries_path.name}" for q in qrels if not texts.get(q)]
     return Benchmark(path.stem, queries, None, skipped)
+
+
+def _beir_queries(path: Path) -> dict[str, str]:
+    """BEIR's ``queries.jsonl``: ``{"_id", "text"}`` per line -> text by query id."""
+    texts: dict[str, str] = {}
+    for n, row in _json_lines(path):
+        if not isinstance(row, dict) or "_id" not in row:
+            raise _bad(path, f'line {n} has no "_id"')
+        texts[str(row["_id"])] = str(row.get("text", ""))
+    return texts
+
+
+def _query_texts(path: Path) -> dict[str, str]:
+    """A TREC queries file: TSV (``id<TAB>text``), or BEIR's ``queries.jsonl`` by its suffix
+    (read as a TSV it gave no text at all, and the benchmark no query)."""
+    if path.suffix == ".jsonl":
+        return {qid: text.strip() for qid, text in _beir_queries(path).items()}
+    texts: dict[str, str] = {}
+    for row in _csv(_Lines(path), delimiter="\t"):
+        if len(row) >= 2:
+            texts[row[0].strip()] = row[1].strip()
+    return texts
 
 
 def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:

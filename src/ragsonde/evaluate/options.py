@@ -77,7 +77,8 @@ class EvalOptions(BaseModel):
     throughput: bool = Field(default=True, description="Also measure batched throughput.")
     split: str = Field(default="test", description="BEIR qrels split.")
     queries_file: Path | None = Field(
-        default=None, description="Queries TSV (id<TAB>text) for TREC qrels."
+        default=None,
+        description="Queries for TREC qrels: a TSV (id<TAB>text) or BEIR queries.jsonl.",
     )
     sweep_thresholds: bool = Field(
         default=False, description="Calibrate score_threshold: P/R/F1 over 0–1."

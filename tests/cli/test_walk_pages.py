@@ -1,0 +1,52 @@
+"""What the pages tell a new user to run, run through the real CLI (docs/evaluate.md & co.)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragsonde.samples import robotics_benchmark
+from tests.support import Cli
+
+
+@pytest.mark.slow
+def test_trec_qrels_with_beir_queries_jsonl_score_like_the_same_labels(
+    cli: Cli, sample_home: Path, tmp_path: Path
+) -> None:
+    """docs/evaluate.md runs ``eval qrels/test.tsv --queries queries.jsonl``: BEIR's queries file
+    was read as a TSV, so no query had text and the run was refused."""
+    rows = [json.loads(line) for line in robotics_benchmark().read_text().splitlines()]
+    rows = [r for r in rows if not r.get("filters")]  # TREC qrels carry no filters
+    own = tmp_path / "own.jsonl"
+    own.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": r["query_id"], "text": r["query"]}) + "\n" for r in rows)
+    )
+    qrels = tmp_path / "test.tsv"
+    with qrels.open("w") as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        for r in rows:
+            rel = (
+                r["relevant"]
+                if isinstance(r["relevant"], dict)
+                else dict.fromkeys(r["relevant"], 1)
+            )
+            f.writelines(f"{r['query_id']}\t{doc}\t{grade}\n" for doc, grade in rel.items())
+    common = [
+        "-c",
+        "robotics",
+        "--home",
+        str(sample_home),
+        "--no-record",
+        "--no-throughput",
+        "--json",
+    ]
+    trec = cli("eval", str(qrels), "--queries", str(tmp_path / "queries.jsonl"), *common)
+    assert trec.exit_code == 0, trec.stderr
+    mine = cli("eval", str(own), *common)
+    assert mine.exit_code == 0, mine.stderr
+    a, b = json.loads(trec.stdout), json.loads(mine.stdout)
+    assert a["n_queries"] == b["n_queries"] == len(rows)
+    assert a["metrics"] == pytest.approx(b["metrics"])
