@@ -50,3 +50,26 @@ def test_trec_qrels_with_beir_queries_jsonl_score_like_the_same_labels(
     a, b = json.loads(trec.stdout), json.loads(mine.stdout)
     assert a["n_queries"] == b["n_queries"] == len(rows)
     assert a["metrics"] == pytest.approx(b["metrics"])
+
+
+@pytest.mark.slow
+def test_an_ingest_of_an_empty_jsonl_or_corpus_fails_like_an_empty_folder(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """An empty .jsonl (or BEIR corpus) exited 0 with "Ingested 0 documents" and an empty
+    collection, where a folder with nothing to read exits 1 saying so."""
+    home = tmp_path / "home"
+    (tmp_path / "empty.jsonl").write_text("\n\n")
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    (beir / "corpus.jsonl").write_text("")
+    for source, says in [
+        (tmp_path / "empty.jsonl", "holds no documents (it is empty)"),
+        (beir, "holds no documents (its corpus is empty)"),
+    ]:
+        result = cli("ingest", str(source), "-c", "none", "--home", str(home))
+        assert result.exit_code == 1, result.stdout + result.stderr
+        assert f"Nothing was ingested: {source} {says}" in " ".join(result.stderr.split())
+    (tmp_path / "one.jsonl").write_text('{"id": "lidar", "text": "Lidar times laser pulses."}\n')
+    result = cli("ingest", str(tmp_path / "one.jsonl"), "-c", "one", "--home", str(home))
+    assert result.exit_code == 0, result.stderr

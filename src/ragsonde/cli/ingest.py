@@ -86,8 +86,9 @@ def ingest(
     """Ingest documents into a collection: idempotent, skips what is unchanged, shows progress.
 
     Exits 1 when pages of a docs site could not be fetched (they are listed), or when nothing
-    was read (every document failed, or a folder holds no file ingest reads); files skipped in
-    a folder (not UTF-8, symlinks leading outside it) are listed and the exit is 0.
+    was read (every document failed, a folder holds no file ingest reads, or a .jsonl or corpus
+    holds no document); files skipped in a folder (not UTF-8, symlinks leading outside it) are
+    listed and the exit is 0.
     Quantization and HNSW options apply when the collection is created (a warning names what an
     existing one has instead).
     """
@@ -135,13 +136,14 @@ def ingest(
         )
     # A page that could not be fetched is content the user asked for and did not get; a file
     # skipped in a folder is one the folder should not have held.
-    failed_pages = bool(report.failed) and (fmt or detect_format(source)) == "web"
+    kind = fmt or detect_format(source)
+    failed_pages = bool(report.failed) and kind == "web"
     # Nothing read and something failed: the run ingested none of what it was given.
     failed_all = bool(report.failed) and report.documents == 0 and report.skipped == 0
-    # A folder with no file of a kind ingest reads (PDFs only, the wrong folder): it exited 0
-    # with "Ingested 0 documents" and an empty collection.
+    # A folder with no file of a kind ingest reads (PDFs only, the wrong folder), or an empty
+    # .jsonl or corpus: it exited 0 with "Ingested 0 documents" and an empty collection.
     read_none = (
-        (fmt or detect_format(source)) == "folder"
+        kind != "web"
         and report.documents == report.skipped == report.deleted == 0
         and not report.failed
     )
@@ -174,9 +176,15 @@ def ingest(
     if read_none:
         from ragsonde.ingest.parse import PARSER_FOR_SUFFIX
 
+        what = (
+            f"holds no file ingest reads ({', '.join(PARSER_FOR_SUFFIX)}); name the folder of "
+            "your documents"
+            if kind == "folder"
+            else "holds no documents (it is empty); name a file with one document a line"
+            if kind == "jsonl"
+            else "holds no documents (its corpus is empty)"
+        )
         err_console.print(
-            f"[bold red]Nothing was ingested[/]: {escape(source)} holds no file ingest reads "
-            f"({', '.join(PARSER_FOR_SUFFIX)}); name the folder of your documents.",
-            soft_wrap=True,
+            f"[bold red]Nothing was ingested[/]: {escape(source)} {what}.", soft_wrap=True
         )
         raise typer.Exit(1)
