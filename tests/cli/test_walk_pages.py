@@ -73,3 +73,38 @@ def test_an_ingest_of_an_empty_jsonl_or_corpus_fails_like_an_empty_folder(
     (tmp_path / "one.jsonl").write_text('{"id": "lidar", "text": "Lidar times laser pulses."}\n')
     result = cli("ingest", str(tmp_path / "one.jsonl"), "-c", "one", "--home", str(home))
     assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.slow
+def test_an_empty_benchmark_or_grid_file_is_refused_not_run(
+    cli: Cli, sample_home: Path, tmp_path: Path
+) -> None:
+    """Each ran on nothing and exited 0: ``judge`` judged 0 queries and wrote an empty file,
+    ``generate --human`` compared its leakage with 0 human queries (warning that its labels
+    favour BM25 against "0% for the human queries"), ``tune --grid`` swept the whole default
+    grid as if no file had been named."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    common = ["-c", "robotics", "--home", str(sample_home)]
+    runs = {
+        "judge": cli("judge", str(empty), *common, "--llm", "local:gemma3-270m"),
+        "generate --human": cli(
+            "generate",
+            *common,
+            "--n",
+            "2",
+            "--out",
+            str(tmp_path / "g.jsonl"),
+            "--human",
+            str(empty),
+        ),
+        "tune --grid": cli("tune", str(robotics_benchmark()), *common, "--grid", str(empty)),
+    }
+    for name, result in runs.items():
+        assert result.exit_code == 2, f"{name}: {result.stdout}{result.stderr}"
+        assert result.stderr.startswith("VALIDATION_ERROR: "), f"{name}: {result.stderr}"
+    assert "it holds no query" in runs["judge"].stderr
+    assert "it holds no query" in runs["generate --human"].stderr
+    assert "names no axis" in runs["tune --grid"].stderr
+    assert not (tmp_path / "empty.judged.jsonl").exists()
+    assert not (tmp_path / "g.jsonl").exists()

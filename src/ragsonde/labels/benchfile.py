@@ -23,8 +23,23 @@ def _is_own_jsonl(path: Path) -> bool:
     return path.is_file() and path.suffix == ".jsonl"
 
 
-def read_entries(path: Path, *, split: str = "test") -> list[BenchmarkEntry]:
-    """The entries of the benchmark at ``path``; labels without provenance become ``human``."""
+def read_entries(
+    path: Path, *, split: str = "test", nonempty: bool = False
+) -> list[BenchmarkEntry]:
+    """The entries of the benchmark at ``path``; labels without provenance become ``human``.
+
+    ``nonempty``: a file with no entry is a VALIDATION_ERROR (``judge`` judged an empty file's
+    0 queries and wrote an empty result; ``generate --human`` compared its leakage with 0 human
+    queries). The Judge page reads with it off: it starts a benchmark file of its own."""
+    entries = _read_entries(path, split)
+    if nonempty and not entries:
+        raise QueryValidationError(
+            f"Cannot read benchmark {path}: it holds no query", field="benchmark"
+        )
+    return entries
+
+
+def _read_entries(path: Path, split: str) -> list[BenchmarkEntry]:
     if not path.exists():
         raise QueryValidationError(f"Benchmark '{path}' does not exist.", field="benchmark")
     if not _is_own_jsonl(path):

@@ -101,6 +101,7 @@ def generate(
     """
     o = options or GenerateOptions()
     n, seed, method, llm, human = o.n, o.seed, o.method, o.llm, o.human
+    human_entries = read_entries(human, nonempty=True) if human is not None else None
     started = time.perf_counter()
     usage: Usage | None = None
     judged: JudgeReport | None = None
@@ -128,7 +129,7 @@ def generate(
             evaluate_on = o.ict_collection or f"{coll}-ict-s{seed}"
             copy_note = _ict_copy(ws, coll, evaluate_on, chunks, entries, seed)
         measured = measure_leakage(ws, entries, evaluate_on or coll)
-        theirs = measure_leakage(ws, read_entries(human), coll) if human is not None else None
+        theirs = measure_leakage(ws, human_entries, coll) if human_entries is not None else None
     write_entries(out, entries)
     warnings = [w for w in (lexical_warning(measured, theirs),) if w]
     warnings += _span_warnings(sample, entries, not_found)

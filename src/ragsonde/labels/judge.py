@@ -237,7 +237,7 @@ def judge(
 
     The store and embedder are ``workspace``'s, or those of one built from ``settings``,
     ``store`` and ``embedder`` (:func:`ragsonde.workspace.using`)."""
-    entries = read_entries(benchmark)
+    entries = read_entries(benchmark, nonempty=True)
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         coll = collection or ws.settings.collection
         chat = client or ChatClient.from_settings(

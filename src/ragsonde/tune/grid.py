@@ -252,6 +252,12 @@ def load_grid(path: Path) -> Grid:
         raise QueryValidationError(f"Cannot read grid file {path}: {e}", field="grid") from e
     if not isinstance(data, dict):
         raise QueryValidationError(f"Grid file {path} must hold a table of axes.", field="grid")
+    if not data:  # an empty (or truncated) file swept the whole default grid, saying nothing
+        raise QueryValidationError(
+            f"Grid file {path} names no axis; leave --grid out for the default grid, or name "
+            f"the axes to sweep: {', '.join(Grid.model_fields)}.",
+            field="grid",
+        )
     check_keys(data, Grid.model_fields, f"Grid file {path}", "grid")
     merged = {name: getattr(DEFAULT_GRID, name) for name in Grid.model_fields} | data
     try:
