@@ -108,3 +108,15 @@ def test_an_empty_benchmark_or_grid_file_is_refused_not_run(
     assert "names no axis" in runs["tune --grid"].stderr
     assert not (tmp_path / "empty.judged.jsonl").exists()
     assert not (tmp_path / "g.jsonl").exists()
+
+
+def test_a_binary_file_as_the_benchmark_is_named_binary(cli: Cli, tmp_path: Path) -> None:
+    """A file of no format ragsonde reads is detected as TREC qrels: a binary one was refused
+    with "TREC qrels need a queries file", sending its user to look for one."""
+    binary = tmp_path / "report.bin"
+    binary.write_bytes(b"\xff\xfe\x00\x01 not a benchmark")
+    result = cli("eval", str(binary), "-c", "robotics", "--home", str(tmp_path / "home"))
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("VALIDATION_ERROR: "), result.stderr
+    assert "line 1 holds binary data, not text" in result.stderr
+    assert "queries file" not in result.stderr

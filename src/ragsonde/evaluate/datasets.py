@@ -201,12 +201,14 @@ def _beir(path: Path, split: str) -> Benchmark:
 
 
 def _trec(path: Path, queries_path: Path | None) -> Benchmark:
+    # the qrels first: a file of no format ragsonde reads (binary, a PDF) is detected as TREC,
+    # and was refused as "TREC qrels need a queries file", which sent its user for one
+    qrels = read_qrels(path)
     if queries_path is None or not queries_path.exists():
         raise _bad(
             path,
             "TREC qrels need a queries file (queries_file: id <TAB> text, or BEIR queries.jsonl)",
         )
-    qrels = read_qrels(path)
     texts = _query_texts(queries_path)
     queries = [BenchQuery(q, texts[q], r) for q, r in qrels.items() if texts.get(q)]
     skipped = [f"{q}: no text in {queries_path.name}" for q in qrels if not texts.get(q)]
