@@ -125,7 +125,12 @@ def tune_command(
     dataset: Annotated[str, typer.Argument(help="Benchmark: a BEIR folder or a .jsonl/.yaml.")],
     collection: CollectionOpt = None,
     grid: Annotated[
-        Path | None, typer.Option("--grid", help="Grid file (TOML or YAML) \\[default: built-in].")
+        Path | None,
+        typer.Option(
+            "--grid",
+            help="Grid file (TOML or YAML) naming the axes to sweep; an axis it leaves out "
+            "keeps the built-in grid's values \\[default: built-in].",
+        ),
     ] = None,
     folds: Annotated[
         int, typer.Option("--folds", min=2, max=100, help="Cross-validation folds.")
