@@ -82,8 +82,9 @@ def configure_from_environment() -> bool:
             from opentelemetry.sdk.trace import TracerProvider
             from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
         except ImportError:  # the API alone: spans are no-ops, as the convention wants
-            return _not_traced(
-                "the OpenTelemetry SDK is not installed: pip install 'ragsonde[trace]'"
+            return _not_traced(  # 'ragsonde[trace]' brings the API alone: it sent users there
+                "the OpenTelemetry SDK is not installed: pip install opentelemetry-sdk "
+                "(ragsonde[trace] brings only the API)"
             )
         exporter: Any
         if "otlp" not in names:

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from ragsonde.samples import robotics_benchmark
-from tests.support import Cli
+from tests.support import Cli, run
+
+#: Put first on a process's path: ``opentelemetry.sdk`` cannot be imported there, as on a
+#: machine with ``ragsonde[trace]`` (the API) and no SDK.
+_NO_OTEL_SDK = """
+import sys
+
+class _NoSdk:
+    def find_spec(self, name, path=None, target=None):
+        if name == "opentelemetry.sdk" or name.startswith("opentelemetry.sdk."):
+            raise ImportError(f"No module named {name!r}")
+        return None
+
+sys.meta_path.insert(0, _NoSdk())
+"""
 
 
 @pytest.mark.slow
@@ -120,3 +135,20 @@ def test_a_binary_file_as_the_benchmark_is_named_binary(cli: Cli, tmp_path: Path
     assert result.stderr.startswith("VALIDATION_ERROR: "), result.stderr
     assert "line 1 holds binary data, not text" in result.stderr
     assert "queries file" not in result.stderr
+
+
+@pytest.mark.slow
+def test_tracing_without_the_sdk_names_the_package_that_brings_it(
+    sample_home: Path, tmp_path: Path
+) -> None:
+    """``OTEL_TRACES_EXPORTER=console`` without the OpenTelemetry SDK warned "pip install
+    'ragsonde[trace]'", which installs the API alone: following it changed nothing."""
+    (tmp_path / "sitecustomize.py").write_text(_NO_OTEL_SDK)
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
+    env = {"PYTHONPATH": path, "OTEL_TRACES_EXPORTER": "console", "RAGSONDE_HOME": str(sample_home)}
+    proc = run("query", "lidar calibration", "-c", "robotics", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "success"  # the query runs, untraced
+    warning = " ".join(proc.stderr.split())
+    assert "No traces will be exported: the OpenTelemetry SDK is not installed" in warning, warning
+    assert "pip install opentelemetry-sdk" in warning
