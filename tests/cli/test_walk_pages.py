@@ -152,3 +152,24 @@ def test_tracing_without_the_sdk_names_the_package_that_brings_it(
     warning = " ".join(proc.stderr.split())
     assert "No traces will be exported: the OpenTelemetry SDK is not installed" in warning, warning
     assert "pip install opentelemetry-sdk" in warning
+
+
+def test_an_unreadable_chunking_file_is_said_plainly(cli: Cli, tmp_path: Path) -> None:
+    """``ingest --chunking`` answered a folder with "[Errno 21] Is a directory: 'dir'" and bytes
+    that are not UTF-8 with Python's "'utf-8' codec can't decode byte 0xff in position 0"."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "lidar.md").write_text("# Lidar\n\nLidar times laser pulses.\n")
+    (tmp_path / "folder.toml").mkdir()
+    (tmp_path / "latin1.toml").write_bytes(b'[chunking]\nsplitter = "fixed" # caf\xe9\n')
+    for name, says in [
+        ("folder.toml", "it is a folder, not a file"),
+        ("latin1.toml", "it is not UTF-8 text (invalid continuation byte at byte"),
+    ]:
+        result = cli(
+            "ingest", str(tmp_path / "docs"), "-c", "x", "--home", str(tmp_path / "home"),
+            "--chunking", str(tmp_path / name),
+        )  # fmt: skip
+        assert result.exit_code == 2, result.stdout + result.stderr
+        assert result.stderr.startswith(
+            f"VALIDATION_ERROR: Cannot read chunking file {tmp_path / name}: {says}"
+        ), result.stderr
