@@ -173,3 +173,32 @@ def test_an_unreadable_chunking_file_is_said_plainly(cli: Cli, tmp_path: Path) -
         assert result.stderr.startswith(
             f"VALIDATION_ERROR: Cannot read chunking file {tmp_path / name}: {says}"
         ), result.stderr
+
+
+@pytest.mark.slow
+def test_the_index_flags_name_the_settings_that_are_their_defaults(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """``ingest --help`` said ``--hnsw-m [default: 16]`` and ``--bm25-k1 [default: 1.2]``, but
+    unset they take ``RAGSONDE_INDEX__*`` (docs/configuration.md), as ``--quantization`` said."""
+    # the help's table cells wrap at the terminal's width: joined, a default reads whole
+    shown = " ".join(cli("ingest", "--help", env={"COLUMNS": "400"}).stdout.split())
+    for name, default in [
+        ("QUANTIZATION", "none"),
+        ("HNSW_M", "16"),
+        ("HNSW_EF_CONSTRUCT", "100"),
+        ("BM25_K1", "1.2"),
+        ("BM25_B", "0.75"),
+        ("BM25_TITLE_WEIGHT", "0"),
+        ("BM25_LANGUAGE", "english"),
+    ]:
+        assert f"[default: RAGSONDE_INDEX__{name}, else {default}]" in shown, name
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "lidar.md").write_text("# Lidar\n\nLidar times laser pulses to measure distance.\n")
+    home = str(tmp_path / "home")
+    env = {"RAGSONDE_INDEX__HNSW_M": "32", "RAGSONDE_INDEX__BM25_K1": "0.9"}
+    result = cli("ingest", str(docs), "-c", "envs", "--sparse", "--home", home, env=env)
+    assert result.exit_code == 0, result.stderr
+    info = json.loads(cli("inspect", "envs", "--home", home, "--json").stdout)
+    assert (info["index"]["hnsw"]["m"], info["bm25"]["k1"]) == (32, 0.9)  # what the help says
