@@ -230,6 +230,9 @@ def origins(
             out.append(Origin(key, value, "flag"))
             continue
         var = next((n for n in _env_names(cls, key) if n in env), None)
+        if var is None and "." not in key:  # a table's own keys: RAGSONDE_MAPPING__TEXT
+            nested = sorted(n for n in env if n.startswith(f"{ENV_PREFIX}{key.upper()}__"))
+            var = ", ".join(nested) or None  # it said "default" for a mapping set there
         if var is not None:
             out.append(Origin(key, value, "env", var))
         elif key in from_file:

@@ -202,3 +202,17 @@ def test_the_index_flags_name_the_settings_that_are_their_defaults(
     assert result.exit_code == 0, result.stderr
     info = json.loads(cli("inspect", "envs", "--home", home, "--json").stdout)
     assert (info["index"]["hnsw"]["m"], info["bm25"]["k1"]) == (32, 0.9)  # what the help says
+
+
+def test_config_names_the_variables_a_mapping_came_from(cli: Cli) -> None:
+    """``ragsonde config`` said ``mapping … default`` for a mapping set by
+    ``RAGSONDE_MAPPING__TEXT`` (docs/configuration.md: "Where did a value come from?")."""
+    env = {"RAGSONDE_MAPPING__TEXT": "content", "RAGSONDE_MAPPING__URL": "source"}
+    result = cli("config", "--json", env=env)
+    assert result.exit_code == 0, result.stderr
+    mapping = next(o for o in json.loads(result.stdout)["settings"] if o["key"] == "mapping")
+    assert mapping["value"] == {"text": "content", "url": "source"}
+    assert (mapping["source"], mapping["where"]) == (
+        "env",
+        "RAGSONDE_MAPPING__TEXT, RAGSONDE_MAPPING__URL",
+    )
