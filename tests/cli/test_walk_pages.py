@@ -216,3 +216,23 @@ def test_config_names_the_variables_a_mapping_came_from(cli: Cli) -> None:
         "env",
         "RAGSONDE_MAPPING__TEXT, RAGSONDE_MAPPING__URL",
     )
+
+
+@pytest.mark.slow
+def test_a_batch_query_with_a_lone_surrogate_in_a_key_is_named_alone(
+    cli: Cli, sample_home: Path, tmp_path: Path
+) -> None:
+    """A key escaped as ``"\\ud800"`` was answered "body: Input should be a valid string,
+    unable to parse raw data as a unicode string"; the batch's other query is still answered."""
+    path = tmp_path / "queries.jsonl"
+    path.write_text('{"query": "lidar calibration"}\n{"query": "docking", "\\ud800": 1}\n')
+    result = cli("batch", str(path), "-c", "robotics", "--home", str(sample_home), "--json")
+    assert result.exit_code == 2, result.stderr  # a bad query in the batch: bad input
+    batch = json.loads(result.stdout)
+    good, bad = batch["responses"]
+    assert (batch["status"], good["status"], bad["status"]) == ("partial", "success", "error")
+    assert bad["error"] == {
+        "code": "VALIDATION_ERROR",
+        "message": "Invalid query: a field name must be valid Unicode text, but character 0 is "
+        "a lone surrogate (U+D800); send UTF-8",
+    }

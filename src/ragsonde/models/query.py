@@ -216,6 +216,12 @@ def parse_query(data: Query | Mapping[str, Any], limits: Limits = DEFAULT_LIMITS
             raise QueryValidationError(
                 f"A query must be a JSON object, not {type(data).__name__}.", field="body"
             )
+        for key in data:  # pydantic said "body: Input should be a valid string, unable to …"
+            if isinstance(key, str):
+                try:
+                    check_text(key, "a field name")
+                except ValueError as e:
+                    raise QueryValidationError(f"Invalid query: {e}", field="body") from e
         return Query.model_validate(data, context={"limits": limits})
     except ValidationError as e:
         raise validation_error_from_pydantic(e) from e
