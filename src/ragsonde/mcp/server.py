@@ -28,6 +28,7 @@ from mcp.types import (
     TextContent,
     ToolAnnotations,
 )
+from pydantic import ConfigDict
 
 from ragsonde import __version__
 from ragsonde.errors import QueryValidationError
@@ -140,8 +141,12 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
         if estimate:  # as /v1/eval: a judging plan file is never read from a call
             given.update(estimate=True, predictor=predictor, estimand=estimand)
         given.update({n: v for n, v in (("k", k), ("gates", gates)) if v is not None})
-        options = EvalOptions(**given, **({"search": search} if search else {}), throughput=False)
-        source = (await _roots(room, ctx)).check(benchmark, "benchmark") if benchmark else rows
+        given.update({"search": search} if search else {}, throughput=False)
+        options = EvalOptions.from_json(given)  # JSON types: a true is no 1
+        # `is not None`: an empty path is the roots' refusal, not a fall through to no rows
+        source = (
+            rows if benchmark is None else (await _roots(room, ctx)).check(benchmark, "benchmark")
+        )
         assert source is not None  # one of the two, checked above
         progress = ProgressToClient(
             lambda done, total: anyio.from_thread.run(ctx.report_progress, done, total)
@@ -242,4 +247,21 @@ def build_server(room: Room) -> RagsondeMCP:
         server.add_tool(fn, annotations=READ_ONLY)
     _register_files(server, room)
     _register_resources(server, room)
+    _strict_arguments(server)
     return server
+
+
+def _strict_arguments(server: RagsondeMCP) -> None:
+    """Every tool refuses arguments it does not declare and takes JSON types as they are.
+
+    The SDK's argument models ignore an unknown name (``history_diff`` called with ``a`` and
+    ``b`` diffed ``last~1`` with ``last`` and said nothing) and coerce a ``true`` into ``1``
+    (``score_threshold: true`` was a threshold of 1.0: no results). The SDK reads a tool's
+    argument model on each call, so each is replaced by a strict subclass, and the published
+    input schema says ``additionalProperties: false``. (The SDK still parses a string holding
+    JSON for an argument that is not a string, a leniency for clients that send them so.)"""
+    for tool in server._tool_manager.list_tools():
+        loose = tool.fn_metadata.arg_model
+        config = ConfigDict(**{**loose.model_config, "extra": "forbid", "strict": True})
+        tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {"model_config": config})
+        tool.parameters = {**tool.parameters, "additionalProperties": False}

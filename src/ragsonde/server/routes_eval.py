@@ -100,10 +100,10 @@ class EvalRequest(BaseModel):
         option (an unknown key fails there, named). Raises QueryValidationError."""
         try:
             if not isinstance(body, dict):
-                return cls.model_validate(body)
+                return cls.model_validate(body, strict=True)
             own = {k: v for k, v in body.items() if k in cls.model_fields and k != "options"}
-            options = EvalOptions.model_validate({k: v for k, v in body.items() if k not in own})
-            return cls.model_validate({**own, "options": options})
+            options = EvalOptions.from_json({k: v for k, v in body.items() if k not in own})
+            return cls.model_validate({**own, "options": options}, strict=True)
         except ValidationError as e:
             raise options_error(e) from e
 

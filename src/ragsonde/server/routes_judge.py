@@ -136,7 +136,7 @@ async def _body(request: Request, model: type[_Body]) -> Any:
     # Not JSON (a form post from another site) is refused with 415 by the middleware.
     data = await read_json(request)
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, strict=True)  # a grade of true is no grade 1
     except ValidationError as e:
         raise ApiError(options_error(e)) from e
 
