@@ -63,8 +63,8 @@ _RETRY_AFTER_S = 5
 #: The one answer for a dataset the server will not read, whether or not it exists.
 _REFUSED = (
     "Datasets are read only from the server's dataset folders (RAGSONDE_EVAL_DATASETS, default "
-    "<home>/datasets): name a benchmark file or folder inside one, or upload the rows as "
-    '"benchmark".'
+    "<home>/datasets and <home>/benchmarks): name a benchmark file or folder inside one, or "
+    'upload the rows as "benchmark".'
 )
 
 
