@@ -10,7 +10,10 @@ Found by attacking the real server (each was an answer, not an error, before):
   ``top_k: true``: one result), ``"yes"`` as ``True``, in the arguments and the ``search`` block;
 - ``evaluate`` with ``benchmark: ""`` failed on an assert, a 10 kB name on the file system's
   ENAMETOOLONG and ``~nosuchuser/…`` on a RuntimeError: three CONNECTION_ERRORs ("failed
-  unexpectedly") for a client's bad path.
+  unexpectedly") for a client's bad path;
+- a report resource of an id that names nothing (``ragsonde://reports/-1``, a 10 kB id,
+  ``ragsonde://runs/nope``) was answered -32603 "Error creating resource from template" and
+  logged as a crash: now -32602 with the contract's code and message, as the stdio frames are.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, stdio_client
+from mcp import ClientSession, MCPError, stdio_client
 from mcp.types import CallToolResult
 
 from tests.mcp_room.drive import QUESTION, error_code, server
@@ -45,6 +48,12 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("evaluate", {"benchmark": "~no-such-user-ragsonde/b.jsonl"}, "benchmark"),
     ("explain_miss", {"benchmark": "y" * 10_000, "query_id": "q1"}, "benchmark"),
 ]
+#: Resources whose id names no report: (uri, what the message must hold)
+NO_REPORT = [
+    ("ragsonde://reports/-1", "no report '-1'"),
+    ("ragsonde://reports/" + "z" * 10_000, "no report 'zzz"),
+    ("ragsonde://runs/nope", "no evaluation 'nope'"),
+]
 
 
 def test_hostile_arguments_are_tool_errors_and_the_server_keeps_serving(
@@ -58,10 +67,20 @@ def test_hostile_arguments_are_tool_errors_and_the_server_keeps_serving(
             await session.initialize()
             schemas = {t.name: t.input_schema for t in (await session.list_tools()).tools}
             answers = [await session.call_tool(tool, args) for tool, args, _ in HOSTILE]
+            for uri, _ in NO_REPORT:
+                try:
+                    await session.read_resource(uri)
+                except MCPError as e:
+                    refused.append(e)
             after = await session.call_tool("search", {"query": QUESTION, "top_k": 2})
             return schemas, answers, after
 
+    refused: list[MCPError] = []
     schemas, answers, after = anyio.run(main)
+    assert len(refused) == len(NO_REPORT)
+    for (uri, said), err in zip(NO_REPORT, refused, strict=True):
+        assert err.code == -32602 and err.message.startswith("VALIDATION_ERROR: "), uri[:60]
+        assert said in err.message, err.message
     for (tool, args, field), res in zip(HOSTILE, answers, strict=True):
         shown = f"{tool} {str(args)[:80]}"
         assert error_code(res) == "VALIDATION_ERROR", (shown, res.structured_content)

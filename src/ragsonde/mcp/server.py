@@ -19,7 +19,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.types import (
     CallToolResult,
     ClientCapabilities,
@@ -31,7 +31,7 @@ from mcp.types import (
 from pydantic import ConfigDict
 
 from ragsonde import __version__
-from ragsonde.errors import QueryValidationError
+from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
 from ragsonde.evaluate.misses import MissesReport
 from ragsonde.evaluate.report import IngestSummary
 from ragsonde.mcp._errors import error_result
@@ -41,6 +41,7 @@ from ragsonde.mcp.reports import REPORT_URI, RUN_URI
 from ragsonde.mcp.roots import Roots, roots_from_uris
 from ragsonde.mcp.tools import Room
 from ragsonde.mcp.traffic import is_run_ref
+from ragsonde.models import ErrorInfo
 from ragsonde.models.estimate import Estimand, PredictorName
 
 __all__ = ["READ_ONLY", "RagsondeMCP", "build_server"]
@@ -219,17 +220,35 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
     server.add_tool(ingest, annotations=INGESTS)
 
 
+def _resource_error(exc: RagsondeError) -> ResourceError:
+    """A ragsonde error reading a resource, as the SDK passes it on: the contract's code and
+    message. Raised as it was, the SDK took it for a crash: -32603 "Error creating resource
+    from template", logged with a traceback. A VALIDATION_ERROR (an id that names no report)
+    is the client's: ``ResourceNotFoundError``, which the SDK answers -32602."""
+    info = ErrorInfo.from_exception(exc)
+    text = f"{info.code.value}: {info.message}"
+    if info.code is ErrorCode.VALIDATION_ERROR:
+        return ResourceNotFoundError(text)
+    return ResourceError(text)
+
+
 def _register_resources(server: RagsondeMCP, room: Room) -> None:
     @server.resource(REPORT_URI, name="report", mime_type="application/json")
     def report(report_id: str) -> str:
         """An evaluation's whole report (the JSON of `ragsonde eval --json`), by the id
         `evaluate` returned, or a recorded run's (a run id, last, best)."""
-        return room.reports.get(report_id).model_dump_json()
+        try:
+            return room.reports.get(report_id).model_dump_json()
+        except RagsondeError as e:
+            raise _resource_error(e) from e
 
     @server.resource(RUN_URI, name="run", mime_type="text/plain")
     def run(report_id: str) -> str:
         """An evaluation's TREC run file (qid Q0 docid rank score tag)."""
-        return room.reports.run_file(report_id)
+        try:
+            return room.reports.run_file(report_id)
+        except RagsondeError as e:
+            raise _resource_error(e) from e
 
 
 def build_server(room: Room) -> RagsondeMCP:
