@@ -72,7 +72,7 @@ def test_hostile_arguments_are_tool_errors_and_the_server_keeps_serving(
                     await session.read_resource(uri)
                 except MCPError as e:
                     refused.append(e)
-            after = await session.call_tool("search", {"query": QUESTION, "top_k": 2})
+            after = await session.call_tool("search", {"query": QUESTION, "top_k": 2.0})
             return schemas, answers, after
 
     refused: list[MCPError] = []

@@ -43,6 +43,7 @@ from ragsonde.mcp.tools import Room
 from ragsonde.mcp.traffic import is_run_ref
 from ragsonde.models import ErrorInfo
 from ragsonde.models.estimate import Estimand, PredictorName
+from ragsonde.models.validation import json_integers
 
 __all__ = ["READ_ONLY", "RagsondeMCP", "build_server"]
 
@@ -74,8 +75,8 @@ class RagsondeMCP(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
-        try:
-            return await super().call_tool(name, arguments, context)
+        try:  # 3.0 is an integer, as JSON Schema reads the input schema (arguments are strict)
+            return await super().call_tool(name, json_integers(arguments), context)
         except ToolError as exc:  # the SDK wraps whatever the tool raised, or refused
             return error_result(exc, name)
 
