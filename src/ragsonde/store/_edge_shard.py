@@ -21,6 +21,7 @@ from ragsonde.store._errors import Where, edge_table, translating
 from ragsonde.store.lock import ShardLock, acquire_lock
 
 __all__ = [
+    "COLLECTION_NAME_PATTERN",
     "Layout",
     "Shard",
     "acquire_shard_lock",
@@ -31,7 +32,9 @@ __all__ = [
     "validate_collection_name",
 ]
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$")
+#: A collection's name (its folder's); ``..`` anywhere is refused besides.
+COLLECTION_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$"
+_NAME_RE = re.compile(COLLECTION_NAME_PATTERN)
 
 
 def validate_collection_name(name: str) -> str:
