@@ -39,6 +39,7 @@ from ragsonde.server.middleware import (
     RequestLogMiddleware,
     TraceContextMiddleware,
 )
+from ragsonde.server.query_params import known_query_parameters
 from ragsonde.server.security import require_api_key
 from ragsonde.server.state import ServerState
 from ragsonde.workspace import Workspace
@@ -244,6 +245,8 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
         router = _load_router(spec)
         if router is not None:
             deps = [Depends(require_api_key)] if spec.protected else []
+            if spec.protected:  # the /v1/ API; the page and the probes take what they get
+                deps.append(Depends(known_query_parameters))
             app.include_router(router, dependencies=deps)
     _mount_mcp(app, state)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
