@@ -9,9 +9,9 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from ragsonde.errors import RagsondeError
+from ragsonde.models.store import COLLECTION_NAME_PATTERN
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.state import ServerState, get_state
-from ragsonde.store._edge_shard import COLLECTION_NAME_PATTERN
 from ragsonde.store.inspect import CollectionReport
 
 __all__ = ["CollectionInUse", "CollectionList", "CollectionSummary", "router"]

@@ -33,10 +33,10 @@ from ragsonde.labels import manual
 from ragsonde.labels.benchfile import read_entries
 from ragsonde.labels.models import Agreement, BenchmarkEntry
 from ragsonde.labels.pool import modes_for, pool
+from ragsonde.models.store import COLLECTION_NAME_PATTERN
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.state import ServerState, get_state
-from ragsonde.store._edge_shard import COLLECTION_NAME_PATTERN
 
 __all__ = [
     "BenchmarkFile",

@@ -16,12 +16,12 @@ from typing import Any
 from ragsonde.errors import QueryValidationError
 from ragsonde.models.index import Footprint, IndexConfig
 from ragsonde.models.scores import Distance
+from ragsonde.models.store import COLLECTION_NAME_PATTERN
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._errors import Where, edge_table, translating
 from ragsonde.store.lock import ShardLock, acquire_lock
 
 __all__ = [
-    "COLLECTION_NAME_PATTERN",
     "Layout",
     "Shard",
     "acquire_shard_lock",
@@ -32,8 +32,6 @@ __all__ = [
     "validate_collection_name",
 ]
 
-#: A collection's name (its folder's); ``..`` anywhere is refused besides.
-COLLECTION_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$"
 _NAME_RE = re.compile(COLLECTION_NAME_PATTERN)
 
 
