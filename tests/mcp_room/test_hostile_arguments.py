@@ -11,6 +11,7 @@ Found by attacking the real server (each was an answer, not an error, before):
 - ``evaluate`` with ``benchmark: ""`` failed on an assert, a 10 kB name on the file system's
   ENAMETOOLONG and ``~nosuchuser/…`` on a RuntimeError: three CONNECTION_ERRORs ("failed
   unexpectedly") for a client's bad path;
+- ``collection: ""`` was the default collection (``inspect_collection``, ``search``);
 - a report resource of an id that names nothing (``ragsonde://reports/-1``, a 10 kB id,
   ``ragsonde://runs/nope``) was answered -32603 "Error creating resource from template" and
   logged as a crash: now -32602 with the contract's code and message, as the stdio frames are.
@@ -47,6 +48,8 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("evaluate", {"benchmark": "x" * 10_000}, "benchmark"),
     ("evaluate", {"benchmark": "~no-such-user-ragsonde/b.jsonl"}, "benchmark"),
     ("explain_miss", {"benchmark": "y" * 10_000, "query_id": "q1"}, "benchmark"),
+    ("inspect_collection", {"collection": ""}, "collection"),
+    ("search", {"query": QUESTION, "collection": ""}, "collection"),
 ]
 #: Resources whose id names no report: (uri, what the message must hold)
 NO_REPORT = [

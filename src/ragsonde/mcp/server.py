@@ -69,12 +69,20 @@ _INSTRUCTIONS = (
 )
 
 
+_EMPTY_COLLECTION = QueryValidationError(
+    "collection: give a collection's name, or leave the argument out for the default one.",
+    field="collection",
+)
+
+
 class RagsondeMCP(MCPServer[Any]):
     """The SDK's server with ragsonde's error boundary around every tool call."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
+        if arguments.get("collection") == "":  # it was the default collection, without a word
+            return error_result(_EMPTY_COLLECTION, name)
         try:  # 3.0 is an integer, as JSON Schema reads the input schema (arguments are strict)
             return await super().call_tool(name, json_integers(arguments), context)
         except ToolError as exc:  # the SDK wraps whatever the tool raised, or refused
