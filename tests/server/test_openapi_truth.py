@@ -9,7 +9,8 @@
 - ST202: the collection and benchmark names in paths and in the pool body had no pattern, so
   names the server refuses (``[iZ``, ``x.benchmark``) were schema-valid.
 - ST201: ``"benchmark": ""`` and ``"collection": ""`` in ``/v1/judge/pool`` were answered 200,
-  as if absent (no grades shown; the default collection), without a word.
+  as if absent (no grades shown; the default collection), without a word; so was
+  ``"collection": ""`` in ``/v1/eval`` (by hand: the job evaluated the default collection).
 """
 
 from __future__ import annotations
@@ -90,3 +91,12 @@ def test_an_empty_name_in_a_pool_is_refused_not_taken_for_none(api, field):
     assert r.status_code == 422, r.text
     assert r.json()["error"]["code"] == "VALIDATION_ERROR"
     assert api.post("/v1/judge/pool", json={"query": LIDAR}).status_code == 200
+
+
+def test_an_empty_collection_starts_no_evaluation_of_the_default_one(api):
+    # it was a 202, and the job evaluated the default collection
+    before = api.get("/v1/eval").json()
+    rows = [{"query_id": "q1", "query": LIDAR, "relevant": ["lidar"]}]
+    r = api.post("/v1/eval", json={"benchmark": rows, "collection": "", "throughput": False})
+    assert r.status_code == 422 and "collection" in r.json()["error"]["message"], r.text
+    assert api.get("/v1/eval").json() == before

@@ -83,7 +83,7 @@ class EvalRequest(BaseModel):
     benchmark: list[dict[str, Any]] | None = Field(
         default=None, min_length=1, max_length=10_000, description="ragsonde benchmark rows."
     )
-    collection: str | None = None
+    collection: str | None = Field(default=None, min_length=1, max_length=255)
     explain: bool = Field(
         default=False,
         description="Also explain every missed relevant document: the pipeline stage that lost "
