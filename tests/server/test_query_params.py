@@ -46,3 +46,12 @@ def test_declared_parameters_still_answer(api, url, params):
     assert named.status_code == 422 and "this route takes" in named.json()["error"]["message"]
     for declared in params:
         assert declared in named.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("url", ["/v1/history/runs", "/v1/history/trend"])
+@pytest.mark.parametrize("name", ["collection", "benchmark"])
+def test_a_filter_named_but_empty_is_refused_not_dropped(api, url, name):
+    # ?collection= listed every collection's runs with a 200, as if no filter were named
+    r = api.get(url, params={name: ""})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "VALIDATION_ERROR", r.text
+    assert name in r.json()["error"]["message"]
