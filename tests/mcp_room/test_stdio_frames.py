@@ -153,3 +153,15 @@ def test_frames_too_deep_or_too_long_for_any_reader_are_answered_to_their_id(
     finally:
         proc.kill()
         proc.communicate()
+
+
+@pytest.mark.parametrize("rid", [b'{"a":1}', b"true", b"1.5", b"null", b"[2]"])
+def test_a_request_whose_id_is_no_string_or_integer_is_answered(rid: bytes) -> None:
+    # the SDK read it as a notification (its id dropped) and answered nothing: the client
+    # waited for ever. MCP ids are strings or integers; JSON-RPC: Invalid Request to id null.
+    text, error = answer_for(b'{"jsonrpc":"2.0","id":' + rid + b',"method":"tools/list"}')
+    assert text is None and error is not None
+    assert error["id"] is None and error["error"]["code"] == -32600
+    assert error["error"]["message"].startswith("VALIDATION_ERROR")
+    note = b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{"id":1}}'
+    assert answer_for(note) == (note.decode(), None)  # an id below the top level is no id

@@ -48,7 +48,12 @@ def answer_for(raw: bytes) -> tuple[str | None, dict[str, Any] | None]:
         if not line.strip():
             return None, None
         try:
-            types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            read = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            if isinstance(read, types.JSONRPCNotification) and _has_id(line):
+                # an id that is no string or integer: the SDK read a notification, and the
+                # client waited for ever for its answer; JSON-RPC: Invalid Request, id null
+                why = "a request's id must be a string or an integer"
+                return None, _error(None, types.INVALID_REQUEST, f"VALIDATION_ERROR: {why}")
             return line, None
         except ValidationError as e:
             why = e.errors()[0]["msg"] if e.errors() else str(e)
@@ -70,6 +75,19 @@ def answer_for(raw: bytes) -> tuple[str | None, dict[str, Any] | None]:
         rid = rid.encode("utf-8", "replace").decode("utf-8")  # an id with a lone surrogate too
     message = f"VALIDATION_ERROR: the request cannot be read: {why}"
     return None, _error(rid, types.INVALID_PARAMS, message)
+
+
+def _has_id(line: str) -> bool:
+    """Whether the frame's top level names an ``id`` (of any value)."""
+    if '"id"' not in line:  # a notification, as nearly every one is: no second read
+        return False
+    try:
+        frame = json.loads(line, parse_int=_any_int)
+    except RecursionError:
+        frame = _shallow(line)
+    except ValueError:
+        return False
+    return isinstance(frame, dict) and "id" in frame
 
 
 def _shallow(text: str) -> dict[str, Any] | None:
