@@ -209,14 +209,16 @@ def _read_batch_file(path: Path) -> dict[str, Any]:
     Every bad file is a VALIDATION_ERROR naming it (and the line, where known); a query holding
     invalid Unicode is left to the retriever, which answers it with its own error response.
     """
+    from ragsonde.inputs import MAX_DOCUMENT_BYTES, read_bytes
+
     if path.is_dir():
         raise _bad_file(path, "is a folder: give a .jsonl or .json file.")
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise QueryValidationError(f"Batch file {path} does not exist.", field="file")
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise _bad_file(path, f"cannot be read: {e.strerror or e}.") from e
+    try:  # a FIFO or a device is refused, not waited on or read for ever; the size is bounded
+        raw = read_bytes(path, MAX_DOCUMENT_BYTES, "batch file")
+    except ValueError as e:
+        raise _bad_file(path, f"cannot be read: {e}.") from e
     text = _decode_text(path, raw)
     stripped = text.lstrip()
     if stripped.startswith("["):

@@ -92,21 +92,19 @@ class _Lines:
         return "".join(self)
 
     def __iter__(self) -> Iterator[str]:
-        if self.path.is_dir():
-            raise _bad(self.path, "it is a folder, not a file")
-        try:
-            with self.path.open("rb") as f:  # decoded line by line, so an error has its line
-                for self.n, raw in enumerate(f, start=1):
-                    if b"\x00" in raw:
-                        raise _bad(self.path, f"line {self.n} holds binary data, not text")
-                    try:
-                        yield raw.decode("utf-8-sig" if self.n == 1 else "utf-8")
-                    except UnicodeDecodeError as e:
-                        raise _bad(
-                            self.path, f"line {self.n} is not UTF-8 text ({e.reason})"
-                        ) from e
-        except OSError as e:
-            raise _bad(self.path, e.strerror or str(e)) from e
+        from ragsonde.inputs import read_lines
+
+        lines = read_lines(self.path)  # a FIFO or a device refused, each line bounded
+        try:  # decoded line by line, so an error has its line
+            for self.n, raw in lines:
+                if b"\x00" in raw:
+                    raise _bad(self.path, f"line {self.n} holds binary data, not text")
+                try:
+                    yield raw.decode("utf-8-sig" if self.n == 1 else "utf-8")
+                except UnicodeDecodeError as e:
+                    raise _bad(self.path, f"line {self.n} is not UTF-8 text ({e.reason})") from e
+        except ValueError as e:  # a FIFO, a device, a line over the limit
+            raise _bad(self.path, str(e)) from e
 
 
 def _csv(lines: _Lines, **fmt: Any) -> Iterator[list[str]]:
