@@ -43,8 +43,23 @@ def open_bytes(path: Path) -> IO[bytes]:
         f.close()
         raise bad_file(path, e.strerror or str(e)) from e
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]  # IO[bytes]
+        return _Gunzipped(f)  # type: ignore[return-value]  # a GzipFile is an IO[bytes]
     return f
+
+
+class _Gunzipped(gzip.GzipFile):
+    """A gzip stream over the file ``raw``, which it closes when it is closed (a GzipFile
+    given a ``fileobj`` leaves it open)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
 
 
 def numbered_lines(path: Path) -> Generator[tuple[int, str], None, None]:

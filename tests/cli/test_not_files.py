@@ -1,0 +1,154 @@
+"""Inputs that are not files, and files too big to hold, at the CLI as real processes
+(``ragsonde.inputs``): each a VALIDATION_ERROR (exit 2) that says what the path is, at once.
+
+Before: ``ingest --chunking /dev/zero`` read until the kernel killed it at 24 GB, and with a
+FIFO it waited for a writer for ever; ``batch``, ``tune --grid``, ``config``, ``compare``,
+``ingest`` and ``history list`` named a FIFO or a device "does not exist", "a folder", "empty",
+"a folder with no document", or (history) read it as an empty history and exited 0; a traffic
+gzip that inflates to one endless line was held whole in memory (2.4 GB for 1 GiB).
+
+The processes run under a 4 GiB address-space limit, so a regression fails the test with a
+MemoryError instead of filling the machine, and under a timeout, so a hang fails it too.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT, home_env
+
+pytestmark = pytest.mark.slow  # processes
+
+_LIMIT = 4 << 30
+ROW = '{"query_id": "q1", "query": "lidar range", "relevant": ["lidar"]}\n'
+#: What each kind of path is said to be.
+SAID = {
+    "fifo": "it is a named pipe (FIFO), not a file; reading it would wait for a writer",
+    "zero": "it is a device, not a file; reading it might never end",
+}
+
+
+def _bounded() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (_LIMIT, _LIMIT))
+
+
+def ragsonde(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python -m ragsonde ARGS`` on ``home``, bounded in memory and time."""
+    return subprocess.run(
+        [sys.executable, "-m", "ragsonde", *args],
+        capture_output=True,
+        text=True,
+        env=home_env(home),
+        timeout=timeout,
+        cwd=ROOT,
+        preexec_fn=_bounded,
+    )
+
+
+def refused(r: subprocess.CompletedProcess[str], said: str) -> None:
+    message = " ".join(r.stderr.split())
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert message.startswith(f"VALIDATION_ERROR: {said}"), message
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> Path:
+    """A folder with a benchmark, a document, and a FIFO."""
+    (tmp_path / "bench.jsonl").write_text(ROW, encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "lidar.md").write_text("# Lidar\n\nA laser measures range.\n")
+    os.mkfifo(tmp_path / "fifo")
+    return tmp_path
+
+
+#: (command line with {bad} for the path, what the message starts with, {why} for the reason)
+COMMANDS = {
+    "batch": (["batch", "{bad}"], "Batch file {bad} cannot be read: {why}."),
+    "config": (["config", "--config", "{bad}"], "The config file {bad} cannot be read: {why}."),
+    "compare": (["compare", "{bad}", "{bad}"], "cannot read report {bad}: {why}"),
+    "tune-grid": (
+        ["tune", "{dir}/bench.jsonl", "-c", "nowhere", "--grid", "{bad}"],
+        "Cannot read grid file {bad}: {why}.",
+    ),
+    "ingest": (["ingest", "{bad}", "-c", "nowhere"], "Source '{bad}' cannot be read: {why}."),
+    "ingest-chunking": (
+        ["ingest", "{dir}/docs", "-c", "nowhere", "--chunking", "{bad}"],
+        "Cannot read chunking file {bad}: {why}",
+    ),
+    "traffic": (["traffic", "{bad}", "--no-record"], "Cannot read traffic file {bad}: {why}"),
+    "history": (
+        ["history", "list", "--history", "{bad}"],
+        "History file {bad} is a named pipe or a device, not a file",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_fifo_or_a_device_is_refused_saying_what_it_is(
+    place: Path, command: str, kind: str
+) -> None:
+    bad = str(place / "fifo") if kind == "fifo" else "/dev/zero"
+    argv, said = COMMANDS[command]
+    args = [a.format(bad=bad, dir=place) for a in argv]
+    refused(ragsonde(place / "home", *args), said.format(bad=bad, why=SAID[kind]))
+
+
+def test_a_dangling_symlink_says_where_it_points(place: Path) -> None:
+    link = place / "grid.toml"
+    link.symlink_to(place / "gone.toml")
+    r = ragsonde(place / "home", "tune", str(place / "bench.jsonl"), "--grid", str(link))
+    refused(r, f"Cannot read grid file {link}: it is a symlink to {place / 'gone.toml'}")
+
+
+def test_a_settings_file_over_its_limit_is_refused_stating_the_limit(place: Path) -> None:
+    big = place / "chunking.toml"
+    big.write_text("[chunking]\n" + "# padding\n" * 120_000)  # 1.2 MB of comments: valid TOML
+    r = ragsonde(place / "home", "ingest", str(place / "docs"), "--chunking", str(big))
+    refused(r, f"Cannot read chunking file {big}: it is larger than 1 MiB")
+
+
+def _long_line(path: Path, before: bytes = b"", size: int = (64 << 20) + 1024) -> None:
+    with path.open("wb") as f:
+        f.write(before + b'{"query_id": "q2", "query": "')
+        f.write(b"a" * size)
+        f.write(b'", "relevant": ["lidar"]}\n')
+
+
+def test_a_benchmark_line_over_the_limit_is_refused_not_held(place: Path) -> None:
+    bench = place / "long.jsonl"
+    _long_line(bench, before=ROW.encode())
+    r = ragsonde(place / "home", "eval", str(bench), "--no-record")
+    refused(r, f"Cannot read benchmark {bench}: line 2 is longer than 64 MiB")
+
+
+def test_a_traffic_gzip_that_inflates_to_one_endless_line_is_refused(place: Path) -> None:
+    """1 MB on disk, 256 MiB inflated, no newline after the first line: was held whole (and the
+    command answered exit 0, the line skipped as malformed)."""
+    bomb = place / "chat.log.jsonl.gz"
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip container
+    with bomb.open("wb") as f:
+        f.write(packer.compress(b'{"query": "how far does the laser reach"}\n'))
+        block = b"a" * (1 << 20)
+        for _ in range(256):
+            f.write(packer.compress(block))
+        f.write(packer.flush())
+    assert bomb.stat().st_size < 2 << 20
+    r = ragsonde(place / "home", "traffic", str(bomb), "--no-record")
+    refused(r, f"Cannot read traffic file {bomb}: line 2 is longer than 64 MiB")
+
+
+def test_an_ingested_line_over_the_limit_is_a_listed_failure(place: Path) -> None:
+    docs = place / "docs.jsonl"
+    _long_line(docs)
+    r = ragsonde(place / "home", "ingest", str(docs), "-c", "long")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "docs.jsonl: line 1 is longer than 64 MiB" in " ".join(r.stderr.split()), r.stderr
