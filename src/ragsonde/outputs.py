@@ -5,8 +5,10 @@ goes through here, in two steps:
 
 1. :func:`check_outputs`, before any work: a path is refused (VALIDATION_ERROR naming the option)
    when it is a directory, its folder is missing or is a file, it is the history file or an
-   input of the same command, or two outputs of the command name one file. A refused command
-   has done nothing, so nothing is thrown away.
+   input of the same command, two outputs of the command name one file, or it is ``-``
+   (standard output: ``history export -o -`` takes it so itself; elsewhere it was a file
+   named ``-`` in the working folder). A refused command has done nothing, so nothing is
+   thrown away.
 2. :func:`write_text` / :func:`open_output`: the text goes to a temporary file in the same
    folder, is fsynced and renamed into place, so the old file stays whole until the new one is
    complete (a crash, a full disk or Ctrl-C leaves the old one). A path that exists and is not
@@ -73,6 +75,13 @@ def check_output(
 ) -> Path:
     """``path`` if a command may write its ``flag`` output there, else a VALIDATION_ERROR that
     names ``flag`` and says why (see the module's docstring)."""
+    if str(path) == "-":  # was a file named "-" in the working folder, not standard output
+        raise _refuse(
+            flag,
+            path,
+            "'-' (standard output) is not a place this option writes to; name a file "
+            "(a file named '-' as $PWD/-)",
+        )
     try:
         st = path.stat()
     except FileNotFoundError:

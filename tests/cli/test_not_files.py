@@ -152,3 +152,31 @@ def test_an_ingested_line_over_the_limit_is_a_listed_failure(place: Path) -> Non
     r = ragsonde(place / "home", "ingest", str(docs), "-c", "long")
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert "docs.jsonl: line 1 is longer than 64 MiB" in " ".join(r.stderr.split()), r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["traffic", "{dir}/bench.jsonl", "--no-record", "-o", "-"], "--output"),
+        (["eval", "{dir}/bench.jsonl", "--no-record", "--save", "-"], "--save"),
+        (["tune", "{dir}/bench.jsonl", "--save-config", "-"], "--save-config"),
+    ],
+    ids=["traffic-o", "eval-save", "tune-save-config"],
+)
+def test_dash_as_an_output_is_refused_not_a_file_named_dash(
+    place: Path, args: list[str], flag: str
+) -> None:
+    """``-`` is standard output only where a command says so (``history export -o -``); these
+    wrote a file named ``-`` in the working folder (and traffic's table to stdout besides)."""
+    argv = [a.format(dir=place) for a in args]
+    r = subprocess.run(
+        [sys.executable, "-m", "ragsonde", *argv],
+        capture_output=True,
+        text=True,
+        env=home_env(place / "home"),
+        timeout=120,
+        cwd=place,
+        preexec_fn=_bounded,
+    )
+    refused(r, f"{flag} -: '-' (standard output) is not a place this option writes to")
+    assert not (place / "-").exists()
