@@ -84,6 +84,10 @@ COMMANDS = {
         "Cannot read chunking file {bad}: {why}",
     ),
     "traffic": (["traffic", "{bad}", "--no-record"], "Cannot read traffic file {bad}: {why}"),
+    "eval-baseline": (
+        ["eval", "{dir}/bench.jsonl", "--history", "{dir}/h.sqlite", "--baseline", "{bad}"],
+        "cannot read baseline {bad}: {why}",
+    ),
     "history": (
         ["history", "list", "--history", "{bad}"],
         "History file {bad} is a named pipe or a device, not a file",
