@@ -184,3 +184,19 @@ def test_dash_as_an_output_is_refused_not_a_file_named_dash(
     )
     refused(r, f"{flag} -: '-' (standard output) is not a place this option writes to")
     assert not (place / "-").exists()
+
+
+def test_a_fifo_in_an_ingested_folder_is_listed_as_skipped_and_the_rest_ingested(
+    place: Path,
+) -> None:
+    """A FIFO among the documents went unlisted, and a symlink to it was "a broken symlink"."""
+    docs = place / "docs"
+    os.mkfifo(docs / "pipe.md")
+    (docs / "link.md").symlink_to("pipe.md")
+    r = ragsonde(place / "home", "ingest", str(docs), "-c", "folder")
+    said = " ".join(r.stderr.split())
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "Ingested 1 documents" in r.stdout, r.stdout
+    fifo = "it is a named pipe (FIFO), not a file; reading it would wait for a writer"
+    for name in ("link.md", "pipe.md"):
+        assert f"failed {name}: skipped: {fifo}" in said, said
