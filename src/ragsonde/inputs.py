@@ -7,6 +7,8 @@ What :mod:`ragsonde.outputs` is to the files a command writes, this is to the on
   and ``/dev/urandom`` never end, so a read of them fills memory until the machine kills the
   process (``ingest --chunking /dev/zero`` did, at 24 GB). The file is then opened
   non-blocking and checked again, so a pipe put in its place between the two does not hang.
+- A file is read as it was when it was opened (its size then): a log another process keeps
+  appending to ends where it ended then, instead of being chased for ever.
 - A file read whole is read to a limit (:func:`read_bytes`): :data:`MAX_SETTINGS_BYTES` for a
   settings-like file (TOML or YAML a person writes), :data:`MAX_DOCUMENT_BYTES` for a JSON
   document (a batch, a saved report); one byte more is a refusal that states the limit.
@@ -21,11 +23,12 @@ for the caller to prefix with what it reads and raise as its VALIDATION_ERROR.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -92,14 +95,54 @@ def open_regular(path: Path) -> IO[bytes]:
     except OSError as e:
         raise ValueError(e.strerror or str(e)) from e
     try:
-        why = _kind(os.fstat(fd).st_mode)
+        st = os.fstat(fd)
+        why = _kind(st.st_mode)
         if why is not None:
             raise ValueError(why)
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        raw = _Snapshot(io.FileIO(fd, "rb"), st.st_size)
     except BaseException:
         os.close(fd)
         raise
+    return io.BufferedReader(raw)
+
+
+class _Snapshot(io.RawIOBase):
+    """The first ``size`` bytes of a file: what it held when it was opened. A log another
+    process appends to faster than it is read (``yes >> chat.log``) was read for ever."""
+
+    def __init__(self, f: io.FileIO, size: int) -> None:
+        self._f, self._size = f, size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._size - self._f.tell()
+        if left <= 0:
+            return 0
+        view = memoryview(buffer).cast("B")
+        return self._f.readinto(view[: min(len(view), left)]) or 0
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        if whence == os.SEEK_END:
+            return self._f.seek(self._size + offset)
+        return self._f.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._f.tell()
+
+    def fileno(self) -> int:
+        return self._f.fileno()
+
+    def close(self) -> None:
+        try:
+            self._f.close()
+        finally:
+            super().close()
 
 
 def read_bytes(path: Path, limit: int, what: str = "file") -> bytes:
