@@ -4,11 +4,11 @@ Every output a command writes (``--out``, ``--save``, ``--report``, ``history ex
 goes through here, in two steps:
 
 1. :func:`check_outputs`, before any work: a path is refused (VALIDATION_ERROR naming the option)
-   when it is a directory, its folder is missing or is a file, it is the history file or an
-   input of the same command, two outputs of the command name one file, or it is ``-``
-   (standard output: ``history export -o -`` takes it so itself; elsewhere it was a file
-   named ``-`` in the working folder). A refused command has done nothing, so nothing is
-   thrown away.
+   when it is a directory, its folder is missing, is a file or is not writable, it is the
+   history file or an input of the same command, two outputs of the command name one file,
+   or it is ``-`` (standard output: ``history export -o -`` takes it so itself; elsewhere it
+   was a file named ``-`` in the working folder). A refused command has done nothing, so
+   nothing is thrown away.
 2. :func:`write_text` / :func:`open_output`: the text goes to a temporary file in the same
    folder, is fsynced and renamed into place, so the old file stays whole until the new one is
    complete (a crash, a full disk or Ctrl-C leaves the old one). A path that exists and is not
@@ -98,6 +98,9 @@ def check_output(
             raise _refuse(flag, path, f"{why}; create the folder first")
         if not parent.is_dir():
             raise _refuse(flag, path, "is under a file, not a folder")
+    if (st is None or stat.S_ISREG(st.st_mode)) and not os.access(parent, os.W_OK | os.X_OK):
+        # the new file is made beside it and renamed: refused before the work, not after it
+        raise _refuse(flag, path, "its folder is not writable; write to a folder you may write to")
     if history is not None and any(
         _same(path, Path(f"{history}{suffix}")) for suffix in _SQLITE_SIDECARS
     ):

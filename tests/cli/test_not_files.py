@@ -200,3 +200,36 @@ def test_a_fifo_in_an_ingested_folder_is_listed_as_skipped_and_the_rest_ingested
     fifo = "it is a named pipe (FIFO), not a file; reading it would wait for a writer"
     for name in ("link.md", "pipe.md"):
         assert f"failed {name}: skipped: {fifo}" in said, said
+
+
+def _without_root_override() -> list[str]:
+    """A prefix that runs a process without root's right to write anywhere (as root, a
+    read-only folder is writable); none for another user."""
+    if os.geteuid() != 0:
+        return []
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("root without setpriv: a read-only folder cannot be made read-only")
+    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
+
+
+def test_an_output_in_a_read_only_folder_is_refused_before_the_work(place: Path) -> None:
+    """It was refused after the traffic had been read and replayed (the work thrown away)."""
+    folder = place / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    out = folder / "report.json"
+    argv = ["traffic", str(place / "bench.jsonl"), "--no-record", "-o", str(out)]
+    r = subprocess.run(
+        [*_without_root_override(), sys.executable, "-m", "ragsonde", *argv],
+        capture_output=True,
+        text=True,
+        env=home_env(place / "home"),
+        timeout=120,
+        cwd=place,
+        preexec_fn=_bounded,
+    )
+    refused(r, f"--output {out}: its folder is not writable; write to a folder you may")
+    assert "Nothing was run" in r.stderr and list(folder.iterdir()) == []
