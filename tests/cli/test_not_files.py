@@ -233,3 +233,13 @@ def test_an_output_in_a_read_only_folder_is_refused_before_the_work(place: Path)
     )
     refused(r, f"--output {out}: its folder is not writable; write to a folder you may")
     assert "Nothing was run" in r.stderr and list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_home_that_is_not_a_folder_says_so(place: Path, kind: str) -> None:
+    """It listed no collection: "Collection 'rag_embedding' does not exist"."""
+    bad = str(place / "fifo") if kind == "fifo" else "/dev/zero"
+    r = ragsonde(place / "home", "query", "lidar range", "--home", bad)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    said = " ".join(r.stderr.split())
+    assert said.startswith(f"CONNECTION_ERROR: The home {bad} is not a folder"), said
