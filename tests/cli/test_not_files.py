@@ -243,3 +243,11 @@ def test_a_home_that_is_not_a_folder_says_so(place: Path, kind: str) -> None:
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
     said = " ".join(r.stderr.split())
     assert said.startswith(f"CONNECTION_ERROR: The home {bad} is not a folder"), said
+
+
+def test_a_batch_file_over_its_limit_is_refused_before_it_is_read(place: Path) -> None:
+    """A batch holds at most 100 queries: a 200 MB file was read whole (840 MB at its peak)."""
+    batch = place / "batch.jsonl"
+    _long_line(batch, size=(16 << 20) + 1)
+    r = ragsonde(place / "home", "batch", str(batch))
+    refused(r, f"Batch file {batch} cannot be read: it is larger than 16 MiB")
