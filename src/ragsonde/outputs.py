@@ -13,7 +13,8 @@ goes through here, in two steps:
    folder, is fsynced and renamed into place, so the old file stays whole until the new one is
    complete (a crash, a full disk or Ctrl-C leaves the old one). A path that exists and is not
    a regular file (``/dev/stdout``, a FIFO, ``/dev/full``) is written in place: renaming over a
-   device would replace it. Disk full and permission errors are one clear error.
+   device would replace it; a FIFO that no process reads is an error, not a wait for ever.
+   Disk full and permission errors are one clear error.
 
 A file read, changed and written back by several processes (a benchmark the Judge page grades
 into) is changed inside :func:`updating`: one process at a time, so none writes back a copy
@@ -164,7 +165,7 @@ def open_output(path: Path) -> Iterator[TextIO]:
         raise _write_error(path, e if isinstance(e, OSError) else OSError(str(e))) from e
     if special:  # a device or FIFO: write in place (a rename would replace it)
         try:
-            with path.open("w", encoding="utf-8", newline="") as f:
+            with _open_in_place(path) as f:
                 yield f
                 f.flush()
         except (OSError, UnicodeEncodeError) as e:
@@ -188,6 +189,22 @@ def open_output(path: Path) -> Iterator[TextIO]:
     finally:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+
+
+def _open_in_place(path: Path) -> TextIO:
+    """``path`` (a device or a FIFO) opened for writing text. A FIFO is opened non-blocking
+    first: with no process reading it, the open waited for one for ever; now it is an error
+    that says so."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as e:
+        if e.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise OSError(
+                e.errno, "it is a named pipe (FIFO) that no process is reading; start its reader"
+            ) from e
+        raise
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 
 def _umask() -> int:

@@ -251,3 +251,25 @@ def test_a_batch_file_over_its_limit_is_refused_before_it_is_read(place: Path) -
     _long_line(batch, size=(16 << 20) + 1)
     r = ragsonde(place / "home", "batch", str(batch))
     refused(r, f"Batch file {batch} cannot be read: it is larger than 16 MiB")
+
+
+def test_an_output_fifo_nobody_reads_is_an_error_and_one_with_a_reader_is_written(
+    place: Path,
+) -> None:
+    """``eval --run-out FIFO`` with no reader waited for one for ever, after the evaluation."""
+    home = place / "home"
+    assert ragsonde(home, "ingest", str(place / "docs"), "-c", "c").returncode == 0
+    fifo = place / "fifo"
+    run = ["eval", str(place / "bench.jsonl"), "-c", "c", "--no-record", "--run-out", str(fifo)]
+    refused(
+        ragsonde(home, *run),
+        f"Cannot write {fifo}: it is a named pipe (FIFO) that no process is reading",
+    )
+    with (place / "read.trec").open("w") as sink:
+        reader = subprocess.Popen(["cat", str(fifo)], stdout=sink)
+        try:
+            r = ragsonde(home, *run)
+        finally:
+            reader.wait(timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (place / "read.trec").read_text().split()[:3] == ["q1", "Q0", "lidar"]
