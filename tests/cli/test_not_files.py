@@ -273,3 +273,14 @@ def test_an_output_fifo_nobody_reads_is_an_error_and_one_with_a_reader_is_writte
             reader.wait(timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
     assert (place / "read.trec").read_text().split()[:3] == ["q1", "Q0", "lidar"]
+
+
+def test_a_yaml_benchmark_over_the_document_limit_is_refused(place: Path) -> None:
+    """A YAML benchmark is parsed whole: it was joined and parsed at any size."""
+    bench = place / "big.yaml"
+    with bench.open("wb") as f:
+        f.write(b"- query_id: q1\n  query: lidar range\n  relevant: [lidar]\n")
+        for _ in range(257):
+            f.write(b"#" + b" " * ((1 << 20) - 2) + b"\n")  # 1 MiB comment lines
+    r = ragsonde(place / "home", "eval", str(bench), "--no-record")
+    refused(r, f"Cannot read benchmark {bench}: it is larger than 256 MiB")
