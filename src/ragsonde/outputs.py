@@ -92,10 +92,16 @@ def check_output(
         raise _refuse(flag, path, f"{why} ({e.strerror or e})") from e
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise _refuse(flag, path, "is a directory; name a file in it")
-    parent = path.parent
+    # a dangling symlink is written through, to the file it names: that file's folder counts
+    target = _resolved(path) if st is None and path.is_symlink() else path
+    parent = target.parent
     if st is None:
         if not parent.exists():
-            why = "its folder does not exist" if not _under_file(parent) else "is under a file"
+            under = _under_file(parent)
+            why = "its folder does not exist" if not under else "is under a file"
+            if target is not path:
+                where = "which is under a file" if under else "whose folder does not exist"
+                why = f"is a symlink to {target}, {where}"
             raise _refuse(flag, path, f"{why}; create the folder first")
         if not parent.is_dir():
             raise _refuse(flag, path, "is under a file, not a folder")
@@ -158,8 +164,8 @@ def open_output(path: Path) -> Iterator[TextIO]:
     into place when the block ends without an error (removed when it raises). OSError becomes
     a VALIDATION_ERROR naming ``path``."""
     try:
-        if path.is_symlink():  # the file it points to is the one replaced, not the link
-            path = path.resolve(strict=True)
+        if path.is_symlink():  # the file it points to is the one replaced (or made): the
+            path = path.resolve()  # link stays; a dangling one failed after the work
         special = path.exists() and not path.is_file()
     except (OSError, RuntimeError) as e:  # RuntimeError: a symlink loop (before Python 3.13)
         raise _write_error(path, e if isinstance(e, OSError) else OSError(str(e))) from e

@@ -13,6 +13,7 @@ MemoryError instead of filling the machine, and under a timeout, so a hang fails
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -284,3 +285,26 @@ def test_a_yaml_benchmark_over_the_document_limit_is_refused(place: Path) -> Non
             f.write(b"#" + b" " * ((1 << 20) - 2) + b"\n")  # 1 MiB comment lines
     r = ragsonde(place / "home", "eval", str(bench), "--no-record")
     refused(r, f"Cannot read benchmark {bench}: it is larger than 256 MiB")
+
+
+def test_an_output_through_a_dangling_symlink_makes_its_file_or_is_refused_first(
+    place: Path,
+) -> None:
+    """Both failed after the evaluation: "Cannot write link.json: No such file or directory"."""
+    home = place / "home"
+    nowhere = place / "link-nowhere.json"
+    nowhere.symlink_to(place / "missing" / "report.json")
+    argv = ["traffic", str(place / "bench.jsonl"), "--no-record", "-o", str(nowhere)]
+    refused(
+        ragsonde(home, *argv),
+        f"--output {nowhere}: is a symlink to {place / 'missing' / 'report.json'}, whose "
+        "folder does not exist; create the folder first. Nothing was run.",
+    )
+    assert ragsonde(home, "ingest", str(place / "docs"), "-c", "c").returncode == 0
+    link = place / "link.json"
+    link.symlink_to("report.json")
+    r = ragsonde(
+        home, "eval", str(place / "bench.jsonl"), "-c", "c", "--no-record", "--save", str(link)
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert link.is_symlink() and json.loads((place / "report.json").read_text())["per_query"]
