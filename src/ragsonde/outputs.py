@@ -92,8 +92,9 @@ def check_output(
         raise _refuse(flag, path, f"{why} ({e.strerror or e})") from e
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise _refuse(flag, path, "is a directory; name a file in it")
-    # a dangling symlink is written through, to the file it names: that file's folder counts
-    target = _resolved(path) if st is None and path.is_symlink() else path
+    # a symlink is written through, to the file it names (made, when it dangles): that file's
+    # folder is where the new file is made
+    target = _resolved(path) if path.is_symlink() else path
     parent = target.parent
     if st is None:
         if not parent.exists():
