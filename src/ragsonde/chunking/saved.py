@@ -57,9 +57,17 @@ _CHUNKING_KEYS = frozenset({"splitter", "size", "overlap"})
 def load_chunking(path: Path) -> tuple[str, int | None, int | None]:
     """``(splitter, size, overlap)`` from a file :func:`save_chunking` wrote (``None``: the
     ingest default)."""
+    from ragsonde.inputs import MAX_SETTINGS_BYTES, read_bytes
+    from ragsonde.models.text import not_utf8
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        # bounded, and never a FIFO or a device: `--chunking /dev/zero` filled 24 GB before
+        data = tomllib.loads(read_bytes(path, MAX_SETTINGS_BYTES, "chunking file").decode())
+    except UnicodeDecodeError as e:
+        raise QueryValidationError(
+            f"Cannot read chunking file {path}: {not_utf8(e)}", field="chunking"
+        ) from e
+    except (ValueError, tomllib.TOMLDecodeError) as e:
         raise QueryValidationError(
             f"Cannot read chunking file {path}: {e}", field="chunking"
         ) from e
