@@ -43,6 +43,7 @@ from bench.bench_distances import distances_section
 from bench.bench_explain import explain_section
 from bench.bench_explain_cost import explain_cost_section
 from bench.bench_hybrid_ceiling import hybrid_ceiling_section
+from bench.bench_inputs import inputs_section
 from bench.bench_splitters import splitters_section
 from bench.bench_traffic import traffic_section
 from bench.bench_traffic_speed import traffic_speed_section, traffic_speed_targets
@@ -370,6 +371,7 @@ def main() -> None:
         ("index", index_section),
         ("serve", serve_section),
         ("hostile", hostile_section),
+        ("inputs", inputs_section),
         ("embed", embed_section),
         ("labels", labels_section),
         ("labels_q100", labels_section),  # the 100-query slice, kept beside the whole run

@@ -29,6 +29,7 @@ SCRIPTS = (
     "index",
     "serve",
     "hostile",
+    "inputs",
     "embed",
     "labels",
     "tune",

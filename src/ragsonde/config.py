@@ -414,9 +414,14 @@ def _given(clean: Mapping[str, Any], loc: Sequence[Any]) -> bool:
 
 
 def _load(path: Path, clean: dict[str, Any]) -> Settings:
-    if path.exists() and not path.is_file():
+    from ragsonde.inputs import MAX_SETTINGS_BYTES, not_a_file, size_text
+
+    why = not_a_file(path) if path.exists() else None  # a file that is not there: defaults
+    if why is None and path.exists() and path.stat().st_size > MAX_SETTINGS_BYTES:
+        why = f"it is larger than {size_text(MAX_SETTINGS_BYTES)}, the most read of a settings file"
+    if why is not None:  # a FIFO would block the read, /dev/zero never end
         raise QueryValidationError(
-            f"The config file {path} is a folder, not a file. Remove it, or point "
+            f"The config file {path} cannot be read: {why}. Remove it, or point "
             "--config (RAGSONDE_CONFIG) at a TOML file.",
             field="config",
         )

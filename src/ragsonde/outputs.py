@@ -4,14 +4,17 @@ Every output a command writes (``--out``, ``--save``, ``--report``, ``history ex
 goes through here, in two steps:
 
 1. :func:`check_outputs`, before any work: a path is refused (VALIDATION_ERROR naming the option)
-   when it is a directory, its folder is missing or is a file, it is the history file or an
-   input of the same command, or two outputs of the command name one file. A refused command
-   has done nothing, so nothing is thrown away.
+   when it is a directory, its folder is missing, is a file or is not writable, it is the
+   history file or an input of the same command, two outputs of the command name one file,
+   or it is ``-`` (standard output: ``history export -o -`` takes it so itself; elsewhere it
+   was a file named ``-`` in the working folder). A refused command has done nothing, so
+   nothing is thrown away.
 2. :func:`write_text` / :func:`open_output`: the text goes to a temporary file in the same
    folder, is fsynced and renamed into place, so the old file stays whole until the new one is
    complete (a crash, a full disk or Ctrl-C leaves the old one). A path that exists and is not
    a regular file (``/dev/stdout``, a FIFO, ``/dev/full``) is written in place: renaming over a
-   device would replace it. Disk full and permission errors are one clear error.
+   device would replace it; a FIFO that no process reads is an error, not a wait for ever.
+   Disk full and permission errors are one clear error.
 
 A file read, changed and written back by several processes (a benchmark the Judge page grades
 into) is changed inside :func:`updating`: one process at a time, so none writes back a copy
@@ -73,6 +76,13 @@ def check_output(
 ) -> Path:
     """``path`` if a command may write its ``flag`` output there, else a VALIDATION_ERROR that
     names ``flag`` and says why (see the module's docstring)."""
+    if str(path) == "-":  # was a file named "-" in the working folder, not standard output
+        raise _refuse(
+            flag,
+            path,
+            "'-' (standard output) is not a place this option writes to; name a file "
+            "(a file named '-' as $PWD/-)",
+        )
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -82,13 +92,23 @@ def check_output(
         raise _refuse(flag, path, f"{why} ({e.strerror or e})") from e
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise _refuse(flag, path, "is a directory; name a file in it")
-    parent = path.parent
+    # a symlink is written through, to the file it names (made, when it dangles): that file's
+    # folder is where the new file is made
+    target = _resolved(path) if path.is_symlink() else path
+    parent = target.parent
     if st is None:
         if not parent.exists():
-            why = "its folder does not exist" if not _under_file(parent) else "is under a file"
+            under = _under_file(parent)
+            why = "its folder does not exist" if not under else "is under a file"
+            if target is not path:
+                where = "which is under a file" if under else "whose folder does not exist"
+                why = f"is a symlink to {target}, {where}"
             raise _refuse(flag, path, f"{why}; create the folder first")
         if not parent.is_dir():
             raise _refuse(flag, path, "is under a file, not a folder")
+    if (st is None or stat.S_ISREG(st.st_mode)) and not os.access(parent, os.W_OK | os.X_OK):
+        # the new file is made beside it and renamed: refused before the work, not after it
+        raise _refuse(flag, path, "its folder is not writable; write to a folder you may write to")
     if history is not None and any(
         _same(path, Path(f"{history}{suffix}")) for suffix in _SQLITE_SIDECARS
     ):
@@ -145,14 +165,14 @@ def open_output(path: Path) -> Iterator[TextIO]:
     into place when the block ends without an error (removed when it raises). OSError becomes
     a VALIDATION_ERROR naming ``path``."""
     try:
-        if path.is_symlink():  # the file it points to is the one replaced, not the link
-            path = path.resolve(strict=True)
+        if path.is_symlink():  # the file it points to is the one replaced (or made): the
+            path = path.resolve()  # link stays; a dangling one failed after the work
         special = path.exists() and not path.is_file()
     except (OSError, RuntimeError) as e:  # RuntimeError: a symlink loop (before Python 3.13)
         raise _write_error(path, e if isinstance(e, OSError) else OSError(str(e))) from e
     if special:  # a device or FIFO: write in place (a rename would replace it)
         try:
-            with path.open("w", encoding="utf-8", newline="") as f:
+            with _open_in_place(path) as f:
                 yield f
                 f.flush()
         except (OSError, UnicodeEncodeError) as e:
@@ -176,6 +196,22 @@ def open_output(path: Path) -> Iterator[TextIO]:
     finally:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+
+
+def _open_in_place(path: Path) -> TextIO:
+    """``path`` (a device or a FIFO) opened for writing text. A FIFO is opened non-blocking
+    first: with no process reading it, the open waited for one for ever; now it is an error
+    that says so."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as e:
+        if e.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise OSError(
+                e.errno, "it is a named pipe (FIFO) that no process is reading; start its reader"
+            ) from e
+        raise
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 
 def _umask() -> int:

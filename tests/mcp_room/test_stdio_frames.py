@@ -100,3 +100,68 @@ def test_a_readable_line_goes_to_the_sdk_unchanged() -> None:
     text, error = answer_for(b'{"jsonrpc":"2.0","id":[1],"method":"tools/list","params":"\\udc80"}')
     assert text is None and error is not None
     assert error["id"] is None and error["error"]["code"] == -32600
+
+
+#: Valid JSON no reader here takes: nested 20,000 deep (the SDK's parser refuses it, and
+#: Python's fallback reader, looking for the id, raised RecursionError out of the stdin task:
+#: the server ended on one line), and an integer of 5,000 digits (over Python's int limit too:
+#: answered to id null, so the client waited for ever).
+DEEP = (
+    b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"search",'
+    b'"arguments":{"query":"x","filters":' + b'{"a":' * 20_000 + b"1" + b"}" * 20_000 + b"}}}"
+)
+HUGE = (
+    b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"search",'
+    b'"arguments":{"query":"x","top_k":' + b"9" * 5000 + b"}}}"
+)
+DEEP_NOTE = (
+    b'{"jsonrpc":"2.0","method":"notifications/x","params":' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+)
+
+
+def test_frames_too_deep_or_too_long_for_any_reader_are_answered_to_their_id(
+    sample_home: Path,
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragsonde", "mcp", "--collection", "robotics"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=home_env(sample_home),
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None
+
+    def send(frame: bytes) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(frame + b"\n")
+        proc.stdin.flush()
+
+    try:
+        send(json.dumps(INIT).encode())
+        assert _answer(proc)["id"] == 1
+        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        send(DEEP_NOTE)  # a notification: no answer, and the server goes on
+        for frame, rid, said in ((DEEP, "deep", "recursion"), (HUGE, 6, "number")):
+            send(frame)
+            got = _answer(proc)
+            assert got["id"] == rid and got["error"]["code"] == -32602, got
+            assert got["error"]["message"].startswith("VALIDATION_ERROR"), got
+            assert said in got["error"]["message"], got
+        send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}).encode())
+        assert _answer(proc)["id"] == 7  # still serving
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+@pytest.mark.parametrize("rid", [b'{"a":1}', b"true", b"1.5", b"null", b"[2]"])
+def test_a_request_whose_id_is_no_string_or_integer_is_answered(rid: bytes) -> None:
+    # the SDK read it as a notification (its id dropped) and answered nothing: the client
+    # waited for ever. MCP ids are strings or integers; JSON-RPC: Invalid Request to id null.
+    text, error = answer_for(b'{"jsonrpc":"2.0","id":' + rid + b',"method":"tools/list"}')
+    assert text is None and error is not None
+    assert error["id"] is None and error["error"]["code"] == -32600
+    assert error["error"]["message"].startswith("VALIDATION_ERROR")
+    note = b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{"id":1}}'
+    assert answer_for(note) == (note.decode(), None)  # an id below the top level is no id

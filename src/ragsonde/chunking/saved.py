@@ -57,19 +57,20 @@ _CHUNKING_KEYS = frozenset({"splitter", "size", "overlap"})
 def load_chunking(path: Path) -> tuple[str, int | None, int | None]:
     """``(splitter, size, overlap)`` from a file :func:`save_chunking` wrote (``None``: the
     ingest default)."""
-    from ragsonde.models.text import not_utf8, unreadable
+    from ragsonde.inputs import MAX_SETTINGS_BYTES, read_bytes
+    from ragsonde.models.text import not_utf8
 
-    def bad(why: object) -> QueryValidationError:
-        return QueryValidationError(f"Cannot read chunking file {path}: {why}", field="chunking")
-
-    if (why := unreadable(path)) is not None:  # "[Errno 21] Is a directory: 'dir'" before
-        raise bad(why)
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as e:  # not "'utf-8' codec can't decode byte 0xff in position 0"
-        raise bad(not_utf8(e)) from e
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise bad(getattr(e, "strerror", None) or e) from e
+        # bounded, and never a FIFO or a device: `--chunking /dev/zero` filled 24 GB before
+        data = tomllib.loads(read_bytes(path, MAX_SETTINGS_BYTES, "chunking file").decode())
+    except UnicodeDecodeError as e:
+        raise QueryValidationError(
+            f"Cannot read chunking file {path}: {not_utf8(e)}", field="chunking"
+        ) from e
+    except (ValueError, tomllib.TOMLDecodeError) as e:
+        raise QueryValidationError(
+            f"Cannot read chunking file {path}: {e}", field="chunking"
+        ) from e
     table = data.get("chunking")
     if not isinstance(table, dict):
         raise QueryValidationError(f"{path} has no [chunking] table.", field="chunking")

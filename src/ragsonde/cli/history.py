@@ -377,6 +377,9 @@ def export_command(
     or give the file to `eval --baseline FILE.jsonl`."""
     from ragsonde.history import ExportResult, resolve_run
 
+    if out is not None and str(out) == "-":  # `-o -` was a file named "-" in the folder
+        out = None
+
     def ask(hs: HistoryStore) -> ExportResult:
         ids = [resolve_run(hs, r) for r in runs] if runs else hs.ids()
         if out is None:

@@ -203,20 +203,27 @@ def _json(path: Path, text: str, line: int = 1) -> Any:
         raise _bad_file(path, f"nests JSON too deeply (line {line}).") from e
 
 
+#: A batch holds at most 100 queries (``max_batch_size``) of at most 2,000 characters: 16 MiB
+#: leaves room for their filters. A 200 MB file was read whole first (840 MB at its peak).
+MAX_BATCH_FILE_BYTES = 16 << 20
+
+
 def _read_batch_file(path: Path) -> dict[str, Any]:
     """A batch body from a JSON array, a JSON object (a batch or one query) or JSON Lines.
 
     Every bad file is a VALIDATION_ERROR naming it (and the line, where known); a query holding
     invalid Unicode is left to the retriever, which answers it with its own error response.
     """
+    from ragsonde.inputs import read_bytes
+
     if path.is_dir():
         raise _bad_file(path, "is a folder: give a .jsonl or .json file.")
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise QueryValidationError(f"Batch file {path} does not exist.", field="file")
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise _bad_file(path, f"cannot be read: {e.strerror or e}.") from e
+    try:  # a FIFO or a device is refused, not waited on or read for ever; the size is bounded
+        raw = read_bytes(path, MAX_BATCH_FILE_BYTES, "batch file")
+    except ValueError as e:
+        raise _bad_file(path, f"cannot be read: {e}.") from e
     text = _decode_text(path, raw)
     stripped = text.lstrip()
     if stripped.startswith("["):

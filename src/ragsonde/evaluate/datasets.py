@@ -92,21 +92,19 @@ class _Lines:
         return "".join(self)
 
     def __iter__(self) -> Iterator[str]:
-        if self.path.is_dir():
-            raise _bad(self.path, "it is a folder, not a file")
-        try:
-            with self.path.open("rb") as f:  # decoded line by line, so an error has its line
-                for self.n, raw in enumerate(f, start=1):
-                    if b"\x00" in raw:
-                        raise _bad(self.path, f"line {self.n} holds binary data, not text")
-                    try:
-                        yield raw.decode("utf-8-sig" if self.n == 1 else "utf-8")
-                    except UnicodeDecodeError as e:
-                        raise _bad(
-                            self.path, f"line {self.n} is not UTF-8 text ({e.reason})"
-                        ) from e
-        except OSError as e:
-            raise _bad(self.path, e.strerror or str(e)) from e
+        from ragsonde.inputs import read_lines
+
+        lines = read_lines(self.path)  # a FIFO or a device refused, each line bounded
+        try:  # decoded line by line, so an error has its line
+            for self.n, raw in lines:
+                if b"\x00" in raw:
+                    raise _bad(self.path, f"line {self.n} holds binary data, not text")
+                try:
+                    yield raw.decode("utf-8-sig" if self.n == 1 else "utf-8")
+                except UnicodeDecodeError as e:
+                    raise _bad(self.path, f"line {self.n} is not UTF-8 text ({e.reason})") from e
+        except ValueError as e:  # a FIFO, a device, a line over the limit
+            raise _bad(self.path, str(e)) from e
 
 
 def _csv(lines: _Lines, **fmt: Any) -> Iterator[list[str]]:
@@ -252,9 +250,20 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
 def _yaml_rows(path: Path) -> list[Any]:
     import yaml
 
-    text = "".join(_Lines(path))
+    from ragsonde.inputs import MAX_DOCUMENT_BYTES, size_text
+
+    parts, size = [], 0
+    for line in _Lines(path):  # a YAML document is read whole: bounded, as a JSON one is
+        size += len(line)
+        if size > MAX_DOCUMENT_BYTES:
+            raise _bad(
+                path,
+                f"it is larger than {size_text(MAX_DOCUMENT_BYTES)}, the most ragsonde reads of "
+                "a YAML benchmark; write it as JSON Lines (read a row at a time)",
+            )
+        parts.append(line)
     try:
-        data = yaml.safe_load(text)
+        data = yaml.safe_load("".join(parts))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""

@@ -149,6 +149,23 @@ class EvalOptions(BaseModel):
         except ValidationError as e:
             raise options_error(e) from e
 
+    @classmethod
+    def from_json(cls, data: Any) -> EvalOptions:
+        """Options from a JSON body (``POST /v1/eval``, the MCP ``evaluate`` tool), validated
+        strictly: JSON types as they are, so ``"score_threshold": true`` is refused, not a
+        threshold of 1.0 (and no results), and ``"throughput": "yes"`` is no ``True``. Raises
+        QueryValidationError naming each field."""
+        try:
+            wire = _StrictOptions.model_validate(data, strict=True)
+        except ValidationError as e:
+            raise options_error(e) from e
+        return cls.model_construct(_fields_set=wire.model_fields_set, **dict(wire))
+
+    @field_validator("queries_file", "plan_file", mode="before")
+    @classmethod
+    def _path(cls, value: Any) -> Any:
+        return Path(value) if isinstance(value, str) else value  # a path's JSON form, strictly
+
     @model_validator(mode="before")
     @classmethod
     def _nest_search(cls, data: Any) -> Any:
@@ -230,6 +247,14 @@ class EvalOptions(BaseModel):
     @property
     def parsed_gates(self) -> list[Gate]:
         return [parse_gate(g) for g in self.gates]
+
+
+class _StrictOptions(EvalOptions):
+    """:class:`EvalOptions` without its ``__init__``: pydantic validates a model that defines
+    one *through* it, which drops ``strict=True`` (``model_validate(..., strict=True)`` took
+    ``true`` for 1.0); :meth:`EvalOptions.from_json` validates with this one."""
+
+    __init__ = BaseModel.__init__
 
 
 def _checked(parse: Any, text: Any) -> Any:

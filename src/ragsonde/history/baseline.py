@@ -81,6 +81,13 @@ def _summaries(hs: HistoryStore, ids: list[int]) -> list[RunSummary]:
     return [hs.summary(i) for i in ids]
 
 
+def _a_file(spec: str) -> bool:
+    """Whether ``spec`` names a file rather than a run: any path there but a folder (a FIFO or
+    a device was taken for a run id, "bad run '/dev/zero'")."""
+    path = Path(spec)
+    return path.is_symlink() or (path.exists() and not path.is_dir())
+
+
 def load_exported(path: Path, benchmark_sha256: str | None = None) -> RecordedRun:
     """The newest run in an exported JSONL file (of ``benchmark_sha256`` when given)."""
     chosen: dict[str, object] | None = None
@@ -89,16 +96,19 @@ def load_exported(path: Path, benchmark_sha256: str | None = None) -> RecordedRu
         raise QueryValidationError(
             f"cannot read baseline {path}: it is a folder, not a file", field="baseline"
         )
+    from ragsonde.inputs import MAX_DOCUMENT_BYTES, read_lines
+
+    # a FIFO or a device refused, not waited on or read for ever; a line is a whole report
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = [
+            raw.decode("utf-8").rstrip("\r\n") for _, raw in read_lines(path, MAX_DOCUMENT_BYTES)
+        ]
     except UnicodeDecodeError as e:
         raise QueryValidationError(
             f"cannot read baseline {path}: {not_utf8(e)}", field="baseline"
         ) from e
-    except OSError as e:
-        raise QueryValidationError(
-            f"cannot read baseline {path}: {e.strerror or e}", field="baseline"
-        ) from e
+    except ValueError as e:
+        raise QueryValidationError(f"cannot read baseline {path}: {e}", field="baseline") from e
     if lines and lines[0].strip() == "{":  # an indented JSON document: a saved eval report?
         raise QueryValidationError(
             f"{path} is one JSON document over several lines (a report saved with `eval "
@@ -153,7 +163,7 @@ def resolve_baseline(
 ) -> RecordedRun:
     """The baseline ``spec`` names: ``FILE.jsonl``, or a run of ``history`` (same benchmark for
     ``last``/``best``; a run id of another benchmark is refused)."""
-    if spec.endswith(".jsonl") or Path(spec).is_file():
+    if spec.endswith(".jsonl") or _a_file(spec):
         return load_exported(Path(spec), benchmark_sha256)
     with HistoryStore(history) as hs:
         run_id = resolve_run(
@@ -189,7 +199,7 @@ def check_baseline(spec: str, history: Path) -> None:
     """Refuse, before the evaluation runs, a baseline that cannot be: an exported file that is
     not one, or a run the history cannot have (a missing id; ``last``/``best`` of an empty
     history). Whether it is of the same benchmark is known after the run."""
-    if spec.endswith(".jsonl") or Path(spec).is_file():
+    if spec.endswith(".jsonl") or _a_file(spec):
         load_exported(Path(spec))
         return
     with HistoryStore(history) as hs:

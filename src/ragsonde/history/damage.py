@@ -58,6 +58,10 @@ def check_file(path: Path) -> None:
         raise HistoryFileError(
             path, "a directory, not a file; name a file (e.g. in it)", damaged=False
         )
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or /dev/zero: size 0, read as an empty history
+        raise HistoryFileError(
+            path, "a named pipe or a device, not a file; name a file", damaged=False
+        )
     size = st.st_size
     if size == 0:
         return  # SQLite's own empty database

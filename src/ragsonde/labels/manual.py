@@ -31,6 +31,8 @@ from ragsonde.labels.pool import PooledHit
 from ragsonde.outputs import updating
 
 __all__ = [
+    "NAME_PATTERN",
+    "NAME_PATTERN_JSONL",
     "benchmark_path",
     "judged_counts",
     "list_benchmarks",
@@ -39,7 +41,11 @@ __all__ = [
     "shuffled",
 ]
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+#: A benchmark's name, as a file name's stem (``NAME.jsonl`` under ``home/benchmarks``).
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+#: The same, as the HTTP API publishes it (the ``.jsonl`` may be given).
+NAME_PATTERN_JSONL = NAME_PATTERN.removesuffix("$") + r"(\.jsonl)?$"
+_NAME = re.compile(NAME_PATTERN)
 # One writer at a time in this process (threads wait here, not polling the file lock), and one
 # process at a time through the file lock: read-modify-write of a benchmark file.
 _WRITE = threading.Lock()

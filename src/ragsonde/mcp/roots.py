@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models import printable
 
 __all__ = ["Roots", "roots_from_uris"]
 
@@ -40,8 +41,18 @@ class Roots:
         VALIDATION_ERROR naming ``field``."""
         if not path or "\x00" in path:
             raise QueryValidationError(f"{field}: give a file path.", field=field)
-        given = Path(path).expanduser()
-        full = (given if given.is_absolute() else self.folders[0] / given).resolve()
+        try:
+            given = Path(path).expanduser()
+            full = (given if given.is_absolute() else self.folders[0] / given).resolve()
+            exists = full.exists()
+        except (OSError, RuntimeError) as e:
+            # a name over the file system's limit, a link loop, ~user of no such user: the
+            # client's path is at fault, not the server (these were CONNECTION_ERRORs)
+            raise QueryValidationError(
+                f"{field}: {printable(path)[:200]!r} is not a path this server can read "
+                f"({type(e).__name__}: {e.strerror if isinstance(e, OSError) else e}).",
+                field=field,
+            ) from e
         if not any(full.is_relative_to(root) for root in self.folders):
             listed = ", ".join(str(r) for r in self.folders)
             raise QueryValidationError(
@@ -49,7 +60,7 @@ class Roots:
                 "Name a file under one of them, or start the server with --root FOLDER.",
                 field=field,
             )
-        if not full.exists():
+        if not exists:
             raise QueryValidationError(f"{field}: {path!r} does not exist.", field=field)
         return full
 

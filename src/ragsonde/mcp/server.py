@@ -19,7 +19,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.types import (
     CallToolResult,
     ClientCapabilities,
@@ -28,9 +28,10 @@ from mcp.types import (
     TextContent,
     ToolAnnotations,
 )
+from pydantic import ConfigDict
 
 from ragsonde import __version__
-from ragsonde.errors import QueryValidationError
+from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError
 from ragsonde.evaluate.misses import MissesReport
 from ragsonde.evaluate.report import IngestSummary
 from ragsonde.mcp._errors import error_result
@@ -40,7 +41,9 @@ from ragsonde.mcp.reports import REPORT_URI, RUN_URI
 from ragsonde.mcp.roots import Roots, roots_from_uris
 from ragsonde.mcp.tools import Room
 from ragsonde.mcp.traffic import is_run_ref
+from ragsonde.models import ErrorInfo
 from ragsonde.models.estimate import Estimand, PredictorName
+from ragsonde.models.validation import json_integers
 
 __all__ = ["READ_ONLY", "RagsondeMCP", "build_server"]
 
@@ -66,14 +69,22 @@ _INSTRUCTIONS = (
 )
 
 
+_EMPTY_COLLECTION = QueryValidationError(
+    "collection: give a collection's name, or leave the argument out for the default one.",
+    field="collection",
+)
+
+
 class RagsondeMCP(MCPServer[Any]):
     """The SDK's server with ragsonde's error boundary around every tool call."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
-        try:
-            return await super().call_tool(name, arguments, context)
+        if arguments.get("collection") == "":  # it was the default collection, without a word
+            return error_result(_EMPTY_COLLECTION, name)
+        try:  # 3.0 is an integer, as JSON Schema reads the input schema (arguments are strict)
+            return await super().call_tool(name, json_integers(arguments), context)
         except ToolError as exc:  # the SDK wraps whatever the tool raised, or refused
             return error_result(exc, name)
 
@@ -140,8 +151,12 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
         if estimate:  # as /v1/eval: a judging plan file is never read from a call
             given.update(estimate=True, predictor=predictor, estimand=estimand)
         given.update({n: v for n, v in (("k", k), ("gates", gates)) if v is not None})
-        options = EvalOptions(**given, **({"search": search} if search else {}), throughput=False)
-        source = (await _roots(room, ctx)).check(benchmark, "benchmark") if benchmark else rows
+        given.update({"search": search} if search else {}, throughput=False)
+        options = EvalOptions.from_json(given)  # JSON types: a true is no 1
+        # `is not None`: an empty path is the roots' refusal, not a fall through to no rows
+        source = (
+            rows if benchmark is None else (await _roots(room, ctx)).check(benchmark, "benchmark")
+        )
         assert source is not None  # one of the two, checked above
         progress = ProgressToClient(
             lambda done, total: anyio.from_thread.run(ctx.report_progress, done, total)
@@ -214,17 +229,35 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
     server.add_tool(ingest, annotations=INGESTS)
 
 
+def _resource_error(exc: RagsondeError) -> ResourceError:
+    """A ragsonde error reading a resource, as the SDK passes it on: the contract's code and
+    message. Raised as it was, the SDK took it for a crash: -32603 "Error creating resource
+    from template", logged with a traceback. A VALIDATION_ERROR (an id that names no report)
+    is the client's: ``ResourceNotFoundError``, which the SDK answers -32602."""
+    info = ErrorInfo.from_exception(exc)
+    text = f"{info.code.value}: {info.message}"
+    if info.code is ErrorCode.VALIDATION_ERROR:
+        return ResourceNotFoundError(text)
+    return ResourceError(text)
+
+
 def _register_resources(server: RagsondeMCP, room: Room) -> None:
     @server.resource(REPORT_URI, name="report", mime_type="application/json")
     def report(report_id: str) -> str:
         """An evaluation's whole report (the JSON of `ragsonde eval --json`), by the id
         `evaluate` returned, or a recorded run's (a run id, last, best)."""
-        return room.reports.get(report_id).model_dump_json()
+        try:
+            return room.reports.get(report_id).model_dump_json()
+        except RagsondeError as e:
+            raise _resource_error(e) from e
 
     @server.resource(RUN_URI, name="run", mime_type="text/plain")
     def run(report_id: str) -> str:
         """An evaluation's TREC run file (qid Q0 docid rank score tag)."""
-        return room.reports.run_file(report_id)
+        try:
+            return room.reports.run_file(report_id)
+        except RagsondeError as e:
+            raise _resource_error(e) from e
 
 
 def build_server(room: Room) -> RagsondeMCP:
@@ -242,4 +275,21 @@ def build_server(room: Room) -> RagsondeMCP:
         server.add_tool(fn, annotations=READ_ONLY)
     _register_files(server, room)
     _register_resources(server, room)
+    _strict_arguments(server)
     return server
+
+
+def _strict_arguments(server: RagsondeMCP) -> None:
+    """Every tool refuses arguments it does not declare and takes JSON types as they are.
+
+    The SDK's argument models ignore an unknown name (``history_diff`` called with ``a`` and
+    ``b`` diffed ``last~1`` with ``last`` and said nothing) and coerce a ``true`` into ``1``
+    (``score_threshold: true`` was a threshold of 1.0: no results). The SDK reads a tool's
+    argument model on each call, so each is replaced by a strict subclass, and the published
+    input schema says ``additionalProperties: false``. (The SDK still parses a string holding
+    JSON for an argument that is not a string, a leniency for clients that send them so.)"""
+    for tool in server._tool_manager.list_tools():
+        loose = tool.fn_metadata.arg_model
+        config = ConfigDict(**{**loose.model_config, "extra": "forbid", "strict": True})
+        tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {"model_config": config})
+        tool.parameters = {**tool.parameters, "additionalProperties": False}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -47,12 +48,20 @@ def answer_for(raw: bytes) -> tuple[str | None, dict[str, Any] | None]:
         if not line.strip():
             return None, None
         try:
-            types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            read = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            if isinstance(read, types.JSONRPCNotification) and _has_id(line):
+                # an id that is no string or integer: the SDK read a notification, and the
+                # client waited for ever for its answer; JSON-RPC: Invalid Request, id null
+                why = "a request's id must be a string or an integer"
+                return None, _error(None, types.INVALID_REQUEST, f"VALIDATION_ERROR: {why}")
             return line, None
         except ValidationError as e:
             why = e.errors()[0]["msg"] if e.errors() else str(e)
-    try:  # Python's reader takes what the SDK's refuses (a lone surrogate), to find the id
-        frame = json.loads(raw.decode("utf-8", "replace"))
+    try:  # Python's reader takes what the SDK's refuses (a lone surrogate, an integer of 5,000
+        # digits: over Python's limit too, so read as a string), to find the id
+        frame = json.loads(raw.decode("utf-8", "replace"), parse_int=_any_int)
+    except RecursionError:  # nested past both readers' limits: this ended the server
+        frame = _shallow(raw.decode("utf-8", "replace"))
     except ValueError:
         frame = None
     if not isinstance(frame, dict):
@@ -66,6 +75,68 @@ def answer_for(raw: bytes) -> tuple[str | None, dict[str, Any] | None]:
         rid = rid.encode("utf-8", "replace").decode("utf-8")  # an id with a lone surrogate too
     message = f"VALIDATION_ERROR: the request cannot be read: {why}"
     return None, _error(rid, types.INVALID_PARAMS, message)
+
+
+def _has_id(line: str) -> bool:
+    """Whether the frame's top level names an ``id`` (of any value)."""
+    if '"id"' not in line:  # a notification, as nearly every one is: no second read
+        return False
+    try:
+        frame = json.loads(line, parse_int=_any_int)
+    except RecursionError:
+        frame = _shallow(line)
+    except ValueError:
+        return False
+    return isinstance(frame, dict) and "id" in frame
+
+
+def _shallow(text: str) -> dict[str, Any] | None:
+    """A frame too deep for any reader, as its top-level ``id`` and ``method`` (the rest
+    unread), found by a scan that follows strings and depth; None when it has neither."""
+    out: dict[str, Any] = {}
+    depth, i = 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            end = _string_end(text, i)
+            j = _skip_space(text, end + 1)
+            if depth == 1 and j < len(text) and text[j] == ":":
+                key = text[i : end + 1]
+                k = _skip_space(text, j + 1)
+                if key in ('"id"', '"method"') and k < len(text) and text[k] == '"':
+                    out[key[1:-1]] = json.loads(text[k : _string_end(text, k) + 1])
+                elif key == '"id"' and (number := _INT.match(text, k)) is not None:
+                    out["id"] = _any_int(number.group())
+            i = end + 1
+            continue
+        depth += (c in "{[") - (c in "}]")
+        i += 1
+    return out or None
+
+
+_INT = re.compile(r"-?\d+(?![\d.eE])")
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index of the quote that closes the JSON string opening at ``start``."""
+    i = start + 1
+    while i < len(text) and text[i] != '"':
+        i += 2 if text[i] == "\\" else 1
+    return i
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _any_int(text: str) -> int | str:
+    """A JSON integer, or its digits when Python will not make an int of them."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 def _error(rid: str | int | None, code: int, message: str) -> dict[str, Any]:

@@ -162,6 +162,13 @@ class SearchParams(_Params):
         default=1, ge=1, le=20, description="aggregation=sum: how many chunk scores are summed."
     )
 
+    @field_validator("fusion_weights", mode="before")
+    @classmethod
+    def _weights_from_list(cls, value: Any) -> Any:
+        """A JSON array is the pair's wire form: a body is validated strictly (a ``true``
+        must not become 1.0), and strict validation takes no list for a tuple."""
+        return tuple(value) if isinstance(value, list) else value
+
     @field_validator("rrf_k", "fusion_weights", mode="after")
     @classmethod
     def _check_fusion(cls, value: Any, info: ValidationInfo) -> Any:

@@ -222,6 +222,8 @@ def parse_query(data: Query | Mapping[str, Any], limits: Limits = DEFAULT_LIMITS
                     check_text(key, "a field name")
                 except ValueError as e:
                     raise QueryValidationError(f"Invalid query: {e}", field="body") from e
-        return Query.model_validate(data, context={"limits": limits})
+        # strictly, the nested search block too: JSON true is not 1 (score_threshold: true
+        # was a threshold of 1.0 and no results) and "yes" is not a bool
+        return Query.model_validate(data, strict=True, context={"limits": limits})
     except ValidationError as e:
         raise validation_error_from_pydantic(e) from e

@@ -29,7 +29,17 @@ from ragsonde.models.scores import Distance
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
-__all__ = ["SearchStore", "Store", "StoreSettings", "WaitsForHolders"]
+__all__ = [
+    "COLLECTION_NAME_PATTERN",
+    "SearchStore",
+    "Store",
+    "StoreSettings",
+    "WaitsForHolders",
+]
+
+#: A collection's name (the embedded store's folder; ``..`` anywhere is refused besides): the
+#: store enforces it, the HTTP API publishes it.
+COLLECTION_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$"
 
 
 @runtime_checkable

@@ -130,11 +130,13 @@ def loads_json(raw: str | bytes) -> Any:
 
 def unreadable(path: Path) -> str | None:
     """Why ``path`` is no file to read, said plainly before reading it: a folder, no such file,
-    an empty file (None: it is one). The caller prefixes what it reads."""
-    if path.is_dir():
-        return "it is a folder, not a file"
-    if not path.exists():
-        return "no such file"
+    a FIFO or a device (:func:`ragsonde.inputs.not_a_file`), an empty file (None: it is one).
+    The caller prefixes what it reads."""
+    from ragsonde.inputs import not_a_file
+
+    why = not_a_file(path)
+    if why is not None:
+        return why
     if path.stat().st_size == 0:
         return "it is empty"
     return None
@@ -153,10 +155,9 @@ def read_json_file(path: Path) -> Any:
     why = unreadable(path)
     if why is not None:
         raise ValueError(why)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ValueError(e.strerror or str(e)) from e
+    from ragsonde.inputs import MAX_DOCUMENT_BYTES, read_bytes
+
+    raw = read_bytes(path, MAX_DOCUMENT_BYTES, "JSON document")  # ValueError: said plainly
     if not raw.strip():
         raise ValueError("it is empty")
     try:

@@ -325,7 +325,7 @@ class Retriever:
                 'A batch must be a JSON object: {"queries": [...]}.', field="body"
             )
         try:
-            env = _Envelope.model_validate(batch)
+            env = _Envelope.model_validate(batch, strict=True)
         except ValidationError as e:
             raise validation_error_from_pydantic(e) from e
         if len(env.queries) > self.limits.max_batch_size:

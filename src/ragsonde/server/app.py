@@ -13,6 +13,7 @@ ingest`` into the same home works while the server runs, and queries read what i
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -38,6 +39,7 @@ from ragsonde.server.middleware import (
     RequestLogMiddleware,
     TraceContextMiddleware,
 )
+from ragsonde.server.query_params import known_query_parameters
 from ragsonde.server.security import require_api_key
 from ragsonde.server.state import ServerState
 from ragsonde.workspace import Workspace
@@ -147,6 +149,26 @@ def _contract_schemas() -> dict[str, Any]:
     return out
 
 
+def _hoist_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The document with each raw request body's ``$defs`` moved to ``components/schemas``.
+
+    A body documented as a model's JSON Schema (``openapi_extra``: /v1/eval, /v1/traffic, the
+    judge's) carries its own ``$defs``, and its ``#/$defs/SearchParams`` resolves against the
+    document's root, where there is none: schemathesis skipped those bodies' ``search`` block
+    as an unresolvable reference, and any client generator would stop there."""
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            content = operation.get("requestBody", {}).get("content", {})
+            for media in content.values():
+                for name, body in media.get("schema", {}).pop("$defs", {}).items():
+                    schemas.setdefault(name, body)
+    out: dict[str, Any] = json.loads(
+        json.dumps(schema).replace('"#/$defs/', '"#/components/schemas/')
+    )
+    return out
+
+
 def _install_openapi(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -159,7 +181,7 @@ def _install_openapi(app: FastAPI) -> None:
             schemas = schema.setdefault("components", {}).setdefault("schemas", {})
             for name, body in _contract_schemas().items():
                 schemas.setdefault(name, body)
-            app.openapi_schema = schema
+            app.openapi_schema = _hoist_defs(schema)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override
@@ -223,6 +245,8 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
         router = _load_router(spec)
         if router is not None:
             deps = [Depends(require_api_key)] if spec.protected else []
+            if spec.protected:  # the /v1/ API; the page and the probes take what they get
+                deps.append(Depends(known_query_parameters))
             app.include_router(router, dependencies=deps)
     _mount_mcp(app, state)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)

@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response as HttpResponse
+from starlette.routing import compile_path
 
 from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError, StoreConnectionError
 from ragsonde.models import Response
@@ -175,7 +176,20 @@ async def _on_http_exception(request: Request, exc: Exception) -> HttpResponse:
         message += " (the API lives under /v1/; see /docs)"
     error = QueryValidationError(message)
     headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = _allowed(request, headers.get("Allow", ""))
     return await _on_api_error(request, ApiError(error, status=exc.status_code, headers=headers))
+
+
+def _allowed(request: Request, starlette_said: str) -> str:
+    """Every method the path takes, for a 405's ``Allow`` (RFC 9110): Starlette names only the
+    first route whose path matched, so ``OPTIONS /v1/eval`` said ``Allow: POST`` where ``GET``
+    is served too (schemathesis, ST205). Read off the OpenAPI document's path templates."""
+    methods = {m.strip() for m in starlette_said.split(",") if m.strip()}
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        if compile_path(template)[0].match(request.url.path):
+            methods |= {m.upper() for m in operations}
+    return ", ".join(sorted(methods))
 
 
 async def _on_unhandled(request: Request, exc: Exception) -> HttpResponse:

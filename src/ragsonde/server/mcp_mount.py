@@ -22,9 +22,10 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from ragsonde.mcp.server import build_server
+from ragsonde.mcp.stdio import answer_for
 from ragsonde.mcp.tools import Room
 from ragsonde.models import ErrorInfo
 from ragsonde.server.security import CHALLENGE, key_refused
@@ -44,16 +45,52 @@ class _KeyGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         refused = key_refused(Headers(scope=scope), self.state.settings.api_key)
-        if refused is None:
-            await self.app(scope, receive, send)
+        if refused is not None:
+            info = ErrorInfo.from_exception(refused).model_dump(mode="json")
+            await _send_json(send, 401, {"status": "error", "error": info}, CHALLENGE)
             return
-        body = json.dumps(
-            {"status": "error", "error": ErrorInfo.from_exception(refused).model_dump(mode="json")}
-        ).encode()
-        headers = [(b"content-type", b"application/json")]
-        headers += [(k.lower().encode(), v.encode()) for k, v in CHALLENGE.items()]
-        await send({"type": "http.response.start", "status": 401, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        if scope.get("method") == "POST":
+            # the frame the SDK cannot answer, answered as over stdio: a request whose id is
+            # no string or integer was taken for a notification (202, and no answer ever); a
+            # lone surrogate or a frame nested too deeply, to its id rather than to null
+            body, receive = await _buffered(receive)
+            _, error = answer_for(body)
+            if error is not None:
+                await _send_json(send, 400, error)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """The whole request body, and a ``receive`` that hands it on once, then the rest."""
+    chunks: list[bytes] = []
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        more = bool(message.get("more_body"))
+    body = b"".join(chunks)
+    given = False
+
+    async def replay() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, replay
+
+
+async def _send_json(
+    send: Send, status: int, body: dict[str, Any], extra: dict[str, str] | None = None
+) -> None:
+    headers = [(b"content-type", b"application/json")]
+    headers += [(k.lower().encode(), v.encode()) for k, v in (extra or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})
 
 
 def mount_mcp(app: FastAPI, state: ServerState) -> None:

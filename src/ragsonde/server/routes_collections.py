@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from ragsonde.errors import RagsondeError
+from ragsonde.models.store import COLLECTION_NAME_PATTERN
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.state import ServerState, get_state
 from ragsonde.store.inspect import CollectionReport
@@ -111,7 +112,14 @@ async def list_collections(state: State) -> CollectionList:
 )
 async def describe_collection(
     state: State,
-    name: Annotated[str, Path(min_length=1, max_length=255)],
+    name: Annotated[
+        str,
+        Path(
+            min_length=1,
+            max_length=255,
+            json_schema_extra={"pattern": COLLECTION_NAME_PATTERN},  # checked by the store
+        ),
+    ],
     sample: Annotated[int, Query(ge=1, le=10_000, description="Payloads to sample.")] = 1000,
 ) -> CollectionReport:
     """Vectors, point counts, payload fields with fill rates, and the payload mapping that fits."""

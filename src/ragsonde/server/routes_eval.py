@@ -63,8 +63,8 @@ _RETRY_AFTER_S = 5
 #: The one answer for a dataset the server will not read, whether or not it exists.
 _REFUSED = (
     "Datasets are read only from the server's dataset folders (RAGSONDE_EVAL_DATASETS, default "
-    "<home>/datasets): name a benchmark file or folder inside one, or upload the rows as "
-    '"benchmark".'
+    "<home>/datasets and <home>/benchmarks): name a benchmark file or folder inside one, or "
+    'upload the rows as "benchmark".'
 )
 
 
@@ -83,7 +83,7 @@ class EvalRequest(BaseModel):
     benchmark: list[dict[str, Any]] | None = Field(
         default=None, min_length=1, max_length=10_000, description="ragsonde benchmark rows."
     )
-    collection: str | None = None
+    collection: str | None = Field(default=None, min_length=1, max_length=255)
     explain: bool = Field(
         default=False,
         description="Also explain every missed relevant document: the pipeline stage that lost "
@@ -100,10 +100,10 @@ class EvalRequest(BaseModel):
         option (an unknown key fails there, named). Raises QueryValidationError."""
         try:
             if not isinstance(body, dict):
-                return cls.model_validate(body)
+                return cls.model_validate(body, strict=True)
             own = {k: v for k, v in body.items() if k in cls.model_fields and k != "options"}
-            options = EvalOptions.model_validate({k: v for k, v in body.items() if k not in own})
-            return cls.model_validate({**own, "options": options})
+            options = EvalOptions.from_json({k: v for k, v in body.items() if k not in own})
+            return cls.model_validate({**own, "options": options}, strict=True)
         except ValidationError as e:
             raise options_error(e) from e
 

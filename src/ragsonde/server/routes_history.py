@@ -43,10 +43,12 @@ def _open(state: ServerState) -> HistoryStore:
     return HistoryStore(history_path(state.settings.home))
 
 
+#: A filter named but empty (``?collection=``) was no filter at all: every run, without a word.
+Filter = Annotated[str | None, Query(min_length=1, max_length=500)]
+
+
 @router.get("/runs", responses=ERROR_RESPONSES)
-async def list_runs(
-    state: State, benchmark: str | None = None, collection: str | None = None
-) -> RunList:
+async def list_runs(state: State, benchmark: Filter = None, collection: Filter = None) -> RunList:
     def work() -> RunList:
         with _open(state) as hs:
             runs = hs.runs(benchmark=benchmark, collection=collection)
@@ -61,9 +63,9 @@ async def list_runs(
 @router.get("/trend", responses=ERROR_RESPONSES)
 async def get_trend(
     state: State,
-    metric: Annotated[str, Query(max_length=100)] = "ndcg@10",
-    benchmark: str | None = None,
-    collection: str | None = None,
+    metric: Annotated[str, Query(min_length=1, max_length=100)] = "ndcg@10",
+    benchmark: Filter = None,
+    collection: Filter = None,
 ) -> Trend:
     def work() -> Trend:
         with _open(state) as hs:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
+from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import FileResponse
@@ -32,6 +33,7 @@ from ragsonde.labels import manual
 from ragsonde.labels.benchfile import read_entries
 from ragsonde.labels.models import Agreement, BenchmarkEntry
 from ragsonde.labels.pool import modes_for, pool
+from ragsonde.models.store import COLLECTION_NAME_PATTERN
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.state import ServerState, get_state
@@ -55,13 +57,26 @@ class _Body(BaseModel):
 
 #: A query to pool or grade: stripped, and not blank once stripped (a 422, never a 500).
 QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+#: A benchmark's name in the path: its rule published (manual.benchmark_path checks it, with
+#: its own message), so schema-valid names are the ones served (schemathesis, ST202)
+Name = Annotated[str, PathParam(json_schema_extra={"pattern": manual.NAME_PATTERN_JSONL})]
 
 
 class PoolRequest(_Body):
     query: QueryText
-    collection: str | None = None
+    # "" was the default collection, without a word (schemathesis, ST201)
+    collection: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        json_schema_extra={"pattern": COLLECTION_NAME_PATTERN},  # the store checks it
+    )
     depth: int = Field(default=10, ge=1, le=50, description="Top k taken from each mode.")
-    benchmark: str | None = Field(default=None, description="Show this benchmark's grades.")
+    benchmark: str | None = Field(
+        default=None,
+        description="Show this benchmark's grades.",
+        json_schema_extra={"pattern": manual.NAME_PATTERN_JSONL},
+    )
 
 
 class PoolHit(BaseModel):
@@ -136,7 +151,7 @@ async def _body(request: Request, model: type[_Body]) -> Any:
     # Not JSON (a form post from another site) is refused with 415 by the middleware.
     data = await read_json(request)
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, strict=True)  # a grade of true is no grade 1
     except ValidationError as e:
         raise ApiError(options_error(e)) from e
 
@@ -156,7 +171,7 @@ async def list_benchmarks(state: State) -> list[BenchmarkFile]:
 
 
 @router.get("/benchmarks/{name}", responses=ERROR_RESPONSES)
-async def get_benchmark(name: str, state: State) -> BenchmarkFile:
+async def get_benchmark(name: Name, state: State) -> BenchmarkFile:
     """One benchmark: its queries and their grades (empty when the file is not made yet)."""
     path = _path(state, name)
     try:
@@ -190,7 +205,7 @@ def _pool(state: ServerState, req: PoolRequest) -> PoolResponse:
     modes = modes_for(retriever, collection, None)
     entry = BenchmarkEntry(query_id=manual.query_id_for(req.query), query=req.query.strip())
     grades: dict[str, int] = {}
-    if req.benchmark:
+    if req.benchmark is not None:  # "" is a bad name, not no benchmark (schemathesis, ST201)
         path = manual.benchmark_path(state.settings.home, req.benchmark)
         entries = read_entries(path) if path.exists() else []
         have = next((e for e in entries if e.query.strip() == entry.query), None)
@@ -226,7 +241,7 @@ async def pool_query(request: Request, state: State) -> PoolResponse:
 @router.post(
     "/benchmarks/{name}/grades", responses=ERROR_RESPONSES, openapi_extra=_documented(GradeRequest)
 )
-async def grade(name: str, request: Request, state: State) -> QuerySummary:
+async def grade(name: Name, request: Request, state: State) -> QuerySummary:
     """Save one grade; the query's grades as saved."""
     path = _path(state, name)
     req = await _body(request, GradeRequest)
@@ -247,7 +262,7 @@ async def grade(name: str, request: Request, state: State) -> QuerySummary:
 
 
 @router.get("/benchmarks/{name}/export", response_class=FileResponse, responses=ERROR_RESPONSES)
-async def export(name: str, state: State) -> FileResponse:
+async def export(name: Name, state: State) -> FileResponse:
     """The benchmark file, as ``ragsonde eval`` reads it."""
     path = _path(state, name)
     if not path.is_file():
@@ -259,7 +274,7 @@ async def export(name: str, state: State) -> FileResponse:
 
 
 @router.get("/benchmarks/{name}/agreement", responses=ERROR_RESPONSES)
-async def judge_agreement(name: str, state: State) -> JudgeAgreement:
+async def judge_agreement(name: Name, state: State) -> JudgeAgreement:
     """The LLM judge's agreement with the human labels of one benchmark."""
     from ragsonde.labels.agreement import benchmark_agreement
 

@@ -19,6 +19,7 @@ from starlette.responses import Response as HttpResponse
 from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.models import BatchResponse, Response
 from ragsonde.models.text import JsonPath, invalid_text_in, printable
+from ragsonde.models.validation import json_number
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError, json_response, status_for
 from ragsonde.server.state import ServerState, get_state
 
@@ -71,7 +72,7 @@ async def read_json(request: Request, *, text: bool = True, rows: str | None = N
             QueryValidationError("The request body is empty: send a JSON object.", field="body")
         )
     try:
-        body = json.loads(raw)
+        body = json.loads(raw, parse_float=json_number)  # 3.0 is an integer, as in JSON Schema
     except json.JSONDecodeError as e:
         where = f"line {e.lineno}, column {e.colno}: {e.msg}"
         raise ApiError(

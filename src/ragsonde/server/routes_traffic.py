@@ -84,7 +84,7 @@ async def traffic(request: Request, state: State) -> TrafficReport:
     # record, before any of it reaches the report's JSON
     data = await read_json(request, rows="records")
     try:
-        req = TrafficRequest.model_validate(data)
+        req = TrafficRequest.model_validate(data, strict=True)  # weak_below: true is no 1.0
     except ValidationError as e:
         raise ApiError(options_error(e)) from e
     try:

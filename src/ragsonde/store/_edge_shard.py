@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragsonde.errors import QueryValidationError
+from ragsonde.errors import QueryValidationError, StoreConnectionError
 from ragsonde.models.index import Footprint, IndexConfig
 from ragsonde.models.scores import Distance
+from ragsonde.models.store import COLLECTION_NAME_PATTERN
 from ragsonde.store._convert import DenseVector, VectorLayout
 from ragsonde.store._errors import Where, edge_table, translating
 from ragsonde.store.lock import ShardLock, acquire_lock
@@ -31,7 +32,7 @@ __all__ = [
     "validate_collection_name",
 ]
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,254}$")
+_NAME_RE = re.compile(COLLECTION_NAME_PATTERN)
 
 
 def validate_collection_name(name: str) -> str:
@@ -112,6 +113,15 @@ def acquire_shard_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
 @dataclass(frozen=True)
 class Layout:
     home: Path
+
+    def __post_init__(self) -> None:
+        # a home that is a file, a FIFO or a device held no collection: "does not exist";
+        # a store that cannot be opened, as an unwritable home is (CONNECTION_ERROR)
+        if self.home.exists() and not self.home.is_dir():
+            raise StoreConnectionError(
+                f"The home {self.home} is not a folder: the embedded store keeps its "
+                "collections in a folder. Point --home (RAGSONDE_HOME) at one."
+            )
 
     @property
     def root(self) -> Path:

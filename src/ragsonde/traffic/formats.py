@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.inputs import bounded_lines, open_regular
 
 __all__ = ["FORMATS", "QUERY_COLUMNS", "detect_format", "numbered_lines", "open_bytes"]
 
@@ -31,26 +32,42 @@ def bad_file(path: Path, why: str) -> QueryValidationError:
 
 def open_bytes(path: Path) -> IO[bytes]:
     """``path`` opened for reading bytes, decompressed when it is gzip (by its first bytes)."""
-    if path.is_dir():
-        raise bad_file(path, "it is a folder, not a file")
-    if not path.is_file():
-        raise bad_file(path, "no such file" if not path.exists() else "not a regular file")
+    try:  # a FIFO or a device is refused (said what it is), not waited on or read for ever
+        f = open_regular(path)
+    except ValueError as e:
+        raise bad_file(path, str(e)) from e
     try:
-        with path.open("rb") as f:
-            magic = f.read(2)
-        if magic == b"\x1f\x8b":
-            return gzip.open(path, "rb")  # type: ignore[return-value]  # GzipFile is IO[bytes]
-        return path.open("rb")
+        magic = f.read(2)
+        f.seek(0)
     except OSError as e:
+        f.close()
         raise bad_file(path, e.strerror or str(e)) from e
+    if magic == b"\x1f\x8b":
+        return _Gunzipped(f)  # type: ignore[return-value]  # a GzipFile is an IO[bytes]
+    return f
+
+
+class _Gunzipped(gzip.GzipFile):
+    """A gzip stream over the file ``raw``, which it closes when it is closed (a GzipFile
+    given a ``fileobj`` leaves it open)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
 
 
 def numbered_lines(path: Path) -> Generator[tuple[int, str], None, None]:
     """``(line number, text)`` of ``path``, decoded as UTF-8 one line at a time: binary data or
     bytes that are not UTF-8 stop the read with a VALIDATION_ERROR naming the line."""
     try:
-        with open_bytes(path) as f:
-            for n, raw in enumerate(f, start=1):
+        with open_bytes(path) as f:  # each line bounded: a gzip bomb is one endless line
+            for n, raw in enumerate(bounded_lines(f), start=1):
                 if b"\x00" in raw:
                     raise bad_file(path, f"line {n} holds binary data (NUL bytes), not text")
                 try:
@@ -63,6 +80,8 @@ def numbered_lines(path: Path) -> Generator[tuple[int, str], None, None]:
                     ) from e
     except (OSError, EOFError, zlib.error) as e:  # a broken gzip stream
         raise bad_file(path, f"it cannot be read to the end ({e})") from e
+    except ValueError as e:  # a line over the limit
+        raise bad_file(path, str(e)) from e
 
 
 def _peek(path: Path) -> bytes:

@@ -237,7 +237,9 @@ def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
                 continue
             part.append(line)
     if not layout:  # another layout: the whole file, validated as one
-        whole = _validated(path.read_bytes())
+        from ragsonde.inputs import MAX_DOCUMENT_BYTES, read_bytes
+
+        whole = _validated(read_bytes(path, MAX_DOCUMENT_BYTES, "traffic report"))
         return whole.model_copy(update={"queries": []}), iter(whole.queries)
     header = _validated("".join(head) + "".join(tail))
     return header, _rows_of(path, rows)

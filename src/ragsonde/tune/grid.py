@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation
+from ragsonde.inputs import MAX_SETTINGS_BYTES, not_a_file, read_bytes
 from ragsonde.models.keys import check_keys
 from ragsonde.models.params import SearchParams
 from ragsonde.models.text import check_json, not_utf8
@@ -224,7 +225,7 @@ DEFAULT_GRID = Grid(
 
 def _read(path: Path) -> Any:
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bytes(path, MAX_SETTINGS_BYTES, "grid file").decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(not_utf8(e)) from e
     if path.suffix in {".yaml", ".yml"}:
@@ -240,12 +241,9 @@ def _read(path: Path) -> Any:
 
 def load_grid(path: Path) -> Grid:
     """A grid from a TOML or YAML file; axes it leaves out keep the default grid's values."""
-    if path.is_dir():  # it was said not to exist
-        raise QueryValidationError(
-            f"Cannot read grid file {path}: it is a folder, not a file.", field="grid"
-        )
-    if not path.is_file():
-        raise QueryValidationError(f"Grid file {path} does not exist.", field="grid")
+    why = not_a_file(path)  # a folder, a FIFO, a device, a dangling symlink: said as it is
+    if why is not None:
+        raise QueryValidationError(f"Cannot read grid file {path}: {why}.", field="grid")
     try:
         data = _read(path)
     except (tomllib.TOMLDecodeError, ValueError, OSError) as e:

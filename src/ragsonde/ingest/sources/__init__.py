@@ -13,6 +13,7 @@ from typing import Protocol
 from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.ingest.options import SourceOptions
+from ragsonde.inputs import not_a_file
 
 __all__ = ["SOURCES", "Source", "SourceOptions", "detect_format", "input_files", "open_source"]
 
@@ -71,6 +72,9 @@ def detect_format(location: str) -> str:
         )
     if path.is_dir():
         return "beir" if (path / "corpus.jsonl").is_file() else "folder"
+    why = not_a_file(path)  # a FIFO or a device was taken for a folder that held no document
+    if why is not None:
+        raise QueryValidationError(f"Source '{location}' cannot be read: {why}.", field="source")
     if path.name == "corpus.jsonl":
         return "beir"
     if path.suffix == ".jsonl":

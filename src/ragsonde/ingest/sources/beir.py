@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragsonde.ingest.document import Document, Failure, Section
+from ragsonde.inputs import read_lines
 from ragsonde.models.text import loads_json
 
 __all__ = ["BeirCorpus", "corpus_path"]
@@ -20,15 +21,18 @@ class BeirCorpus:
         self.path = corpus_path(location)
 
     def estimate(self) -> int | None:
-        with self.path.open("rb") as f:
-            return sum(1 for line in f if line.strip())
+        try:  # bounded lines: a file of one 200 MB line is not held whole to count it
+            return sum(1 for _, line in read_lines(self.path) if line.strip())
+        except ValueError:
+            return None
 
     def __iter__(self) -> Iterator[Document | Failure]:
-        with self.path.open("rb") as f:
-            for n, raw in enumerate(f, start=1):
-                if not raw.strip():
-                    continue
-                yield self._doc(raw, n)
+        try:
+            for n, raw in read_lines(self.path):
+                if raw.strip():
+                    yield self._doc(raw, n)
+        except ValueError as e:  # a line over the limit, a FIFO: the rest is not read
+            yield Failure(self.path.name, f"{e}; the rest of the file was not read")
 
     def _doc(self, raw: bytes, line: int) -> Document | Failure:
         where = f"{self.path.name}:{line}"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.ingest.parse import PARSER_FOR_SUFFIX, parse
+from ragsonde.inputs import MAX_DOCUMENT_BYTES, not_a_file, read_bytes
 
 __all__ = ["FolderSource"]
 
@@ -30,7 +31,7 @@ class FolderSource:
         return sorted(
             p
             for p in self.root.rglob("*")
-            if (p.is_file() or p.is_symlink())
+            if (p.is_symlink() or not p.is_dir())  # a FIFO or a device too: listed, skipped
             and p.suffix.lower() in PARSER_FOR_SUFFIX
             and not any(part.startswith(".") for part in p.relative_to(self.root).parts)
         )
@@ -53,18 +54,19 @@ class FolderSource:
     def _read(self, path: Path, rel: str) -> Document | Failure:
         if self._outside(path):
             return Failure(rel, "skipped: a symlink to outside the ingested folder")
-        if not path.is_file():
-            return Failure(rel, "skipped: a broken symlink")
+        why = not_a_file(path)  # a symlink to a FIFO was "a broken symlink"; a FIFO unlisted
+        if why is not None:
+            return Failure(rel, f"skipped: {why}")
         try:
-            data = path.read_bytes()
+            data = read_bytes(path, MAX_DOCUMENT_BYTES, "document")
             raw = data.decode("utf-8-sig")
         except UnicodeDecodeError as e:
             line = data[: e.start].count(b"\n") + 1
             return Failure(
                 rel, f"skipped: not UTF-8 text ({e.reason} at line {line}, byte {e.start})"
             )
-        except OSError as e:
-            return Failure(rel, f"unreadable: {e.strerror or e}")
+        except ValueError as e:
+            return Failure(rel, f"unreadable: {e}")
         fmt = PARSER_FOR_SUFFIX.get(path.suffix.lower(), "text")
         parsed = parse(fmt, raw)
         meta = dict(parsed.metadata)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragsonde.ingest.document import Document, Failure, Section
+from ragsonde.inputs import read_lines
 from ragsonde.models.text import loads_json
 
 __all__ = ["JsonlSource"]
@@ -17,14 +18,18 @@ class JsonlSource:
         self.path = path
 
     def estimate(self) -> int | None:
-        with self.path.open("rb") as f:
-            return sum(1 for line in f if line.strip())
+        try:  # bounded lines: a file of one 200 MB line is not held whole to count it
+            return sum(1 for _, line in read_lines(self.path) if line.strip())
+        except ValueError:
+            return None
 
     def __iter__(self) -> Iterator[Document | Failure]:
-        with self.path.open("rb") as f:
-            for n, raw in enumerate(f, start=1):
+        try:
+            for n, raw in read_lines(self.path):
                 if raw.strip():
                     yield self._doc(raw, f"{self.path.name}:{n}")
+        except ValueError as e:  # a line over the limit, a FIFO: the rest is not read
+            yield Failure(self.path.name, f"{e}; the rest of the file was not read")
 
     @staticmethod
     def _doc(raw: bytes, where: str) -> Document | Failure:

@@ -1,0 +1,179 @@
+"""The one way ragsonde opens a file a user named for reading: a regular file, to a stated limit.
+
+What :mod:`ragsonde.outputs` is to the files a command writes, this is to the ones it reads:
+
+- A path that is not a regular file is refused before it is opened, in plain words
+  (:func:`not_a_file`): opening a named pipe (FIFO) waits for a writer, for ever; ``/dev/zero``
+  and ``/dev/urandom`` never end, so a read of them fills memory until the machine kills the
+  process (``ingest --chunking /dev/zero`` did, at 24 GB). The file is then opened
+  non-blocking and checked again, so a pipe put in its place between the two does not hang.
+- A file is read as it was when it was opened (its size then): a log another process keeps
+  appending to ends where it ended then, instead of being chased for ever.
+- A file read whole is read to a limit (:func:`read_bytes`): :data:`MAX_SETTINGS_BYTES` for a
+  settings-like file (TOML or YAML a person writes), :data:`MAX_DOCUMENT_BYTES` for a JSON
+  document (a batch, a saved report); one byte more is a refusal that states the limit.
+- A file read line by line (a benchmark, a traffic log, documents to ingest) is read through
+  :func:`bounded_lines`: a line longer than :data:`MAX_LINE_BYTES` (a file of one 200 MB line,
+  or a gzip bomb that inflates to gigabytes without a newline) is refused when the limit is
+  reached, never held whole in memory.
+
+Errors are :class:`ValueError` with the reason alone ("it is a named pipe (FIFO), not a file"),
+for the caller to prefix with what it reads and raise as its VALIDATION_ERROR.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_SETTINGS_BYTES",
+    "bounded_lines",
+    "not_a_file",
+    "open_regular",
+    "read_bytes",
+    "read_lines",
+    "size_text",
+]
+
+#: A settings-like file a person writes (``--config``, ``--chunking``, ``--grid``): 1 MiB.
+MAX_SETTINGS_BYTES = 1 << 20
+#: A JSON document read whole (a batch file, a saved report, a judging plan): 256 MiB.
+MAX_DOCUMENT_BYTES = 256 << 20
+#: One line of a file read line by line (a benchmark row, a log line, an OTLP request): 64 MiB.
+MAX_LINE_BYTES = 64 << 20
+
+
+def size_text(n: int) -> str:
+    """``n`` bytes the way a limit is stated: ``1 MiB``, ``256 MiB``."""
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
+
+
+def _kind(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "it is a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "it is a named pipe (FIFO), not a file; reading it would wait for a writer"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "it is a device, not a file; reading it might never end"
+    if stat.S_ISSOCK(mode):
+        return "it is a socket, not a file"
+    return "it is not a regular file"
+
+
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` is no regular file to read, in plain words (no such file, a dangling
+    symlink, a folder, a FIFO, a device, no permission); None when it is one."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if path.is_symlink():
+            return f"it is a symlink to {os.readlink(path)}, which does not exist"
+        return "no such file"
+    except OSError as e:  # a symlink loop, a path under a file, no permission on a folder
+        return e.strerror or str(e)
+    return _kind(st.st_mode)
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """``path`` opened for reading bytes, after :func:`not_a_file` found it a regular file;
+    opened non-blocking and checked again, so a FIFO swapped in meanwhile is refused, not
+    waited on. ValueError with the reason otherwise."""
+    why = not_a_file(path)
+    if why is not None:
+        raise ValueError(why)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise ValueError(e.strerror or str(e)) from e
+    try:
+        st = os.fstat(fd)
+        why = _kind(st.st_mode)
+        if why is not None:
+            raise ValueError(why)
+        os.set_blocking(fd, True)
+        raw = _Snapshot(io.FileIO(fd, "rb"), st.st_size)
+    except BaseException:
+        os.close(fd)
+        raise
+    return io.BufferedReader(raw)
+
+
+class _Snapshot(io.RawIOBase):
+    """The first ``size`` bytes of a file: what it held when it was opened. A log another
+    process appends to faster than it is read (``yes >> chat.log``) was read for ever."""
+
+    def __init__(self, f: io.FileIO, size: int) -> None:
+        self._f, self._size = f, size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._size - self._f.tell()
+        if left <= 0:
+            return 0
+        view = memoryview(buffer).cast("B")
+        return self._f.readinto(view[: min(len(view), left)]) or 0
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        if whence == os.SEEK_END:
+            return self._f.seek(self._size + offset)
+        return self._f.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._f.tell()
+
+    def fileno(self) -> int:
+        return self._f.fileno()
+
+    def close(self) -> None:
+        try:
+            self._f.close()
+        finally:
+            super().close()
+
+
+def read_bytes(path: Path, limit: int, what: str = "file") -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them: a larger file is a
+    ValueError that states the limit (``what`` names the kind of file in it)."""
+    with open_regular(path) as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as e:
+            raise ValueError(e.strerror or str(e)) from e
+    if len(data) > limit:
+        raise ValueError(
+            f"it is larger than {size_text(limit)}, the most ragsonde reads of a {what}"
+        )
+    return data
+
+
+def bounded_lines(f: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of the binary stream ``f`` (each with its newline), none longer than
+    ``limit`` bytes: a longer one is a ValueError naming its line number and the limit, raised
+    when ``limit`` bytes of it have been read (not after reading it whole)."""
+    for n, line in enumerate(iter(lambda: f.readline(limit + 1), b""), start=1):
+        if len(line) > limit and not (len(line) == limit + 1 and line.endswith(b"\n")):
+            raise ValueError(
+                f"line {n} is longer than {size_text(limit)}, the most ragsonde reads of a line"
+            )
+        yield line
+
+
+def read_lines(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` of the regular file ``path`` (:func:`open_regular`), each line
+    at most ``limit`` bytes (:func:`bounded_lines`); ValueError with the reason otherwise."""
+    with open_regular(path) as f:
+        yield from enumerate(bounded_lines(f, limit), start=1)

@@ -1,0 +1,61 @@
+"""``ragsonde.inputs``: the regular-file check, the bounds, and the snapshot a file is read as.
+
+The CLI's refusals are tested as real processes in tests/cli/test_not_files.py; this is what
+a process cannot show without racing a writer: a file appended to while it is read."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from ragsonde.inputs import bounded_lines, not_a_file, open_regular, read_bytes, read_lines
+
+
+def test_a_file_appended_to_while_it_is_read_is_read_as_it_was_when_opened(tmp_path: Path):
+    """``yes >> chat.log`` outran ``traffic chat.log``, which read for ever (39 GB in 70 s)."""
+    log = tmp_path / "chat.log.jsonl"
+    log.write_bytes(b'{"query": "a"}\n' * 3)
+    lines = read_lines(log)
+    first = next(lines)
+    with log.open("ab") as writer:
+        writer.write(b'{"query": "b"}\n' * 100_000)
+    assert [first[1], *(raw for _, raw in lines)] == [b'{"query": "a"}\n'] * 3
+    with open_regular(log) as f:
+        f.seek(0, os.SEEK_END)
+        assert f.tell() == log.stat().st_size  # a new open sees the new size
+
+
+def test_what_is_not_a_regular_file_is_said_plainly(tmp_path: Path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    said = {
+        "folder": not_a_file(tmp_path),
+        "fifo": not_a_file(tmp_path / "fifo"),
+        "device": not_a_file(Path("/dev/null")),
+        "missing": not_a_file(tmp_path / "nope"),
+        "dangling": not_a_file(tmp_path / "link"),
+    }
+    assert said == {
+        "folder": "it is a folder, not a file",
+        "fifo": "it is a named pipe (FIFO), not a file; reading it would wait for a writer",
+        "device": "it is a device, not a file; reading it might never end",
+        "missing": "no such file",
+        "dangling": f"it is a symlink to {tmp_path / 'gone'}, which does not exist",
+    }
+    with pytest.raises(ValueError, match="named pipe"):
+        open_regular(tmp_path / "fifo")  # refused, not waited on
+
+
+def test_reads_stop_at_their_limit(tmp_path: Path):
+    f = tmp_path / "f"
+    f.write_bytes(b"x" * 100)
+    assert read_bytes(f, 100) == b"x" * 100
+    with pytest.raises(ValueError, match="larger than 99 bytes, the most ragsonde reads of a"):
+        read_bytes(f, 99)
+    # a line of exactly the limit (its newline past it) passes; one byte more does not
+    assert list(bounded_lines(io.BytesIO(b"abcd\nef\n"), 4)) == [b"abcd\n", b"ef\n"]
+    with pytest.raises(ValueError, match="line 2 is longer than 4 bytes"):
+        list(bounded_lines(io.BytesIO(b"ab\nabcde\n"), 4))
