@@ -156,3 +156,26 @@ def test_list_and_trend_as_processes_load_only_the_history(story: Story, tmp_pat
         assert "ragsonde.history.store" in loaded, args  # the profile was read
         assert not loaded & heavy, (args, sorted(loaded & heavy))
         assert len(json.loads(r.stdout)["points" if args[0] == "trend" else "runs"]) == 4
+
+
+def test_list_says_which_runs_had_gates(cli: Cli, story: Story, tmp_path: Path):
+    """The gates column says pass or FAIL for a run checked against gates, and '-' for one that
+    had none (it said 'pass' for every ungated run, as if a gate had passed)."""
+    from ragsonde.config import Settings
+    from ragsonde.evaluate import EvalOptions
+    from tests.support import evaluate_in
+
+    history = tmp_path / "history.sqlite"
+    shutil.copy(story.history, history)
+    settings = Settings(home=story.home, collection="robotics")
+    for gates in (["ndcg@10>=0.01"], ["ndcg@10>=0.01", "recall@10>=1.01"]):
+        options = EvalOptions(throughput=False, gates=gates)
+        evaluate_in(
+            story.bench, options, settings=settings, embedder=story.embedder, history=history
+        )
+    runs = _json(cli, "history-list", "list", "--history", str(history))["runs"]
+    assert [(r["gates"], r["passed"]) for r in runs] == [(0, True)] * 4 + [(1, True), (2, False)]
+    lines = cli("history", "list", "--history", str(history)).stdout.splitlines()
+    # a row's first line starts with its run id and ends with its gates cell (others wrap)
+    verdicts = [line.split()[-1] for line in lines if line.split()[0].isdigit()]
+    assert verdicts == ["-"] * 4 + ["pass", "FAIL"]

@@ -133,9 +133,16 @@ def _summary_table(runs: list[RunSummary]) -> Table:
             r.collection,
             r.embedder.rpartition("/")[2],
             *(f"{r.metrics[m]:.4f}" if m in r.metrics else "-" for m in names),
-            "pass" if r.passed else "FAIL",
+            _verdict(r),
         )
     return table
+
+
+def _verdict(run: RunSummary) -> str:
+    """The gates column: FAIL, pass, or '-' for a run that had no gate to pass."""
+    if not run.passed:
+        return "FAIL"
+    return "-" if run.gates == 0 else "pass"
 
 
 @history_app.command("list")

@@ -147,6 +147,7 @@ def load_exported(path: Path, benchmark_sha256: str | None = None) -> RecordedRu
         embedder=report.embedder,
         n_queries=report.n_queries,
         passed=report.passed,
+        gates=len(report.gates),
         seconds=report.seconds,
         metrics=report.metrics,
     )

@@ -142,9 +142,14 @@ class RunSummary(_Frozen):
     collection: str
     embedder: str
     n_queries: int
-    passed: bool
+    passed: bool = Field(description="Every gate of the run passed (true when it had none).")
     seconds: float
     metrics: dict[str, float]
+    gates: int | None = Field(
+        default=None,
+        description="How many gates the run was checked against (0: none, so passed says "
+        "nothing); None when the recorded report does not say.",
+    )
     metrics_ci: dict[str, MetricEstimate] | None = Field(
         default=None,
         description="An estimated run's metrics (eval --estimate): each with its 95 % interval, "

@@ -48,7 +48,9 @@ _QUICK_CHECK_BYTES = 16 << 20
 
 _SUMMARY_COLUMNS = (
     "id, created_at, dataset, benchmark, benchmark_sha256, collection, embedder, n_queries, "
-    "passed, seconds"
+    "passed, seconds, "
+    # the gates a run had, from its recorded report (no column: no migration needed)
+    "CASE WHEN json_valid(report) THEN json_array_length(report, '$.gates') END"
 )
 
 
@@ -325,6 +327,7 @@ class HistoryStore:
                 n_queries=r[7],
                 passed=bool(r[8]),
                 seconds=r[9],
+                gates=r[10],
                 metrics=metrics[r[0]],
                 metrics_ci=estimated.get(r[0]),
             )
