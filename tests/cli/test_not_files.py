@@ -40,15 +40,22 @@ def _bounded() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (_LIMIT, _LIMIT))
 
 
-def ragsonde(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``python -m ragsonde ARGS`` on ``home``, bounded in memory and time."""
+def ragsonde(
+    home: Path,
+    *args: str,
+    timeout: float = 60,
+    cwd: Path = ROOT,
+    prefix: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[str]:
+    """``python -m ragsonde ARGS`` on ``home`` in ``cwd`` (after a ``prefix`` command, if
+    any), bounded in memory and time."""
     return subprocess.run(
-        [sys.executable, "-m", "ragsonde", *args],
+        [*prefix, sys.executable, "-m", "ragsonde", *args],
         capture_output=True,
         text=True,
         env=home_env(home),
         timeout=timeout,
-        cwd=ROOT,
+        cwd=cwd,
         preexec_fn=_bounded,
     )
 
@@ -174,15 +181,7 @@ def test_dash_as_an_output_is_refused_not_a_file_named_dash(
     """``-`` is standard output only where a command says so (``history export -o -``); these
     wrote a file named ``-`` in the working folder (and traffic's table to stdout besides)."""
     argv = [a.format(dir=place) for a in args]
-    r = subprocess.run(
-        [sys.executable, "-m", "ragsonde", *argv],
-        capture_output=True,
-        text=True,
-        env=home_env(place / "home"),
-        timeout=120,
-        cwd=place,
-        preexec_fn=_bounded,
-    )
+    r = ragsonde(place / "home", *argv, timeout=120, cwd=place)
     refused(r, f"{flag} -: '-' (standard output) is not a place this option writes to")
     assert not (place / "-").exists()
 
@@ -203,17 +202,17 @@ def test_a_fifo_in_an_ingested_folder_is_listed_as_skipped_and_the_rest_ingested
         assert f"failed {name}: skipped: {fifo}" in said, said
 
 
-def _without_root_override() -> list[str]:
+def _without_root_override() -> tuple[str, ...]:
     """A prefix that runs a process without root's right to write anywhere (as root, a
     read-only folder is writable); none for another user."""
     if os.geteuid() != 0:
-        return []
+        return ()
     import shutil
 
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         pytest.skip("root without setpriv: a read-only folder cannot be made read-only")
-    return [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
+    return (setpriv, "--bounding-set", "-dac_override,-dac_read_search")
 
 
 def test_an_output_in_a_read_only_folder_is_refused_before_the_work(place: Path) -> None:
@@ -223,15 +222,7 @@ def test_an_output_in_a_read_only_folder_is_refused_before_the_work(place: Path)
     folder.chmod(0o555)
     out = folder / "report.json"
     argv = ["traffic", str(place / "bench.jsonl"), "--no-record", "-o", str(out)]
-    r = subprocess.run(
-        [*_without_root_override(), sys.executable, "-m", "ragsonde", *argv],
-        capture_output=True,
-        text=True,
-        env=home_env(place / "home"),
-        timeout=120,
-        cwd=place,
-        preexec_fn=_bounded,
-    )
+    r = ragsonde(place / "home", *argv, timeout=120, cwd=place, prefix=_without_root_override())
     refused(r, f"--output {out}: its folder is not writable; write to a folder you may")
     assert "Nothing was run" in r.stderr and list(folder.iterdir()) == []
 

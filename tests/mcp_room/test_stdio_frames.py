@@ -44,50 +44,67 @@ def _answer(proc: subprocess.Popen[bytes], timeout: float = 60) -> dict[str, Any
     return answer
 
 
+class _Server:
+    """``ragsonde mcp ARGS`` as a real process on real pipes, initialised: ``send`` a raw
+    frame, read the next ``answer``."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ragsonde", "mcp", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=home_env(home),
+            cwd=ROOT,
+        )
+        try:
+            self.send(json.dumps(INIT).encode())
+            assert self.answer()["id"] == 1
+            self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        except BaseException:
+            self.kill()
+            raise
+
+    def send(self, frame: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(frame + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self) -> dict[str, Any]:
+        return _answer(self.proc)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.communicate()
+
+
 def test_unreadable_requests_are_answered_and_the_server_goes_on(sample_home: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ragsonde", "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=home_env(sample_home),
-        cwd=ROOT,
-    )
-    assert proc.stdin is not None
-
-    def send(frame: bytes) -> None:
-        assert proc.stdin is not None
-        proc.stdin.write(frame + b"\n")
-        proc.stdin.flush()
-
+    server = _Server(sample_home)
+    send = server.send
     try:
-        send(json.dumps(INIT).encode())
-        assert _answer(proc)["id"] == 1
-        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
         send(SURROGATE)
-        surrogate = _answer(proc)
+        surrogate = server.answer()
         assert surrogate["id"] == 2 and surrogate["error"]["code"] == -32602
         assert surrogate["error"]["message"].startswith("VALIDATION_ERROR")
         assert "surrogate" in surrogate["error"]["message"]
         send(LATIN1)
-        latin1 = _answer(proc)
+        latin1 = server.answer()
         assert latin1["id"] == "three" and "not UTF-8" in latin1["error"]["message"]
         send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":"\\udc80"}')
         send(b"hello, is this the MCP server?")
-        garbage = _answer(proc)  # the notification above got no answer: this is the next line
+        garbage = server.answer()  # the notification above got no answer: this is the next line
         assert garbage["id"] is None and garbage["error"]["code"] == -32700
         send(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).encode())
-        listed = _answer(proc)
+        listed = server.answer()
         assert listed["id"] == 4 and any(t["name"] == "search" for t in listed["result"]["tools"])
         send(json.dumps({
             "jsonrpc": "2.0", "id": 5, "method": "tools/call",
             "params": {"name": "search", "arguments": {"query": "lidar", "collection": "robotics"}},
         }).encode())  # fmt: skip
-        found = _answer(proc)  # a readable search still runs, on the text as sent
+        found = server.answer()  # a readable search still runs, on the text as sent
         assert found["id"] == 5 and found["result"]["structuredContent"]["results"]
     finally:
-        proc.kill()
-        proc.communicate()
+        server.kill()
 
 
 def test_a_readable_line_goes_to_the_sdk_unchanged() -> None:
@@ -122,37 +139,20 @@ DEEP_NOTE = (
 def test_frames_too_deep_or_too_long_for_any_reader_are_answered_to_their_id(
     sample_home: Path,
 ) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ragsonde", "mcp", "--collection", "robotics"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=home_env(sample_home),
-        cwd=ROOT,
-    )
-    assert proc.stdin is not None
-
-    def send(frame: bytes) -> None:
-        assert proc.stdin is not None
-        proc.stdin.write(frame + b"\n")
-        proc.stdin.flush()
-
+    server = _Server(sample_home, "--collection", "robotics")
+    send = server.send
     try:
-        send(json.dumps(INIT).encode())
-        assert _answer(proc)["id"] == 1
-        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
         send(DEEP_NOTE)  # a notification: no answer, and the server goes on
         for frame, rid, said in ((DEEP, "deep", "recursion"), (HUGE, 6, "number")):
             send(frame)
-            got = _answer(proc)
+            got = server.answer()
             assert got["id"] == rid and got["error"]["code"] == -32602, got
             assert got["error"]["message"].startswith("VALIDATION_ERROR"), got
             assert said in got["error"]["message"], got
         send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}).encode())
-        assert _answer(proc)["id"] == 7  # still serving
+        assert server.answer()["id"] == 7  # still serving
     finally:
-        proc.kill()
-        proc.communicate()
+        server.kill()
 
 
 @pytest.mark.parametrize("rid", [b'{"a":1}', b"true", b"1.5", b"null", b"[2]"])
