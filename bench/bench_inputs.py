@@ -74,7 +74,7 @@ def inputs_section(d: dict[str, Any]) -> list[str]:
         f"from the smaller inflated size to the larger, ratio {d['traffic_peak_ratio']:.2f}): "
         f"{verdict(d['met'])}. These bounds were set after the first probes had shown peaks "
         "near 190 MB (refusals) and 309 MB (traffic): they guard against a regression (before "
-        "the fixes the same cases took 1.0 to 2.4 GB, and 24 GB for `ingest --chunking "
+        "the fixes the same cases took 0.84 to 2.4 GB, and 24 GB for `ingest --chunking "
         "/dev/zero`), they are not an independent target.",
         "",
     ]
