@@ -52,9 +52,12 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("search", {"query": QUESTION, "collection": ""}, "collection"),
 ]
 #: Resources whose id names no report: (uri, what the message must hold)
+#: Each unknown id, as the refusal names it: a report id is looked up among the recorded runs
+#: too, so its words depend on whether the home has a history yet ("no report '-1' … and no
+#: run history", or the history's "bad run '-1'"); the session's other tests may have made one.
 NO_REPORT = [
-    ("ragsonde://reports/-1", "no report '-1'"),
-    ("ragsonde://reports/" + "z" * 10_000, "no report 'zzz"),
+    ("ragsonde://reports/-1", "'-1'"),
+    ("ragsonde://reports/" + "z" * 10_000, "'zzz"),
     ("ragsonde://runs/nope", "no evaluation 'nope'"),
 ]
 
