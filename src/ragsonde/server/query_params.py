@@ -18,18 +18,13 @@ from ragsonde.server.errors import ApiError
 
 __all__ = ["known_query_parameters"]
 
-#: The parameters each route declares, by route (routes live as long as the app).
-_KNOWN: dict[int, frozenset[str]] = {}
 
-
-def _declared(route: Any) -> frozenset[str] | None:
+def _declared(route: Any) -> set[str] | None:
+    """The query parameters ``route`` declares (None: not a FastAPI route). Read off its
+    dependant on each request: a few names, and no cache keyed by ``id(route)``, which a
+    route of a later app (tests build many) could reuse once the first is collected."""
     dependant = getattr(route, "dependant", None)
-    if dependant is None:
-        return None
-    known = _KNOWN.get(id(route))
-    if known is None:
-        known = _KNOWN[id(route)] = frozenset(_names(dependant))
-    return known
+    return None if dependant is None else _names(dependant)
 
 
 def _names(dependant: Any) -> set[str]:
