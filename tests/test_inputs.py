@@ -7,11 +7,19 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ragsonde.inputs import bounded_lines, not_a_file, open_regular, read_bytes, read_lines
+from ragsonde.inputs import (
+    bounded_lines,
+    joined,
+    not_a_file,
+    open_regular,
+    read_bytes,
+    read_lines,
+)
 
 
 def test_a_file_appended_to_while_it_is_read_is_read_as_it_was_when_opened(tmp_path: Path):
@@ -59,3 +67,17 @@ def test_reads_stop_at_their_limit(tmp_path: Path):
     assert list(bounded_lines(io.BytesIO(b"abcd\nef\n"), 4)) == [b"abcd\n", b"ef\n"]
     with pytest.raises(ValueError, match="line 2 is longer than 4 bytes"):
         list(bounded_lines(io.BytesIO(b"ab\nabcde\n"), 4))
+
+
+def test_joined_holds_a_document_to_its_limit_across_its_lines() -> None:
+    lines = ["ab\n", "cd\n", "e"]
+    assert joined(lines, limit=7) == "ab\ncd\ne"  # exactly the limit
+    with pytest.raises(ValueError, match="larger than 6 bytes"):
+        joined(lines, limit=6)
+
+    def endless() -> Iterator[str]:
+        while True:
+            yield "x" * 1000
+
+    with pytest.raises(ValueError, match="larger than 10000 bytes"):  # never read to its end
+        joined(endless(), limit=10_000)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import io
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_SETTINGS_BYTES",
     "bounded_lines",
+    "joined",
     "not_a_file",
     "open_regular",
     "read_bytes",
@@ -177,3 +178,17 @@ def read_lines(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, b
     at most ``limit`` bytes (:func:`bounded_lines`); ValueError with the reason otherwise."""
     with open_regular(path) as f:
         yield from enumerate(bounded_lines(f, limit), start=1)
+
+
+def joined(parts: Iterable[str], limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """``parts`` (a file's decoded lines) as one document, read no further than ``limit``
+    characters: a document parsed whole (YAML, one OTLP JSON document over many lines) is held
+    whole. Past the limit, a ValueError stating it (the caller says what to write instead)."""
+    out: list[str] = []
+    size = 0
+    for part in parts:
+        size += len(part)
+        if size > limit:
+            raise ValueError(f"it is larger than {size_text(limit)}, the most ragsonde reads whole")
+        out.append(part)
+    return "".join(out)

@@ -250,20 +250,18 @@ def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
 def _yaml_rows(path: Path) -> list[Any]:
     import yaml
 
-    from ragsonde.inputs import MAX_DOCUMENT_BYTES, size_text
+    from ragsonde.inputs import MAX_DOCUMENT_BYTES, joined, size_text
 
-    parts, size = [], 0
-    for line in _Lines(path):  # a YAML document is read whole: bounded, as a JSON one is
-        size += len(line)
-        if size > MAX_DOCUMENT_BYTES:
-            raise _bad(
-                path,
-                f"it is larger than {size_text(MAX_DOCUMENT_BYTES)}, the most ragsonde reads of "
-                "a YAML benchmark; write it as JSON Lines (read a row at a time)",
-            )
-        parts.append(line)
+    try:  # a YAML document is read whole: bounded, as a JSON one is
+        text = joined(_Lines(path))
+    except ValueError as e:
+        raise _bad(
+            path,
+            f"it is larger than {size_text(MAX_DOCUMENT_BYTES)}, the most ragsonde reads of "
+            "a YAML benchmark; write it as JSON Lines (read a row at a time)",
+        ) from e
     try:
-        data = yaml.safe_load("".join(parts))
+        data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""

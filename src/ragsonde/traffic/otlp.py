@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from ragsonde.inputs import MAX_DOCUMENT_BYTES, size_text
+from ragsonde.inputs import MAX_DOCUMENT_BYTES, joined, size_text
 from ragsonde.models.text import invalid_unicode_at
 from ragsonde.traffic.formats import bad_file, numbered_lines
 from ragsonde.traffic.logs import RowError, parse_time
@@ -226,18 +227,15 @@ def _requests(path: Path, stats: ReadStats) -> Iterator[tuple[str, Any]]:
         break
     if not pending:
         return
-    size = len(pending[0])
-    for _, line in lines:  # one document is read whole: bounded, as a JSON document is
-        size += len(line)
-        if size > MAX_DOCUMENT_BYTES:
-            lines.close()
-            raise bad_file(
-                path,
-                f"it is one OTLP JSON document larger than {size_text(MAX_DOCUMENT_BYTES)}, "
-                "the most ragsonde reads whole; write one request a line (JSON Lines)",
-            )
-        pending.append(line)
-    text = "".join(pending)
+    try:  # one document is read whole: bounded, as a JSON document is
+        text = joined(chain(pending, (line for _, line in lines)))
+    except ValueError as e:
+        lines.close()
+        raise bad_file(
+            path,
+            f"it is one OTLP JSON document larger than {size_text(MAX_DOCUMENT_BYTES)}, "
+            "the most ragsonde reads whole; write one request a line (JSON Lines)",
+        ) from e
     try:
         yield path.name, json.loads(text)
     except json.JSONDecodeError as e:
