@@ -57,8 +57,8 @@ def _where_why(item: ErrorDetails) -> str:
 def json_number(text: str) -> int | float:
     """A JSON number literal with a fraction or an exponent (``json.loads``'s ``parse_float``):
     an int when it has no fractional part (``3.0``, ``1e2``), else the float."""
-    value = float(text)
-    return int(value) if value.is_integer() else value
+    number: int | float = json_integers(float(text))
+    return number
 
 
 def json_integers(value: Any) -> Any:
