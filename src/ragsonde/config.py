@@ -33,6 +33,7 @@ from ragsonde.models.index import (
 )
 from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.models.payload import PayloadMapping, build_mapping
+from ragsonde.models.query import CollectionName
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -108,7 +109,7 @@ class Settings(BaseSettings):
         default=DEFAULT_EMBEDDER,
         description="local:<model or path> | cohere:<model> | openai:<model>",
     )
-    collection: str = DEFAULT_COLLECTION
+    collection: CollectionName = DEFAULT_COLLECTION
     qdrant_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("RAGSONDE_QDRANT_URL", "QDRANT_URL", "qdrant_url"),

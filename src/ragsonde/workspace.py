@@ -118,6 +118,7 @@ class Workspace:
         the model can give it (a model that cannot load still leaves the collection described).
         ``mapping``: the payload mapping to check, default the settings'."""
         from ragsonde.errors import RagsondeError
+        from ragsonde.models.query import resolve_collection
         from ragsonde.store.inspect import inspect_collection
 
         try:
@@ -126,7 +127,7 @@ class Workspace:
             dim = None
         return inspect_collection(
             self.store,
-            collection or self.settings.collection,
+            resolve_collection(collection, self.settings.collection),
             embedder=self.embedder_name,
             embedder_dimension=dim,
             sample=sample,

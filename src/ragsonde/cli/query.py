@@ -36,6 +36,7 @@ from ragsonde.errors import (
     StoreConnectionError,
 )
 from ragsonde.models import BatchResponse, Response
+from ragsonde.models.query import resolve_collection
 from ragsonde.models.response import empty_text_warning
 
 if TYPE_CHECKING:  # the retriever (and numpy) load when a command runs, not for --help
@@ -265,13 +266,14 @@ def batch(
         search=search,
     )
     body = _read_batch_file(file)
-    if collection and "collection" not in body:
+    if collection is not None and "collection" not in body:  # -c "" is refused, not unset
         body["collection"] = collection
     from ragsonde.retriever import Retriever
 
     with Retriever(settings) as retriever:
         try:
-            load_ms = _preload(retriever, str(body.get("collection") or settings.collection))
+            coll = resolve_collection(body.get("collection"), settings.collection)
+            load_ms = _preload(retriever, coll)
         except RagsondeError:
             load_ms = None  # the batch reports the store's error per query
         result: BatchResponse = retriever.retrieve_batch(body)

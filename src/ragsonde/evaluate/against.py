@@ -20,6 +20,7 @@ from ragsonde.evaluate.compare import compare_reports
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
+from ragsonde.models.query import resolve_collection
 from ragsonde.progress import Progress
 from ragsonde.store.push import local_folder_in
 from ragsonde.workspace import Workspace, using
@@ -56,13 +57,12 @@ def evaluate_against(
             else ws.sharing(settings=cfg.model_copy(update={"qdrant_url": None}))
         )
         remote_side = ws.sharing(settings=cfg.model_copy(update={"qdrant_url": remote}))
-        _require_copy(remote_side, remote, collection or cfg.collection)
+        coll = resolve_collection(collection, cfg.collection)
+        _require_copy(remote_side, remote, coll)
         reports = []
         for side in (embedded, remote_side):
             with side:
-                reports.append(
-                    evaluate(dataset, options, side, collection=collection, progress=progress)
-                )
+                reports.append(evaluate(dataset, options, side, collection=coll, progress=progress))
     a, b = reports
     return VersusReport(a=a, b=b, comparison=compare_reports(a, b, metrics, alpha=alpha))
 

@@ -50,6 +50,7 @@ from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
 from ragsonde.models.params import IndexParams, SearchParams, index_differences
 from ragsonde.models.payload import PayloadMapping, build_mapping
+from ragsonde.models.query import resolve_collection
 from ragsonde.models.scores import is_distance
 from ragsonde.models.store import Store
 from ragsonde.progress import Progress
@@ -372,7 +373,7 @@ def evaluate(
         # the settings' search (ragsonde.toml, environment, --config, the server's) with what the
         # options set on top: the one search every query of this run makes
         params = o.effective_search(cfg.search)
-        coll = collection or cfg.collection
+        coll = resolve_collection(collection, cfg.collection)
         bench = load_benchmark(
             dataset, split=o.split, queries=o.queries_file, keep_unlabelled=o.estimate
         )

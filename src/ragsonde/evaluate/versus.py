@@ -29,6 +29,7 @@ from ragsonde.evaluate.metrics import metric_names, parse_metric
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
+from ragsonde.models.query import check_collection, resolve_collection
 from ragsonde.models.store import Store
 from ragsonde.progress import Progress
 from ragsonde.workspace import Workspace, using
@@ -115,6 +116,10 @@ def evaluate_versus(
         raise QueryValidationError(
             f"name exactly two embedders to compare, got {len(embedders)}.", field="embedder"
         )
+    if isinstance(collections, str):  # "ab" would be the collections 'a' and 'b'
+        raise QueryValidationError(
+            "collections: name two collections in a list, not one string.", field="collection"
+        )
     if collections is not None and len(collections) != 2:
         raise QueryValidationError(
             f"name exactly two collections, one per embedder, got {len(collections)}.",
@@ -128,9 +133,13 @@ def evaluate_versus(
     wanted = _check_metrics(metrics, o)
     with using(workspace) as ws:  # one store for both sides
         cfg = ws.settings
-        base = collection or cfg.collection
+        base = resolve_collection(collection, cfg.collection)
         embs = [_side_embedder(e, cfg) for e in embedders]
-        names = list(collections or [versus_collection(base, e.name) for e in embs])
+        names = (
+            [check_collection(c) for c in collections]
+            if collections is not None
+            else [versus_collection(base, e.name) for e in embs]
+        )
         if names[0] == names[1]:
             raise QueryValidationError(
                 f"both embedders would use collection '{names[0]}': name two different "

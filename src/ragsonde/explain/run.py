@@ -22,6 +22,7 @@ from ragsonde.explain.pipeline import Pipeline
 from ragsonde.explain.probe import Case, Probe, Setup, TokenWindow, probe
 from ragsonde.explain.retrievability import collection_documents, retrievability
 from ragsonde.models.points import SparseVector
+from ragsonde.models.query import resolve_collection
 from ragsonde.progress import Progress
 from ragsonde.workspace import Workspace, using
 
@@ -253,7 +254,7 @@ def explain_query(
         )
     with using(workspace, settings) as ws:
         store, cfg = ws.store, ws.settings
-        coll = collection or cfg.collection
+        coll = resolve_collection(collection, cfg.collection)
         info = store.collection_info(coll)
         mapping = cfg.payload_mapping
         relevance = resolve_relevance(store, coll, sorted(q.relevant), mapping)

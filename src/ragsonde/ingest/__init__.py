@@ -17,6 +17,7 @@ from ragsonde.ingest.pipeline import (
     ingest_documents,
 )
 from ragsonde.ingest.sources import SOURCES, SourceOptions, detect_format, open_source
+from ragsonde.models.query import resolve_collection
 from ragsonde.models.store import Store
 from ragsonde.progress import Progress
 from ragsonde.workspace import Workspace, using
@@ -56,6 +57,7 @@ def ingest(
     ``settings``, ``store`` and ``embedder`` for this call (closing what it opened).
     """
     with using(workspace, settings, store=store, embedder=embedder) as ws:
+        coll = resolve_collection(collection, ws.settings.collection)
         opts = options or IngestOptions()
         if opts.index is None or opts.bm25 is None:  # from the settings, unless given here
             opts = opts.model_copy(
@@ -70,7 +72,7 @@ def ingest(
             source,
             store=ws.store,
             embedder=ws.embedder,
-            collection=collection or ws.settings.collection,
+            collection=coll,
             options=opts,
             progress=progress,
             total=total,

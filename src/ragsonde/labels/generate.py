@@ -35,6 +35,7 @@ from ragsonde.labels.models import BenchmarkEntry, GenerateReport, JudgeReport, 
 from ragsonde.labels.offline import DEFAULT_METHOD, generate_offline, generator_name
 from ragsonde.labels.sampling import MIN_CHARS, Chunk, read_chunks, stratified_sample
 from ragsonde.labels.spans import reference
+from ragsonde.models.query import CollectionName, resolve_collection
 from ragsonde.models.store import Store
 from ragsonde.workspace import Workspace, using
 
@@ -67,7 +68,7 @@ class GenerateOptions(BaseModel):
     human: Path | None = Field(
         default=None, description="A human benchmark of the collection: its leakage beside."
     )
-    ict_collection: str | None = Field(
+    ict_collection: CollectionName | None = Field(
         default=None, description="method ict: the copy's name (default <collection>-ict-s<seed>)."
     )
 
@@ -110,7 +111,7 @@ def generate(
     not_found = 0
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         cfg = ws.settings
-        coll = collection or cfg.collection
+        coll = resolve_collection(collection, cfg.collection)
         chunks = read_chunks(ws.store, coll)
         sample = stratified_sample(chunks, n, seed)
         if not sample:

@@ -40,6 +40,7 @@ from ragsonde.labels.models import (
 from ragsonde.labels.pool import PooledHit, modes_for, pool
 from ragsonde.labels.prompts import judge_messages, judge_version, parse_grade
 from ragsonde.models import SearchMode
+from ragsonde.models.query import resolve_collection
 from ragsonde.models.store import Store
 from ragsonde.retriever import Retriever
 from ragsonde.workspace import Workspace, using
@@ -239,7 +240,7 @@ def judge(
     ``store`` and ``embedder`` (:func:`ragsonde.workspace.using`)."""
     entries = read_entries(benchmark, nonempty=True)
     with using(workspace, settings, store=store, embedder=embedder) as ws:
-        coll = collection or ws.settings.collection
+        coll = resolve_collection(collection, ws.settings.collection)
         chat = client or ChatClient.from_settings(
             options.llm,
             ws.settings,

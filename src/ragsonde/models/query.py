@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     BaseModel,
     ConfigDict,
@@ -37,7 +38,9 @@ __all__ = [
     "Limits",
     "Query",
     "SearchMode",
+    "check_collection",
     "parse_query",
+    "resolve_collection",
     "validation_error_from_pydantic",
 ]
 
@@ -56,6 +59,56 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+#: The longest collection name the contract takes (``Query.collection``, ``BatchRequest``'s).
+MAX_COLLECTION_CHARS = 255
+
+
+def _unicode(value: str) -> str:
+    return check_text(value)
+
+
+#: A collection's name as the contract takes it: valid Unicode text, 1..255 characters (the
+#: length checked on the string itself, so "" is "at least 1 character", not "1 item").
+CollectionName = Annotated[
+    StrictStr, Field(min_length=1, max_length=MAX_COLLECTION_CHARS), AfterValidator(_unicode)
+]
+
+
+def check_collection(name: object) -> str:
+    """``name`` unchanged when it is a collection's name by the contract's rule (a string of
+    valid Unicode, 1..255 characters); else QueryValidationError (``field="collection"``).
+
+    ``""`` is refused, not read as "the default": a library call that was given ``""`` ran on
+    the default collection and reported it as if asked. (The embedded store checks its own,
+    narrower rule for folder names when it opens one.)"""
+    if not isinstance(name, str):
+        raise QueryValidationError(
+            f"collection must be a string (a collection's name), not {type(name).__name__}.",
+            field="collection",
+        )
+    if not name:
+        raise QueryValidationError(
+            "collection: give a collection's name, or leave it out (None) for the default one.",
+            field="collection",
+        )
+    if len(name) > MAX_COLLECTION_CHARS:
+        raise QueryValidationError(
+            f"collection: at most {MAX_COLLECTION_CHARS} characters (got {len(name)}).",
+            field="collection",
+        )
+    try:
+        return check_text(name, "collection")
+    except ValueError as e:
+        raise QueryValidationError(str(e), field="collection") from e
+
+
+def resolve_collection(name: object, default: str) -> str:
+    """The collection a call names: ``name``, or ``default`` (the settings') when it names none
+    (None). Every library entry that takes ``collection=`` resolves it here, so ``""`` or a
+    name that breaks the rule is refused (:func:`check_collection`) instead of quietly meaning
+    the default."""
+    return default if name is None else check_collection(name)
 
 
 def _limits(info: ValidationInfo) -> Limits:
@@ -111,7 +164,7 @@ class Query(BaseModel):
     query_id: Annotated[UnicodeStr, Field(min_length=1, max_length=200)] = Field(
         default_factory=_new_id
     )
-    collection: Annotated[UnicodeStr | None, Field(min_length=1, max_length=255)] = None
+    collection: CollectionName | None = None
     mode: SearchMode = Field(
         default="dense",
         description="dense, sparse or hybrid; unset = the deployment's search.mode setting.",
@@ -176,7 +229,7 @@ class BatchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     queries: Annotated[list[Query], Field(min_length=1)]
-    collection: Annotated[UnicodeStr | None, Field(min_length=1, max_length=255)] = None
+    collection: CollectionName | None = None
     batch_id: Annotated[UnicodeStr, Field(min_length=1, max_length=200)] = Field(
         default_factory=_new_id
     )

@@ -41,8 +41,10 @@ from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
 from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.models.payload import PayloadMapping
 from ragsonde.models.points import CollectionInfo, Hit, SearchSpec, SparseVector
+from ragsonde.models.query import CollectionName, resolve_collection
 from ragsonde.models.scores import similarity_in
 from ragsonde.models.store import Store
+from ragsonde.models.text import UnicodeStr
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
 from ragsonde.tracing import trace_retrieval
@@ -60,8 +62,10 @@ class _Envelope(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     queries: list[Any] = Field(min_length=1)
-    collection: str | None = Field(default=None, min_length=1, max_length=255)
-    batch_id: str = Field(default_factory=lambda: str(uuid.uuid4()), min_length=1, max_length=200)
+    collection: CollectionName | None = None
+    batch_id: UnicodeStr = Field(
+        default_factory=lambda: str(uuid.uuid4()), min_length=1, max_length=200
+    )
 
 
 @dataclass
@@ -159,12 +163,13 @@ class Retriever:
     def _retrieve(self, query: Query | Mapping[str, Any], collection: str | None) -> Response:
         t0 = time.perf_counter()
         try:
+            given = resolve_collection(collection, self.settings.collection)
             q = self._parse(query)
         except QueryValidationError as e:
             return self._failure(
                 e, query, collection, Timings(total_ms=_ms(t0, time.perf_counter()))
             )
-        name = q.collection or collection or self.settings.collection
+        name = q.collection or given
         timings = Timings()
         try:
             pending = _Pending(0, q, name, self.params_for(q))
@@ -210,7 +215,7 @@ class Retriever:
         t0 = time.perf_counter()
         started = time.time_ns()
         envelope = self._envelope(batch)
-        default_coll = envelope.collection or self.settings.collection
+        default_coll = resolve_collection(envelope.collection, self.settings.collection)
         responses: list[Response | None] = [None] * len(envelope.queries)
         pending: list[_Pending] = []
         for i, raw in enumerate(envelope.queries):
@@ -482,7 +487,9 @@ class Retriever:
             query=text,
             query_id=qid if isinstance(qid, str) and qid else str(uuid.uuid4()),
             top_k=top_k if isinstance(top_k, int) and not isinstance(top_k, bool) else 5,
-            collection=coll if isinstance(coll, str) else (collection or self.settings.collection),
+            collection=next(
+                (c for c in (coll, collection) if isinstance(c, str)), self.settings.collection
+            ),
             model=self.model_name,
             timings=timings,
         )

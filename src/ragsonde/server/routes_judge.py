@@ -33,6 +33,7 @@ from ragsonde.labels import manual
 from ragsonde.labels.benchfile import read_entries
 from ragsonde.labels.models import Agreement, BenchmarkEntry
 from ragsonde.labels.pool import modes_for, pool
+from ragsonde.models.query import resolve_collection
 from ragsonde.models.store import COLLECTION_NAME_PATTERN
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
@@ -200,7 +201,7 @@ def _planned(path: Path) -> dict[str, int]:
 
 
 def _pool(state: ServerState, req: PoolRequest) -> PoolResponse:
-    collection = req.collection or state.settings.collection
+    collection = resolve_collection(req.collection, state.settings.collection)
     retriever = state.retriever
     modes = modes_for(retriever, collection, None)
     entry = BenchmarkEntry(query_id=manual.query_id_for(req.query), query=req.query.strip())

@@ -52,6 +52,7 @@ from ragsonde.errors import (
 from ragsonde.models.index import IndexConfig
 from ragsonde.models.payload import DEFAULT_MAPPING
 from ragsonde.models.points import CollectionInfo, PointRecord
+from ragsonde.models.query import check_collection, resolve_collection
 from ragsonde.models.store import Store
 from ragsonde.progress import Progress
 
@@ -245,7 +246,7 @@ def push(
             f"Unknown layout {layout!r}: one of {', '.join(PAYLOAD_WRITERS)}.", field="layout"
         )
     started = time.perf_counter()
-    name = target_collection or collection
+    name = resolve_collection(target_collection, check_collection(collection))
     report = PushReport(collection, target_label or target.backend, name)
     info = source.collection_info(collection)
     total = source.count(collection)

@@ -25,6 +25,7 @@ from ragsonde.embedders.sparse import Bm25Encoder, query_language
 from ragsonde.errors import DimensionMismatchError
 from ragsonde.models.params import SearchParams
 from ragsonde.models.points import CollectionInfo, Hit, Ranked, SearchSpec, SparseVector
+from ragsonde.models.query import resolve_collection
 from ragsonde.models.scores import is_distance, oriented_of, similarity_in
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.workspace import Workspace
@@ -111,7 +112,7 @@ class Replayer:
     ) -> None:
         self.workspace = workspace
         self.params = workspace.settings.search.overlay(search)
-        self.collection = collection or workspace.settings.collection
+        self.collection = resolve_collection(collection, workspace.settings.collection)
         self._facts = CollectionFacts(lambda: workspace.store)
         self._bm25: Bm25Encoder | None = None
 

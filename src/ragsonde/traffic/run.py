@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery
+from ragsonde.models.query import resolve_collection
 from ragsonde.progress import Progress
 from ragsonde.traffic.crossfit import LABELS_UNUSED, MIN_LABELLED, CrossFit, crossfit
 from ragsonde.traffic.predictor import (
@@ -129,7 +130,7 @@ def analyse(
     ``rows()``, ``write_json()``). With ``options.labels`` every row stays in memory: the
     cross-fitting re-weighs them all."""
     o = options or TrafficOptions()
-    coll = collection or workspace.settings.collection
+    coll = resolve_collection(collection, workspace.settings.collection)
     predictor = SignalPredictor(workspace, o.search, collection=coll, k=o.k)
     params = predictor.replayer.params
     queries = traffic.queries
