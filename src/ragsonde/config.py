@@ -4,6 +4,7 @@ defaults."""
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from ragsonde.config_file import CONFIG_FILE, config_file_path
-from ragsonde.config_sources import nest_flat, setting_sources
+from ragsonde.config_sources import DEPRECATED_FLAT, nest_flat, setting_sources
 from ragsonde.errors import QueryValidationError
 from ragsonde.models import Limits
 from ragsonde.models.index import (
@@ -31,9 +32,11 @@ from ragsonde.models.index import (
     bm25_language_named,
     quantization_named,
 )
+from ragsonde.models.keys import unknown_key_message
 from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.models.payload import PayloadMapping, build_mapping
 from ragsonde.models.query import CollectionName
+from ragsonde.models.text import check_text
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -239,6 +242,22 @@ class Settings(BaseSettings):
         "read as is (see ragsonde.models.payload).",
     )
 
+    def __init__(self, **values: Any) -> None:
+        """The settings from ``values``, the environment and the settings file. A name that is
+        no setting (``Workspace(colection="docs")``) is a VALIDATION_ERROR naming it: it was
+        ignored, and the call ran on the default collection. A bad value is one too, naming the
+        field and who gave it (pydantic's ValidationError was the error of a library call)."""
+        unknown = [k for k in values if not k.startswith("_") and k not in _names()]
+        if unknown:
+            raise QueryValidationError(
+                unknown_key_message(unknown[0], type(self).model_fields, "settings"),
+                field=unknown[0],
+            )
+        try:
+            super().__init__(**values)
+        except ValidationError as e:
+            raise _invalid(e, values) from e
+
     @field_validator("search")
     @classmethod
     def _check_search(cls, value: SearchParams, info: ValidationInfo) -> SearchParams:
@@ -286,6 +305,14 @@ class Settings(BaseSettings):
         if ":" not in value:
             raise ValueError("must look like 'local:<model>', 'cohere:<model>' or 'openai:<model>'")
         return value
+
+    @field_validator("home")
+    @classmethod
+    def _check_home(cls, value: Path) -> Path:
+        """A NUL or a lone surrogate in it failed at the first write, from the OS layer."""
+        if "\x00" in str(value):
+            raise ValueError("must not contain a NUL character")
+        return Path(check_text(str(value)))
 
     @field_validator("qdrant_url")
     @classmethod
@@ -395,8 +422,6 @@ def _located(err: Any) -> tuple[str, str]:
     why = str(err["msg"]).removeprefix("Value error, ")
     table, _, key = where.rpartition(".")
     if err.get("type") == "extra_forbidden" and table in _TABLES:
-        from ragsonde.models.keys import unknown_key_message
-
         return where, unknown_key_message(key, _TABLES[table], f"[{table}]")
     name, sep, rest = why.partition(": ")
     if sep and name in _TABLES.get(where, ()):
@@ -414,6 +439,34 @@ def _given(clean: Mapping[str, Any], loc: Sequence[Any]) -> bool:
     return True
 
 
+@functools.cache
+def _names() -> frozenset[str]:
+    """The names :class:`Settings` takes: its fields, their aliases, and the flat search and
+    index names (:data:`~ragsonde.config_sources.DEPRECATED_FLAT`)."""
+    names = set(Settings.model_fields) | set(DEPRECATED_FLAT)
+    for field in Settings.model_fields.values():
+        if isinstance(field.validation_alias, AliasChoices):
+            names.update(c for c in field.validation_alias.choices if isinstance(c, str))
+    return frozenset(names)
+
+
+def _invalid(err: ValidationError, given: Mapping[str, Any]) -> QueryValidationError:
+    """``err`` as one VALIDATION_ERROR naming each field, and who gave the first: the options
+    (``given``: a command's flags, a call's keywords) or the settings file and environment."""
+    errors = err.errors(include_url=False)
+    located = [_located(e) for e in errors]
+    # a value given as an option (a command's flag, a keyword) was blamed on the file
+    source = (
+        "options given"
+        if _given(given, errors[0]["loc"])
+        else f"{config_file_path()} / environment"
+    )
+    return QueryValidationError(
+        f"Invalid settings ({source}): " + "; ".join(f"{where}: {why}" for where, why in located),
+        field=located[0][0],
+    )
+
+
 def _load(path: Path, clean: dict[str, Any]) -> Settings:
     from ragsonde.inputs import MAX_SETTINGS_BYTES, not_a_file, size_text
 
@@ -427,17 +480,7 @@ def _load(path: Path, clean: dict[str, Any]) -> Settings:
             field="config",
         )
     try:
-        return Settings(**clean)
-    except ValidationError as e:
-        errors = e.errors(include_url=False)
-        located = [_located(err) for err in errors]
-        # a value given as an option (a command's flag, a keyword) was blamed on the file
-        source = "options given" if _given(clean, errors[0]["loc"]) else f"{path} / environment"
-        raise QueryValidationError(
-            f"Invalid settings ({source}): "
-            + "; ".join(f"{where}: {why}" for where, why in located),
-            field=located[0][0],
-        ) from e
+        return Settings(**clean)  # a bad value: VALIDATION_ERROR (Settings.__init__, _invalid)
     except tomllib.TOMLDecodeError as e:  # its message ends "(at line L, column C)"
         raise QueryValidationError(
             f"The config file {path} is not valid TOML: {e}.", field="config"

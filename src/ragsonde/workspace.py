@@ -12,13 +12,14 @@ given: a caller that hands in its own store keeps it open and closes it itself.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ragsonde.config import Settings, load_settings
 from ragsonde.embedders import Embedder, get_embedder
+from ragsonde.errors import QueryValidationError, StoreConnectionError
 from ragsonde.models.store import Store
 from ragsonde.store import open_store
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from ragsonde.models.payload import PayloadMapping
     from ragsonde.store.inspect import CollectionReport
 
-__all__ = ["Workspace", "using"]
+__all__ = ["Workspace", "require", "using"]
 
 
 class Workspace:
@@ -55,6 +56,17 @@ class Workspace:
     ) -> None:
         if settings is not None and any(v is not None for v in overrides.values()):
             raise TypeError("Workspace: pass either settings or setting overrides, not both")
+        require(settings, Settings, "settings")
+        for name, part, setting in (
+            ("store", store, "qdrant_url"),
+            ("embedder", embedder, "embedder"),
+        ):
+            if isinstance(part, str | bytes | Mapping):  # any object that acts as one will do
+                raise QueryValidationError(
+                    f"{name} must be a {name} object, not {type(part).__name__}; to name one, "
+                    f"set {setting} in the settings.",
+                    field=name,
+                )
         self.settings: Settings = settings if settings is not None else load_settings(**overrides)
         self._store = store
         self._embedder = embedder
@@ -65,13 +77,20 @@ class Workspace:
         # Two server threads may ask for the store first at once; only one may open it, or the
         # other's store would be left open with nobody to close it.
         self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def store(self) -> Store:
-        """The store the settings name, opened on first use."""
+        """The store the settings name, opened on first use. A closed workspace opens none: it
+        did, quietly, and held the embedded collection after its owner let it go."""
         store = self._store
         if store is None:
             with self._lock:
+                if self._closed:
+                    raise StoreConnectionError(
+                        "This workspace is closed: use it inside its `with` block, or open "
+                        "a new Workspace."
+                    )
                 if self._store is None:
                     self._store = self._opened_store = open_store(
                         self.settings, long_lived=self._long_lived
@@ -121,6 +140,12 @@ class Workspace:
         from ragsonde.models.query import resolve_collection
         from ragsonde.store.inspect import inspect_collection
 
+        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
+            # -1 was an OverflowError from the engine, NaN a TypeError from a slice
+            raise QueryValidationError(
+                f"sample: the payloads to read must be a whole number >= 1, not {sample!r}.",
+                field="sample",
+            )
         try:
             dim: int | None = self.embedder.dimension
         except RagsondeError:
@@ -156,6 +181,7 @@ class Workspace:
         nothing to release, so there is nothing else to close for them.
         """
         with self._lock:
+            self._closed = True
             opened, self._opened_store = self._opened_store, None
             if opened is not None and self._store is opened:
                 self._store = None
@@ -192,8 +218,19 @@ def using(
     >>> with using(workspace) as ws:                              # doctest: +SKIP
     ...     ws.store.collection_info(ws.settings.collection)
     """
+    require(workspace, Workspace, "workspace")
     if workspace is None:
         return Workspace(settings, store=store, embedder=embedder)
     if settings is not None or store is not None or embedder is not None:
         raise TypeError("pass a workspace or settings/store/embedder, not both")
     return nullcontext(workspace)
+
+
+def require(value: object, kind: type, name: str) -> None:
+    """``value`` is None or a ``kind``: a dict or a Settings where a Workspace belongs failed
+    later with an AttributeError, or (a dict for the settings) not at all until used."""
+    if value is not None and not isinstance(value, kind):
+        raise QueryValidationError(
+            f"{name} must be a ragsonde {kind.__name__} (or None), not {type(value).__name__}.",
+            field=name,
+        )

@@ -71,6 +71,7 @@ from ragsonde.ingest.document import Document
 from ragsonde.ingest.pipeline import chunk_document
 from ragsonde.ingest.splitters import split_spans
 from ragsonde.models.points import PointRecord, SearchSpec
+from ragsonde.models.validation import options_of
 from ragsonde.progress import Progress
 from ragsonde.workspace import Workspace, using
 
@@ -392,7 +393,7 @@ def sweep_chunking(
     source) against the span-labelled ``benchmark``, or without one against
     ``options.questions`` questions generated from the documents (:mod:`.questions`); see the
     module docstring."""
-    o = options or SweepOptions()
+    o = options_of(options, SweepOptions)
     started = time.perf_counter()
     configs = list(_configs(o))
     warnings: list[str] = []

@@ -170,10 +170,8 @@ def traffic_command(
 ) -> None:
     """Which questions does retrieval fail? Read production traffic (logs or traces), replay
     each query, and predict its health from label-free signals."""
-    from pydantic import ValidationError
 
     from ragsonde.cli.progress import RichProgress
-    from ragsonde.models import validation_error_from_pydantic
     from ragsonde.traffic.run import TrafficOptions, traffic_report
     from ragsonde.workspace import Workspace
 
@@ -185,20 +183,17 @@ def traffic_command(
         mapping=parse_fields(field_paths),
         search=search,
     )
-    try:
-        options = TrafficOptions(
-            since=_time(since, "--since"),
-            until=_time(until, "--until"),
-            sample=sample,
-            seed=seed,
-            weak_below=weak_below,
-            save=save,
-            labels=labels,
-            record=record,
-            history=history,
-        )
-    except ValidationError as e:
-        raise validation_error_from_pydantic(e) from e
+    options = TrafficOptions(  # a bad value: VALIDATION_ERROR naming it
+        since=_time(since, "--since"),
+        until=_time(until, "--until"),
+        sample=sample,
+        seed=seed,
+        weak_below=weak_below,
+        save=save,
+        labels=labels,
+        record=record,
+        history=history,
+    )
     from ragsonde.history import history_path
     from ragsonde.outputs import check_outputs, open_output
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.estimate.crossfit import crossfit
 from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
 from ragsonde.models.estimate import Bounds, Method, MetricEstimate
@@ -63,6 +64,8 @@ def features(ids: Sequence[str], predictions: Sequence[QueryPrediction]) -> Feat
     one gets the column's mean), and the sources' ``predicted`` when every query has it."""
     import numpy as np
 
+    if isinstance(ids, str):  # "q1" was the queries 'q' and '1'
+        raise QueryValidationError("ids: give a list of query ids, not one string.", field="ids")
     by_query: dict[str, dict[str, float]] = {q: {} for q in ids}
     predicted: dict[str, list[float]] = {q: [] for q in ids}
     sources: list[str] = []

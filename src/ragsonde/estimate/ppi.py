@@ -103,7 +103,10 @@ def z_value(alpha: float) -> float:
 def _array(values: object, name: str) -> Array:
     import numpy as np
 
-    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    try:
+        arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as e:  # "abc": could not convert string to float
+        raise QueryValidationError(f"{name} must be finite numbers.", field=name) from e
     if not np.all(np.isfinite(arr)):
         raise QueryValidationError(f"{name} must be finite numbers.", field=name)
     return arr

@@ -20,7 +20,7 @@ from typing import Any
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.label_sources import check_labels, judged, machine_source
 from ragsonde.evaluate.spans import Span
-from ragsonde.models.text import check_json, loads_json
+from ragsonde.models.text import as_location, check_json, loads_json, printable
 
 __all__ = [
     "LOADERS",
@@ -454,9 +454,11 @@ def load_benchmark(
     unlabelled rows only is a VALIDATION_ERROR saying how to label it), unless
     ``keep_unlabelled`` (an estimate), when it is kept with no relevant ids; then a row's LLM
     labels are not gold either (:func:`ragsonde.evaluate.provenance.gold_only`)."""
-    path = Path(location)
+    path = Path(as_location(location, "dataset"))
     if not path.exists():
-        raise QueryValidationError(f"Benchmark '{location}' does not exist.", field="dataset")
+        raise QueryValidationError(
+            f"Benchmark '{printable(str(path))}' does not exist.", field="dataset"
+        )
     if not (path.is_dir() or path.is_file()):  # a device or a FIFO would never end
         raise _bad(path, "it is not a regular file or a folder")
     if path.is_file() and path.stat().st_size == 0:

@@ -53,6 +53,7 @@ from ragsonde.models.payload import PayloadMapping, build_mapping
 from ragsonde.models.query import resolve_collection
 from ragsonde.models.scores import is_distance
 from ragsonde.models.store import Store
+from ragsonde.models.validation import options_of
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
 from ragsonde.workspace import Workspace, using
@@ -365,7 +366,7 @@ def evaluate(
     :func:`time.perf_counter` reading; the CLI passes its command's start, so ``seconds`` also
     covers loading the libraries and the benchmark), else at this call.
     """
-    o = options or EvalOptions()
+    o = options_of(options, EvalOptions)
     names = _metric_names(o)  # an unknown metric in a gate fails before any work
     started = time.perf_counter() if started is None else started
     with using(workspace) as ws:

@@ -31,6 +31,7 @@ from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
 from ragsonde.models.query import check_collection, resolve_collection
 from ragsonde.models.store import Store
+from ragsonde.models.validation import options_of
 from ragsonde.progress import Progress
 from ragsonde.workspace import Workspace, using
 
@@ -129,7 +130,7 @@ def evaluate_versus(
         raise QueryValidationError(f"alpha must be in (0, 1), got {alpha}.", field="alpha")
     if n_resamples < 1:
         raise QueryValidationError("n_resamples must be positive.", field="n_resamples")
-    o = options or EvalOptions()
+    o = options_of(options, EvalOptions)
     wanted = _check_metrics(metrics, o)
     with using(workspace) as ws:  # one store for both sides
         cfg = ws.settings

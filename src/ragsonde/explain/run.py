@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.misses import MissesReport, QueryMisses
 from ragsonde.evaluate.resolve import POINT_ID
@@ -23,6 +25,8 @@ from ragsonde.explain.probe import Case, Probe, Setup, TokenWindow, probe
 from ragsonde.explain.retrievability import collection_documents, retrievability
 from ragsonde.models.points import SparseVector
 from ragsonde.models.query import resolve_collection
+from ragsonde.models.text import UnicodeStr
+from ragsonde.models.validation import options_error
 from ragsonde.progress import Progress
 from ragsonde.workspace import Workspace, using
 
@@ -221,6 +225,17 @@ def _check_k(k: int, depth: int) -> None:
         )
 
 
+class _Asked(BaseModel):
+    """:func:`explain_query`'s numbers, checked where they enter (a NaN ``k`` or a negative
+    ``fetch`` was a pydantic error from deep in the pipeline)."""
+
+    model_config = ConfigDict(strict=True)
+    query_id: UnicodeStr
+    k: int = Field(ge=1)
+    fetch: int | None = Field(default=None, ge=1)
+    score_threshold: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
+
+
 def explain_query(
     benchmark: Benchmark | str | Path,
     query_id: str,
@@ -240,6 +255,10 @@ def explain_query(
     Its misses are read off that search's own top ``k``."""
     from ragsonde.evaluate.relevance import resolve_relevance
 
+    try:
+        _Asked(query_id=query_id, k=k, fetch=fetch, score_threshold=score_threshold)
+    except ValidationError as e:
+        raise options_error(e) from e
     started = time.perf_counter()
     bench = _benchmark(benchmark, split, queries)
     q = next((x for x in bench.queries if x.query_id == query_id), None)

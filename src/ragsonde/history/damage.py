@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.text import printable
 
 __all__ = ["APPLICATION_ID", "HistoryFileError", "check_file"]
 
@@ -52,6 +53,12 @@ def check_file(path: Path) -> None:
     except FileNotFoundError:
         _check_folder(path)
         return
+    except ValueError as e:  # a NUL ("embedded null byte"), a lone surrogate (UnicodeEncodeError)
+        raise HistoryFileError(
+            Path(printable(str(path))),
+            "not a usable path (not text a file name can hold)",
+            damaged=False,
+        ) from e
     except OSError as e:  # ELOOP, ENOTDIR (under a file), EACCES
         raise HistoryFileError(path, f"not a usable path ({e.strerror or e})", damaged=False) from e
     if stat.S_ISDIR(st.st_mode):

@@ -32,6 +32,8 @@ from ragsonde.history.damage import APPLICATION_ID, HistoryFileError, check_file
 from ragsonde.history.models import Fingerprint, RunSummary
 from ragsonde.history.schema import MIGRATIONS
 from ragsonde.models.estimate import MetricEstimate
+from ragsonde.models.query import check_collection
+from ragsonde.models.text import check_text
 
 if TYPE_CHECKING:
     # the report's models are loaded by what reads a whole report (``get``), not by ``list``
@@ -345,6 +347,8 @@ class HistoryStore:
         where, args = self._filters(benchmark, collection)
         if limit is None:
             return self._summaries(where, args)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:  # -1: every run
+            raise QueryValidationError(f"limit: a whole number >= 1, not {limit!r}.", field="limit")
         newest = self._summaries(where, args, f"DESC LIMIT {int(limit)}")
         return newest[::-1]
 
@@ -352,6 +356,16 @@ class HistoryStore:
     def _filters(benchmark: str | None, collection: str | None) -> tuple[str, list[Any]]:
         parts: list[str] = []
         args: list[Any] = []
+        # "" matched every run, and a lone surrogate was reported as a damaged history file
+        if collection is not None:
+            check_collection(collection)
+        if benchmark is not None:
+            try:
+                if not (isinstance(benchmark, str) and benchmark.strip()):
+                    raise ValueError("give its name or hash")
+                check_text(benchmark)
+            except ValueError as e:
+                raise QueryValidationError(f"benchmark: {e}.", field="benchmark") from e
         if benchmark:
             # a literal prefix, not a LIKE pattern: `--benchmark %` matches no hash
             parts.append("(benchmark = ? OR substr(benchmark_sha256, 1, length(?)) = ?)")

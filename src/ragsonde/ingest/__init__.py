@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from os import PathLike
+
 from ragsonde.config import Settings
 from ragsonde.embedders import Embedder
 from ragsonde.ingest.document import Document, Failure, Section
@@ -19,6 +21,8 @@ from ragsonde.ingest.pipeline import (
 from ragsonde.ingest.sources import SOURCES, SourceOptions, detect_format, open_source
 from ragsonde.models.query import resolve_collection
 from ragsonde.models.store import Store
+from ragsonde.models.text import as_location
+from ragsonde.models.validation import options_of
 from ragsonde.progress import Progress
 from ragsonde.workspace import Workspace, using
 
@@ -40,7 +44,7 @@ __all__ = [
 
 
 def ingest(
-    location: str,
+    location: str | PathLike[str],
     *,
     collection: str | None = None,
     fmt: str | None = None,
@@ -58,7 +62,7 @@ def ingest(
     """
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         coll = resolve_collection(collection, ws.settings.collection)
-        opts = options or IngestOptions()
+        opts = options_of(options, IngestOptions)
         if opts.index is None or opts.bm25 is None:  # from the settings, unless given here
             opts = opts.model_copy(
                 update={
@@ -66,7 +70,7 @@ def ingest(
                     "bm25": opts.bm25 or ws.settings.bm25_params,
                 }
             )
-        source = open_source(location, fmt, opts.source)  # before the store opens
+        source = open_source(as_location(location, "source"), fmt, opts.source)  # store unopened
         total = source.estimate() if progress is not None else None
         return ingest_documents(
             source,

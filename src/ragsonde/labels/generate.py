@@ -37,6 +37,7 @@ from ragsonde.labels.sampling import MIN_CHARS, Chunk, read_chunks, stratified_s
 from ragsonde.labels.spans import reference
 from ragsonde.models.query import CollectionName, resolve_collection
 from ragsonde.models.store import Store
+from ragsonde.models.validation import options_of
 from ragsonde.workspace import Workspace, using
 
 if TYPE_CHECKING:
@@ -100,8 +101,13 @@ def generate(
     writes (default ``<collection>-ict-s<seed>``). ``client``: a chat client to use instead of
     the one ``llm`` names (tests, embedding apps).
     """
-    o = options or GenerateOptions()
+    o = options_of(options, GenerateOptions)
     n, seed, method, llm, human = o.n, o.seed, o.method, o.llm, o.human
+    from ragsonde.ingest.sources import input_files  # a BEIR folder: its files
+    from ragsonde.outputs import check_outputs
+
+    # before any work: out == human wrote the generated queries over the human benchmark
+    check_outputs({"out": Path(out)}, inputs=input_files(human))
     human_entries = read_entries(human, nonempty=True) if human is not None else None
     started = time.perf_counter()
     usage: Usage | None = None

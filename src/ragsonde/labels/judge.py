@@ -42,6 +42,7 @@ from ragsonde.labels.prompts import judge_messages, judge_version, parse_grade
 from ragsonde.models import SearchMode
 from ragsonde.models.query import resolve_collection
 from ragsonde.models.store import Store
+from ragsonde.models.validation import options_of
 from ragsonde.retriever import Retriever
 from ragsonde.workspace import Workspace, using
 
@@ -237,7 +238,13 @@ def judge(
     """Judge ``benchmark``'s pooled hits on ``collection`` with ``options.llm``; write ``out``.
 
     The store and embedder are ``workspace``'s, or those of one built from ``settings``,
-    ``store`` and ``embedder`` (:func:`ragsonde.workspace.using`)."""
+    ``store`` and ``embedder`` (:func:`ragsonde.workspace.using`). ``out`` may not be the
+    benchmark (a VALIDATION_ERROR before any LLM call, as ``ragsonde judge --out`` says)."""
+    from ragsonde.ingest.sources import input_files  # a BEIR folder: its files
+    from ragsonde.outputs import check_outputs
+
+    options = options_of(options, JudgeOptions)  # a dict failed later, inside the run
+    check_outputs({"out": Path(out)}, inputs=input_files(benchmark))
     entries = read_entries(benchmark, nonempty=True)
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         coll = resolve_collection(collection, ws.settings.collection)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 __all__ = [
     "SEARCH_FIELDS",
@@ -86,6 +86,23 @@ class _Params(BaseModel):
             return self
         kept = {k: getattr(self, k) for k in self.model_fields_set}
         return type(self).model_validate({**kept, **changes})
+
+    def overlay_given(self, top: object, field: str) -> Self:
+        """:meth:`overlay` of what a library call was given as ``field``: a wrong type (a
+        string) or a bad value is a VALIDATION_ERROR naming it (they were an AttributeError
+        and pydantic's ValidationError)."""
+        from ragsonde.errors import QueryValidationError
+        from ragsonde.models.validation import options_error
+
+        if top is not None and not isinstance(top, BaseModel | Mapping):
+            raise QueryValidationError(
+                f"{field} must be {type(self).__name__} or a dict, not {type(top).__name__}.",
+                field=field,
+            )
+        try:
+            return self.overlay(top)
+        except ValidationError as e:
+            raise options_error(e, f"{field}.") from e
 
     def set_fields(self) -> dict[str, Any]:
         """Only the fields given (for a saved config: what is not given keeps inheriting)."""

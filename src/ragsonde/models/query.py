@@ -47,6 +47,9 @@ __all__ = [
 SearchMode = Literal["dense", "sparse", "hybrid"]
 #: A filter value: one value, or a list meaning "any of".
 FilterValue = StrictStr | StrictInt | StrictBool | list[StrictStr | StrictInt | StrictBool]
+#: Qdrant's payload integers are 64-bit: a filter on 10**30 was a TypeError from the engine,
+#: out of ``retrieve``, which never raises.
+_INT64 = range(-(2**63), 2**63)
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,10 @@ class Query(BaseModel):
             for item in cond if isinstance(cond, list) else [cond]:
                 if isinstance(item, str):
                     check_text(item, f"filter '{printable(key)}'")
+                elif isinstance(item, int) and item not in _INT64:
+                    raise ValueError(
+                        f"filter '{printable(key)}': {item} is out of range (a 64-bit integer)"
+                    )
             if isinstance(cond, list) and not cond:
                 raise ValueError(f"filter '{key}' has an empty list: give at least one value")
         return value

@@ -11,6 +11,7 @@ from input that was refused goes through :func:`printable` so an error answer ne
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,6 +21,7 @@ from pydantic import AfterValidator, StrictStr
 __all__ = [
     "JsonPath",
     "UnicodeStr",
+    "as_location",
     "check_json",
     "check_text",
     "invalid_text_in",
@@ -168,6 +170,21 @@ def read_json_file(path: Path) -> Any:
         return loads_json(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"it is not JSON ({e.msg} at line {e.lineno} column {e.colno})") from e
+
+
+def as_location(value: object, field: str) -> str:
+    """A path or URL a library call was given, as text: a ``str``, or an ``os.PathLike`` of
+    one (a ``Path``). Anything else (``bytes``: a failure deep in ``pathlib``; a Path: an
+    AttributeError where a URL was looked for) is a VALIDATION_ERROR naming ``field``."""
+    text = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(text, str):
+        from ragsonde.errors import QueryValidationError
+
+        raise QueryValidationError(
+            f"{field} must be a path or URL as str or Path, not {type(value).__name__}.",
+            field=field,
+        )
+    return text
 
 
 def _check(value: str) -> str:

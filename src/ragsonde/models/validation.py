@@ -7,14 +7,38 @@ a CLI flag, so an HTTP client and a terminal user read the same message.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ragsonde.errors import QueryValidationError
 
-__all__ = ["every_error", "first_error", "json_integers", "json_number", "options_error"]
+__all__ = [
+    "every_error",
+    "first_error",
+    "json_integers",
+    "json_number",
+    "options_error",
+    "options_of",
+]
+
+_Options = TypeVar("_Options")
+
+
+def options_of(value: object, kind: type[_Options], name: str = "options") -> _Options:
+    """A workflow's options: ``value`` when it is a ``kind``, ``kind()`` when it is None.
+    Anything else (a dict, a string) is a VALIDATION_ERROR naming ``name``: it failed later,
+    with an AttributeError from deep inside the run."""
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise QueryValidationError(
+            f"{name} must be {kind.__name__}(...), not {type(value).__name__} "
+            f"(a dict: {kind.__name__}(**d)).",
+            field=name,
+        )
+    return value
 
 
 def options_error(err: ValidationError, prefix: str = "") -> QueryValidationError:

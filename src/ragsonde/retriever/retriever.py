@@ -48,7 +48,7 @@ from ragsonde.models.text import UnicodeStr
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
 from ragsonde.tracing import trace_retrieval
-from ragsonde.workspace import Workspace, using
+from ragsonde.workspace import Workspace, require, using
 
 __all__ = ["Retriever"]
 
@@ -109,13 +109,15 @@ class Retriever:
         ``search``: the search parameters to run with; those it does not set inherit the
         settings' (``settings.search``). A query's own ``mode``, ``top_k``,
         ``score_threshold`` and ``search`` override them for that query alone."""
+        require(limits, Limits, "limits")
+        require(mapping, PayloadMapping, "mapping")
         self._owned = ExitStack()  # what close() closes: a workspace opened here, if any
         self.workspace = self._owned.enter_context(
             using(workspace, settings, store=store, embedder=embedder)
         )
         self.settings = self.workspace.settings
         self.limits = limits or self.settings.limits
-        self.search = self.settings.search.overlay(search)
+        self.search = self.settings.search.overlay_given(search, "search")
         # The ``mapping`` setting (ragsonde.toml, RAGSONDE_MAPPING__*, --field) unless given here.
         self.mapping = mapping if mapping is not None else self.settings.payload_mapping
         self._facts = CollectionFacts(lambda: self.store)

@@ -12,13 +12,15 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.models.params import SearchParams
 from ragsonde.models.prediction import PredictedQuery
 from ragsonde.models.query import resolve_collection
+from ragsonde.models.validation import options_error, options_of
 from ragsonde.progress import Progress
 from ragsonde.traffic.crossfit import LABELS_UNUSED, MIN_LABELLED, CrossFit, crossfit
 from ragsonde.traffic.predictor import (
@@ -64,6 +66,13 @@ class TrafficOptions(BaseModel):
         description="A labelled benchmark covering some of the queries (matched by text): "
         "predicted is then cross-fitted on them (:mod:`ragsonde.traffic.crossfit`).",
     )
+
+    def __init__(self, **data: Any) -> None:
+        """A bad value is a VALIDATION_ERROR naming the field, as every workflow's options."""
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise options_error(e) from e
 
 
 def _health(
@@ -129,7 +138,7 @@ def analyse(
     beyond ``in_memory`` queries the rows go to a spool file (:class:`TrafficReport`'s
     ``rows()``, ``write_json()``). With ``options.labels`` every row stays in memory: the
     cross-fitting re-weighs them all."""
-    o = options or TrafficOptions()
+    o = options_of(options, TrafficOptions)
     coll = resolve_collection(collection, workspace.settings.collection)
     predictor = SignalPredictor(workspace, o.search, collection=coll, k=o.k)
     params = predictor.replayer.params
@@ -291,7 +300,20 @@ def traffic_report(
     """Read ``paths`` (:func:`~ragsonde.traffic.read.read_traffic`), save them as a benchmark
     when ``options.save`` says where, report their health (:func:`analyse`), and record the run
     in the history (:func:`~ragsonde.traffic.record.record_traffic`)."""
-    o = options or TrafficOptions()
+    o = options_of(options, TrafficOptions)
+    if isinstance(paths, str | bytes | os.PathLike):  # "chat.jsonl" was read as c, h, a, t, …
+        raise QueryValidationError(
+            "paths: give a list of traffic files ([path]), not one path.", field="traffic"
+        )
+    if o.save is not None:  # before any work: never a traffic file, the labels or the history
+        from ragsonde.history import history_path
+        from ragsonde.outputs import check_outputs
+
+        check_outputs(
+            {"save": o.save},
+            inputs=[*paths, o.labels],
+            history=history_path(workspace.settings.home, o.history),
+        )
     traffic = scan_traffic(paths, since=o.since, until=o.until, sample=o.sample, seed=o.seed)
     if o.save is not None:
         write_benchmark(traffic.queries, o.save)

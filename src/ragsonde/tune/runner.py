@@ -24,6 +24,7 @@ from ragsonde.models.params import SearchParams
 from ragsonde.models.payload import PayloadMapping
 from ragsonde.models.points import CollectionInfo, SearchSpec, SparseVector
 from ragsonde.models.store import Store
+from ragsonde.models.validation import options_of
 from ragsonde.progress import Progress
 from ragsonde.tune.current import versus_current
 from ragsonde.tune.grid import Grid
@@ -366,7 +367,7 @@ def tune(
     """Sweep ``options.grid`` over ``settings.collection`` against ``dataset``'s labels (with
     ``workspace``'s store and embedder, else those of one opened for the call)."""
     with using(workspace, settings, store=store, embedder=embedder) as ws:
-        return _tune(dataset, ws, options or TuneOptions(), progress)
+        return _tune(dataset, ws, options_of(options, TuneOptions), progress)
 
 
 def _tune(

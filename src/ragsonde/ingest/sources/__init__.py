@@ -14,6 +14,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.ingest.options import SourceOptions
 from ragsonde.inputs import not_a_file
+from ragsonde.models.text import printable
 
 __all__ = ["SOURCES", "Source", "SourceOptions", "detect_format", "input_files", "open_source"]
 
@@ -66,8 +67,8 @@ def detect_format(location: str) -> str:
     path = Path(location)
     if not path.exists():
         raise QueryValidationError(
-            f"Source '{location}' does not exist. Give a folder, a corpus.jsonl, a JSON Lines file "
-            "or an http(s) URL.",
+            f"Source '{printable(location)}' does not exist. Give a folder, a corpus.jsonl, a "
+            "JSON Lines file or an http(s) URL.",
             field="source",
         )
     if path.is_dir():

@@ -1,0 +1,150 @@
+"""The Python library probed as an attacker and a careless user would: each call here was a
+crash (an AttributeError, pydantic's ValidationError, a TypeError from the engine), a silent
+wrong answer, or lost data; each is now the contract's error, raised where the input enters.
+What was already refused cleanly is listed in ``docs/library.md``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragsonde import QueryValidationError, Retriever, StoreConnectionError, Workspace
+from ragsonde.config import Settings
+from ragsonde.embedders.onnx import OnnxEmbedder
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path / "home", collection="docs")
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    path = tmp_path / "bench.jsonl"
+    path.write_text(json.dumps({"query_id": "q1", "query": "lidar", "relevant": ["lidar"]}) + "\n")
+    return path
+
+
+def _refused(call: Callable[[], Any], field: str) -> str:
+    with pytest.raises(QueryValidationError) as info:
+        call()
+    assert info.value.field == field, info.value
+    return info.value.message
+
+
+# -- an output that is an input: the data was replaced ----------------------------------------
+def test_workflows_refuse_to_write_over_their_input(
+    settings: Settings, bench: Path, tmp_path: Path
+) -> None:
+    from ragsonde.labels import GenerateOptions, JudgeOptions, generate, judge
+    from ragsonde.traffic.run import TrafficOptions, traffic_report
+
+    before = bench.read_bytes()
+    with Workspace(settings) as ws:
+        human = GenerateOptions(n=2, human=bench)
+        msg = _refused(lambda: generate(bench, options=human, workspace=ws), "out")
+        assert "is an input" in msg
+        llm = JudgeOptions(llm="openai:gpt-4o-mini")
+        _refused(lambda: judge(bench, bench, options=llm, workspace=ws), "out")
+        save = TrafficOptions(save=bench)
+        _refused(lambda: traffic_report([bench], ws, save), "save")
+        history = TrafficOptions(save=tmp_path / "h.sqlite", history=tmp_path / "h.sqlite")
+        _refused(lambda: traffic_report([bench], ws, history), "save")
+    assert bench.read_bytes() == before
+
+
+# -- a typo, a wrong type: ignored, or an AttributeError later ---------------------------------
+def test_a_misspelt_setting_is_refused_not_ignored(tmp_path: Path) -> None:
+    msg = _refused(lambda: Workspace(home=tmp_path, colection="docs"), "colection")
+    assert "did you mean 'collection'" in msg
+    _refused(lambda: Settings(embedder=3), "embedder")  # was pydantic's ValidationError
+    _refused(lambda: Settings(home=tmp_path / "a\x00b"), "home")
+    _refused(lambda: Settings(home=str(tmp_path) + "/\ud800"), "home")
+
+
+def test_wrong_types_are_refused_where_they_enter(settings: Settings, bench: Path) -> None:
+    from ragsonde.evaluate import evaluate
+    from ragsonde.ingest import ingest
+    from ragsonde.traffic.run import traffic_report
+
+    _refused(lambda: Retriever({"collection": "docs"}), "settings")
+    _refused(lambda: Workspace({"collection": "docs"}), "settings")
+    _refused(lambda: Retriever(settings, embedder="local:x"), "embedder")
+    _refused(lambda: Retriever(settings, store="edge"), "store")
+    _refused(lambda: Retriever(settings, limits={"max_top_k": 3}), "limits")
+    _refused(lambda: Retriever(settings, search="hnsw_ef=3"), "search")
+    _refused(lambda: Retriever(settings, search={"top_k": -3}), "search.top_k")
+    with Workspace(settings) as ws:
+        opts: Any = {"gates": ["ndcg@10>=0.5"]}
+        _refused(lambda: evaluate(bench, opts, ws), "options")
+        _refused(lambda: evaluate(bench, None, settings), "workspace")
+        _refused(lambda: evaluate(bytes(bench), workspace=ws), "dataset")
+        _refused(lambda: ingest(str(bench), options=opts, workspace=ws), "options")
+        _refused(lambda: ingest(bytes(bench), workspace=ws), "source")
+        # one path where a list belongs was read as the files '/', 't', 'm', 'p', …
+        _refused(lambda: traffic_report(str(bench), ws), "traffic")
+        for sample in (-1, 0, float("nan"), True):
+            _refused(lambda: ws.inspect("docs", sample=sample), "sample")  # noqa: B023
+
+
+def test_bad_numbers_are_validation_errors_not_pydantic_ones(bench: Path) -> None:
+    from ragsonde.explain import explain_query
+    from ragsonde.traffic.run import TrafficOptions
+
+    _refused(lambda: TrafficOptions(k=float("nan")), "k")
+    for name, value in [("k", float("nan")), ("k", -1), ("fetch", 0), ("score_threshold", 5)]:
+        _refused(lambda: explain_query(bench, "q1", **{name: value}), name)  # noqa: B023
+    msg = _refused(lambda: explain_query(bench, "\ud800"), "query_id")
+    assert "\ud800" not in msg
+
+
+def test_a_path_that_is_no_text_is_echoed_printable(settings: Settings) -> None:
+    from ragsonde.evaluate import evaluate
+    from ragsonde.ingest import ingest
+
+    with Workspace(settings) as ws:
+        for call in (lambda: evaluate("b\ud800.jsonl", workspace=ws), lambda: ingest("d\ud800")):
+            with pytest.raises(QueryValidationError) as info:
+                call()
+            str(info.value).encode("utf-8")  # printable: it was a UnicodeEncodeError on print
+
+
+# -- the real model and a real collection --------------------------------------------------------
+def test_a_path_object_is_ingested(
+    settings: Settings, embedder: OnnxEmbedder, tmp_path: Path
+) -> None:
+    from ragsonde.ingest import ingest
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nLidar measures distance with laser pulses.\n")
+    report = ingest(docs, settings=settings, embedder=embedder)  # an AttributeError before
+    assert (report.collection, report.chunks) == ("docs", 1)
+
+
+def test_a_filter_integer_beyond_64_bits_is_an_error_response(
+    sample_home: Path, embedder: OnnxEmbedder
+) -> None:
+    with Retriever(Settings(home=sample_home, collection="robotics"), embedder=embedder) as r:
+        resp = r.retrieve({"query": "lidar", "filters": {"section": 10**30}})
+    assert resp.error is not None and resp.error.code == "VALIDATION_ERROR"
+    assert "64-bit" in resp.error.message
+
+
+def test_a_closed_workspace_opens_no_store_again(sample_home: Path, embedder: OnnxEmbedder) -> None:
+    settings = Settings(home=sample_home, collection="robotics")
+    ws = Workspace(settings, embedder=embedder)
+    r = Retriever(workspace=ws)
+    assert r.retrieve({"query": "lidar"}).status == "success"
+    ws.close()
+    resp = r.retrieve({"query": "lidar"})  # it searched, holding the collection again
+    assert resp.error is not None and resp.error.code == "CONNECTION_ERROR"
+    assert "closed" in resp.error.message
+    with pytest.raises(StoreConnectionError):
+        ws.store  # noqa: B018
+    with Retriever(settings, embedder=embedder) as other:  # the collection was let go
+        assert other.retrieve({"query": "lidar"}).status == "success"
