@@ -148,3 +148,22 @@ def test_a_closed_workspace_opens_no_store_again(sample_home: Path, embedder: On
         ws.store  # noqa: B018
     with Retriever(settings, embedder=embedder) as other:  # the collection was let go
         assert other.retrieve({"query": "lidar"}).status == "success"
+
+
+def test_history_and_estimates_refuse_what_is_no_input(tmp_path: Path) -> None:
+    from ragsonde.estimate import classical_mean, estimate_metric
+    from ragsonde.history import HistoryStore
+
+    for name in ("a\x00b.sqlite", "a\ud800.sqlite"):  # ValueError, UnicodeEncodeError
+        msg = _refused(lambda: HistoryStore(tmp_path / name), "history")  # noqa: B023
+        assert "damaged" not in msg
+        msg.encode("utf-8")
+    with HistoryStore(tmp_path / "h.sqlite") as history:
+        # a lone surrogate was "History file … is damaged"; "" matched every run
+        _refused(lambda: history.runs(collection="\ud800"), "collection")
+        _refused(lambda: history.runs(collection=""), "collection")
+        _refused(lambda: history.runs(benchmark=""), "benchmark")
+        _refused(lambda: history.runs(limit=-1), "limit")  # SQLite's LIMIT -1: every run
+    # "ab" was the query ids 'a' and 'b'
+    _refused(lambda: estimate_metric({"a": 0.5, "b": 1.0}, "ab"), "ids")
+    _refused(lambda: classical_mean("abc"), "y")  # numpy's ValueError
