@@ -64,6 +64,18 @@ def test_a_misspelt_setting_is_refused_not_ignored(tmp_path: Path) -> None:
     _refused(lambda: Settings(embedder=3), "embedder")  # was pydantic's ValidationError
     _refused(lambda: Settings(home=tmp_path / "a\x00b"), "home")
     _refused(lambda: Settings(home=str(tmp_path) + "/\ud800"), "home")
+    _refused(lambda: Settings(qdrant_url="http://a\ud800b:6333"), "qdrant_url")
+    _refused(lambda: Settings(mapping={"text": "\ud800"}), "mapping")
+
+
+@pytest.mark.parametrize("weights", [[float("nan"), 1.0], [float("inf"), 1.0]])
+def test_fusion_weights_must_be_finite(settings: Settings, weights: list[float]) -> None:
+    search = {"fusion": "linear", "fusion_weights": weights}  # NaN passed "none negative"
+    _refused(lambda: Settings(search=search), "search.fusion_weights")
+    with Retriever(settings) as r:
+        resp = r.retrieve({"query": "lidar", "search": search})
+    assert resp.error is not None and resp.error.code == "VALIDATION_ERROR"
+    assert "finite" in resp.error.message
 
 
 def test_wrong_types_are_refused_where_they_enter(settings: Settings, bench: Path) -> None:
@@ -167,3 +179,16 @@ def test_history_and_estimates_refuse_what_is_no_input(tmp_path: Path) -> None:
     # "ab" was the query ids 'a' and 'b'
     _refused(lambda: estimate_metric({"a": 0.5, "b": 1.0}, "ab"), "ids")
     _refused(lambda: classical_mean("abc"), "y")  # numpy's ValueError
+
+
+def test_the_framework_retrievers_take_options_strictly(settings: Settings) -> None:
+    from ragsonde.integrations.langchain import RagsondeRetriever as LangChainRetriever
+    from ragsonde.integrations.llamaindex import RagsondeRetriever as LlamaIndexRetriever
+
+    with Retriever(settings) as r:
+        lc = LangChainRetriever(retriever=r, k=3)
+        for k in (True, "2", 2.0):  # k=True was a top_k of 1, "2" a 2
+            _refused(lambda: lc.invoke("lidar", k=k), "top_k")  # noqa: B023
+        _refused(lambda: lc.invoke("lidar", collection=""), "collection")
+        _refused(lambda: LlamaIndexRetriever({"top_k": 3}), "retriever")  # an AttributeError later
+        _refused(lambda: LlamaIndexRetriever(r, top_k=0), "top_k")  # was pydantic's error

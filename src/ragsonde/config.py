@@ -36,7 +36,7 @@ from ragsonde.models.keys import unknown_key_message
 from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.models.payload import PayloadMapping, build_mapping
 from ragsonde.models.query import CollectionName
-from ragsonde.models.text import check_text
+from ragsonde.models.text import check_json, check_text
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -317,13 +317,13 @@ class Settings(BaseSettings):
     @field_validator("qdrant_url")
     @classmethod
     def _check_qdrant_url(cls, value: str | None) -> str | None:
-        return parse_qdrant_url(value)
+        return parse_qdrant_url(value if value is None else check_text(value))
 
     @field_validator("mapping")
     @classmethod
     def _check_mapping(cls, value: dict[str, str]) -> dict[str, str]:
         try:
-            build_mapping(value)
+            build_mapping(check_json(value))
         except QueryValidationError as e:
             raise ValueError(e.message) from e
         return value

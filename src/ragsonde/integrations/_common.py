@@ -20,6 +20,7 @@ from ragsonde.errors import (
     StoreConnectionError,
 )
 from ragsonde.models import Response, Result
+from ragsonde.models.query import CollectionName
 from ragsonde.retriever import Retriever
 
 __all__ = ["CallOptions", "hit_metadata", "missing_extra", "retrieve_or_raise"]
@@ -52,7 +53,7 @@ class CallOptions(BaseModel):
     score_threshold: float = Field(default=0.0, ge=0.0, le=1.0)
     filters: dict[str, Any] | None = None
     mode: str = "dense"
-    collection: str | None = None
+    collection: CollectionName | None = None
 
     def overlay(self, overrides: Mapping[str, Any]) -> CallOptions:
         """These options with the call's ``overrides`` (``k``/``top_k``, ``filter``/``filters``,
@@ -65,7 +66,8 @@ class CallOptions(BaseModel):
                 f"Pass {both[0]} or {_ALIASES[both[0]]}, not both.", field=_ALIASES[both[0]]
             )
         try:
-            return CallOptions.model_validate({**self.model_dump(), **named})
+            # strictly: k=True was a top_k of 1, k="2" a 2
+            return CallOptions.model_validate({**self.model_dump(), **named}, strict=True)
         except ValidationError as e:
             err = e.errors()[0]
             field = ".".join(str(part) for part in err["loc"])

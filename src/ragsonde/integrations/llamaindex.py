@@ -30,6 +30,7 @@ from ragsonde.integrations._common import (
     retrieve_or_raise,
 )
 from ragsonde.retriever import Retriever
+from ragsonde.workspace import require
 
 try:
     from llama_index.core.callbacks import CallbackManager
@@ -62,13 +63,16 @@ class RagsondeRetriever(BaseRetriever):
         collection: str | None = None,
         callback_manager: CallbackManager | None = None,
     ) -> None:
+        require(retriever, Retriever, "retriever")  # a dict failed at the first query
         self.retriever = retriever
-        self.options = CallOptions(
-            top_k=top_k,
-            score_threshold=score_threshold,
-            filters=dict(filters) if filters else None,
-            mode=mode,
-            collection=collection,
+        self.options = CallOptions().overlay(  # a bad value: QueryValidationError, as per call
+            {
+                "top_k": top_k,
+                "score_threshold": score_threshold,
+                "filters": dict(filters) if isinstance(filters, Mapping) else filters,
+                "mode": mode,
+                "collection": collection,
+            }
         )
         super().__init__(callback_manager=callback_manager)
 

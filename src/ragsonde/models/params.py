@@ -18,6 +18,7 @@ inherits from the layer below, and nothing is rebuilt from a full ``model_dump``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self
 
@@ -35,7 +36,7 @@ __all__ = [
 FusionMethod = Literal["rrf", "dbsf", "linear"]
 SearchModeName = Literal["dense", "sparse", "hybrid"]
 
-_WEIGHTS_RULE = "two weights (dense, sparse), none negative, not both 0"
+_WEIGHTS_RULE = "two finite weights (dense, sparse), none negative, not both 0"
 
 
 def fusion_problem(
@@ -62,7 +63,9 @@ def fusion_problem(
             f"fusion_weights applies to fusion 'rrf' or 'linear' only; this search fuses with "
             f'\'{fusion}\'. Set fusion = "linear" or "rrf", or remove fusion_weights.'
         )
-    if len(weights) != 2 or min(weights) < 0 or max(weights) <= 0:
+    # NaN passed both comparisons: a linear fusion of NaN scores ranks at random
+    finite = all(map(math.isfinite, weights))
+    if len(weights) != 2 or not finite or min(weights) < 0 or max(weights) <= 0:
         return "fusion_weights", f"fusion_weights {list(weights)}: expected {_WEIGHTS_RULE}."
     return None
 
