@@ -79,7 +79,7 @@ def test_fusion_weights_must_be_finite(settings: Settings, weights: list[float])
 
 
 def test_wrong_types_are_refused_where_they_enter(settings: Settings, bench: Path) -> None:
-    from ragsonde.evaluate import evaluate
+    from ragsonde.evaluate import evaluate, evaluate_against
     from ragsonde.ingest import ingest
     from ragsonde.traffic.run import traffic_report
 
@@ -94,6 +94,8 @@ def test_wrong_types_are_refused_where_they_enter(settings: Settings, bench: Pat
         opts: Any = {"gates": ["ndcg@10>=0.5"]}
         _refused(lambda: evaluate(bench, opts, ws), "options")
         _refused(lambda: evaluate(bench, None, settings), "workspace")
+        for url in ("", "http://\ud800:6333"):  # an AssertionError; a message no one can print
+            _refused(lambda: evaluate_against(bench, url, None, ws), "against")  # noqa: B023
         _refused(lambda: evaluate(bytes(bench), workspace=ws), "dataset")
         _refused(lambda: ingest(str(bench), options=opts, workspace=ws), "options")
         _refused(lambda: ingest(bytes(bench), workspace=ws), "source")

@@ -21,6 +21,7 @@ from ragsonde.evaluate.options import EvalOptions
 from ragsonde.evaluate.report import VersusReport
 from ragsonde.evaluate.runner import evaluate
 from ragsonde.models.query import resolve_collection
+from ragsonde.models.text import check_text
 from ragsonde.progress import Progress
 from ragsonde.store.push import local_folder_in
 from ragsonde.workspace import Workspace, using
@@ -72,11 +73,14 @@ def _reference(url: str, home: Path) -> str:
     local folder that exists outside ``home``: qdrant-client's local mode made an empty folder
     where none was (a typo left a folder behind, then said the collection did not exist), and
     in the embedded store's own folder would write its files among the embedded store's."""
-    try:
-        remote = parse_qdrant_url(url)
+    try:  # not a str, "" (an AssertionError) or a lone surrogate (echoed in every message)
+        if not isinstance(url, str) or not url.strip():
+            raise ValueError(f"name the Qdrant to compare against, not {url!r}")
+        remote = parse_qdrant_url(check_text(url, "the url"))
     except ValueError as e:
         raise QueryValidationError(str(e), field="against") from e
-    assert remote is not None  # parse_qdrant_url gives None only for an empty value
+    if remote is None:  # parse_qdrant_url gives None only for an empty value
+        raise QueryValidationError("name the Qdrant to compare against.", field="against")
     if remote.startswith("path:"):
         folder = Path(remote.removeprefix("path:"))
         if not folder.is_dir():  # a file: parse_qdrant_url refused it
