@@ -194,3 +194,11 @@ def test_the_framework_retrievers_take_options_strictly(settings: Settings) -> N
         _refused(lambda: lc.invoke("lidar", collection=""), "collection")
         _refused(lambda: LlamaIndexRetriever({"top_k": 3}), "retriever")  # an AttributeError later
         _refused(lambda: LlamaIndexRetriever(r, top_k=0), "top_k")  # was pydantic's error
+
+
+@pytest.mark.parametrize("text", ["\x00", "\x00\x01 \u200b"])
+def test_a_query_of_control_characters_only_is_empty(settings: Settings, text: str) -> None:
+    with Retriever(settings) as r:
+        resp = r.retrieve({"query": text})  # it searched, and answered 5 hits for nothing
+    assert resp.error is not None and resp.error.code == "VALIDATION_ERROR"
+    assert "visible character" in resp.error.message

@@ -185,6 +185,8 @@ class Query(BaseModel):
         text = value.strip()
         if not text:
             raise ValueError("must not be empty or only whitespace")
+        if not any(ch.isprintable() and not ch.isspace() for ch in text):  # "\x00": 5 hits
+            raise ValueError("must hold a visible character, not only control characters (NUL)")
         limit = _limits(info).max_query_chars
         if len(text) > limit:
             raise ValueError(f"must be at most {limit} characters (got {len(text)})")
