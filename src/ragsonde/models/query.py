@@ -67,20 +67,30 @@ DEFAULT_LIMITS = Limits()
 MAX_COLLECTION_CHARS = 255
 
 
-def _unicode(value: str) -> str:
-    return check_text(value)
+def _collection_rule(name: str) -> str:
+    """The contract's rule for a collection's name, in the order a caller can act on: valid
+    Unicode first (a lone surrogate), then 1..255 characters; ValueError says which."""
+    check_text(name)
+    if not name:
+        raise ValueError("give a collection's name, or leave it out (None) for the default one")
+    if len(name) > MAX_COLLECTION_CHARS:
+        raise ValueError(f"at most {MAX_COLLECTION_CHARS} characters (got {len(name)})")
+    return name
 
 
 #: A collection's name as the contract takes it: valid Unicode text, 1..255 characters (the
-#: length checked on the string itself, so "" is "at least 1 character", not "1 item").
+#: bounds published as JSON Schema, checked after the text: pydantic's own length check read
+#: a lone surrogate as "unable to parse", and "" as "1 item").
 CollectionName = Annotated[
-    StrictStr, Field(min_length=1, max_length=MAX_COLLECTION_CHARS), AfterValidator(_unicode)
+    StrictStr,
+    AfterValidator(_collection_rule),
+    Field(json_schema_extra={"minLength": 1, "maxLength": MAX_COLLECTION_CHARS}),
 ]
 
 
 def check_collection(name: object) -> str:
-    """``name`` unchanged when it is a collection's name by the contract's rule (a string of
-    valid Unicode, 1..255 characters); else QueryValidationError (``field="collection"``).
+    """``name`` unchanged when it is a collection's name by the contract's rule
+    (:data:`CollectionName`); else QueryValidationError (``field="collection"``).
 
     ``""`` is refused, not read as "the default": a library call that was given ``""`` ran on
     the default collection and reported it as if asked. (The embedded store checks its own,
@@ -90,20 +100,10 @@ def check_collection(name: object) -> str:
             f"collection must be a string (a collection's name), not {type(name).__name__}.",
             field="collection",
         )
-    if not name:
-        raise QueryValidationError(
-            "collection: give a collection's name, or leave it out (None) for the default one.",
-            field="collection",
-        )
-    if len(name) > MAX_COLLECTION_CHARS:
-        raise QueryValidationError(
-            f"collection: at most {MAX_COLLECTION_CHARS} characters (got {len(name)}).",
-            field="collection",
-        )
     try:
-        return check_text(name, "collection")
+        return _collection_rule(name)
     except ValueError as e:
-        raise QueryValidationError(str(e), field="collection") from e
+        raise QueryValidationError(f"collection: {e}.", field="collection") from e
 
 
 def resolve_collection(name: object, default: str) -> str:
