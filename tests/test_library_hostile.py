@@ -79,6 +79,7 @@ def test_fusion_weights_must_be_finite(settings: Settings, weights: list[float])
 
 
 def test_wrong_types_are_refused_where_they_enter(settings: Settings, bench: Path) -> None:
+    from ragsonde.chunking.sweep import sweep_chunking
     from ragsonde.evaluate import evaluate, evaluate_against
     from ragsonde.ingest import ingest
     from ragsonde.traffic.run import traffic_report
@@ -99,6 +100,7 @@ def test_wrong_types_are_refused_where_they_enter(settings: Settings, bench: Pat
         _refused(lambda: evaluate(bytes(bench), workspace=ws), "dataset")
         _refused(lambda: ingest(str(bench), options=opts, workspace=ws), "options")
         _refused(lambda: ingest(bytes(bench), workspace=ws), "source")
+        _refused(lambda: sweep_chunking(bytes(bench), workspace=ws), "source")
         # one path where a list belongs was read as the files '/', 't', 'm', 'p', …
         _refused(lambda: traffic_report(str(bench), ws), "traffic")
         for sample in (-1, 0, float("nan"), True):

@@ -28,7 +28,7 @@ class Tokens:
         return [len(e.ids) for e in encoded]
 
 
-def read_documents(location: str, warnings: list[str]) -> list[Document]:
+def read_documents(location: str | Path, warnings: list[str]) -> list[Document]:
     docs: list[Document] = []
     unplaced = 0
     for item in open_source(location):

@@ -382,7 +382,7 @@ def _configs(options: SweepOptions) -> Iterator[ChunkingConfig]:
 
 
 def sweep_chunking(
-    docs: str,
+    docs: str | Path,
     benchmark: str | Path | None = None,
     *,
     options: SweepOptions | None = None,

@@ -21,7 +21,6 @@ from ragsonde.ingest.pipeline import (
 from ragsonde.ingest.sources import SOURCES, SourceOptions, detect_format, open_source
 from ragsonde.models.query import resolve_collection
 from ragsonde.models.store import Store
-from ragsonde.models.text import as_location
 from ragsonde.models.validation import options_of
 from ragsonde.progress import Progress
 from ragsonde.workspace import Workspace, using
@@ -70,7 +69,7 @@ def ingest(
                     "bm25": opts.bm25 or ws.settings.bm25_params,
                 }
             )
-        source = open_source(as_location(location, "source"), fmt, opts.source)  # store unopened
+        source = open_source(location, fmt, opts.source)  # before the store opens
         total = source.estimate() if progress is not None else None
         return ingest_documents(
             source,

@@ -7,6 +7,7 @@ with an optional cheap ``estimate()`` of how many there are, for the progress ba
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from os import PathLike
 from pathlib import Path
 from typing import Protocol
 
@@ -14,7 +15,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.ingest.options import SourceOptions
 from ragsonde.inputs import not_a_file
-from ragsonde.models.text import printable
+from ragsonde.models.text import as_location, printable
 
 __all__ = ["SOURCES", "Source", "SourceOptions", "detect_format", "input_files", "open_source"]
 
@@ -84,9 +85,11 @@ def detect_format(location: str) -> str:
 
 
 def open_source(
-    location: str, fmt: str | None = None, options: SourceOptions | None = None
+    location: str | PathLike[str], fmt: str | None = None, options: SourceOptions | None = None
 ) -> Source:
-    """The source for ``location``, of format ``fmt`` (detected when ``None``)."""
+    """The source for ``location`` (a ``str`` or a ``Path``: where ingest and the chunking
+    sweep take their documents), of format ``fmt`` (detected when ``None``)."""
+    location = as_location(location, "source")  # a Path was an AttributeError, bytes a TypeError
     name = fmt or detect_format(location)
     factory = SOURCES.get(name)
     if factory is None:
@@ -94,7 +97,9 @@ def open_source(
             f"Unknown source format '{name}'; use one of: {', '.join(SOURCES)}.", field="format"
         )
     if name != "web" and not Path(location).exists():
-        raise QueryValidationError(f"Source '{location}' does not exist.", field="source")
+        raise QueryValidationError(
+            f"Source '{printable(location)}' does not exist.", field="source"
+        )
     return factory(location, options or SourceOptions())
 
 
