@@ -63,6 +63,7 @@ def test_a_misspelt_setting_is_refused_not_ignored(tmp_path: Path) -> None:
     assert "did you mean 'collection'" in msg
     _refused(lambda: Settings(embedder=3), "embedder")  # was pydantic's ValidationError
     _refused(lambda: Settings(home=tmp_path / "a\x00b"), "home")
+    _refused(lambda: Settings(home=""), "home")  # it was the working folder itself
     _refused(lambda: Settings(home=str(tmp_path) + "/\ud800"), "home")
     _refused(lambda: Settings(qdrant_url="http://a\ud800b:6333"), "qdrant_url")
     _refused(lambda: Settings(mapping={"text": "\ud800"}), "mapping")

@@ -306,13 +306,14 @@ class Settings(BaseSettings):
             raise ValueError("must look like 'local:<model>', 'cohere:<model>' or 'openai:<model>'")
         return value
 
-    @field_validator("home")
+    @field_validator("home", mode="before")
     @classmethod
-    def _check_home(cls, value: Path) -> Path:
-        """A NUL or a lone surrogate in it failed at the first write, from the OS layer."""
-        if "\x00" in str(value):
-            raise ValueError("must not contain a NUL character")
-        return Path(check_text(str(value)))
+    def _check_home(cls, value: Any) -> Any:
+        """"" was the working folder itself; a NUL or a lone surrogate failed at the first write."""
+        text = str(value) if isinstance(value, str | Path) else None
+        if text is not None and (not text.strip() or "\x00" in text):
+            raise ValueError("must name a folder, with no NUL in it (unset: ./.ragsonde)")
+        return value if text is None else check_text(text)
 
     @field_validator("qdrant_url")
     @classmethod
