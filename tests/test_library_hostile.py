@@ -205,3 +205,17 @@ def test_a_query_of_control_characters_only_is_empty(settings: Settings, text: s
         resp = r.retrieve({"query": text})  # it searched, and answered 5 hits for nothing
     assert resp.error is not None and resp.error.code == "VALIDATION_ERROR"
     assert "visible character" in resp.error.message
+
+
+def test_the_html_report_is_never_written_over_its_benchmark(
+    sample_home: Path, embedder: OnnxEmbedder, bench: Path
+) -> None:
+    from ragsonde.evaluate import evaluate
+    from ragsonde.evaluate.html import write_html_report
+
+    settings = Settings(home=sample_home, collection="robotics")
+    with Workspace(settings, embedder=embedder) as ws:
+        report = evaluate(bench, workspace=ws, record=False)
+    before = bench.read_bytes()
+    _refused(lambda: write_html_report(report, bench), "path")
+    assert bench.read_bytes() == before

@@ -233,6 +233,9 @@ def render_html_report(report: EvalReport) -> str:
 
 
 def write_html_report(report: EvalReport, path: Path) -> None:
-    from ragsonde.outputs import write_text
+    """The page at ``path``; never over the benchmark the report evaluated."""
+    from ragsonde.ingest.sources import input_files
+    from ragsonde.outputs import check_output, write_text
 
+    check_output(Path(path), "path", inputs=input_files(report.dataset))
     write_text(path, render_html_report(report))
