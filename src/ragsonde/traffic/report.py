@@ -216,17 +216,23 @@ _QUERIES_OPEN = '\n  "queries": ['
 def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
     """A saved report's header (``queries`` empty) and an iterator over its rows, read a line at
     a time when the file is laid out as :meth:`TrafficReport.write_json` writes it (else the
-    whole file is read at once). Raises pydantic's ValidationError or ValueError for a file
-    that is not a traffic report; OSError when it cannot be read."""
+    whole file is read at once). Read as every file a user names is
+    (:func:`ragsonde.inputs.read_lines`): a regular file, no line over
+    :data:`~ragsonde.inputs.MAX_LINE_BYTES`, the header no larger than
+    :data:`~ragsonde.inputs.MAX_DOCUMENT_BYTES`. Raises pydantic's ValidationError or ValueError
+    (bytes that are not UTF-8 too) for a file that is not a traffic report; OSError when it
+    cannot be read."""
+    from ragsonde.inputs import MAX_DOCUMENT_BYTES, joined, read_bytes
+
     head: list[str] = []
     tail: list[str] = []
-    rows, layout = 0, False
-    with path.open(encoding="utf-8") as f:
-        part = head
-        for line in f:
+    rows, size, layout = 0, 0, False
+    part = head
+    with contextlib.closing(_text_lines(path)) as lines:
+        for line in lines:
             if part is head and line.rstrip("\n") == _QUERIES_OPEN.strip("\n"):
                 part = tail
-                for row in f:
+                for row in lines:
                     if not row.startswith("    {"):
                         layout = row.startswith("  ]")
                         tail.append(row.replace("  ]", '  "queries": []', 1))
@@ -236,13 +242,28 @@ def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
                     rows += 1
                 continue
             part.append(line)
+            size += len(line)
+            if size > MAX_DOCUMENT_BYTES:
+                break  # no header is this large: read whole below, which states the limit
     if not layout:  # another layout: the whole file, validated as one
-        from ragsonde.inputs import MAX_DOCUMENT_BYTES, read_bytes
-
         whole = _validated(read_bytes(path, MAX_DOCUMENT_BYTES, "traffic report"))
         return whole.model_copy(update={"queries": []}), iter(whole.queries)
-    header = _validated("".join(head) + "".join(tail))
+    header = _validated(joined(head + tail))
     return header, _rows_of(path, rows)
+
+
+def _text_lines(path: Path) -> Iterator[str]:
+    """The lines of ``path`` as text, read bounded (:func:`ragsonde.inputs.read_lines`); a
+    ValueError naming the line for bytes that are not UTF-8."""
+    from ragsonde.inputs import read_lines
+
+    for n, line in read_lines(path):
+        try:
+            yield line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(
+                f"it is not UTF-8 text ({e.reason} at byte {e.start} of line {n})"
+            ) from None
 
 
 def _validated(raw: str | bytes) -> TrafficReport:
@@ -260,12 +281,15 @@ def _validated(raw: str | bytes) -> TrafficReport:
 
 
 def _rows_of(path: Path, n: int) -> Iterator[QueryHealth]:
-    with path.open(encoding="utf-8") as f:
-        for line in f:
+    with contextlib.closing(_text_lines(path)) as lines:
+        for line in lines:
             if line.rstrip("\n") == _QUERIES_OPEN.strip("\n"):
                 break
         for _ in range(n):
-            yield QueryHealth.model_validate(loads_json(next(f).strip().rstrip(",")))
+            row = next(lines, None)
+            if row is None:
+                raise ValueError("the file changed while it was read: it has fewer rows now")
+            yield QueryHealth.model_validate(loads_json(row.strip().rstrip(",")))
 
 
 def _unlink(path: Path) -> None:
