@@ -19,7 +19,7 @@ import contextlib
 import json
 import os
 import weakref
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -252,7 +252,7 @@ def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
     return header, _rows_of(path, rows)
 
 
-def _text_lines(path: Path) -> Iterator[str]:
+def _text_lines(path: Path) -> Generator[str, None, None]:
     """The lines of ``path`` as text, read bounded (:func:`ragsonde.inputs.read_lines`); a
     ValueError naming the line for bytes that are not UTF-8."""
     from ragsonde.inputs import read_lines
