@@ -32,7 +32,7 @@ from ragsonde.traffic.records import TrafficQuery
 from ragsonde.traffic.report import QueryHealth, TrafficReport
 from ragsonde.traffic.shape import normalise
 from ragsonde.traffic.tally import SHOWN, Tally
-from ragsonde.traffic.views import agreement, mismatch
+from ragsonde.traffic.views import agreement, as_replay_ids, mismatch
 from ragsonde.workspace import Workspace
 
 __all__ = ["IN_MEMORY", "SHOWN", "TrafficOptions", "analyse", "traffic_report"]
@@ -149,12 +149,14 @@ def analyse(
                 hasher.add(q)
                 row = _health(q, pred.predicted, pred.signals, o.weak_below)
                 row.top_ids = list(replay.served.ids)
-                if q.production is not None and q.production.ids:
-                    row.production_agreement = round(
-                        agreement(q.production.ids, replay.served.ids), 4
-                    )
                 if q.production is not None:
-                    row.mismatch = mismatch(q.production, replay.served.ids, params, coll)
+                    served = replay.served.ids
+                    production = q.production.model_copy(
+                        update={"ids": as_replay_ids(q.production.ids, served)}
+                    )
+                    if production.ids:
+                        row.production_agreement = round(agreement(production.ids, served), 4)
+                    row.mismatch = mismatch(production, served, params, coll)
                 rows.add(row)
                 if keep_all:
                     vectors.append(replay.vector)
