@@ -270,3 +270,45 @@ def test_an_epoch_timestamp_beyond_nanoseconds_is_refused_not_shrunk(value: obje
     # divided by 1000 until it fitted: 1e300 was read as 2001-09-09
     with pytest.raises(RowError, match="too large for epoch"):
         parse_time(value)
+
+
+def _packed(kind: str, path: Path, log: bytes) -> None:
+    """``log`` packed as ``kind`` by the standard library's own writers."""
+    import bz2
+    import io
+    import lzma
+    import tarfile
+    import zipfile
+
+    if kind == "bzip2":
+        path.write_bytes(bz2.compress(log))
+    elif kind == "xz":
+        path.write_bytes(lzma.compress(log))
+    elif kind == "zip":
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("chat.jsonl", log)
+    else:  # a gzipped tar (gzip is read, the tar inside it is not a log)
+        with tarfile.open(path, "w:gz" if kind == "tar.gz" else "w") as tar:
+            info = tarfile.TarInfo("chat.jsonl")
+            info.size = len(log)
+            tar.addfile(info, io.BytesIO(log))
+
+
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("bzip2", "bzip2-compressed, and ragsonde reads traffic as plain or gzip-compressed text"),
+        ("xz", "xz-compressed"),
+        ("zip", "a zip archive"),
+        ("tar", "a tar archive"),
+        ("tar.gz", "a tar archive"),
+    ],
+)
+def test_a_packed_log_is_named_with_how_to_unpack_it(tmp_path: Path, kind: str, words: str) -> None:
+    # each said "binary data (NUL bytes)" or "control characters", not what it was
+    path = tmp_path / "chat log.bin"
+    _packed(kind, path, b'{"query": "how does lidar work?"}\n' * 50)
+    with pytest.raises(QueryValidationError) as e:
+        detect_format(path)
+    assert words in str(e.value)
+    assert f"'{path}'" in str(e.value)  # the command to run, the path quoted for the shell
