@@ -149,6 +149,7 @@ class TrafficReport(_Part):
     traffic_hash: str = Field(description="Hash of the traffic (ids, texts, weights).")
 
     _spool: Path | None = PrivateAttr(default=None)
+    _unspool: weakref.finalize[[Path], TrafficReport] | None = PrivateAttr(default=None)
 
     @property
     def complete(self) -> bool:
@@ -157,9 +158,22 @@ class TrafficReport(_Part):
 
     def spool(self, path: Path) -> None:
         """Every query's row is in ``path`` (JSON, one a line), which is deleted with the
-        report; ``queries`` holds the ones shown."""
+        report (or by :meth:`close`); ``queries`` holds the ones shown."""
         self._spool = path
-        weakref.finalize(self, _unlink, path)
+        self._unspool = weakref.finalize(self, _unlink, path)
+
+    def close(self) -> None:
+        """Delete the spool now (a command that is done with the report, or stopped while it
+        held it: a SIGTERM ends the process before the report would be collected). The rows
+        beyond ``queries`` are gone after it."""
+        if self._unspool is not None:
+            self._unspool()
+
+    def __enter__(self) -> TrafficReport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def rows(self) -> Iterator[QueryHealth]:
         """Every query's health, in the order read."""
@@ -203,7 +217,7 @@ class TrafficReport(_Part):
         if self._spool is None:
             return self
         whole = self.model_copy(update={"queries": list(self.rows())})
-        whole._spool = None
+        whole._spool = whole._unspool = None
         return whole
 
 
