@@ -309,7 +309,7 @@ class Settings(BaseSettings):
     @field_validator("home", mode="before")
     @classmethod
     def _check_home(cls, value: Any) -> Any:
-        """"" was the working folder itself; a NUL or a lone surrogate failed at the first write."""
+        """Empty, it was the working folder; a NUL or a lone surrogate failed at the first write."""
         text = str(value) if isinstance(value, str | Path) else None
         if text is not None and (not text.strip() or "\x00" in text):
             raise ValueError("must name a folder, with no NUL in it (unset: ./.ragsonde)")
