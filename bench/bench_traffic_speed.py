@@ -140,17 +140,24 @@ def main() -> None:
     ap.add_argument(
         "--ids-ab", action="store_true", help="A/B the replay's lazy ids (bench._traffic_ids_ab)"
     )
+    ap.add_argument(
+        "--signals-ab",
+        action="store_true",
+        help="A/B the rewritten signals (bench._traffic_speed_ab)",
+    )
     args = ap.parse_args()
     if args.child:
         _child(*args.child)
         return
     dataset = require_scifact()
-    if args.ids_ab:
+    if args.ids_ab or args.signals_ab:
         from bench._traffic_ids_ab import ids_ab
+        from bench._traffic_speed_ab import signals_ab
 
+        key, run = ("ids_ab", ids_ab) if args.ids_ab else ("signals_ab", signals_ab)
         path = results_dir(args.quick) / "traffic_speed.json"
         recorded = json.loads(path.read_text(encoding="utf-8"))
-        recorded["ids_ab"] = found = ids_ab(args.home, dataset)
+        recorded[key] = found = run(args.home, dataset)
         print(json.dumps(found))
         path.write_text(json.dumps(recorded, indent=2, ensure_ascii=False) + "\n", "utf-8")
         print(f"wrote {path}")
@@ -195,6 +202,10 @@ def main() -> None:
     }
     folder = results_dir(args.quick)
     folder.mkdir(parents=True, exist_ok=True)
+    previous = folder / "traffic_speed.json"
+    if previous.exists():  # the one-process A/Bs are run on their own: kept across full runs
+        before = json.loads(previous.read_text(encoding="utf-8"))
+        out.update({k: v for k, v in before.items() if k.endswith("_ab")})
     (folder / "traffic_speed.json").write_text(json.dumps(out, indent=2) + "\n", "utf-8")
     print(f"wrote {folder / 'traffic_speed.json'}")
 
@@ -279,6 +290,10 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
         from bench._traffic_ids_ab import ids_ab_line
 
         out += ["", ids_ab_line(d["ids_ab"])]
+    if d.get("signals_ab"):
+        from bench._traffic_speed_ab import signals_ab_line
+
+        out += ["", signals_ab_line(d["signals_ab"])]
     rows = sorted(d["rows"], key=lambda r: r["queries"])
     if len(rows) > 1:
         a, b = rows[0], rows[-1]

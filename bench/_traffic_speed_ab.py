@@ -1,0 +1,116 @@
+"""The traffic replay's signals before and after 2026-11-28's rewrite of three of them, in one
+process on the same replayed queries, rounds alternating: CPU microseconds a query of
+:func:`~ragsonde.traffic.predictor.query_signals` with each, and whether every signal came out
+the same (to the bit: the new code must not move a value).
+
+*Before* is the code as it was (kept here verbatim): ``rbo`` indexed a store's lazy ids one at
+a time and computed ``p ** (d - 1)`` at each depth; ``agreement_at_top`` asked ``top in r`` and
+then ``r.index(top)`` (two passes over a lazy ranking); ``score_signals`` floated the scores
+through a generator. *After* is what ships (:mod:`ragsonde.traffic.signals`).
+
+Run from the repository's root: ``python -m bench.bench_traffic_speed --signals-ab`` (it adds
+``signals_ab`` to ``bench/results/traffic_speed.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+QUERIES = 1280
+ROUNDS = 3
+
+
+def rbo_before(a: Sequence[str], b: Sequence[str], p: float = 0.9, depth: int = 20) -> float:
+    seen_a: set[str] = set()
+    seen_b: set[str] = set()
+    total = 0.0
+    both = 0
+    for d in range(1, depth + 1):
+        x = a[d - 1] if d <= len(a) else None
+        y = b[d - 1] if d <= len(b) else None
+        if x is not None:
+            both += x in seen_b or x == y
+            seen_a.add(x)
+        if y is not None and y != x:
+            both += y in seen_a
+            seen_b.add(y)
+        total += p ** (d - 1) * both / d
+    return (1 - p) * total
+
+
+def agreement_at_top_before(top: str, rankings: Sequence[Sequence[str]]) -> float:
+    if not rankings:
+        return 0.0
+    return sum(1.0 / (r.index(top) + 1) if top in r else 0.0 for r in rankings) / len(rankings)
+
+
+def score_signals_before(scores: Sequence[float], k: int = 10) -> dict[str, float]:
+    from ragsonde.traffic.signals import SCORE_SIGNALS
+
+    if not scores:
+        return {}
+    ranked = sorted((float(s) for s in scores), reverse=True)
+    out = {name: fn(ranked, k) for name, fn in SCORE_SIGNALS.items()}
+    return {name: value for name, value in out.items() if math.isfinite(value)}
+
+
+def signals_ab(home: Path, dataset: Path) -> dict[str, Any]:
+    from bench._common import SCIFACT_HYBRID
+    from ragsonde.config import Settings
+    from ragsonde.traffic import predictor, signals
+    from ragsonde.workspace import Workspace
+
+    lines = (dataset / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    texts = [json.loads(x)["text"] for x in lines][:QUERIES]
+    versions = {
+        "before": (rbo_before, agreement_at_top_before, score_signals_before),
+        "after": (signals.rbo, signals.agreement_at_top, signals.score_signals),
+    }
+    us: dict[str, list[float]] = {"before": [], "after": []}
+    found: dict[str, list[dict[str, float]]] = {}
+    with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
+        p = predictor.SignalPredictor(ws, collection=SCIFACT_HYBRID)
+        replayer, calibration = p.replayer, p.calibration
+        batches = [texts[i : i + 64] for i in range(0, len(texts), 64)]
+        embedded = [replayer.embed(b, replayer.prepare()) for b in batches]
+        try:
+            for _ in range(ROUNDS):
+                for name, (rbo, agree, scores) in versions.items():
+                    # replayed afresh: a store's lazy ids are read once, so each version pays
+                    # for the ids it reads
+                    replays = [r for b, e in zip(batches, embedded, strict=True) for r in
+                               replayer.replay(b, e)]  # fmt: skip
+                    predictor.rbo, predictor.agreement_at_top = rbo, agree  # type: ignore[assignment]
+                    predictor.score_signals = scores  # type: ignore[assignment]
+                    t0 = time.process_time()
+                    out = [predictor.query_signals(r, calibration) for r in replays]
+                    us[name].append((time.process_time() - t0) / len(texts) * 1e6)
+                    found[name] = out
+        finally:
+            after = versions["after"]
+            predictor.rbo, predictor.agreement_at_top, predictor.score_signals = after
+    return {
+        "queries": len(texts),
+        "rounds": ROUNDS,
+        "before_us": [round(x, 1) for x in us["before"]],
+        "after_us": [round(x, 1) for x in us["after"]],
+        "identical": found["before"] == found["after"],
+    }
+
+
+def signals_ab_line(d: dict[str, Any]) -> str:
+    """The RESULTS.md sentence of ``signals_ab``."""
+    before, after = min(d["before_us"]), min(d["after_us"])
+    same = "every signal identical" if d["identical"] else "**the signals differ**"
+    return (
+        f"Signals rewritten (rbo on the first ids read once, one pass for agree_top1), A/B in "
+        f"one process (`python -m bench.bench_traffic_speed --signals-ab`, {d['queries']:,} "
+        f"SciFact queries, {d['rounds']} rounds, best of each): every signal of a replayed query "
+        f"takes {after:.0f} µs of CPU against {before:.0f} µs before ({after / before:.2f} ×), "
+        f"{same}."
+    )
