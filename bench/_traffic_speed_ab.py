@@ -71,6 +71,7 @@ def signals_ab(home: Path, dataset: Path) -> dict[str, Any]:
         "before": (rbo_before, agreement_at_top_before, score_signals_before),
         "after": (signals.rbo, signals.agreement_at_top, signals.score_signals),
     }
+    names = ("rbo", "agreement_at_top", "score_signals")  # as query_signals looks them up
     us: dict[str, list[float]] = {"before": [], "after": []}
     found: dict[str, list[dict[str, float]]] = {}
     with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
@@ -80,20 +81,23 @@ def signals_ab(home: Path, dataset: Path) -> dict[str, Any]:
         embedded = [replayer.embed(b, replayer.prepare()) for b in batches]
         try:
             for _ in range(ROUNDS):
-                for name, (rbo, agree, scores) in versions.items():
+                for name, fns in versions.items():
                     # replayed afresh: a store's lazy ids are read once, so each version pays
                     # for the ids it reads
-                    replays = [r for b, e in zip(batches, embedded, strict=True) for r in
-                               replayer.replay(b, e)]  # fmt: skip
-                    predictor.rbo, predictor.agreement_at_top = rbo, agree  # type: ignore[assignment]
-                    predictor.score_signals = scores  # type: ignore[assignment]
+                    replays = [
+                        r
+                        for b, e in zip(batches, embedded, strict=True)
+                        for r in replayer.replay(b, e)
+                    ]
+                    for attr, fn in zip(names, fns, strict=True):
+                        setattr(predictor, attr, fn)
                     t0 = time.process_time()
                     out = [predictor.query_signals(r, calibration) for r in replays]
                     us[name].append((time.process_time() - t0) / len(texts) * 1e6)
                     found[name] = out
         finally:
-            after = versions["after"]
-            predictor.rbo, predictor.agreement_at_top, predictor.score_signals = after
+            for attr, fn in zip(names, versions["after"], strict=True):
+                setattr(predictor, attr, fn)
     return {
         "queries": len(texts),
         "rounds": ROUNDS,
@@ -113,4 +117,83 @@ def signals_ab_line(d: dict[str, Any]) -> str:
         f"SciFact queries, {d['rounds']} rounds, best of each): every signal of a replayed query "
         f"takes {after:.0f} µs of CPU against {before:.0f} µs before ({after / before:.2f} ×), "
         f"{same}."
+    )
+
+
+AHEAD_QUERIES = 2560
+
+
+def ahead_ab(home: Path, dataset: Path) -> dict[str, Any]:
+    """``analyse`` of one OTLP file of SciFact sentences (reading, replay, signals, report) with
+    the embedding worker kept one batch ahead (what ships, ``EMBED_AHEAD = 1``) and without
+    (0: the next batch read and queued once this one is embedded), rounds alternating: wall and
+    CPU seconds of each, and whether the two reports' JSON is the same."""
+    import io
+    import os
+    import resource
+    import tempfile
+
+    from bench._common import SCIFACT_HYBRID
+    from bench.bench_traffic_speed import sentences, write_otlp
+    from ragsonde.config import Settings
+    from ragsonde.traffic import predictor
+    from ragsonde.traffic.read import scan_traffic
+    from ragsonde.traffic.run import TrafficOptions, analyse
+    from ragsonde.workspace import Workspace
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    texts = sentences(dataset / "corpus.jsonl", AHEAD_QUERIES)
+    wall: dict[str, list[float]] = {"0": [], "1": []}
+    cpus: dict[str, list[float]] = {"0": [], "1": []}
+    reports: dict[str, str] = {}
+    loads = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws,
+    ):
+        path = Path(tmp) / "t.otlp.json"
+        write_otlp(texts, path)
+        ws.embedder.embed_queries(["warm up"])
+        try:
+            for _ in range(ROUNDS):
+                for ahead in ("0", "1"):
+                    predictor.EMBED_AHEAD = int(ahead)
+                    t0, c0 = time.perf_counter(), cpu()
+                    report = analyse(scan_traffic([path]), ws, TrafficOptions(record=False))
+                    wall[ahead].append(time.perf_counter() - t0)
+                    cpus[ahead].append(cpu() - c0)
+                    report.created_at = ""
+                    out = io.StringIO()
+                    report.write_json(out)
+                    reports[ahead] = out.getvalue()
+                    loads.append(os.getloadavg()[0])
+        finally:
+            predictor.EMBED_AHEAD = 1
+    return {
+        "queries": len(texts),
+        "rounds": ROUNDS,
+        "wall_s_ahead0": [round(x, 2) for x in wall["0"]],
+        "wall_s_ahead1": [round(x, 2) for x in wall["1"]],
+        "cpu_s_ahead0": [round(x, 2) for x in cpus["0"]],
+        "cpu_s_ahead1": [round(x, 2) for x in cpus["1"]],
+        "load_average": [round(x, 1) for x in loads],
+        "identical": reports["0"] == reports["1"],
+    }
+
+
+def ahead_ab_line(d: dict[str, Any]) -> str:
+    """The RESULTS.md sentence of ``ahead_ab``."""
+    w0, w1 = min(d["wall_s_ahead0"]), min(d["wall_s_ahead1"])
+    c0, c1 = min(d["cpu_s_ahead0"]), min(d["cpu_s_ahead1"])
+    same = "the same report JSON" if d["identical"] else "**the reports differ**"
+    return (
+        f"Embedding worker kept one batch ahead, A/B in one process (`python -m "
+        f"bench.bench_traffic_speed --ahead-ab`, `analyse` of an OTLP file of "
+        f"{d['queries']:,} SciFact sentences, {d['rounds']} rounds, best of each, load average "
+        f"{min(d['load_average']):.1f}-{max(d['load_average']):.1f}): {w1:.2f} s wall, "
+        f"{c1:.2f} s CPU against {w0:.2f} s, {c0:.2f} s when the next batch was read and "
+        f"queued only once the last was embedded ({w1 / w0:.2f} × wall), {same}."
     )

@@ -145,16 +145,27 @@ def main() -> None:
         action="store_true",
         help="A/B the rewritten signals (bench._traffic_speed_ab)",
     )
+    ap.add_argument(
+        "--ahead-ab",
+        action="store_true",
+        help="A/B the embedding worker kept a batch ahead (bench._traffic_speed_ab)",
+    )
     args = ap.parse_args()
     if args.child:
         _child(*args.child)
         return
     dataset = require_scifact()
-    if args.ids_ab or args.signals_ab:
+    if args.ids_ab or args.signals_ab or args.ahead_ab:
         from bench._traffic_ids_ab import ids_ab
-        from bench._traffic_speed_ab import signals_ab
+        from bench._traffic_speed_ab import ahead_ab, signals_ab
 
-        key, run = ("ids_ab", ids_ab) if args.ids_ab else ("signals_ab", signals_ab)
+        key, run = (
+            ("ids_ab", ids_ab)
+            if args.ids_ab
+            else ("signals_ab", signals_ab)
+            if args.signals_ab
+            else ("ahead_ab", ahead_ab)
+        )
         path = results_dir(args.quick) / "traffic_speed.json"
         recorded = json.loads(path.read_text(encoding="utf-8"))
         recorded[key] = found = run(args.home, dataset)
@@ -294,6 +305,10 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
         from bench._traffic_speed_ab import signals_ab_line
 
         out += ["", signals_ab_line(d["signals_ab"])]
+    if d.get("ahead_ab"):
+        from bench._traffic_speed_ab import ahead_ab_line
+
+        out += ["", ahead_ab_line(d["ahead_ab"])]
     rows = sorted(d["rows"], key=lambda r: r["queries"])
     if len(rows) > 1:
         a, b = rows[0], rows[-1]
