@@ -146,6 +146,11 @@ def main() -> None:
         help="A/B the rewritten signals (bench._traffic_speed_ab)",
     )
     ap.add_argument(
+        "--topics-ab",
+        action="store_true",
+        help="A/B the topics' k-means memory (bench._traffic_speed_ab)",
+    )
+    ap.add_argument(
         "--ahead-ab",
         action="store_true",
         help="A/B the embedding worker kept a batch ahead (bench._traffic_speed_ab)",
@@ -155,17 +160,13 @@ def main() -> None:
         _child(*args.child)
         return
     dataset = require_scifact()
-    if args.ids_ab or args.signals_ab or args.ahead_ab:
+    ab = [name for name in ("ids_ab", "signals_ab", "ahead_ab", "topics_ab") if getattr(args, name)]
+    if ab:
+        from bench import _traffic_speed_ab
         from bench._traffic_ids_ab import ids_ab
-        from bench._traffic_speed_ab import ahead_ab, signals_ab
 
-        key, run = (
-            ("ids_ab", ids_ab)
-            if args.ids_ab
-            else ("signals_ab", signals_ab)
-            if args.signals_ab
-            else ("ahead_ab", ahead_ab)
-        )
+        key = ab[0]
+        run = ids_ab if key == "ids_ab" else getattr(_traffic_speed_ab, key)
         path = results_dir(args.quick) / "traffic_speed.json"
         recorded = json.loads(path.read_text(encoding="utf-8"))
         recorded[key] = found = run(args.home, dataset)
@@ -309,6 +310,10 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
         from bench._traffic_speed_ab import ahead_ab_line
 
         out += ["", ahead_ab_line(d["ahead_ab"])]
+    if d.get("topics_ab"):
+        from bench._traffic_speed_ab import topics_ab_line
+
+        out += ["", topics_ab_line(d["topics_ab"])]
     rows = sorted(d["rows"], key=lambda r: r["queries"])
     if len(rows) > 1:
         a, b = rows[0], rows[-1]
