@@ -18,6 +18,7 @@ Run from the repository's root: ``python -m bench.bench_traffic_speed [--sizes 2
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -146,6 +147,11 @@ def main() -> None:
         help="A/B the rewritten signals (bench._traffic_speed_ab)",
     )
     ap.add_argument(
+        "--memory-probe",
+        metavar="SIZES",
+        help="peak memory by stage at these sizes (bench._traffic_memory)",
+    )
+    ap.add_argument(
         "--topics-ab",
         action="store_true",
         help="A/B the topics' k-means memory (bench._traffic_speed_ab)",
@@ -161,12 +167,16 @@ def main() -> None:
         return
     dataset = require_scifact()
     ab = [name for name in ("ids_ab", "signals_ab", "ahead_ab", "topics_ab") if getattr(args, name)]
-    if ab:
+    if ab or args.memory_probe:
         from bench import _traffic_speed_ab
         from bench._traffic_ids_ab import ids_ab
+        from bench._traffic_memory import memory_probe
 
-        key = ab[0]
-        run = ids_ab if key == "ids_ab" else getattr(_traffic_speed_ab, key)
+        key = ab[0] if ab else "memory_probe"
+        run: Any = ids_ab if key == "ids_ab" else getattr(_traffic_speed_ab, key, None)
+        if key == "memory_probe":
+            sizes = [int(s) for s in args.memory_probe.split(",")]
+            run = functools.partial(memory_probe, sizes=sizes)
         path = results_dir(args.quick) / "traffic_speed.json"
         recorded = json.loads(path.read_text(encoding="utf-8"))
         recorded[key] = found = run(args.home, dataset)
@@ -217,7 +227,7 @@ def main() -> None:
     previous = folder / "traffic_speed.json"
     if previous.exists():  # the one-process A/Bs are run on their own: kept across full runs
         before = json.loads(previous.read_text(encoding="utf-8"))
-        out.update({k: v for k, v in before.items() if k.endswith("_ab")})
+        out.update({k: v for k, v in before.items() if k.endswith(("_ab", "_probe"))})
     (folder / "traffic_speed.json").write_text(json.dumps(out, indent=2) + "\n", "utf-8")
     print(f"wrote {folder / 'traffic_speed.json'}")
 
@@ -328,6 +338,10 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
             "between the same sizes (it holds the texts; the rest of its growth is not "
             "attributed here).",
         ]
+    if d.get("memory_probe"):
+        from bench._traffic_memory import memory_probe_lines
+
+        out += ["", *memory_probe_lines(d["memory_probe"])]
     return [*out, ""]
 
 
