@@ -195,12 +195,15 @@ def ahead_ab_line(d: dict[str, Any]) -> str:
     w0, w1 = median(d["wall_s_ahead0"]), median(d["wall_s_ahead1"])
     c0, c1 = median(d["cpu_s_ahead0"]), median(d["cpu_s_ahead1"])
     same = "the same report JSON" if d["identical"] else "**the reports differ**"
-    return (
-        f"Embedding worker kept one batch ahead, A/B in one process (`python -m "
-        f"bench.bench_traffic_speed --ahead-ab`, `analyse` of an OTLP file of "
+    head = (
+        "Embedding worker kept one batch ahead, A/B in one process (`python -m "
+        "bench.bench_traffic_speed --ahead-ab`, `analyse` of an OTLP file of "
         f"{d['queries']:,} SciFact sentences, {d['rounds']} rounds alternating, load average "
-        f"{min(d['load_average']):.1f}-{max(d['load_average']):.1f}): wall "
-        f"{rounds('wall_s_ahead1')} s one batch ahead against {rounds('wall_s_ahead0')} s when the next batch was read and "
-        f"queued only once the last was embedded (medians {w1:.2f} and {w0:.2f} s, "
+        f"{min(d['load_average']):.1f}-{max(d['load_average']):.1f})"
+    )
+    ahead, before = rounds("wall_s_ahead1"), rounds("wall_s_ahead0")
+    return (
+        f"{head}: wall {ahead} s one batch ahead against {before} s when the next batch was "
+        f"read and queued only once the last was embedded (medians {w1:.2f} and {w0:.2f} s, "
         f"{w1 / w0:.2f} ×; CPU {c1:.2f} and {c0:.2f} s), {same}."
     )
