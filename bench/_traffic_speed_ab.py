@@ -207,3 +207,84 @@ def ahead_ab_line(d: dict[str, Any]) -> str:
         f"read and queued only once the last was embedded (medians {w1:.2f} and {w0:.2f} s, "
         f"{w1 / w0:.2f} ×; CPU {c1:.2f} and {c0:.2f} s), {same}."
     )
+
+
+def kmeans_before(vectors: Sequence[Sequence[float]], k: int, rounds: int = 20) -> list[int]:
+    """:func:`ragsonde.traffic.views._kmeans` as it was (verbatim): the vectors read through a
+    list into float64, the norms of all at once, each cluster's members copied out."""
+    import numpy as np
+
+    x = np.asarray(vectors, dtype=np.float64)
+    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    centres = x[np.linspace(0, len(x) - 1, k).astype(int)].copy()
+    labels = np.zeros(len(x), dtype=int)
+    for _ in range(rounds):
+        new = np.argmax(x @ centres.T, axis=1)
+        if _ > 0 and np.array_equal(new, labels):
+            break
+        labels = new
+        for c in range(k):
+            members = x[labels == c]
+            if len(members):
+                mean = members.mean(axis=0)
+                centres[c] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+    return [int(v) for v in labels]
+
+
+def topics_ab(home: Path, dataset: Path) -> dict[str, Any]:
+    """The topics of a reservoir of weak queries (500: what 10,000 queries of the speed bench
+    fill, about 5 % weak; 2,000: full, from about 40,000) with the k-means before and after:
+    the peak of memory allocated while they are computed (tracemalloc) and whether the topics
+    are the same. The vectors are the model's embeddings of SciFact sentences."""
+    import tracemalloc
+
+    from bench._common import SCIFACT_HYBRID
+    from bench.bench_traffic_speed import sentences
+    from ragsonde.config import Settings
+    from ragsonde.traffic import views
+    from ragsonde.traffic.report import QueryHealth
+    from ragsonde.traffic.tally import TOPIC_SAMPLE, Tally
+    from ragsonde.workspace import Workspace
+
+    texts = sentences(dataset / "corpus.jsonl", TOPIC_SAMPLE)
+    with Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws:
+        vectors = [
+            v
+            for i in range(0, len(texts), 64)
+            for v in ws.embedder.embed_queries(texts[i : i + 64])
+        ]
+    after = views._kmeans
+    out: dict[str, Any] = {}
+    try:
+        for n in (500, TOPIC_SAMPLE):
+            tally = Tally()
+            for i in range(n):
+                row = QueryHealth(
+                    query=texts[i], query_id=f"s{i}", weight=1, predicted=0.0, weak=True, signals={}
+                )
+                tally.add(row, vectors[i].tolist())
+            found = {}
+            for name, kmeans in (("before", kmeans_before), ("after", after)):
+                views._kmeans = kmeans
+                tracemalloc.start()
+                found[name] = tally.topics()
+                out[f"peak_mib_{name}_{n}"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 2)
+                tracemalloc.stop()
+            out[f"identical_{n}"] = found["before"] == found["after"]
+    finally:
+        views._kmeans = after
+    return out
+
+
+def topics_ab_line(d: dict[str, Any]) -> str:
+    """The RESULTS.md sentence of ``topics_ab``."""
+    same = all(v for k, v in d.items() if k.startswith("identical_"))
+    return (
+        "Topics' k-means in less memory, A/B in one process (`python -m "
+        "bench.bench_traffic_speed --topics-ab`, the model's vectors of SciFact sentences in "
+        "the reservoir of weak queries): the peak allocated while the topics are computed is "
+        f"{d['peak_mib_after_500']:.1f} MiB for 500 weak queries (what 10,000 queries fill) and "
+        f"{d['peak_mib_after_2000']:.1f} MiB for the full 2,000, against "
+        f"{d['peak_mib_before_500']:.1f} and {d['peak_mib_before_2000']:.1f} MiB before; "
+        + ("the same topics." if same else "**the topics differ**.")
+    )
