@@ -62,6 +62,8 @@ def test_failing_queries_lists_the_weakest_of_traffic(
     (root / "empty.json").write_text("", encoding="utf-8")
     (root / "folder.json").mkdir()
     (root / "latin1.json").write_bytes(b'{"collection": "caf\xe9"}')
+    with (root / "one_line.json").open("wb") as f:  # read whole, it was held whole
+        f.write(b'{"collection": "' + b"x" * (64 << 20) + b'"}')
     params = server(sample_home, root, env={"RAGSONDE_HISTORY": str(history)})
 
     async def main() -> dict[str, Any]:
@@ -81,6 +83,7 @@ def test_failing_queries_lists_the_weakest_of_traffic(
                 "empty": {"traffic": "empty.json"},
                 "folder": {"traffic": "folder.json"},
                 "latin1": {"traffic": "latin1.json"},
+                "one_line": {"traffic": "one_line.json"},
             }
             out = {k: await session.call_tool("failing_queries", v) for k, v in calls.items()}
             return {"tool": tools["failing_queries"], **out}
@@ -112,6 +115,7 @@ def test_failing_queries_lists_the_weakest_of_traffic(
         "empty": "it is empty",
         "folder": "it is a folder",
         "latin1": "it is not UTF-8 text",
+        "one_line": "line 1 is longer than 64 MiB, the most ragsonde reads of a line",
     }.items():
         assert error_code(got[bad]) == "VALIDATION_ERROR", bad
         message = got[bad].structured_content["error"]["message"]

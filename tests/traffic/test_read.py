@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.datasets import load_benchmark
 from ragsonde.traffic.formats import detect_format
-from ragsonde.traffic.logs import row_query
+from ragsonde.traffic.logs import RowError, parse_time, row_query
 from ragsonde.traffic.read import read_traffic, write_benchmark
 from ragsonde.traffic.records import ReadStats
 from tests.traffic.support import otlp_json_lines, retriever_span
@@ -247,3 +247,68 @@ def test_any_log_row_is_read_or_counted_never_raised(row: dict[str, object]) -> 
     stats = ReadStats()
     got = row_query(row, "row", stats)
     assert (got is None) == (stats.malformed + stats.no_query_text == 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1_790_000_000, datetime.fromtimestamp(1_790_000_000, tz=UTC)),  # seconds
+        (1_790_000_000_123, datetime.fromtimestamp(1_790_000_000.123, tz=UTC)),  # ms
+        (1_790_000_000_123_456, datetime.fromtimestamp(1_790_000_000.123456, tz=UTC)),  # µs
+        ("1790000000123456789", datetime.fromtimestamp(1_790_000_000.123456789, tz=UTC)),  # ns
+    ],
+)
+def test_epoch_timestamps_are_read_in_seconds_ms_us_or_ns(
+    value: object, expected: datetime
+) -> None:
+    got = parse_time(value)
+    assert got is not None and abs((got - expected).total_seconds()) < 1e-3
+
+
+@pytest.mark.parametrize("value", [1e300, "1e25", -1e21, 10**30])
+def test_an_epoch_timestamp_beyond_nanoseconds_is_refused_not_shrunk(value: object) -> None:
+    # divided by 1000 until it fitted: 1e300 was read as 2001-09-09
+    with pytest.raises(RowError, match="too large for epoch"):
+        parse_time(value)
+
+
+def _packed(kind: str, path: Path, log: bytes) -> None:
+    """``log`` packed as ``kind`` by the standard library's own writers."""
+    import bz2
+    import io
+    import lzma
+    import tarfile
+    import zipfile
+
+    if kind == "bzip2":
+        path.write_bytes(bz2.compress(log))
+    elif kind == "xz":
+        path.write_bytes(lzma.compress(log))
+    elif kind == "zip":
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("chat.jsonl", log)
+    else:  # a gzipped tar (gzip is read, the tar inside it is not a log)
+        with tarfile.open(path, "w:gz" if kind == "tar.gz" else "w") as tar:
+            info = tarfile.TarInfo("chat.jsonl")
+            info.size = len(log)
+            tar.addfile(info, io.BytesIO(log))
+
+
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("bzip2", "bzip2-compressed, and ragsonde reads traffic as plain or gzip-compressed text"),
+        ("xz", "xz-compressed"),
+        ("zip", "a zip archive"),
+        ("tar", "a tar archive"),
+        ("tar.gz", "a tar archive"),
+    ],
+)
+def test_a_packed_log_is_named_with_how_to_unpack_it(tmp_path: Path, kind: str, words: str) -> None:
+    # each said "binary data (NUL bytes)" or "control characters", not what it was
+    path = tmp_path / "chat log.bin"
+    _packed(kind, path, b'{"query": "how does lidar work?"}\n' * 50)
+    with pytest.raises(QueryValidationError) as e:
+        detect_format(path)
+    assert words in str(e.value)
+    assert f"'{path}'" in str(e.value)  # the command to run, the path quoted for the shell

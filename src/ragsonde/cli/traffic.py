@@ -200,7 +200,7 @@ def traffic_command(
     except ValidationError as e:
         raise validation_error_from_pydantic(e) from e
     from ragsonde.history import history_path
-    from ragsonde.outputs import check_outputs, open_output
+    from ragsonde.outputs import check_outputs
 
     # before any work: never an input, the history file, or one file twice
     check_outputs(
@@ -213,6 +213,14 @@ def traffic_command(
         RichProgress(not json_output and err_console.is_terminal, "queries") as bar,
     ):
         report = traffic_report(files, ws, options, progress=bar)
+    with report:  # its spool deleted when done, stopped (Ctrl-C, SIGTERM) or failing
+        _show(report, output, html, json_output)
+
+
+def _show(report: TrafficReport, output: Path | None, html: Path | None, as_json: bool) -> None:
+    """The report written where the command line asked, and on the terminal."""
+    from ragsonde.outputs import open_output
+
     if output is not None:
         with open_output(output) as f:
             report.write_json(f)
@@ -220,7 +228,7 @@ def traffic_command(
         from ragsonde.traffic.html import write_html
 
         write_html(report, html)
-    if json_output:
+    if as_json:
         import sys
 
         report.write_json(sys.stdout)  # every query, streamed from the report's spool

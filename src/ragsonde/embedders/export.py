@@ -38,6 +38,7 @@ from ragsonde.embedders.onnx import (
     Quant,
     cache_dirs,
     find_export,
+    import_onnxruntime,
     onnx_file_name,
     pipeline_supported,
     source_fingerprint,
@@ -139,6 +140,7 @@ def _trace(st: Any, target: Path) -> None:
 
 def _quantize(source: Path, target: Path) -> None:
     try:
+        import_onnxruntime()  # its telemetry off, unless the user chose
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as e:
         raise EmbeddingError(

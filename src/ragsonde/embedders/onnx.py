@@ -41,6 +41,7 @@ __all__ = [
     "cache_dirs",
     "default_threads",
     "find_export",
+    "import_onnxruntime",
     "onnx_file_name",
     "pipeline_supported",
     "source_fingerprint",
@@ -53,6 +54,28 @@ Quant = Literal["fp32", "int8"]
 
 #: The least cosine between an export's vectors and torch's for the export to be used.
 MIN_COSINE: dict[str, float] = {"fp32": 0.9999, "int8": 0.95}
+
+
+#: ONNX Runtime's own switch for its telemetry (read once, when it is first imported).
+ORT_TELEMETRY_SWITCH = "ORT_DISABLE_TELEMETRY"
+
+
+def import_onnxruntime() -> Any:
+    """``onnxruntime``, imported with its telemetry off unless the user chose otherwise.
+
+    ONNX Runtime (1.32 here) collects telemetry on Linux too: when it loads a model it writes a
+    device id and a queue of events (the process's path, the OS, the CPU, container or not) under
+    ``~/.cache/Microsoft/DeveloperTools/.onnxruntime/``, and a session file ``.ses`` in the
+    temporary folder. ragsonde loads the model on every embedding command, so it sets
+    ``ORT_DISABLE_TELEMETRY=1``, which ONNX Runtime reads when it is imported (its
+    ``disable_telemetry_events()``, called after the import, left the events recorded), unless
+    ``ORT_DISABLE_TELEMETRY`` is set already: ``ORT_DISABLE_TELEMETRY=0`` keeps it on. A
+    process that imported ``onnxruntime`` before ragsonde keeps its own choice.
+    ImportError when it is not installed."""
+    os.environ.setdefault(ORT_TELEMETRY_SWITCH, "1")
+    import onnxruntime
+
+    return onnxruntime
 
 
 #: The most padded tokens one pass of the graph takes (texts x the longest one's tokens).
@@ -326,7 +349,7 @@ class OnnxEmbedder:
 
     def _open(self, onnx_path: Path) -> None:
         try:
-            import onnxruntime as ort
+            ort = import_onnxruntime()
             from tokenizers import Tokenizer
         except ImportError as e:
             raise EmbeddingError(

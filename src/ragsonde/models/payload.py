@@ -26,7 +26,8 @@ spec        ``text``                                      ``text`` / ``doc_id``
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import uuid
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from ragsonde.errors import QueryValidationError
 __all__ = [
     "CONTRACT_FIELDS",
     "DEFAULT_MAPPING",
+    "HAYSTACK_ID_NAMESPACE",
     "LAYOUTS",
     "MAPPED_FIELDS",
     "SPAN_FIELDS",
@@ -46,6 +48,7 @@ __all__ = [
     "detect_layout",
     "detect_mapping",
     "get_path",
+    "haystack_point_id",
 ]
 
 #: The contract fields a payload maps onto (read into every result).
@@ -223,17 +226,37 @@ class Layout:
     markers: tuple[str, ...]
     """Top-level keys every payload of this layout has."""
     mapping: PayloadMapping
+    point_id: Callable[[str], str] | None = None
+    """How the pipeline derives a point's id from the id its retriever answers (and a trace or
+    log carries), when they differ; ``None``: its retriever answers the point id."""
 
     def matches(self, payload: Mapping[str, Any]) -> bool:
         return all(key in payload for key in self.markers)
 
 
-def _layout(name: str, description: str, markers: tuple[str, ...], **paths: str) -> Layout:
+def _layout(
+    name: str,
+    description: str,
+    markers: tuple[str, ...],
+    point_id: Callable[[str], str] | None = None,
+    **paths: str,
+) -> Layout:
     """A layout whose mapping reads ``paths`` (comma-separated candidates per field)."""
     mapping = PayloadMapping(
         {f: tuple(p.strip() for p in paths[f].split(",")) for f in MAPPED_FIELDS if f in paths}
     )
-    return Layout(name, description, markers, mapping)
+    return Layout(name, description, markers, mapping, point_id)
+
+
+#: The namespace in which Haystack's QdrantDocumentStore derives a point id from a document id
+#: (``haystack_integrations.document_stores.qdrant.converters.convert_id``, a ``uuid5``).
+HAYSTACK_ID_NAMESPACE = uuid.UUID("3896d314-1e95-4a3a-b45a-945f9f0b541d")
+
+
+def haystack_point_id(document_id: str) -> str:
+    """The Qdrant point id Haystack's QdrantDocumentStore gives the document ``document_id``:
+    its retriever (and so its traces) answer the document id, the collection keeps the point."""
+    return str(uuid.uuid5(HAYSTACK_ID_NAMESPACE, document_id))
 
 
 #: The layouts in the wild, most specific first: :func:`detect_layout` keeps the first of equals.
@@ -272,6 +295,7 @@ LAYOUTS: dict[str, Layout] = {
             "haystack",
             "Haystack QdrantDocumentStore: content, and the metadata nested under meta",
             ("content", "meta"),
+            point_id=haystack_point_id,
             text="content",
             url="meta.url, meta.source",
             title="meta.title",

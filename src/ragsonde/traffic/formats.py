@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shlex
 import zlib
 from collections.abc import Generator
 from pathlib import Path
@@ -24,6 +25,17 @@ FORMATS = ("jsonl", "csv", "otlp")
 #: Names a query log's query field or column may have, first match wins.
 QUERY_COLUMNS = ("query", "query_text", "question", "input", "text")
 _PEEK = 64 * 1024
+#: Packed files a log is often shipped as, by their first bytes: what each is, how to unpack it.
+#: (gzip is read as it is; inside it, a tar archive is told by ``ustar`` at byte 257.)
+_PACKED = {
+    b"BZh": ("bzip2-compressed", "decompress it first", "bunzip2 -k {}"),
+    b"\xfd7zXZ\x00": ("xz-compressed", "decompress it first", "unxz -k {}"),
+    b"\x28\xb5\x2f\xfd": ("zstd-compressed", "decompress it first", "unzstd {}"),
+    b"\x04\x22\x4d\x18": ("lz4-compressed", "decompress it first", "unlz4 {}"),
+    b"PK\x03\x04": ("a zip archive", "extract the log from it first", "unzip {}"),
+    b"7z\xbc\xaf\x27\x1c": ("a 7z archive", "extract the log from it first", "7z x {}"),
+    b"PAR1": ("a Parquet file", "export it as JSON Lines or CSV first", ""),
+}
 
 
 def bad_file(path: Path, why: str) -> QueryValidationError:
@@ -98,6 +110,15 @@ def detect_format(path: Path) -> str:
     head = _peek(path)
     if not head.strip():
         raise bad_file(path, "it is empty")
+    packed = next((v for magic, v in _PACKED.items() if head.startswith(magic)), None)
+    if packed is None and head[257:262] == b"ustar":
+        packed = ("a tar archive", "extract the log from it first", "tar -xf {}")
+    if packed is not None:
+        what, how, command = packed
+        if command:
+            how += f" ({command.format(shlex.quote(str(path)))})"
+        text_only = "ragsonde reads traffic as plain or gzip-compressed text"
+        raise bad_file(path, f"it is {what}, and {text_only}; {how}")
     if b"\x00" in head:
         raise bad_file(path, "it holds binary data (NUL bytes), not a query log or OTLP JSON")
     text = head.decode("utf-8-sig", errors="replace").lstrip()

@@ -31,6 +31,10 @@ class RowError(ValueError):
     """A row that cannot be read; the message says why."""
 
 
+#: The largest number taken as epoch seconds (year 5138); above it, ms, µs, then ns.
+_MAX_EPOCH_SECONDS = 1e11
+
+
 def parse_time(value: Any) -> datetime | None:
     """An ISO 8601 string or epoch seconds (milli-, micro-, nanoseconds by size) -> aware UTC."""
     if value is None or value == "":
@@ -41,8 +45,12 @@ def parse_time(value: Any) -> datetime | None:
         number = float(value)
         if not math.isfinite(number):
             raise RowError(f"timestamp {value!r} is not a time")
-        while abs(number) > 1e11:  # ms, µs, ns since the epoch
+        for _ in range(3):  # ms, µs, ns since the epoch: no further
+            if abs(number) <= _MAX_EPOCH_SECONDS:
+                break
             number /= 1000.0
+        if abs(number) > _MAX_EPOCH_SECONDS:  # 1e300 was read as 2001-09-09
+            raise RowError(f"timestamp {value!r} is too large for epoch s, ms, µs or ns")
         try:
             return datetime.fromtimestamp(number, tz=UTC)
         except (ValueError, OverflowError, OSError):  # NaN, or a year out of range

@@ -19,7 +19,7 @@ import contextlib
 import json
 import os
 import weakref
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -149,6 +149,7 @@ class TrafficReport(_Part):
     traffic_hash: str = Field(description="Hash of the traffic (ids, texts, weights).")
 
     _spool: Path | None = PrivateAttr(default=None)
+    _unspool: weakref.finalize[[Path], TrafficReport] | None = PrivateAttr(default=None)
 
     @property
     def complete(self) -> bool:
@@ -157,9 +158,22 @@ class TrafficReport(_Part):
 
     def spool(self, path: Path) -> None:
         """Every query's row is in ``path`` (JSON, one a line), which is deleted with the
-        report; ``queries`` holds the ones shown."""
+        report (or by :meth:`close`); ``queries`` holds the ones shown."""
         self._spool = path
-        weakref.finalize(self, _unlink, path)
+        self._unspool = weakref.finalize(self, _unlink, path)
+
+    def close(self) -> None:
+        """Delete the spool now (a command that is done with the report, or stopped while it
+        held it: a SIGTERM ends the process before the report would be collected). The rows
+        beyond ``queries`` are gone after it."""
+        if self._unspool is not None:
+            self._unspool()
+
+    def __enter__(self) -> TrafficReport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def rows(self) -> Iterator[QueryHealth]:
         """Every query's health, in the order read."""
@@ -203,7 +217,7 @@ class TrafficReport(_Part):
         if self._spool is None:
             return self
         whole = self.model_copy(update={"queries": list(self.rows())})
-        whole._spool = None
+        whole._spool = whole._unspool = None
         return whole
 
 
@@ -216,17 +230,23 @@ _QUERIES_OPEN = '\n  "queries": ['
 def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
     """A saved report's header (``queries`` empty) and an iterator over its rows, read a line at
     a time when the file is laid out as :meth:`TrafficReport.write_json` writes it (else the
-    whole file is read at once). Raises pydantic's ValidationError or ValueError for a file
-    that is not a traffic report; OSError when it cannot be read."""
+    whole file is read at once). Read as every file a user names is
+    (:func:`ragsonde.inputs.read_lines`): a regular file, no line over
+    :data:`~ragsonde.inputs.MAX_LINE_BYTES`, the header no larger than
+    :data:`~ragsonde.inputs.MAX_DOCUMENT_BYTES`. Raises pydantic's ValidationError or ValueError
+    (bytes that are not UTF-8 too) for a file that is not a traffic report; OSError when it
+    cannot be read."""
+    from ragsonde.inputs import MAX_DOCUMENT_BYTES, joined, read_bytes
+
     head: list[str] = []
     tail: list[str] = []
-    rows, layout = 0, False
-    with path.open(encoding="utf-8") as f:
-        part = head
-        for line in f:
+    rows, size, layout = 0, 0, False
+    part = head
+    with contextlib.closing(_text_lines(path)) as lines:
+        for line in lines:
             if part is head and line.rstrip("\n") == _QUERIES_OPEN.strip("\n"):
                 part = tail
-                for row in f:
+                for row in lines:
                     if not row.startswith("    {"):
                         layout = row.startswith("  ]")
                         tail.append(row.replace("  ]", '  "queries": []', 1))
@@ -236,13 +256,28 @@ def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
                     rows += 1
                 continue
             part.append(line)
+            size += len(line)
+            if size > MAX_DOCUMENT_BYTES:
+                break  # no header is this large: read whole below, which states the limit
     if not layout:  # another layout: the whole file, validated as one
-        from ragsonde.inputs import MAX_DOCUMENT_BYTES, read_bytes
-
         whole = _validated(read_bytes(path, MAX_DOCUMENT_BYTES, "traffic report"))
         return whole.model_copy(update={"queries": []}), iter(whole.queries)
-    header = _validated("".join(head) + "".join(tail))
+    header = _validated(joined(head + tail))
     return header, _rows_of(path, rows)
+
+
+def _text_lines(path: Path) -> Generator[str, None, None]:
+    """The lines of ``path`` as text, read bounded (:func:`ragsonde.inputs.read_lines`); a
+    ValueError naming the line for bytes that are not UTF-8."""
+    from ragsonde.inputs import read_lines
+
+    for n, line in read_lines(path):
+        try:
+            yield line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(
+                f"it is not UTF-8 text ({e.reason} at byte {e.start} of line {n})"
+            ) from None
 
 
 def _validated(raw: str | bytes) -> TrafficReport:
@@ -260,12 +295,15 @@ def _validated(raw: str | bytes) -> TrafficReport:
 
 
 def _rows_of(path: Path, n: int) -> Iterator[QueryHealth]:
-    with path.open(encoding="utf-8") as f:
-        for line in f:
+    with contextlib.closing(_text_lines(path)) as lines:
+        for line in lines:
             if line.rstrip("\n") == _QUERIES_OPEN.strip("\n"):
                 break
         for _ in range(n):
-            yield QueryHealth.model_validate(loads_json(next(f).strip().rstrip(",")))
+            row = next(lines, None)
+            if row is None:
+                raise ValueError("the file changed while it was read: it has fewer rows now")
+            yield QueryHealth.model_validate(loads_json(row.strip().rstrip(",")))
 
 
 def _unlink(path: Path) -> None:

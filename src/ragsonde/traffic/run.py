@@ -32,7 +32,7 @@ from ragsonde.traffic.records import TrafficQuery
 from ragsonde.traffic.report import QueryHealth, TrafficReport
 from ragsonde.traffic.shape import normalise
 from ragsonde.traffic.tally import SHOWN, Tally
-from ragsonde.traffic.views import agreement, mismatch
+from ragsonde.traffic.views import agreement, as_replay_ids, mismatch
 from ragsonde.workspace import Workspace
 
 __all__ = ["IN_MEMORY", "SHOWN", "TrafficOptions", "analyse", "traffic_report"]
@@ -149,12 +149,14 @@ def analyse(
                 hasher.add(q)
                 row = _health(q, pred.predicted, pred.signals, o.weak_below)
                 row.top_ids = list(replay.served.ids)
-                if q.production is not None and q.production.ids:
-                    row.production_agreement = round(
-                        agreement(q.production.ids, replay.served.ids), 4
-                    )
                 if q.production is not None:
-                    row.mismatch = mismatch(q.production, replay.served.ids, params, coll)
+                    served = replay.served.ids
+                    production = q.production.model_copy(
+                        update={"ids": as_replay_ids(q.production.ids, served)}
+                    )
+                    if production.ids:
+                        row.production_agreement = round(agreement(production.ids, served), 4)
+                    row.mismatch = mismatch(production, served, params, coll)
                 rows.add(row)
                 if keep_all:
                     vectors.append(replay.vector)
@@ -162,10 +164,31 @@ def analyse(
                     tally.add(row, replay.vector if row.weak else None)
             if progress is not None:
                 progress.advance(len(part))
-    except BaseException:
+        rows.close()
+        report = _report(traffic, workspace, o, rows, tally, hasher, vectors, predictor, coll)
+        if rows.path is not None:
+            report.spool(rows.path)
+    except BaseException:  # an error or a signal (SIGTERM, Ctrl-C) before the report is out
         rows.discard()
         raise
-    rows.close()
+    return report
+
+
+def _report(
+    traffic: Traffic,
+    workspace: Workspace,
+    o: TrafficOptions,
+    rows: _Rows,
+    tally: Tally,
+    hasher: TrafficHash,
+    vectors: list[list[float] | None],
+    predictor: SignalPredictor,
+    coll: str,
+) -> TrafficReport:
+    """The report of the replayed rows: cross-fitted on ``o.labels`` when they were kept, the
+    aggregates of ``tally``."""
+    params = predictor.replayer.params
+    keep_all = o.labels is not None
     combination = combination_of(predictor.calibration)
     fitted = None
     if keep_all:
@@ -188,7 +211,7 @@ def analyse(
     periods, unit = tally.drift()
     share, interval, weighted = tally.share()
     shown = {r.query_id: r for r in [*weakest, *frequent]}
-    report = TrafficReport(
+    return TrafficReport(
         created_at=datetime.now(UTC).isoformat(),
         collection=coll,
         embedder=workspace.embedder_name,
@@ -219,9 +242,6 @@ def analyse(
         saved_benchmark=str(o.save) if o.save else None,
         traffic_hash=hasher.hexdigest(),
     )
-    if rows.path is not None:
-        report.spool(rows.path)
-    return report
 
 
 def _batches(queries: Iterable[TrafficQuery], size: int) -> Iterator[list[TrafficQuery]]:
@@ -297,5 +317,9 @@ def traffic_report(
     report = analyse(traffic, workspace, o, collection=collection, progress=progress)
     from ragsonde.traffic.record import record_traffic
 
-    report.history_run = record_traffic(report, workspace, record=o.record, history=o.history)
+    try:
+        report.history_run = record_traffic(report, workspace, record=o.record, history=o.history)
+    except BaseException:  # its spool too: a SIGTERM ends the process before it is collected
+        report.close()
+        raise
     return report

@@ -17,6 +17,7 @@ from ragsonde.traffic.report import Period, ProductionSummary, QueryHealth, Topi
 __all__ = [
     "Named",
     "agreement",
+    "as_replay_ids",
     "drift",
     "production_summary",
     "production_verdict",
@@ -43,6 +44,23 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+
+
+def as_replay_ids(production: Sequence[str], replay: Sequence[str]) -> list[str]:
+    """``production``'s ids named as the replay names points. An id the replay served stays;
+    another becomes the point id a pipeline derives from it (:attr:`~ragsonde.models.payload.
+    Layout.point_id`: Haystack's retriever answers its document id, not the point's) when the
+    replay served that point, and stays as it is when not (a point the replay did not serve)."""
+    from ragsonde.models.payload import LAYOUTS
+
+    served = set(replay)
+    derived = [layout.point_id for layout in LAYOUTS.values() if layout.point_id is not None]
+    out: list[str] = []
+    for p in production:
+        if p not in served:
+            p = next((d for point_id in derived if (d := point_id(p)) in served), p)
+        out.append(p)
+    return out
 
 
 def agreement(production: Sequence[str], replay: Sequence[str]) -> float:
