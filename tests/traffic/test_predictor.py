@@ -122,3 +122,32 @@ def test_each_mode_fits_its_own_combination_on_the_collections_own_sentences(
             assert auc >= 0.9, f"{mode}: in-domain vs off-topic AUC {auc:.3f} with the own fit"
             weights[mode] = fit.weights
     assert weights["dense"] != weights["hybrid"]  # each mode its own weights
+
+
+def test_the_stream_embeds_ahead_without_changing_a_prediction(
+    hybrid_home: Path, embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker embeds the next batch while this one is searched: each batch's predictions
+    are those of the batch predicted alone, and a consumer that leaves after the first batch
+    has had at most the batch queued behind it embedded, not the rest of the stream."""
+    queries, _ = _queries()
+    batches = [queries[i : i + 4] for i in range(0, len(queries), 4)]
+    assert len(batches) > 4
+    with Workspace(Settings(home=hybrid_home, collection="robotics"), embedder=embedder) as ws:
+        predictor = SignalPredictor(ws)
+        alone = [[p for p, _ in predictor.predict_replays(b)] for b in batches]
+        streamed = predictor.stream_replays(enumerate(batches))
+        assert [[p for p, _ in done] for _, done in streamed] == alone
+        embedded: list[list[str]] = []
+        real = predictor.replayer.embed
+
+        def counted(texts: list[str], sparse: bool) -> object:
+            embedded.append(list(texts))
+            return real(texts, sparse)
+
+        monkeypatch.setattr(predictor.replayer, "embed", counted)
+        stream = predictor.stream_replays(enumerate(batches))
+        key, first = next(stream)
+        stream.close()
+    assert key == 0 and [p for p, _ in first] == alone[0]
+    assert embedded == [[q.text for q in b] for b in batches[:2]]

@@ -26,7 +26,7 @@ def _queries(qe: Any, spec: SearchSpec, names: Names) -> tuple[Any, Any, Any, An
     params = convert.spec_params(qe, spec, names.hnsw_ef)
     filt = convert.to_filter(qe, spec.filter)
     dense_q = (
-        qe.Query.Nearest([float(x) for x in spec.vector], using=names.dense)
+        qe.Query.Nearest(list(map(float, spec.vector)), using=names.dense)
         if spec.vector is not None
         else None
     )

@@ -444,7 +444,8 @@ class EdgeStore:
             else:
                 batches = engine.query_batch(qe.QueryBatchRequest(requests))
         return [
-            (convert.LazyIds(points), tuple(float(p.score) for p in points)) for points in batches
+            (convert.LazyIds(points), tuple(map(float, [p.score for p in points])))
+            for points in batches
         ]
 
     def retrieve(

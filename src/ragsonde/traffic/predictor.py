@@ -56,6 +56,7 @@ __all__ = [
     "BATCH",
     "CHROMA_FITS",
     "COMBINATION",
+    "EMBED_AHEAD",
     "ISSUE_SIGNALS",
     "SIGNALS",
     "WEAK_BELOW",
@@ -73,6 +74,10 @@ T = TypeVar("T")
 
 #: Queries replayed together (one embedding call, one store request per ranking).
 BATCH = 64
+#: Batches :meth:`SignalPredictor.stream_replays` queues on its embedding worker beyond the one
+#: it waits for (0: the next batch is read and queued only once this one is embedded, so the
+#: model idles while this thread reads it; ``bench_traffic_speed --ahead-ab`` compares them).
+EMBED_AHEAD = 1
 
 
 def query_signals(replay: Replay, calibration: Calibration | None, k: int = 10) -> dict[str, float]:
@@ -293,37 +298,48 @@ class SignalPredictor:
     def stream_replays(
         self, batches: Iterable[tuple[T, Sequence[PredictedQuery]]]
     ) -> Iterator[tuple[T, list[tuple[QueryPrediction, Replay]]]]:
-        """:meth:`predict_replays` of each batch of a stream, with its key: the next batch is
-        embedded on a worker thread while this one is searched and scored (the model and the
-        store each release the GIL, so on two cores their times overlap)."""
+        """:meth:`predict_replays` of each batch of a stream, with its key: the batches are
+        embedded on a worker thread while this one searches and scores the one before (the
+        model and the store each release the GIL, so on two cores their times overlap), the
+        worker kept :data:`EMBED_AHEAD` batches ahead so that the model never waits for this
+        thread to read the next batch."""
+        from collections import deque
         from concurrent.futures import Future, ThreadPoolExecutor
 
         calibration = self.calibration
         replayer = self.replayer
         sparse = replayer.prepare()
         stream = iter(batches)
+        pending: deque[tuple[T, Sequence[PredictedQuery], Future[Embedded]]] = deque()
         with ThreadPoolExecutor(1, thread_name_prefix="ragsonde-embed") as pool:
 
-            def ahead() -> tuple[T, Sequence[PredictedQuery], Future[Embedded]] | None:
-                nxt = next(stream, None)
-                if nxt is None:
-                    return None
-                texts = [q.text for q in nxt[1]]
-                return nxt[0], nxt[1], pool.submit(replayer.embed, texts, sparse)
+            def fill(n: int) -> None:
+                while len(pending) < n:
+                    nxt = next(stream, None)
+                    if nxt is None:
+                        return
+                    texts = [q.text for q in nxt[1]]
+                    pending.append((nxt[0], nxt[1], pool.submit(replayer.embed, texts, sparse)))
 
-            pending = ahead()
-            while pending is not None:
-                key, part, embedding = pending
-                embedded = embedding.result()
-                pending = ahead()
-                replays = replayer.replay([q.text for q in part], embedded)
-                yield (
-                    key,
-                    [
-                        self._predicted(q, r, calibration)
-                        for q, r in zip(part, replays, strict=True)
-                    ],
-                )
+            try:
+                fill(1)
+                while pending:
+                    key, part, embedding = pending[0]
+                    fill(1 + EMBED_AHEAD)  # queued on the worker before this thread waits
+                    embedded = embedding.result()
+                    pending.popleft()
+                    fill(1)
+                    replays = replayer.replay([q.text for q in part], embedded)
+                    yield (
+                        key,
+                        [
+                            self._predicted(q, r, calibration)
+                            for q, r in zip(part, replays, strict=True)
+                        ],
+                    )
+            finally:  # stopped early (an error, a consumer that left): embed no more
+                for *_, queued in pending:
+                    queued.cancel()
 
     def _predicted(
         self, q: PredictedQuery, replay: Replay, calibration: Calibration

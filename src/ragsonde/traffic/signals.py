@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import cache
 
 __all__ = [
     "SCORE_SIGNALS",
@@ -71,7 +72,7 @@ def score_signals(scores: Sequence[float], k: int = 10) -> dict[str, float]:
     """Every score signal of one ranking (``scores`` best first); empty when nothing came back."""
     if not scores:
         return {}
-    ranked = sorted((float(s) for s in scores), reverse=True)
+    ranked = sorted(map(float, scores), reverse=True)
     out = {name: fn(ranked, k) for name, fn in SCORE_SIGNALS.items()}
     return {name: value for name, value in out.items() if math.isfinite(value)}
 
@@ -88,11 +89,14 @@ def rbo(a: Sequence[str], b: Sequence[str], p: float = 0.9, depth: int = 20) -> 
     ``(1 - p) · Σ_{d=1..depth} p^(d-1) · |a[:d] ∩ b[:d]| / d``, in [0, 1 - p^depth].
 
     Two systems that agree near the top agree on what the query is about."""
+    # the first ``depth`` ids once, as a tuple: a store's lazy ids (``Store.ranked``) are each
+    # read once, and the loop indexes a tuple, not a Python-level sequence
+    a, b = a[:depth], b[:depth]
     seen_a: set[str] = set()
     seen_b: set[str] = set()
     total = 0.0
     both = 0
-    for d in range(1, depth + 1):
+    for d, weight in enumerate(_rbo_weights(p, depth), start=1):
         x = a[d - 1] if d <= len(a) else None
         y = b[d - 1] if d <= len(b) else None
         if x is not None:
@@ -101,8 +105,14 @@ def rbo(a: Sequence[str], b: Sequence[str], p: float = 0.9, depth: int = 20) -> 
         if y is not None and y != x:
             both += y in seen_a
             seen_b.add(y)
-        total += p ** (d - 1) * both / d
+        total += weight * both / d
     return (1 - p) * total
+
+
+@cache
+def _rbo_weights(p: float, depth: int) -> tuple[float, ...]:
+    """``p^(d-1)`` for d = 1..depth (the same floats the sum computed each time)."""
+    return tuple(p ** (d - 1) for d in range(1, depth + 1))
 
 
 def agreement_at_top(top: str, rankings: Sequence[Sequence[str]]) -> float:
@@ -111,7 +121,16 @@ def agreement_at_top(top: str, rankings: Sequence[Sequence[str]]) -> float:
     first; a fused winner that no system ranks high is a compromise, not an answer."""
     if not rankings:
         return 0.0
-    return sum(1.0 / (r.index(top) + 1) if top in r else 0.0 for r in rankings) / len(rankings)
+    return sum(_reciprocal_rank(top, r) for r in rankings) / len(rankings)
+
+
+def _reciprocal_rank(item: str, ranking: Sequence[str]) -> float:
+    """1 / the rank of ``item`` in ``ranking``, 0 when absent (one pass: ``in`` then
+    ``index`` read a lazy ranking twice)."""
+    try:
+        return 1.0 / (ranking.index(item) + 1)
+    except ValueError:
+        return 0.0
 
 
 def ratio(scores: Sequence[float], k: int) -> float:

@@ -158,11 +158,21 @@ def drift(rows: Sequence[QueryHealth]) -> tuple[list[Period], str]:
 
 
 def _kmeans(vectors: Sequence[Sequence[float]], k: int, rounds: int = 20) -> list[int]:
-    """Spherical k-means (cosine), started from k evenly spaced points: deterministic."""
+    """Spherical k-means (cosine), started from k evenly spaced points: deterministic.
+
+    Memory is the vectors once in float64 and little more (the reservoir of
+    :mod:`ragsonde.traffic.tally` is 2,000 of them): no intermediate array while they are read,
+    the norms taken :data:`_ROWS` rows at a time, and each centre the mean of its members read
+    in place (``where=``) rather than copied out; each is the same floats as the whole-array
+    expression (row-wise norms; a mean over axis 0 adds the rows in order either way)."""
     import numpy as np
 
-    x = np.asarray(vectors, dtype=np.float64)
-    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    x = np.empty((len(vectors), len(vectors[0])), dtype=np.float64)
+    for i, v in enumerate(vectors):
+        x[i] = v
+    for start in range(0, len(x), _ROWS):
+        part = x[start : start + _ROWS]
+        part /= np.maximum(np.linalg.norm(part, axis=1, keepdims=True), 1e-12)
     centres = x[np.linspace(0, len(x) - 1, k).astype(int)].copy()
     labels = np.zeros(len(x), dtype=int)
     for _ in range(rounds):
@@ -171,11 +181,15 @@ def _kmeans(vectors: Sequence[Sequence[float]], k: int, rounds: int = 20) -> lis
             break
         labels = new
         for c in range(k):
-            members = x[labels == c]
-            if len(members):
-                mean = members.mean(axis=0)
+            members = labels == c
+            if members.any():
+                mean = x.mean(axis=0, where=members[:, None])
                 centres[c] = mean / max(float(np.linalg.norm(mean)), 1e-12)
     return [int(v) for v in labels]
+
+
+#: Rows whose norms :func:`_kmeans` takes at once.
+_ROWS = 256
 
 
 def _terms(text: str) -> set[str]:
