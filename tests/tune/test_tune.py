@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragsonde.config import Settings, load_settings
+from ragsonde.errors import QueryValidationError
 from ragsonde.retriever import Retriever
 from ragsonde.store import open_store
 from ragsonde.tune import Grid, TuneOptions, TuneReport, save_config, tune
@@ -149,6 +150,13 @@ def test_saved_config_round_trips_through_settings(
     assert "rrf_k" not in values["search"]
     settings = load_settings()
     assert (settings.search.fusion, settings.search.fusion_weights) == ("linear", (0.7, 0.3))
+    # the tuned copy it points at; "" is no collection: refused, not left out as before
+    assert save_config(report, path, config_id=linear.id, collection="slice-tuned")["collection"]
+    assert load_settings().collection == "slice-tuned"
+    with pytest.raises(QueryValidationError) as e:
+        save_config(report, path, config_id=linear.id, collection="")
+    assert e.value.field == "collection"
+    assert load_settings().collection == "slice-tuned"  # the file as it was
 
 
 def test_local_mode_says_quantization_is_not_measurable(

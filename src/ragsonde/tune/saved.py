@@ -15,6 +15,7 @@ from typing import Any
 from ragsonde.errors import QueryValidationError
 from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
 from ragsonde.models.params import IndexParams, SearchParams
+from ragsonde.models.query import check_collection
 from ragsonde.tune.report import ConfigResult, TuneReport
 
 __all__ = ["PENDING_KEYS", "save_config", "settings_values"]
@@ -74,8 +75,8 @@ def save_config(
             "No configuration to save: none met the constraints.", field="save_config"
         )
     values = settings_values(report.config(chosen), report)
-    if collection:
-        values["collection"] = collection
+    if collection is not None:  # "" is no collection to point at: refused, not left out
+        values["collection"] = check_collection(collection)
     header = (
         f"# ragsonde tune: {chosen}\n"
         f"# nDCG@10 {report.config(chosen).ndcg:.4f} on {report.dataset} "
