@@ -38,6 +38,20 @@ def test_an_mcp_eval_saved_over_its_benchmark_is_refused_before_the_tool_is_call
     assert bench.read_text(encoding="utf-8") == ROW
 
 
+def test_a_run_file_over_its_benchmark_is_refused_before_any_search(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """``eval --run-out`` on the benchmark (as the library's ``EvalReport.write_run``)."""
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(ROW, encoding="utf-8")
+    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]  # no collection: never reached
+    out = cli("eval", str(bench), *home, "--no-record", "--run-out", str(bench))
+    assert out.exit_code == 2, out.output
+    assert out.stderr.startswith("VALIDATION_ERROR") and "--run-out" in out.stderr, out.stderr
+    assert "is an input of this command" in " ".join(out.stderr.split())
+    assert bench.read_text(encoding="utf-8") == ROW
+
+
 def test_an_estimate_saved_over_its_plan_file_is_refused_before_any_search(
     cli: Cli, tmp_path: Path
 ) -> None:

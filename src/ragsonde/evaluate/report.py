@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.comparison import Comparison
 from ragsonde.evaluate.misses import MissesReport
+from ragsonde.evaluate.run_file import RunSources, write_trec_run
 from ragsonde.models.estimate import MetricEstimate
 from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.models.text import read_json_file
@@ -388,6 +389,7 @@ class EvalReport(_Part):
     )
     per_query: dict[str, QueryRow]
     _run: dict[str, dict[str, float]] = PrivateAttr(default_factory=dict)
+    _sources: RunSources = PrivateAttr(default_factory=RunSources)
     history_run: int | None = Field(
         default=None, exclude=True, description="The run's id in the run history, if recorded."
     )
@@ -425,21 +427,17 @@ class EvalReport(_Part):
         """Query id -> {retrieved id: score}, the whole ranking (not saved in the JSON)."""
         return self._run
 
-    def with_run(self, run: dict[str, dict[str, float]]) -> EvalReport:
-        self._run = run
+    def with_run(
+        self, run: dict[str, dict[str, float]], sources: RunSources | None = None
+    ) -> EvalReport:
+        """The whole ranking, and what the run read (``sources``: never written over)."""
+        self._run, self._sources = run, sources or RunSources()
         return self
 
     def write_run(self, path: Path, tag: str = "ragsonde") -> None:
-        """A TREC run file (``qid Q0 docid rank score tag``) that trec_eval reads.
-
-        Written here: ir-measures reads run files (``read_trec_run``) but has no writer."""
-        from ragsonde.outputs import open_output
-
-        with open_output(path) as f:
-            for qid, docs in self._run.items():
-                ranked = sorted(docs.items(), key=lambda kv: -kv[1])
-                for rank, (doc, score) in enumerate(ranked, start=1):
-                    f.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
+        """A TREC run file (``qid Q0 docid rank score tag``) that trec_eval reads; refused
+        over the benchmark, another input of the run or the history (:mod:`.run_file`)."""
+        write_trec_run(self._run, path, dataset=self.dataset, sources=self._sources, tag=tag)
 
 
 class VersusReport(_Part):

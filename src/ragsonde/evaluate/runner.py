@@ -46,6 +46,7 @@ from ragsonde.evaluate.report import (
     Throughput,
 )
 from ragsonde.evaluate.resolve import POINT_ID
+from ragsonde.evaluate.run_file import run_sources
 from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
 from ragsonde.models.params import IndexParams, SearchParams, index_differences
@@ -447,7 +448,7 @@ def evaluate(
             ],
             judged_only=o.judged_only,
             created_at=datetime.now(UTC).isoformat(),
-        ).with_run(ran.run)
+        ).with_run(ran.run, run_sources((o.queries_file, o.plan_file, corpus), cfg.home, history))
         _finish(report, ev, ran, o)
         if extend is not None:
             extend(report)
