@@ -79,6 +79,20 @@ def test_fusion_weights_must_be_finite(settings: Settings, weights: list[float])
     assert "finite" in resp.error.message
 
 
+@pytest.mark.parametrize("weights", [[1e308, 1e308], [1e7, 1.0], [0.0, 5e-324]])
+def test_fusion_weights_are_bounded(settings: Settings, weights: list[float]) -> None:
+    """1e308 was taken: the fused score (w_dense * cosine + w_sparse * bm25 / max_bm25)
+    overflowed to inf; 5e-324 made every fused score one value. Only the ratio ranks."""
+    search = {"fusion": "linear", "fusion_weights": weights}
+    assert "from 0 to 1e6" in _refused(lambda: Settings(search=search), "search.fusion_weights")
+    with Retriever(settings) as r:
+        resp = r.retrieve({"query": "lidar", "search": search})
+    assert resp.error is not None and resp.error.code == "VALIDATION_ERROR"
+    assert "search.fusion_weights" in resp.error.message and "1e6" in resp.error.message
+    for fusion, edge in [("linear", [1e6, 0.0]), ("rrf", [0.0, 1e-6])]:  # the bounds are taken
+        assert Settings(search={"fusion": fusion, "fusion_weights": edge}).search.fusion_weights
+
+
 def test_wrong_types_are_refused_where_they_enter(settings: Settings, bench: Path) -> None:
     from ragsonde.chunking.sweep import sweep_chunking
     from ragsonde.evaluate import evaluate, evaluate_against

@@ -63,6 +63,18 @@ def test_the_right_json_types_still_answer(api):
     assert saved.status_code == 200, saved.text
 
 
+def test_fusion_weights_beyond_the_bound_are_a_422(api):
+    """``[1e308, 1e308]`` was answered (a linear fusion overflows to inf); the same rule as the
+    library's, checked where the search block enters."""
+    search = {"fusion": "linear", "fusion_weights": [1e308, 1e308]}
+    resp = error_of(
+        api.post("/v1/query", json={"text": LIDAR, "search": search}), 422, "VALIDATION_ERROR"
+    )
+    assert "search.fusion_weights" in resp.error.message and "1e6" in resp.error.message
+    search["fusion_weights"] = [1e6, 0.0]  # at the bound: answered
+    assert api.post("/v1/query", json={"text": LIDAR, "search": search}).status_code == 200
+
+
 @pytest.mark.parametrize(
     ("extra", "field"),
     [

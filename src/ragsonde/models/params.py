@@ -25,6 +25,8 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 __all__ = [
+    "MAX_FUSION_WEIGHT",
+    "MIN_FUSION_WEIGHT",
     "SEARCH_FIELDS",
     "FusionMethod",
     "IndexParams",
@@ -36,7 +38,14 @@ __all__ = [
 FusionMethod = Literal["rrf", "dbsf", "linear"]
 SearchModeName = Literal["dense", "sparse", "hybrid"]
 
-_WEIGHTS_RULE = "two finite weights (dense, sparse), none negative, not both 0"
+#: Fusion weights scale scores (at most 1 each side): 1e308 overflowed the fused score to inf,
+#: 5e-324 underflowed every score to one value. Only the ratio ranks, so these lose nothing.
+MAX_FUSION_WEIGHT = 1e6
+MIN_FUSION_WEIGHT = 1e-6
+_WEIGHTS_RULE = (  # the bounds as written in the docs (MAX_/MIN_FUSION_WEIGHT)
+    "two finite weights (dense, sparse), each from 0 to 1e6, the larger at least 1e-6 (only "
+    "their ratio ranks: scale them)"
+)
 
 
 def fusion_problem(
@@ -65,7 +74,9 @@ def fusion_problem(
         )
     # NaN passed both comparisons: a linear fusion of NaN scores ranks at random
     finite = all(map(math.isfinite, weights))
-    if len(weights) != 2 or not finite or min(weights) < 0 or max(weights) <= 0:
+    if len(weights) != 2 or not finite or min(weights) < 0:
+        return "fusion_weights", f"fusion_weights {list(weights)}: expected {_WEIGHTS_RULE}."
+    if not MIN_FUSION_WEIGHT <= max(weights) <= MAX_FUSION_WEIGHT:
         return "fusion_weights", f"fusion_weights {list(weights)}: expected {_WEIGHTS_RULE}."
     return None
 
