@@ -69,6 +69,22 @@ def test_a_misspelt_setting_is_refused_not_ignored(tmp_path: Path) -> None:
     _refused(lambda: Settings(mapping={"text": "\ud800"}), "mapping")
 
 
+def test_a_collection_name_where_the_search_goes_is_refused_by_name(settings: Settings) -> None:
+    """``SignalPredictor(ws, "docs")`` (documented in docs/traffic.md) and its ``Replayer``
+    took the name for the search settings: ``'str' object has no attribute 'items'``."""
+    from ragsonde.models.params import SearchParams
+    from ragsonde.traffic.predictor import SignalPredictor
+    from ragsonde.traffic.replay import Replayer
+
+    with Workspace(settings) as ws:
+        for make in (SignalPredictor, Replayer):
+            assert "collection='docs'" in _refused(lambda m=make: m(ws, "docs"), "search")
+            _refused(lambda m=make: m(ws, {"mode": "dense"}), "search")  # build the model
+            _refused(lambda m=make: m("docs"), "workspace")
+        replayer = Replayer(ws, SearchParams(top_k=3), collection="docs")  # as documented
+        assert (replayer.params.top_k, replayer.collection) == (3, "docs")
+
+
 @pytest.mark.parametrize("weights", [[float("nan"), 1.0], [float("inf"), 1.0]])
 def test_fusion_weights_must_be_finite(settings: Settings, weights: list[float]) -> None:
     search = {"fusion": "linear", "fusion_weights": weights}  # NaN passed "none negative"

@@ -22,13 +22,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ragsonde.embedders.sparse import Bm25Encoder, query_language
-from ragsonde.errors import DimensionMismatchError
+from ragsonde.errors import DimensionMismatchError, QueryValidationError
 from ragsonde.models.params import SearchParams
 from ragsonde.models.points import CollectionInfo, Hit, Ranked, SearchSpec, SparseVector
 from ragsonde.models.query import resolve_collection
 from ragsonde.models.scores import is_distance, oriented_of, similarity_in
+from ragsonde.models.validation import options_of
 from ragsonde.retriever.facts import CollectionFacts
-from ragsonde.workspace import Workspace
+from ragsonde.workspace import Workspace, require
 
 __all__ = ["DEPTH", "EXACT_EVERY", "Embedded", "Ranking", "Replay", "Replayer"]
 
@@ -98,6 +99,18 @@ class Replay:
     """The dense ranking by exact search, for the sampled queries (:data:`EXACT_EVERY`)."""
 
 
+def _search_of(search: object) -> SearchParams:
+    """``search`` checked where it enters: ``SignalPredictor(ws, "docs")`` took the collection's
+    name for the search and died on ``'str' object has no attribute 'items'``."""
+    if isinstance(search, str):
+        raise QueryValidationError(
+            f"search must be SearchParams(...), not the string {search!r}; a collection is "
+            f"named with collection={search!r}.",
+            field="search",
+        )
+    return options_of(search, SearchParams, "search")
+
+
 class Replayer:
     """Search queries as ``search`` (over the workspace's settings) describes, in ``collection``.
 
@@ -110,8 +123,9 @@ class Replayer:
         search: SearchParams | None = None,
         collection: str | None = None,
     ) -> None:
+        require(workspace, Workspace, "workspace")
         self.workspace = workspace
-        self.params = workspace.settings.search.overlay(search)
+        self.params = workspace.settings.search.overlay(_search_of(search))
         self.collection = resolve_collection(collection, workspace.settings.collection)
         self._facts = CollectionFacts(lambda: workspace.store)
         self._bm25: Bm25Encoder | None = None
