@@ -93,3 +93,36 @@ def test_cli_commands_leave_no_argv_in_the_home(tmp_path):
         assert stat.S_IMODE(lock.stat().st_mode) == 0o600
         assert set(json.loads(lock.read_text(encoding="utf-8"))) == {"pid", "host"}
         assert "ingest" not in lock.read_text(encoding="utf-8")
+
+
+def test_threads_opening_one_collection_at_once_release_its_lock_on_close(home):
+    """Whoever opens a workspace closes it. Threads of one store that opened a collection at
+    the same moment each counted a reference, but the store kept one: ``close`` released one,
+    and the lock file stayed open and locked until the process ended (the test suite's
+    ``ResourceWarning: unclosed file <_io.TextIOWrapper ... mode='r+'>`` at exit)."""
+    import gc
+    import threading
+    import warnings
+
+    from ragsonde.store.lock import lock_shard
+
+    for _ in range(5):  # a race: a few rounds, each a fresh store
+        store = EdgeStore(home)
+        start = threading.Barrier(8)
+
+        def count(s: EdgeStore = store, b: threading.Barrier = start) -> None:
+            b.wait()
+            s.count("c")
+
+        threads = [threading.Thread(target=count) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            store.close()
+            del store
+            gc.collect()
+        assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+        lock_shard("c", home / "collections" / "c").release()  # free: nobody holds it

@@ -128,13 +128,16 @@ class EdgeStore:
         if not self._layout.exists(name):
             raise CollectionNotFoundError(name, available=self.list_collections())
         with _OPEN_LOCK:
+            # again: two threads that both missed counted 2 refs, close() released 1 (lock held)
+            if (mine := self._mine.get(path)) is not None:
+                return mine
             shard = _OPEN.get(path)
             if shard is None:
                 wait = min(self._lock_wait_s, getattr(self._patience, "s", self._lock_wait_s))
                 shard = self._load(name, path, wait)
                 _OPEN[path] = shard
             shard.refs += 1
-        self._mine[path] = shard
+            self._mine[path] = shard
         return shard
 
     def _dense(self, name: str) -> tuple[VectorLayout, DenseVector]:
