@@ -14,11 +14,13 @@ import pytest
 
 from ragsonde.inputs import (
     bounded_lines,
+    decoded_lines,
     joined,
     not_a_file,
     open_regular,
     read_bytes,
     read_lines,
+    text_lines,
 )
 
 
@@ -81,3 +83,35 @@ def test_joined_holds_a_document_to_its_limit_across_its_lines() -> None:
 
     with pytest.raises(ValueError, match="larger than 10000 bytes"):  # never read to its end
         joined(endless(), limit=10_000)
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b"ok\ncaf\xe9\n", "line 2 is not UTF-8 text (invalid continuation byte at byte 3)"),
+        # a lone surrogate, as CESU-8 or Python's surrogatepass writes it
+        (b"ok\nok\n\xed\xa0\x80\n", "line 3 is not UTF-8 text (invalid continuation byte"),
+        (b"ok\n\x00\x01\x02\n", "line 2 holds binary data (NUL bytes), not text"),
+    ],
+)
+def test_text_lines_name_the_line_that_is_not_text(tmp_path: Path, data: bytes, words: str):
+    """Five readers (benchmarks, traffic logs, baselines, traffic reports, the judge's files)
+    said this each in their own words; now one helper says it, at the line it happens."""
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(data)
+    lines = text_lines(path)
+    assert next(lines) == (1, "ok\n")  # the lines before are read
+    with pytest.raises(ValueError, match=r"^line \d") as caught:
+        list(lines)
+    assert words in str(caught.value)
+    # what Python's own decoder finds at that line: the oracle for the reason and the byte
+    bad = data.splitlines(keepends=True)[int(words.split()[1]) - 1]
+    if b"\x00" not in bad:
+        with pytest.raises(UnicodeDecodeError) as python:
+            bad.decode("utf-8")
+        assert f"({python.value.reason} at byte {python.value.start})" in str(caught.value)
+
+
+def test_decoded_lines_drop_a_bom_on_the_first_line_only() -> None:
+    data = "\ufeff{}\n\ufeff{}\n".encode()
+    assert list(decoded_lines(io.BytesIO(data))) == [(1, "{}\n"), (2, "\ufeff{}\n")]

@@ -15,7 +15,9 @@ What :mod:`ragsonde.outputs` is to the files a command writes, this is to the on
 - A file read line by line (a benchmark, a traffic log, documents to ingest) is read through
   :func:`bounded_lines`: a line longer than :data:`MAX_LINE_BYTES` (a file of one 200 MB line,
   or a gzip bomb that inflates to gigabytes without a newline) is refused when the limit is
-  reached, never held whole in memory.
+  reached, never held whole in memory; read as text, through :func:`decoded_lines`
+  (:func:`text_lines`), which says in the same words for every reader that a line holds binary
+  data or bytes that are not UTF-8, and where.
 
 Errors are :class:`ValueError` with the reason alone ("it is a named pipe (FIFO), not a file"),
 for the caller to prefix with what it reads and raise as its VALIDATION_ERROR.
@@ -35,12 +37,14 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_SETTINGS_BYTES",
     "bounded_lines",
+    "decoded_lines",
     "joined",
     "not_a_file",
     "open_regular",
     "read_bytes",
     "read_lines",
     "size_text",
+    "text_lines",
 ]
 
 #: A settings-like file a person writes (``--config``, ``--chunking``, ``--grid``): 1 MiB.
@@ -178,6 +182,30 @@ def read_lines(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, b
     at most ``limit`` bytes (:func:`bounded_lines`); ValueError with the reason otherwise."""
     with open_regular(path) as f:
         yield from enumerate(bounded_lines(f, limit), start=1)
+
+
+def decoded_lines(f: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of the binary stream ``f``, each line bounded
+    (:func:`bounded_lines`) and decoded as UTF-8 on its own, so an error names its line: a BOM
+    opening the first line is dropped; a line holding NUL bytes (a binary file) or bytes that
+    are not UTF-8 is a ValueError saying which, at which line and byte."""
+    for n, raw in enumerate(bounded_lines(f, limit), start=1):
+        if b"\x00" in raw:
+            raise ValueError(f"line {n} holds binary data (NUL bytes), not text")
+        try:
+            yield n, raw.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(
+                f"line {n} is not UTF-8 text ({e.reason} at byte {e.start}); "
+                "convert it to UTF-8 (e.g. iconv -t UTF-8)"
+            ) from None
+
+
+def text_lines(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of the regular file ``path`` (:func:`open_regular`), through
+    :func:`decoded_lines`; ValueError with the reason otherwise."""
+    with open_regular(path) as f:
+        yield from decoded_lines(f, limit)
 
 
 def joined(parts: Iterable[str], limit: int = MAX_DOCUMENT_BYTES) -> str:

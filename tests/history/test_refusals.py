@@ -186,7 +186,7 @@ def test_a_bad_baseline_is_refused_before_the_eval(cli: Cli, story: Story, tmp_p
         # they said "[Errno 21] Is a directory", "'utf-8' codec can't decode byte 0xe9", and
         # "Expecting property name enclosed in double quotes"
         (str(folder), "it is a folder, not a file"),
-        (str(latin), "it is not UTF-8 text"),
+        (str(latin), "line 1 is not UTF-8 text (invalid continuation byte at byte"),
         (str(report), "a report saved with `eval --save`?"),
     )
     for spec, why in cases:

@@ -34,3 +34,17 @@ def test_a_baseline_with_a_lone_surrogate_is_named(tmp_path: Path):
     with pytest.raises(QueryValidationError, match=r"runs\.jsonl:1") as err:
         load_exported(path)
     assert "lone surrogate" in err.value.message and err.value.field == "baseline"
+
+
+def test_a_benchmark_line_over_the_limit_is_refused_unread(tmp_path: Path):
+    """A ragsonde JSON Lines benchmark was read line by line with no bound: a 200 MB line was
+    held whole. It is read through ``inputs.text_lines`` now, like every other benchmark."""
+    from ragsonde.inputs import MAX_LINE_BYTES
+
+    path = tmp_path / "b.jsonl"
+    with path.open("wb") as f:
+        f.write(b'{"query_id": "ok", "query": "fine", "relevant": ["l"]}\n{"query": "')
+        f.write(b"x" * (MAX_LINE_BYTES + 1))
+    with pytest.raises(QueryValidationError, match="line 2 is longer than 64 MiB") as err:
+        read_entries(path)
+    assert err.value.field == "benchmark"

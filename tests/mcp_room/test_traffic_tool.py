@@ -114,7 +114,7 @@ def test_failing_queries_lists_the_weakest_of_traffic(
         "eval_report": "it is a ragsonde eval file; a traffic report is what `ragsonde traffic",
         "empty": "it is empty",
         "folder": "it is a folder",
-        "latin1": "it is not UTF-8 text",
+        "latin1": "line 1 is not UTF-8 text (invalid continuation byte at byte",
         "one_line": "line 1 is longer than 64 MiB, the most ragsonde reads of a line",
     }.items():
         assert error_code(got[bad]) == "VALIDATION_ERROR", bad

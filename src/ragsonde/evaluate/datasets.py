@@ -92,18 +92,13 @@ class _Lines:
         return "".join(self)
 
     def __iter__(self) -> Iterator[str]:
-        from ragsonde.inputs import read_lines
+        from ragsonde.inputs import text_lines
 
-        lines = read_lines(self.path)  # a FIFO or a device refused, each line bounded
-        try:  # decoded line by line, so an error has its line
-            for self.n, raw in lines:
-                if b"\x00" in raw:
-                    raise _bad(self.path, f"line {self.n} holds binary data, not text")
-                try:
-                    yield raw.decode("utf-8-sig" if self.n == 1 else "utf-8")
-                except UnicodeDecodeError as e:
-                    raise _bad(self.path, f"line {self.n} is not UTF-8 text ({e.reason})") from e
-        except ValueError as e:  # a FIFO, a device, a line over the limit
+        lines = text_lines(self.path)  # a FIFO or a device refused; each line bounded, decoded
+        try:
+            for self.n, text in lines:
+                yield text
+        except ValueError as e:  # a FIFO, a device, a line over the limit, not UTF-8
             raise _bad(self.path, str(e)) from e
 
 

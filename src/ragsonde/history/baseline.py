@@ -18,7 +18,7 @@ from ragsonde.evaluate.comparison import DEFAULT_GATE_METRIC
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.history.models import Fingerprint, RunSummary
 from ragsonde.history.store import HistoryStore, RecordedRun
-from ragsonde.models.text import loads_json, not_utf8
+from ragsonde.models.text import loads_json
 
 if TYPE_CHECKING:
     from ragsonde.history.diff import Paired
@@ -96,18 +96,12 @@ def load_exported(path: Path, benchmark_sha256: str | None = None) -> RecordedRu
         raise QueryValidationError(
             f"cannot read baseline {path}: it is a folder, not a file", field="baseline"
         )
-    from ragsonde.inputs import MAX_DOCUMENT_BYTES, read_lines
+    from ragsonde.inputs import MAX_DOCUMENT_BYTES, text_lines
 
     # a FIFO or a device refused, not waited on or read for ever; a line is a whole report
     try:
-        lines = [
-            raw.decode("utf-8").rstrip("\r\n") for _, raw in read_lines(path, MAX_DOCUMENT_BYTES)
-        ]
-    except UnicodeDecodeError as e:
-        raise QueryValidationError(
-            f"cannot read baseline {path}: {not_utf8(e)}", field="baseline"
-        ) from e
-    except ValueError as e:
+        lines = [text.rstrip("\r\n") for _, text in text_lines(path, MAX_DOCUMENT_BYTES)]
+    except ValueError as e:  # not a file, a line over the limit, binary data, not UTF-8
         raise QueryValidationError(f"cannot read baseline {path}: {e}", field="baseline") from e
     if lines and lines[0].strip() == "{":  # an indented JSON document: a saved eval report?
         raise QueryValidationError(

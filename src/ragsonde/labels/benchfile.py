@@ -7,7 +7,7 @@ and its judgements become ``human`` labels judged by the benchmark's name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -60,43 +60,38 @@ def _read_entries(path: Path, split: str) -> list[BenchmarkEntry]:
             for q in bench.queries
         ]
     entries: list[BenchmarkEntry] = []
-    try:
-        f = path.open("rb")  # decoded line by line, inside the check: an error names its line
-    except OSError as e:
-        raise QueryValidationError(
-            f"Cannot read benchmark {path}: {e.strerror or e}", field="benchmark"
-        ) from e
-    with f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                # decoded as UTF-8 here: json.loads of bytes guesses UTF-16 from a BOM and
-                # answered "'utf-16-le' codec can't decode byte 0x0a …"
-                text = line.decode("utf-8-sig" if n == 1 else "utf-8")
-            except UnicodeDecodeError as e:
-                raise QueryValidationError(
-                    f"Cannot read benchmark {path}: line {n} is not UTF-8 text ({e.reason})",
-                    field="benchmark",
-                ) from e
-            try:
-                raw = loads_json(text)
-                if isinstance(raw, dict) and isinstance(raw.get("relevant"), list):
-                    raw["relevant"] = {str(r): 1 for r in raw["relevant"]}
-                entry = BenchmarkEntry.model_validate(raw)
-            except (ValueError, ValidationError) as e:
-                raise QueryValidationError(
-                    f"Cannot read benchmark {path}: line {n}: {e}", field="benchmark"
-                ) from e
-            if not entry.labels and entry.relevant:
-                judge = entry.generator or f"file:{path.name}"
-                source = "generator" if entry.generator else "human"
-                entry.labels = [
-                    Label(id=d, grade=min(3, max(0, g)), source=source, judge=judge)
-                    for d, g in entry.relevant.items()
-                ]
-            entries.append(entry)
+    for n, text in _lines(path):
+        if not text.strip():
+            continue
+        try:
+            raw = loads_json(text)
+            if isinstance(raw, dict) and isinstance(raw.get("relevant"), list):
+                raw["relevant"] = {str(r): 1 for r in raw["relevant"]}
+            entry = BenchmarkEntry.model_validate(raw)
+        except (ValueError, ValidationError) as e:
+            raise QueryValidationError(
+                f"Cannot read benchmark {path}: line {n}: {e}", field="benchmark"
+            ) from e
+        if not entry.labels and entry.relevant:
+            judge = entry.generator or f"file:{path.name}"
+            source = "generator" if entry.generator else "human"
+            entry.labels = [
+                Label(id=d, grade=min(3, max(0, g)), source=source, judge=judge)
+                for d, g in entry.relevant.items()
+            ]
+        entries.append(entry)
     return entries
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The benchmark's numbered lines (:func:`ragsonde.inputs.text_lines`: bounded, decoded one
+    at a time, so an error names its line; a BOM decoded as UTF-8, never guessed as UTF-16)."""
+    from ragsonde.inputs import text_lines
+
+    try:
+        yield from text_lines(path)
+    except ValueError as e:
+        raise QueryValidationError(f"Cannot read benchmark {path}: {e}", field="benchmark") from e
 
 
 def write_entries(path: Path, entries: Iterable[BenchmarkEntry]) -> None:

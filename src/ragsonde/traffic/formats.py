@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.inputs import bounded_lines, open_regular
+from ragsonde.inputs import decoded_lines, open_regular
 
 __all__ = ["FORMATS", "QUERY_COLUMNS", "detect_format", "numbered_lines", "open_bytes"]
 
@@ -79,20 +79,10 @@ def numbered_lines(path: Path) -> Generator[tuple[int, str], None, None]:
     bytes that are not UTF-8 stop the read with a VALIDATION_ERROR naming the line."""
     try:
         with open_bytes(path) as f:  # each line bounded: a gzip bomb is one endless line
-            for n, raw in enumerate(bounded_lines(f), start=1):
-                if b"\x00" in raw:
-                    raise bad_file(path, f"line {n} holds binary data (NUL bytes), not text")
-                try:
-                    yield n, raw.decode("utf-8-sig" if n == 1 else "utf-8")
-                except UnicodeDecodeError as e:
-                    raise bad_file(
-                        path,
-                        f"line {n} is not UTF-8 text ({e.reason} at byte {e.start}); "
-                        "convert it to UTF-8 (e.g. iconv -t UTF-8)",
-                    ) from e
+            yield from decoded_lines(f)
     except (OSError, EOFError, zlib.error) as e:  # a broken gzip stream
         raise bad_file(path, f"it cannot be read to the end ({e})") from e
-    except ValueError as e:  # a line over the limit
+    except ValueError as e:  # a line over the limit, binary data, not UTF-8
         raise bad_file(path, str(e)) from e
 
 

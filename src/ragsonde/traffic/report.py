@@ -267,17 +267,12 @@ def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
 
 
 def _text_lines(path: Path) -> Generator[str, None, None]:
-    """The lines of ``path`` as text, read bounded (:func:`ragsonde.inputs.read_lines`); a
-    ValueError naming the line for bytes that are not UTF-8."""
-    from ragsonde.inputs import read_lines
+    """The lines of ``path`` as text (:func:`ragsonde.inputs.text_lines`: bounded, decoded one
+    at a time); a ValueError naming the line otherwise."""
+    from ragsonde.inputs import text_lines
 
-    for n, line in read_lines(path):
-        try:
-            yield line.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(
-                f"it is not UTF-8 text ({e.reason} at byte {e.start} of line {n})"
-            ) from None
+    for _, text in text_lines(path):
+        yield text
 
 
 def _validated(raw: str | bytes) -> TrafficReport:

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Protocol
 
 from ragsonde.models.params import SearchParams
@@ -51,16 +52,22 @@ def as_replay_ids(production: Sequence[str], replay: Sequence[str]) -> list[str]
     another becomes the point id a pipeline derives from it (:attr:`~ragsonde.models.payload.
     Layout.point_id`: Haystack's retriever answers its document id, not the point's) when the
     replay served that point, and stays as it is when not (a point the replay did not serve)."""
-    from ragsonde.models.payload import LAYOUTS
-
     served = set(replay)
-    derived = [layout.point_id for layout in LAYOUTS.values() if layout.point_id is not None]
+    derived = _point_ids()
     out: list[str] = []
     for p in production:
         if p not in served:
             p = next((d for point_id in derived if (d := point_id(p)) in served), p)
         out.append(p)
     return out
+
+
+@cache
+def _point_ids() -> tuple[Callable[[str], str], ...]:
+    """The layouts' document-id → point-id derivations (read once: the registry is fixed)."""
+    from ragsonde.models.payload import LAYOUTS
+
+    return tuple(layout.point_id for layout in LAYOUTS.values() if layout.point_id is not None)
 
 
 def agreement(production: Sequence[str], replay: Sequence[str]) -> float:
