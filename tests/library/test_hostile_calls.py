@@ -5,7 +5,6 @@ What was already refused cleanly is listed in ``docs/library.md``."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,18 +14,6 @@ import pytest
 from ragsonde import QueryValidationError, Retriever, StoreConnectionError, Workspace
 from ragsonde.config import Settings
 from ragsonde.embedders.onnx import OnnxEmbedder
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path / "home", collection="docs")
-
-
-@pytest.fixture
-def bench(tmp_path: Path) -> Path:
-    path = tmp_path / "bench.jsonl"
-    path.write_text(json.dumps({"query_id": "q1", "query": "lidar", "relevant": ["lidar"]}) + "\n")
-    return path
 
 
 def _refused(call: Callable[[], Any], field: str) -> str:

@@ -10,7 +10,6 @@ COLLECTION_NOT_FOUND for the default collection (or, for ``ingest``, created it)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,18 +21,6 @@ from ragsonde.config import Settings, load_settings
 from ragsonde.models.query import check_collection, resolve_collection
 
 BAD_NAMES = ["", "\ud800abc", "x" * 256, b"docs", 7]
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path / "home", collection="docs")
-
-
-@pytest.fixture
-def bench(tmp_path: Path) -> Path:
-    path = tmp_path / "bench.jsonl"
-    path.write_text(json.dumps({"query_id": "q1", "query": "lidar", "relevant": ["lidar"]}) + "\n")
-    return path
 
 
 def _refused(call: Callable[[], Any], field: str = "collection") -> QueryValidationError:
