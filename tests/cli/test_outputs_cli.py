@@ -5,20 +5,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support import Cli
 
 ROW = '{"query_id": "q1", "query": "lidar range", "relevant": ["lidar"]}\n'
 
 
-def test_a_judging_plan_over_its_own_benchmark_is_refused_before_any_replay(
-    cli: Cli, tmp_path: Path
+@pytest.mark.parametrize(
+    ("command", "flag"),
+    [
+        (("judge", "--plan", "5"), "--out"),
+        # ``eval --run-out`` on the benchmark (as the library's ``EvalReport.write_run``)
+        (("eval", "--no-record"), "--run-out"),
+    ],
+)
+def test_an_output_over_its_own_benchmark_is_refused_before_any_search(
+    cli: Cli, tmp_path: Path, command: tuple[str, ...], flag: str
 ) -> None:
     bench = tmp_path / "bench.jsonl"
     bench.write_text(ROW, encoding="utf-8")
     home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]  # no collection: never reached
-    out = cli("judge", str(bench), *home, "--plan", "5", "--out", str(bench))
+    out = cli(command[0], str(bench), *home, *command[1:], flag, str(bench))
     assert out.exit_code == 2, out.output
-    assert out.stderr.startswith("VALIDATION_ERROR") and "--out" in out.stderr, out.stderr
+    assert out.stderr.startswith("VALIDATION_ERROR") and flag in out.stderr, out.stderr
     assert "is an input of this command" in " ".join(out.stderr.split())
     assert bench.read_text(encoding="utf-8") == ROW
 
@@ -35,20 +45,6 @@ def test_an_mcp_eval_saved_over_its_benchmark_is_refused_before_the_tool_is_call
     )  # fmt: skip
     assert out.exit_code == 2, out.output
     assert out.stderr.startswith("VALIDATION_ERROR") and "--save" in out.stderr, out.stderr
-    assert bench.read_text(encoding="utf-8") == ROW
-
-
-def test_a_run_file_over_its_benchmark_is_refused_before_any_search(
-    cli: Cli, tmp_path: Path
-) -> None:
-    """``eval --run-out`` on the benchmark (as the library's ``EvalReport.write_run``)."""
-    bench = tmp_path / "bench.jsonl"
-    bench.write_text(ROW, encoding="utf-8")
-    home = ["--home", str(tmp_path / "home"), "-c", "nowhere"]  # no collection: never reached
-    out = cli("eval", str(bench), *home, "--no-record", "--run-out", str(bench))
-    assert out.exit_code == 2, out.output
-    assert out.stderr.startswith("VALIDATION_ERROR") and "--run-out" in out.stderr, out.stderr
-    assert "is an input of this command" in " ".join(out.stderr.split())
     assert bench.read_text(encoding="utf-8") == ROW
 
 
