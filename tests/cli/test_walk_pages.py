@@ -133,7 +133,7 @@ def test_a_binary_file_as_the_benchmark_is_named_binary(cli: Cli, tmp_path: Path
     result = cli("eval", str(binary), "-c", "robotics", "--home", str(tmp_path / "home"))
     assert result.exit_code == 2, result.stdout + result.stderr
     assert result.stderr.startswith("VALIDATION_ERROR: "), result.stderr
-    assert "line 1 holds binary data, not text" in result.stderr
+    assert "line 1 holds binary data (NUL bytes), not text" in result.stderr
     assert "queries file" not in result.stderr
 
 

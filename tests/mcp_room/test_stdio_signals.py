@@ -47,7 +47,8 @@ def test_a_signal_stops_the_server_while_the_client_holds_the_pipe(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=home_env(sample_home),
+        # a hang is then shown: SIGABRT makes faulthandler print every thread's stack
+        env={**home_env(sample_home), "PYTHONFAULTHANDLER": "1"},
         cwd=ROOT,
         preexec_fn=_default_sigint,
     )
@@ -65,7 +66,12 @@ def test_a_signal_stops_the_server_while_the_client_holds_the_pipe(
         try:
             proc.wait(timeout=30)  # stdin stays open: only the signal can end it
         except subprocess.TimeoutExpired:
-            pytest.fail(f"ragsonde mcp ignored {sig.name} while the client held the pipe")
+            proc.send_signal(signal.SIGABRT)
+            _, stacks = proc.communicate(timeout=30)
+            pytest.fail(
+                f"ragsonde mcp ignored {sig.name} while the client held the pipe; its threads:\n"
+                + stacks.decode(errors="replace")[-8000:]
+            )
         err = proc.stderr.read().decode() if proc.stderr else ""
     finally:
         if proc.poll() is None:
