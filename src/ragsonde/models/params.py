@@ -74,9 +74,12 @@ def fusion_problem(
         )
     # NaN passed both comparisons: a linear fusion of NaN scores ranks at random
     finite = all(map(math.isfinite, weights))
-    if len(weights) != 2 or not finite or min(weights) < 0:
-        return "fusion_weights", f"fusion_weights {list(weights)}: expected {_WEIGHTS_RULE}."
-    if not MIN_FUSION_WEIGHT <= max(weights) <= MAX_FUSION_WEIGHT:
+    if (
+        len(weights) != 2
+        or not finite
+        or min(weights) < 0
+        or not MIN_FUSION_WEIGHT <= max(weights) <= MAX_FUSION_WEIGHT
+    ):
         return "fusion_weights", f"fusion_weights {list(weights)}: expected {_WEIGHTS_RULE}."
     return None
 

@@ -231,7 +231,7 @@ def read_report(path: Path) -> tuple[TrafficReport, Iterator[QueryHealth]]:
     """A saved report's header (``queries`` empty) and an iterator over its rows, read a line at
     a time when the file is laid out as :meth:`TrafficReport.write_json` writes it (else the
     whole file is read at once). Read as every file a user names is
-    (:func:`ragsonde.inputs.read_lines`): a regular file, no line over
+    (:func:`ragsonde.inputs.text_lines`): a regular file, no line over
     :data:`~ragsonde.inputs.MAX_LINE_BYTES`, the header no larger than
     :data:`~ragsonde.inputs.MAX_DOCUMENT_BYTES`. Raises pydantic's ValidationError or ValueError
     (bytes that are not UTF-8 too) for a file that is not a traffic report; OSError when it
