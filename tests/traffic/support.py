@@ -15,8 +15,8 @@ def retriever_span(
     kind: str,
     query: str | None,
     *,
-    ids: Sequence[str] = (),
-    scores: Sequence[float | str] = (),
+    ids: Sequence[Any] = (),
+    scores: Sequence[Any] = (),
     top_k: int | str | None = None,
     query_id: str | None = None,
 ) -> ReadableSpan:

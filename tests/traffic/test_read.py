@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -106,15 +107,21 @@ def test_a_production_field_that_is_no_number_counts_its_span_malformed(tmp_path
         retriever_span("genai", "battery care", ids=["p3"], scores=[0.7], top_k=3),
         retriever_span("genai", "what is lidar?", ids=["p1"], scores=[0.8], top_k="ten"),
         retriever_span("genai", "radar range", ids=["p2"], scores=["high"], top_k=3),
+        retriever_span("genai", "wheel wear", ids=[{"a": 1}], scores=[0.5]),  # an object
+        retriever_span("genai", "arm reach", ids=["p1", "p2"], scores=[0.9, 0.8], top_k=2.5),
+        retriever_span("openinference", "dock pins", ids=["p4", True], scores=[0.9, 0.8]),
         retriever_span("genai", "sonar depth"),  # no production fields at all: fine
     ]
     path = tmp_path / "traces.json"
     path.write_text(otlp_json_lines(spans), encoding="utf-8")
     traffic = read_traffic([path])
     assert sorted(q.query for q in traffic.queries) == ["battery care", "sonar depth"]
-    assert traffic.stats.malformed == 2
+    assert traffic.stats.malformed == 5
     assert any("top_k is 'ten'" in e for e in traffic.stats.examples)
-    assert any("document score is 'high'" in e for e in traffic.stats.examples)
+    assert any("document 0's score is 'high'" in e for e in traffic.stats.examples)
+    assert any("document 0's id is {'a': 1}, not an id" in e for e in traffic.stats.examples)
+    assert any("top_k is 2.5, not a whole number" in e for e in traffic.stats.examples)
+    assert any("document 1's id is True, not an id" in e for e in traffic.stats.examples)
 
 
 def test_since_until_and_a_sample_stratified_by_day(tmp_path: Path) -> None:
@@ -247,6 +254,38 @@ def test_any_log_row_is_read_or_counted_never_raised(row: dict[str, object]) -> 
     stats = ReadStats()
     got = row_query(row, "row", stats)
     assert (got is None) == (stats.malformed + stats.no_query_text == 1)
+    prod = got.production if got is not None else None
+    if prod is not None and prod.scores is not None:  # what is read is what production returned
+        assert all(math.isfinite(s) for s in prod.scores)
+        assert not prod.ids or len(prod.ids) == len(prod.scores)
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({"ids": [["p1"], "p2"]}, "ids[0] is ['p1'], not an id"),
+        ({"ids": ["p1", {"a": 2}]}, "ids[1] is {'a': 2}, not an id"),
+        ({"ids": ["p1", False]}, "ids[1] is False, not an id"),
+        ({"ids": ["p1", "p2"], "scores": [0.9]}, "2 returned ids and 1 scores"),
+        ({"ids": ["p1"], "scores": [float("nan")]}, "scores[0] is nan, not a finite number"),
+        ({"ids": ["p1"], "scores": [None]}, "scores hold a null"),
+        ({"top_k": "ten"}, "top_k is 'ten', not a whole number"),
+        ({"top_k": 2.5}, "top_k is 2.5, not a whole number"),
+        ({"top_k": 0}, "top_k is 0, below 1"),
+        ({"threshold": float("inf")}, "threshold is inf, not a finite number"),
+        ({"weight": 2.5}, "weight is 2.5, not a whole number"),
+        # 1e308 reads from a request's JSON as an integer: shown cut, not in 309 digits
+        ({"timestamp": 10**308}, "timestamp 1" + "0" * 38 + "… is too large"),
+    ],
+)
+def test_a_log_row_with_a_wrong_production_field_is_counted_malformed_naming_it(
+    fields: dict[str, object], why: str
+) -> None:
+    # read as str() and float(): an id [1] became "[1]" and a NaN score was kept, silently
+    stats = ReadStats()
+    assert row_query({"query": "lidar range", **fields}, "chat.jsonl:3", stats) is None
+    assert stats.malformed == 1 and stats.examples[0].startswith("chat.jsonl:3: ")
+    assert why in stats.examples[0], stats.examples[0]
 
 
 @pytest.mark.parametrize(

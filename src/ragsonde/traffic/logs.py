@@ -24,11 +24,61 @@ from ragsonde.models.text import invalid_unicode_at
 from ragsonde.traffic.formats import QUERY_COLUMNS, bad_file, numbered_lines
 from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
 
-__all__ = ["RowError", "parse_time", "read_csv", "read_jsonl", "row_query"]
+__all__ = [
+    "RowError",
+    "number",
+    "parse_time",
+    "production_of",
+    "read_csv",
+    "read_jsonl",
+    "returned_id",
+    "row_query",
+    "shown",
+]
 
 
 class RowError(ValueError):
     """A row that cannot be read; the message says why."""
+
+
+def shown(value: Any) -> str:
+    """``value`` as a message shows it: its repr, cut at 40 characters (a timestamp of 1e308
+    reads from JSON as a 309-digit integer)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def number(value: Any, cast: type[int] | type[float], name: str) -> Any:
+    """A production field's number, None when the row or span has none; one that is there but
+    is no finite number is a RowError (the row is counted malformed): read as absent, a
+    production ``top_k`` of "ten" would hide the mismatch it explains, and a NaN score would
+    be averaged."""
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool):
+        raise RowError(f"its {name} is {value!r}, not a number")
+    if cast is int and isinstance(value, float):  # int(2.5) would be 2, without a word
+        if not value.is_integer():
+            raise RowError(f"its {name} is {shown(value)}, not a whole number")
+        value = int(value)
+    try:
+        found = cast(value)
+    except (TypeError, ValueError, OverflowError):
+        raise RowError(f"its {name} is {shown(value)}, not a {_KIND[cast]}") from None
+    if isinstance(found, float) and not math.isfinite(found):
+        raise RowError(f"its {name} is {shown(value)}, not a finite number")
+    return found
+
+
+_KIND: dict[type, str] = {int: "whole number", float: "number"}
+
+
+def returned_id(value: Any, name: str) -> str:
+    """A returned point's id as text: Qdrant's ids are text (UUIDs) or unsigned integers, so a
+    list, an object, a bool or a fraction is a RowError, not its ``str``."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    raise RowError(f"its {name} is {shown(value)}, not an id (text or a whole number)")
 
 
 #: The largest number taken as epoch seconds (year 5138); above it, ms, µs, then ns.
@@ -44,24 +94,26 @@ def parse_time(value: Any) -> datetime | None:
     if isinstance(value, int | float) or (isinstance(value, str) and _is_number(value)):
         number = float(value)
         if not math.isfinite(number):
-            raise RowError(f"timestamp {value!r} is not a time")
+            raise RowError(f"timestamp {shown(value)} is not a time")
         for _ in range(3):  # ms, µs, ns since the epoch: no further
             if abs(number) <= _MAX_EPOCH_SECONDS:
                 break
             number /= 1000.0
         if abs(number) > _MAX_EPOCH_SECONDS:  # 1e300 was read as 2001-09-09
-            raise RowError(f"timestamp {value!r} is too large for epoch s, ms, µs or ns")
+            raise RowError(f"timestamp {shown(value)} is too large for epoch s, ms, µs or ns")
         try:
             return datetime.fromtimestamp(number, tz=UTC)
         except (ValueError, OverflowError, OSError):  # NaN, or a year out of range
-            raise RowError(f"timestamp {value!r} is not a time") from None
+            raise RowError(f"timestamp {shown(value)} is not a time") from None
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            raise RowError(f"timestamp {value!r} is neither ISO 8601 nor epoch seconds") from None
+            raise RowError(
+                f"timestamp {shown(value)} is neither ISO 8601 nor epoch seconds"
+            ) from None
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    raise RowError(f"timestamp {value!r} is not a time")
+    raise RowError(f"timestamp {shown(value)} is not a time")
 
 
 def _is_number(value: str) -> bool:
@@ -73,15 +125,12 @@ def _is_number(value: str) -> bool:
 
 
 def _weight(value: Any) -> int:
-    if value in (None, ""):
+    weight = number(value, int, "weight")
+    if weight is None:
         return 1
-    try:
-        weight = int(value)
-    except (TypeError, ValueError):
-        raise RowError(f"weight {value!r} is not a whole number") from None
     if weight < 1:
-        raise RowError(f"weight {weight} is below 1")
-    return weight
+        raise RowError(f"its weight is {weight}, below 1")
+    return int(weight)
 
 
 def _list(value: Any, what: str) -> list[Any] | None:
@@ -101,6 +150,38 @@ def _list(value: Any, what: str) -> list[Any] | None:
     return value
 
 
+def production_of(
+    ids: list[Any] | None,
+    scores: list[Any] | None,
+    top_k: Any = None,
+    threshold: Any = None,
+    collection: Any = None,
+    mode: Any = None,
+) -> Production:
+    """What production returned, each field checked (a :class:`RowError` says which is wrong):
+    ids text or whole numbers, scores finite numbers, one score per id when both are logged,
+    ``top_k`` a whole number of at least 1, ``threshold`` a finite number."""
+    if ids is not None and scores is not None and len(ids) != len(scores):
+        raise RowError(
+            f"it logs {len(ids)} returned ids and {len(scores)} scores: each id needs its score"
+        )
+    k = number(top_k, int, "top_k")
+    if k is not None and k < 1:
+        raise RowError(f"its top_k is {k}, below 1")
+    return Production(
+        ids=[returned_id(v, f"ids[{i}]") for i, v in enumerate(ids or [])],
+        scores=(
+            [number(v, float, f"scores[{i}]") for i, v in enumerate(scores)]
+            if scores is not None
+            else None
+        ),
+        top_k=k,
+        threshold=number(threshold, float, "threshold"),
+        collection=str(collection) if collection not in (None, "") else None,
+        mode=str(mode) if mode not in (None, "") else None,
+    )
+
+
 def _production(row: Mapping[str, Any]) -> Production | None:
     nested = row.get("production")
     if isinstance(nested, dict):  # a saved traffic benchmark's row
@@ -110,17 +191,9 @@ def _production(row: Mapping[str, Any]) -> Production | None:
     extra = {k: row.get(k) for k in ("top_k", "threshold", "collection", "mode")}
     if ids is None and scores is None and all(v in (None, "") for v in extra.values()):
         return None
-    try:
-        return Production(
-            ids=[str(i) for i in ids or []],
-            scores=[float(s) for s in scores] if scores is not None else None,
-            top_k=int(extra["top_k"]) if extra["top_k"] not in (None, "") else None,
-            threshold=float(extra["threshold"]) if extra["threshold"] not in (None, "") else None,
-            collection=str(extra["collection"]) if extra["collection"] else None,
-            mode=str(extra["mode"]) if extra["mode"] else None,
-        )
-    except (TypeError, ValueError) as e:
-        raise RowError(f"production fields: {e}") from None
+    if scores is not None and any(v is None for v in scores):
+        raise RowError("its scores hold a null: log every returned id's score, or none")
+    return production_of(ids, scores, **extra)
 
 
 def row_query(row: Mapping[str, Any], where: str, stats: ReadStats) -> TrafficQuery | None:

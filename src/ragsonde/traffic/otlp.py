@@ -18,7 +18,6 @@ counted (``malformed``) and the lines before and after it are still read.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping
 from itertools import chain
 from pathlib import Path
@@ -27,8 +26,8 @@ from typing import Any
 from ragsonde.inputs import MAX_DOCUMENT_BYTES, joined, size_text
 from ragsonde.models.text import invalid_unicode_at
 from ragsonde.traffic.formats import bad_file, numbered_lines
-from ragsonde.traffic.logs import RowError, parse_time
-from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
+from ragsonde.traffic.logs import RowError, number, parse_time, production_of, returned_id
+from ragsonde.traffic.records import ReadStats, TrafficQuery
 
 __all__ = ["attributes", "read_otlp", "retrieval_query"]
 
@@ -92,14 +91,16 @@ def _documents(attrs: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [docs[i] for i in sorted(docs)]
 
 
-def _doc_id(doc: Mapping[str, Any]) -> str | None:
+def _doc_id(doc: Mapping[str, Any], i: int) -> str | None:
+    """The ``i``-th returned document's id (its own, else its metadata's ``_id``, ``id`` or
+    ``chunk_id``); a RowError when it is no id (a list, an object)."""
     if doc.get("id") not in (None, ""):
-        return str(doc["id"])
+        return returned_id(doc["id"], f"document {i}'s id")
     meta = _json(doc.get("metadata"))
     if isinstance(meta, dict):
         for key in ("_id", "id", "chunk_id"):
             if meta.get(key) not in (None, ""):
-                return str(meta[key])
+                return returned_id(meta[key], f"document {i}'s metadata {key}")
     return None
 
 
@@ -125,23 +126,6 @@ def _query_text(attrs: Mapping[str, Any]) -> Any:
     return text
 
 
-def _field(value: Any, cast: type[int] | type[float], name: str) -> Any:
-    """A production field's number, None when the span has none; one that is there but is no
-    number is a RowError (the span is counted malformed, as a log row's is): read as absent, a
-    production ``top_k`` of "ten" would hide the mismatch it explains."""
-    if value in (None, ""):
-        return None
-    if isinstance(value, bool):
-        raise RowError(f"its {name} is {value!r}, not a number")
-    try:
-        number = cast(value)
-    except (TypeError, ValueError, OverflowError):
-        raise RowError(f"its {name} is {str(value)[:40]!r}, not a number") from None
-    if isinstance(number, float) and not math.isfinite(number):
-        raise RowError(f"its {name} is {value!r}, not a finite number")
-    return number
-
-
 def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> TrafficQuery | None:
     """The query of one span, None for a span that is not a retrieval (counted in ``stats``)."""
     attrs = attributes(span.get("attributes"))
@@ -160,33 +144,33 @@ def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> Tr
         stats.skip("malformed", where, "its query is not valid Unicode text")
         return None
     docs = _documents(attrs)
-    ids = [i for i in (_doc_id(d) for d in docs) if i is not None]
-    try:
-        scores = [_field(d.get("score"), float, "document score") for d in docs]
-        top_k = _field(attrs.get("gen_ai.retrieval.top_k", attrs.get(_TOP_K)), int, "top_k")
-        threshold = _field(attrs.get(_THRESHOLD), float, "score_threshold")
-    except RowError as e:
-        stats.skip("malformed", where, str(e))
-        return None
     meta = _json(attrs.get("metadata"))
     meta = meta if isinstance(meta, dict) else {}
     qid = meta.get("query_id", attrs.get("ragsonde.query_id", ""))
     try:
-        start = _field(
+        # each returned document with an id, and its score (a document without one is not
+        # production's answer we can compare; its score would misalign the rest)
+        found = [
+            (_doc_id(d, i), number(d.get("score"), float, f"document {i}'s score"))
+            for i, d in enumerate(docs)
+        ]
+        returned = [(doc_id, score) for doc_id, score in found if doc_id is not None]
+        scores = [score for _, score in returned]
+        production = production_of(
+            [doc_id for doc_id, _ in returned],
+            scores if all(v is not None for v in scores) else None,
+            top_k=attrs.get("gen_ai.retrieval.top_k", attrs.get(_TOP_K)),
+            threshold=attrs.get(_THRESHOLD),
+            collection=_collection(attrs, docs),
+            mode=attrs.get("ragsonde.search.mode"),
+        )
+        start = number(
             span.get("startTimeUnixNano", span.get("start_time_unix_nano")), int, "start time"
         )
         first_seen = parse_time(start) if start else None
     except RowError as e:
         stats.skip("malformed", where, str(e))
         return None
-    production = Production(
-        ids=ids,
-        scores=[s for s in scores if s is not None] if all(s is not None for s in scores) else None,
-        top_k=top_k,
-        threshold=threshold,
-        collection=_collection(attrs, docs),
-        mode=str(attrs["ragsonde.search.mode"]) if attrs.get("ragsonde.search.mode") else None,
-    )
     return TrafficQuery(
         query=text.strip(),
         query_id=str(qid) if qid not in (None, "") else "",
