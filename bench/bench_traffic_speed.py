@@ -131,12 +131,41 @@ def _measure(kind: str, home: Path, path: Path, profile: str = "") -> dict[str, 
     return result
 
 
+def _row(n: int, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One size's row: each figure the median of its ``runs`` (the runs themselves kept when
+    there is more than one), the ratios those medians' ratios."""
+    import statistics
+
+    def median_of(kind: str) -> dict[str, float]:
+        keys = ("seconds", "cpu_seconds", "peak_rss_mib")
+        return {k: round(statistics.median(r[kind][k] for r in runs), 2) for k in keys}
+
+    embed, traffic = median_of("embed_only"), median_of("traffic")
+    row: dict[str, Any] = {
+        "queries": n,
+        "embed_only": embed,
+        "traffic": traffic,
+        "ratio": round(traffic["seconds"] / embed["seconds"], 3),
+        "ratio_cpu": round(traffic["cpu_seconds"] / embed["cpu_seconds"], 3),
+        "load_average": round(os.getloadavg()[0], 1),
+    }
+    if len(runs) > 1:
+        row["runs"] = runs
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", type=Path, default=BENCH_HOME, help="ragsonde home of SciFact")
     ap.add_argument("--sizes", default="2000,10000", help="comma-separated query counts")
     ap.add_argument("--quick", action="store_true", help="write to bench/results/quick/")
     ap.add_argument("--profile", type=Path, help="write a cProfile of each traffic run here")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="runs of each at each size, embedding and traffic alternated; medians reported",
+    )
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument(
         "--ids-ab", action="store_true", help="A/B the replay's lazy ids (bench._traffic_ids_ab)"
@@ -198,26 +227,23 @@ def main() -> None:
             traces, plain = Path(tmp) / f"t{n}.otlp.json", Path(tmp) / f"q{n}.json"
             write_otlp(texts[:n], traces)
             plain.write_text(json.dumps(texts[:n]) + "\n", encoding="utf-8")
-            embed = _measure("embed", args.home, plain)
             prof = ""
             if args.profile is not None:
                 args.profile.mkdir(parents=True, exist_ok=True)
                 prof = str(args.profile / f"traffic_{n}.prof")
-            traffic = _measure("traffic", args.home, traces, prof)
-            rows.append(
-                {
-                    "queries": n,
-                    "embed_only": embed,
-                    "traffic": traffic,
-                    "ratio": round(traffic["seconds"] / embed["seconds"], 2),
-                    "ratio_cpu": round(traffic["cpu_seconds"] / embed["cpu_seconds"], 2),
-                    "load_average": round(os.getloadavg()[0], 1),
-                }
-            )
+            runs = []
+            for _ in range(args.repeats):  # alternated, so that a noisy minute hits both
+                embed = _measure("embed", args.home, plain)
+                runs.append(
+                    {"embed_only": embed, "traffic": _measure("traffic", args.home, traces, prof)}
+                )
+                print(json.dumps(runs[-1]))
+            rows.append(_row(n, runs))
             print(json.dumps(rows[-1]))
     out = {
         "date": time.strftime("%Y-%m-%d"),
-        "command": f"python -m bench.bench_traffic_speed --sizes {args.sizes}",
+        "command": f"python -m bench.bench_traffic_speed --sizes {args.sizes}"
+        + (f" --repeats {args.repeats}" if args.repeats > 1 else ""),
         "collection": "SciFact, default chunker, dense + BM25 (9,675 chunks), dense mode",
         "rows": rows,
         "target": "≤ 1.2× embedding alone; peak memory flat (issue: at 10,000 and 100,000)",
@@ -264,6 +290,29 @@ def traffic_speed_targets(d: dict[str, Any]) -> list[tuple[str, str, str, bool |
     return out
 
 
+def _runs_line(rows: list[dict[str, Any]]) -> str:
+    """How far the single runs behind each median went."""
+
+    def spread(r: dict[str, Any], key: str) -> str:
+        ratios = [run["traffic"][key] / run["embed_only"][key] for run in r["runs"]]
+        return f"{min(ratios):.3f}-{max(ratios):.3f} ×"
+
+    def peaks(r: dict[str, Any]) -> str:
+        return ", ".join(f"{run['traffic']['peak_rss_mib']:.1f}" for run in r["runs"])
+
+    parts = [
+        f"{r['queries']:,}: wall {spread(r, 'seconds')}, CPU {spread(r, 'cpu_seconds')}, "
+        f"traffic's peak RSS {peaks(r)} MiB"
+        for r in rows
+    ]
+    return (
+        f"Each figure is the median of {len(rows[0]['runs'])} runs, embedding alone and traffic "
+        "alternated (a fresh process each); the ratios of the single runs: "
+        + "; ".join(parts)
+        + "."
+    )
+
+
 def traffic_speed_section(d: dict[str, Any]) -> list[str]:
     """The RESULTS.md section for ``bench/results/traffic_speed.json``."""
     out = [
@@ -289,6 +338,9 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
             f"{r['ratio']:.2f} × | {cpu} | {e['peak_rss_mib']:.0f} MiB | "
             f"{t['peak_rss_mib']:.0f} MiB | {load} |"
         )
+    repeated = [r for r in d["rows"] if r.get("runs")]
+    if repeated:
+        out += ["", _runs_line(repeated)]
     out += [
         "",
         "How to read it: *traffic* is `traffic_report` on one OTLP JSON file (two passes of "

@@ -300,9 +300,11 @@ class SignalPredictor:
     ) -> Iterator[tuple[T, list[tuple[QueryPrediction, Replay]]]]:
         """:meth:`predict_replays` of each batch of a stream, with its key: the batches are
         embedded on a worker thread while this one searches and scores the one before (the
-        model and the store each release the GIL, so on two cores their times overlap), the
-        worker kept :data:`EMBED_AHEAD` batches ahead so that the model never waits for this
-        thread to read the next batch."""
+        model releases the GIL while it runs, so on two cores its time overlaps this thread's;
+        the embedded store's searches do not release it: qdrant-edge-py 0.9 holds it while its
+        own threads search, and the worker then waits for it between two of the model's
+        passes), the worker kept :data:`EMBED_AHEAD` batches ahead so that the model never
+        waits for this thread to read the next batch."""
         from collections import deque
         from concurrent.futures import Future, ThreadPoolExecutor
 
