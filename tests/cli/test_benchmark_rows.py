@@ -96,3 +96,35 @@ def test_a_row_grade_that_is_not_a_whole_number_is_refused(
     assert out.exit_code == 2, out.output
     message = " ".join(out.stderr.split())
     assert "entry 1: relevance grades must be integers" in message, message
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({"relevant": [["lidar"], "imu"]}, "relevant[0] is ['lidar'], not an id"),
+        ({"relevant": ["lidar", True]}, "relevant[1] is True, not an id"),
+        ({"relevant": [1.5]}, "relevant[0] is 1.5, not an id"),
+        ({"query": {"text": "imu drift"}}, "query must be text, not dict"),
+        ({"query": ["imu drift"]}, "query must be text, not list"),
+        ({"query_id": ["q2"]}, "query_id is ['q2'], not an id"),
+        (
+            {"relevant": None, "references": [{"doc_id": {"d": 1}, "start": 0, "end": 4}]},
+            "a reference's doc_id is {'d': 1}, not an id",
+        ),
+    ],
+)
+def test_eval_names_a_query_or_an_id_that_is_not_one(
+    cli: Cli, tmp_path: Path, fields: dict[str, object], why: str
+) -> None:
+    # read with str(): ["lidar"] was the relevant id "['lidar']", which matches nothing, and a
+    # query ["imu drift"] was searched as the text "['imu drift']", without a word
+    row = {"query_id": "q2", "query": "imu drift", "relevant": ["imu"], **fields}
+    row = {k: v for k, v in row.items() if v is not None}
+    path = tmp_path / "bench.jsonl"
+    lines = [{"query_id": "q1", "query": "lidar range", "relevant": ["lidar"]}, row]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    out = cli("eval", str(path), "--home", str(tmp_path / "home"), "-c", "nowhere", "--no-record")
+    assert out.exit_code == 2, out.output
+    message = " ".join(out.stderr.split())
+    assert out.stderr.startswith("VALIDATION_ERROR") and "bench.jsonl" in message, message
+    assert "entry 2:" in message and why in message, message

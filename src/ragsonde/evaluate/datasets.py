@@ -21,6 +21,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.label_sources import check_labels, judged, machine_source
 from ragsonde.evaluate.spans import Span
 from ragsonde.models.text import as_location, check_json, loads_json, printable
+from ragsonde.models.validation import id_text
 
 __all__ = [
     "LOADERS",
@@ -298,9 +299,12 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
             raise _bad(path, f"{where}: a reference needs doc_id and integer start and end")
         try:
             content = ref.get("content")
-            out.append(Span(str(doc), start, end, content if isinstance(content, str) else None))
+            doc_text = id_text(doc, "a reference's doc_id")
+            out.append(Span(doc_text, start, end, content if isinstance(content, str) else None))
         except QueryValidationError as e:
             raise _bad(path, f"{where}: {e.message}") from None
+        except ValueError as e:
+            raise _bad(path, f"{where}: {e}") from None
     return tuple(out)
 
 
@@ -310,6 +314,27 @@ def _whole(grade: Any) -> int:
     if isinstance(grade, bool) or (isinstance(grade, float) and not grade.is_integer()):
         raise ValueError(grade)
     return int(grade)
+
+
+class _NotAnId(ValueError):
+    """A relevant id that is no id."""
+
+
+def _ids(values: list[Any]) -> list[str]:
+    """The relevant ids of a row, as text (:func:`~ragsonde.models.validation.id_text`)."""
+    try:
+        return [id_text(v, f"relevant[{i}]") for i, v in enumerate(values)]
+    except ValueError as e:
+        raise _NotAnId(str(e)) from None
+
+
+def _text_and_id(row: dict[str, Any], n: int) -> tuple[str, str]:
+    """A row's query text and id, or ValueError: a query that was a list or an object was
+    searched as the text of its ``str()`` ("['lidar']"), without a word."""
+    text = row["query"]
+    if not isinstance(text, str):
+        raise ValueError(f"query must be text, not {type(text).__name__}")
+    return text, id_text(row.get("query_id", n), "query_id")
 
 
 def _check_search(row: dict[str, Any]) -> None:
@@ -331,6 +356,7 @@ def _own(path: Path) -> Benchmark:
         try:
             check_labels(row)
             _check_search(row)
+            text, query_id = _text_and_id(row, n)
         except ValueError as e:
             raise _bad(path, f"entry {n}: {e}") from None
         if not ("relevant" in row or "references" in row):  # unlabelled (traffic): no ids
@@ -341,14 +367,16 @@ def _own(path: Path) -> Benchmark:
             relevant = (
                 {str(k): _whole(v) for k, v in rel.items()}
                 if isinstance(rel, dict)
-                else {str(r): 1 for r in (rel if isinstance(rel, list) else [rel])}
+                else {r: 1 for r in _ids(rel if isinstance(rel, list) else [rel])}
             )
+        except _NotAnId as e:
+            raise _bad(path, f"entry {n}: {e}") from None
         except (TypeError, ValueError):
             raise _bad(path, f"entry {n}: relevance grades must be integers") from None
         queries.append(
             BenchQuery(
-                query_id=str(row.get("query_id", n)),
-                text=str(row["query"]),
+                query_id=query_id,
+                text=text,
                 relevant=relevant,
                 filters=row.get("filters"),
                 top_k=row.get("top_k"),

@@ -17,6 +17,7 @@ from ragsonde.errors import QueryValidationError
 __all__ = [
     "every_error",
     "first_error",
+    "id_text",
     "json_integers",
     "json_number",
     "options_error",
@@ -24,6 +25,18 @@ __all__ = [
 ]
 
 _Options = TypeVar("_Options")
+
+
+def id_text(value: object, name: str) -> str:
+    """An id read from a file or a request, as text: ids are text or whole numbers (Qdrant's
+    points are UUIDs or unsigned integers; a document's id is its own text). A list, an object,
+    a bool or a fraction is a ValueError naming ``name``: read with ``str()``, ``["a"]`` became
+    the id "['a']", which matches nothing, without a word."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    raise ValueError(f"{name} is {shown}, not an id (text or a whole number)")
 
 
 def options_of(value: object, kind: type[_Options], name: str = "options") -> _Options:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.models.text import invalid_unicode_at
+from ragsonde.models.validation import id_text
 from ragsonde.traffic.formats import QUERY_COLUMNS, bad_file, numbered_lines
 from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
 
@@ -74,11 +75,12 @@ _KIND: dict[type, str] = {int: "whole number", float: "number"}
 
 
 def returned_id(value: Any, name: str) -> str:
-    """A returned point's id as text: Qdrant's ids are text (UUIDs) or unsigned integers, so a
-    list, an object, a bool or a fraction is a RowError, not its ``str``."""
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return str(value)
-    raise RowError(f"its {name} is {shown(value)}, not an id (text or a whole number)")
+    """A returned point's id as text (:func:`~ragsonde.models.validation.id_text`), a RowError
+    for one that is none."""
+    try:
+        return id_text(value, f"its {name}")
+    except ValueError as e:
+        raise RowError(str(e)) from None
 
 
 #: The largest number taken as epoch seconds (year 5138); above it, ms, µs, then ns.
