@@ -19,6 +19,7 @@ from typing import Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.label_sources import check_labels, judged, machine_source
+from ragsonde.evaluate.row_fields import NotAnId, check_search, relevant_ids, text_and_id, whole
 from ragsonde.evaluate.spans import Span
 from ragsonde.models.text import as_location, check_json, loads_json, printable
 from ragsonde.models.validation import id_text
@@ -308,46 +309,6 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
     return tuple(out)
 
 
-def _whole(grade: Any) -> int:
-    """A relevance grade as an integer; ValueError for one that is not a whole number (1.7 was
-    read as 1, true as 1)."""
-    if isinstance(grade, bool) or (isinstance(grade, float) and not grade.is_integer()):
-        raise ValueError(grade)
-    return int(grade)
-
-
-class _NotAnId(ValueError):
-    """A relevant id that is no id."""
-
-
-def _ids(values: list[Any]) -> list[str]:
-    """The relevant ids of a row, as text (:func:`~ragsonde.models.validation.id_text`)."""
-    try:
-        return [id_text(v, f"relevant[{i}]") for i, v in enumerate(values)]
-    except ValueError as e:
-        raise _NotAnId(str(e)) from None
-
-
-def _text_and_id(row: dict[str, Any], n: int) -> tuple[str, str]:
-    """A row's query text and id, or ValueError: a query that was a list or an object was
-    searched as the text of its ``str()`` ("['lidar']"), without a word."""
-    text = row["query"]
-    if not isinstance(text, str):
-        raise ValueError(f"query must be text, not {type(text).__name__}")
-    return text, id_text(row.get("query_id", n), "query_id")
-
-
-def _check_search(row: dict[str, Any]) -> None:
-    """A row's own ``top_k`` (a positive integer) and ``filters`` (an object), or ValueError:
-    a ``top_k`` of 0 was read as none, a negative one cut the ranking from its end, and text
-    ended the run in a traceback."""
-    top_k, filters = row.get("top_k"), row.get("filters")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"top_k must be a positive integer, not {top_k!r}")
-    if filters is not None and not isinstance(filters, dict):
-        raise ValueError(f'filters must be an object such as {{"url": "…"}}, not {filters!r}')
-
-
 def _own(path: Path) -> Benchmark:
     queries = []
     for n, row in enumerate(_own_rows(path), start=1):
@@ -355,8 +316,8 @@ def _own(path: Path) -> Benchmark:
             raise _bad(path, f'entry {n} needs "query" and "relevant" (or "references")')
         try:
             check_labels(row)
-            _check_search(row)
-            text, query_id = _text_and_id(row, n)
+            check_search(row)
+            text, query_id = text_and_id(row, n)
         except ValueError as e:
             raise _bad(path, f"entry {n}: {e}") from None
         if not ("relevant" in row or "references" in row):  # unlabelled (traffic): no ids
@@ -365,11 +326,11 @@ def _own(path: Path) -> Benchmark:
         rel = row.get("relevant", sorted({r.doc_id for r in refs}))
         try:
             relevant = (
-                {str(k): _whole(v) for k, v in rel.items()}
+                {str(k): whole(v) for k, v in rel.items()}
                 if isinstance(rel, dict)
-                else {r: 1 for r in _ids(rel if isinstance(rel, list) else [rel])}
+                else {r: 1 for r in relevant_ids(rel if isinstance(rel, list) else [rel])}
             )
-        except _NotAnId as e:
+        except NotAnId as e:
             raise _bad(path, f"entry {n}: {e}") from None
         except (TypeError, ValueError):
             raise _bad(path, f"entry {n}: relevance grades must be integers") from None

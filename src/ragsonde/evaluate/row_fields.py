@@ -1,0 +1,51 @@
+"""The fields of a ragsonde benchmark row, checked where the file is read: a value that is not
+what its field says is a ValueError naming it, never read with ``str()`` or ``int()`` (each
+function's docstring names what that had done)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragsonde.models.validation import id_text
+
+__all__ = ["NotAnId", "check_search", "relevant_ids", "text_and_id", "whole"]
+
+
+def whole(grade: Any) -> int:
+    """A relevance grade as an integer; ValueError for one that is not a whole number (1.7 was
+    read as 1, true as 1)."""
+    if isinstance(grade, bool) or (isinstance(grade, float) and not grade.is_integer()):
+        raise ValueError(grade)
+    return int(grade)
+
+
+class NotAnId(ValueError):
+    """A relevant id that is no id."""
+
+
+def relevant_ids(values: list[Any]) -> list[str]:
+    """The relevant ids of a row, as text (:func:`~ragsonde.models.validation.id_text`)."""
+    try:
+        return [id_text(v, f"relevant[{i}]") for i, v in enumerate(values)]
+    except ValueError as e:
+        raise NotAnId(str(e)) from None
+
+
+def text_and_id(row: dict[str, Any], n: int) -> tuple[str, str]:
+    """A row's query text and id, or ValueError: a query that was a list or an object was
+    searched as the text of its ``str()`` ("['lidar']"), without a word."""
+    text = row["query"]
+    if not isinstance(text, str):
+        raise ValueError(f"query must be text, not {type(text).__name__}")
+    return text, id_text(row.get("query_id", n), "query_id")
+
+
+def check_search(row: dict[str, Any]) -> None:
+    """A row's own ``top_k`` (a positive integer) and ``filters`` (an object), or ValueError:
+    a ``top_k`` of 0 was read as none, a negative one cut the ranking from its end, and text
+    ended the run in a traceback."""
+    top_k, filters = row.get("top_k"), row.get("filters")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"top_k must be a positive integer, not {top_k!r}")
+    if filters is not None and not isinstance(filters, dict):
+        raise ValueError(f'filters must be an object such as {{"url": "…"}}, not {filters!r}')
