@@ -19,7 +19,7 @@ from typing import Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.label_sources import check_labels, judged, machine_source
-from ragsonde.evaluate.row_fields import NotAnId, check_search, relevant_ids, text_and_id, whole
+from ragsonde.evaluate.row_fields import check_search, relevant_of, text_and_id
 from ragsonde.evaluate.spans import Span
 from ragsonde.models.text import as_location, check_json, loads_json, printable
 from ragsonde.models.validation import id_text
@@ -325,15 +325,9 @@ def _own(path: Path) -> Benchmark:
         refs = _spans(path, f"entry {n}", row["references"]) if "references" in row else ()
         rel = row.get("relevant", sorted({r.doc_id for r in refs}))
         try:
-            relevant = (
-                {str(k): whole(v) for k, v in rel.items()}
-                if isinstance(rel, dict)
-                else {r: 1 for r in relevant_ids(rel if isinstance(rel, list) else [rel])}
-            )
-        except NotAnId as e:
+            relevant = relevant_of(rel)
+        except ValueError as e:
             raise _bad(path, f"entry {n}: {e}") from None
-        except (TypeError, ValueError):
-            raise _bad(path, f"entry {n}: relevance grades must be integers") from None
         queries.append(
             BenchQuery(
                 query_id=query_id,

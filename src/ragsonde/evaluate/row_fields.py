@@ -8,27 +8,26 @@ from typing import Any
 
 from ragsonde.models.validation import id_text
 
-__all__ = ["NotAnId", "check_search", "relevant_ids", "text_and_id", "whole"]
+__all__ = ["check_search", "relevant_of", "text_and_id"]
 
 
-def whole(grade: Any) -> int:
-    """A relevance grade as an integer; ValueError for one that is not a whole number (1.7 was
-    read as 1, true as 1)."""
+def relevant_of(rel: Any) -> dict[str, int]:
+    """A row's ``relevant``: ``{id: grade}``, or ids (a list, or one) each graded 1; ValueError
+    for a grade that is not a whole number (1.7 was read as 1, true as 1) or an id that is none
+    (:func:`~ragsonde.models.validation.id_text`)."""
+    if isinstance(rel, dict):
+        try:
+            return {str(k): _whole(v) for k, v in rel.items()}
+        except (TypeError, ValueError):
+            raise ValueError("relevance grades must be integers") from None
+    values = rel if isinstance(rel, list) else [rel]
+    return {id_text(v, f"relevant[{i}]"): 1 for i, v in enumerate(values)}
+
+
+def _whole(grade: Any) -> int:
     if isinstance(grade, bool) or (isinstance(grade, float) and not grade.is_integer()):
         raise ValueError(grade)
     return int(grade)
-
-
-class NotAnId(ValueError):
-    """A relevant id that is no id."""
-
-
-def relevant_ids(values: list[Any]) -> list[str]:
-    """The relevant ids of a row, as text (:func:`~ragsonde.models.validation.id_text`)."""
-    try:
-        return [id_text(v, f"relevant[{i}]") for i, v in enumerate(values)]
-    except ValueError as e:
-        raise NotAnId(str(e)) from None
 
 
 def text_and_id(row: dict[str, Any], n: int) -> tuple[str, str]:

@@ -22,6 +22,7 @@ __all__ = [
     "json_number",
     "options_error",
     "options_of",
+    "shown",
 ]
 
 _Options = TypeVar("_Options")
@@ -34,9 +35,14 @@ def id_text(value: object, name: str) -> str:
     the id "['a']", which matches nothing, without a word."""
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
         return str(value)
-    shown = repr(value)
-    shown = shown if len(shown) <= 40 else shown[:39] + "…"
-    raise ValueError(f"{name} is {shown}, not an id (text or a whole number)")
+    raise ValueError(f"{name} is {shown(value)}, not an id (text or a whole number)")
+
+
+def shown(value: object) -> str:
+    """``value`` as a message shows it: its repr, cut at 40 characters (a timestamp of 1e308
+    reads from a request's JSON as a 309-digit integer)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def options_of(value: object, kind: type[_Options], name: str = "options") -> _Options:

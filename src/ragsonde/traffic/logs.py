@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.models.text import invalid_unicode_at
-from ragsonde.models.validation import id_text
+from ragsonde.models.validation import id_text, shown
 from ragsonde.traffic.formats import QUERY_COLUMNS, bad_file, numbered_lines
 from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
 
@@ -34,19 +34,11 @@ __all__ = [
     "read_jsonl",
     "returned_id",
     "row_query",
-    "shown",
 ]
 
 
 class RowError(ValueError):
     """A row that cannot be read; the message says why."""
-
-
-def shown(value: Any) -> str:
-    """``value`` as a message shows it: its repr, cut at 40 characters (a timestamp of 1e308
-    reads from JSON as a 309-digit integer)."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def number(value: Any, cast: type[int] | type[float], name: str) -> Any:
