@@ -6,9 +6,9 @@ was a KeyboardInterrupt traceback from inside an import.
 A SIGINT can also land before ragsonde's handler is in place, while the interpreter starts and
 runs the three lines that install it (``ragsonde/__init__.py``, ``__main__.py``, ``_entry.py``):
 Python then ends by the signal, with no output or with a traceback through those frames and its
-own startup (``<frozen …>``, the standard library). Or after the command is over, while the
-interpreter shuts down: the help is printed whole and Python says "Exception ignored in: <module
-'threading'> … KeyboardInterrupt". Neither is ragsonde's loading; a loaded machine (CI) meets
+own startup (``<frozen …>``, the standard library, setuptools' import hook). Or after the command
+is over, while the interpreter shuts down: the help is printed whole and Python says "Exception
+ignored in: <module 'threading'> … KeyboardInterrupt". Neither is ragsonde's loading; a loaded machine (CI) meets
 both. They are told apart here by the frames the traceback names: a Ctrl-C in the loading itself
 (Typer, Rich, the command modules) names theirs.
 """
@@ -52,20 +52,24 @@ def _interrupt(args: tuple[str, ...], delay: float) -> subprocess.CompletedProce
 BEFORE_HANDLER = tuple(
     str(ROOT / "src" / "ragsonde" / f) for f in ("__init__.py", "__main__.py", "_entry.py")
 )
+#: setuptools' import hook, which its ``distutils-precedence.pth`` puts on ``sys.meta_path`` while
+#: the interpreter starts: it runs on every import, the one that finds ``ragsonde`` itself too.
+IMPORT_HOOK = re.compile(r".*/site-packages/_distutils_hack/__init__\.py$")
 #: What the interpreter says of a Ctrl-C during its own shutdown, after the command.
 AT_SHUTDOWN = "Exception ignored in: <module 'threading'"
 
 
 def _own_frames(stderr: str) -> list[str]:
     """The frames of a traceback in ragsonde or the libraries it loads (not the interpreter's
-    own startup: frozen modules and the standard library, nor ``SCRIPT``'s one line, nor
-    ragsonde's lines before its handler is in place)."""
+    own startup: frozen modules, the standard library and ``IMPORT_HOOK``, nor ``SCRIPT``'s one
+    line, nor ragsonde's lines before its handler is in place)."""
     stdlib = re.escape(sys.base_prefix)
     return [
         f
         for f in re.findall(r'File "([^"]+)"', stderr)
         if not f.startswith(("<frozen", "<string>", *BEFORE_HANDLER))
         and not re.match(rf"{stdlib}/lib/python[\d.]+/(?!site-packages/)", f)
+        and not IMPORT_HOOK.match(f)
     ]
 
 
