@@ -55,10 +55,11 @@ def child(home: str, path: str) -> None:
     from ragsonde.traffic import record, report, run
     from ragsonde.workspace import Workspace
 
-    marks: list[tuple[str, float, float]] = []
+    marks: list[tuple[str, float, float, float, float]] = []
 
-    def mark(label: str) -> None:
-        marks.append((label, _status("VmHWM:"), _status("VmRSS:")))
+    def mark(label: str) -> None:  # peak, resident, and the resident's anonymous and file parts
+        status = (_status(k) for k in ("VmHWM:", "VmRSS:", "RssAnon:", "RssFile:"))
+        marks.append((label, *status))
 
     def probed(owner: Any, name: str, label: str) -> None:
         fn: Callable[..., Any] = getattr(owner, name)
@@ -117,6 +118,11 @@ def memory_probe(home: Path, dataset: Path, sizes: list[int]) -> dict[str, Any]:
     return out
 
 
+def _cell(mark: list[Any]) -> str:
+    cell = f"{mark[1]:.1f} / {mark[2]:.1f}"
+    return cell + (f" ({mark[3]:.1f} + {mark[4]:.1f})" if len(mark) > 3 else "")
+
+
 def memory_probe_lines(d: dict[str, Any]) -> list[str]:
     """The RESULTS.md table of ``memory_probe``."""
     runs = d["runs"]
@@ -125,13 +131,14 @@ def memory_probe_lines(d: dict[str, Any]) -> list[str]:
     out = [
         "Where the peak is set (`python -m bench.bench_traffic_speed --memory-probe "
         f"{','.join(sizes)}`, each size a fresh process; peak so far / resident, MiB, at the end "
-        "of each stage):",
+        "of each stage; then the resident's anonymous + file-backed parts, the latter mostly "
+        "the store's memory-mapped segments and the libraries):",
         "",
         "| stage | " + " | ".join(f"{int(n):,} queries" for n in sizes) + " |",
         "|---|" + "---|" * len(sizes),
     ]
     for i, label in enumerate(labels):
-        cells = [f"{runs[n]['marks'][i][1]:.1f} / {runs[n]['marks'][i][2]:.1f}" for n in sizes]
+        cells = [_cell(runs[n]["marks"][i]) for n in sizes]
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append(
         "| heap in use / free (glibc), resident after `malloc_trim` | "

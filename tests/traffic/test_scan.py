@@ -11,13 +11,15 @@ the sorted arrays (so the lookups, updates and merges of both halves are all exe
 from __future__ import annotations
 
 import random
+import tempfile
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from ragsonde.traffic.read import read_traffic
+from ragsonde.errors import QueryValidationError
+from ragsonde.traffic.read import read_traffic, scan_traffic
 from ragsonde.traffic.scan import Scan
 from ragsonde.traffic.shape import sample_by_time
 from ragsonde.traffic.table import CHUNK, HashCounts, HashTable
@@ -81,6 +83,35 @@ def test_a_compact_scan_samples_as_the_in_memory_path(big_log: Path) -> None:
         got = read_traffic([big_log], sample=n, seed=seed)
         assert [q.model_dump() for q in got.queries] == [q.model_dump() for q in expected]
         assert got.stats.sampled_out == stats.sampled_out
+
+
+def test_the_plan_is_a_nameless_file_and_two_readings_agree(
+    big_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second pass's plan leaves no file behind, even for a process that is killed: it
+    has no name. Two iterations at once read it each from its own position."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    traffic = scan_traffic([big_log], sample=700, seed=1)
+    assert list(tmp_path.iterdir()) == []
+    pairs = list(zip(traffic.queries, traffic.queries, strict=True))
+    assert len(pairs) == len(traffic.queries) == 700
+    assert all(a.model_dump() == b.model_dump() for a, b in pairs)
+
+
+def test_a_file_changed_between_the_passes_is_an_error(tmp_path: Path) -> None:
+    """The first pass numbers the records; a file rewritten or cut before the second pass
+    would have it yield other queries, or fewer, as the traffic's."""
+    log = _log(tmp_path / "chat.jsonl", 300, 5)
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    traffic = scan_traffic([log])
+    log.write_text("".join(reversed(lines)), encoding="utf-8")
+    with pytest.raises(QueryValidationError, match="changed while they were read: record"):
+        list(traffic.queries)
+    log.write_text("".join(lines), encoding="utf-8")
+    traffic = scan_traffic([log])
+    log.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    with pytest.raises(QueryValidationError, match="fewer records"):
+        list(traffic.queries)
 
 
 def test_a_scan_must_be_done_before_it_is_read() -> None:

@@ -23,7 +23,7 @@ from ragsonde.traffic.formats import detect_format
 from ragsonde.traffic.logs import read_csv, read_jsonl
 from ragsonde.traffic.otlp import read_otlp
 from ragsonde.traffic.records import ReadStats, TrafficQuery
-from ragsonde.traffic.scan import Scan, emit, sample_scan, scan
+from ragsonde.traffic.scan import Plan, emit, sample_scan, scan
 
 __all__ = [
     "READERS",
@@ -46,24 +46,18 @@ READERS: dict[str, Callable[[Path, ReadStats], Iterator[TrafficQuery]]] = {
 
 class QueryStream:
     """The distinct queries of traffic files, read from the files again on each iteration
-    (:func:`~ragsonde.traffic.scan.emit`): memory holds one query at a time."""
+    (:func:`~ragsonde.traffic.scan.emit`, beside the first pass's
+    :class:`~ragsonde.traffic.scan.Plan`): memory holds one query at a time."""
 
-    def __init__(
-        self,
-        paths: Sequence[Path],
-        found: Scan,
-        since: datetime | None,
-        until: datetime | None,
-    ) -> None:
-        self._paths, self._scan, self._since, self._until = paths, found, since, until
-        self._len = found.n_kept
+    def __init__(self, paths: Sequence[Path], plan: Plan) -> None:
+        self._paths, self._plan = paths, plan
 
     def __len__(self) -> int:
-        return self._len
+        return self._plan.n
 
     def __iter__(self) -> Iterator[TrafficQuery]:
         records = _records(self._paths, ReadStats())  # counted once, in the first pass
-        return emit(records, self._scan, since=self._since, until=self._until)
+        return emit(records, self._plan)
 
 
 @dataclass
@@ -132,7 +126,7 @@ def scan_traffic(
         )
     if sample is not None:
         sample_scan(found, sample, seed, stats)
-    return Traffic(QueryStream(files, found, since, until), stats)
+    return Traffic(QueryStream(files, found.plan()), stats)
 
 
 def benchmark_row(q: TrafficQuery) -> dict[str, object]:

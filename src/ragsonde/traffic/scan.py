@@ -5,9 +5,14 @@ and a few numbers (the first record's number, the summed weight, the earliest ti
 its id), not the query: about 50 bytes a distinct query, in numpy arrays sorted by the hash
 (:class:`~ragsonde.traffic.table.HashTable`: a bounded dict takes the newest distinct queries
 and is merged into the sorted arrays when full). A sample (:func:`sample_scan`) is drawn from
-those numbers. The second pass (:func:`emit`) reads the files again and yields each kept query
-at its first record, merged as :func:`~ragsonde.traffic.shape.merge` merges it (same order,
-weights, times, ids and production answers), one at a time.
+those numbers. Then :meth:`Scan.plan` writes what the second pass needs of each kept query (the
+number of its first record, its merged weight and time, its id's suffix, its text hash), in
+reading order, to an anonymous temporary file (40 bytes a query, deleted by the system when it
+is closed), and the arrays are freed: the replay that follows holds nothing per query. The
+second pass (:func:`emit`) reads the files again beside that file and yields each kept query at
+its first record, merged as :func:`~ragsonde.traffic.shape.merge` merges it (same order,
+weights, times, ids and production answers), one at a time; a record that is not the one the
+first pass saw there (the file changed between the passes) is an error, not a wrong query.
 
 Two distinct texts whose 64-bit hashes collide would be merged: for 100,000 distinct queries the
 chance is about 3 in 10^10.
@@ -16,10 +21,13 @@ chance is about 3 in 10^10.
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
 from ragsonde.traffic.shape import day_of, normalise, query_id_of, stratified
 from ragsonde.traffic.table import HashTable
@@ -28,7 +36,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["Scan", "emit", "key_of", "sample_scan", "scan"]
+__all__ = ["Plan", "Scan", "emit", "key_of", "sample_scan", "scan"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
@@ -44,6 +52,19 @@ _COLUMNS = {
     "id": "Q",
     "has_production": "q",
 }
+
+
+#: One kept query in a :class:`Plan`'s file (numpy dtype fields: name, type).
+_PLANNED = [
+    ("first", "<i8"),
+    ("weight", "<i8"),
+    ("seen", "<i8"),
+    ("key", "<u8"),
+    ("offset", "<i4"),
+    ("suffix", "<i4"),
+]
+#: Rows of a :class:`Plan` written or read at once.
+_PLAN_ROWS = 4096
 
 
 def key_of(text: str) -> int:
@@ -82,10 +103,6 @@ class Scan:
 
     def __len__(self) -> int:
         return len(self.table)
-
-    @property
-    def n_kept(self) -> int:
-        return sum(self.kept)
 
     def add(self, key: int, record: TrafficQuery, number: int) -> bool:
         """Merge ``record`` (the ``number``-th read) into the query of text hash ``key``;
@@ -140,12 +157,71 @@ class Scan:
     def first_seen(self, row: int) -> datetime | None:
         if self.seen is None or self.offset is None:
             raise RuntimeError("Scan.done() was not called")
-        us = int(self.seen[row])
-        if us == _NO_TIME:
-            return None
-        off = int(self.offset[row])
-        tz = UTC if off == 0 else timezone(timedelta(seconds=off))
-        return (_EPOCH + us * _US).astimezone(tz)
+        return _time(int(self.seen[row]), int(self.offset[row]))
+
+    def plan(self) -> Plan:
+        """What the second pass needs of the kept queries (after :meth:`done` and any
+        sampling), in a :class:`Plan`; this scan's arrays are then no longer needed."""
+        import numpy as np
+
+        if self.first is None or self.weight is None or self.seen is None:
+            raise RuntimeError("Scan.done() was not called")
+        if self.offset is None or self.suffix is None:
+            raise RuntimeError("Scan.done() was not called")
+        kept = np.frombuffer(self.kept, dtype=np.uint8).astype(bool)
+        rows = np.flatnonzero(kept)
+        rows = rows[np.argsort(self.first[rows], kind="stable")]  # reading order
+        plan = Plan()
+        for start in range(0, len(rows), _PLAN_ROWS):
+            part = rows[start : start + _PLAN_ROWS]
+            block = np.empty(len(part), dtype=_PLANNED)
+            block["first"], block["weight"] = self.first[part], self.weight[part]
+            block["seen"], block["offset"] = self.seen[part], self.offset[part]
+            block["key"], block["suffix"] = self.table.keys[part], self.suffix[part]
+            plan.write(block.tobytes())
+        for key, answer in self.production.items():
+            row = self.table.row(key)
+            if row is not None and self.kept[row]:
+                plan.production[int(self.first[row])] = answer
+        plan.n = len(rows)
+        return plan
+
+
+def _time(us: int, off: int) -> datetime | None:
+    if us == _NO_TIME:
+        return None
+    tz = UTC if off == 0 else timezone(timedelta(seconds=off))
+    return (_EPOCH + us * _US).astimezone(tz)
+
+
+class Plan:
+    """The kept queries as the second pass meets them: for each, in reading order, the number
+    of its first record, its merged weight and earliest time, its text hash and its id's suffix
+    (40 bytes in an anonymous temporary file, closed, and so deleted, with the plan), and the
+    production answers a later record carried (by first record number)."""
+
+    def __init__(self) -> None:
+        import weakref
+
+        self._file = tempfile.TemporaryFile(prefix="ragsonde-traffic-")  # noqa: SIM115
+        weakref.finalize(self, self._file.close)  # the plan's owner has no close to call
+        self.production: dict[int, Production] = {}
+        self.n = 0
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+        self._file.flush()
+
+    def __iter__(self) -> Iterator[tuple[int, int, int, int, int, int]]:
+        """Each kept query's ``(first, weight, seen, key, offset, suffix)``, in reading order
+        (positional reads: two iterations at once do not disturb each other)."""
+        import numpy as np
+
+        size = np.dtype(_PLANNED).itemsize
+        fd = self._file.fileno()
+        for start in range(0, self.n, _PLAN_ROWS):
+            data = os.pread(fd, min(_PLAN_ROWS, self.n - start) * size, start * size)
+            yield from np.frombuffer(data, dtype=_PLANNED).tolist()
 
 
 def _outside(t: datetime | None, since: datetime | None, until: datetime | None) -> bool:
@@ -189,28 +265,37 @@ def sample_scan(s: Scan, n: int, seed: int, stats: ReadStats) -> None:
     stats.sampled_out += total - len(keep)
 
 
-def emit(
-    records: Iterable[TrafficQuery],
-    s: Scan,
-    *,
-    since: datetime | None = None,
-    until: datetime | None = None,
-) -> Iterator[TrafficQuery]:
-    """The second pass over the same records: each kept query once, merged, at its first record."""
-    if s.first is None or s.weight is None or s.suffix is None:
-        raise RuntimeError("Scan.done() was not called")
+def emit(records: Iterable[TrafficQuery], plan: Plan) -> Iterator[TrafficQuery]:
+    """The second pass over the same records: each kept query once, merged, at its first record.
+
+    A record at a planned number whose text is not the one the first pass read there, or files
+    that end before the last planned query, mean the files changed between the two passes: a
+    VALIDATION_ERROR, rather than queries that are not the traffic's."""
+    planned = iter(plan)
+    nxt = next(planned, None)
     for number, record in enumerate(records):
-        if _outside(record.first_seen, since, until):
+        if nxt is None:
+            return
+        first, weight, seen, key, offset, n = nxt
+        if number != first:
             continue
-        key = key_of(record.query)
-        slot = s.table.row(key)
-        if slot is None or s.first[slot] != number or not s.kept[slot]:
-            continue
+        if key_of(record.query) != key:
+            raise _changed(f"record {number + 1} is not the query read there before")
         qid = record.query_id or query_id_of(record.query)
-        n = int(s.suffix[slot])
         record.query_id = f"{qid}-{n + 1}" if n else qid
-        record.weight = int(s.weight[slot])
-        record.first_seen = s.first_seen(slot)
+        record.weight = weight
+        record.first_seen = _time(seen, offset)
         if record.production is None:
-            record.production = s.production.get(key)
+            record.production = plan.production.get(number)
         yield record
+        nxt = next(planned, None)
+    if nxt is not None:
+        raise _changed("they hold fewer records than when they were first read")
+
+
+def _changed(why: str) -> QueryValidationError:
+    return QueryValidationError(
+        f"The traffic files changed while they were read: {why}. Read them again when they "
+        "are no longer being written (or copy them first).",
+        field="traffic",
+    )

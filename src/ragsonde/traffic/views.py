@@ -167,14 +167,15 @@ def drift(rows: Sequence[QueryHealth]) -> tuple[list[Period], str]:
 def _kmeans(vectors: Sequence[Sequence[float]], k: int, rounds: int = 20) -> list[int]:
     """Spherical k-means (cosine), started from k evenly spaced points: deterministic.
 
-    Memory is the vectors once in float64 and little more (the reservoir of
-    :mod:`ragsonde.traffic.tally` is 2,000 of them): no intermediate array while they are read,
-    the norms taken :data:`_ROWS` rows at a time, and each centre the mean of its members read
-    in place (``where=``) rather than copied out; each is the same floats as the whole-array
-    expression (row-wise norms; a mean over axis 0 adds the rows in order either way)."""
+    Memory is the vectors once in float32, the model's precision, and little more (the
+    reservoir of :mod:`ragsonde.traffic.tally` is 2,000 of them, 3 MB): no intermediate array
+    while they are read, the norms taken :data:`_ROWS` rows at a time, and each centre the mean
+    of its members read in place (``where=``) rather than copied out; each is the same floats as
+    the whole-array expression (row-wise norms; a mean over axis 0 adds the rows in order either
+    way)."""
     import numpy as np
 
-    x = np.empty((len(vectors), len(vectors[0])), dtype=np.float64)
+    x = np.empty((len(vectors), len(vectors[0])), dtype=np.float32)
     for i, v in enumerate(vectors):
         x[i] = v
     for start in range(0, len(x), _ROWS):
