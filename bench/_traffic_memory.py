@@ -58,8 +58,9 @@ def child(home: str, path: str) -> None:
     marks: list[tuple[str, float, float, float, float]] = []
 
     def mark(label: str) -> None:  # peak, resident, and the resident's anonymous and file parts
-        status = (_status(k) for k in ("VmHWM:", "VmRSS:", "RssAnon:", "RssFile:"))
-        marks.append((label, *status))
+        marks.append(
+            (label, _status("VmHWM:"), _status("VmRSS:"), _status("RssAnon:"), _status("RssFile:"))
+        )
 
     def probed(owner: Any, name: str, label: str) -> None:
         fn: Callable[..., Any] = getattr(owner, name)
