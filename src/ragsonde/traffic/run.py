@@ -23,6 +23,7 @@ from ragsonde.models.query import resolve_collection
 from ragsonde.models.validation import options_error, options_of
 from ragsonde.progress import Progress
 from ragsonde.traffic.crossfit import LABELS_UNUSED, MIN_LABELLED, CrossFit, crossfit
+from ragsonde.traffic.heap import release_free_memory
 from ragsonde.traffic.predictor import (
     BATCH,
     SIGNALS,
@@ -42,6 +43,9 @@ __all__ = ["IN_MEMORY", "SHOWN", "TrafficOptions", "analyse", "traffic_report"]
 
 #: A report of at most this many queries holds every row in memory; a larger one spools them.
 IN_MEMORY = 5000
+#: Batches replayed between two returns of the C heap's free pages to the system
+#: (:mod:`ragsonde.traffic.heap`; 3,200 queries).
+TRIM_EVERY = 50
 
 
 class TrafficOptions(BaseModel):
@@ -154,7 +158,7 @@ def analyse(
             (part, [PredictedQuery(query_id=q.query_id, text=q.query) for q in part])
             for part in _batches(queries, BATCH)
         )
-        for part, done in predictor.stream_replays(batches):
+        for step, (part, done) in enumerate(predictor.stream_replays(batches), 1):
             for q, (pred, replay) in zip(part, done, strict=True):
                 hasher.add(q)
                 row = _health(q, pred.predicted, pred.signals, o.weak_below)
@@ -174,10 +178,13 @@ def analyse(
                     tally.add(row, replay.vector if row.weak else None)
             if progress is not None:
                 progress.advance(len(part))
+            if step % TRIM_EVERY == 0:
+                release_free_memory()
         rows.close()
         report = _report(traffic, workspace, o, rows, tally, hasher, vectors, predictor, coll)
         if rows.path is not None:
             report.spool(rows.path)
+        release_free_memory()  # the replay's and the topics' before the history is built
     except BaseException:  # an error or a signal (SIGTERM, Ctrl-C) before the report is out
         rows.discard()
         raise
