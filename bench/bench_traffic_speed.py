@@ -357,9 +357,9 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
         "parent process it was forked from: the earlier 100,000-query peaks were the parent's "
         "size). Peak RSS holds the model, the "
         "embedded collection (mapped) and the calibration; what grows with the traffic is the "
-        "first pass's ~45 bytes per distinct query in numpy arrays, the traffic hash's 8 bytes "
-        "a query and the terms' counts (16 bytes a term), the rest being bounded (see "
-        "docs/traffic.md, *Memory*).",
+        "traffic hash's 8 bytes a query and the terms' counts (16 bytes a term) while the "
+        "queries are replayed (the first pass's ~45 bytes per distinct query are freed before "
+        "it), the rest being bounded (see docs/traffic.md, *Memory*).",
     ]
     if d.get("note"):
         out += ["", d["note"]]
@@ -382,13 +382,13 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
     rows = sorted(d["rows"], key=lambda r: r["queries"])
     if len(rows) > 1:
         a, b = rows[0], rows[-1]
-        tables = (45 + 8) * (b["queries"] - a["queries"]) / 2**20
+        tables = 8 * (b["queries"] - a["queries"]) / 2**20
         out += [
             "",
             f"Peak RSS of the traffic run went from {a['traffic']['peak_rss_mib']:.0f} to "
             f"{b['traffic']['peak_rss_mib']:.0f} MiB between {a['queries']:,} and "
-            f"{b['queries']:,} queries; the first pass's arrays and the traffic hash account for "
-            f"about {tables:.0f} MiB of it. Embedding alone went from "
+            f"{b['queries']:,} queries; the traffic hash accounts for about {tables:.1f} MiB of "
+            "it. Embedding alone went from "
             f"{a['embed_only']['peak_rss_mib']:.0f} to {b['embed_only']['peak_rss_mib']:.0f} MiB "
             "between the same sizes (it holds the texts; the rest of its growth is not "
             "attributed here).",

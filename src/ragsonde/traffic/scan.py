@@ -8,7 +8,7 @@ and is merged into the sorted arrays when full). A sample (:func:`sample_scan`) 
 those numbers. Then :meth:`Scan.plan` writes what the second pass needs of each kept query (the
 number of its first record, its merged weight and time, its id's suffix, its text hash), in
 reading order, to an anonymous temporary file (40 bytes a query, deleted by the system when it
-is closed), and the arrays are freed: the replay that follows holds nothing per query. The
+is closed), and the arrays are freed: the second pass holds nothing per query. The
 second pass (:func:`emit`) reads the files again beside that file and yields each kept query at
 its first record, merged as :func:`~ragsonde.traffic.shape.merge` merges it (same order,
 weights, times, ids and production answers), one at a time; a record that is not the one the
