@@ -53,6 +53,7 @@ def child(home: str, path: str) -> None:
     from bench._common import SCIFACT_HYBRID
     from ragsonde.config import Settings
     from ragsonde.traffic import record, report, run
+    from ragsonde.traffic.heap import release_free_memory
     from ragsonde.workspace import Workspace
 
     marks: list[tuple[str, float, float, float, float]] = []
@@ -87,7 +88,7 @@ def child(home: str, path: str) -> None:
         libc.mallinfo2.restype = _MallInfo2
         heap = libc.mallinfo2()
         before = _status("VmRSS:")
-        libc.malloc_trim(0)
+        release_free_memory()
         out = {
             "marks": marks,
             "peak_rss_mib": _status("VmHWM:"),

@@ -168,8 +168,7 @@ class Scan:
             raise RuntimeError("Scan.done() was not called")
         if self.offset is None or self.suffix is None:
             raise RuntimeError("Scan.done() was not called")
-        kept = np.frombuffer(self.kept, dtype=np.uint8).astype(bool)
-        rows = np.flatnonzero(kept)
+        rows = np.flatnonzero(np.frombuffer(self.kept, dtype=np.uint8))
         rows = rows[np.argsort(self.first[rows], kind="stable")]  # reading order
         plan = Plan()
         for start in range(0, len(rows), _PLAN_ROWS):
