@@ -166,6 +166,11 @@ def main() -> None:
         default=1,
         help="runs of each at each size, embedding and traffic alternated; medians reported",
     )
+    ap.add_argument(
+        "--switch-ab",
+        action="store_true",
+        help="A/B the replay's GIL hand-over (bench._traffic_switch_ab)",
+    )
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument(
         "--ids-ab", action="store_true", help="A/B the replay's lazy ids (bench._traffic_ids_ab)"
@@ -195,14 +200,18 @@ def main() -> None:
         _child(*args.child)
         return
     dataset = require_scifact()
-    ab = [name for name in ("ids_ab", "signals_ab", "ahead_ab", "topics_ab") if getattr(args, name)]
+    names = ("ids_ab", "signals_ab", "ahead_ab", "topics_ab", "switch_ab")
+    ab = [name for name in names if getattr(args, name)]
     if ab or args.memory_probe:
         from bench import _traffic_speed_ab
         from bench._traffic_ids_ab import ids_ab
         from bench._traffic_memory import memory_probe
 
         key = ab[0] if ab else "memory_probe"
-        run: Any = ids_ab if key == "ids_ab" else getattr(_traffic_speed_ab, key, None)
+        from bench._traffic_switch_ab import switch_ab
+
+        run: Any = {"ids_ab": ids_ab, "switch_ab": switch_ab}.get(key)
+        run = run or getattr(_traffic_speed_ab, key, None)
         if key == "memory_probe":
             sizes = [int(s) for s in args.memory_probe.split(",")]
             run = functools.partial(memory_probe, sizes=sizes)
@@ -379,6 +388,10 @@ def traffic_speed_section(d: dict[str, Any]) -> list[str]:
         from bench._traffic_speed_ab import topics_ab_line
 
         out += ["", topics_ab_line(d["topics_ab"])]
+    if d.get("switch_ab"):
+        from bench._traffic_switch_ab import switch_ab_line
+
+        out += ["", switch_ab_line(d["switch_ab"])]
     rows = sorted(d["rows"], key=lambda r: r["queries"])
     if len(rows) > 1:
         a, b = rows[0], rows[-1]

@@ -151,3 +151,59 @@ def test_the_stream_embeds_ahead_without_changing_a_prediction(
         stream.close()
     assert key == 0 and [p for p, _ in first] == alone[0]
     assert embedded == [[q.text for q in b] for b in batches[:2]]
+
+
+def test_searches_in_chunks_find_what_one_request_finds(
+    hybrid_home: Path, embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replay sends its searches in requests of SEARCH_CHUNK queries (each holds the GIL
+    for less time): every ranking and prediction is the one a single request gives."""
+    from ragsonde.traffic import replay
+
+    queries, _ = _queries()
+    assert len(queries) > 7
+    with Workspace(Settings(home=hybrid_home, collection="robotics"), embedder=embedder) as ws:
+        predictor = SignalPredictor(ws, SearchParams(mode="hybrid"))
+        monkeypatch.setattr(replay, "SEARCH_CHUNK", 10**6)
+        whole = predictor.predict_replays(queries)
+        sizes: list[int] = []
+        real = ws.store.ranked
+
+        def counted(collection: str, specs: list[object]) -> object:
+            sizes.append(len(specs))
+            return real(collection, specs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(ws.store, "ranked", counted)
+        monkeypatch.setattr(replay, "SEARCH_CHUNK", 3)
+        chunked = predictor.predict_replays(queries)
+    assert sizes and max(sizes) == 3 and sum(sizes) > len(queries)
+    assert [p for p, _ in chunked] == [p for p, _ in whole]
+    for (_, a), (_, b) in zip(chunked, whole, strict=True):
+        assert (tuple(a.served.ids), a.served.scores) == (tuple(b.served.ids), b.served.scores)
+        assert a.dense == b.dense and a.bm25 == b.bm25 and a.exact == b.exact
+
+
+def test_the_replay_lowers_the_switch_interval_while_it_runs(
+    hybrid_home: Path, embedder: OnnxEmbedder
+) -> None:
+    """While a stream of replays runs, the interpreter switches threads every SWITCH_INTERVAL
+    (the embedding worker gets the GIL back quickly); the interval found is back once the
+    stream is done, and once a consumer left early."""
+    import sys
+
+    from ragsonde.traffic.switching import SWITCH_INTERVAL
+
+    queries, _ = _queries()
+    batches = [queries[i : i + 8] for i in range(0, len(queries), 8)]
+    before = sys.getswitchinterval()
+    assert before > SWITCH_INTERVAL
+    with Workspace(Settings(home=hybrid_home, collection="robotics"), embedder=embedder) as ws:
+        predictor = SignalPredictor(ws)
+        during = [sys.getswitchinterval() for _ in predictor.stream_replays(enumerate(batches))]
+        assert during == [SWITCH_INTERVAL] * len(batches)
+        assert sys.getswitchinterval() == before
+        stream = predictor.stream_replays(enumerate(batches))
+        next(stream)
+        assert sys.getswitchinterval() == SWITCH_INTERVAL
+        stream.close()
+    assert sys.getswitchinterval() == before

@@ -49,6 +49,7 @@ from ragsonde.traffic.signals import (
     score_signals,
     wig,
 )
+from ragsonde.traffic.switching import quick_switching
 from ragsonde.workspace import Workspace
 
 __all__ = [
@@ -313,7 +314,7 @@ class SignalPredictor:
         sparse = replayer.prepare()
         stream = iter(batches)
         pending: deque[tuple[T, Sequence[PredictedQuery], Future[Embedded]]] = deque()
-        with ThreadPoolExecutor(1, thread_name_prefix="ragsonde-embed") as pool:
+        with quick_switching(), ThreadPoolExecutor(1, thread_name_prefix="ragsonde-embed") as pool:
 
             def fill(n: int) -> None:
                 while len(pending) < n:
