@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,27 @@ def signals_ab_line(d: dict[str, Any]) -> str:
 AHEAD_QUERIES = 2560
 
 
+@contextmanager
+def otlp_workspace(home: Path, texts: list[str]) -> Iterator[tuple[Any, Path]]:
+    """The SciFact workspace of ``home``, its model warmed up, and ``texts`` written as one
+    OTLP JSON file of RETRIEVER spans (deleted after the block)."""
+    import tempfile
+
+    from bench._common import SCIFACT_HYBRID
+    from bench.bench_traffic_speed import write_otlp
+    from ragsonde.config import Settings
+    from ragsonde.workspace import Workspace
+
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws,
+    ):
+        path = Path(tmp) / "t.otlp.json"
+        write_otlp(texts, path)
+        ws.embedder.embed_queries(["warm up"])
+        yield ws, path
+
+
 def ahead_ab(home: Path, dataset: Path) -> dict[str, Any]:
     """``analyse`` of one OTLP file of SciFact sentences (reading, replay, signals, report) with
     the embedding worker kept one batch ahead (what ships, ``EMBED_AHEAD = 1``) and without
@@ -131,15 +153,11 @@ def ahead_ab(home: Path, dataset: Path) -> dict[str, Any]:
     import io
     import os
     import resource
-    import tempfile
 
-    from bench._common import SCIFACT_HYBRID
-    from bench.bench_traffic_speed import sentences, write_otlp
-    from ragsonde.config import Settings
+    from bench.bench_traffic_speed import sentences
     from ragsonde.traffic import predictor
     from ragsonde.traffic.read import scan_traffic
     from ragsonde.traffic.run import TrafficOptions, analyse
-    from ragsonde.workspace import Workspace
 
     def cpu() -> float:
         r = resource.getrusage(resource.RUSAGE_SELF)
@@ -150,13 +168,7 @@ def ahead_ab(home: Path, dataset: Path) -> dict[str, Any]:
     cpus: dict[str, list[float]] = {"0": [], "1": []}
     reports: dict[str, str] = {}
     loads = []
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws,
-    ):
-        path = Path(tmp) / "t.otlp.json"
-        write_otlp(texts, path)
-        ws.embedder.embed_queries(["warm up"])
+    with otlp_workspace(home, texts) as (ws, path):
         try:
             for _ in range(ROUNDS):
                 for ahead in ("0", "1"):

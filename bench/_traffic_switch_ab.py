@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 import os
 import resource
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,13 +36,11 @@ def _cpu() -> float:
 
 
 def switch_ab(home: Path, dataset: Path) -> dict[str, Any]:
-    from bench._common import SCIFACT_HYBRID
-    from bench.bench_traffic_speed import sentences, write_otlp
-    from ragsonde.config import Settings
+    from bench._traffic_speed_ab import otlp_workspace
+    from bench.bench_traffic_speed import sentences
     from ragsonde.traffic import replay, switching
     from ragsonde.traffic.read import scan_traffic
     from ragsonde.traffic.run import TrafficOptions, analyse
-    from ragsonde.workspace import Workspace
 
     shipped = (replay.SEARCH_CHUNK, switching.SWITCH_INTERVAL)
     assert shipped == _ARMS["after"], f"the shipped settings are {shipped}, not {_ARMS['after']}"
@@ -62,13 +59,7 @@ def switch_ab(home: Path, dataset: Path) -> dict[str, Any]:
             worker["wall"] += time.perf_counter() - w
             worker["cpu"] += time.thread_time() - c
 
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        Workspace(Settings(home=home, collection=SCIFACT_HYBRID)) as ws,
-    ):
-        path = Path(tmp) / "t.otlp.json"
-        write_otlp(texts, path)
-        ws.embedder.embed_queries(["warm up"])
+    with otlp_workspace(home, texts) as (ws, path):
         setattr(replay.Replayer, "embed", timed_embed)  # noqa: B010 (typed as a method)
         try:
             for _ in range(ROUNDS):
