@@ -205,8 +205,8 @@ class Replayer:
         ]
 
     def replay(self, texts: Sequence[str], embedded: Embedded | None = None) -> list[Replay]:
-        """One :class:`Replay` per text, in order (one embedding call, one request per search;
-        ``embedded``: the texts' :meth:`embed`, when it ran already)."""
+        """One :class:`Replay` per text, in order (one embedding call, each search in requests
+        of :data:`SEARCH_CHUNK`; ``embedded``: the texts' :meth:`embed`, when it ran already)."""
         if not texts:
             return []
         sparse_on = self.prepare()
