@@ -44,3 +44,21 @@ def test_failures_are_tool_errors_and_the_next_call_answers(tmp_path: Path) -> N
     assert got["history"].structured_content["runs"] == []
     config = got["config"].structured_content
     assert config["allow_write"] is False and config["roots"] == [str(tmp_path / "root")]
+
+
+def test_building_the_server_leaves_the_root_logger_alone(tmp_path: Path) -> None:
+    """The SDK's server calls ``logging.basicConfig`` as it is built: under ``ragsonde serve`` every
+    ragsonde log line then reached stderr twice. The application's logging is left as it was."""
+    import logging
+
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    root.handlers[:] = []  # what basicConfig needs to act: a root with no handler
+    root.setLevel(logging.ERROR)
+    try:
+        with Workspace(Settings(home=tmp_path / "home", collection="docs")) as ws:
+            build_server(Room(ws, roots=Roots([tmp_path])))
+        assert root.handlers == [] and root.level == logging.ERROR
+    finally:
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)

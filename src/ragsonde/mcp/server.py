@@ -11,7 +11,10 @@ another, and no call crashes the server.
 from __future__ import annotations
 
 import json
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -262,9 +265,10 @@ def _register_resources(server: RagsondeMCP, room: Room) -> None:
 
 def build_server(room: Room) -> RagsondeMCP:
     """The MCP server over ``room``: every tool, and the report resources."""
-    server = RagsondeMCP(
-        name="ragsonde", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
-    )
+    with _root_logging_kept():
+        server = RagsondeMCP(
+            name="ragsonde", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
+        )
     for fn in (
         room.search,
         room.inspect_collection,
@@ -277,6 +281,25 @@ def build_server(room: Room) -> RagsondeMCP:
     _register_resources(server, room)
     _strict_arguments(server)
     return server
+
+
+@contextmanager
+def _root_logging_kept() -> Iterator[None]:
+    """The root logger as it was before the SDK's server was built.
+
+    ``MCPServer.__init__`` calls ``logging.basicConfig`` with a Rich handler on the root logger.
+    Under ``ragsonde serve`` (which mounts the tools at ``/mcp``) every line of the ``ragsonde``
+    loggers then reached stderr twice, once through uvicorn's handler and once through that one;
+    in a host application it would take over the application's own logging. Logging is the
+    application's to configure, so the root's handlers and level are put back.
+    """
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 def _strict_arguments(server: RagsondeMCP) -> None:

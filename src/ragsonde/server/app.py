@@ -107,12 +107,13 @@ def _warm_up(state: ServerState) -> None:
         for name in names:
             store.collection_info(name)
         log.info(
-            "ready: model %s (%d-dim, loaded in %s), %s store with %d collections",
+            "ready: model %s (%d-dim, loaded in %s), %s store with %d collection%s",
             ws.embedder_name,
             dim,
             "n/a" if load_ms is None else f"{load_ms:.0f} ms",
             store.backend,
             len(names),
+            "" if len(names) == 1 else "s",
         )
     except RagsondeError as e:
         state.startup_error = e
