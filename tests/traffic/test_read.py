@@ -221,6 +221,22 @@ def test_a_csv_without_a_query_column_names_its_columns(tmp_path: Path) -> None:
         read_traffic([path])
 
 
+def test_a_csv_field_over_the_csv_limit_is_a_counted_skip_and_the_rest_is_read(
+    tmp_path: Path,
+) -> None:
+    """A 200,000-character cell (over csv's 131,072) was a traceback (``_csv.Error``)."""
+    path = tmp_path / "t.csv"
+    path.write_text("query\nbattery\n" + "x" * 200_000 + "\nwifi setup\n", encoding="utf-8")
+    traffic = read_traffic([path])
+    assert [q.query for q in traffic.queries] == ["battery", "wifi setup"]
+    assert traffic.stats.malformed == 1
+    assert any("t.csv:3" in e and "not a CSV row" in e for e in traffic.stats.examples)
+    header = tmp_path / "h.csv"
+    header.write_text("query," + "y" * 200_000 + "\nbattery,1\n", encoding="utf-8")
+    with pytest.raises(QueryValidationError, match="not a CSV header"):
+        read_traffic([header])
+
+
 def test_json_of_another_kind_is_refused_naming_what_was_found(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     path.write_text('{\n  "data": [1, 2]\n}\n', encoding="utf-8")

@@ -240,13 +240,22 @@ def read_jsonl(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
 
 def read_csv(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
     """A CSV query log with a header row naming a query column."""
-    lines = (line for _, line in numbered_lines(path))
+    last = [0]  # the number of the line the reader took last (its line_num lags on an error)
+
+    def numbered() -> Iterator[str]:
+        for last[0], line in numbered_lines(path):
+            yield line
+
+    lines = numbered()
     try:
         dialect: Any = csv.Sniffer().sniff(next(iter([_first(path)])), delimiters=",;\t")
     except csv.Error:
         dialect = csv.excel
     reader = csv.DictReader(lines, dialect=dialect)
-    header = [h.strip() for h in reader.fieldnames or []]
+    try:
+        header = [h.strip() for h in reader.fieldnames or []]
+    except csv.Error as e:  # a header field over csv's 131,072-character limit, a stray quote
+        raise bad_file(path, f"its first line is not a CSV header ({e})") from e
     if not any(h in QUERY_COLUMNS for h in header):
         raise bad_file(
             path,
@@ -254,7 +263,14 @@ def read_csv(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
             f"column (name one {', '.join(QUERY_COLUMNS)})",
         )
     reader.fieldnames = header
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:  # a field over csv's 131,072-character limit, a stray quote
+            stats.skip("malformed", f"{path.name}:{last[0]}", f"not a CSV row ({e})")
+            continue
         where = f"{path.name}:{reader.line_num}"
         if None in row:  # more cells than the header names
             stats.skip("malformed", where, "more cells than the header has columns")
