@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,8 +92,15 @@ def run_evaluation(
     from ragsonde.estimate import estimating
     from ragsonde.evaluate import evaluate
 
-    with tempfile.TemporaryDirectory(prefix="ragsonde-mcp-") as tmp:
-        path = benchmark if isinstance(benchmark, Path) else _write_rows(benchmark, Path(tmp))
+    with ExitStack() as stack:  # a folder for inline rows only: a file is read where it is
+        path = (
+            benchmark
+            if isinstance(benchmark, Path)
+            else _write_rows(
+                benchmark,
+                Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ragsonde-mcp-"))),
+            )
+        )
         report = evaluate(
             path,
             collection=collection,
