@@ -74,9 +74,16 @@ def test_a_partly_labelled_versus_rests_its_verdict_on_the_ppi_interval(
     assert len(labelled) == LABELLED and len(doc["a"]["per_query"]) == 46
     for m in comparison["metrics"]:
         ppi, classical = m["ppi"], m["classical"]
+        d = _diffs(doc, m["metric"], labelled)
+        if d.std() == 0:  # no spread on the labels: the exact bound, from them alone
+            q = 0.025 ** (1 / LABELLED)  # a difference lives in [-1, 1]
+            assert (ppi["low"], ppi["high"]) == pytest.approx(
+                (-1 + (d[0] + 1) * q, 1 - (1 - d[0]) * q)
+            )
+            assert ppi["method"] == "classical" and "every labelled value" in ppi["note"]
+            continue
         assert (ppi["n_labeled"], ppi["n_predicted"]) == (LABELLED, 46 - LABELLED)
         assert ppi["method"] == "cross-ppi++" and ppi["sources"] == ["scores"]
-        d = _diffs(doc, m["metric"], labelled)
         assert classical["estimate"] == pytest.approx(d.mean(), abs=1e-6)
         if d.std() > 0:
             low, high = _t_interval(d)

@@ -38,8 +38,13 @@ def render_paired(metrics: Sequence[MetricComparison]) -> None:
 
 
 def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
-    """One row per metric; a line saying what the estimate rests on."""
-    first = next(iter(estimates.values()))
+    """One row per metric; a line saying what the estimates rest on, and one for each group of
+    metrics estimated otherwise (every labelled value the same: the exact bound)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name, e in estimates.items():
+        groups.setdefault((e.method, e.note), []).append(name)
+    most = max(groups.values(), key=len)
+    first = estimates[most[0]]
     table = Table(title="estimated metrics, 95 % intervals")
     for col in ("metric", "estimate", "interval", "classical (labelled only)", "width"):
         table.add_column(col, justify="left" if col == "metric" else "right")
@@ -68,3 +73,6 @@ def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
             f"by {', '.join(first.sources)}; width relative to the classical interval"
             + (f" ({first.note})" if first.note else "")
         )
+    for (method, note), names in groups.items():
+        if names is not most:
+            console.print(f"{', '.join(names)}: {method}" + (f" ({note})" if note else ""))

@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.estimate.crossfit import crossfit
-from ragsonde.estimate.ppi import Interval, classical_mean, crossppi_mean, ppi_mean
+from ragsonde.estimate.ppi import (
+    Interval,
+    classical_mean,
+    constant_bounds,
+    crossppi_mean,
+    ppi_mean,
+)
 from ragsonde.models.estimate import Bounds, Method, MetricEstimate
 from ragsonde.models.prediction import QueryPrediction
 
@@ -111,11 +117,17 @@ def _estimate(
     clip: tuple[float, float] = (0.0, 1.0),
     w: NDArray[np.float64] | None = None,
     finite: bool = False,
+    identical: bool = False,
 ) -> MetricEstimate:
     """``w``: the labelled queries' sampling weights (1 / their chance to be labelled, under a
     judging plan); the predictions are then imputed over every query, not only the unlabelled
     ones, which a plan's draw has made a biased subset. ``finite``: the mean over these queries
-    themselves (:mod:`ragsonde.estimate.ppi`; a uniform sample only, so not with ``w``)."""
+    themselves (:mod:`ragsonde.estimate.ppi`; a uniform sample only, so not with ``w``).
+
+    Labelled values that are all the same have no spread, so every interval from it has no
+    width; the interval is then :func:`~ragsonde.estimate.ppi.constant_bounds` (uniform samples
+    only), unless ``identical``: two systems whose signals agree on every query, so that a
+    difference of 0 on each labelled one is not a sample of unknown ones."""
     import numpy as np
 
     finite = finite and w is None
@@ -152,6 +164,15 @@ def _estimate(
         note = "no predictions: the labelled queries alone"
     else:
         note = f"{n} labelled queries: too few to fit the signals to (at least {MIN_CROSSFIT})"
+    known = finite and big_n == 0  # every query of the benchmark labelled: its mean is known
+    if w is None and not known and not identical and np.ptp(gold) == 0.0:
+        # no spread, so every interval above has no width: the exact one for a constant sample
+        iv = classical = _constant(float(gold[0]), n, big_n, clip, alpha, population)
+        method = "classical"
+        note = (
+            f"every labelled value is {gold[0]:.4g}: an interval from their spread would have no "
+            f"width, so it is the exact bound for any metric in [{clip[0]:g}, {clip[1]:g}]"
+        )
     if finite:
         note = "; ".join(filter(None, [note, "of the benchmark's own mean (finite population)"]))
     cut = _bounds(iv, clip)
@@ -167,6 +188,18 @@ def _estimate(
         classical=_bounds(classical, clip),
         note=note,
     )
+
+
+def _constant(
+    value: float,
+    n: int,
+    big_n: int,
+    span: tuple[float, float],
+    alpha: float,
+    population: int | None,
+) -> Interval:
+    low, high = constant_bounds(value, n, span, alpha=alpha, population=population)
+    return Interval(value, 0.0, low, high, n, big_n, 0.0)
 
 
 def _with(x: NDArray[np.float64], column: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -231,7 +264,20 @@ def estimate_difference(
     d = np.asarray(
         [gold_b[q] - gold_a[q] for q in ids if q in gold_a and q in gold_b], dtype=np.float64
     )
-    return _estimate(d, lab, both, alpha=alpha, seed=seed, clip=(-1.0, 1.0), finite=finite)
+    seen = bool(fa.names) or fa.predicted is not None  # no predictions: nothing to tell by
+    identical = seen and fa.names == fb.names and bool(np.array_equal(fa.matrix, fb.matrix))
+    identical = identical and _same(fa.predicted, fb.predicted)
+    return _estimate(
+        d, lab, both, alpha=alpha, seed=seed, clip=(-1.0, 1.0), finite=finite, identical=identical
+    )
+
+
+def _same(a: NDArray[np.float64] | None, b: NDArray[np.float64] | None) -> bool:
+    import numpy as np
+
+    return (a is None and b is None) or (
+        a is not None and b is not None and bool(np.array_equal(a, b))
+    )
 
 
 def estimate_metrics(

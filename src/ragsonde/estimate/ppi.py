@@ -65,7 +65,15 @@ if TYPE_CHECKING:
 
     Array = NDArray[np.float64]
 
-__all__ = ["Interval", "classical_mean", "crossppi_mean", "ppi_mean", "regression_mean", "z_value"]
+__all__ = [
+    "Interval",
+    "classical_mean",
+    "constant_bounds",
+    "crossppi_mean",
+    "ppi_mean",
+    "regression_mean",
+    "z_value",
+]
 
 #: The smallest labelled sample an interval is computed from.
 MIN_LABELED = 2
@@ -198,6 +206,56 @@ def classical_mean(
     if population is not None:  # the sample variance (n - 1), as the survey formula has it
         var *= _fpc(n, population) * n / (n - 1)
     return _interval(mean, math.sqrt(var / n), alpha, n, 0, 0.0, small_sample)
+
+
+def constant_bounds(
+    value: float,
+    n: int,
+    span: tuple[float, float],
+    *,
+    alpha: float = 0.05,
+    population: int | None = None,
+) -> tuple[float, float]:
+    """The interval of a mean when all ``n`` labelled values equal ``value``, for a quantity that
+    lives in ``span`` (a metric's [0, 1]): exact, for any distribution in the span.
+
+    Every normal interval above has no width then (the values have no spread), which would say
+    the mean is known. It is not: 20 hits out of 20 happen one time in three when the hit rate
+    is 0.95. If the mean is ``mu > value``, at most a share ``(hi - mu) / (hi - value)`` of the
+    queries can sit at ``value`` (Markov's inequality on ``hi - x``), so ``n`` draws all land
+    there with a chance of at most that share to the power ``n``; every mean where that chance
+    is below ``alpha / 2`` is refused. Hence ``hi - (hi - value) (alpha / 2) ** (1 / n)``, and
+    the same downwards; at an end of the span this is the Clopper-Pearson bound of ``n``
+    successes in ``n`` trials. ``population``: the mean of these ``M`` queries themselves, the
+    ``n`` drawn without replacement, where the chance is hypergeometric: ``C(K, n) / C(M, n)``
+    for ``K`` queries at ``value``; with every query labelled the interval is the value.
+    """
+    z_value(alpha)  # checks alpha
+    lo, hi = span
+    if not lo <= value <= hi or n < 1:
+        raise QueryValidationError(f"value {value} outside {span}, or no label.", field="y")
+    if population is None:
+        q = (alpha / 2.0) ** (1.0 / n)
+        return lo + (value - lo) * q, hi - (hi - value) * q
+    _fpc(n, population)  # checks the population holds the n labels
+
+    def log_all_there(k: int) -> float:  # log C(k, n) / C(M, n), falling as k does
+        return _log_comb(k, n) - _log_comb(population, n)
+
+    # the fewest queries at ``value`` that make n draws all landing there likely enough
+    low, high = n, population
+    while low < high:
+        mid = (low + high) // 2
+        if log_all_there(mid) >= math.log(alpha / 2.0):
+            high = mid
+        else:
+            low = mid + 1
+    at_value = low / population
+    return lo + (value - lo) * at_value, hi - (hi - value) * at_value
+
+
+def _log_comb(k: int, n: int) -> float:
+    return math.lgamma(k + 1) - math.lgamma(n + 1) - math.lgamma(k - n + 1)
 
 
 def tuned_lambda(y: Array, f: Array, f_unl: Array, w: Array, w_unl: Array) -> float:
