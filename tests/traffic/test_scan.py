@@ -146,3 +146,29 @@ def test_the_tally_names_topics_from_every_query_s_terms() -> None:
     weak = [(r, v) for r, v in zip(rows, vectors, strict=True) if r.weak]
     assert len(weak) > 20
     assert tally.topics() == topics(weak, lambda t: df.get(t, 0), len(rows))
+
+
+def test_a_merged_weight_stops_at_int64s_top_and_never_wraps() -> None:
+    """numpy's ``+=`` on an int64 column wraps past 2**63 - 1 to a negative weight, silently."""
+    from ragsonde.traffic.records import TrafficQuery
+
+    scan = Scan()
+    for number in range(3):
+        assert scan.add(7, TrafficQuery(query="q", query_id="", weight=2**62), number) == (
+            number > 0
+        )
+    scan.done()
+    assert scan.weight is not None and int(scan.weight[0]) == 2**63 - 1
+
+
+def test_a_row_weighing_over_the_most_one_row_may_count_is_malformed(tmp_path: Path) -> None:
+    log = tmp_path / "w.jsonl"
+    log.write_text(
+        '{"query": "a", "weight": 1e19}\n{"query": "b", "weight": 9223372036854775807}\n'
+        '{"query": "c", "weight": 1000000000}\n{"query": "c", "weight": 1000000000}\n',
+        encoding="utf-8",
+    )
+    traffic = read_traffic([log])
+    assert [(q.query, q.weight) for q in traffic.queries] == [("c", 2_000_000_000)]
+    assert traffic.stats.malformed == 2
+    assert all("the most one row may count" in e for e in traffic.stats.examples)

@@ -90,6 +90,7 @@ def _first(e: Exception) -> str:
 def weakest_of_history(history: Path, ref: str, limit: int) -> FailingQueries:
     """The ``limit`` lowest-predicted queries of the recorded traffic run ``ref``."""
     from ragsonde.history import HistoryStore
+    from ragsonde.traffic.html import query_command
 
     if not history.exists():  # absent: no runs; a damaged path: its error
         raise QueryValidationError(
@@ -130,12 +131,8 @@ def weakest_of_history(history: Path, ref: str, limit: int) -> FailingQueries:
                 retrieved=[doc for doc, _ in row.retrieved],
                 weak=row.metrics["weak"] == 1.0 if "weak" in row.metrics else None,
                 signals={n: v for n, v in row.metrics.items() if n not in ("predicted", "weak")},
-                next=f'ragsonde query "{_quoted(row.query)}" -c {collection}',
+                next=query_command(row.query, collection),
             )
             for qid, row in rows[:limit]
         ],
     )
-
-
-def _quoted(text: str) -> str:
-    return text.replace('"', '\\"')

@@ -118,12 +118,18 @@ def _is_number(value: str) -> bool:
     return True
 
 
+#: The most times one log row may say its query was asked (a row over it is malformed).
+MAX_WEIGHT = 10**9
+
+
 def _weight(value: Any) -> int:
     weight = number(value, int, "weight")
     if weight is None:
         return 1
     if weight < 1:
         raise RowError(f"its weight is {weight}, below 1")
+    if weight > MAX_WEIGHT:
+        raise RowError(f"its weight is {weight}, over {MAX_WEIGHT:,}, the most one row may count")
     return int(weight)
 
 

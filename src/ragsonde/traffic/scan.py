@@ -41,6 +41,7 @@ __all__ = ["Plan", "Scan", "emit", "key_of", "sample_scan", "scan"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 _NO_TIME = -(2**63)
+_MOST = 2**63 - 1  # a merged weight stops here
 #: The columns kept per distinct query while reading (``seen``: earliest time, microseconds
 #: since the epoch, or _NO_TIME; ``offset``: that time's UTC offset, seconds; ``id``: the hash
 #: of its id; ``has_production``: its first record carried the production answer).
@@ -118,7 +119,8 @@ class Scan:
             self.table.insert(key, (*row, int.from_bytes(digest, "little"), has))
             return False
         cols, i = found
-        cols["weight"][i] += record.weight
+        # summed as Python ints and held at int64's top: numpy's += would wrap to negative
+        cols["weight"][i] = min(int(cols["weight"][i]) + record.weight, _MOST)
         if us != _NO_TIME and (cols["seen"][i] == _NO_TIME or us < cols["seen"][i]):
             cols["seen"][i] = us
             cols["offset"][i] = _offset(t) if t is not None else 0
