@@ -164,3 +164,21 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(
     twice = cli("traffic", str(log), *home, "-o", str(other), "--save", str(other))
     assert twice.exit_code == 2 and "give each output its own file" in twice.stderr
     assert log.read_bytes() == before and history.read_bytes() == b"" and not other.exists()
+
+
+def test_a_run_that_fails_leaves_the_file_save_names_as_it_was(
+    cli: Cli, sample_home: Path, tmp_path: Path
+) -> None:
+    """--save was written before the replay: a run that then failed (or was stopped) had
+    already replaced the file with this traffic."""
+    log, saved = _log(tmp_path), tmp_path / "kept.jsonl"
+    saved.write_text('{"query_id": "mine", "query": "my labelled row", "relevant": ["d"]}\n')
+    before = saved.read_bytes()
+    args = ["traffic", str(log), "--home", str(sample_home), "--no-record", "--save", str(saved)]
+    failed = cli(*args, "-c", "no-such-collection")
+    assert failed.exit_code != 0 and "COLLECTION_NOT_FOUND" in failed.stderr
+    assert saved.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".kept")] == []
+    done = cli(*args, "-c", "robotics")
+    assert done.exit_code == 0, done.output
+    assert len(saved.read_text(encoding="utf-8").splitlines()) == 13

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TextIO
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.traffic.formats import detect_format
@@ -34,6 +35,7 @@ __all__ = [
     "scan_traffic",
     "traffic_hash",
     "write_benchmark",
+    "write_rows",
 ]
 
 #: Format (:func:`~ragsonde.traffic.formats.detect_format`) -> reader of its records.
@@ -145,9 +147,14 @@ def write_benchmark(queries: Iterable[TrafficQuery], path: str | Path) -> Path:
 
     out = Path(path)
     with open_output(out) as f:  # the old file stays whole until the new one is complete
-        for q in queries:
-            f.write(json.dumps(benchmark_row(q), ensure_ascii=False) + "\n")
+        write_rows(queries, f)
     return out
+
+
+def write_rows(queries: Iterable[TrafficQuery], f: TextIO) -> None:
+    """``queries`` as benchmark rows (:func:`benchmark_row`), one JSON line each, into ``f``."""
+    for q in queries:
+        f.write(json.dumps(benchmark_row(q), ensure_ascii=False) + "\n")
 
 
 class TrafficHash:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,7 +32,7 @@ from ragsonde.traffic.predictor import (
     SignalPredictor,
     combination_of,
 )
-from ragsonde.traffic.read import Traffic, TrafficHash, scan_traffic, write_benchmark
+from ragsonde.traffic.read import Traffic, TrafficHash, scan_traffic, write_rows
 from ragsonde.traffic.records import TrafficQuery
 from ragsonde.traffic.report import QueryHealth, TrafficReport
 from ragsonde.traffic.shape import normalise
@@ -341,15 +342,19 @@ def traffic_report(
             inputs=[*paths, o.labels],
             history=history_path(workspace.settings.home, o.history),
         )
-    traffic = scan_traffic(paths, since=o.since, until=o.until, sample=o.sample, seed=o.seed)
-    if o.save is not None:
-        write_benchmark(traffic.queries, o.save)
-    report = analyse(traffic, workspace, o, collection=collection, progress=progress)
+    from ragsonde.outputs import open_output
     from ragsonde.traffic.record import record_traffic
 
-    try:
-        report.history_run = record_traffic(report, workspace, record=o.record, history=o.history)
-    except BaseException:  # its spool too: a SIGTERM ends the process before it is collected
-        report.close()
-        raise
+    traffic = scan_traffic(paths, since=o.since, until=o.until, sample=o.sample, seed=o.seed)
+    with ExitStack() as saving:
+        if o.save is not None:  # in place only once the run is done: a failed or stopped run
+            write_rows(traffic.queries, saving.enter_context(open_output(o.save)))  # keeps it
+        report = analyse(traffic, workspace, o, collection=collection, progress=progress)
+        try:
+            report.history_run = record_traffic(
+                report, workspace, record=o.record, history=o.history
+            )
+        except BaseException:  # its spool too: a SIGTERM ends the process before it is collected
+            report.close()
+            raise
     return report
