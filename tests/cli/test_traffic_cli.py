@@ -182,3 +182,19 @@ def test_a_run_that_fails_leaves_the_file_save_names_as_it_was(
     done = cli(*args, "-c", "robotics")
     assert done.exit_code == 0, done.output
     assert len(saved.read_text(encoding="utf-8").splitlines()) == 13
+
+
+def test_a_logged_query_cannot_drive_the_terminal(
+    cli: Cli, sample_home: Path, tmp_path: Path
+) -> None:
+    """A query holding ESC sequences was written to the terminal as it was (it could recolour
+    it, set its title); one of 6,000 characters filled it through the next: line."""
+    log = tmp_path / "log.jsonl"
+    rows = [{"query": "lidar \x1b[31mRED\x1b]0;title\x07 \u202eevil"}, {"query": "lidar " * 1000}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    home = ["--home", str(sample_home), "-c", "robotics", "--no-record", "--weak-below", "1"]
+    out = cli("traffic", str(log), *home)
+    assert out.exit_code == 0, out.output
+    assert not any(c in out.stdout for c in "\x1b\x07\u202e")
+    assert "\\x1b[31mRED" in out.stdout and "\\u202eevil" in out.stdout
+    assert ("lidar " * 20) not in " ".join(out.stdout.split())  # never printed whole

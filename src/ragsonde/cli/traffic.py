@@ -48,6 +48,8 @@ def render(report: TrafficReport, shown: int = 10) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from ragsonde.models.query import DEFAULT_LIMITS
+    from ragsonde.models.text import terminal_safe
     from ragsonde.traffic.html import explain_command
 
     console = Console()
@@ -73,9 +75,10 @@ def render(report: TrafficReport, shown: int = 10) -> None:
         line += f"; out-of-fold Spearman {report.crossfit.out_of_fold_spearman:+.3f}"
     console.print(escape(line), soft_wrap=True)
     if report.production is not None:
+        verdict = escape(terminal_safe(report.production.verdict))
         console.print(
             f"production vs replay: mean agreement {report.production.mean_agreement:.2f} over "
-            f"{report.production.n_queries} queries. {escape(report.production.verdict)}"
+            f"{report.production.n_queries} queries. {verdict}"
         )
     table = Table(title="Weakest queries", title_justify="left")
     for col in ("query", "predicted", "asked", "evidence"):
@@ -87,7 +90,7 @@ def render(report: TrafficReport, shown: int = 10) -> None:
             f"{n} {q.signals[n]:.3g}" for n in ("top1", "gap", "nqc", "rbo") if n in q.signals
         )
         table.add_row(
-            escape(q.query[:80]),
+            escape(terminal_safe(q.query[:80])),
             f"{q.predicted:.3f}" if q.predicted is not None else "–",
             str(q.weight),
             escape(evidence + ("; " + "; ".join(q.mismatch) if q.mismatch else "")),
@@ -95,9 +98,15 @@ def render(report: TrafficReport, shown: int = 10) -> None:
     console.print(table)
     if report.weakest:
         first = by_id[report.weakest[0]]
-        console.print(f"next: {escape(explain_command(report, first))}")
+        if len(first.query) <= DEFAULT_LIMITS.max_query_chars or report.saved_benchmark:
+            console.print(f"next: {escape(terminal_safe(explain_command(report, first)))}")
+        else:  # `ragsonde query` refuses it, and the line would fill the terminal
+            console.print(
+                f"next: the weakest query is {len(first.query):,} characters long, over the "
+                f"{DEFAULT_LIMITS.max_query_chars:,} a query may have: see it in the JSON (--json)"
+            )
     for t in report.topics:
-        console.print(f"topic [bold]{escape(t.name)}[/]: {t.n_queries} weak queries")
+        console.print(f"topic [bold]{escape(terminal_safe(t.name))}[/]: {t.n_queries} weak queries")
     for p in report.drift[-14:]:
         console.print(
             f"{report.drift_unit} {p.period}: weak {100 * p.weak_share:.1f}% of {p.n_queries}"

@@ -30,6 +30,7 @@ __all__ = [
     "not_utf8",
     "printable",
     "read_json_file",
+    "terminal_safe",
     "unreadable",
 ]
 
@@ -37,6 +38,9 @@ __all__ = [
 JsonPath = tuple[str | int, ...]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: What a terminal acts on rather than shows: C0 and C1 controls (ESC starts a colour, a title,
+#: a cursor move), DEL, and the bidirectional overrides that reorder what follows them.
+_TERMINAL_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def invalid_unicode_at(value: str) -> int | None:
@@ -194,6 +198,15 @@ def _check(value: str) -> str:
 def printable(value: str) -> str:
     """``value`` with every lone surrogate replaced by U+FFFD, for echoing refused input."""
     return _SURROGATE.sub("\ufffd", value)
+
+
+def terminal_safe(value: str) -> str:
+    """``value`` to print on a terminal: each control character as a visible escape (``\\x1b``,
+    ``\\n``, ``\\u202e``) and each lone surrogate as U+FFFD, so text from a log (anybody's)
+    can neither restyle the terminal nor break a table's row."""
+    return _TERMINAL_CONTROL.sub(
+        lambda m: m.group().encode("unicode_escape").decode("ascii"), printable(value)
+    )
 
 
 #: A strict string that must be valid Unicode (no lone surrogates).
