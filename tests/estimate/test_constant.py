@@ -98,3 +98,27 @@ def test_coverage_of_a_high_hit_rate_from_twenty_labels() -> None:
         e = estimate_metric(dict(zip(ids, hits.astype(float), strict=True)), ids)
         covered += e.low <= 0.97 <= e.high
     assert covered / draws >= 0.95
+
+
+def test_a_stratified_plan_with_no_spread_takes_each_stratums_exact_bound() -> None:
+    """Under a comparison plan, labelled differences all 0 gave stratified PPI++ an interval of
+    no width. Each stratum's bound at alpha / H, from scipy's hypergeometric (independent)."""
+    from ragsonde.estimate.design import EXACT, stratified_difference
+
+    sizes, labelled_in = [10, 6], [4, 3]
+    strata = np.asarray([EXACT] * 4 + [0] * 10 + [1] * 6)
+    labelled = np.zeros(len(strata), dtype=bool)
+    labelled[4:8], labelled[14:17] = True, True
+    d = np.where(labelled, 0.25, 9.0)  # unlabelled values are never read
+    d[:4] = 0.0
+    f = np.linspace(-0.2, 0.2, len(strata))
+    iv = stratified_difference(d, labelled, strata, f)
+    share = ALPHA / 2 / len(sizes)
+    low = high = 0.0
+    for size, n in zip(sizes, labelled_in, strict=True):
+        k = next(k for k in range(n, size + 1) if hypergeom.pmf(n, size, k, n) >= share)
+        low += size * (-1 + 1.25 * k / size)
+        high += size * (1 - 0.75 * k / size)
+    assert iv.estimate == pytest.approx(0.25 * 16 / 20)
+    assert (iv.low, iv.high) == pytest.approx((low / 20, high / 20))
+    assert iv.low < iv.estimate < iv.high

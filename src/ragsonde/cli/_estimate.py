@@ -62,9 +62,9 @@ def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
         "(the metrics above are the means of the labelled queries alone; the estimates rest on "
         f"the {first.n_labeled} a person labelled)"
     )
-    if first.method == "classical":
+    if first.method == "classical" or not first.sources:  # "stratified": the plan's draw alone
         console.print(
-            f"classical estimate: {first.n_labeled} labelled queries alone"
+            f"{first.method} estimate: {first.n_labeled} labelled queries alone"
             + (f" ({first.note})" if first.note else "")
         )
     else:

@@ -39,7 +39,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.estimate.ppi import Interval, z_value
+from ragsonde.estimate.ppi import Interval, constant_bounds, z_value
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -147,6 +147,9 @@ def stratified_difference(
         if n_h > 1:
             terms.append((a * float(np.var(resid, ddof=1)), n_h - 1))
     var = sum(v for v, _ in terms)
+    judged = int(labelled.sum())
+    if var == 0.0 and all(float(np.ptp(y)) == 0.0 for _, _, y, _ in parts):
+        return _constant_strata(parts, alpha, big_n, judged)
     df = _satterthwaite(terms)
     if fitted and df > 2.0:  # lam tuned on these residuals: one of their df spent (§7.3)
         var *= df / (df - 1.0)
@@ -156,7 +159,27 @@ def stratified_difference(
 
     z_value(alpha)  # checks alpha
     half = float(student.ppf(1.0 - alpha / 2.0, max(df, 1.0))) * se
-    judged = int(labelled.sum())
     return Interval(
         estimate, se, estimate - half, estimate + half, judged, big_n - judged, float(lam)
     )
+
+
+def _constant_strata(
+    parts: list[tuple[int, int, NDArray[np.float64], NDArray[np.float64]]],
+    alpha: float,
+    big_n: int,
+    judged: int,
+) -> Interval:
+    """Every stratum's labelled differences the same (each ``c_h``): no spread, so the interval
+    above would have no width. Each stratum gets the exact bound of a constant sample of its
+    ``N_h`` queries (:func:`~ragsonde.estimate.ppi.constant_bounds`) at ``alpha / H``, so that
+    all ``H`` hold together (Bonferroni), and the mean over all queries lies between their
+    ``N_h``-weighted sums (the exact queries add 0)."""
+    bounds = [
+        constant_bounds(float(y[0]), n, (-1.0, 1.0), alpha=alpha / len(parts), population=size)
+        for size, n, y, _ in parts
+    ]
+    estimate = sum(size * float(y[0]) for size, _, y, _ in parts) / big_n
+    low = sum(size * b[0] for (size, _, _, _), b in zip(parts, bounds, strict=True)) / big_n
+    high = sum(size * b[1] for (size, _, _, _), b in zip(parts, bounds, strict=True)) / big_n
+    return Interval(estimate, 0.0, low, high, judged, big_n - judged, 0.0)
