@@ -237,6 +237,30 @@ def test_a_csv_field_over_the_csv_limit_is_a_counted_skip_and_the_rest_is_read(
         read_traffic([header])
 
 
+@pytest.mark.parametrize(
+    "first", ['{"query": "how do I cali', "garbage not json", "[1, 2, 3]", '{"query": 5}']
+)
+def test_a_bad_first_line_is_counted_and_the_rest_of_the_log_read(
+    tmp_path: Path, first: str
+) -> None:
+    """The format was told by the first line alone: a cut one refused the whole log as "JSON of
+    another kind", a line of words read it as CSV, ``[1, 2, 3]`` as OTLP with nothing found."""
+    rows = [json.dumps({"query": f"question {i}"}) for i in range(5)]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join([first, *rows]) + "\n", encoding="utf-8")
+    assert detect_format(log) == "jsonl"
+    traffic = read_traffic([log])
+    assert [q.query for q in traffic.queries] == [f"question {i}" for i in range(5)]
+    assert traffic.stats.malformed == 1 and "log.jsonl:1" in traffic.stats.examples[0]
+
+
+def test_a_first_line_over_the_64_kib_looked_at_is_read_as_a_log(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    rows = [{"query": "long", "pad": "x" * 70_000}, {"query": "short"}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert [q.query for q in read_traffic([log]).queries] == ["long", "short"]
+
+
 def test_json_of_another_kind_is_refused_naming_what_was_found(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     path.write_text('{\n  "data": [1, 2]\n}\n', encoding="utf-8")

@@ -94,6 +94,32 @@ def _peek(path: Path) -> bytes:
         raise bad_file(path, f"it cannot be read ({e})") from e
 
 
+#: Lines of the first 64 KiB read to tell a JSON Lines log or OTLP JSON by their rows.
+_ROWS_READ = 200
+
+
+def _by_rows(text: str, whole: bool) -> str | None:
+    """``jsonl`` or ``otlp`` when a whole line of ``text`` (the file's start) is a JSON object
+    with a query field or ``resourceSpans``; None when none is. Reading past the first line
+    is what lets a log whose first line is cut or bad be read, that line counted malformed."""
+    lines = text.split("\n")
+    for line in (lines if whole else lines[:-1])[:_ROWS_READ]:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(row, dict):
+            continue
+        if "resourceSpans" in row or "resource_spans" in row:
+            return "otlp"
+        if any(c in row for c in QUERY_COLUMNS):
+            return "jsonl"
+    return None
+
+
 def detect_format(path: Path) -> str:
     """One of :data:`FORMATS`, from what the file holds; VALIDATION_ERROR naming what was
     found when it is none of them."""
@@ -112,6 +138,9 @@ def detect_format(path: Path) -> str:
     if b"\x00" in head:
         raise bad_file(path, "it holds binary data (NUL bytes), not a query log or OTLP JSON")
     text = head.decode("utf-8-sig", errors="replace").lstrip()
+    by_rows = _by_rows(text, whole=len(head) < _PEEK)
+    if by_rows is not None:
+        return by_rows
     if text.startswith(("{", "[")):
         first = text.split("\n", 1)[0]
         try:
@@ -127,6 +156,8 @@ def detect_format(path: Path) -> str:
                 "which are not OTLP JSON; export OTLP instead (OTEL_TRACES_EXPORTER=otlp to a "
                 "Collector whose file exporter writes the file)",
             )
+        if row is None and "\n" not in text and len(head) == _PEEK and text.startswith("{"):
+            return "jsonl"  # a first line over 64 KiB: read as lines, each counted if bad
         if row is None and not ('"resourceSpans"' in text or '"resource_spans"' in text):
             raise bad_file(
                 path,
