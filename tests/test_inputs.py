@@ -50,7 +50,7 @@ def test_what_is_not_a_regular_file_is_said_plainly(tmp_path: Path):
     }
     assert said == {
         "folder": "it is a folder, not a file",
-        "fifo": "it is a named pipe (FIFO), not a file; reading it would wait for a writer",
+        "fifo": "it is a named pipe (FIFO), not a file: a pipe can be read only once, and may wait for a writer for ever; write what it carries to a file first",
         "device": "it is a device, not a file; reading it might never end",
         "missing": "no such file",
         "dangling": f"it is a symlink to {tmp_path / 'gone'}, which does not exist",

@@ -66,7 +66,10 @@ def _kind(mode: int) -> str | None:
     if stat.S_ISDIR(mode):
         return "it is a folder, not a file"
     if stat.S_ISFIFO(mode):
-        return "it is a named pipe (FIFO), not a file; reading it would wait for a writer"
+        return (
+            "it is a named pipe (FIFO), not a file: a pipe can be read only once, and may wait "
+            "for a writer for ever; write what it carries to a file first"
+        )
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "it is a device, not a file; reading it might never end"
     if stat.S_ISSOCK(mode):

@@ -31,7 +31,7 @@ _LIMIT = 4 << 30
 ROW = '{"query_id": "q1", "query": "lidar range", "relevant": ["lidar"]}\n'
 #: What each kind of path is said to be.
 SAID = {
-    "fifo": "it is a named pipe (FIFO), not a file; reading it would wait for a writer",
+    "fifo": "it is a named pipe (FIFO), not a file: a pipe can be read only once, and may wait for a writer for ever; write what it carries to a file first",
     "zero": "it is a device, not a file; reading it might never end",
 }
 
@@ -197,7 +197,7 @@ def test_a_fifo_in_an_ingested_folder_is_listed_as_skipped_and_the_rest_ingested
     said = " ".join(r.stderr.split())
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert "Ingested 1 documents" in r.stdout, r.stdout
-    fifo = "it is a named pipe (FIFO), not a file; reading it would wait for a writer"
+    fifo = "it is a named pipe (FIFO), not a file: a pipe can be read only once, and may wait for a writer for ever; write what it carries to a file first"
     for name in ("link.md", "pipe.md"):
         assert f"failed {name}: skipped: {fifo}" in said, said
 

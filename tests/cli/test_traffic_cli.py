@@ -89,6 +89,11 @@ def test_bad_files_and_options_are_clean_errors(cli: Cli, tmp_path: Path) -> Non
     )
     since = cli("traffic", str(no_column), *home, "--since", "yesterday")
     assert since.exit_code == 2 and "--since" in since.stderr
+    empty = cli("traffic", str(no_column), *home, "--since", "")  # was no window, silently
+    assert empty.exit_code == 2 and "--since: give a time" in empty.stderr
+    for option in ("--weak-below", "--threshold"):  # said "less than or equal to 1"
+        nan = cli("traffic", str(no_column), *home, option, "nan")
+        assert nan.exit_code == 2 and "finite number" in nan.stderr, nan.stderr
 
 
 def test_labels_for_the_traffic_cross_fit_predicted(

@@ -36,6 +36,11 @@ def _time(value: str | None, what: str) -> datetime | None:
     from ragsonde.errors import QueryValidationError
     from ragsonde.traffic.logs import RowError, parse_time
 
+    if not value.strip():  # '' read as no window at all, without a word
+        raise QueryValidationError(
+            f"{what}: give a time (ISO 8601 or epoch seconds), or leave the option out.",
+            field=what.lstrip("-"),
+        )
     try:
         return parse_time(value)
     except RowError as e:

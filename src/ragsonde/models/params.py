@@ -142,6 +142,7 @@ class SearchParams(_Params):
         default=0.0,
         ge=0.0,
         le=1.0,
+        allow_inf_nan=False,
         description="Keep results whose similarity_score >= this (queries that name none).",
     )
     fusion: FusionMethod = Field(

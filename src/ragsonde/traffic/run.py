@@ -58,7 +58,7 @@ class TrafficOptions(BaseModel):
     until: datetime | None = None
     sample: int | None = Field(default=None, ge=1)
     seed: int = 0
-    weak_below: float = Field(default=WEAK_BELOW, ge=0.0, le=1.0)
+    weak_below: float = Field(default=WEAK_BELOW, ge=0.0, le=1.0, allow_inf_nan=False)
     k: int = Field(default=10, ge=2, le=100, description="Depth of the score signals.")
     save: Path | None = Field(default=None, description="Save the traffic as a benchmark here.")
     search: SearchParams | None = None
