@@ -89,6 +89,10 @@ def test_bad_files_and_options_are_clean_errors(cli: Cli, tmp_path: Path) -> Non
     )
     since = cli("traffic", str(no_column), *home, "--since", "yesterday")
     assert since.exit_code == 2 and "--since" in since.stderr
+    as_history = cli("traffic", str(latin), *home, "--history", str(latin))  # a damaged history?
+    assert as_history.exit_code == 2 and "--history" in as_history.stderr
+    assert "is an input of this command" in as_history.stderr
+    assert latin.read_bytes() == b'{"query": "caf\xe9"}\n'
     empty = cli("traffic", str(no_column), *home, "--since", "")  # was no window, silently
     assert empty.exit_code == 2 and "--since: give a time" in empty.stderr
     for option in ("--weak-below", "--threshold"):  # said "less than or equal to 1"

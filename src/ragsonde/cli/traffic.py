@@ -209,14 +209,17 @@ def traffic_command(
         history=history,
     )
     from ragsonde.history import history_path
-    from ragsonde.outputs import check_outputs
+    from ragsonde.outputs import check_output, check_outputs
 
     # before any work: never an input, the history file, or one file twice
+    inputs = [*files, labels, config_file_in_use(config_file)]
     check_outputs(
         {"--output": output, "--save": save, "--html": html},
-        inputs=[*files, labels, config_file_in_use(config_file)],
+        inputs=inputs,
         history=history_path(settings.home, history),
     )
+    if history is not None:
+        check_output(history_path(settings.home, history), "--history", inputs=inputs)
     with (
         Workspace(settings) as ws,
         RichProgress(not json_output and err_console.is_terminal, "queries") as bar,

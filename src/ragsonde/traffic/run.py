@@ -333,15 +333,14 @@ def traffic_report(
         raise QueryValidationError(
             "paths: give a list of traffic files ([path]), not one path.", field="traffic"
         )
-    if o.save is not None:  # before any work: never a traffic file, the labels or the history
-        from ragsonde.history import history_path
-        from ragsonde.outputs import check_outputs
+    from ragsonde.history import history_path
+    from ragsonde.outputs import check_output, check_outputs
 
-        check_outputs(
-            {"save": o.save},
-            inputs=[*paths, o.labels],
-            history=history_path(workspace.settings.home, o.history),
-        )
+    history = history_path(workspace.settings.home, o.history)
+    if o.save is not None:  # before any work: never a traffic file, the labels or the history
+        check_outputs({"save": o.save}, inputs=[*paths, o.labels], history=history)
+    if o.history is not None:  # a log given as --history was called a damaged history
+        check_output(history, "history", inputs=[*paths, o.labels])
     from ragsonde.outputs import open_output
     from ragsonde.traffic.record import record_traffic
 
