@@ -48,3 +48,26 @@ def test_an_intended_edit_is_not_a_problem_and_damage_after_it_still_is():
         "changed-since",
         "no-edit-recorded",
     ]
+
+
+def test_a_hash_nested_in_a_layouts_metadata_is_read_and_checked():
+    """A LangChain-layout copy (``push --layout langchain``) keeps content_hash under
+    ``metadata``, Haystack under ``meta``: it was counted missing for every result and the
+    warning said the layout stores none, while the check never ran."""
+    report = IntegrityReport()
+    report.check(
+        _response(
+            _result("lc", SOURCE, 0, metadata={"content_hash": text_sha256(SOURCE)}),
+            _result("hs", SOURCE, 1, meta={"content_hash": text_sha256(SOURCE)}),
+        )
+    )
+    assert report.counts["content_hash_missing"] == 0 and report.problems == 0
+    damaged = IntegrityReport()
+    damaged.check(
+        _response(
+            _result("lc", EDITED, 0, metadata={"content_hash": text_sha256(SOURCE)}),
+            _result("none", SOURCE, 1, metadata={"doc_id": "a"}),
+        )
+    )
+    assert damaged.counts["content_hash_mismatch"] == 1
+    assert damaged.counts["content_hash_missing"] == 1

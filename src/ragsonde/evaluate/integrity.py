@@ -33,11 +33,29 @@ __all__ = ["CHECKS", "IntegrityReport"]
 _EXAMPLES = 5
 
 
+#: Where a layout nests its metadata (LangChain's ``metadata``, Haystack's ``meta``): a copy
+#: ``ragsonde push --layout langchain`` wrote keeps ``content_hash`` there.
+_NESTED = ("metadata", "meta")
+
+
+def _stored_hash(r: Result) -> Any:
+    """The ``content_hash`` the payload stores, at its top or in its layout's nested metadata
+    (it was read at the top only: a LangChain-layout copy was "content_hash_missing: 5000",
+    "the layout does not store them", while every point held one)."""
+    if "content_hash" in r.metadata:
+        return r.metadata["content_hash"]
+    for key in _NESTED:
+        nested = r.metadata.get(key)
+        if isinstance(nested, Mapping) and "content_hash" in nested:
+            return nested["content_hash"]
+    return None
+
+
 def _hash_mismatch(r: Result) -> bool:
     edit = edit_of(r.metadata)
     if edit is not None:
         return not edit.holds(r.text)
-    stored = r.metadata.get("content_hash")
+    stored = _stored_hash(r)
     return stored is not None and stored != hashlib.sha256(r.text.encode("utf-8")).hexdigest()
 
 
@@ -49,7 +67,7 @@ def _bad_url(r: Result) -> bool:
 
 
 def _no_content_hash(r: Result) -> bool:
-    return "content_hash" not in r.metadata
+    return _stored_hash(r) is None
 
 
 #: Per-result checks: name -> predicate (True = a problem).
