@@ -148,3 +148,26 @@ def test_malformed_output_and_unknown_tool_are_clear_errors(
     )
     assert code == 2 and "no tool 'nope'" in out["error"]["message"]
     assert "find" in out["error"]["message"]
+
+
+def test_the_terminal_does_not_show_unmeasured_stages_or_unchecked_results_as_zeros(
+    sample_home: Path, bench_root: Path, server_file: Path
+) -> None:
+    """An MCP tool times only the whole call and returns no payloads: the table showed 0.00 ms
+    for embedding, search and post-processing, and "integrity: 0 results checked, 0 problems"."""
+    args = ["eval", str(bench_root / "small.jsonl"), "--mcp", f"{sys.executable} {server_file} ids"]
+    args += ["--tool", "find", "--k", "10", "-c", "robotics", "--no-record", "--no-throughput"]
+    out = subprocess.run(
+        [sys.executable, "-m", "ragsonde", *args],
+        capture_output=True,
+        text=True,
+        env={**home_env(sample_home), "COLUMNS": "200"},
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = {line.split()[1]: line for line in out.stdout.splitlines() if "_ms " in line}
+    for stage in ("embedding_ms", "search_ms", "post_processing_ms"):
+        assert "–" in rows[stage] and "0.00" not in rows[stage], rows
+    assert "–" not in rows["total_ms"]
+    assert "not measured" in out.stdout
+    assert "integrity: not checked" in out.stdout and "0 results checked" not in out.stdout

@@ -124,6 +124,9 @@ def test_inspect_and_resolve_on_an_embedded_collection(edge_settings, embedder):
         assert overridden.mapping["text"] is None
         assert overridden.empty_text_share == 1.0
         assert any("--field text=" in w for w in overridden.warnings)
+        # a doc_id path the user set, holding nothing, is named (it said "any known path")
+        unset = inspect_collection(store, "docs", mapping=build_mapping({"doc_id": "meta.src"}))
+        assert any("No document id found at meta.src:" in w for w in unset.warnings)
 
         by_doc = resolve_doc_id_field(store, "docs", ["lidar", "pid", "missing"])
         assert (by_doc.path, by_doc.configured, by_doc.matched, by_doc.total) == (

@@ -147,9 +147,23 @@ def render_report(report: EvalReport) -> None:
     lat = Table(title="latency per query (ms), one query at a time, embedding included")
     for col in ("stage", "p50", "p95", "p99", "mean"):
         lat.add_column(col, justify="right" if col != "stage" else "left")
-    for stage, p in report.latency.stages().items():
-        lat.add_row(stage, *(f"{x:.2f}" for x in (p.p50, p.p95, p.p99, p.mean)))
+    stages = report.latency.stages()
+    whole = stages.get("total_ms")
+    unmeasured = [
+        stage
+        for stage, p in stages.items()
+        if stage != "total_ms" and whole is not None and whole.mean > 0 and p.p99 == p.mean == 0
+    ]
+    for stage, p in stages.items():  # a stage a remote backend does not time is no real 0
+        cells = (
+            ["–"] * 4
+            if stage in unmeasured
+            else [f"{x:.2f}" for x in (p.p50, p.p95, p.p99, p.mean)]
+        )
+        lat.add_row(stage, *cells)
     console.print(lat)
+    if unmeasured:
+        console.print("(–: not measured: this backend times only the whole call)")
     if report.throughput:
         console.print(
             f"batched throughput: {report.throughput.queries_per_s:.1f} queries/s "
@@ -157,10 +171,13 @@ def render_report(report: EvalReport) -> None:
         )
     integ = report.integrity
     bad = {k: v for k, v in integ.counts.items() if v}
-    console.print(
-        f"integrity: {integ.checked_results} results checked, {integ.problems} problems"
-        + (f" ({', '.join(f'{k}: {v}' for k, v in bad.items())})" if bad else "")
-    )
+    if integ.checked_results == 0:  # "0 results checked, 0 problems" read as a clean bill
+        console.print("integrity: not checked (no result came back with a payload to check)")
+    else:
+        console.print(
+            f"integrity: {integ.checked_results} results checked, {integ.problems} problems"
+            + (f" ({', '.join(f'{k}: {v}' for k, v in bad.items())})" if bad else "")
+        )
     missing = report.benchmark.relevant_missing_from_collection
     if missing:
         more = " …" if len(missing) > _MISSING_SHOWN else ""

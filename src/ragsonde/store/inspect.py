@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -115,7 +116,7 @@ def inspect_collection(
         layout=layout.name,
         layout_share=round(layout.share, 4),
         empty_text_share=empty_share,
-        warnings=_warnings(payloads, detected, empty_share),
+        warnings=_warnings(payloads, detected, empty_share, mapping.paths.get("doc_id", ())),
         embedder=embedder,
         embedder_dimension=embedder_dimension,
         dimension_matches=(
@@ -135,6 +136,7 @@ def _warnings(
     payloads: list[dict[str, Any]],
     detected: dict[str, tuple[str | None, float]],
     empty_text_share: float,
+    doc_id_paths: Sequence[str] = (),
 ) -> list[str]:
     if not payloads:
         return []
@@ -146,8 +148,10 @@ def _warnings(
             "Set the path with --field text=PATH."
         )
     if detected["doc_id"][0] is None:
+        # a path the user set is named: "any known path" sent them to set the one they had set
+        where = ", ".join(doc_id_paths) if 0 < len(doc_id_paths) <= 3 else "any known path"
         out.append(
-            "No document id found at any known path: evaluation cannot match relevance ids. "
+            f"No document id found at {where}: evaluation cannot match relevance ids. "
             "Set the path with --field doc_id=PATH (dotted for nested payloads)."
         )
     return out
