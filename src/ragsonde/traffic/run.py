@@ -353,6 +353,7 @@ def traffic_report(
             report.history_run = record_traffic(
                 report, workspace, record=o.record, history=o.history
             )
+            saving.close()  # the saved benchmark into place (an error here is the run's too)
         except BaseException:  # its spool too: a SIGTERM ends the process before it is collected
             report.close()
             raise
