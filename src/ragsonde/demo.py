@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from rich.console import Console
-
+from ragsonde.cli._common import console
 from ragsonde.cli.progress import RichProgress
 from ragsonde.cli.render import render_response
 from ragsonde.config import load_settings
@@ -20,8 +19,6 @@ from ragsonde.samples import demo_queries, robotics_benchmark, robotics_docs
 from ragsonde.workspace import Workspace, using
 
 COLLECTION = "ragsonde_demo"
-
-console = Console(highlight=False)
 
 
 def _evaluate(ws: Workspace) -> bool:

@@ -12,17 +12,19 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
+from rich.segment import Segment
+from rich.text import Text
 
 from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError, RelevanceError
-from ragsonde.models.text import printable
+from ragsonde.models.text import printable, terminal_text
 
 if TYPE_CHECKING:
     # the settings (pydantic-settings, the store's index models) are loaded by the commands that
@@ -37,6 +39,7 @@ __all__ = [
     "FieldOpt",
     "HomeOpt",
     "JsonOpt",
+    "SafeConsole",
     "cli_errors",
     "console",
     "err_console",
@@ -51,12 +54,38 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+class SafeConsole(Console):
+    """A Rich console that shows control characters instead of obeying them.
+
+    Whatever a command prints can hold text somebody else wrote: a stored chunk, a logged query,
+    a benchmark's ids, an error echoing its input. Rich passes ESC, the other C0/C1 controls and
+    the bidi overrides to the terminal, where they restyle it, move the cursor or reorder a line;
+    this console shows each as an escape (``\\x1b``) and a lone surrogate as U+FFFD, keeping
+    line breaks and tabs (:func:`ragsonde.models.text.terminal_text`). Strings are cleaned before
+    Rich lays them out (so a table measures what it shows), and every rendered segment once more
+    (a ``Text`` built directly); Rich's own control segments (styles, cursor moves) pass as they
+    are."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(terminal_text(text), **kwargs)
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control is None and segment.text:
+                shown = terminal_text(segment.text)
+                if shown is not segment.text:
+                    segment = Segment(shown, segment.style)
+            yield segment
+
+
 def _console(stderr: bool = False) -> Console:
-    """A Rich console; piped into a file or a CI log it is 120 columns wide, not 80, so the
-    tables are not cut into ellipses (``COLUMNS`` still wins)."""
+    """The CLI's console (:class:`SafeConsole`); piped into a file or a CI log it is 120 columns
+    wide, not 80, so the tables are not cut into ellipses (``COLUMNS`` still wins)."""
     stream = sys.stderr if stderr else sys.stdout
     wide = not stream.isatty() and "COLUMNS" not in os.environ
-    return Console(stderr=stderr, highlight=False, width=120 if wide else None)
+    return SafeConsole(stderr=stderr, highlight=False, width=120 if wide else None)
 
 
 console = _console()

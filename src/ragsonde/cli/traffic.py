@@ -17,6 +17,7 @@ from ragsonde.cli._common import (
     JsonOpt,
     cli_errors,
     config_file_in_use,
+    console,
     err_console,
     parse_fields,
     settings_from_options,
@@ -49,7 +50,6 @@ def _time(value: str | None, what: str) -> datetime | None:
 
 def render(report: TrafficReport, shown: int = 10) -> None:
     """The report on the terminal: weak share, production, the weakest, topics, drift."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
@@ -57,7 +57,6 @@ def render(report: TrafficReport, shown: int = 10) -> None:
     from ragsonde.models.text import terminal_safe
     from ragsonde.traffic.html import explain_command
 
-    console = Console()
     lo, hi = report.weak_share_interval
     read = report.read
     console.print(

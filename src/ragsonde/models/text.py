@@ -31,6 +31,7 @@ __all__ = [
     "printable",
     "read_json_file",
     "terminal_safe",
+    "terminal_text",
     "unreadable",
 ]
 
@@ -41,6 +42,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 #: What a terminal acts on rather than shows: C0 and C1 controls (ESC starts a colour, a title,
 #: a cursor move), DEL, and the bidirectional overrides that reorder what follows them.
 _TERMINAL_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: The same, less the line breaks and tabs that lay a multi-line text out (what the CLI's
+#: console lets through: a snippet keeps its lines, a table cell its tab stops).
+_TERMINAL_CONTROL_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def invalid_unicode_at(value: str) -> int | None:
@@ -204,9 +208,19 @@ def terminal_safe(value: str) -> str:
     """``value`` to print on a terminal: each control character as a visible escape (``\\x1b``,
     ``\\n``, ``\\u202e``) and each lone surrogate as U+FFFD, so text from a log (anybody's)
     can neither restyle the terminal nor break a table's row."""
-    return _TERMINAL_CONTROL.sub(
-        lambda m: m.group().encode("unicode_escape").decode("ascii"), printable(value)
-    )
+    return _TERMINAL_CONTROL.sub(_escaped, printable(value))
+
+
+def terminal_text(value: str) -> str:
+    """:func:`terminal_safe` that keeps line breaks and tabs: what the CLI's console prints of
+    any text, whoever wrote it (a stored chunk, a judged query, an error echoing its input)."""
+    if _TERMINAL_CONTROL_IN_LINES.search(value) is None and _SURROGATE.search(value) is None:
+        return value
+    return _TERMINAL_CONTROL_IN_LINES.sub(_escaped, printable(value))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
 
 
 #: A strict string that must be valid Unicode (no lone surrogates).
