@@ -71,3 +71,22 @@ def test_a_hash_nested_in_a_layouts_metadata_is_read_and_checked():
     )
     assert damaged.counts["content_hash_mismatch"] == 1
     assert damaged.counts["content_hash_missing"] == 1
+
+
+def test_the_hash_is_read_where_the_mapping_says():
+    """``content_hash`` is a mapped field like ``doc_id``: a collection that keeps it elsewhere
+    is checked once the mapping (``--field content_hash=PATH``) names the path."""
+    from ragsonde.models.payload import build_mapping
+
+    mapping = build_mapping({"content_hash": "props.sha"})
+    report = IntegrityReport(mapping=mapping)
+    report.check(
+        _response(
+            _result("ok", SOURCE, 0, props={"sha": text_sha256(SOURCE)}),
+            _result("bad", EDITED, 1, props={"sha": text_sha256(SOURCE)}),
+            _result("top", SOURCE, 2, content_hash=text_sha256(SOURCE)),  # not where it says
+        )
+    )
+    assert report.counts["content_hash_mismatch"] == 1
+    assert report.counts["content_hash_missing"] == 1
+    assert report.examples["content_hash_mismatch"][0].startswith("chunk bad")

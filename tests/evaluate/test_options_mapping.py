@@ -38,3 +38,24 @@ def test_more_than_half_missing_fails_unless_allowed():
     assert err.value.code is ErrorCode.VALIDATION_ERROR and exit_code_for(err.value) == 1
     assert exit_code_for(QueryValidationError("bad input")) == 2
     check_missing(["a", "b"], 3, allow_missing=True)
+
+
+@pytest.mark.slow  # the real model and the sample collection
+def test_the_evaluations_integrity_reads_content_hash_through_its_mapping(sample_home, embedder):
+    """The integrity checks read ``content_hash`` through the evaluation's mapping: a path that
+    holds nothing makes every result's hash missing, the default finds ragsonde's own."""
+    from ragsonde.config import Settings
+    from ragsonde.evaluate import evaluate
+    from ragsonde.samples import robotics_benchmark
+    from ragsonde.workspace import Workspace
+
+    settings = Settings(home=sample_home, collection="robotics")
+    counts = []
+    for mapping in (None, {"content_hash": "props.sha"}):
+        options = EvalOptions(k=[5], throughput=False, mapping=mapping)
+        with Workspace(settings, embedder=embedder) as ws:
+            integrity = evaluate(str(robotics_benchmark()), options, ws).integrity
+        counts.append((integrity.checked_results, integrity.counts["content_hash_missing"]))
+    (checked, missing), (checked_again, missing_mapped) = counts
+    assert checked == checked_again > 0
+    assert missing == 0 and missing_mapped == checked

@@ -27,60 +27,54 @@ from urllib.parse import urlparse
 from ragsonde.evaluate.report import Integrity
 from ragsonde.models import Response, Result
 from ragsonde.models.derived import edit_of
+from ragsonde.models.payload import DEFAULT_MAPPING, PayloadMapping
 
-__all__ = ["CHECKS", "IntegrityReport"]
+__all__ = ["CHECKS", "IntegrityReport", "Seen"]
 
 _EXAMPLES = 5
 
 
-#: Where a layout nests its metadata (LangChain's ``metadata``, Haystack's ``meta``): a copy
-#: ``ragsonde push --layout langchain`` wrote keeps ``content_hash`` there.
-_NESTED = ("metadata", "meta")
+@dataclass(frozen=True)
+class Seen:
+    """One result as the checks see it: the result, and the ``content_hash`` its payload stores
+    where the collection's mapping says (``content_hash`` at the top for ragsonde's and
+    LlamaIndex's layouts, ``metadata.content_hash`` for LangChain's, ``meta.content_hash`` for
+    Haystack's; ``None`` when it holds none)."""
+
+    result: Result
+    stored_hash: Any
 
 
-def _stored_hash(r: Result) -> Any:
-    """The ``content_hash`` the payload stores, at its top or in its layout's nested metadata
-    (it was read at the top only: a LangChain-layout copy was "content_hash_missing: 5000",
-    "the layout does not store them", while every point held one)."""
-    if "content_hash" in r.metadata:
-        return r.metadata["content_hash"]
-    for key in _NESTED:
-        nested = r.metadata.get(key)
-        if isinstance(nested, Mapping) and "content_hash" in nested:
-            return nested["content_hash"]
-    return None
-
-
-def _hash_mismatch(r: Result) -> bool:
+def _hash_mismatch(seen: Seen) -> bool:
+    r = seen.result
     edit = edit_of(r.metadata)
     if edit is not None:
         return not edit.holds(r.text)
-    stored = _stored_hash(r)
-    return stored is not None and stored != hashlib.sha256(r.text.encode("utf-8")).hexdigest()
+    return (
+        seen.stored_hash is not None
+        and seen.stored_hash != hashlib.sha256(r.text.encode("utf-8")).hexdigest()
+    )
 
 
-def _bad_url(r: Result) -> bool:
-    if r.url is None:
+def _bad_url(seen: Seen) -> bool:
+    url = seen.result.url
+    if url is None:
         return False
-    parsed = urlparse(r.url)
+    parsed = urlparse(url)
     return not parsed.path and not parsed.netloc
 
 
-def _no_content_hash(r: Result) -> bool:
-    return _stored_hash(r) is None
-
-
 #: Per-result checks: name -> predicate (True = a problem).
-CHECKS: dict[str, Callable[[Result], bool]] = {
+CHECKS: dict[str, Callable[[Seen], bool]] = {
     "content_hash_mismatch": _hash_mismatch,
-    "content_hash_missing": _no_content_hash,
-    "text_empty": lambda r: not r.text.strip(),
-    "url_missing": lambda r: not r.url,
+    "content_hash_missing": lambda s: s.stored_hash is None,
+    "text_empty": lambda s: not s.result.text.strip(),
+    "url_missing": lambda s: not s.result.url,
     "url_malformed": _bad_url,
-    "title_missing": lambda r: not r.title,
+    "title_missing": lambda s: not s.result.title,
     # the mapping reads a negative or non-integer chunk_index as None: absent or invalid
-    "chunk_index_missing": lambda r: r.chunk_index is None,
-    "score_out_of_range": lambda r: not 0.0 <= r.similarity_score <= 1.0,
+    "chunk_index_missing": lambda s: s.result.chunk_index is None,
+    "score_out_of_range": lambda s: not 0.0 <= s.result.similarity_score <= 1.0,
 }
 
 
@@ -105,6 +99,10 @@ _ALL: list[str] = [*CHECKS, "total_results_mismatch", "scores_out_of_order", "fi
 
 @dataclass
 class IntegrityReport:
+    """The checks' counts over an evaluation; ``mapping`` is the one the results were read
+    with (it says where a payload keeps ``content_hash``)."""
+
+    mapping: PayloadMapping = DEFAULT_MAPPING
     checked_results: int = 0
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_ALL, 0))
     examples: dict[str, list[str]] = field(default_factory=dict)
@@ -126,8 +124,9 @@ class IntegrityReport:
         for r in resp.results:
             self.checked_results += 1
             where = f"chunk {r.chunk_id} (query {resp.query_id})"
+            seen = Seen(r, self.mapping.value("content_hash", r.metadata))
             for name, bad in CHECKS.items():
-                if bad(r):
+                if bad(seen):
                     self._flag(name, where)
             for key, accepted in (filters or {}).items():
                 if not _matches(_field(r, key), accepted):

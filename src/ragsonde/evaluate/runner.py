@@ -113,7 +113,7 @@ class _Evaluation:
         self.key = RELEVANCE_KEYS[o.relevance_by][1]
         self.field_path = RELEVANCE_KEYS[o.relevance_by][0]
         self.relevance: RelevanceField | None = None
-        self.integrity = IntegrityReport()
+        self.integrity = IntegrityReport(mapping=retriever.mapping)
         self.errors: dict[str, str] = {}
         self.cut_short = 0  # queries whose ranking the fetch cap ended before max(k)
         self.aggregation = Aggregation.of(params.aggregation, params.aggregation_n)

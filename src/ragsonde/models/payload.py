@@ -55,9 +55,9 @@ __all__ = [
 CONTRACT_FIELDS = ("text", "url", "title", "section", "chunk_index", "created_at")
 #: A chunk's span in its source document's text (``str`` indices), read by span metrics.
 SPAN_FIELDS = ("start", "end")
-#: Every field a mapping names: the contract fields, and the source document's id and the
-#: chunk's span there (evaluation).
-MAPPED_FIELDS = (*CONTRACT_FIELDS, "doc_id", *SPAN_FIELDS)
+#: Every field a mapping names: the contract fields, the source document's id and the chunk's
+#: span there (evaluation), and the hash of the text ingestion stored (the integrity checks).
+MAPPED_FIELDS = (*CONTRACT_FIELDS, "doc_id", *SPAN_FIELDS, "content_hash")
 
 #: Per-payload cache of decoded JSON strings: ``id(string) -> (string, decoded)``.
 _Decoded = dict[int, tuple[str, Any]]
@@ -276,6 +276,7 @@ LAYOUTS: dict[str, Layout] = {
             doc_id="doc_id, ref_doc_id, document_id",
             start="start, start_char_idx, _node_content.start_char_idx",
             end="end, end_char_idx, _node_content.end_char_idx",
+            content_hash="content_hash",
         ),
         _layout(
             "langchain",
@@ -290,6 +291,7 @@ LAYOUTS: dict[str, Layout] = {
             doc_id="metadata.doc_id, metadata.document_id, metadata.id, metadata.source",
             start="metadata.start, metadata.start_index",
             end="metadata.end",
+            content_hash="metadata.content_hash",
         ),
         _layout(
             "haystack",
@@ -305,6 +307,7 @@ LAYOUTS: dict[str, Layout] = {
             doc_id="meta.doc_id, meta.document_id, meta.source_id, meta.id",
             start="meta.start, meta.split_idx_start",
             end="meta.end",
+            content_hash="meta.content_hash",
         ),
         _layout(
             "ragsonde",
@@ -319,6 +322,7 @@ LAYOUTS: dict[str, Layout] = {
             doc_id="doc_id",
             start="start",
             end="end",
+            content_hash="content_hash",
         ),
         _layout(
             "spec",
@@ -333,6 +337,7 @@ LAYOUTS: dict[str, Layout] = {
             doc_id="doc_id, document_id, source_id",
             start="start",
             end="end",
+            content_hash="content_hash",
         ),
     )
 }
@@ -356,6 +361,7 @@ def _default_paths() -> dict[str, tuple[str, ...]]:
         "doc_id": ("doc_id", "document_id", "ref_doc_id", "source_id"),
         "start": ("start", "start_index", "start_char_idx"),
         "end": ("end", "end_index", "end_char_idx"),
+        "content_hash": ("content_hash",),
     }
     out: dict[str, tuple[str, ...]] = {}
     for name in MAPPED_FIELDS:
