@@ -14,7 +14,7 @@ from ragsonde.models.points import CollectionInfo, PointRecord, SearchSpec
 from ragsonde.models.store import Store
 from ragsonde.store import open_store
 from ragsonde.tune.measures import overlap_recall
-from ragsonde.tune.runner import collection_warnings, dense_indexed, require_indexed
+from ragsonde.tune.runner import collection_warnings, require_indexed
 from ragsonde.tune.variants import (
     Hnsw,
     Quantization,
@@ -191,7 +191,7 @@ def test_unindexed_collection_is_flagged_with_how_to_index(tmp_path: Path) -> No
         store.create_collection("raw", 64)
         store.upsert("raw", [PointRecord(str(i), r.tolist(), {}) for i, r in enumerate(x)])
         info = store.collection_info("raw")
-        assert dense_indexed(info) < info.points_count
+        assert info.dense_indexed < info.points_count
         warnings = collection_warnings(info, SourcePoints.read(store, "raw"), True)
         assert any("not indexed" in w and "To index it" in w for w in warnings)
         assert any("is small" in w for w in warnings)
@@ -201,6 +201,29 @@ def test_unindexed_collection_is_flagged_with_how_to_index(tmp_path: Path) -> No
 
 def test_bm25_vectors_do_not_count_as_a_dense_graph() -> None:
     info = CollectionInfo("c", 384, "Cosine", 100, sparse_vector_name="bm25")
-    assert dense_indexed(replace(info, indexed_vectors_count=100)) == 0
-    assert dense_indexed(replace(info, indexed_vectors_count=200)) == 100
-    assert dense_indexed(replace(info, sparse_vector_name=None, indexed_vectors_count=100)) == 100
+    assert replace(info, indexed_vectors_count=100).dense_indexed == 0
+    assert replace(info, indexed_vectors_count=200).dense_indexed == 100
+    assert replace(info, sparse_vector_name=None, indexed_vectors_count=100).dense_indexed == 100
+
+
+def test_search_index_says_how_a_search_finds_its_candidates():
+    from ragsonde.models.index import IndexConfig
+    from ragsonde.models.points import CollectionInfo
+    from ragsonde.models.scores import Distance
+
+    info = CollectionInfo(
+        "c", 384, Distance.COSINE, points_count=200, backend="edge", index=IndexConfig()
+    )
+    assert info.search_index("dense", exact=True) == "exact (brute force)"
+    assert info.search_index("dense", exact=False).startswith("full scan (no HNSW graph")
+    assert replace(info, indexed_vectors_count=50).search_index("hybrid", False) == (
+        "HNSW (50 of 200 points; the rest scanned)"
+    )
+    assert replace(info, indexed_vectors_count=200).search_index("dense", False) == "HNSW"
+    hybrid = replace(info, sparse_vector_name="bm25", indexed_vectors_count=400)
+    assert hybrid.search_index("hybrid", False) == "HNSW"
+    assert hybrid.search_index("sparse", False) == "sparse inverted index"
+    local = replace(info, backend="qdrant-local", index=None)
+    assert local.search_index("dense", False) == (
+        "exact (brute force: qdrant-local keeps no HNSW graph)"
+    )

@@ -201,10 +201,11 @@ def render_report(report: EvalReport) -> None:
         )
     if report.index_health:
         ih = report.index_health
+        index = report.search.index
         console.print(
-            "index health (HNSW vs exact): "
+            f"index health ({index} vs exact): "
             + ", ".join(f"{k} {v}" for k, v in ih.recall_vs_exact.items())
-            + f"; search p50 {ih.ann_search_ms.p50:.2f} ms HNSW vs "
+            + f"; search p50 {ih.ann_search_ms.p50:.2f} ms vs "
             f"{ih.exact_search_ms.p50:.2f} ms exact"
         )
     _render_breakdown(report)

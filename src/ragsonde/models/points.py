@@ -59,6 +59,33 @@ class CollectionInfo:
     """The dense vector's quantization and HNSW graph as the backend reports them; ``None``
     where it keeps neither (qdrant-client's local mode: plain vectors, brute force)."""
 
+    @property
+    def dense_indexed(self) -> int:
+        """Dense vectors in an HNSW graph. Qdrant counts indexed vectors over every named
+        vector, and BM25 vectors are always indexed, so a hybrid collection's count includes one
+        per point that a dense graph does not explain."""
+        count = self.indexed_vectors_count
+        if self.sparse_vector_name:
+            count -= self.points_count
+        return max(0, count)
+
+    def search_index(self, mode: str, exact: bool) -> str:
+        """How a search in ``mode`` finds its candidates here, in a few words (an eval report's
+        ``search.index``): a collection under Qdrant's indexing threshold has no HNSW graph yet,
+        and its searches scan every point, as exact search does."""
+        if exact:
+            return "exact (brute force)"
+        if mode == "sparse":
+            return "sparse inverted index"
+        if self.index is None:
+            return f"exact (brute force: {self.backend or 'this backend'} keeps no HNSW graph)"
+        dense = self.dense_indexed
+        if dense == 0:
+            return "full scan (no HNSW graph: under Qdrant's indexing threshold)"
+        if dense < self.points_count:
+            return f"HNSW ({dense} of {self.points_count} points; the rest scanned)"
+        return "HNSW"
+
     def require_dimension(self, dimension: int, made_by: str) -> None:
         """Vectors of ``dimension`` (made by ``made_by``, an embedder's name) must fit this
         collection: a mismatch would score every query 0, so it is a DimensionMismatchError."""

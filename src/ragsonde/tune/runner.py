@@ -53,7 +53,6 @@ __all__ = [
     "TuneOptions",
     "TuneProgress",
     "collection_warnings",
-    "dense_indexed",
     "require_indexed",
     "tune",
 ]
@@ -81,20 +80,10 @@ def require_indexed(variant: IndexVariant) -> None:
         )
 
 
-def dense_indexed(info: CollectionInfo) -> int:
-    """Dense vectors in an HNSW graph. Qdrant counts indexed vectors over every named vector,
-    and BM25 vectors are always indexed, so a hybrid collection's count includes one per point
-    that a dense graph does not explain."""
-    count = info.indexed_vectors_count
-    if info.sparse_vector_name:
-        count -= info.points_count
-    return max(0, count)
-
-
 def collection_warnings(info: CollectionInfo, source: SourcePoints, force_index: bool) -> list[str]:
     """Guards on the user's collection: not indexed; too small for HNSW to matter."""
     out = []
-    dense = dense_indexed(info)
+    dense = info.dense_indexed
     if dense < info.points_count and info.backend != "qdrant-local":
         out.append(
             f"Collection '{info.name}' is not indexed ({dense} of {info.points_count} dense "
