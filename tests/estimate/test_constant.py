@@ -122,3 +122,35 @@ def test_a_stratified_plan_with_no_spread_takes_each_stratums_exact_bound() -> N
     assert iv.estimate == pytest.approx(0.25 * 16 / 20)
     assert (iv.low, iv.high) == pytest.approx((low / 20, high / 20))
     assert iv.low < iv.estimate < iv.high
+
+
+def test_a_weighted_plans_labels_all_hits_take_the_bound_at_its_effective_size() -> None:
+    """Under a judging plan (``probabilities``), labels that were all hits still gave a normal
+    interval of no width at 1: at a hit rate of 0.97, 46 % of the draws below said the rate was
+    known to be 1, and the interval covered 0.54 of the time. The bound is Clopper-Pearson at
+    Kish's effective sample size; those draws now all cover the truth."""
+    from ragsonde.estimate.estimate import effective_size
+
+    rng = np.random.default_rng(3)
+    m = 200
+    ids = _ids(m)
+    pi = np.where(np.arange(m) < 100, 0.05, 0.2)
+    probabilities = dict(zip(ids, pi.tolist(), strict=True))
+    draws, constant, missed = 400, 0, 0
+    for _ in range(draws):
+        hits = (rng.random(m) < 0.97).astype(float)
+        labelled = np.flatnonzero(rng.random(m) < pi)
+        if hits[labelled].min() < 1.0:
+            continue
+        constant += 1
+        e = estimate_metric({ids[i]: 1.0 for i in labelled}, ids, probabilities=probabilities)
+        w = 1.0 / pi[labelled]
+        size = effective_size(w)
+        assert size == int(w.sum() ** 2 / (w**2).sum())  # Kish's, rounded down
+        cp = binomtest(size, size).proportion_ci(confidence_level=1 - ALPHA, method="exact")
+        assert (e.low, e.estimate, e.high) == pytest.approx((cp.low, 1.0, 1.0))
+        assert "effective sample size" in e.note and size <= len(labelled)
+        missed += not e.low <= 0.97 <= e.high
+    assert constant > draws / 4 and missed == 0
+    equal = np.full(12, 3.0)
+    assert effective_size(equal) == 12

@@ -165,14 +165,21 @@ def _estimate(
     else:
         note = f"{n} labelled queries: too few to fit the signals to (at least {MIN_CROSSFIT})"
     known = finite and big_n == 0  # every query of the benchmark labelled: its mean is known
-    if w is None and not known and not identical and np.ptp(gold) == 0.0:
+    if not known and not identical and np.ptp(gold) == 0.0:
         # no spread, so every interval above has no width: the exact one for a constant sample
-        iv = classical = _constant(float(gold[0]), n, big_n, clip, alpha, population)
+        # (a plan's weighted one: at its effective size, Korn and Graubard 1998)
+        size = n if w is None else effective_size(w)
+        iv = classical = _constant(float(gold[0]), size, big_n, clip, alpha, population)
         method = "classical"
         note = (
             f"every labelled value is {gold[0]:.4g}: an interval from their spread would have no "
             f"width, so it is the exact bound for any metric in [{clip[0]:g}, {clip[1]:g}]"
         )
+        if w is not None:
+            note += (
+                f", at the plan's effective sample size ({size} of {n} labels: Kish's "
+                "(sum w)^2 / sum w^2, as Korn and Graubard do for survey proportions)"
+            )
     if finite:
         note = "; ".join(filter(None, [note, "of the benchmark's own mean (finite population)"]))
     cut = _bounds(iv, clip)
@@ -188,6 +195,14 @@ def _estimate(
         classical=_bounds(classical, clip),
         note=note,
     )
+
+
+def effective_size(w: NDArray[np.float64]) -> int:
+    """Kish's effective sample size of a weighted sample, ``(sum w)^2 / sum w^2``, rounded
+    down (at least 1): ``n`` for equal weights, fewer as the weights spread."""
+    import numpy as np
+
+    return max(1, math.floor(float(np.sum(w)) ** 2 / float(np.sum(w * w)) + 1e-9))
 
 
 def _constant(
