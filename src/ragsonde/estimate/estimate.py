@@ -28,6 +28,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.estimate.crossfit import crossfit
 from ragsonde.estimate.ppi import (
     Interval,
+    binary_bounds,
     classical_mean,
     constant_bounds,
     crossppi_mean,
@@ -180,6 +181,12 @@ def _estimate(
                 f", at the plan's effective sample size ({size} of {n} labels: Kish's "
                 "(sum w)^2 / sum w^2, as Korn and Graubard do for survey proportions)"
             )
+    elif method == "classical" and w is None and clip == (0.0, 1.0) and _binary(gold):
+        # 0/1 labels alone (a hit rate): the normal interval is too narrow near 0 or 1. Beside
+        # a PPI++ estimate, `classical` stays the normal one: the width ratio compares like
+        # with like.
+        iv = classical = _exact_binary(gold, big_n, alpha, population)
+        note = "; ".join(filter(None, [note, "0/1 labels: the exact (Clopper-Pearson) interval"]))
     if finite:
         note = "; ".join(filter(None, [note, "of the benchmark's own mean (finite population)"]))
     cut = _bounds(iv, clip)
@@ -195,6 +202,20 @@ def _estimate(
         classical=_bounds(classical, clip),
         note=note,
     )
+
+
+def _binary(gold: NDArray[np.float64]) -> bool:
+    import numpy as np
+
+    return bool(np.all((gold == 0.0) | (gold == 1.0)))
+
+
+def _exact_binary(
+    gold: NDArray[np.float64], big_n: int, alpha: float, population: int | None
+) -> Interval:
+    n, hits = len(gold), int(gold.sum())
+    low, high = binary_bounds(hits, n, alpha=alpha, population=population)
+    return Interval(hits / n, 0.0, low, high, n, big_n, 0.0)
 
 
 def effective_size(w: NDArray[np.float64]) -> int:

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Interval",
+    "binary_bounds",
     "classical_mean",
     "constant_bounds",
     "crossppi_mean",
@@ -252,6 +253,37 @@ def constant_bounds(
             low = mid + 1
     at_value = low / population
     return lo + (value - lo) * at_value, hi - (hi - value) * at_value
+
+
+def binary_bounds(
+    hits: int, n: int, *, alpha: float = 0.05, population: int | None = None
+) -> tuple[float, float]:
+    """The exact interval of a mean of 0/1 labels (a hit rate): ``hits`` out of ``n``.
+
+    The normal interval of such labels is too narrow near 0 or 1: 19 hits out of 20 cover a
+    rate of 0.9 about 87 % of the time, and over rates from 0.5 to 0.99 the worst is 0.85-0.87
+    at n = 20 to 60. This is Clopper-Pearson's interval, which covers at least 95 % at every
+    rate. ``population``: the mean of these ``M`` queries themselves, the ``n`` drawn without
+    replacement: every count ``K`` of hits among the ``M`` under which ``hits`` (or a count
+    further out) has a hypergeometric chance of at least ``alpha / 2`` a side. At ``hits = n``
+    both are :func:`constant_bounds`'."""
+    import numpy as np
+    from scipy.stats import beta, hypergeom
+
+    z_value(alpha)  # checks alpha
+    if not 0 <= hits <= n or n < 1:
+        raise QueryValidationError(f"{hits} hits out of {n}.", field="y")
+    tail = alpha / 2.0
+    if population is None:
+        low = float(beta.ppf(tail, hits, n - hits + 1)) if hits > 0 else 0.0
+        high = float(beta.ppf(1.0 - tail, hits + 1, n - hits)) if hits < n else 1.0
+        return low, high
+    _fpc(n, population)  # checks the population holds the n labels
+    counts = np.arange(hits, population - (n - hits) + 1)  # the K that could give ``hits``
+    at_least = hypergeom.sf(hits - 1, population, counts, n)  # P(X >= hits), rising with K
+    at_most = hypergeom.cdf(hits, population, counts, n)  # P(X <= hits), falling with K
+    kept = counts[(at_least >= tail) & (at_most >= tail)]
+    return float(kept.min()) / population, float(kept.max()) / population
 
 
 def _log_comb(k: int, n: int) -> float:
