@@ -285,7 +285,7 @@ def test_web_ingest_with_failed_pages_exits_1_and_lists_them(site, tmp_path):
     code, stdout, stderr = run("ingest", f"{site}/sitemap.xml", "-c", "web", "--home", str(home))
     assert code == 1, (stdout, stderr)
     assert f"{site}/gone" in stderr and "HTTP 404" in stderr and "Traceback" not in stderr
-    assert "1 documents" in stdout
+    assert "Ingested 1 document → " in stdout and "1 page could not be fetched" in stderr
     code, stdout, _ = run(
         "ingest", f"{site}/sitemap.xml", "-c", "web", "--home", str(home), "--json"
     )

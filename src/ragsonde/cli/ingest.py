@@ -31,6 +31,7 @@ from ragsonde.cli._index import (
 )
 from ragsonde.cli.app import app
 from ragsonde.cli.progress import RichProgress
+from ragsonde.models.text import counted
 
 __all__ = ["ingest"]
 
@@ -155,7 +156,8 @@ def ingest(
             raise typer.Exit(1)
         return
     console.print(
-        f"[bold green]Ingested[/] {report.documents} documents → {report.chunks} chunks in "
+        f"[bold green]Ingested[/] {counted(report.documents, 'document')} → "
+        f"{counted(report.chunks, 'chunk')} in "
         f"'{report.collection}': {report.embedded} embedded, {report.skipped} unchanged, "
         f"{report.deleted} deleted, {len(report.failed)} failed ({report.seconds:.1f} s)."
     )
@@ -163,7 +165,8 @@ def ingest(
         err_console.print(f"  [yellow]failed[/] {failure.source}: {failure.reason}")
     if failed_pages:
         err_console.print(
-            f"[bold red]{len(report.failed)} pages could not be fetched[/] (listed above); "
+            f"[bold red]{counted(len(report.failed), 'page')} could not be fetched[/] (listed "
+            "above); "
             "run the ingest again to retry them."
         )
         raise typer.Exit(1)

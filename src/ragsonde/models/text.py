@@ -24,6 +24,7 @@ __all__ = [
     "as_location",
     "check_json",
     "check_text",
+    "counted",
     "invalid_text_in",
     "invalid_unicode_at",
     "loads_json",
@@ -197,6 +198,11 @@ def as_location(value: object, field: str) -> str:
 
 def _check(value: str) -> str:
     return check_text(value)
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, the noun plural unless ``n`` is 1: ``1 document``, ``2,000 chunks``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def printable(value: str) -> str:
