@@ -6,7 +6,6 @@ collections are the ones the session fixture ``versus`` ingested (tests/conftest
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,10 +39,11 @@ def _partly(tmp_path: Path) -> Path:
 
 
 def _t_interval(d: np.ndarray) -> tuple[float, float]:
-    """mean ± t(n - 1) · sd / √n of the paired differences, written out (population sd, as
-    ppi_py's classical interval), cut to a difference's range [-1, 1]."""
-    half = float(stats.t.ppf(0.975, len(d) - 1)) * d.std() / math.sqrt(len(d))
-    return max(-1.0, float(d.mean() - half)), min(1.0, float(d.mean() + half))
+    """scipy's paired t interval of the differences (``ttest_1samp(d).confidence_interval``,
+    as ``ttest_rel`` gives it), cut to a difference's range [-1, 1]: the classical interval
+    and the paired t-test agree on significance."""
+    ci = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    return max(-1.0, float(ci.low)), min(1.0, float(ci.high))
 
 
 def _diffs(doc: dict, metric: str, ids: list[str]) -> np.ndarray:

@@ -4,7 +4,6 @@ the real model, the sample benchmark with the labels of most rows removed."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,13 +30,12 @@ def _partly_labelled(tmp_path: Path) -> Path:
 
 
 def _classical(values: np.ndarray) -> tuple[float, float]:
-    """mean ± t(n - 1) · sd / √n, written out (the population sd, as ppi_py's classical
-    interval; Student's t, as the estimates take for small samples), cut to the metric's
-    range [0, 1]."""
-    from scipy.stats import t
+    """scipy's one-sample t interval (mean ± t(n - 1) · s / √n, s the sample sd: Student's
+    t, as the estimates take for small samples), cut to the metric's range [0, 1]."""
+    from scipy import stats
 
-    half = float(t.ppf(0.975, len(values) - 1)) * values.std() / math.sqrt(len(values))
-    return max(0.0, float(values.mean() - half)), min(1.0, float(values.mean() + half))
+    ci = stats.ttest_1samp(values, 0.0).confidence_interval(0.95)
+    return max(0.0, float(ci.low)), min(1.0, float(ci.high))
 
 
 def _run(bench: Path, options: EvalOptions, home: Path, embedder: Any, **kw: Any) -> EvalReport:

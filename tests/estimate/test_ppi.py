@@ -120,9 +120,20 @@ def test_pure_noise_falls_back_to_the_classical_width() -> None:
 
 def test_small_samples_take_students_t() -> None:
     y, f, f_unl = _data(5, n=12)
-    normal, small = ppi_mean(y, f, f_unl), ppi_mean(y, f, f_unl, small_sample=True)
-    assert small.estimate == normal.estimate and small.se == normal.se
-    assert small.width / normal.width == pytest.approx(2.200985160082949 / 1.959963984540054)
+    normal, small = (
+        ppi_mean(y, f, f_unl, lam=0.0),
+        ppi_mean(y, f, f_unl, lam=0.0, small_sample=True),
+    )
+    # lam 0: the classical mean, so the interval is scipy's one-sample t interval exactly
+    # (the sample sd, n - 1 degrees of freedom), where ppi_py's normal one takes z and sd / n
+    from scipy import stats
+
+    ci = stats.ttest_1samp(y, 0.0).confidence_interval(0.95)
+    assert small.estimate == normal.estimate == pytest.approx(y.mean())
+    assert (small.low, small.high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert normal.se == pytest.approx(y.std() / np.sqrt(len(y)))
+    tuned, tuned_small = ppi_mean(y, f, f_unl), ppi_mean(y, f, f_unl, small_sample=True)
+    assert tuned_small.width / tuned.width > 2.200985160082949 / 1.959963984540054
 
 
 def test_crossfit_never_sees_a_querys_own_label() -> None:

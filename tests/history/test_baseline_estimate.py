@@ -9,7 +9,6 @@ paired differences); the exit code against the PPI++ interval; ``history diff``'
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -74,9 +73,9 @@ def test_a_baseline_on_a_partly_labelled_benchmark_gates_on_the_ppi_interval(
              for q in labelled]
         )  # fmt: skip
         assert classical["estimate"] == pytest.approx(d.mean(), abs=1e-6)
-        if d.std() > 0:  # population sd, as ppi_py's classical interval; cut to [-1, 1]
-            half = float(stats.t.ppf(0.975, len(d) - 1)) * d.std() / math.sqrt(len(d))
-            want = max(-1.0, d.mean() - half), min(1.0, d.mean() + half)
+        if d.std() > 0:  # scipy's paired t interval, cut to [-1, 1]
+            ci = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+            want = max(-1.0, float(ci.low)), min(1.0, float(ci.high))
             assert (classical["low"], classical["high"]) == pytest.approx(want, abs=1e-5)
         assert m["significant"] == (ppi["low"] > 0 or ppi["high"] < 0)
     ndcg = _ndcg(diff)

@@ -32,6 +32,7 @@ from ragsonde.estimate.ppi import (
     classical_mean,
     constant_bounds,
     crossppi_mean,
+    kish_size,
     ppi_mean,
 )
 from ragsonde.models.estimate import Bounds, Method, MetricEstimate
@@ -221,9 +222,7 @@ def _exact_binary(
 def effective_size(w: NDArray[np.float64]) -> int:
     """Kish's effective sample size of a weighted sample, ``(sum w)^2 / sum w^2``, rounded
     down (at least 1): ``n`` for equal weights, fewer as the weights spread."""
-    import numpy as np
-
-    return max(1, math.floor(float(np.sum(w)) ** 2 / float(np.sum(w * w)) + 1e-9))
+    return max(1, math.floor(kish_size(w) + 1e-9))
 
 
 def _constant(

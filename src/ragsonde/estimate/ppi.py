@@ -71,6 +71,7 @@ __all__ = [
     "classical_mean",
     "constant_bounds",
     "crossppi_mean",
+    "kish_size",
     "ppi_mean",
     "regression_mean",
     "z_value",
@@ -142,6 +143,11 @@ def _weighted(w: Array, x: Array) -> tuple[float, float]:
     return mean, float((w**2 * (x - mean) ** 2).mean())
 
 
+def kish_size(w: Array) -> float:
+    """Kish's effective size of a weighted sample: ``(sum w)^2 / sum w^2``."""
+    return float(w.sum()) ** 2 / float((w * w).sum())
+
+
 def _labeled(y: Array) -> int:
     n = int(y.shape[0])
     if n < MIN_LABELED:
@@ -168,10 +174,13 @@ def _interval(
     lam: float,
     small_sample: bool = False,
     fitted: int = 0,
+    size: float | None = None,
 ) -> Interval:
     """``fitted``: parameters fitted on the labelled queries beyond the mean (t's degrees of
-    freedom are n - 1 - fitted)."""
-    quantile = t_value(alpha, n - 1 - fitted) if small_sample else z_value(alpha)
+    freedom are n - 1 - fitted). ``size``: a weighted sample's effective size, Kish's
+    ``(sum w)^2 / sum w^2``, which takes n's place in the degrees of freedom."""
+    df = (n if size is None else max(2, math.floor(size + 1e-9))) - 1 - fitted
+    quantile = t_value(alpha, df) if small_sample else z_value(alpha)
     half = quantile * se
     return Interval(estimate, se, estimate - half, estimate + half, n, big_n, lam)
 
@@ -194,7 +203,9 @@ def classical_mean(
     population: int | None = None,
 ) -> Interval:
     """The mean of the labelled values and its normal interval (``ppi_py.classical_mean_ci``;
-    ``small_sample``: Student's t on n - 1 degrees of freedom instead of the normal).
+    ``small_sample``: Student's t on n - 1 degrees of freedom instead of the normal, with the
+    sample variance, divided by n - 1, that t is made for: ``ppi_py`` divides by n, which
+    matters nothing to its normal interval but made this one a t-test's narrower cousin).
     ``population``: the labelled values are a uniform sample of that many queries, whose own
     mean is wanted (the variance takes the finite-population correction ``1 - n / M``)."""
     gold = _array(y, "y")
@@ -206,7 +217,10 @@ def classical_mean(
     mean, var = _weighted(_weights(w, n, "w"), gold)
     if population is not None:  # the sample variance (n - 1), as the survey formula has it
         var *= _fpc(n, population) * n / (n - 1)
-    return _interval(mean, math.sqrt(var / n), alpha, n, 0, 0.0, small_sample)
+    elif small_sample:
+        var *= n / (n - 1)
+    size = None if w is None else kish_size(_weights(w, n, "w"))
+    return _interval(mean, math.sqrt(var / n), alpha, n, 0, 0.0, small_sample, size=size)
 
 
 def constant_bounds(
@@ -321,7 +335,8 @@ def ppi_mean(
     """PPI++ mean of ``y`` with predictions ``f`` (on the labelled queries) and ``f_unlabeled``
     (``ppi_py.ppi_mean_ci``). ``lam`` None tunes it; 1 is plain PPI; 0 the classical mean.
     Without unlabelled queries it is the classical mean. ``small_sample``: Student's t on
-    n - 1 degrees of freedom (n labelled) instead of the normal quantile. ``finite``: the mean
+    n - 1 degrees of freedom (n labelled) instead of the normal quantile, with the sample
+    variances (divided by n - 1 and N - 1) that t is made for. ``finite``: the mean
     over these n + N queries themselves, by the difference estimator (module docstring)."""
     gold, pred, pred_unl = _array(y, "y"), _array(f, "f"), _array(f_unlabeled, "f_unlabeled")
     n, big_n = _labeled(gold), int(pred_unl.shape[0])
@@ -340,8 +355,12 @@ def ppi_mean(
         lam = tuned_lambda(gold, pred, pred_unl, wl, wu)
     imputed, imputed_var = _weighted(wu, lam * pred_unl)
     rectifier, rectifier_var = _weighted(wl, gold - lam * pred)
+    if small_sample:  # Student's t: the sample variances (ppi_py divides by the size)
+        rectifier_var *= n / (n - 1)
+        imputed_var *= big_n / (big_n - 1) if big_n > 1 else 1.0
     se = math.sqrt(imputed_var / big_n + rectifier_var / n)
-    return _interval(imputed + rectifier, se, alpha, n, big_n, float(lam), small_sample)
+    size = None if w is None else kish_size(wl)
+    return _interval(imputed + rectifier, se, alpha, n, big_n, float(lam), small_sample, size=size)
 
 
 def _difference(
