@@ -97,3 +97,27 @@ def test_the_job_cap_answers_429_and_delete_cancels(capped: httpx.Client) -> Non
     assert capped.delete(f"/v1/eval/{three}").status_code == 200  # finished: forgotten
     missing = capped.delete(f"/v1/eval/{three}")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize("option", ["queries_file", "plan_file"])
+def test_a_file_an_option_names_is_read_only_inside_the_dataset_folders(
+    api, server_settings, option
+):
+    """``queries_file`` was read from anywhere: a TREC qrels dataset with
+    ``"queries_file": "/any/file"`` had the server read that file, and its lines came back in
+    the report. Each file an option names now gets the dataset's one refusal outside the
+    dataset folders, whether or not it exists."""
+    folder = server_settings.home / "datasets"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "legit.qrels").write_text("q1 0 d1 1\n", encoding="utf-8")
+    (folder / "inside.tsv").write_text("q1\tlidar range\n", encoding="utf-8")
+    body = {"dataset": "legit.qrels", "k": [1], "throughput": False, "estimate": True}
+    names = ["/etc/passwd", "/no/such/file.tsv", "../../../../etc/passwd", str(folder)]
+    answers = [api.post("/v1/eval", json={**body, option: n}) for n in names]
+    assert {r.status_code for r in answers} == {422}
+    errors = [r.json()["error"] for r in answers]
+    assert "dataset folders" in errors[0]["message"] and "root:" not in answers[0].text
+    assert all(e == errors[0] for e in errors), errors
+    accepted = api.post("/v1/eval", json={**body, option: "inside.tsv"})
+    assert accepted.status_code == 202, accepted.text
+    api.delete(f"/v1/eval/{accepted.json()['job_id']}")

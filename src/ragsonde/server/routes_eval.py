@@ -63,8 +63,8 @@ _RETRY_AFTER_S = 5
 #: The one answer for a dataset the server will not read, whether or not it exists.
 _REFUSED = (
     "Datasets are read only from the server's dataset folders (RAGSONDE_EVAL_DATASETS, default "
-    "<home>/datasets and <home>/benchmarks): name a benchmark file or folder inside one, or "
-    'upload the rows as "benchmark".'
+    "<home>/datasets and <home>/benchmarks): name a benchmark file or folder (and any "
+    'queries_file or plan_file) inside one, or upload the rows as "benchmark".'
 )
 
 
@@ -274,11 +274,10 @@ def _run(job: EvalJob, state: ServerState) -> None:
     try:
         path = job.path if job.path is not None else _write_upload(job, state)
         step = None
-        if req.options.estimate:  # a plan file is the server's own business: never read one
+        if req.options.estimate:  # a plan file: confined to the dataset folders at the door
             from ragsonde.estimate import estimating
 
-            plain = req.options.model_copy(update={"plan_file": None})
-            step = estimating(plain, workspace=state.workspace)
+            step = estimating(req.options, workspace=state.workspace)
         # misses explained and metrics estimated before the report is timed and recorded
         how: dict[str, Any] = {"collection": req.collection, "progress": job, "extend": step}
         if req.explain:
@@ -316,18 +315,40 @@ def dataset_roots(state: ServerState) -> list[Path]:
     return [r.resolve() for r in roots]
 
 
-def resolve_dataset(state: ServerState, name: str) -> Path:
-    """``name`` (relative to a dataset folder, or absolute inside one) as a regular file or
-    folder inside one of :func:`dataset_roots`, after symlinks; else the one refusal."""
+def resolve_dataset(
+    state: ServerState, name: str, field: str = "dataset", folders: bool = True
+) -> Path:
+    """``name`` (relative to a dataset folder, or absolute inside one) as a regular file (or,
+    with ``folders``, a folder) inside one of :func:`dataset_roots`, after symlinks; else the
+    one refusal, naming ``field``."""
     for root in dataset_roots(state):
         try:
             path = (root / name).resolve()
             inside = path.is_relative_to(root) and path != root
-            if inside and (path.is_file() or path.is_dir()):
+            if inside and (path.is_file() or (folders and path.is_dir())):
                 return path
         except (OSError, ValueError):  # a NUL byte, a loop of symlinks, a name too long
             continue
-    raise ApiError(QueryValidationError(_REFUSED, field="dataset"))
+    raise ApiError(QueryValidationError(_REFUSED, field=field))
+
+
+#: The options that name a file the server would read, beside the dataset.
+_FILE_OPTIONS = ("queries_file", "plan_file")
+
+
+def _confined(state: ServerState, req: EvalRequest) -> EvalRequest:
+    """``req`` with each file an option names (TREC queries, a judging plan) resolved inside
+    the dataset folders, as the dataset is: any other path gets the dataset's one refusal,
+    whether or not it exists. (``queries_file`` was read from anywhere: a caller could have
+    the server read any file it can, and its lines came back in the report.)"""
+    found = {
+        name: resolve_dataset(state, str(value), field=name, folders=False)
+        for name in _FILE_OPTIONS
+        if (value := getattr(req.options, name)) is not None
+    }
+    if not found:
+        return req
+    return req.model_copy(update={"options": req.options.model_copy(update=found)})
 
 
 def _reports_dir(state: ServerState) -> Path:
@@ -384,6 +405,7 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
             )
         )
     path = resolve_dataset(state, req.dataset) if req.dataset is not None else None
+    req = _confined(state, req)
     jobs = _jobs(request)
     job = EvalJob(job_id=uuid.uuid4().hex, request=req, path=path)
     with jobs.lock:
