@@ -7,6 +7,7 @@ import json
 import pytest
 
 from ragsonde.config import Settings
+from ragsonde.errors import LlmError
 from ragsonde.labels import (
     BenchmarkEntry,
     GenerateOptions,
@@ -163,9 +164,14 @@ def test_a_hang_is_bounded_and_failures_in_a_row_stop_the_run(api_and_docs, benc
     for f in (docs[0].home / "labels").glob("llm-cache.sqlite*"):
         f.unlink()  # nothing cached: every grade needs a call
     api.faults.server_error = 1000
-    r = judge_with(api, docs, bench, tmp_path, "down.jsonl", client=chat(api, max_retries=0))
-    assert r.usage.calls == 5 and r.judged == 0 and "5 calls in a row failed" in (r.stopped or "")
-    assert (tmp_path / "down.jsonl").is_file()
+    # no answer at all: LLM_ERROR, and the output is not written (an unreachable endpoint
+    # replaced the user's --out with the unjudged benchmark, and exited 0)
+    (tmp_path / "down.jsonl").write_text("kept\n", encoding="utf-8")
+    calls = api.completions
+    with pytest.raises(LlmError, match="the first 5 calls all failed"):
+        judge_with(api, docs, bench, tmp_path, "down.jsonl", client=chat(api, max_retries=0))
+    assert api.completions - calls == 5
+    assert (tmp_path / "down.jsonl").read_text(encoding="utf-8") == "kept\n"
 
 
 def test_agreement_against_human_labels(api_and_docs, tmp_path):

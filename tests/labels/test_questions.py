@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from ragsonde.errors import LlmError
 from ragsonde.labels import GenerateOptions, generate, read_entries
 from ragsonde.labels.chat import Budget, ChatClient
 from ragsonde.labels.sampling import read_chunks
@@ -59,16 +60,16 @@ def test_questions_with_provenance_and_a_rerun_costs_nothing(sectioned, tmp_path
 def test_copied_questions_are_refused_and_a_failing_model_stops_the_run(sectioned, tmp_path):
     settings, store = sectioned
     copy = FakeChatAPI(responder=lambda prompt: prompt.split("Passage: ")[1].split("\n")[0])
-    with copy as api:
-        r = generate(
+    with copy as api, pytest.raises(LlmError, match="could not be used"):
+        generate(
             tmp_path / "c.jsonl",
             settings=settings,
             store=store,
             client=chat(api),
             options=GenerateOptions(n=10, seed=1, llm=MODEL, judge=False),
         )
-        assert r.written == 0 and r.usage is not None and r.usage.failed == 5
-        assert api.completions == 5  # five refused in a row: stop asking
+    assert api.completions == 5  # five refused in a row: stop asking
+    assert not (tmp_path / "c.jsonl").exists()  # no question at all: nothing written
 
 
 def test_budget_and_faults_while_generating(sectioned, tmp_path):
@@ -155,3 +156,23 @@ def test_cli_generate_llm(tmp_path):
         assert people.returncode == 0 and "0 LLM calls (4 answers from the cache" in people.stdout
         bad = run("generate", "-c", "site", "--out", str(out), "--llm", "gpt-4o", env=env)
         assert bad.returncode == 2 and "openai:MODEL" in bad.stderr
+
+
+def test_a_short_run_whose_every_call_failed_writes_nothing(sectioned, tmp_path):
+    """Three questions asked of an endpoint that never answers: fewer calls than stop a run,
+    so it wrote an empty benchmark over the user's --out and exited 0."""
+    settings, store = sectioned
+    out = tmp_path / "kept.jsonl"
+    out.write_text("the user's benchmark\n", encoding="utf-8")
+    with FakeChatAPI() as api:
+        api.faults.server_error = 1000
+        with pytest.raises(LlmError, match="the first 3 calls all failed"):
+            generate(
+                out,
+                settings=settings,
+                store=store,
+                client=chat(api, max_retries=0),
+                options=GenerateOptions(n=3, seed=1, llm=MODEL, judge=False),
+            )
+        assert api.completions == 3
+    assert out.read_text(encoding="utf-8") == "the user's benchmark\n"

@@ -26,6 +26,9 @@ class CachedAsker:
     client: ChatClient
     cache: LlmCache
     failures_in_a_row: int = 0
+    answered: int = 0
+    """Answers had so far, from the cache or the model."""
+    last_failure: str | None = None
     stopped: str | None = None
     """Why no more questions will be asked (budget spent, calls failing); None while going."""
 
@@ -42,6 +45,7 @@ class CachedAsker:
         got = self.cache.get(kind, key, self.client.name)
         if got is not None and accept(got[0]):
             self.client.usage.cached += 1
+            self.answered += 1
             return got
         if self.stopped is not None:
             return None
@@ -59,9 +63,25 @@ class CachedAsker:
             self._failed(f"an answer that could not be used: {answer[:80]!r}")
             return None
         self.failures_in_a_row = 0
+        self.answered += 1
         return answer, self.cache.put(kind, key, self.client.name, answer)
 
     def _failed(self, why: str) -> None:
+        """One more failed call; the run stops after :data:`MAX_FAILURES_IN_A_ROW`. A run that
+        had no answer at all fails (LLM_ERROR), so its output is never written: an unreachable
+        endpoint replaced the user's benchmark with an empty file and exited 0."""
         self.failures_in_a_row += 1
+        self.last_failure = why
         if self.failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
             self.stopped = f"{MAX_FAILURES_IN_A_ROW} calls in a row failed, the last: {why}"
+            self.require_an_answer()
+
+    def require_an_answer(self) -> None:
+        """Fail (LLM_ERROR) when calls were made and every one failed: a run with no answer
+        at all has nothing to write, and its output must not replace the user's file."""
+        if self.answered == 0 and self.last_failure is not None:
+            raise LlmError(
+                f"{self.client.name}: the first {self.failures_in_a_row} calls all failed, the "
+                f"last: {self.last_failure.rstrip('.')}. Nothing was written; check the "
+                "endpoint and the model."
+            )

@@ -176,6 +176,7 @@ def judge_entries(
                 update={"relevant": _relevant(new, options.use, options.llm_relevant_from)}
             )
         )
+    run.require_an_answer()  # every call failed: nothing judged, nothing to write
     agreed = _agreement(result, both, run, client.name, options)  # before usage is read
     report = JudgeReport(
         benchmark=name,

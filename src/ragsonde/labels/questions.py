@@ -101,4 +101,5 @@ def generate_questions(sample: Sequence[Chunk], asker: CachedAsker) -> Questions
                 references=refs,
             )
         )
+    asker.require_an_answer()
     return out
