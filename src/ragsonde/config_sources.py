@@ -134,7 +134,7 @@ def _env_value(raw: str) -> Any:
     """An environment value as the nested env source reads one: JSON where it is JSON."""
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON; nested deeper than the parser goes
         return raw
 
 

@@ -128,5 +128,5 @@ def _leaves(node: Any, prefix: str, depth: int) -> Iterator[tuple[str, str]]:
 def _json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON; nested deeper than the parser goes
         return None

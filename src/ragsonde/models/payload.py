@@ -78,7 +78,7 @@ def _decode(node: str, cache: _Decoded | None) -> Any:
             return hit[1]
     try:
         value = json.loads(node)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON; nested deeper than the parser goes
         value = None
     if cache is not None:
         cache[id(node)] = (node, value)

@@ -135,8 +135,13 @@ def check_json(value: Any, where: str = "") -> Any:
 
 def loads_json(raw: str | bytes) -> Any:
     """``json.loads`` that refuses (ValueError) text JSON can carry but Unicode cannot: a lone
-    surrogate escaped as ``"\\udc80"``, in any key or string, naming its field."""
-    return check_json(json.loads(raw))
+    surrogate escaped as ``"\\udc80"``, in any key or string, naming its field; and a document
+    nested deeper than the parser goes (its RecursionError was a traceback in every reader of
+    JSON lines: a benchmark, a corpus, a traffic log)."""
+    try:
+        return check_json(json.loads(raw))
+    except RecursionError:
+        raise ValueError("it nests JSON too deeply (arrays or objects within each other)") from None
 
 
 def unreadable(path: Path) -> str | None:

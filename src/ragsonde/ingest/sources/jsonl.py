@@ -43,7 +43,10 @@ class JsonlSource:
             return Failure(where, str(e))
         if not isinstance(row, dict) or "id" not in row or "text" not in row:
             return Failure(where, 'each line needs "id" and "text"')
-        given = str(row.pop("text") or "")
+        wrong = _wrong_types(row)
+        if wrong is not None:
+            return Failure(where, wrong)
+        given = row.pop("text") or ""
         text = given.strip()
         doc_id = str(row.pop("id"))
         if not text:
@@ -53,7 +56,20 @@ class JsonlSource:
         return Document(
             doc_id=doc_id,
             sections=(Section((), text, len(given) - len(given.lstrip())),),
-            title=str(title) if title else None,
-            url=str(url) if url else None,
+            title=title or None,
+            url=url or None,
             metadata=row,
         )
+
+
+def _wrong_types(row: dict[str, object]) -> str | None:
+    """Why a row's fields cannot be read as they are, or None. ``str()`` made a list id
+    ``"['l']"``, ``true`` the id ``"True"``, and a list of words text to embed as if prose."""
+    doc_id = row["id"]
+    if isinstance(doc_id, bool) or not isinstance(doc_id, str | int) or doc_id == "":
+        return f'"id" must be a non-empty string (or an integer), not {json.dumps(doc_id)[:40]}'
+    for name in ("text", "title", "url"):
+        value = row.get(name)
+        if value is not None and not isinstance(value, str):
+            return f'"{name}" must be a string, not {type(value).__name__}'
+    return None
