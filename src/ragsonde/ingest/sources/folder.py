@@ -8,6 +8,7 @@ from pathlib import Path
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.ingest.parse import PARSER_FOR_SUFFIX, parse
 from ragsonde.inputs import MAX_DOCUMENT_BYTES, not_a_file, read_bytes
+from ragsonde.models.text import invalid_text_in, invalid_unicode_at, printable
 
 __all__ = ["FolderSource"]
 
@@ -52,6 +53,12 @@ class FolderSource:
             yield self._read(path, rel)
 
     def _read(self, path: Path, rel: str) -> Document | Failure:
+        if invalid_unicode_at(rel) is not None:  # undecodable bytes, kept as surrogate escapes
+            return Failure(
+                printable(rel),
+                "skipped: its name is not UTF-8 (it would be the document's id, title and url): "
+                "rename it",
+            )
         if self._outside(path):
             return Failure(rel, "skipped: a symlink to outside the ingested folder")
         why = not_a_file(path)  # a symlink to a FIFO was "a broken symlink"; a FIFO unlisted
@@ -69,6 +76,12 @@ class FolderSource:
             return Failure(rel, f"unreadable: {e}")
         fmt = PARSER_FOR_SUFFIX.get(path.suffix.lower(), "text")
         parsed = parse(fmt, raw)
+        bad = invalid_text_in(parsed.metadata)  # YAML's "\ud800" is a lone surrogate
+        if bad is not None:
+            where = ".".join(str(p) for p in bad[0]) or "a key"
+            return Failure(
+                rel, f"skipped: its front matter's {printable(where)} is not valid Unicode text"
+            )
         meta = dict(parsed.metadata)
         url = meta.pop("url", None)
         if not url:
