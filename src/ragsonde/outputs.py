@@ -7,7 +7,8 @@ goes through here, in two steps:
    when it is a directory, its folder is missing, is a file or is not writable, it is the
    history file or an input of the same command, two outputs of the command name one file,
    or it is ``-`` (standard output: ``history export -o -`` takes it so itself; elsewhere it
-   was a file named ``-`` in the working folder). A refused command has done nothing, so
+   was a file named ``-`` in the working folder), or it lies inside a Qdrant store's folder
+   (an embedded collection, a qdrant-client local folder). A refused command has done nothing, so
    nothing is thrown away.
 2. :func:`write_text` / :func:`open_output`: the text goes to a temporary file in the same
    folder, is fsynced and renamed into place, so the old file stays whole until the new one is
@@ -109,6 +110,13 @@ def check_output(
     if (st is None or stat.S_ISREG(st.st_mode)) and not os.access(parent, os.W_OK | os.X_OK):
         # the new file is made beside it and renamed: refused before the work, not after it
         raise _refuse(flag, path, "its folder is not writable; write to a folder you may write to")
+    store = _store_holding(target)
+    if store is not None:
+        raise _refuse(
+            flag,
+            path,
+            f"is inside a Qdrant store ({store}); writing there would damage its collections",
+        )
     if history is not None and any(
         _same(path, Path(f"{history}{suffix}")) for suffix in _SQLITE_SIDECARS
     ):
@@ -117,6 +125,28 @@ def check_output(
         if given is not None and str(given) and st is not None and _same(path, Path(given)):
             raise _refuse(flag, path, "is an input of this command; writing it would replace it")
     return path
+
+
+#: What marks a folder as a Qdrant store's own: an embedded (Edge) collection's config and
+#: ragsonde's lock beside it; a qdrant-client local folder's ``meta.json`` beside ``collection/``.
+_STORE_MARKS: tuple[tuple[str, ...], ...] = (
+    ("edge_config.json",),
+    (".ragsonde.lock",),
+    ("meta.json", "collection"),
+)
+
+
+def _store_holding(target: Path) -> Path | None:
+    """The store folder ``target`` would be written in (it or one of its folders is one), or
+    None. ``eval --save home/collections/c/edge_config.json`` replaced the collection's config
+    and broke it."""
+    for folder in Path(os.path.abspath(target)).parents:
+        try:
+            if any(all((folder / m).exists() for m in marks) for marks in _STORE_MARKS):
+                return folder
+        except OSError:  # no permission to look: not ours to call a store
+            continue
+    return None
 
 
 def _under_file(folder: Path) -> bool:

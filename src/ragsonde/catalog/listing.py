@@ -7,7 +7,7 @@ from contextlib import nullcontext
 
 from pydantic import BaseModel, ConfigDict
 
-from ragsonde.errors import CollectionInUseError, CollectionNotFoundError
+from ragsonde.errors import CollectionInUseError, CollectionNotFoundError, StoreConnectionError
 from ragsonde.models.derived import DerivedCopy, stamp_of
 from ragsonde.models.store import Store, WaitsForHolders
 
@@ -44,6 +44,9 @@ class CollectionEntry(BaseModel):
     in_use: str | None = None
     """Set when another process holds this embedded collection: who, as its lock file says
     (``pid N on host H``); nothing else of it could be read."""
+    unreadable: str | None = None
+    """Set when the collection's files could not be read (a damaged ``edge_config.json``): why.
+    Nothing else of it could be read; the others are listed."""
 
 
 def stamp_of_collection(store: Store, name: str) -> DerivedCopy | None:
@@ -107,10 +110,14 @@ def list_entries(store: Store, *, wait_s: float | None = None) -> list[Collectio
                 entries.append(describe(store, name))
             except CollectionInUseError as e:
                 entries.append(_held(store, name, e.holder))
+            except StoreConnectionError as e:  # its files are damaged: the others still list
+                entries.append(_held(store, name, None, unreadable=e.message))
     return entries
 
 
-def _held(store: Store, name: str, holder: str) -> CollectionEntry:
+def _held(
+    store: Store, name: str, holder: str | None, unreadable: str | None = None
+) -> CollectionEntry:
     return CollectionEntry(
         name=name,
         points=None,
@@ -121,6 +128,7 @@ def _held(store: Store, name: str, holder: str) -> CollectionEntry:
         modes=[],
         backend=store.backend,
         in_use=holder,
+        unreadable=unreadable,
     )
 
 

@@ -68,6 +68,9 @@ def _table(entries: list[CollectionEntry]) -> Table:
         if e.in_use is not None:
             table.add_row(escape(e.name), "?", f"in use by {escape(e.in_use)}", "", "", "")
             continue
+        if e.unreadable is not None:
+            table.add_row(escape(e.name), "?", "unreadable (see the warning)", "", "", "")
+            continue
         table.add_row(
             escape(e.name),
             str(e.points),
@@ -88,6 +91,8 @@ def _say_held(entries: list[CollectionEntry], what: str) -> None:
                 f"[yellow]warning[/]: collection '{escape(e.name)}' is in use by "
                 f"{escape(e.in_use)}: {what} (stop that process, or query through it)"
             )
+        elif e.unreadable is not None:
+            err_console.print(f"[yellow]warning[/]: {escape(e.unreadable)}", soft_wrap=True)
 
 
 def _confirm(names: list[str], yes: bool, json_output: bool) -> None:

@@ -36,6 +36,13 @@ class CollectionInUse(BaseModel):
     """Who, as its lock file says: ``pid N on host H``, else ``another process``."""
 
 
+class CollectionUnreadable(BaseModel):
+    """A collection whose files could not be read (a damaged ``edge_config.json``)."""
+
+    name: str
+    reason: str
+
+
 class CollectionList(BaseModel):
     """Every collection in the store, and the one queries use when they name none."""
 
@@ -46,6 +53,9 @@ class CollectionList(BaseModel):
     in_use: list[CollectionInUse] = []
     """Embedded collections another process holds (``ragsonde collections`` shows them as "in
     use by"): one of them made the whole listing a 503 that named only it."""
+    unreadable: list[CollectionUnreadable] = []
+    """Collections whose files could not be read, and why: one of them made the listing a
+    500."""
 
 
 #: How long the listing waits for another process to let go of a collection it holds: a peer
@@ -59,10 +69,13 @@ def _list(state: ServerState) -> CollectionList:
     from ragsonde.catalog.listing import list_entries
 
     store = state.workspace.store
-    summaries, held = [], []
+    summaries, held, unreadable = [], [], []
     for e in list_entries(store, wait_s=LISTING_WAIT_S):
         if e.in_use is not None:
             held.append(CollectionInUse(name=e.name, holder=e.in_use))
+            continue
+        if e.unreadable is not None:
+            unreadable.append(CollectionUnreadable(name=e.name, reason=e.unreadable))
             continue
         assert e.points is not None  # read: only a held entry leaves these unset
         assert e.dimension is not None
@@ -81,6 +94,7 @@ def _list(state: ServerState) -> CollectionList:
         backend=store.backend,
         collections=summaries,
         in_use=held,
+        unreadable=unreadable,
     )
 
 
