@@ -73,8 +73,21 @@ def test_the_estimate_of_a_hit_rate_takes_it_with_and_without_predictions() -> N
     alone = estimate_metric(gold, ids)
     assert alone.method == "classical" and "Clopper-Pearson" in alone.note
     assert (alone.estimate, alone.low, alone.high) == pytest.approx((0.95, cp.low, cp.high))
-    preds = [QueryPrediction(query_id=q, source="s", predicted=0.9) for q in ids]
-    with_preds = estimate_metric(gold, ids, preds)
+    flat = [QueryPrediction(query_id=q, source="s", predicted=0.9) for q in ids]
+    ignored = estimate_metric(gold, ids, flat)
+    # predictions that get no weight (lam 0) leave the labelled queries alone, and say so: the
+    # interval was the normal one, called ppi++, and passed a gate the exact one fails
+    assert ignored.method == "ppi++" and "no weight (lam 0)" in ignored.note
+    assert (ignored.low, ignored.high) == pytest.approx((cp.low, cp.high))
+    rng = np.random.default_rng(1)
+    informative = [
+        QueryPrediction(
+            query_id=q, source="s", predicted=float(np.clip(gold.get(q, 0.9) * 0.6 + 0.3
+                                                            + rng.normal(0, 0.05), 0, 1))
+        )
+        for q in ids
+    ]  # fmt: skip
+    with_preds = estimate_metric(gold, ids, informative)
     # beside PPI++ (a normal interval), the classical one stays normal: like with like
     normal = classical_mean(np.asarray(list(gold.values())), alpha=ALPHA, small_sample=True)
     assert with_preds.method != "classical" and "Clopper-Pearson" not in with_preds.note

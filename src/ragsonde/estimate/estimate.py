@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ragsonde.errors import QueryValidationError
@@ -164,8 +164,13 @@ def _estimate(
         method = "ppi++"
     elif not feats.sources:
         note = "no predictions: the labelled queries alone"
+    elif not feats.names:
+        note = "a predicted value is missing for some queries: the labelled queries alone"
     else:
         note = f"{n} labelled queries: too few to fit the signals to (at least {MIN_CROSSFIT})"
+    ignored = method != "classical" and iv.lam == 0.0
+    if ignored:  # it read "cross-ppi++, 26 predicted by scores" with nothing predicted in it
+        note = "the predictions got no weight (lam 0): the interval is the labelled queries' own"
     known = finite and big_n == 0  # every query of the benchmark labelled: its mean is known
     if not known and not identical and np.ptp(gold) == 0.0:
         # no spread, so every interval above has no width: the exact one for a constant sample
@@ -182,11 +187,20 @@ def _estimate(
                 f", at the plan's effective sample size ({size} of {n} labels: Kish's "
                 "(sum w)^2 / sum w^2, as Korn and Graubard do for survey proportions)"
             )
-    elif method == "classical" and w is None and clip == (0.0, 1.0) and _binary(gold):
-        # 0/1 labels alone (a hit rate): the normal interval is too narrow near 0 or 1. Beside
-        # a PPI++ estimate, `classical` stays the normal one: the width ratio compares like
-        # with like.
-        iv = classical = _exact_binary(gold, big_n, alpha, population)
+    elif (
+        not known
+        and (method == "classical" or ignored)
+        and w is None
+        and clip == (0.0, 1.0)
+        and _binary(gold)
+    ):
+        # 0/1 labels alone (a hit rate): the normal interval is too narrow near 0 or 1; so it
+        # is with predictions of no weight, where PPI++'s interval is that normal one (a gate
+        # passed on it that the exact one fails). Beside a PPI++ estimate that weighs its
+        # predictions, `classical` stays the normal one: the width ratio compares like with like.
+        exact = _exact_binary(gold, big_n, alpha, population)
+        classical = exact
+        iv = exact if method == "classical" else replace(iv, low=exact.low, high=exact.high)
         note = "; ".join(filter(None, [note, "0/1 labels: the exact (Clopper-Pearson) interval"]))
     if finite:
         note = "; ".join(filter(None, [note, "of the benchmark's own mean (finite population)"]))
@@ -261,12 +275,42 @@ def estimate_metric(
     import numpy as np
 
     feats = features(ids, predictions)
+    _check_ids(ids)
     lab = np.asarray([q in gold for q in ids], dtype=bool)
     y = np.asarray([gold[q] for q in ids if q in gold], dtype=np.float64)
+    _check_in(y, (0.0, 1.0), "gold")
     w = None
     if probabilities is not None:
-        w = np.asarray([1.0 / probabilities.get(q, 1.0) for q in ids if q in gold])
+        p = np.asarray([probabilities.get(q, 1.0) for q in ids if q in gold], dtype=np.float64)
+        if not np.all((p > 0.0) & (p <= 1.0)):
+            raise QueryValidationError(
+                "probabilities: each labelled query's chance must be in (0, 1].",
+                field="probabilities",
+            )
+        w = 1.0 / p
     return _estimate(y, lab, feats, alpha=alpha, seed=seed, w=w, finite=finite)
+
+
+def _check_ids(ids: Sequence[str]) -> None:
+    """A query listed twice would count its label twice (the CLI refuses such a benchmark)."""
+    seen: set[str] = set()
+    for q in ids:
+        if q in seen:
+            raise QueryValidationError(f"ids: query {q!r} is listed twice.", field="ids")
+        seen.add(q)
+
+
+def _check_in(values: NDArray[np.float64], span: tuple[float, float], name: str) -> None:
+    import numpy as np
+
+    if values.size and not np.all(np.isfinite(values)):
+        raise QueryValidationError(f"{name} must be finite numbers.", field=name)
+    if values.size and (values.min() < span[0] or values.max() > span[1]):
+        raise QueryValidationError(
+            f"{name}: a metric's values lie in [{span[0]:g}, {span[1]:g}]; got "
+            f"{values.min():g} to {values.max():g}.",
+            field=name,
+        )
 
 
 def estimate_difference(
@@ -286,6 +330,7 @@ def estimate_difference(
     import numpy as np
 
     fa, fb = features(ids, predictions_a), features(ids, predictions_b)
+    _check_ids(ids)
     both = Features(
         list(ids),
         np.hstack([fa.matrix, fb.matrix]),
@@ -299,6 +344,7 @@ def estimate_difference(
     d = np.asarray(
         [gold_b[q] - gold_a[q] for q in ids if q in gold_a and q in gold_b], dtype=np.float64
     )
+    _check_in(d, (-1.0, 1.0), "gold")
     seen = bool(fa.names) or fa.predicted is not None  # no predictions: nothing to tell by
     identical = seen and fa.names == fb.names and bool(np.array_equal(fa.matrix, fb.matrix))
     identical = identical and _same(fa.predicted, fb.predicted)
