@@ -125,3 +125,20 @@ def test_constant_shift_has_no_nan(arrays: tuple[np.ndarray, np.ndarray]) -> Non
     assert m.p_permutation < 0.001
     assert m.ci_low == pytest.approx(0.1) and m.ci_high == pytest.approx(0.1)
     assert m.verdict == "better"
+
+
+def test_a_saved_report_holding_infinity_is_refused_naming_where(tmp_path):
+    """A per-query metric of ``Infinity`` (Python writes it; JSON has no such number) went on to
+    the statistics, which said only "y must be finite numbers", naming neither file nor query."""
+    import json
+
+    import pytest
+
+    from ragsonde.errors import QueryValidationError
+    from ragsonde.evaluate.report import load_report
+
+    path = tmp_path / "t6.json"
+    doc = {"schema_version": "1.9", "per_query": {"13": {"metrics": {"ndcg@10": float("inf")}}}}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(QueryValidationError, match=r"t6.json: per_query.13.metrics.ndcg@10 is not"):
+        load_report(path)

@@ -30,6 +30,7 @@ report's ``signals`` is ``scores`` or ``traffic``)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Literal
 
@@ -488,6 +489,13 @@ def load_report(path: Path) -> EvalReport:
             "`ragsonde eval … --save report.json`.",
             field="per_query",
         )
+    where = _non_finite_in(data["per_query"])
+    if where is not None:  # compare's statistics said only "y must be finite numbers"
+        raise QueryValidationError(
+            f"{path}: per_query.{where} is not a finite number (NaN or Infinity): not a report "
+            "ragsonde saved.",
+            field="report",
+        )
     try:
         return EvalReport.model_validate(data)
     except ValidationError as e:
@@ -496,3 +504,17 @@ def load_report(path: Path) -> EvalReport:
         raise QueryValidationError(
             f"{path} is not a saved eval report: {first_error(e)}", field="report"
         ) from e
+
+
+def _non_finite_in(document: Any) -> str | None:
+    """The dotted path of the first NaN or infinite number in ``document``, or None."""
+    stack: list[tuple[str, Any]] = [("", document)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return where
+        if isinstance(node, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((f"{where}.{i}" if where else str(i), v) for i, v in enumerate(node))
+    return None
