@@ -135,7 +135,7 @@ def test_a_saved_report_holding_infinity_is_refused_naming_where(tmp_path):
     import pytest
 
     from ragsonde.errors import QueryValidationError
-    from ragsonde.evaluate.report import load_report
+    from ragsonde.evaluate.saved import load_report
 
     path = tmp_path / "t6.json"
     doc = {"schema_version": "1.9", "per_query": {"13": {"metrics": {"ndcg@10": float("inf")}}}}

@@ -141,7 +141,7 @@ def pair_plan_from_reports(
     fusions, two chunkings) run on the same partly labelled benchmark with ``--estimate``, which
     keeps its unlabelled queries. ``benchmark``, when given, must be that benchmark as it
     stands: the same queries, the same ones labelled."""
-    from ragsonde.evaluate.report import load_report
+    from ragsonde.evaluate.saved import load_report
 
     a, b = (load_report(p) for p in reports)
     if set(a.per_query) != set(b.per_query):

@@ -69,7 +69,7 @@ def compare_command(
     from ragsonde.estimate import comparison_predictor, estimate_comparison
     from ragsonde.estimate.run import comparison_plan
     from ragsonde.evaluate.comparison import no_regression_gate
-    from ragsonde.evaluate.report import load_report
+    from ragsonde.evaluate.saved import load_report
 
     comparison_predictor(predictor)  # whatever the reports: a predictor they cannot serve
     plan = comparison_plan(plan_file) if plan_file is not None else None  # before the tests

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from ragsonde.evaluate.integrity import IntegrityReport
     from ragsonde.evaluate.metrics import DEFAULT_KS, METRICS, compute_metrics, parse_metric
     from ragsonde.evaluate.options import EvalOptions
-    from ragsonde.evaluate.report import SCHEMA_VERSION, EvalReport, VersusReport, load_report
+    from ragsonde.evaluate.report import SCHEMA_VERSION, EvalReport, VersusReport
     from ragsonde.evaluate.runner import evaluate
+    from ragsonde.evaluate.saved import load_report
     from ragsonde.progress import Progress as EvalProgress
 
 __all__ = [
@@ -72,9 +73,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     },
     "EvalOptions": ("ragsonde.evaluate.options", "EvalOptions"),
     **{
-        n: ("ragsonde.evaluate.report", n)
-        for n in ("SCHEMA_VERSION", "EvalReport", "VersusReport", "load_report")
+        n: ("ragsonde.evaluate.report", n) for n in ("SCHEMA_VERSION", "EvalReport", "VersusReport")
     },
+    "load_report": ("ragsonde.evaluate.saved", "load_report"),
     "evaluate": ("ragsonde.evaluate.runner", "evaluate"),
     "EvalProgress": ("ragsonde.progress", "Progress"),
 }

@@ -292,7 +292,7 @@ def compare_reports(
     n_resamples: int = 10000,
     seed: int = 0,
 ) -> Comparison:
-    """Compare report ``b`` against report ``a`` (read with :func:`~.report.load_report`).
+    """Compare report ``b`` against report ``a`` (read with :func:`~.saved.load_report`).
 
     ``metrics`` names the metrics to compare (default: every metric both reports have for every
     query). Deltas, wins and verdicts are B relative to A: "better" means B is significantly

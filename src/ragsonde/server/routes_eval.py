@@ -44,6 +44,7 @@ from ragsonde.evaluate.metrics import native_scores, use_native_runner
 from ragsonde.evaluate.options import EvalOptions, options_error
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.models import ErrorInfo
+from ragsonde.server.datasets import confined_options, resolve_dataset
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError, html_error_responses
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.saved_reports import SavedReport, SavedReports
@@ -60,12 +61,6 @@ _SUMMARY_METRICS = ("ndcg@10", "recall@10", "judged@10")
 JobStatus = Literal["queued", "running", "done", "error", "cancelled", "unreadable"]
 _ACTIVE = frozenset({"queued", "running"})
 _RETRY_AFTER_S = 5
-#: The one answer for a dataset the server will not read, whether or not it exists.
-_REFUSED = (
-    "Datasets are read only from the server's dataset folders (RAGSONDE_EVAL_DATASETS, default "
-    "<home>/datasets and <home>/benchmarks): name a benchmark file or folder (and any "
-    'queries_file or plan_file) inside one, or upload the rows as "benchmark".'
-)
 
 
 class EvalRequest(BaseModel):
@@ -307,50 +302,6 @@ def _run(job: EvalJob, state: ServerState) -> None:
         job.status = "error"
 
 
-def dataset_roots(state: ServerState) -> list[Path]:
-    """The folders /v1/eval may read datasets from (resolved)."""
-    home = Path(state.settings.home)
-    # benchmarks/: what the page's Judge view writes, so a judged benchmark can be evaluated.
-    roots = state.settings.eval_datasets or [home / "datasets", home / "benchmarks"]
-    return [r.resolve() for r in roots]
-
-
-def resolve_dataset(
-    state: ServerState, name: str, field: str = "dataset", folders: bool = True
-) -> Path:
-    """``name`` (relative to a dataset folder, or absolute inside one) as a regular file (or,
-    with ``folders``, a folder) inside one of :func:`dataset_roots`, after symlinks; else the
-    one refusal, naming ``field``."""
-    for root in dataset_roots(state):
-        try:
-            path = (root / name).resolve()
-            inside = path.is_relative_to(root) and path != root
-            if inside and (path.is_file() or (folders and path.is_dir())):
-                return path
-        except (OSError, ValueError):  # a NUL byte, a loop of symlinks, a name too long
-            continue
-    raise ApiError(QueryValidationError(_REFUSED, field=field))
-
-
-#: The options that name a file the server would read, beside the dataset.
-_FILE_OPTIONS = ("queries_file", "plan_file")
-
-
-def _confined(state: ServerState, req: EvalRequest) -> EvalRequest:
-    """``req`` with each file an option names (TREC queries, a judging plan) resolved inside
-    the dataset folders, as the dataset is: any other path gets the dataset's one refusal,
-    whether or not it exists. (``queries_file`` was read from anywhere: a caller could have
-    the server read any file it can, and its lines came back in the report.)"""
-    found = {
-        name: resolve_dataset(state, str(value), field=name, folders=False)
-        for name in _FILE_OPTIONS
-        if (value := getattr(req.options, name)) is not None
-    }
-    if not found:
-        return req
-    return req.model_copy(update={"options": req.options.model_copy(update=found)})
-
-
 def _reports_dir(state: ServerState) -> Path:
     path = Path(state.settings.home) / "eval-reports"
     path.mkdir(parents=True, exist_ok=True)
@@ -405,7 +356,7 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
             )
         )
     path = resolve_dataset(state, req.dataset) if req.dataset is not None else None
-    req = _confined(state, req)
+    req = req.model_copy(update={"options": confined_options(state, req.options)})
     jobs = _jobs(request)
     job = EvalJob(job_id=uuid.uuid4().hex, request=req, path=path)
     with jobs.lock:

@@ -5,7 +5,7 @@ Every finished ``/v1/eval`` job writes ``<job_id>.json`` (the :class:`EvalReport
 the jobs held in memory are gone, but these files are not: :class:`SavedReports` lists them (the
 newest :data:`MAX_LISTED` by modification time) and reads one back.
 
-Each file is read through :func:`~ragsonde.evaluate.report.load_report`, the one reader of saved
+Each file is read through :func:`~ragsonde.evaluate.saved.load_report`, the one reader of saved
 reports. A file it refuses (not JSON, another major version, a ``--versus`` pair, a JSON that is
 not a report) is listed as unreadable with that reason, never a server error. A listing reads a
 file once per (modification time, size): the summary is kept, the report itself is not (a
@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.evaluate.report import EvalReport, load_report
+from ragsonde.evaluate.report import EvalReport
+from ragsonde.evaluate.saved import load_report
 from ragsonde.models import ErrorInfo
 
 __all__ = ["MAX_LISTED", "UPLOAD_SUFFIX", "SavedReport", "SavedReports"]

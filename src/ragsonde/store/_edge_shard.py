@@ -4,6 +4,7 @@ name rule, its vectors and index settings (read from ``edge_config.json``), and 
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -28,6 +29,7 @@ __all__ = [
     "config_indexes",
     "config_layout",
     "footprint",
+    "read_config",
     "translate",
     "validate_collection_name",
 ]
@@ -71,6 +73,24 @@ def config_indexes(config: Mapping[str, Any]) -> dict[str | None, IndexConfig]:
         vname or None: IndexConfig.from_wire(p.get("quantization_config"), p.get("hnsw_config"))
         for vname, p in (config.get("vectors") or {}).items()
     }
+
+
+def read_config(name: str, path: Path) -> tuple[VectorLayout, dict[str | None, IndexConfig]]:
+    """The collection's vectors and index settings from its ``edge_config.json``; a file that
+    is not that (damaged, truncated, not UTF-8, another shape) is one error naming it, where it
+    was a JSONDecodeError traceback in every command and a 500 from the server."""
+    config_file = path / "edge_config.json"
+    try:
+        with translate(name, path):
+            config = json.loads(config_file.read_text(encoding="utf-8"))
+        return config_layout(name, config), config_indexes(config)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        why = f"{type(e).__name__}: {e}"[:200]
+        raise StoreConnectionError(
+            f"Collection '{name}' cannot be opened: its {config_file} is damaged ({why}). "
+            f"Restore it, or delete the collection (ragsonde collections delete {name}) and "
+            "ingest it again."
+        ) from None
 
 
 class Shard:

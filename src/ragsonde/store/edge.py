@@ -27,7 +27,6 @@ Errors are translated by type in :mod:`ragsonde.store._errors` (qdrant-edge rais
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import threading
 import time
@@ -59,9 +58,8 @@ from ragsonde.store._edge_shard import (
     Layout,
     Shard,
     acquire_shard_lock,
-    config_indexes,
-    config_layout,
     footprint,
+    read_config,
     translate,
     validate_collection_name,
 )
@@ -203,7 +201,7 @@ class EdgeStore:
 
         lock = acquire_shard_lock(name, path, lock_wait_s)
         try:
-            layout, indexes = _read_config(name, path)  # before Edge reads it
+            layout, indexes = read_config(name, path)  # before Edge reads it
             with translate(name, path):
                 shard = qe.EdgeShard.load(str(path))
         except BaseException:
@@ -498,21 +496,3 @@ class EdgeStore:
         request = qe.CountRequest(exact=True, filter=convert.to_filter(qe, filter))
         with self._use(collection) as shard:
             return int(shard.shard.count(request))
-
-
-def _read_config(name: str, path: Path) -> tuple[VectorLayout, dict[str | None, IndexConfig]]:
-    """The collection's vectors and index settings from its ``edge_config.json``; a file that
-    is not that (damaged, truncated, not UTF-8, another shape) is one error naming it, where it
-    was a JSONDecodeError traceback in every command and a 500 from the server."""
-    config_file = path / "edge_config.json"
-    try:
-        with translate(name, path):
-            config = json.loads(config_file.read_text(encoding="utf-8"))
-        return config_layout(name, config), config_indexes(config)
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
-        why = f"{type(e).__name__}: {e}"[:200]
-        raise StoreConnectionError(
-            f"Collection '{name}' cannot be opened: its {config_file} is damaged ({why}). "
-            f"Restore it, or delete the collection (ragsonde collections delete {name}) and "
-            "ingest it again."
-        ) from None
