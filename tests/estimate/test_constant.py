@@ -129,7 +129,7 @@ def test_a_weighted_plans_labels_all_hits_take_the_bound_at_its_effective_size()
     interval of no width at 1: at a hit rate of 0.97, 46 % of the draws below said the rate was
     known to be 1, and the interval covered 0.54 of the time. The bound is Clopper-Pearson at
     Kish's effective sample size; those draws now all cover the truth."""
-    from ragsonde.estimate.estimate import effective_size
+    from ragsonde.estimate.ppi import effective_size
 
     rng = np.random.default_rng(3)
     m = 200

@@ -32,7 +32,7 @@ from ragsonde.estimate.ppi import (
     classical_mean,
     constant_bounds,
     crossppi_mean,
-    kish_size,
+    effective_size,
     ppi_mean,
 )
 from ragsonde.models.estimate import Bounds, Method, MetricEstimate
@@ -233,12 +233,6 @@ def _exact_binary(
     return Interval(hits / n, 0.0, low, high, n, big_n, 0.0)
 
 
-def effective_size(w: NDArray[np.float64]) -> int:
-    """Kish's effective sample size of a weighted sample, ``(sum w)^2 / sum w^2``, rounded
-    down (at least 1): ``n`` for equal weights, fewer as the weights spread."""
-    return max(1, math.floor(kish_size(w) + 1e-9))
-
-
 def _constant(
     value: float,
     n: int,
@@ -301,10 +295,7 @@ def _check_ids(ids: Sequence[str]) -> None:
 
 
 def _check_in(values: NDArray[np.float64], span: tuple[float, float], name: str) -> None:
-    import numpy as np
-
-    if values.size and not np.all(np.isfinite(values)):
-        raise QueryValidationError(f"{name} must be finite numbers.", field=name)
+    # NaN passes both comparisons: the interval's own reader refuses it (finite numbers only)
     if values.size and (values.min() < span[0] or values.max() > span[1]):
         raise QueryValidationError(
             f"{name}: a metric's values lie in [{span[0]:g}, {span[1]:g}]; got "

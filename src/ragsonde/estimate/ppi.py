@@ -71,7 +71,7 @@ __all__ = [
     "classical_mean",
     "constant_bounds",
     "crossppi_mean",
-    "kish_size",
+    "effective_size",
     "ppi_mean",
     "regression_mean",
     "z_value",
@@ -143,9 +143,10 @@ def _weighted(w: Array, x: Array) -> tuple[float, float]:
     return mean, float((w**2 * (x - mean) ** 2).mean())
 
 
-def kish_size(w: Array) -> float:
-    """Kish's effective size of a weighted sample: ``(sum w)^2 / sum w^2``."""
-    return float(w.sum()) ** 2 / float((w * w).sum())
+def effective_size(w: Array) -> int:
+    """Kish's effective size of a weighted sample, ``(sum w)^2 / sum w^2``, rounded down (at
+    least 1): ``n`` for equal weights, fewer as the weights spread."""
+    return max(1, math.floor(float(w.sum()) ** 2 / float((w * w).sum()) + 1e-9))
 
 
 def _labeled(y: Array) -> int:
@@ -174,12 +175,12 @@ def _interval(
     lam: float,
     small_sample: bool = False,
     fitted: int = 0,
-    size: float | None = None,
+    size: int | None = None,
 ) -> Interval:
     """``fitted``: parameters fitted on the labelled queries beyond the mean (t's degrees of
     freedom are n - 1 - fitted). ``size``: a weighted sample's effective size, Kish's
     ``(sum w)^2 / sum w^2``, which takes n's place in the degrees of freedom."""
-    df = (n if size is None else max(2, math.floor(size + 1e-9))) - 1 - fitted
+    df = (n if size is None else max(2, size)) - 1 - fitted
     quantile = t_value(alpha, df) if small_sample else z_value(alpha)
     half = quantile * se
     return Interval(estimate, se, estimate - half, estimate + half, n, big_n, lam)
@@ -214,12 +215,13 @@ def classical_mean(
         raise QueryValidationError(
             "the finite-population correction needs a uniform sample, not weights.", field="w"
         )
-    mean, var = _weighted(_weights(w, n, "w"), gold)
+    weights = _weights(w, n, "w")
+    mean, var = _weighted(weights, gold)
     if population is not None:  # the sample variance (n - 1), as the survey formula has it
         var *= _fpc(n, population) * n / (n - 1)
     elif small_sample:
         var *= n / (n - 1)
-    size = None if w is None else kish_size(_weights(w, n, "w"))
+    size = None if w is None else effective_size(weights)
     return _interval(mean, math.sqrt(var / n), alpha, n, 0, 0.0, small_sample, size=size)
 
 
@@ -359,7 +361,7 @@ def ppi_mean(
         rectifier_var *= n / (n - 1)
         imputed_var *= big_n / (big_n - 1) if big_n > 1 else 1.0
     se = math.sqrt(imputed_var / big_n + rectifier_var / n)
-    size = None if w is None else kish_size(wl)
+    size = None if w is None else effective_size(wl)
     return _interval(imputed + rectifier, se, alpha, n, big_n, float(lam), small_sample, size=size)
 
 

@@ -117,9 +117,10 @@ class _Evaluation:
         self.errors: dict[str, str] = {}
         self.cut_short = 0  # queries whose ranking the fetch cap ended before max(k)
         self.aggregation = Aggregation.of(params.aggregation, params.aggregation_n)
+        info = store.collection_info(collection)
         # a sum adds the engine's scores where they are similarities (not Euclid/Manhattan)
-        distance = store.collection_info(collection).distance
-        self.raw_scores = params.mode != "dense" or not is_distance(distance)
+        self.raw_scores = params.mode != "dense" or not is_distance(info.distance)
+        self.index = info.search_index(params.mode, params.exact)  # how candidates are found
 
     def body(self, q: BenchQuery, top_k: int) -> dict[str, Any]:
         return {
@@ -174,11 +175,10 @@ class _Evaluation:
     def search_info(self, built: IndexParams) -> SearchInfo:
         """How this run searched: the parameters every query ran with, and the index."""
         params = self.params
-        info = self.store.collection_info(self.collection)
         return SearchInfo(
             mode=params.mode,
             exact=params.exact,
-            index=info.search_index(params.mode, params.exact),
+            index=self.index,
             backend=self.store.backend,
             fetch_chunks=self.fetch_size(),
             score_threshold=params.score_threshold,
@@ -244,8 +244,6 @@ class _Evaluation:
     def index_health(self, ann_search_ms: Sequence[float]) -> IndexHealth:
         """Every query again with exact search: recall@k of the HNSW index against it (of a
         full scan, on a collection too small for a graph: 1.0, and the note says which)."""
-        info = self.store.collection_info(self.collection)
-        index = info.search_index(self.params.mode, self.params.exact)
         exact = Retriever(
             workspace=self.retriever.workspace,
             limits=self.retriever.limits,
@@ -272,7 +270,7 @@ class _Evaluation:
             },
             ann_search_ms=percentiles(ann_search_ms),
             exact_search_ms=percentiles(exact_ms),
-            note=f"chunk-level overlap of the top k, {index} vs exact search, same queries",
+            note=f"chunk-level overlap of the top k, {self.index} vs exact search, same queries",
         )
 
     def throughput(self) -> Throughput:
