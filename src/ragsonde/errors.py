@@ -8,8 +8,11 @@ error ``code`` (the table of codes in ``docs/CONTRACT.md``, the contract's copy 
     │   └── RelevanceError             VALIDATION_ERROR      a benchmark's ids are not in the
     │                                                        collection: the evaluation failed
     ├── StoreConnectionError           CONNECTION_ERROR      Qdrant unreachable, timed out, locked
-    │   └── CollectionInUseError       CONNECTION_ERROR      an embedded collection another
-    │                                                        process holds (``holder`` says who)
+    │   ├── CollectionInUseError       CONNECTION_ERROR      an embedded collection another
+    │   │                                                    process holds (``holder`` says who)
+    │   └── CollectionUnreadableError  CONNECTION_ERROR      an embedded collection that cannot
+    │                                                        be opened: damaged files, or a
+    │                                                        program outside ragsonde holds it
     ├── AuthError                      AUTH_ERROR            Qdrant or embedding API refused the key
     ├── CollectionNotFoundError        COLLECTION_NOT_FOUND  no such collection
     ├── EmbeddingError                 EMBEDDING_ERROR       the embedder failed (model, rate limit)
@@ -34,6 +37,7 @@ __all__ = [
     "AuthError",
     "CollectionInUseError",
     "CollectionNotFoundError",
+    "CollectionUnreadableError",
     "DimensionMismatchError",
     "EmbeddingError",
     "ErrorCode",
@@ -105,6 +109,17 @@ class CollectionInUseError(StoreConnectionError):
     def __init__(self, message: str, *, holder: str) -> None:
         super().__init__(message)
         self.holder = holder
+
+
+class CollectionUnreadableError(StoreConnectionError):
+    """An embedded collection cannot be opened although no ragsonde process holds it: its
+    ``edge_config.json`` is damaged (the message says so), or the engine cannot load its files,
+    which are damaged or held by a program outside ragsonde (the engine cannot tell which, so
+    the message names both). A listing shows it as unreadable and still lists the others."""
+
+    def __init__(self, message: str, *, collection: str) -> None:
+        super().__init__(message)
+        self.collection = collection
 
 
 class AuthError(RagsondeError):

@@ -7,7 +7,11 @@ from contextlib import nullcontext
 
 from pydantic import BaseModel, ConfigDict
 
-from ragsonde.errors import CollectionInUseError, CollectionNotFoundError, StoreConnectionError
+from ragsonde.errors import (
+    CollectionInUseError,
+    CollectionNotFoundError,
+    CollectionUnreadableError,
+)
 from ragsonde.models.derived import DerivedCopy, stamp_of
 from ragsonde.models.store import Store, WaitsForHolders
 
@@ -109,15 +113,16 @@ def list_entries(store: Store, *, wait_s: float | None = None) -> list[Collectio
             try:
                 entries.append(describe(store, name))
             except CollectionInUseError as e:
-                entries.append(_held(store, name, e.holder))
-            except StoreConnectionError as e:  # its files are damaged: the others still list
-                entries.append(_held(store, name, None, unreadable=e.message))
+                entries.append(_unopened(store, name, in_use=e.holder))
+            except CollectionUnreadableError as e:  # the others still list
+                entries.append(_unopened(store, name, unreadable=e.message))
     return entries
 
 
-def _held(
-    store: Store, name: str, holder: str | None, unreadable: str | None = None
+def _unopened(
+    store: Store, name: str, *, in_use: str | None = None, unreadable: str | None = None
 ) -> CollectionEntry:
+    """A collection listed by name only: held by ``in_use``, or ``unreadable`` for that reason."""
     return CollectionEntry(
         name=name,
         points=None,
@@ -127,7 +132,7 @@ def _held(
         sparse_vector=None,
         modes=[],
         backend=store.backend,
-        in_use=holder,
+        in_use=in_use,
         unreadable=unreadable,
     )
 

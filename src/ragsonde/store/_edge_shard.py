@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragsonde.errors import QueryValidationError, StoreConnectionError
+from ragsonde.errors import CollectionUnreadableError, QueryValidationError, StoreConnectionError
 from ragsonde.models.index import Footprint, IndexConfig
 from ragsonde.models.scores import Distance
 from ragsonde.models.store import COLLECTION_NAME_PATTERN
 from ragsonde.store._convert import DenseVector, VectorLayout
-from ragsonde.store._errors import Where, edge_table, translating
+from ragsonde.store._errors import Where, edge_load_table, edge_table, translating
 from ragsonde.store.lock import ShardLock, acquire_lock
 
 __all__ = [
@@ -51,6 +51,12 @@ def validate_collection_name(name: str) -> str:
 def translate(collection: str, path: Path) -> AbstractContextManager[None]:
     """Translate qdrant-edge and OS errors raised in the block (see ``_errors``)."""
     return translating(edge_table(), Where(str(path), collection))
+
+
+def translate_load(collection: str, path: Path) -> AbstractContextManager[None]:
+    """As :func:`translate`, for loading a shard whose lock is held: an engine failure there is
+    :class:`CollectionUnreadableError`."""
+    return translating(edge_load_table(), Where(str(path), collection))
 
 
 def config_layout(name: str, config: Mapping[str, Any]) -> VectorLayout:
@@ -86,10 +92,11 @@ def read_config(name: str, path: Path) -> tuple[VectorLayout, dict[str | None, I
         return config_layout(name, config), config_indexes(config)
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         why = f"{type(e).__name__}: {e}"[:200]
-        raise StoreConnectionError(
+        raise CollectionUnreadableError(
             f"Collection '{name}' cannot be opened: its {config_file} is damaged ({why}). "
             f"Restore it, or delete the collection (ragsonde collections delete {name}) and "
-            "ingest it again."
+            "ingest it again.",
+            collection=name,
         ) from None
 
 

@@ -41,6 +41,7 @@ from typing import Any
 from ragsonde.errors import (
     AuthError,
     CollectionNotFoundError,
+    CollectionUnreadableError,
     QueryValidationError,
     RagsondeError,
     StoreConnectionError,
@@ -52,6 +53,7 @@ __all__ = [
     "Rule",
     "Where",
     "client_table",
+    "edge_load_table",
     "edge_table",
     "translate",
     "translating",
@@ -250,6 +252,16 @@ def _edge_engine(exc: BaseException, where: Where) -> RagsondeError:
     )
 
 
+def _edge_unreadable(exc: BaseException, where: Where) -> RagsondeError:
+    return CollectionUnreadableError(
+        f"Collection '{where.collection}' cannot be opened at {where.store}: "
+        f"{_detail(exc, where)}. If a program other than ragsonde has it open, stop that program; "
+        f"if its files are damaged, restore them, or delete the collection (ragsonde collections "
+        f"delete {where.collection}) and ingest it again.",
+        collection=where.collection,
+    )
+
+
 @functools.cache
 def edge_table() -> dict[type, Rule]:
     """qdrant-edge's table: its one exception class, the OS, and the lock file."""
@@ -261,3 +273,10 @@ def edge_table() -> dict[type, Rule]:
         Exception: _edge_engine,
     }
     return table
+
+
+@functools.cache
+def edge_load_table() -> dict[type, Rule]:
+    """Loading a shard whose ragsonde lock this process holds: the engine failing there is the
+    collection being unreadable (damaged, or open in a program outside ragsonde)."""
+    return {**edge_table(), Exception: _edge_unreadable}

@@ -61,6 +61,7 @@ from ragsonde.store._edge_shard import (
     footprint,
     read_config,
     translate,
+    translate_load,
     validate_collection_name,
 )
 from ragsonde.store._fusion import SearchPlan, fused_here
@@ -202,7 +203,7 @@ class EdgeStore:
         lock = acquire_shard_lock(name, path, lock_wait_s)
         try:
             layout, indexes = read_config(name, path)  # before Edge reads it
-            with translate(name, path):
+            with translate_load(name, path):
                 shard = qe.EdgeShard.load(str(path))
         except BaseException:
             lock.release()
