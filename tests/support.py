@@ -354,13 +354,26 @@ _HOLDER = (
     "s.close()\n"
 )
 
+#: The same, by a program outside ragsonde: qdrant-edge itself, without ragsonde's lock file.
+ENGINE_HOLDER = (
+    "import sys\n"
+    "import qdrant_edge as qe\n"
+    "s = qe.EdgeShard.load(f'{sys.argv[1]}/collections/{sys.argv[2]}')\n"
+    "print('held', flush=True)\n"
+    "sys.stdin.read()\n"
+    "s.close()\n"
+)
+
 
 @contextmanager
-def holding(home: Path, collection: str, *extra: str) -> Iterator[subprocess.Popen[str]]:
-    """A real process holding ``collection`` of ``home`` once this yields it; closing its stdin
-    lets go (it then exits 0). Whatever the test did, it is let go and reaped on the way out."""
+def holding(
+    home: Path, collection: str, *extra: str, script: str = _HOLDER
+) -> Iterator[subprocess.Popen[str]]:
+    """A real process holding ``collection`` of ``home`` once this yields it (ragsonde's store,
+    or ``script``, e.g. :data:`ENGINE_HOLDER`); closing its stdin lets go (it then exits 0).
+    Whatever the test did, it is let go and reaped on the way out."""
     with subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(home), collection, *extra],
+        [sys.executable, "-c", script, str(home), collection, *extra],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -13,11 +13,8 @@ listing.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import subprocess
-import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +23,7 @@ from ragsonde.errors import CollectionUnreadableError, QueryValidationError
 from ragsonde.models.points import PointRecord
 from ragsonde.outputs import check_outputs
 from ragsonde.store.edge import EdgeStore
+from tests.support import ENGINE_HOLDER, holding
 
 
 def _two_collections(home: Path) -> None:
@@ -76,30 +74,14 @@ def test_a_damaged_segment_is_unreadable_and_the_others_list(tmp_path: Path) -> 
 
 def test_a_collection_another_program_holds_is_not_called_only_damaged(tmp_path: Path) -> None:
     _two_collections(tmp_path)
-    shard = tmp_path / "collections" / "good"
-    script = (
-        "import sys, qdrant_edge as qe; s = qe.EdgeShard.load(sys.argv[1]); "
-        "print('held', flush=True); sys.stdin.read()"
-    )
-    with subprocess.Popen(
-        [sys.executable, "-c", script, str(shard)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as holder:
-        assert holder.stdin is not None and holder.stdout is not None
+    with holding(tmp_path, "good", script=ENGINE_HOLDER):
+        store = EdgeStore(tmp_path)
         try:
-            assert holder.stdout.readline().strip() == "held"
-            store = EdgeStore(tmp_path)
-            try:
-                with pytest.raises(CollectionUnreadableError) as err:
-                    store.collection_info("good")
-                assert "other than ragsonde has it open" in err.value.message
-            finally:
-                store.close()
+            with pytest.raises(CollectionUnreadableError) as err:
+                store.collection_info("good")
+            assert "other than ragsonde has it open" in err.value.message
         finally:
-            holder.stdin.close()
-            holder.wait(timeout=30)
+            store.close()
     deadline = time.monotonic() + 10
     while True:  # let go, it opens again: the files were never damaged
         store = EdgeStore(tmp_path)
