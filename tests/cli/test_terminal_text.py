@@ -10,13 +10,14 @@ whose chunk held ``ESC[2J`` cleared the user's terminal.
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
 from rich.table import Table
 from rich.text import Text
 
-from ragsonde.cli._common import SafeConsole
+from ragsonde.cli._common import SafeConsole, print_json
 
 HOSTILE = "lidar \x1b]0;pwned\x07 sensor \x1b[2J reads\r \u202eegnar \x9b31m"
 #: What a terminal would act on: C0 but newline, C1 (0x9b is CSI), DEL, the bidi overrides.
@@ -54,6 +55,18 @@ def test_line_breaks_tabs_and_plain_text_are_kept() -> None:
 
 def test_a_lone_surrogate_is_printed_as_the_replacement_character() -> None:
     assert _printed("bad \ud800 text") == "bad \ufffd text\n"
+
+
+def test_json_output_escapes_what_a_terminal_acts_on_and_reads_back_the_same(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    value = {"text": HOSTILE + " \x7f \u2066x\u2069 bad \udc80 end", "n": 1}
+    print_json(value)
+    out = capsys.readouterr().out
+    assert not any(c in out for c in ACTED_ON)
+    assert "\\u009b31m" in out and "\\udc80" in out
+    out.encode("utf-8")  # a lone surrogate written raw could not be
+    assert json.loads(out) == value
 
 
 @pytest.mark.slow  # the real model embeds the chunk and the query

@@ -24,7 +24,7 @@ from rich.segment import Segment
 from rich.text import Text
 
 from ragsonde.errors import ErrorCode, QueryValidationError, RagsondeError, RelevanceError
-from ragsonde.models.text import printable, terminal_text
+from ragsonde.models.text import json_for_terminal, printable, terminal_text
 
 if TYPE_CHECKING:
     # the settings (pydantic-settings, the store's index models) are loaded by the commands that
@@ -182,8 +182,10 @@ def _jsonable(obj: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    """Write ``obj`` (a model, a dict, or anything with ``to_json()``) as JSON on stdout."""
-    sys.stdout.write(json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, default=str))
+    """Write ``obj`` (a model, a dict, or anything with ``to_json()``) as JSON on stdout, with
+    what a terminal would act on escaped (text in it is anybody's: a chunk, a logged query)."""
+    dumped = json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(json_for_terminal(dumped))
     sys.stdout.write("\n")
     sys.stdout.flush()
 

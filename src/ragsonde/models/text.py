@@ -27,6 +27,7 @@ __all__ = [
     "counted",
     "invalid_text_in",
     "invalid_unicode_at",
+    "json_for_terminal",
     "loads_json",
     "not_utf8",
     "printable",
@@ -46,6 +47,9 @@ _TERMINAL_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 #: The same, less the line breaks and tabs that lay a multi-line text out (what the CLI's
 #: console lets through: a snippet keeps its lines, a table cell its tab stops).
 _TERMINAL_CONTROL_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: What ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal would act on or that
+#: cannot be written as UTF-8 (C0 controls it escapes itself).
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def invalid_unicode_at(value: str) -> int | None:
@@ -228,6 +232,13 @@ def terminal_text(value: str) -> str:
     if _TERMINAL_CONTROL_IN_LINES.search(value) is None and _SURROGATE.search(value) is None:
         return value
     return _TERMINAL_CONTROL_IN_LINES.sub(_escaped, printable(value))
+
+
+def json_for_terminal(dumped: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with DEL, C1 controls, the bidi
+    overrides and lone surrogates written as ``\\uXXXX`` escapes: the same JSON to a reader
+    (they only occur inside strings), nothing a terminal acts on, and encodable as UTF-8."""
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
 
 
 def _escaped(match: re.Match[str]) -> str:
