@@ -219,7 +219,17 @@ TARGET_RATIO = 0.85
 
 
 def _machine(rho: dict[str, dict[str, float]], fit: str = "machine-fit") -> str:
-    """Where a fit on machine labels beat the shipped consensus, and where it lost."""
+    """Where a fit on machine labels beat the shipped consensus, and where it lost (or that it
+    was not run: it needs ``bench_labels``' ICT queries in the same home)."""
+    if not any(fit in v for v in rho.values()):
+        return (
+            "The fits on machine labels (`machine-fit`, `machine-rich`, and `several` and "
+            "`shrunk-cf` built on them) were not run this time: they need `bench_labels`' ICT "
+            "queries and their copies of the collection in the same `--home` "
+            "(`python -m bench.bench_labels` first)."
+            if fit == "machine-fit"
+            else ""
+        )
     gain = [s for s, v in rho.items() if v.get(fit, -1) > v.get("consensus", 1)]
     loss = [s for s, v in rho.items() if s not in gain and fit in v]
     return (
@@ -285,9 +295,7 @@ def _reading(d: dict[str, Any]) -> list[str]:
         "every cross-fitted signal block *on all 300 human labels* reaches ρ "
         + ", ".join(f"{s} {r:+.2f}" for s, r in ceiling.items())
         + "; cross-fitting it on 30–100 labels keeps only part of that. "
-        + _machine(rho)
-        + " "
-        + _machine(rho, "machine-rich")
+        + " ".join(filter(None, (_machine(rho), _machine(rho, "machine-rich"))))
         + " Systems with a cell over 0.85 ×: "
         + (", ".join(missing) or "none")
         + ". Our reading: a hybrid fails where both of its inputs fail together, and that is "
