@@ -3,6 +3,7 @@ output is refused, naming the option, before anything is written."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -105,3 +106,24 @@ def test_a_file_held_for_update_elsewhere_is_a_clear_error_after_the_wait(tmp_pa
     with updating(path):  # let go: free again
         pass
     assert not path.exists()  # the lock is a sidecar: the file itself is never made
+
+
+def test_any_sqlite_database_is_refused_whichever_history_the_command_uses(
+    tmp_path: Path,
+) -> None:
+    """``judge -o home/history.sqlite`` replaced every recorded run (exit 0): only the
+    command's own history was checked, and judge, generate, tune and chunking passed none."""
+    import sqlite3
+
+    db = tmp_path / "other.sqlite"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("create table runs(x)")
+        conn.execute("insert into runs values (1)")
+        conn.commit()
+    for target in (db, tmp_path / "other.sqlite-wal", tmp_path / "link.sqlite"):
+        if target.name == "link.sqlite":
+            target.symlink_to(db)
+        with pytest.raises(QueryValidationError, match="SQLite database") as err:
+            check_outputs({"--out": target}, history=tmp_path / "mine.sqlite")
+        assert str(db) in err.value.message
+    check_outputs({"--out": tmp_path / "fresh.json"})  # a new text file: fine

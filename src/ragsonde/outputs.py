@@ -5,7 +5,8 @@ goes through here, in two steps:
 
 1. :func:`check_outputs`, before any work: a path is refused (VALIDATION_ERROR naming the option)
    when it is a directory, its folder is missing, is a file or is not writable, it is the
-   history file or an input of the same command, two outputs of the command name one file,
+   history file or any SQLite database (another history, the LLM answer cache: every output
+   is text) or an input of the same command, two outputs of the command name one file,
    or it is ``-`` (standard output: ``history export -o -`` takes it so itself; elsewhere it
    was a file named ``-`` in the working folder), or it lies inside a Qdrant store's folder
    (an embedded collection, a qdrant-client local folder). A refused command has done nothing, so
@@ -121,6 +122,15 @@ def check_output(
         _same(path, Path(f"{history}{suffix}")) for suffix in _SQLITE_SIDECARS
     ):
         raise _refuse(flag, path, "is the history file; writing there would replace the history")
+    database = _sqlite_database(target)
+    if database is not None:
+        raise _refuse(
+            flag,
+            path,
+            f"{'is' if database == target else 'belongs to'} the SQLite database {database} (a "
+            "ragsonde history, the LLM answer cache, or another program's); no output of "
+            "ragsonde is one, and writing there would replace it",
+        )
     for given in inputs:
         if given is not None and str(given) and st is not None and _same(path, Path(given)):
             raise _refuse(flag, path, "is an input of this command; writing it would replace it")
@@ -145,6 +155,30 @@ def _store_holding(target: Path) -> Path | None:
             if any(all((folder / m).exists() for m in marks) for marks in _STORE_MARKS):
                 return folder
         except OSError:  # no permission to look: not ours to call a store
+            continue
+    return None
+
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _sqlite_database(target: Path) -> Path | None:
+    """The SQLite database ``target`` is, or whose ``-wal``/``-shm``/``-journal`` it is, or
+    None. Every ragsonde output is text, so a database there is somebody's data: ``judge -o
+    home/history.sqlite`` replaced every recorded run, and ``--save .../llm-cache.sqlite`` the
+    paid-for answers, when only the command's own history was checked."""
+    candidates = [target]
+    for suffix in _SQLITE_SIDECARS[1:]:
+        if target.name.endswith(suffix):
+            candidates.append(target.with_name(target.name[: -len(suffix)]))
+    for candidate in candidates:
+        try:
+            if not candidate.is_file():  # absent, a FIFO or a device: never opened (it blocks)
+                continue
+            with open(candidate, "rb") as f:
+                if f.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC:
+                    return candidate
+        except OSError:  # not ours to read: not a database we can see
             continue
     return None
 

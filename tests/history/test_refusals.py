@@ -77,6 +77,27 @@ def test_eval_save_onto_the_history_leaves_it_whole_and_records_nothing(
     assert bench.read_bytes() == text
 
 
+def test_an_output_onto_another_history_or_the_llm_cache_leaves_it_whole(
+    cli: Cli, story: Story, tmp_path: Path
+):
+    """Only the command's own history was checked: ``eval --history other.sqlite --save
+    home/history.sqlite``, ``judge -o home/history.sqlite`` or ``--save llm-cache.sqlite``
+    replaced a database with a report, exit 0."""
+    history = _copy(story, tmp_path)
+    cache = tmp_path / "llm-cache.sqlite"
+    with sqlite3.connect(cache) as conn:
+        conn.execute("create table answers(k, v)")
+    conn.close()
+    for db in (history, cache):
+        before = db.read_bytes()
+        r = cli(*_eval(story, "--history", str(tmp_path / "elsewhere.sqlite"), "--save", str(db)))
+        _refused(r, "--save", "SQLite database", "Nothing was run")
+        r = cli(*_eval(story, "--no-record", "--report", str(db)))
+        _refused(r, "--report", "SQLite database")
+        assert db.read_bytes() == before
+    assert not (tmp_path / "elsewhere.sqlite").exists()
+
+
 @pytest.mark.parametrize(
     ("where", "why"),
     [("dir", "a directory"), ("under", "Not a directory"), ("loop", "symbolic links")],
