@@ -137,6 +137,42 @@ def test_bad_files_are_listed_and_the_rest_is_ingested(docs, store, store_settin
     assert any(p.payload["doc_id"] == "notes" for p in points(store))
 
 
+def test_a_source_that_fails_to_read_stops_prune_from_deleting_anything(
+    docs, store, store_settings, embedder
+):
+    """``_prune`` kept the failures' *sources* (``lidar.md``, ``docs.jsonl:4``, a sitemap's URL),
+    which are not document ids: a page that became unreadable was deleted, exit 0."""
+    run(docs, store, store_settings, embedder)
+    before = store.count("docs")
+    (docs / "lidar.md").write_bytes(b"\xff\xfe caf\xe9\n")  # no longer UTF-8
+    (docs / "imu.md").unlink()  # gone: prune would delete it, if it could trust the run
+    report = run(docs, store, store_settings, embedder, prune=True)
+    assert [f.source for f in report.failed] == ["lidar.md"]
+    assert report.deleted == 0 and store.count("docs") == before
+    assert any("--prune deleted nothing: 1 source could not be read" in w for w in report.warnings)
+    (docs / "lidar.md").unlink()  # the failure fixed: prune runs
+    report = run(docs, store, store_settings, embedder, prune=True)
+    assert report.failed == [] and report.deleted > 0
+    assert {p.payload["doc_id"] for p in points(store)} == set(PAGES) - {"lidar", "imu"}
+
+
+def test_two_documents_with_one_id_are_a_failure_naming_both(
+    docs, store, store_settings, embedder
+):
+    """``guide.md`` and ``guide.txt`` are both ``guide``: the later replaced the earlier in
+    silence, "3 documents" were reported for 2, and every run embedded one again."""
+    (docs / "lidar.txt").write_text("Battery: charge the robot overnight.")
+    report = run(docs, store, store_settings, embedder)
+    (failure,) = report.failed
+    assert failure.source == "lidar.txt"
+    assert "'lidar' is also the id of lidar.md" in failure.reason
+    assert report.documents == len(PAGES)
+    stored = [p.payload["text"] for p in points(store) if p.payload["doc_id"] == "lidar"]
+    assert stored and not any("overnight" in t for t in stored)
+    again = run(docs, store, store_settings, embedder)
+    assert again.embedded == 0 and again.skipped == again.chunks  # it settles
+
+
 def test_ingested_collection_answers_queries(docs, store, store_settings, embedder):
     run(docs, store, store_settings, embedder)
     r = Retriever(store_settings, store=store, embedder=embedder)

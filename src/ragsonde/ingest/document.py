@@ -44,6 +44,9 @@ class Document:
     part of the text, as in BEIR corpora)."""
     warnings: tuple[str, ...] = ()
     """What its parser read otherwise than the file meant; the ingest report lists them."""
+    source: str | None = None
+    """Where it was read from, when that is not its ``url`` (a file of a folder): what a
+    failure about it names."""
 
     @property
     def is_empty(self) -> bool:

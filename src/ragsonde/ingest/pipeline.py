@@ -34,6 +34,7 @@ from ragsonde.models.index import Bm25Params, IndexConfig
 from ragsonde.models.payload import DEFAULT_MAPPING, ChunkFields, PayloadMapping
 from ragsonde.models.points import PointRecord, SparseVector
 from ragsonde.models.store import Store
+from ragsonde.models.text import counted
 from ragsonde.progress import Progress
 
 __all__ = [
@@ -371,10 +372,12 @@ def ingest_documents(
     # the hash keeps its old form for default parameters, so existing chunks are not re-encoded
     sparse_key: bool | str = opts.sparse and (bm25 == Bm25Params() or bm25.label)
     writer = _Writer(store, embedder, collection, report, encoder)
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # each document's id -> where it was read from
     if progress is not None:
         progress.start(total)
     for item in documents:
+        if not isinstance(item, Failure) and item.doc_id in seen:
+            item = _same_id(item, seen[item.doc_id])
         if isinstance(item, Failure):
             report.failed.append(item)
             if progress is not None:
@@ -382,7 +385,7 @@ def ingest_documents(
             continue
         report.warnings += [f"{item.doc_id}: {w}" for w in item.warnings]
         records = chunk_document(item, chunker, embedder.name, sparse_key)
-        seen.add(item.doc_id)
+        seen[item.doc_id] = _where(item)
         report.documents += 1
         report.chunks += len(records)
         writer.add(item.doc_id, records)
@@ -391,16 +394,36 @@ def ingest_documents(
         if progress is not None:
             progress.advance(1, len(records))
     writer.flush()
-    if opts.prune:
-        report.deleted += _prune(store, collection, seen, report.failed)
+    if opts.prune and report.failed:
+        report.warnings.append(
+            f"--prune deleted nothing: {counted(len(report.failed), 'source')} could not be "
+            "read, and which documents they held is not known, so none is taken for gone. "
+            "Fix them (the failures above) and run again to prune."
+        )
+    elif opts.prune:
+        report.deleted += _prune(store, collection, set(seen))
     store.build_index(collection)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _prune(store: Store, collection: str, seen: set[str], failed: Sequence[Failure]) -> int:
-    """Delete the chunks of documents no longer in the source (unreadable ones are kept)."""
-    keep = seen | {f.source for f in failed}
+def _same_id(doc: Document, first: str) -> Failure:
+    """A document whose id one read before already has: both would write the same chunks, the
+    later silently replacing the earlier (``guide.md`` and ``guide.txt`` are both ``guide``)."""
+    return Failure(
+        _where(doc),
+        f"not ingested: its id {doc.doc_id!r} is also the id of {first}, read before it (ids "
+        "come from the file name without its suffix, or the line's id): rename one of them",
+    )
+
+
+def _where(doc: Document) -> str:
+    return doc.source or doc.url or doc.doc_id
+
+
+def _prune(store: Store, collection: str, keep: set[str]) -> int:
+    """Delete the chunks of documents no longer in the source (only after a run in which every
+    source was read: a failure's documents are unknown, so nothing is taken for gone)."""
     ids = [
         p.id
         for batch in store.scroll(collection, batch_size=1024)

@@ -94,5 +94,6 @@ class FolderSource:
             url=str(url),
             metadata=meta,
             warnings=parsed.warnings,
+            source=rel,
         )
         return Failure(rel, "empty document") if doc.is_empty else doc
