@@ -119,10 +119,15 @@ def test_a_history_path_that_cannot_be_one_is_one_clear_error(
 
 
 def test_a_foreign_database_at_the_history_path_is_refused_untouched(cli: Cli, tmp_path: Path):
-    for app_id in (0, 0x1234):
-        path = tmp_path / f"app{app_id}.sqlite"
+    """Also one that happens to have a ``schema_version`` table: that alone made it "ours", so
+    ``eval`` migrated runs into it (exit 0), and a read switched it to WAL."""
+    for app_id, version in ((0, None), (0x1234, None), (0, 1), (0, 7)):
+        path = tmp_path / f"app{app_id}-{version}.sqlite"
         db = sqlite3.connect(path)
         db.execute(f"PRAGMA application_id = {app_id}")
+        if version is not None:
+            db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+            db.execute(f"INSERT INTO schema_version VALUES ({version})")
         db.execute("CREATE TABLE notes (body TEXT)")
         db.execute("INSERT INTO notes VALUES ('mine')")
         db.commit()

@@ -21,6 +21,7 @@ ever rewrites or deletes such a file.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -67,6 +68,15 @@ class RecordedRun:
         self.summary = summary
         self.fingerprint = fingerprint
         self.report = report
+
+
+#: Every table a ragsonde history holds, at any version.
+_OUR_TABLES = frozenset(
+    {
+        "schema_version",
+        *(m.group(1) for m in re.finditer(r"CREATE TABLE (\w+)", "".join(MIGRATIONS))),
+    }
+)
 
 
 class HistoryStore:
@@ -136,13 +146,25 @@ class HistoryStore:
             raise HistoryFileError(self.path, f"damaged: {what} cannot be read ({e})") from e
 
     def _check_ours(self) -> None:
-        """Refuse another program's database: tables, but not ours (a ragsonde file always has
-        ``schema_version``; files from before ``application_id`` are known by it)."""
-        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
-        if tables and "schema_version" not in tables:
-            shown = ", ".join(sorted(tables)[:5])
+        """Refuse another program's database before anything is written to it (not even the
+        journal mode): a file stamped with another application id, or holding a table ragsonde
+        never made. A ragsonde file is stamped, or (from before the stamp) holds only ragsonde's
+        tables; a ``schema_version`` table alone let another program's database be migrated."""
+        app = self._db.execute("PRAGMA application_id").fetchone()[0]
+        if app == APPLICATION_ID:
+            return
+        tables = {
+            r[0]
+            for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not r[0].startswith("sqlite_")
+        }
+        foreign = sorted(tables - _OUR_TABLES)
+        if app != 0 or foreign:
+            shown = ", ".join(foreign[:5]) or "none of ragsonde's"
             raise HistoryFileError(
-                self.path, f"another program's SQLite database (tables: {shown})", damaged=False
+                self.path,
+                f"another program's SQLite database (application id {app:#x}, tables: {shown})",
+                damaged=False,
             )
 
     def _quick_check(self) -> None:
