@@ -9,6 +9,7 @@ import pytest
 import pytrec_eval
 
 from ragsonde.config import Settings
+from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate import EvalOptions, EvalReport, parse_gate
 from ragsonde.evaluate.html import write_html_report
 from ragsonde.ingest import ingest
@@ -222,6 +223,21 @@ def test_scifact_slice_hnsw_equals_exact_and_pytrec_eval(scifact_dir, tmp_path, 
     assert exact.metrics["recall@10"] == pytest.approx(
         sum(v["recall_10"] for v in ref.values()) / 15, abs=1e-6
     )
+    # an ingest stopped mid-way: eval --ingest found the collection, evaluated the partial
+    # one and recorded it; now it is refused, saying how to complete it
+    from ragsonde.store.edge import EdgeStore
+
+    store = EdgeStore(tmp_path / "home")
+    try:
+        gone = {c["_id"] for c in keep[:3]}
+        ids = [p.id for b in store.scroll("slice") for p in b if p.payload["doc_id"] in gone]
+        store.delete_points("slice", ids)
+    finally:
+        store.close()
+    with pytest.raises(QueryValidationError, match="lacks 3 documents of the") as err:
+        evaluate_in(ds, settings=settings, embedder=embedder, ingest=True,
+                    options=EvalOptions(ks=(10,), throughput=False))  # fmt: skip
+    assert f"ragsonde ingest {ds}/corpus.jsonl -c slice" in err.value.message
 
 
 @pytest.mark.slow

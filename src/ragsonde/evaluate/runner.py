@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.evaluate.aggregation import Aggregation, collapse
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark, require_labelled
+from ragsonde.evaluate.ingest_first import ensure_collection
 from ragsonde.evaluate.integrity import IntegrityReport
 from ragsonde.evaluate.metrics import (
     by_rank,
@@ -36,7 +36,6 @@ from ragsonde.evaluate.report import (
     BenchmarkInfo,
     EvalReport,
     IndexHealth,
-    IngestSummary,
     Latency,
     QueryRow,
     RelevanceField,
@@ -291,34 +290,6 @@ class _Evaluation:
         )
 
 
-def _ensure_collection(
-    bench: Benchmark, ws: Workspace, collection: str, sparse: bool, corpus: str | None
-) -> IngestSummary | None:
-    """Ingest ``corpus`` (else the benchmark's BEIR corpus) when ``collection`` is missing."""
-    try:
-        ws.store.collection_info(collection)
-        return None
-    except CollectionNotFoundError:
-        pass
-    if corpus is None and bench.corpus is None:
-        raise QueryValidationError(
-            f"ingest: benchmark '{bench.name}' has no corpus to ingest (a BEIR folder has "
-            "corpus.jsonl). Name the documents in corpus, or ingest them with "
-            "`ragsonde ingest` first.",
-            field="ingest",
-        )
-    from ragsonde.ingest import IngestOptions, ingest_documents, open_source
-
-    report = ingest_documents(
-        open_source(corpus) if corpus is not None else open_source(str(bench.corpus), "beir"),
-        store=ws.store,
-        embedder=ws.embedder,
-        collection=collection,
-        options=IngestOptions(sparse=sparse),
-    )
-    return IngestSummary.model_validate(report.to_json())
-
-
 def _record(
     report: EvalReport, bench: Benchmark, ws: Workspace, record: bool | None, history: Any
 ) -> None:
@@ -385,7 +356,7 @@ def evaluate(
             require_labelled(bench, dataset)
         st = ws.store
         ingested = (
-            _ensure_collection(bench, ws, coll, params.mode != "dense", corpus) if ingest else None
+            ensure_collection(bench, ws, coll, params.mode != "dense", corpus) if ingest else None
         )
         mapping = build_mapping({**cfg.mapping, **(o.mapping or {})})
         retriever = Retriever(workspace=ws, limits=_LIMITS, search=params, mapping=mapping)

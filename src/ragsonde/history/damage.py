@@ -9,13 +9,15 @@ the path and what to do, and nothing in the history ever rewrites or deletes suc
 
 from __future__ import annotations
 
+import re
+import sqlite3
 import stat
 from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.models.text import printable
 
-__all__ = ["APPLICATION_ID", "HistoryFileError", "check_file"]
+__all__ = ["APPLICATION_ID", "HistoryFileError", "check_file", "refuse_foreign"]
 
 #: ``PRAGMA application_id`` of a ragsonde history ("RSND"): set when the file is created, so
 #: that another program's database at the history path is told apart before it is touched.
@@ -105,3 +107,33 @@ def _check_folder(path: Path) -> None:
                     path, f"under a file ({folder} is not a folder)", damaged=False
                 )
             return
+
+
+def _our_tables() -> frozenset[str]:
+    """Every table a ragsonde history holds, at any version."""
+    from ragsonde.history.schema import MIGRATIONS
+
+    return frozenset({"schema_version", *re.findall(r"CREATE TABLE (\w+)", "".join(MIGRATIONS))})
+
+
+def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse another program's database before anything is written to it (not even the
+    journal mode): a file stamped with another application id, or holding a table ragsonde
+    never made. A ragsonde file is stamped, or (from before the stamp) holds only ragsonde's
+    tables; a ``schema_version`` table alone let another program's database be migrated."""
+    app = db.execute("PRAGMA application_id").fetchone()[0]
+    if app == APPLICATION_ID:
+        return
+    tables = {
+        r[0]
+        for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not r[0].startswith("sqlite_")
+    }
+    foreign = sorted(tables - _our_tables())
+    if app != 0 or foreign:
+        shown = ", ".join(foreign[:5]) or "none of ragsonde's"
+        raise HistoryFileError(
+            path,
+            f"another program's SQLite database (application id {app:#x}, tables: {shown})",
+            damaged=False,
+        )

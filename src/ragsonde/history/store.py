@@ -21,7 +21,6 @@ ever rewrites or deletes such a file.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ragsonde.errors import QueryValidationError, StoreConnectionError
-from ragsonde.history.damage import APPLICATION_ID, HistoryFileError, check_file
+from ragsonde.history.damage import APPLICATION_ID, HistoryFileError, check_file, refuse_foreign
 from ragsonde.history.models import Fingerprint, RunSummary
 from ragsonde.history.schema import MIGRATIONS
 from ragsonde.models.estimate import MetricEstimate
@@ -70,15 +69,6 @@ class RecordedRun:
         self.report = report
 
 
-#: Every table a ragsonde history holds, at any version.
-_OUR_TABLES = frozenset(
-    {
-        "schema_version",
-        *(m.group(1) for m in re.finditer(r"CREATE TABLE (\w+)", "".join(MIGRATIONS))),
-    }
-)
-
-
 class HistoryStore:
     """The history file at ``path`` (created, with its folder, when missing).
 
@@ -102,7 +92,7 @@ class HistoryStore:
             raise self._error(e) from e
         try:
             with self._mapped():
-                self._check_ours()  # before any pragma: a foreign file is left as it was
+                refuse_foreign(self._db, self.path)  # before any pragma: it is left as it was
                 self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")
@@ -144,28 +134,6 @@ class HistoryStore:
             yield
         except (ValueError, KeyError, TypeError) as e:  # pydantic's ValidationError included
             raise HistoryFileError(self.path, f"damaged: {what} cannot be read ({e})") from e
-
-    def _check_ours(self) -> None:
-        """Refuse another program's database before anything is written to it (not even the
-        journal mode): a file stamped with another application id, or holding a table ragsonde
-        never made. A ragsonde file is stamped, or (from before the stamp) holds only ragsonde's
-        tables; a ``schema_version`` table alone let another program's database be migrated."""
-        app = self._db.execute("PRAGMA application_id").fetchone()[0]
-        if app == APPLICATION_ID:
-            return
-        tables = {
-            r[0]
-            for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            if not r[0].startswith("sqlite_")
-        }
-        foreign = sorted(tables - _OUR_TABLES)
-        if app != 0 or foreign:
-            shown = ", ".join(foreign[:5]) or "none of ragsonde's"
-            raise HistoryFileError(
-                self.path,
-                f"another program's SQLite database (application id {app:#x}, tables: {shown})",
-                damaged=False,
-            )
 
     def _quick_check(self) -> None:
         rows = self._db.execute("PRAGMA quick_check").fetchall()
