@@ -1,17 +1,42 @@
 """The one reading of a SQLite cache's errors (the chunking embedding cache, the LLM answer
 cache): busy or locked is another process writing it (run again), anything else a damaged
-file (delete it: it is only a cache). Never read as empty."""
+file (delete it: it is only a cache). Never read as empty.
+
+And the one way ragsonde's SQLite files wait for another process's write (:func:`patiently`):
+SQLite's busy handler sleeps in C, so one long wait held Ctrl-C back for all of it (30 s after
+Ctrl-C, ``history prune`` against a history another process was writing stopped)."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
 
-__all__ = ["cache_errors"]
+__all__ = ["STEP_S", "cache_errors", "patiently"]
+
+#: How long one try waits inside SQLite (the connection's ``timeout``): Ctrl-C is seen between.
+STEP_S = 0.2
+_BUSY, _LOCKED = 5, 6  # SQLite's primary result codes
+
+
+def patiently(step: Callable[[], object], wait_s: float = 30.0) -> None:
+    """``step``, again while another process holds the file, for up to ``wait_s`` in tries of
+    :data:`STEP_S` (on a connection opened with ``timeout=STEP_S``); then its busy error."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as e:
+            code = getattr(e, "sqlite_errorcode", None)
+            busy = isinstance(code, int) and code & 0xFF in (_BUSY, _LOCKED)
+            if not busy or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.01)
 
 
 @contextmanager

@@ -20,6 +20,7 @@ ever rewrites or deletes such a file.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
@@ -34,6 +35,7 @@ from ragsonde.history.schema import MIGRATIONS
 from ragsonde.models.estimate import MetricEstimate
 from ragsonde.models.query import check_collection
 from ragsonde.models.text import check_text
+from ragsonde.sqlite_cache import STEP_S, patiently
 
 if TYPE_CHECKING:
     # the report's models are loaded by what reads a whole report (``get``), not by ``list``
@@ -45,6 +47,8 @@ __all__ = ["MIGRATIONS", "HistoryStore", "RecordedRun"]
 _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_BUSY, _SQLITE_LOCKED = 11, 26, 5, 6
 #: How long a writer waits for another process's transaction (milliseconds).
 BUSY_TIMEOUT_MS = 30_000
+#: Waits for another process's write up to that, Ctrl-C seen between short tries.
+_patiently = functools.partial(patiently, wait_s=BUSY_TIMEOUT_MS / 1000)
 #: Below this size the whole file is checked (``PRAGMA quick_check``) when opened.
 _QUICK_CHECK_BYTES = 16 << 20
 
@@ -85,7 +89,7 @@ class HistoryStore:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
                 ":memory:" if blank else self.path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
+                timeout=STEP_S,
                 isolation_level=None,
             )
         except (OSError, sqlite3.Error) as e:
@@ -93,12 +97,12 @@ class HistoryStore:
         try:
             with self._mapped():
                 refuse_foreign(self._db, self.path)  # before any pragma: it is left as it was
-                self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute(f"PRAGMA busy_timeout = {int(STEP_S * 1000)}")
+                _patiently(lambda: self._db.execute("PRAGMA journal_mode = WAL"))
                 self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.execute("PRAGMA foreign_keys = ON")
                 if not blank and self.path.stat().st_size <= _QUICK_CHECK_BYTES:
-                    self._quick_check()
+                    _patiently(self._quick_check)
                 self._migrate()
         except BaseException:
             self._db.close()
@@ -144,7 +148,7 @@ class HistoryStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: committed whole, or rolled back whole."""
         with self._mapped():
-            self._db.execute("BEGIN IMMEDIATE")
+            _patiently(lambda: self._db.execute("BEGIN IMMEDIATE"))
             try:
                 yield self._db
             except BaseException:

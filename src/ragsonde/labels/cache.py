@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from ragsonde.sqlite_cache import cache_errors
+from ragsonde.sqlite_cache import STEP_S, cache_errors, patiently
 
 __all__ = ["LlmCache", "text_hash"]
 
@@ -33,14 +33,14 @@ class LlmCache:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / "llm-cache.sqlite"
         with self._mapped():
-            self._db = sqlite3.connect(self.path, timeout=30)
+            self._db = sqlite3.connect(self.path, timeout=STEP_S)
             try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute(
+                patiently(lambda: self._db.execute("PRAGMA journal_mode=WAL"))
+                patiently(lambda: self._db.execute(
                     "CREATE TABLE IF NOT EXISTS answers (kind TEXT, key TEXT, model TEXT, "
                     "answer TEXT, at TEXT, PRIMARY KEY (kind, key, model))"
-                )
-                self._db.commit()
+                ))  # fmt: skip
+                patiently(self._db.commit)
             except BaseException:
                 self._db.close()
                 raise
@@ -71,11 +71,11 @@ class LlmCache:
     def put(self, kind: str, key: str, model: str, answer: str) -> datetime:
         at = datetime.now(UTC)
         with self._mapped():
-            self._db.execute(
+            patiently(lambda: self._db.execute(
                 "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
                 (kind, key, model, answer, at.isoformat()),
-            )
-            self._db.commit()
+            ))  # fmt: skip
+            patiently(self._db.commit)
         return at
 
     def close(self) -> None:
