@@ -41,6 +41,7 @@ __all__ = [
     "check_output",
     "check_outputs",
     "open_output",
+    "store_holding",
     "updating",
     "write_bytes",
     "write_text",
@@ -111,7 +112,7 @@ def check_output(
     if (st is None or stat.S_ISREG(st.st_mode)) and not os.access(parent, os.W_OK | os.X_OK):
         # the new file is made beside it and renamed: refused before the work, not after it
         raise _refuse(flag, path, "its folder is not writable; write to a folder you may write to")
-    store = _store_holding(target)
+    store = store_holding(target)
     if store is not None:
         raise _refuse(
             flag,
@@ -146,7 +147,7 @@ _STORE_MARKS: tuple[tuple[str, ...], ...] = (
 )
 
 
-def _store_holding(target: Path) -> Path | None:
+def store_holding(target: Path) -> Path | None:
     """The store folder ``target`` would be written in (it or one of its folders is one), or
     None. ``eval --save home/collections/c/edge_config.json`` replaced the collection's config
     and broke it."""

@@ -100,14 +100,23 @@ def test_an_output_onto_another_history_or_the_llm_cache_leaves_it_whole(
 
 @pytest.mark.parametrize(
     ("where", "why"),
-    [("dir", "a directory"), ("under", "Not a directory"), ("loop", "symbolic links")],
+    [
+        ("dir", "a directory"),
+        ("under", "Not a directory"),
+        ("loop", "symbolic links"),
+        ("store", "inside a Qdrant store"),
+    ],
 )
 def test_a_history_path_that_cannot_be_one_is_one_clear_error(
     cli: Cli, story: Story, tmp_path: Path, where: str, why: str
 ):
-    path = {"dir": tmp_path, "under": tmp_path / "file" / "h.sqlite", "loop": tmp_path / "loop"}[
-        where
-    ]
+    shard = story.home / "collections" / "robotics"  # deleting it would delete the history
+    path = {
+        "dir": tmp_path,
+        "under": tmp_path / "file" / "h.sqlite",
+        "loop": tmp_path / "loop",
+        "store": shard / "segments" / "h.sqlite",
+    }[where]
     (tmp_path / "file").write_text("a file, not a folder")
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     _refused(cli("history", "list", "--history", str(path)), str(path), why)

@@ -49,7 +49,15 @@ class HistoryFileError(QueryValidationError):
 def check_file(path: Path) -> None:
     """Refuse, before SQLite touches it, a path that cannot hold the history (a directory,
     under a file, a symlink loop, a folder that cannot be made), a file that is not a database
-    or is cut short, and another program's database (its ``application_id``)."""
+    or is cut short, and another program's database (its ``application_id``); and one inside a
+    Qdrant store's folder, which deleting a collection would delete with it."""
+    from ragsonde.outputs import store_holding
+
+    store = store_holding(path)
+    if store is not None:
+        raise HistoryFileError(
+            path, f"inside a Qdrant store ({store}), which is no place for it", damaged=False
+        )
     try:
         st = path.stat()
     except FileNotFoundError:
