@@ -76,9 +76,11 @@ def check_output(
     *,
     inputs: Iterable[Path | str | None] = (),
     history: Path | None = None,
+    database: bool = False,
 ) -> Path:
     """``path`` if a command may write its ``flag`` output there, else a VALIDATION_ERROR that
-    names ``flag`` and says why (see the module's docstring)."""
+    names ``flag`` and says why (see the module's docstring). ``database``: the output is a
+    SQLite database itself (``traffic --history``), so an existing one there is no refusal."""
     if str(path) == "-":  # was a file named "-" in the working folder, not standard output
         raise _refuse(
             flag,
@@ -123,12 +125,12 @@ def check_output(
         _same(path, Path(f"{history}{suffix}")) for suffix in _SQLITE_SIDECARS
     ):
         raise _refuse(flag, path, "is the history file; writing there would replace the history")
-    database = _sqlite_database(target)
-    if database is not None:
+    held = None if database else _sqlite_database(target)
+    if held is not None:
         raise _refuse(
             flag,
             path,
-            f"{'is' if database == target else 'belongs to'} the SQLite database {database} (a "
+            f"{'is' if held == target else 'belongs to'} the SQLite database {held} (a "
             "ragsonde history, the LLM answer cache, or another program's); no output of "
             "ragsonde is one, and writing there would replace it",
         )

@@ -218,7 +218,8 @@ def traffic_command(
         history=history_path(settings.home, history),
     )
     if history is not None:
-        check_output(history_path(settings.home, history), "--history", inputs=inputs)
+        path = history_path(settings.home, history)
+        check_output(path, "--history", inputs=inputs, database=True)
     with (
         Workspace(settings) as ws,
         RichProgress(not json_output and err_console.is_terminal, "queries") as bar,
