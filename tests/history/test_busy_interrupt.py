@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import ROOT, holding
 
 pytestmark = pytest.mark.slow
 
@@ -63,31 +63,20 @@ def _prune(path: Path) -> subprocess.Popen[str]:
 def test_ctrl_c_while_the_history_is_held_stops_at_once(tmp_path: Path) -> None:
     history = tmp_path / "history.sqlite"
     _history(history)
-    with subprocess.Popen(
-        [sys.executable, "-c", _HOLD, str(history)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as holder:
-        assert holder.stdin is not None and holder.stdout is not None
-        try:
-            assert holder.stdout.readline().strip() == "held"
-            prune = _prune(history)
-            time.sleep(4)  # started, and waiting for the holder
-            assert prune.poll() is None
-            sent = time.monotonic()
-            prune.send_signal(signal.SIGINT)
-            _, err = prune.communicate(timeout=60)
-            waited = time.monotonic() - sent
-            assert prune.returncode == 130 and "Interrupted (Ctrl-C)." in err, err
-            assert waited < 10, f"{waited:.1f} s after Ctrl-C"  # was the rest of 30 s
-            # a writer that lets go in time is waited for, not refused
-            prune = _prune(history)
-            time.sleep(3)
-            holder.stdin.close()
-            _, err = prune.communicate(timeout=60)
-            assert prune.returncode == 0, err
-        finally:
-            if not holder.stdin.closed:
-                holder.stdin.close()
-            holder.wait(timeout=30)
+    with holding(history, "", script=_HOLD) as holder:  # argv[1]: the history
+        assert holder.stdin is not None
+        prune = _prune(history)
+        time.sleep(4)  # started, and waiting for the holder
+        assert prune.poll() is None
+        sent = time.monotonic()
+        prune.send_signal(signal.SIGINT)
+        _, err = prune.communicate(timeout=60)
+        waited = time.monotonic() - sent
+        assert prune.returncode == 130 and "Interrupted (Ctrl-C)." in err, err
+        assert waited < 10, f"{waited:.1f} s after Ctrl-C"  # was the rest of 30 s
+        # a writer that lets go in time is waited for, not refused
+        prune = _prune(history)
+        time.sleep(3)
+        holder.stdin.close()
+        _, err = prune.communicate(timeout=60)
+        assert prune.returncode == 0, err

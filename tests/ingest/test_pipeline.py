@@ -156,9 +156,7 @@ def test_a_source_that_fails_to_read_stops_prune_from_deleting_anything(
     assert {p.payload["doc_id"] for p in points(store)} == set(PAGES) - {"lidar", "imu"}
 
 
-def test_two_documents_with_one_id_are_a_failure_naming_both(
-    docs, store, store_settings, embedder
-):
+def test_two_documents_with_one_id_are_a_failure_naming_both(docs, store, store_settings, embedder):
     """``guide.md`` and ``guide.txt`` are both ``guide``: the later replaced the earlier in
     silence, "3 documents" were reported for 2, and every run embedded one again."""
     (docs / "lidar.txt").write_text("Battery: charge the robot overnight.")
