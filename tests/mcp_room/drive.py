@@ -115,7 +115,9 @@ def valid(res: CallToolResult, tool: Tool) -> dict[str, Any]:
     return data
 
 
-def check_session(s: Session, cli_report: dict[str, Any]) -> None:
+def check_session(
+    s: Session, cli_report: dict[str, Any], refused: str = "outside the folders"
+) -> None:
     """Everything a read-only server must answer (``cli_report``: ``ragsonde eval --json`` on
     the same benchmark and collection)."""
     assert set(s.tools) == READ_TOOLS
@@ -134,7 +136,7 @@ def check_session(s: Session, cli_report: dict[str, Any]) -> None:
     assert error_code(s.calls["bad_top_k"]) == "VALIDATION_ERROR"
     for key in ("outside_roots", "traversal"):
         assert error_code(s.calls[key]) == "VALIDATION_ERROR"
-        assert "outside the folders" in s.calls[key].structured_content["error"]["message"]
+        assert refused in s.calls[key].structured_content["error"]["message"]
     summary = valid(s.calls["evaluate"], s.tools["evaluate"])
     assert summary["metrics"] == cli_report["metrics"]
     assert summary["queries"] == cli_report["n_queries"]

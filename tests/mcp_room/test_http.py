@@ -13,6 +13,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.types import ListRootsResult, Root
+from pydantic import FileUrl
 
 from ragsonde.config import Settings
 from tests.mcp_room.drive import Session, check_session, drive
@@ -21,12 +23,17 @@ from tests.support import run_server
 KEY = "mcp-test-key-0123456789"
 
 
+async def _everything(context: Any) -> ListRootsResult:
+    """A client that declares the whole disk as its root."""
+    return ListRootsResult(roots=[Root(uri=FileUrl("file:///"))])
+
+
 def _session(url: str, bench_root: Path, headers: dict[str, str] | None) -> Session:
     async def main() -> Session:
         async with (
             create_mcp_http_client(headers=headers) as http,
             streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(read, write, list_roots_callback=_everything) as session,
         ):
             outside = bench_root.parent / "outside" / "secret.jsonl"
             return await drive(session, bench_root / "small.jsonl", outside)
@@ -45,9 +52,12 @@ def test_http_server_answers_as_the_cli(
 ) -> None:
     from ragsonde.server import create_app
 
-    # client roots are not declared by this client: paths resolve under the server's folder
-    monkeypatch.chdir(bench_root)
-    settings = Settings(home=sample_home, collection="robotics", api_key=key)
+    # paths are read in the server's dataset folders only, whatever roots the client declares
+    # (this one declares file:///, and read files anywhere on the disk through /mcp)
+    monkeypatch.chdir(bench_root.parent)
+    settings = Settings(
+        home=sample_home, collection="robotics", api_key=key, eval_datasets=[bench_root]
+    )
     with run_server(create_app(settings)) as url:
         if key is not None:
             refused = httpx.post(f"{url}/mcp", json={}, timeout=30)
@@ -56,7 +66,9 @@ def test_http_server_answers_as_the_cli(
             wrong = httpx.post(f"{url}/mcp", json={}, headers={"X-API-Key": "nope"}, timeout=30)
             assert wrong.status_code == 401 and KEY not in wrong.text
         headers = {"Authorization": f"Bearer {key}"} if key is not None else None
-        check_session(_session(url, bench_root, headers), cli_report)
+        check_session(
+            _session(url, bench_root, headers), cli_report, "read only in the server's dataset"
+        )
 
 
 @pytest.mark.slow

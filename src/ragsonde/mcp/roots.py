@@ -31,10 +31,13 @@ def roots_from_uris(uris: Iterable[str]) -> list[Path]:
 class Roots:
     """Allowed folders, resolved once; :meth:`check` resolves a path under them."""
 
-    def __init__(self, folders: Sequence[Path]) -> None:
+    def __init__(self, folders: Sequence[Path], *, refusal: str | None = None) -> None:
+        """``refusal``: the one answer to a path outside the folders or missing in them,
+        whichever it is (a server reached over the network tells nothing of its disk)."""
         if not folders:
             raise ValueError("Roots: give at least one folder")
         self.folders = [Path(f).expanduser().resolve() for f in folders]
+        self.refusal = refusal
 
     def check(self, path: str, field: str) -> Path:
         """``path`` (relative: to the first root) resolved, if under a root; else a
@@ -53,7 +56,10 @@ class Roots:
                 f"({type(e).__name__}: {e.strerror if isinstance(e, OSError) else e}).",
                 field=field,
             ) from e
-        if not any(full.is_relative_to(root) for root in self.folders):
+        inside = any(full.is_relative_to(root) for root in self.folders)
+        if self.refusal is not None and not (inside and exists):
+            raise QueryValidationError(f"{field}: {self.refusal}", field=field)
+        if not inside:
             listed = ", ".join(str(r) for r in self.folders)
             raise QueryValidationError(
                 f"{field}: {path!r} is outside the folders this server may read ({listed}). "

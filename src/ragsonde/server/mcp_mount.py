@@ -3,7 +3,9 @@
 They share the app's workspace and retriever (one model, one store), sit behind the same API
 key as the ``/v1/`` routes (:func:`ragsonde.server.security.key_refused`), and only read
 (``ingest`` and history recording exist only in ``ragsonde mcp --allow-write``). Paths are read
-under the roots the client declares, else under the folder the server runs in.
+only in the server's dataset folders, as ``/v1/eval`` reads them, with its one refusal: the
+roots a client declares are not asked for (a client that declared ``file:///`` read
+``/etc/shadow``'s first line in an error, and any JSON Lines file on the disk whole).
 
 Without an API key the SDK's DNS-rebinding protection holds (Host and Origin must be loopback),
 as a keyless server is meant for this machine; with a key, the key guards, so a server reached
@@ -24,16 +26,24 @@ from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from ragsonde.mcp.roots import Roots
 from ragsonde.mcp.server import build_server
 from ragsonde.mcp.stdio import answer_for
 from ragsonde.mcp.tools import Room
 from ragsonde.models import ErrorInfo
+from ragsonde.server.datasets import dataset_roots
 from ragsonde.server.security import CHALLENGE, key_refused
 from ragsonde.server.state import ServerState
 
 __all__ = ["MCP_PATH", "mount_mcp"]
 
 MCP_PATH = "/mcp"
+
+#: The one answer to a path outside the dataset folders or missing in them.
+REFUSED = (
+    "paths are read only in the server's dataset folders (RAGSONDE_EVAL_DATASETS, default "
+    "<home>/datasets and <home>/benchmarks): name a file inside one, or give the rows inline."
+)
 
 
 class _KeyGuard:
@@ -95,7 +105,8 @@ async def _send_json(
 
 def mount_mcp(app: FastAPI, state: ServerState) -> None:
     """Serve the read-only tools at ``/mcp`` of ``app``, over ``state``'s workspace."""
-    room = Room(state.workspace, roots=None, retriever=state.retriever)
+    roots = Roots(dataset_roots(state), refusal=REFUSED)  # never the client's roots
+    room = Room(state.workspace, roots=roots, retriever=state.retriever)
     server = build_server(room)
     security = (
         TransportSecuritySettings(enable_dns_rebinding_protection=False)
