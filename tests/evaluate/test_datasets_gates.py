@@ -91,6 +91,10 @@ def test_gates_parse_and_evaluate():
         ("broken.yaml", b"- query: a\n  relevant: [x\n", "line 3: not valid YAML"),
         ("grades.jsonl", b'{"query": "a", "relevant": {"x": "high"}}\n', "must be integers"),
         ("short.qrels", b"1 0 d1 1\n1 0 d2\n", "line 2 is not 'qid 0 docid relevance'"),
+        # beyond trec_eval's C int: a SystemError in the eval, "a bug" from the server
+        ("huge.jsonl", b'{"query": "a", "relevant": {"x": 1e308}}\n', "from -2,147,483,647"),
+        ("huger.jsonl", b'{"query": "a", "relevant": {"x": -10000000000}}\n', "integers from"),
+        ("huge.qrels", b"1 0 d1 99999999999\n", "beyond"),
     ],
 )  # fmt: skip
 def test_a_bad_benchmark_file_names_the_file_and_the_line(tmp_path, name, data, says):

@@ -19,7 +19,7 @@ from typing import Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.label_sources import check_labels, judged, machine_source
-from ragsonde.evaluate.row_fields import check_search, relevant_of, text_and_id
+from ragsonde.evaluate.row_fields import GRADE_LIMIT, check_search, relevant_of, text_and_id
 from ragsonde.evaluate.spans import Span
 from ragsonde.models.text import as_location, check_json, loads_json, printable
 from ragsonde.models.validation import id_text
@@ -133,6 +133,8 @@ def _trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     try:
         for qrel in ir_measures.read_trec_qrels(lines):  # type: ignore[no-untyped-call]
+            if abs(qrel.relevance) > GRADE_LIMIT:  # trec_eval holds it in a C int
+                raise ValueError(f"relevance {qrel.relevance} is beyond ±{GRADE_LIMIT:,}")
             if qrel.relevance > 0:
                 out.setdefault(qrel.query_id, {})[qrel.doc_id] = qrel.relevance
     except ValueError as e:  # a row of the wrong width, or a relevance that is no integer
@@ -160,6 +162,8 @@ def _beir_qrels(path: Path) -> dict[str, dict[str, int]]:
             raise _bad(path, f"line {n}: relevance {rel!r} is not a number") from None
         if not value.is_integer():  # 1.7 was read as 1, inf ended the run in a traceback
             raise _bad(path, f"line {n}: relevance {rel!r} is not a whole number")
+        if abs(value) > GRADE_LIMIT:  # trec_eval holds it in a C int
+            raise _bad(path, f"line {n}: relevance {rel!r} is beyond ±{GRADE_LIMIT:,}")
         grade = int(value)
         if grade > 0:
             out.setdefault(qid, {})[doc] = grade

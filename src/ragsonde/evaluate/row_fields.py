@@ -8,26 +8,37 @@ from typing import Any
 
 from ragsonde.models.validation import id_text
 
-__all__ = ["check_search", "relevant_of", "text_and_id"]
+__all__ = ["GRADE_LIMIT", "check_search", "relevant_of", "text_and_id"]
 
 
 def relevant_of(rel: Any) -> dict[str, int]:
     """A row's ``relevant``: ``{id: grade}``, or ids (a list, or one) each graded 1; ValueError
-    for a grade that is not a whole number (1.7 was read as 1, true as 1) or an id that is none
+    for a grade that is not a whole number (1.7 was read as 1, true as 1) or beyond
+    :data:`GRADE_LIMIT`, or an id that is none
     (:func:`~ragsonde.models.validation.id_text`)."""
     if isinstance(rel, dict):
         try:
             return {str(k): _whole(v) for k, v in rel.items()}
-        except (TypeError, ValueError):
-            raise ValueError("relevance grades must be integers") from None
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(
+                f"relevance grades must be integers from {-GRADE_LIMIT:,} to {GRADE_LIMIT:,}"
+            ) from None
     values = rel if isinstance(rel, list) else [rel]
     return {id_text(v, f"relevant[{i}]"): 1 for i, v in enumerate(values)}
+
+
+#: trec_eval holds a grade in a C int: 1e308 ended an eval in a SystemError, a server job in
+#: "a bug, see the log", and an MCP call as a CONNECTION_ERROR.
+GRADE_LIMIT = 2**31 - 1
 
 
 def _whole(grade: Any) -> int:
     if isinstance(grade, bool) or (isinstance(grade, float) and not grade.is_integer()):
         raise ValueError(grade)
-    return int(grade)
+    whole = int(grade)
+    if abs(whole) > GRADE_LIMIT:
+        raise ValueError(grade)
+    return whole
 
 
 def text_and_id(row: dict[str, Any], n: int) -> tuple[str, str]:
