@@ -121,3 +121,27 @@ def test_a_file_an_option_names_is_read_only_inside_the_dataset_folders(
     accepted = api.post("/v1/eval", json={**body, option: "inside.tsv"})
     assert accepted.status_code == 202, accepted.text
     api.delete(f"/v1/eval/{accepted.json()['job_id']}")
+
+
+def test_max_top_k_holds_on_every_route_that_searches(api, server_settings) -> None:
+    """``/v1/traffic`` replayed at ``top_k`` 100,000 and ``/v1/eval`` ran with it: the
+    contract's ``max_top_k`` was checked on ``/v1/query`` only."""
+    most = server_settings.max_top_k
+    rows = [{"query_id": "q1", "query": "how does lidar work", "relevant": ["lidar"]}]
+    answers = {
+        "search.top_k": api.post(
+            "/v1/traffic", json={"records": [{"query": "lidar"}], "search": {"top_k": most + 1}}
+        ),
+        "k": api.post("/v1/eval", json={"benchmark": rows, "k": [most + 1]}),
+    }
+    answers["eval search.top_k"] = api.post(
+        "/v1/eval", json={"benchmark": rows, "search": {"top_k": 100_000}}
+    )
+    for field, r in answers.items():
+        assert r.status_code == 422, (field, r.text)
+        error = r.json()["error"]
+        assert error["code"] == "VALIDATION_ERROR" and f"max_top_k = {most}" in error["message"]
+    at_most = api.post(
+        "/v1/traffic", json={"records": [{"query": "lidar"}], "search": {"top_k": most}}
+    )
+    assert at_most.status_code == 200, at_most.text

@@ -44,6 +44,7 @@ from ragsonde.evaluate.metrics import native_scores, use_native_runner
 from ragsonde.evaluate.options import EvalOptions, options_error
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.models import ErrorInfo
+from ragsonde.server.bounds import within_max_top_k
 from ragsonde.server.datasets import confined_options, resolve_dataset
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError, html_error_responses
 from ragsonde.server.routes_query import read_json
@@ -357,6 +358,7 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
         )
     path = resolve_dataset(state, req.dataset) if req.dataset is not None else None
     req = req.model_copy(update={"options": confined_options(state, req.options)})
+    within_max_top_k(state, req.options.search, req.options.k)
     jobs = _jobs(request)
     job = EvalJob(job_id=uuid.uuid4().hex, request=req, path=path)
     with jobs.lock:

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from ragsonde.errors import QueryValidationError, RagsondeError
 from ragsonde.evaluate.options import options_error
 from ragsonde.models.params import SearchParams
+from ragsonde.server.bounds import within_max_top_k
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.state import ServerState, get_state
@@ -50,6 +51,7 @@ class TrafficRequest(BaseModel):
 
 
 def _analyse(state: ServerState, req: TrafficRequest) -> TrafficReport:
+    within_max_top_k(state, req.search)
     stats = ReadStats(files={"request": "records"})
     rows: list[TrafficQuery] = []
     for i, row in enumerate(req.records):
