@@ -90,6 +90,10 @@ def test_every_error_code_has_its_status():
         ({"text": "x", "score_threshold": 1.5}, "score_threshold"),
         ({"text": "x", "colour": "red"}, "colour"),
         ({"text": "x", "filters": {"colour": "red"}}, "colour"),
+        # a value of another kind than the field holds matched nothing: an empty 200
+        ({"text": "x", "filters": {"chunk_index": "0"}}, "holds integers"),
+        ({"text": "x", "filters": {"url": True}}, "holds text"),
+        ({"text": "x", "filters": {"section": ["Sensors > GPS", 1]}}, "with 1"),
         ({"text": "x", "mode": "sparse"}, "dense"),
         ({"text": 42}, "text"),
         ([{"text": "x"}], "object"),

@@ -22,6 +22,15 @@ __all__ = ["FilterResolver"]
 _SAMPLE = 256
 _TTL_S = 30.0
 _MATCHABLE = (str, int, bool)
+#: The values a payload index of each kind matches exactly.
+_INDEX_KINDS: dict[str, tuple[type, ...]] = {
+    "keyword": (str,),
+    "text": (str,),
+    "uuid": (str,),
+    "integer": (int,),
+    "bool": (bool,),
+}
+_KIND_NAMES = {str: "text", int: "integers", bool: "booleans"}
 
 
 class FilterResolver:
@@ -43,8 +52,29 @@ class FilterResolver:
         for key, value in filters.items():
             path = self._path(key, info, store)
             values = value if isinstance(value, list) else [value]
+            self._check_values(key, path, values, info, store)
             spec[path] = list(values)
         return spec
+
+    def _check_values(
+        self, key: str, path: str, values: list[Any], info: CollectionInfo, store: SearchStore
+    ) -> None:
+        """A value of another kind than the field holds matches nothing: ``{"chunk_index":
+        "0"}`` on an integer field, ``{"url": true}``. That was an empty answer, which looks
+        like "nothing relevant"; it is a VALIDATION_ERROR naming what the field holds."""
+        held = set(_INDEX_KINDS.get(info.indexed_fields.get(path, ""), ()))
+        held |= self._sampled(info, store).get(path, set()) & set(_MATCHABLE)
+        if not held:
+            return  # nothing known of it (an index of another kind, or no sample): not judged
+        for v in values:
+            kind = bool if isinstance(v, bool) else type(v)
+            if kind not in held:
+                names = " or ".join(sorted(_KIND_NAMES[t] for t in held))
+                raise QueryValidationError(
+                    f"Cannot filter on '{key}' with {v!r}: in collection '{info.name}' it holds "
+                    f"{names}, so it would match nothing. Give the value as {names}.",
+                    field=f"filters.{key}",
+                )
 
     def _path(self, key: str, info: CollectionInfo, store: SearchStore) -> str:
         candidates = (key, *self._mapping.paths.get(key, ()))
