@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ragsonde.errors import QueryValidationError, StoreConnectionError
+from ragsonde.sqlite_cache import SQLITE_HEADER
 
 __all__ = [
     "check_output",
@@ -162,9 +163,6 @@ def store_holding(target: Path) -> Path | None:
     return None
 
 
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
 def _sqlite_database(target: Path) -> Path | None:
     """The SQLite database ``target`` is, or whose ``-wal``/``-shm``/``-journal`` it is, or
     None. Every ragsonde output is text, so a database there is somebody's data: ``judge -o
@@ -179,7 +177,7 @@ def _sqlite_database(target: Path) -> Path | None:
             if not candidate.is_file():  # absent, a FIFO or a device: never opened (it blocks)
                 continue
             with open(candidate, "rb") as f:
-                if f.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC:
+                if f.read(len(SQLITE_HEADER)) == SQLITE_HEADER:
                     return candidate
         except OSError:  # not ours to read: not a database we can see
             continue

@@ -16,14 +16,25 @@ from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
 
-__all__ = ["STEP_S", "cache_errors", "patiently"]
+__all__ = ["SQLITE_HEADER", "STEP_S", "WAIT_S", "cache_errors", "is_busy", "patiently"]
 
+#: The first 16 bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
 #: How long one try waits inside SQLite (the connection's ``timeout``): Ctrl-C is seen between.
 STEP_S = 0.2
+#: How long a writer waits in all for another process's transaction.
+WAIT_S = 30.0
 _BUSY, _LOCKED = 5, 6  # SQLite's primary result codes
 
 
-def patiently(step: Callable[[], object], wait_s: float = 30.0) -> None:
+def is_busy(e: BaseException) -> bool:
+    """Whether ``e`` is SQLite's busy or locked (another process holds the file), by its result
+    code, never its message."""
+    code = getattr(e, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in (_BUSY, _LOCKED)
+
+
+def patiently(step: Callable[[], object], wait_s: float = WAIT_S) -> None:
     """``step``, again while another process holds the file, for up to ``wait_s`` in tries of
     :data:`STEP_S` (on a connection opened with ``timeout=STEP_S``); then its busy error."""
     deadline = time.monotonic() + wait_s
@@ -32,9 +43,7 @@ def patiently(step: Callable[[], object], wait_s: float = 30.0) -> None:
             step()
             return
         except sqlite3.OperationalError as e:
-            code = getattr(e, "sqlite_errorcode", None)
-            busy = isinstance(code, int) and code & 0xFF in (_BUSY, _LOCKED)
-            if not busy or time.monotonic() >= deadline:
+            if not is_busy(e) or time.monotonic() >= deadline:
                 raise
         time.sleep(0.01)
 

@@ -136,11 +136,10 @@ def estimate_run(
 def read_plan(path: Path) -> JudgingPlan | ComparisonPlan:
     """A plan file (``judge --plan``), checked: one system's (``judging-plan``) or a
     comparison's (``comparison-plan``, ``judge --plan --versus``)."""
-    from pydantic import ValidationError
-
     from ragsonde.estimate.pair_plan import ComparisonPlan
     from ragsonde.estimate.plan import JudgingPlan
     from ragsonde.models.text import read_json_file
+    from ragsonde.models.validation import validated
 
     try:
         loaded = read_json_file(path)  # a lone surrogate refused here
@@ -155,15 +154,10 @@ def read_plan(path: Path) -> JudgingPlan | ComparisonPlan:
             "comparison-plan); write one with `ragsonde judge … --plan N`.",
             field="plan_file",
         )
-    model = ComparisonPlan if kind == "comparison-plan" else JudgingPlan
-    try:
-        return model.model_validate(loaded)
-    except ValidationError as e:
-        from ragsonde.models.validation import first_error
-
-        raise QueryValidationError(
-            f"Cannot read judging plan {path}: {first_error(e)}", field="plan_file"
-        ) from e
+    model: type[JudgingPlan | ComparisonPlan] = (
+        ComparisonPlan if kind == "comparison-plan" else JudgingPlan
+    )
+    return validated(model, loaded, f"Cannot read judging plan {path}", "plan_file")
 
 
 def comparison_plan(path: Path) -> ComparisonPlan:

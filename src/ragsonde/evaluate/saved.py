@@ -7,11 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.report import EvalReport, check_schema_version
 from ragsonde.models.text import read_json_file
+from ragsonde.models.validation import validated
 
 __all__ = ["load_report"]
 
@@ -43,14 +42,7 @@ def load_report(path: Path) -> EvalReport:
             "ragsonde saved.",
             field="report",
         )
-    try:
-        return EvalReport.model_validate(data)
-    except ValidationError as e:
-        from ragsonde.models.validation import first_error
-
-        raise QueryValidationError(
-            f"{path} is not a saved eval report: {first_error(e)}", field="report"
-        ) from e
+    return validated(EvalReport, data, f"{path} is not a saved eval report", "report")
 
 
 def _non_finite_in(document: Any) -> str | None:

@@ -16,14 +16,13 @@ from pathlib import Path
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.models.text import printable
+from ragsonde.sqlite_cache import SQLITE_HEADER
 
 __all__ = ["APPLICATION_ID", "HistoryFileError", "check_file", "refuse_foreign"]
 
 #: ``PRAGMA application_id`` of a ragsonde history ("RSND"): set when the file is created, so
 #: that another program's database at the history path is told apart before it is touched.
 APPLICATION_ID = 0x52534E44
-
-_HEADER = b"SQLite format 3\x00"
 
 
 class HistoryFileError(QueryValidationError):
@@ -84,7 +83,7 @@ def check_file(path: Path) -> None:
         return  # SQLite's own empty database
     with path.open("rb") as fh:
         head = fh.read(100)
-    if len(head) < 100 or not head.startswith(_HEADER):
+    if len(head) < 100 or not head.startswith(SQLITE_HEADER):
         raise HistoryFileError(path, "not an SQLite database (its header is not SQLite's)")
     app_id = int.from_bytes(head[68:72], "big")
     if app_id not in (0, APPLICATION_ID):

@@ -20,7 +20,6 @@ ever rewrites or deletes such a file.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
@@ -35,7 +34,7 @@ from ragsonde.history.schema import MIGRATIONS
 from ragsonde.models.estimate import MetricEstimate
 from ragsonde.models.query import check_collection
 from ragsonde.models.text import check_text
-from ragsonde.sqlite_cache import STEP_S, patiently
+from ragsonde.sqlite_cache import STEP_S, WAIT_S, is_busy, patiently
 
 if TYPE_CHECKING:
     # the report's models are loaded by what reads a whole report (``get``), not by ``list``
@@ -44,11 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["MIGRATIONS", "HistoryStore", "RecordedRun"]
 
 #: SQLite's primary result codes for a damaged file (``sqlite_errorcode & 0xff``).
-_SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_BUSY, _SQLITE_LOCKED = 11, 26, 5, 6
-#: How long a writer waits for another process's transaction (milliseconds).
-BUSY_TIMEOUT_MS = 30_000
-#: Waits for another process's write up to that, Ctrl-C seen between short tries.
-_patiently = functools.partial(patiently, wait_s=BUSY_TIMEOUT_MS / 1000)
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
 #: Below this size the whole file is checked (``PRAGMA quick_check``) when opened.
 _QUICK_CHECK_BYTES = 16 << 20
 
@@ -98,11 +93,11 @@ class HistoryStore:
             with self._mapped():
                 refuse_foreign(self._db, self.path)  # before any pragma: it is left as it was
                 self._db.execute(f"PRAGMA busy_timeout = {int(STEP_S * 1000)}")
-                _patiently(lambda: self._db.execute("PRAGMA journal_mode = WAL"))
+                patiently(lambda: self._db.execute("PRAGMA journal_mode = WAL"))
                 self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.execute("PRAGMA foreign_keys = ON")
                 if not blank and self.path.stat().st_size <= _QUICK_CHECK_BYTES:
-                    _patiently(self._quick_check)
+                    patiently(self._quick_check)
                 self._migrate()
         except BaseException:
             self._db.close()
@@ -115,10 +110,10 @@ class HistoryStore:
         primary = code & 0xFF if isinstance(code, int) else None
         if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
             return HistoryFileError(self.path, f"damaged (SQLite: {e})")
-        if primary in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        if is_busy(e):
             return StoreConnectionError(
                 f"History file {self.path} stayed locked by another process for "
-                f"{BUSY_TIMEOUT_MS // 1000} s; try again when it has finished."
+                f"{WAIT_S:.0f} s; try again when it has finished."
             )
         return StoreConnectionError(f"Cannot use history file {self.path}: {e}")
 
@@ -148,7 +143,7 @@ class HistoryStore:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: committed whole, or rolled back whole."""
         with self._mapped():
-            _patiently(lambda: self._db.execute("BEGIN IMMEDIATE"))
+            patiently(lambda: self._db.execute("BEGIN IMMEDIATE"))
             try:
                 yield self._db
             except BaseException:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from ragsonde.errors import QueryValidationError
@@ -23,9 +23,11 @@ __all__ = [
     "options_error",
     "options_of",
     "shown",
+    "validated",
 ]
 
 _Options = TypeVar("_Options")
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 def id_text(value: object, name: str) -> str:
@@ -79,6 +81,15 @@ def first_error(err: ValidationError) -> str:
     """pydantic's first error as ``where: why`` (``the file`` where it is the whole document):
     what a file read back (a saved report, a plan) is refused with."""
     return _where_why(err.errors(include_url=False)[0])
+
+
+def validated(model: type[_Model], data: object, refused: str, field: str) -> _Model:
+    """``data`` as ``model`` (a file read back: a saved report, a plan), else a VALIDATION_ERROR
+    ``{refused}: {where}: {why}`` naming ``field``."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise QueryValidationError(f"{refused}: {first_error(e)}", field=field) from e
 
 
 def every_error(err: ValidationError) -> str:
