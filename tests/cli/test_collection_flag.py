@@ -1,5 +1,6 @@
 """``-c ""`` is refused, not dropped: ``ragsonde batch`` took an empty ``--collection`` for none
-given and ran the batch on the default collection."""
+given and ran the batch on the default collection. ``--home ""`` is refused too: it was the
+working folder, where an ingest wrote its collections."""
 
 from __future__ import annotations
 
@@ -25,3 +26,16 @@ def test_an_empty_collection_flag_is_a_validation_error(
     error = error.get("error") or error["responses"][0]["error"]
     assert error["code"] == "VALIDATION_ERROR"
     assert "collection" in error["message"] and "rag_embedding" not in result.stdout
+
+
+def test_an_empty_home_flag_is_refused_and_writes_nothing(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Lidar\n\nCalibrate the lidar before each run.\n")
+    monkeypatch.chdir(tmp_path)
+    result = cli("ingest", str(docs), "-c", "c", "--home", "")
+    assert result.exit_code == 2, result.output
+    assert "--home" in result.output and "must name a folder" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]

@@ -236,3 +236,25 @@ def test_a_batch_query_with_a_lone_surrogate_in_a_key_is_named_alone(
         "message": "Invalid query: a field name must be valid Unicode text, but character 0 is "
         "a lone surrogate (U+D800); send UTF-8",
     }
+
+
+@pytest.mark.slow
+def test_beir_rows_in_a_file_of_another_name_say_how_to_read_them_and_the_list_is_capped(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Every line of SciFact's corpus, copied to ``papers.jsonl``, failed with 'each line needs
+    "id" and "text"', thousands of times over, with no word of BEIR's file name."""
+    source = tmp_path / "papers.jsonl"
+    rows = [{"_id": str(n), "title": f"T{n}", "text": f"Paper {n} on lidar."} for n in range(25)]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    home = str(tmp_path / "home")
+    result = cli("ingest", str(source), "-c", "p", "--home", home)
+    assert result.exit_code == 1, result.stdout + result.stderr
+    said = " ".join(result.stderr.split())
+    assert 'BEIR\'s "_id"' in said and "corpus.jsonl" in said
+    assert said.count("failed papers.jsonl:") == 20 and "… and 5 more failures" in said
+    listed = cli("ingest", str(source), "-c", "p", "--home", home, "--json")
+    assert len(json.loads(listed.stdout)["failed"]) == 25
+    (tmp_path / "corpus.jsonl").write_bytes(source.read_bytes())
+    result = cli("ingest", str(tmp_path / "corpus.jsonl"), "-c", "p", "--home", home)
+    assert result.exit_code == 0, result.stderr

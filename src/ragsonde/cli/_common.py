@@ -113,10 +113,26 @@ EmbedderOpt = Annotated[
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON (the contract's shape).")
 ]
+
+
+def _home_folder(text: str) -> Path:
+    """``--home`` as a path; an empty one was the working folder (``Path("")`` is ``.``), so a
+    script's unset variable (``--home "$HOME_DIR"``) wrote collections and history there."""
+    if not text.strip():
+        raise typer.BadParameter(
+            "must name a folder (leave --home out for RAGSONDE_HOME or ./.ragsonde)"
+        )
+    return Path(text)
+
+
 #: ``--home``: where the embedded store lives.
 HomeOpt = Annotated[
     Path | None,
-    typer.Option("--home", help="Embedded store folder \\[default: RAGSONDE_HOME or ./.ragsonde]"),
+    typer.Option(
+        "--home",
+        parser=_home_folder,
+        help="Embedded store folder \\[default: RAGSONDE_HOME or ./.ragsonde]",
+    ),
 ]
 
 

@@ -35,6 +35,9 @@ from ragsonde.models.text import counted
 
 __all__ = ["ingest"]
 
+#: Failures listed on the terminal; a corpus of another shape failed on every line, thousands.
+FAILURES_SHOWN = 20
+
 
 @app.command()
 @cli_errors
@@ -161,8 +164,12 @@ def ingest(
         f"'{report.collection}': {report.embedded} embedded, {report.skipped} unchanged, "
         f"{report.deleted} deleted, {len(report.failed)} failed ({report.seconds:.1f} s)."
     )
-    for failure in report.failed:
-        err_console.print(f"  [yellow]failed[/] {failure.source}: {failure.reason}")
+    for failure in report.failed[:FAILURES_SHOWN]:
+        err_console.print(f"  [yellow]failed[/] {escape(failure.source)}: {escape(failure.reason)}")
+    if len(report.failed) > FAILURES_SHOWN:
+        err_console.print(
+            f"  … and {len(report.failed) - FAILURES_SHOWN} more failures (`--json` lists each)"
+        )
     if failed_pages:
         err_console.print(
             f"[bold red]{counted(len(report.failed), 'page')} could not be fetched[/] (listed "

@@ -42,7 +42,7 @@ class JsonlSource:
         except ValueError as e:  # a lone surrogate in a field (named)
             return Failure(where, str(e))
         if not isinstance(row, dict) or "id" not in row or "text" not in row:
-            return Failure(where, 'each line needs "id" and "text"')
+            return Failure(where, 'each line needs "id" and "text"' + _beir_hint(row))
         wrong = _wrong_types(row)
         if wrong is not None:
             return Failure(where, wrong)
@@ -60,6 +60,16 @@ class JsonlSource:
             url=url or None,
             metadata=row,
         )
+
+
+def _beir_hint(row: object) -> str:
+    """A BEIR row (``_id``) in a file of another name: how to have it read as one."""
+    if isinstance(row, dict) and "_id" in row and "id" not in row:
+        return (
+            ' (this line has BEIR\'s "_id": a BEIR corpus is read as one from a file named '
+            "corpus.jsonl, or from its folder, its title joined to its text)"
+        )
+    return ""
 
 
 def _wrong_types(row: dict[str, object]) -> str | None:
