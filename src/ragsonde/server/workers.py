@@ -69,10 +69,11 @@ class WorkerPool:
             pool.shutdown(wait=False, cancel_futures=True)
             _log.error("the worker process died computing %s: %s", self.what, e)
             raise QueryValidationError(
-                f"The worker process computing {self.what} crashed on this job's input and "
-                "was replaced; the server and the other jobs are unaffected. The same input will "
-                "crash it again: check the benchmark's ids and text, and report the rows to "
-                "ragsonde's maintainers.",
+                f"The worker process computing {self.what} died during this job (native code "
+                "failing on its input, or the process killed, e.g. out of memory) and was "
+                "replaced; the server and the other jobs are unaffected. Run the job again; if "
+                "the same benchmark ends it again, check its ids and text, and report the rows "
+                "to ragsonde's maintainers.",
                 field="benchmark",
             ) from e
 
