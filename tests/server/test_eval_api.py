@@ -45,6 +45,7 @@ def test_uploaded_benchmark_runs_as_a_job(api):
     assert done["status"] == "done", done["error"]
     report = done["report"]
     assert report["n_queries"] == 3 and report["collection"] == "docs"
+    assert report["dataset"] == "uploaded benchmark"
     assert report["metrics"]["hit_rate@3"] == 1.0
     assert done["progress"] == {"done": 3, "total": 3}
     assert [g["passed"] for g in report["gates"]] == [True, False] and done["passed"] is False
@@ -63,6 +64,10 @@ def test_dataset_path_on_the_server(api, server_settings):
         resp = api.post("/v1/eval", json={"dataset": name, "k": [1]})
         done = wait_done(api, resp.json()["job_id"])
         assert done["status"] == "done" and done["report"]["metrics"]["ndcg@1"] == 1.0
+        # the report names the dataset as the request did: never the server's own folders
+        assert done["report"]["dataset"] == name
+        saved = api.get(f"/v1/eval/{done['job_id']}/report.html").text
+        assert str(server_settings.home) not in saved or name == str(bench)
 
 
 def test_bad_requests_are_contract_errors(api):

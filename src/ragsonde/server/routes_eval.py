@@ -284,6 +284,8 @@ def _run(job: EvalJob, state: ServerState) -> None:
             )
         else:
             job.report = evaluate(path, req.options, state.workspace, **how)
+        # the dataset as the request named it: the resolved path told clients the server's folders
+        job.report.dataset = req.dataset or "uploaded benchmark"
         _save(job, state)
         job.status = "done"
     except _Cancelled:
