@@ -135,6 +135,35 @@ def test_llamaindex_per_call_options_override_the_constructors(retriever):
     assert len(li.retrieve(bundle)) == 4
     with pytest.raises(QueryValidationError, match="score_threshold"):
         li.retrieve(bundle, score_threshold=2.0)
+    for query in (None, 3, QUESTION.encode()):  # a pydantic error and an AttributeError before
+        with pytest.raises(QueryValidationError, match="a string or a QueryBundle"):
+            li.retrieve(query)
+    with pytest.raises(QueryValidationError, match="Bad option mode"):
+        RagsondeRetriever(retriever, mode="nope")
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"top_k": 0}, "Bad option top_k"),
+        ({"k": 0}, "Bad option top_k"),
+        ({"mode": "nope"}, "Bad option mode"),  # accepted here, refused at the first query
+        ({"score_threshold": 2}, "Bad option score_threshold"),
+        ({"filter": "x"}, "Bad option filters"),
+        ({"retriever": None}, "must be a ragsonde Retriever"),
+        ({"retriever": {}}, "must be a ragsonde Retriever"),
+    ],
+)
+def test_langchain_constructor_options_are_ragsonde_errors(retriever, options, named):
+    """A bad constructor option is the QueryValidationError a bad per-call option is, not
+    pydantic's ValidationError (nor, for a bad mode, nothing until the first query)."""
+    pytest.importorskip("langchain_core")
+    from ragsonde.errors import QueryValidationError
+    from ragsonde.integrations.langchain import RagsondeRetriever
+
+    with pytest.raises(QueryValidationError, match=named):
+        RagsondeRetriever(**{"retriever": retriever, **options})
+    assert RagsondeRetriever(retriever=retriever, k=2, mode="hybrid").top_k == 2
 
 
 def _push(home: Path, target: Path, layout: str) -> dict:

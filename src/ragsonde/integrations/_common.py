@@ -4,7 +4,7 @@ one query through a Retriever, errors raised, hits as metadata."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -52,10 +52,17 @@ class CallOptions(BaseModel):
     top_k: int = Field(default=5, ge=1)
     score_threshold: float = Field(default=0.0, ge=0.0, le=1.0)
     filters: dict[str, Any] | None = None
-    mode: str = "dense"
+    mode: Literal["dense", "sparse", "hybrid"] = "dense"
     collection: CollectionName | None = None
 
-    def overlay(self, overrides: Mapping[str, Any]) -> CallOptions:
+    @classmethod
+    def constructed(cls, given: Mapping[str, Any]) -> CallOptions:
+        """An adapter's constructor options (``k``/``top_k`` …) checked as one call's are: a
+        bad value is a :class:`QueryValidationError` at construction, not a pydantic error
+        there and a ragsonde one at the first query (``mode="nope"`` was only the latter)."""
+        return cls().overlay(given, what="option")
+
+    def overlay(self, overrides: Mapping[str, Any], what: str = "per-call option") -> CallOptions:
         """These options with the call's ``overrides`` (``k``/``top_k``, ``filter``/``filters``,
         ``score_threshold``, ``mode``, ``collection``); an unknown name or a bad value raises
         :class:`QueryValidationError` instead of being ignored."""
@@ -71,9 +78,7 @@ class CallOptions(BaseModel):
         except ValidationError as e:
             err = e.errors()[0]
             field = ".".join(str(part) for part in err["loc"])
-            raise QueryValidationError(
-                f"Bad per-call option {field}: {err['msg']}", field=field
-            ) from e
+            raise QueryValidationError(f"Bad {what} {field}: {err['msg']}", field=field) from e
 
 
 def missing_extra(extra: str, exc: ImportError) -> ImportError:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.integrations._common import (
     CallOptions,
     hit_metadata,
@@ -36,9 +37,14 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise missing_extra("langchain", e) from e
 
-from pydantic import AliasChoices, ConfigDict, Field
+from pydantic import AliasChoices, ConfigDict, Field, model_validator
 
 __all__ = ["RagsondeRetriever"]
+
+#: The constructor's search options, by every name it takes.
+_SEARCH_OPTIONS = frozenset(
+    {"top_k", "k", "score_threshold", "filters", "filter", "mode", "collection"}
+)
 
 
 class RagsondeRetriever(BaseRetriever):
@@ -58,6 +64,22 @@ class RagsondeRetriever(BaseRetriever):
     )
     mode: str = "dense"
     collection: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check_options(cls, data: Any) -> Any:
+        """The search options checked as one call's are: a bad value is a QueryValidationError
+        (pydantic's ValidationError before; ``mode="nope"`` failed only at the first query)."""
+        if isinstance(data, dict):
+            given = data.get("retriever")
+            if not isinstance(given, Retriever):
+                raise QueryValidationError(
+                    "retriever must be a ragsonde Retriever "
+                    f"(RagsondeRetriever(retriever=Retriever())), not {type(given).__name__}.",
+                    field="retriever",
+                )
+            CallOptions.constructed({k: v for k, v in data.items() if k in _SEARCH_OPTIONS})
+        return data
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
+from ragsonde.errors import QueryValidationError
 from ragsonde.integrations._common import (
     CallOptions,
     hit_metadata,
@@ -65,7 +66,7 @@ class RagsondeRetriever(BaseRetriever):
     ) -> None:
         require(retriever, Retriever, "retriever")  # a dict failed at the first query
         self.retriever = retriever
-        self.options = CallOptions().overlay(  # a bad value: QueryValidationError, as per call
+        self.options = CallOptions.constructed(  # a bad value: QueryValidationError, as per call
             {
                 "top_k": top_k,
                 "score_threshold": score_threshold,
@@ -78,6 +79,7 @@ class RagsondeRetriever(BaseRetriever):
 
     def retrieve(self, str_or_query_bundle: QueryType, **overrides: Any) -> list[NodeWithScore]:
         """LlamaIndex's ``retrieve``; keywords override the constructor's options for this call."""
+        _check_query(str_or_query_bundle)
         token = _CALL.set(self.options.overlay(overrides))
         try:
             return super().retrieve(str_or_query_bundle)
@@ -88,6 +90,7 @@ class RagsondeRetriever(BaseRetriever):
         self, str_or_query_bundle: QueryType, **overrides: Any
     ) -> list[NodeWithScore]:
         """LlamaIndex's ``aretrieve``; keywords override the constructor's options."""
+        _check_query(str_or_query_bundle)
         token = _CALL.set(self.options.overlay(overrides))
         try:
             return await super().aretrieve(str_or_query_bundle)
@@ -104,3 +107,13 @@ class RagsondeRetriever(BaseRetriever):
             )
             for r in resp.results
         ]
+
+
+def _check_query(query: object) -> None:
+    """A string or a ``QueryBundle``: ``None`` failed in LlamaIndex's event model with a pydantic
+    error, bytes with an AttributeError."""
+    if not isinstance(query, str | QueryBundle):
+        raise QueryValidationError(
+            f"query_text: give a string or a QueryBundle, not {type(query).__name__}.",
+            field="query_text",
+        )
