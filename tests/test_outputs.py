@@ -127,3 +127,14 @@ def test_any_sqlite_database_is_refused_whichever_history_the_command_uses(
             check_outputs({"--out": target}, history=tmp_path / "mine.sqlite")
         assert str(db) in err.value.message
     check_outputs({"--out": tmp_path / "fresh.json"})  # a new text file: fine
+
+
+def test_a_folder_that_takes_no_new_file_is_refused_before_the_work(tmp_path: Path):
+    """``/proc`` lets root pass ``os.access``; the write failed after the work (a traffic run
+    had saved its benchmark and recorded its run). A probe file is made and removed instead."""
+    with pytest.raises(
+        QueryValidationError, match=r"its folder (cannot be written|is not writable)"
+    ):
+        check_outputs({"--output": Path("/proc/ragsonde-out.json")})
+    check_outputs({"--output": tmp_path / "out.json"})
+    assert list(tmp_path.iterdir()) == []  # the probe is gone

@@ -115,6 +115,8 @@ def check_output(
     if (st is None or stat.S_ISREG(st.st_mode)) and not os.access(parent, os.W_OK | os.X_OK):
         # the new file is made beside it and renamed: refused before the work, not after it
         raise _refuse(flag, path, "its folder is not writable; write to a folder you may write to")
+    if st is None or stat.S_ISREG(st.st_mode):
+        _probe(flag, path, parent)
     store = store_holding(target)
     if store is not None:
         raise _refuse(
@@ -139,6 +141,19 @@ def check_output(
         if given is not None and str(given) and st is not None and _same(path, Path(given)):
             raise _refuse(flag, path, "is an input of this command; writing it would replace it")
     return path
+
+
+def _probe(flag: str, path: Path, parent: Path) -> None:
+    """Make and remove a file where the output will be made: ``os.access`` says yes to root on
+    a read-only file system or ``/proc``, and the output failed after the work (a ``traffic``
+    run had saved its benchmark and recorded its run by then)."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".ragsonde-probe-")
+    except OSError as e:
+        raise _refuse(flag, path, f"its folder cannot be written ({e.strerror or e})") from e
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
 
 
 #: What marks a folder as a Qdrant store's own: an embedded (Edge) collection's config and

@@ -124,6 +124,13 @@ def _tracer() -> Any:
     try:
         from opentelemetry import trace
     except ImportError:
+        exporter = os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+        if exporter not in ("", "none") and not _state["configured"]:
+            _state["configured"] = True  # said once
+            _not_traced(
+                f"OTEL_TRACES_EXPORTER={exporter} is set, and OpenTelemetry is not installed: "
+                "pip install 'ragsonde[trace]' opentelemetry-sdk"
+            )
         return None
     configure_from_environment()
     return trace.get_tracer(_INSTRUMENTATION)

@@ -40,7 +40,10 @@ def test_rows_in_the_traffic_report_out(sample_home: Path, embedder: OnnxEmbedde
     off = next(q for q in report["queries"] if q["query"] == OFF_TOPIC)
     assert off["weight"] == 2 and off["weak"] is True
     calib = next(q for q in report["queries"] if q["query"] != OFF_TOPIC)
-    assert calib["mismatch"] == ["top_k: production 1, replay 5"]
+    assert calib["mismatch"] == [  # its one id, "x", is no document the replay returned
+        "top_k: production 1, replay 5",
+        "ids: production returned other documents (0 of its 1 among the replay's 5)",
+    ]
     assert report["history_run"] is None
     for bad in (too_many, empty):
         assert bad.status_code == 422 and bad.json()["error"]["code"] == "VALIDATION_ERROR"

@@ -135,10 +135,37 @@ def test_the_setting_that_explains_production_is_named() -> None:
     shorter = Production(ids=list("abc"))  # the same ranking, cut at 3: top_k
     assert mismatch(shorter, replay, params, "docs") == ["top_k: production 3, replay 5"]
     other = Production(ids=list("xyz"))  # three other ids: no setting explains it
-    assert mismatch(other, replay, params, "docs") == []
-    logged = Production(ids=list("ab"), threshold=0.5, collection="old", mode="hybrid", top_k=5)
+    assert mismatch(other, replay, params, "docs") == [
+        "ids: production returned other documents (0 of its 3 among the replay's 5)"
+    ]
+    logged = Production(ids=list("ab"), threshold=0.5, collection="old", mode="HYBRID", top_k=5)
     assert mismatch(logged, replay, params, "docs") == [
         "collection: production old, replay docs",
         "threshold: production 0.5, replay 0.2",
-        "mode: production hybrid, replay dense",
+        "mode: production HYBRID, replay dense",
     ]
+    assert mismatch(Production(ids=list("ab"), mode="Dense"), replay[:2], params, "docs") == []
+    longer = Production(ids=list("abcdefgh"))  # more ids than the replay's top_k: asked for more
+    assert mismatch(longer, replay, params, "docs") == [
+        "top_k: production at least 8 (it returned 8 ids), replay 5"
+    ]
+    cut = mismatch(Production(ids=list("abcde")), replay[:1], params, "docs")
+    assert cut == ["threshold: replay 0.2 kept 1 of its top_k 5, production returned 5"]
+
+
+def test_a_verdict_names_a_setting_only_for_what_it_explains() -> None:
+    """A top_k differing while production returns wholly other documents: replaying with
+    production's top_k would not give users' results, and the verdict says so."""
+    from collections import Counter
+
+    from ragsonde.traffic.views import production_verdict
+
+    example = "top_k: production 3, replay 5"
+    both = production_verdict(Counter({"top_k": 4, "ids": 4}), example, 4, 0.0)
+    assert "Replay with production's top_k" in both and "also returns other documents" in both
+    only_k = production_verdict(Counter({"top_k": 4}), example, 4, 0.6)
+    assert "also" not in only_k and "embedder" not in only_k
+    only_ids = production_verdict(Counter({"ids": 2}), None, 4, 0.9)
+    assert "no logged setting explains it" in only_ids and "2 of 4" in only_ids
+    agree = production_verdict(Counter(), None, 4, 0.95)
+    assert agree.startswith("Production and the replay agree")

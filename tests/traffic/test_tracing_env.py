@@ -7,6 +7,7 @@ Oracle: the variable unset, or ``console``, gives no such line."""
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,22 @@ def _otlp_installed() -> bool:
 def test_a_missing_otlp_exporter_is_said(tmp_path: Path) -> None:
     said = _stderr(tmp_path, "otlp")
     assert WARNING in said and "pip install opentelemetry-exporter-otlp-proto-http" in said
+
+
+def test_an_exporter_asked_for_without_opentelemetry_is_said(tmp_path: Path) -> None:
+    """Without the API installed, ``OTEL_TRACES_EXPORTER=console`` was ignored in silence."""
+    blocker = tmp_path / "block" / "sitecustomize.py"
+    blocker.parent.mkdir()
+    blocker.write_text(
+        "import sys\nsys.modules['opentelemetry'] = None  # as if it were not installed\n"
+    )
+    env = {
+        "RAGSONDE_HOME": str(tmp_path / "home"),
+        "OTEL_TRACES_EXPORTER": "console",
+        "PYTHONPATH": os.pathsep.join(
+            [str(blocker.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
+    done = run("query", "lidar range", "-c", "nowhere", env=env)
+    assert "COLLECTION_NOT_FOUND" in done.stderr, done.stderr
+    assert done.stderr.count(WARNING) == 1 and "OpenTelemetry is not installed" in done.stderr

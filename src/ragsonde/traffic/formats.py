@@ -35,6 +35,14 @@ _PACKED = {
     b"PK\x03\x04": ("a zip archive", "extract the log from it first", "unzip {}"),
     b"7z\xbc\xaf\x27\x1c": ("a 7z archive", "extract the log from it first", "7z x {}"),
     b"PAR1": ("a Parquet file", "export it as JSON Lines or CSV first", ""),
+    b"%PDF-": ("a PDF document", "write its queries as JSON Lines or CSV first", ""),
+}
+#: Byte order marks of text in another encoding than UTF-8 (UTF-16 read as "binary data").
+_OTHER_ENCODINGS = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
 }
 
 
@@ -104,12 +112,11 @@ def _by_rows(text: str, whole: bool) -> str | None:
     is what lets a log whose first line is cut or bad be read, that line counted malformed."""
     lines = text.split("\n")
     for line in (lines if whole else lines[:-1])[:_ROWS_READ]:
-        line = line.strip()
-        if not line.startswith("{"):
+        if not line.startswith("{"):  # an indented object is inside a document over lines
             continue
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(row, dict):
             continue
@@ -135,6 +142,13 @@ def detect_format(path: Path) -> str:
             how += f" ({command.format(shlex.quote(str(path)))})"
         text_only = "ragsonde reads traffic as plain or gzip-compressed text"
         raise bad_file(path, f"it is {what}, and {text_only}; {how}")
+    encoding = next((v for bom, v in _OTHER_ENCODINGS.items() if head.startswith(bom)), None)
+    if encoding is not None:
+        raise bad_file(
+            path,
+            f"it is {encoding} text, and ragsonde reads UTF-8; convert it first (iconv -f "
+            f"{encoding} -t UTF-8 {shlex.quote(str(path))} > log.utf8)",
+        )
     if b"\x00" in head:
         raise bad_file(path, "it holds binary data (NUL bytes), not a query log or OTLP JSON")
     text = head.decode("utf-8-sig", errors="replace").lstrip()
@@ -145,8 +159,20 @@ def detect_format(path: Path) -> str:
         first = text.split("\n", 1)[0]
         try:
             row = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):
             row = None  # a document over several lines: only OTLP JSON is read that way
+        if text.startswith("[") and (isinstance(row, list) or row is None):
+            raise bad_file(
+                path,
+                "it holds a JSON array; write one JSON object a line (JSON Lines: "
+                "jq -c '.[]' FILE > log.jsonl), or OTLP JSON traces",
+            )
+        if row is None and '"weak_share"' in text and '"n_queries"' in text:
+            raise bad_file(
+                path,
+                "it is a traffic report (what `ragsonde traffic -o` writes); read the traffic "
+                "benchmark `--save` writes (JSON Lines), or the logs themselves",
+            )
         if isinstance(row, dict) and not ("resourceSpans" in row or "resource_spans" in row):
             return "jsonl"
         if row is None and '"context"' in text and '"trace_id"' in text:

@@ -28,12 +28,14 @@ from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
 __all__ = [
     "RowError",
     "number",
+    "optional_text",
     "parse_time",
     "production_of",
     "read_csv",
     "read_jsonl",
     "returned_id",
     "row_query",
+    "text_field",
 ]
 
 
@@ -70,9 +72,28 @@ def returned_id(value: Any, name: str) -> str:
     """A returned point's id as text (:func:`~ragsonde.models.validation.id_text`), a RowError
     for one that is none."""
     try:
-        return id_text(value, f"its {name}")
+        found = id_text(value, f"its {name}")
     except ValueError as e:
         raise RowError(str(e)) from None
+    return text_field(found, name)
+
+
+def text_field(value: Any, name: str) -> str:
+    """A text field of a row or span (an id, a session, a collection, a mode) as text: text or
+    a whole number, valid Unicode. A lone surrogate in one failed later, with a traceback (the
+    id's hash, the saved benchmark); an object was kept as its Python repr."""
+    try:
+        found = id_text(value, f"its {name}")
+    except ValueError as e:
+        raise RowError(str(e)) from None
+    if invalid_unicode_at(found) is not None:
+        raise RowError(f"its {name} is not valid Unicode text (a lone surrogate)")
+    return found
+
+
+def optional_text(value: Any, name: str) -> str | None:
+    """:func:`text_field`, None when the row or span has none."""
+    return None if value in (None, "") else text_field(value, name)
 
 
 #: The largest number taken as epoch seconds (year 5138); above it, ms, µs, then ns.
@@ -106,7 +127,12 @@ def parse_time(value: Any) -> datetime | None:
             raise RowError(
                 f"timestamp {shown(value)} is neither ISO 8601 nor epoch seconds"
             ) from None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        try:  # 0001-01-01T00:00+14:00 is a year 0 in UTC: an OverflowError after the read
+            parsed.astimezone(UTC)
+        except OverflowError:
+            raise RowError(f"timestamp {shown(value)} is out of range in UTC") from None
+        return parsed
     raise RowError(f"timestamp {shown(value)} is not a time")
 
 
@@ -177,8 +203,8 @@ def production_of(
         ),
         top_k=k,
         threshold=number(threshold, float, "threshold"),
-        collection=str(collection) if collection not in (None, "") else None,
-        mode=str(mode) if mode not in (None, "") else None,
+        collection=optional_text(collection, "collection"),
+        mode=optional_text(mode, "mode"),
     )
 
 
@@ -209,14 +235,12 @@ def row_query(row: Mapping[str, Any], where: str, stats: ReadStats) -> TrafficQu
         stats.skip("malformed", where, "the query is not valid Unicode text")
         return None
     try:
-        qid = row.get("query_id")
-        session = row.get("session")
         return TrafficQuery(
             query=text.strip(),
-            query_id=str(qid) if qid not in (None, "") else "",
+            query_id=optional_text(row.get("query_id"), "query_id") or "",
             first_seen=parse_time(row.get("timestamp", row.get("first_seen"))),
             weight=_weight(row.get("weight")),
-            session=str(session) if session not in (None, "") else None,
+            session=optional_text(row.get("session"), "session"),
             production=_production(row),
             source=where,
         )
@@ -236,6 +260,9 @@ def read_jsonl(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
         except ValueError as e:
             stats.skip("malformed", where, f"not JSON ({e})")
             continue
+        except RecursionError:
+            stats.skip("malformed", where, "not JSON ragsonde reads: it nests too deeply")
+            continue
         if not isinstance(row, dict):
             stats.skip("malformed", where, "not a JSON object")
             continue
@@ -253,11 +280,12 @@ def read_csv(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
             yield line
 
     lines = numbered()
-    try:
-        dialect: Any = csv.Sniffer().sniff(next(iter([_first(path)])), delimiters=",;\t")
+    try:  # the delimiter only: sniffed from a header line, doublequote was False, and the
+        # standard CSV of csv.writer, Excel and pandas ("" inside a quoted field) misread
+        delimiter = csv.Sniffer().sniff(_first(path), delimiters=",;\t").delimiter
     except csv.Error:
-        dialect = csv.excel
-    reader = csv.DictReader(lines, dialect=dialect)
+        delimiter = ","
+    reader = csv.DictReader(lines, dialect=csv.excel, delimiter=delimiter)
     try:
         header = [h.strip() for h in reader.fieldnames or []]
     except csv.Error as e:  # a header field over csv's 131,072-character limit, a stray quote

@@ -24,9 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.inputs import MAX_DOCUMENT_BYTES, joined, size_text
-from ragsonde.models.text import invalid_unicode_at
+from ragsonde.models.text import invalid_text_in, invalid_unicode_at
 from ragsonde.traffic.formats import bad_file, numbered_lines
-from ragsonde.traffic.logs import RowError, number, parse_time, production_of, returned_id
+from ragsonde.traffic.logs import (
+    RowError,
+    number,
+    optional_text,
+    parse_time,
+    production_of,
+    returned_id,
+)
 from ragsonde.traffic.records import ReadStats, TrafficQuery
 
 __all__ = ["attributes", "read_otlp", "retrieval_query"]
@@ -44,11 +51,9 @@ def _value(v: Any) -> Any:
     for key in ("stringValue", "string_value", "boolValue", "bool_value", "doubleValue"):
         if key in v:
             return v[key]
-    for key in ("intValue", "int_value"):
+    for key in ("intValue", "int_value", "double_value"):
         if key in v:
-            return int(v[key])
-    if "double_value" in v:
-        return float(v["double_value"])
+            return _number(v[key])
     array = v.get("arrayValue", v.get("array_value"))
     if isinstance(array, dict):
         return [_value(x) for x in array.get("values", [])]
@@ -56,6 +61,21 @@ def _value(v: Any) -> Any:
     if isinstance(kvlist, dict):
         return attributes(kvlist.get("values", []))
     return None
+
+
+def _number(raw: Any) -> Any:
+    """An int64 (OTLP JSON writes it as a string) or a double as a number; a value that is
+    none is kept as it is, for the field that reads it to refuse (:func:`number`): ``int()`` on
+    it ended the whole read, even in a span that is not a retrieval."""
+    if isinstance(raw, str):
+        try:
+            return int(raw)
+        except ValueError:
+            try:
+                return float(raw)
+            except ValueError:
+                return raw
+    return raw
 
 
 def attributes(items: Any) -> dict[str, Any]:
@@ -71,14 +91,19 @@ def _json(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     return value
 
 
 def _documents(attrs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The returned documents as ``{id, score, metadata}``, best first."""
-    genai = _json(attrs.get("gen_ai.retrieval.documents"))
+    """The returned documents as ``{id, score, metadata}``, best first; a RowError when the
+    GenAI documents attribute is there but no JSON list (it was read as no documents, and the
+    span's production answer lost without a count)."""
+    given = attrs.get("gen_ai.retrieval.documents")
+    genai = _json(given)
+    if given is not None and not isinstance(genai, list):
+        raise RowError("its gen_ai.retrieval.documents is not a JSON list of {id, score}")
     if isinstance(genai, list):
         return [d for d in genai if isinstance(d, dict)]
     docs: dict[int, dict[str, Any]] = {}
@@ -104,14 +129,14 @@ def _doc_id(doc: Mapping[str, Any], i: int) -> str | None:
     return None
 
 
-def _collection(attrs: Mapping[str, Any], docs: list[dict[str, Any]]) -> str | None:
+def _collection(attrs: Mapping[str, Any], docs: list[dict[str, Any]]) -> Any:
     for key in ("gen_ai.data_source.id", "db.collection.name", "ragsonde.collection"):
         if attrs.get(key):
-            return str(attrs[key])
+            return attrs[key]
     for doc in docs:
         meta = _json(doc.get("metadata"))
         if isinstance(meta, dict) and meta.get("_collection_name"):
-            return str(meta["_collection_name"])
+            return meta["_collection_name"]
     return None
 
 
@@ -138,16 +163,23 @@ def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> Tr
         return None
     text = _query_text(attrs)
     if not isinstance(text, str) or not text.strip():
-        stats.skip("no_query_text", where, "a retrieval span without query text")
+        stats.skip(
+            "no_query_text",
+            where,
+            "a retrieval span without query text (recorded only on opt-in: "
+            "RAGSONDE_TRACE_CONTENT=1 for ragsonde's spans, OpenInference's unless "
+            "OPENINFERENCE_HIDE_INPUTS is set)",
+        )
         return None
     if invalid_unicode_at(text) is not None:
         stats.skip("malformed", where, "its query is not valid Unicode text")
         return None
-    docs = _documents(attrs)
     meta = _json(attrs.get("metadata"))
     meta = meta if isinstance(meta, dict) else {}
-    qid = meta.get("query_id", attrs.get("ragsonde.query_id", ""))
     try:
+        docs = _documents(attrs)
+        qid = optional_text(meta.get("query_id", attrs.get("ragsonde.query_id")), "query_id")
+        session = optional_text(meta.get("session"), "session")
         # each returned document with an id, and its score (a document without one is not
         # production's answer we can compare; its score would misalign the rest)
         found = [
@@ -173,24 +205,35 @@ def retrieval_query(span: Mapping[str, Any], stats: ReadStats, where: str) -> Tr
         return None
     return TrafficQuery(
         query=text.strip(),
-        query_id=str(qid) if qid not in (None, "") else "",
+        query_id=qid or "",
         first_seen=first_seen,
-        session=str(meta["session"]) if meta.get("session") else None,
+        session=session,
         production=production if docs or production.top_k is not None else None,
         source=where,
     )
 
 
-def _spans(request: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    for resource in request.get("resourceSpans", request.get("resource_spans", [])) or []:
+def _listed(value: Any, name: str, where: str, stats: ReadStats) -> list[Any]:
+    """An OTLP list field; another value is counted malformed (iterating ``7`` was a
+    TypeError that ended the read)."""
+    if value is None or isinstance(value, list):
+        return value or []
+    stats.skip("malformed", where, f"its {name} is {type(value).__name__}, not a list")
+    return []
+
+
+def _spans(request: Mapping[str, Any], where: str, stats: ReadStats) -> Iterator[Mapping[str, Any]]:
+    resources = request.get("resourceSpans", request.get("resource_spans"))
+    for resource in _listed(resources, "resourceSpans", where, stats):
         if not isinstance(resource, dict):
             continue
         scopes = resource.get("scopeSpans", resource.get("scope_spans"))
         if scopes is None:  # OTLP before 1.0
-            scopes = resource.get("instrumentationLibrarySpans", [])
-        for scope in scopes or []:
+            scopes = resource.get("instrumentationLibrarySpans")
+        for scope in _listed(scopes, "scopeSpans", where, stats):
             if isinstance(scope, dict):
-                yield from (s for s in scope.get("spans", []) or [] if isinstance(s, dict))
+                spans = _listed(scope.get("spans"), "spans", where, stats)
+                yield from (s for s in spans if isinstance(s, dict))
 
 
 def _requests(path: Path, stats: ReadStats) -> Iterator[tuple[str, Any]]:
@@ -202,6 +245,9 @@ def _requests(path: Path, stats: ReadStats) -> Iterator[tuple[str, Any]]:
             continue
         try:
             yield f"{path.name}:{n}", json.loads(line)
+            continue
+        except RecursionError:
+            stats.skip("malformed", f"{path.name}:{n}", "JSON nested too deeply to read")
             continue
         except json.JSONDecodeError as e:
             if n > 1 or pending:
@@ -221,11 +267,14 @@ def _requests(path: Path, stats: ReadStats) -> Iterator[tuple[str, Any]]:
             "the most ragsonde reads whole; write one request a line (JSON Lines)",
         ) from e
     try:
-        yield path.name, json.loads(text)
+        request = json.loads(text)
+    except RecursionError as e:
+        raise bad_file(path, "its OTLP JSON nests too deeply to read") from e
     except json.JSONDecodeError as e:
         raise bad_file(
             path, f"its OTLP JSON ends or breaks at line {e.lineno}, column {e.colno} ({e.msg})"
         ) from e
+    yield path.name, request
 
 
 def read_otlp(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
@@ -234,8 +283,12 @@ def read_otlp(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
         if not isinstance(request, dict):
             stats.skip("malformed", where, "not an OTLP request object")
             continue
-        for span in _spans(request):
-            span_where = f"{where} span {span.get('spanId', span.get('span_id', '?'))}"
+        for span in _spans(request, where, stats):
+            span_id = span.get("spanId", span.get("span_id", "?"))
+            span_where = f"{where} span {span_id if isinstance(span_id, str) else '?'}"
+            if invalid_text_in(span) is not None:  # one span, not the request's others
+                stats.skip("malformed", span_where, "it holds text that is not valid Unicode")
+                continue
             found = retrieval_query(span, stats, span_where)
             if found is not None:
                 yield found

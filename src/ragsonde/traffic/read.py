@@ -137,7 +137,13 @@ def benchmark_row(q: TrafficQuery) -> dict[str, object]:
     if q.first_seen is not None:
         row["first_seen"] = q.first_seen.isoformat()
     if q.production is not None and q.production.ids:
-        row["production"] = {"ids": q.production.ids, "scores": q.production.scores}
+        # with the settings production logged: read back, the verdict still names them
+        settings = q.production.model_dump(include={"top_k", "threshold", "collection", "mode"})
+        row["production"] = {
+            "ids": q.production.ids,
+            "scores": q.production.scores,
+            **{k: v for k, v in settings.items() if v is not None},
+        }
     return row
 
 

@@ -70,7 +70,8 @@ class QueryHealth(_Part):
     mismatch: list[str] = Field(
         default_factory=list,
         description="Settings in which production differs from the replay (top_k, threshold, "
-        "mode, collection), each with the two values.",
+        "mode, collection), each with the two values; and 'ids: …' when its documents are "
+        "mostly not the replay's, which no logged setting explains.",
     )
     top_ids: list[str] = Field(default_factory=list, description="The replay's top ids.")
 
@@ -100,7 +101,8 @@ class ProductionSummary(_Part):
     mean_agreement: float
     low_agreement: int = Field(description="Queries with agreement below 0.5.")
     explained_by: dict[str, int] = Field(
-        description="Setting -> queries in which it differs from the replay's."
+        description="Setting -> queries in which it differs from the replay's; 'ids': queries "
+        "whose production documents are mostly not the replay's, which no logged setting explains."
     )
     verdict: str
 

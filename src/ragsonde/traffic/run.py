@@ -83,13 +83,14 @@ class TrafficOptions(BaseModel):
 def _health(
     q: TrafficQuery, predicted: float | None, signals: dict[str, float], weak_below: float
 ) -> QueryHealth:
+    shown = round(predicted, 6) if predicted is not None else None
     return QueryHealth(
         query=q.query,
         query_id=q.query_id,
         weight=q.weight,
         first_seen=q.first_seen.astimezone(UTC).isoformat() if q.first_seen else None,
-        predicted=round(predicted, 6) if predicted is not None else None,
-        weak=predicted is not None and predicted < weak_below,
+        predicted=shown,
+        weak=shown is not None and shown < weak_below,  # as shown: 0.1 is not weak at 0.1
         signals={k: round(v, 6) for k, v in signals.items()},
     )
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.traffic.records import Production, ReadStats, TrafficQuery
-from ragsonde.traffic.shape import day_of, normalise, query_id_of, stratified
+from ragsonde.traffic.shape import Repeats, day_of, normalise, query_id_of, stratified
 from ragsonde.traffic.table import HashTable
 
 if TYPE_CHECKING:
@@ -74,6 +74,13 @@ def key_of(text: str) -> int:
     return int.from_bytes(digest, "little")
 
 
+def _id_key(query_id: str) -> int:
+    """The 8-byte hash a query's id is kept by."""
+    return int.from_bytes(
+        hashlib.blake2b(query_id.encode("utf-8"), digest_size=8).digest(), "little"
+    )
+
+
 def _micros(t: datetime) -> int:
     return (t - _EPOCH) // _US
 
@@ -89,8 +96,8 @@ class Scan:
     While reading, :meth:`add` merges records into a :class:`HashTable`; :meth:`done` freezes
     it into arrays (row ``i`` is the query of hash ``table.keys[i]``): ``first`` (the number of
     its first record: the reading order), ``weight``, ``seen``, ``offset``, ``suffix`` (0, or
-    n: the id is ``"<id>-<n + 1>"``, two texts holding one id) and ``kept`` (1: analysed, not
-    sampled out)."""
+    n: the n-th repeat of its id, named by :class:`~ragsonde.traffic.shape.Repeats`), ``ids``
+    (every id's hash, sorted) and ``kept`` (1: analysed, not sampled out)."""
 
     def __init__(self) -> None:
         self.table = HashTable(_COLUMNS)
@@ -101,6 +108,7 @@ class Scan:
         self.seen: npt.NDArray[np.int64] | None = None
         self.offset: npt.NDArray[np.int32] | None = None
         self.suffix: npt.NDArray[np.int32] | None = None
+        self.ids: npt.NDArray[np.uint64] | None = None  # every query's id hash, sorted
 
     def __len__(self) -> int:
         return len(self.table)
@@ -113,10 +121,9 @@ class Scan:
         found = self.table.find(key)
         if found is None:
             qid = record.query_id or query_id_of(record.query)
-            digest = hashlib.blake2b(qid.encode("utf-8"), digest_size=8).digest()
             has = record.production is not None
             row = (number, record.weight, us, _offset(t) if t is not None else 0)
-            self.table.insert(key, (*row, int.from_bytes(digest, "little"), has))
+            self.table.insert(key, (*row, _id_key(qid), has))
             return False
         cols, i = found
         # summed as Python ints and held at int64's top: numpy's += would wrap to negative
@@ -146,6 +153,7 @@ class Scan:
         starts = np.maximum.accumulate(np.where(run, np.arange(n), 0))
         self.suffix = np.empty(n, dtype=np.int32)
         self.suffix[by_id] = np.arange(n) - starts
+        self.ids = np.unique(ids)
         self.kept = bytearray(b"\x01" * n)
 
     def reading_order(self) -> list[int]:
@@ -168,7 +176,7 @@ class Scan:
 
         if self.first is None or self.weight is None or self.seen is None:
             raise RuntimeError("Scan.done() was not called")
-        if self.offset is None or self.suffix is None:
+        if self.offset is None or self.suffix is None or self.ids is None:
             raise RuntimeError("Scan.done() was not called")
         rows = np.flatnonzero(np.frombuffer(self.kept, dtype=np.uint8))
         rows = rows[np.argsort(self.first[rows], kind="stable")]  # reading order
@@ -185,6 +193,7 @@ class Scan:
             if row is not None and self.kept[row]:
                 plan.production[int(self.first[row])] = answer
         plan.n = len(rows)
+        plan.ids = self.ids
         return plan
 
 
@@ -208,6 +217,17 @@ class Plan:
         weakref.finalize(self, self._file.close)  # the plan's owner has no close to call
         self.production: dict[int, Production] = {}
         self.n = 0
+        self.ids: npt.NDArray[np.uint64] | None = None  # the logged ids' hashes, sorted
+
+    def holds_id(self, query_id: str) -> bool:
+        """Whether a logged query (sampled or not) has ``query_id`` (by its hash)."""
+        import numpy as np
+
+        if self.ids is None or not len(self.ids):
+            return False
+        key = np.uint64(_id_key(query_id))
+        i = int(np.searchsorted(self.ids, key))
+        return i < len(self.ids) and self.ids[i] == key
 
     def write(self, data: bytes) -> None:
         self._file.write(data)
@@ -273,6 +293,7 @@ def emit(records: Iterable[TrafficQuery], plan: Plan) -> Iterator[TrafficQuery]:
     that end before the last planned query, mean the files changed between the two passes: a
     VALIDATION_ERROR, rather than queries that are not the traffic's."""
     planned = iter(plan)
+    repeats = Repeats(plan.holds_id)
     nxt = next(planned, None)
     for number, record in enumerate(records):
         if nxt is None:
@@ -283,7 +304,7 @@ def emit(records: Iterable[TrafficQuery], plan: Plan) -> Iterator[TrafficQuery]:
         if key_of(record.query) != key:
             raise _changed(f"record {number + 1} is not the query read there before")
         qid = record.query_id or query_id_of(record.query)
-        record.query_id = f"{qid}-{n + 1}" if n else qid
+        record.query_id = repeats.name(qid, n) if n else qid
         record.weight = weight
         record.first_seen = _time(seen, offset)
         if record.production is None:

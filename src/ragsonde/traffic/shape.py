@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from ragsonde.traffic.records import ReadStats, TrafficQuery
 
-__all__ = ["day_of", "merge", "normalise", "query_id_of", "sample_by_time", "stratified"]
+__all__ = [
+    "Repeats",
+    "day_of",
+    "merge",
+    "normalise",
+    "query_id_of",
+    "sample_by_time",
+    "stratified",
+]
 
 
 def normalise(text: str) -> str:
@@ -68,13 +76,39 @@ def merge(
         if seen.production is None:
             seen.production = record.production
     out = list(merged.values())
+    given = {q.query_id for q in out}
+    repeats = Repeats(given.__contains__)
     ids: dict[str, int] = {}
     for q in out:  # two texts logged under one id: the id stays unique
         n = ids.get(q.query_id, 0)
         ids[q.query_id] = n + 1
         if n:
-            q.query_id = f"{q.query_id}-{n + 1}"
+            q.query_id = repeats.name(q.query_id, n)
     return out
+
+
+class Repeats:
+    """The ids of the texts logged under an id another text holds: the ``n``-th repeat of
+    ``x`` is ``x-<m>``, ``m`` the ``n``-th number from 2 whose ``x-<m>`` is no logged id
+    (``given``). A plain ``x-<n + 1>`` was the id of another logged query (``x``, ``x``,
+    ``x-2``: two ``x-2``, a crash in the report's heaps, and a saved benchmark ``eval`` refused).
+    Two repeats' ids never meet: each ends in its own id's numbers. One per read, fed each id's
+    repeats in reading order (it remembers where each id's numbering stopped)."""
+
+    def __init__(self, given: Callable[[str], bool]) -> None:
+        self._given = given
+        self._last: dict[str, tuple[int, int]] = {}
+
+    def name(self, query_id: str, n: int) -> str:
+        done, m = self._last.get(query_id, (0, 1))
+        if n <= done:  # asked again or out of order: count from the start
+            done, m = 0, 1
+        while done < n:
+            m += 1
+            if not self._given(f"{query_id}-{m}"):
+                done += 1
+        self._last[query_id] = (done, m)
+        return f"{query_id}-{m}"
 
 
 def stratified(days: list[str], n: int, seed: int) -> set[int]:
@@ -88,9 +122,14 @@ def stratified(days: list[str], n: int, seed: int) -> set[int]:
     quotas = {day: n * len(idx) / total for day, idx in strata.items()}
     alloc = {day: int(quota) for day, quota in quotas.items()}
     left = n - sum(alloc.values())
-    for day in sorted(quotas, key=lambda d: (alloc[d] - quotas[d], d))[:left]:
-        alloc[day] += 1
     rng = random.Random(seed)  # noqa: S311 - a reproducible sample, not a secret
+    # remainders that tie (every day's, when n is below the number of days) are broken by the
+    # seed: broken by date, a sample of 10 from 30 days took the first 10 days for every seed
+    ties = sorted(quotas)
+    rng.shuffle(ties)
+    order = {day: i for i, day in enumerate(ties)}
+    for day in sorted(quotas, key=lambda d: (alloc[d] - quotas[d], order[d]))[:left]:
+        alloc[day] += 1
     keep: set[int] = set()
     for day in sorted(strata):
         keep.update(rng.sample(strata[day], alloc[day]))

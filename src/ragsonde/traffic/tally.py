@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from ragsonde.traffic.report import Period, ProductionSummary, QueryHealth, Topic
 from ragsonde.traffic.table import HashCounts
-from ragsonde.traffic.views import production_verdict, query_terms, topics, wilson
+from ragsonde.traffic.views import OTHER_IDS, production_verdict, query_terms, topics, wilson
 
 __all__ = ["SHOWN", "TOPIC_SAMPLE", "Tally"]
 
@@ -130,10 +130,8 @@ class Tally:
         if not self._prod_n:
             return None
         mean = self._prod_sum / self._prod_n
-        example = None
-        if self._explained:
-            setting, _ = self._explained.most_common(1)[0]
-            example = self._example[setting]
+        settings = [s for s, _ in self._explained.most_common() if s != OTHER_IDS]
+        example = self._example[settings[0]] if settings else None
         return ProductionSummary(
             n_queries=self._prod_n,
             mean_agreement=round(mean, 4),

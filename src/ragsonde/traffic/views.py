@@ -16,6 +16,7 @@ from ragsonde.traffic.records import Production
 from ragsonde.traffic.report import Period, ProductionSummary, QueryHealth, Topic
 
 __all__ = [
+    "OTHER_IDS",
     "Named",
     "agreement",
     "as_replay_ids",
@@ -84,37 +85,81 @@ def mismatch(
 
     top_k: production's logged top_k, else the number of ids it returned when that is fewer
     than the replay's top_k and the replay's first that many ids are the same set (a shorter
-    list of the same ranking). threshold, mode, collection: when the traffic logged them."""
+    list of the same ranking), or more than the replay's top_k (it asked for at least that
+    many). threshold: production's logged one, else the replay's when it cut the replay's list
+    below production's. mode (in any case) and collection: when the traffic logged them.
+    ``ids`` (:data:`OTHER_IDS`): production returned other documents than the replay's, beyond
+    what a shorter or longer list explains: no logged setting explains that part."""
     out: list[str] = []
     if production.collection and production.collection != collection:
         out.append(f"collection: production {production.collection}, replay {collection}")
-    k = production.top_k
-    if k is None and production.ids and len(production.ids) < params.top_k:
-        n = len(production.ids)
-        if agreement(production.ids, replay[:n]) > agreement(production.ids, replay):
-            k = n
+    n = len(production.ids)
+    k: int | str | None = production.top_k
+    if (
+        k is None
+        and production.ids
+        and n < params.top_k
+        and agreement(production.ids, replay[:n]) > agreement(production.ids, replay)
+    ):
+        k = n
+    if k is None and n > params.top_k:
+        k = f"at least {n} (it returned {n} ids)"
     if k is not None and k != params.top_k:
         out.append(f"top_k: production {k}, replay {params.top_k}")
     if production.threshold is not None and production.threshold != params.score_threshold:
         out.append(f"threshold: production {production.threshold}, replay {params.score_threshold}")
-    if production.mode and production.mode != params.mode:
+    elif (
+        production.threshold is None
+        and params.score_threshold > 0
+        and len(replay) < min(n, params.top_k)
+    ):
+        out.append(
+            f"threshold: replay {params.score_threshold} kept {len(replay)} of its top_k "
+            f"{params.top_k}, production returned {n}"
+        )
+    if production.mode and production.mode.strip().lower() != params.mode:
         out.append(f"mode: production {production.mode}, replay {params.mode}")
+    shared = len(set(production.ids) & set(replay))
+    if production.ids and replay and shared < 0.5 * min(n, len(replay)):
+        out.append(
+            f"{OTHER_IDS}: production returned other documents ({shared} of its {n} among the "
+            f"replay's {len(replay)})"
+        )
     return out
+
+
+#: The :func:`mismatch` entry for documents no setting explains (not a setting to replay with).
+OTHER_IDS = "ids"
 
 
 def production_verdict(explained: Counter[str], example: str | None, n: int, mean: float) -> str:
     """What the agreement of production and the replay says: ``explained``: setting -> queries
-    in which it differs; ``example``: the first mismatch of the most frequent setting."""
-    if explained and example is not None:
-        setting, count = explained.most_common(1)[0]
-        return (
+    in which it differs (and :data:`OTHER_IDS` -> queries whose documents differ beyond them);
+    ``example``: the first mismatch of the most frequent setting."""
+    settings = Counter({k: v for k, v in explained.items() if k != OTHER_IDS})
+    other = explained.get(OTHER_IDS, 0)
+    unexplained = (
+        "another embedder, index or collection version is likely"
+        if not settings
+        else "another embedder, index or collection version is likely as well"
+    )
+    if settings and example is not None:
+        setting, count = settings.most_common(1)[0]
+        said = (
             f"Production runs another configuration: {example} (in {count} of "
             f"{n} queries). Replay with production's {setting} to test what users get."
         )
-    if mean < 0.8:
+        if other:
+            said += (
+                f" In {other} of {n} queries it also returns other documents than the replay, "
+                f"which that does not explain: {unexplained}."
+            )
+        return said
+    if mean < 0.8 or other:
         return (
-            "Production returns other results than the replay and no logged setting explains "
-            "it: another embedder, index or collection version is likely."
+            "Production returns other results than the replay"
+            + (f" (other documents in {other} of {n} queries)" if other else "")
+            + f" and no logged setting explains it: {unexplained}."
         )
     return "Production and the replay agree: the settings tested are the ones served."
 
@@ -129,9 +174,9 @@ def production_summary(rows: Sequence[QueryHealth]) -> ProductionSummary | None:
     explained: Counter[str] = Counter(m.split(":", 1)[0] for q in with_ids for m in q.mismatch)
     mean = sum(values) / len(values)
     example = None
-    if explained:
-        setting = explained.most_common(1)[0][0]
-        example = next(m for q in with_ids for m in q.mismatch if m.startswith(setting))
+    settings = [s for s, _ in explained.most_common() if s != OTHER_IDS]
+    if settings:
+        example = next(m for q in with_ids for m in q.mismatch if m.startswith(settings[0] + ":"))
     return ProductionSummary(
         n_queries=len(with_ids),
         mean_agreement=round(mean, 4),
