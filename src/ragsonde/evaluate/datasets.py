@@ -51,6 +51,8 @@ class BenchQuery:
     machine_labels: str | None = None
     """Who made the labels when a machine did, none of them a person's (``generator:…``: the
     generated question's source; ``llm:…``: an LLM judge's); None for human labels."""
+    source_chunk: str | None = None
+    """The chunk a generated question was made from (a row's ``source_chunk``)."""
 
 
 @dataclass(frozen=True)
@@ -342,6 +344,7 @@ def _own(path: Path) -> Benchmark:
                 references=refs,
                 generator=str(row["generator"]) if row.get("generator") else None,
                 machine_labels=machine_source(row) if relevant else None,
+                source_chunk=str(row["source_chunk"]) if row.get("source_chunk") else None,
             )
         )
     ids = [q.query_id for q in queries]

@@ -21,6 +21,7 @@ import numpy as np
 from ragsonde.evaluate.aggregation import Aggregation, collapse
 from ragsonde.evaluate.breakdown import build_breakdown, group_by_field
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery, load_benchmark, require_labelled
+from ragsonde.evaluate.ict_match import ict_mismatch
 from ragsonde.evaluate.ingest_first import ensure_collection
 from ragsonde.evaluate.integrity import IntegrityReport
 from ragsonde.evaluate.metrics import (
@@ -222,6 +223,9 @@ class _Evaluation:
         warnings: list[str] = []
         if self.relevance is not None and not self.relevance.configured:
             warnings.append(self.relevance.describe())
+        unmatched = ict_mismatch(self.store, self.collection, self.bench.queries)
+        if unmatched is not None:
+            warnings.append(unmatched)
         # a minority missing is a note (relevant_missing_from_collection); a majority fails
         wanted = {r for q in self.bench.queries for r in q.relevant}
         check_missing(missing, len(wanted), self.o.allow_missing)
