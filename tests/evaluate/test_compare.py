@@ -95,6 +95,32 @@ def test_mismatched_queries_name_the_ids() -> None:
     assert info.value.field == "per_query"
 
 
+def test_the_same_queries_with_other_labels_are_refused_naming_them() -> None:
+    """Same system, same query ids, every other query's label changed: compare read a
+    significant regression (-0.33, p<0.001) and warned of nothing."""
+    v = np.full(N, 0.5)
+    a, b = make_report({"ndcg@10": v}), make_report({"ndcg@10": v})
+    for report in (a, b):
+        for row in report.per_query.values():
+            row.relevant = {"lidar": 1}
+    for i, row in enumerate(b.per_query.values()):
+        if i % 2:
+            row.relevant = {"someone-else": 1}
+    with pytest.raises(QueryValidationError, match="other labels for 25 of their 50") as info:
+        compare_reports(a, b)
+    assert info.value.field == "per_query"
+    reworded = make_report({"ndcg@10": v})
+    for row in reworded.per_query.values():
+        row.relevant = {"lidar": 1}
+    next(iter(reworded.per_query.values())).query = "another question"
+    with pytest.raises(QueryValidationError, match="other questions or other labels for 1 "):
+        compare_reports(a, reworded)
+    unlabelled = make_report({"ndcg@10": v})  # a partly labelled side: not a difference
+    for row in list(unlabelled.per_query.values())[1:]:
+        row.relevant = {"lidar": 1}
+    assert compare_reports(a, unlabelled).n_queries == N - 1
+
+
 def test_unknown_metric_lists_available() -> None:
     v = np.full(N, 0.5)
     a = make_report({"ndcg@10": v, "recall@10": v})

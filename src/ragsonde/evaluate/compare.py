@@ -82,6 +82,22 @@ def _check_same_queries(qa: Mapping[str, QueryRow], qb: Mapping[str, QueryRow]) 
             f"{len(set(qa) & set(qb))} in both. Compare reports of the same benchmark.",
             field="per_query",
         )
+    # the same ids with other labels (or other questions): a paired test of the same system
+    # read the difference of the labels as a significant regression
+    differ = {
+        q
+        for q in qa
+        if qa[q].query != qb[q].query
+        or (qa[q].relevant and qb[q].relevant and qa[q].relevant != qb[q].relevant)
+    }
+    if differ:
+        raise QueryValidationError(
+            f"the reports hold other questions or other labels for {len(differ)} of their "
+            f"{len(qa)} queries ({_examples(differ)}): their metrics differ by the labels, not "
+            "only by the systems. Compare reports of the same benchmark (its labels as they "
+            "are in both).",
+            field="per_query",
+        )
     return sorted(qa)
 
 
