@@ -122,3 +122,26 @@ def test_a_near_miss_is_ranking_at_k_plus_one(planted, embedder) -> None:
 def test_an_unknown_query_id_is_a_validation_error(planted, embedder) -> None:
     with pytest.raises(QueryValidationError, match="no query 'nope'"):
         _explain(planted, embedder, "nope")
+
+
+def test_a_query_eval_refuses_is_refused_not_explained(planted, embedder, tmp_path) -> None:
+    """A 12,000-character query was explained as found at rank 1 and an empty one blamed on
+    ranking, where eval refuses both (VALIDATION_ERROR); and a query whose only relevant id is
+    missing was a 'set --field' error where eval names it not in the collection."""
+    import json
+
+    rows = [
+        {"query_id": "long", "query": "lidar " * 2000, "relevant": ["lidar"]},
+        {"query_id": "empty", "query": "   ", "relevant": ["lidar"]},
+        {"query_id": "gone", "query": "how far does the lidar see", "relevant": ["nowhere"]},
+        {"query_id": "fine", "query": "how far does the lidar see", "relevant": ["lidar"]},
+    ]
+    bench = tmp_path / "b.jsonl"
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with Workspace(planted.settings, embedder=embedder) as ws:
+        for qid, says in (("long", "at most 2000 characters"), ("empty", "must not be empty")):
+            with pytest.raises(QueryValidationError, match=says) as err:
+                explain_query(bench, qid, k=2, workspace=ws)
+            assert f"query '{qid}' cannot be searched" in err.value.message
+        gone = explain_query(bench, "gone", k=2, workspace=ws)
+    assert _only_miss(gone, "nowhere").stage == "not_in_collection"

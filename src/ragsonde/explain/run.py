@@ -24,7 +24,7 @@ from ragsonde.explain.pipeline import Pipeline
 from ragsonde.explain.probe import Case, Probe, Setup, TokenWindow, probe
 from ragsonde.explain.retrievability import collection_documents, retrievability
 from ragsonde.models.points import SparseVector
-from ragsonde.models.query import resolve_collection
+from ragsonde.models.query import parse_query, resolve_collection
 from ragsonde.models.text import UnicodeStr
 from ragsonde.models.validation import options_error
 from ragsonde.progress import Progress
@@ -273,10 +273,19 @@ def explain_query(
         )
     with using(workspace, settings) as ws:
         store, cfg = ws.store, ws.settings
+        try:  # checked as eval checks it: a 12,000-character query was explained as a hit
+            parse_query({"query_text": q.text}, cfg.limits)
+        except QueryValidationError as e:
+            raise QueryValidationError(
+                f"query '{query_id}' cannot be searched: {e.message}", field="query_id"
+            ) from e
         coll = resolve_collection(collection, cfg.collection)
         info = store.collection_info(coll)
         mapping = cfg.payload_mapping
-        relevance = resolve_relevance(store, coll, sorted(q.relevant), mapping)
+        # the path of the relevant ids read from the whole benchmark's, as eval reads it: one
+        # query's id missing from the collection was a "set --field" error, not a miss
+        wanted = sorted({r for x in bench.queries for r in x.relevant})
+        relevance = resolve_relevance(store, coll, wanted, mapping)
         pipeline = Pipeline.of_settings(
             cfg, k, relevance.path, fetch=fetch, score_threshold=score_threshold
         )
