@@ -71,8 +71,10 @@ def render(report: TrafficReport, shown: int = 10) -> None:
     console.print(
         f"weak share [bold]{100 * report.weak_share:.1f}%[/] (95% {100 * lo:.1f}–{100 * hi:.1f}%;"
         f" by frequency {100 * report.weak_share_weighted:.1f}%), weak = predicted < "
-        f"{report.weak_below}"
+        f"{report.weak_below:.3g}"
     )
+    if report.flag_reading:
+        console.print(f"[dim]{escape(report.flag_reading)}[/]", soft_wrap=True)
     # how predicted was made: a --labels run's weak cut (e.g. 0.864972) read as if fixed
     line = f"predicted: {report.combination}"
     if report.crossfit is not None:

@@ -38,11 +38,12 @@ __all__ = [
     "QueryHealth",
     "Topic",
     "TrafficReport",
+    "flag_reading",
     "read_report",
     "schema_text",
 ]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: flag_reading
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 
 
@@ -126,6 +127,11 @@ class TrafficReport(_Part):
     )
     weak_share_weighted: float = Field(description="Weak share with each query by its weight.")
     combination: str = Field(description="How predicted was made.")
+    flag_reading: str = Field(
+        default="",
+        description="How far the weak flag can be read as a failure rate, in this search mode "
+        "(what it measured on SciFact's human labels, or that it was not measured).",
+    )
     crossfit: CrossFit | None = Field(
         default=None, description="When labels were given: what the cross-fitting did."
     )
@@ -322,3 +328,40 @@ def schema_text() -> str:
 if __name__ == "__main__":
     SCHEMA_FILE.write_text(schema_text(), encoding="utf-8")
     print(f"wrote {SCHEMA_FILE}")
+
+
+#: What the fixed weak cut (predicted < 0.1) measured on SciFact's 300 test queries against
+#: human nDCG@10 < 0.3 (bench/bench_traffic.py, bench/RESULTS.md), by search mode.
+_MEASURED = {
+    "dense": "marked 21% of the queries where 19% were weak (precision 0.50, recall 0.54)",
+    "hybrid": (
+        "marked 36% of the queries where 16% were weak (precision 0.35, recall 0.81): it over-flags"
+    ),
+}
+
+
+def flag_reading(mode: str, weak_below: float, labelled: bool) -> str:
+    """How to read the weak share of a run in ``mode`` at the cut ``weak_below``: a share of
+    a third read as "a third of my queries fail" where a sixth did (hybrid), and in sparse mode
+    nothing was measured at all."""
+    from ragsonde.traffic.predictor import WEAK_BELOW
+
+    if labelled:
+        return "The weak cut was set from the labels given (cross-fitted)."
+    if weak_below != WEAK_BELOW:
+        return (
+            f"The weak cut {weak_below:g} was chosen by hand; only the default {WEAK_BELOW:g} "
+            "was measured against human labels. Read the order of predicted, not the share."
+        )
+    measured = _MEASURED.get(mode)
+    if measured is None:
+        return (
+            f"The weak flag was not measured against human labels in {mode} mode: read the "
+            "order of predicted (weakest first), not the share as a failure rate."
+        )
+    advice = (
+        "read the order of predicted, not the share as a failure rate"
+        if mode != "dense"
+        else "a triage list, not a failure rate"
+    )
+    return f"On SciFact in {mode} mode the weak flag {measured}; {advice}."

@@ -34,7 +34,7 @@ from ragsonde.traffic.predictor import (
 )
 from ragsonde.traffic.read import Traffic, TrafficHash, scan_traffic, write_rows
 from ragsonde.traffic.records import TrafficQuery
-from ragsonde.traffic.report import QueryHealth, TrafficReport
+from ragsonde.traffic.report import QueryHealth, TrafficReport, flag_reading
 from ragsonde.traffic.shape import normalise
 from ragsonde.traffic.tally import SHOWN, Tally
 from ragsonde.traffic.views import agreement, as_replay_ids, mismatch
@@ -244,6 +244,11 @@ def _report(
         weak_share_interval=interval,
         weak_share_weighted=weighted,
         combination=combination,
+        flag_reading=flag_reading(
+            params.mode,
+            fitted.weak_below if fitted is not None else o.weak_below,
+            fitted is not None,
+        ),
         crossfit=fitted,
         calibration_sentences=len(predictor.calibration.rows),
         queries=rows.held if rows.path is None else list(shown.values()),
