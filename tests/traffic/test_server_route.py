@@ -45,6 +45,7 @@ def test_rows_in_the_traffic_report_out(sample_home: Path, embedder: OnnxEmbedde
         "ids: production returned other documents (0 of its 1 among the replay's 5)",
     ]
     assert report["history_run"] is None
+    assert report["flag_reading"].startswith("On SciFact in dense mode the weak flag marked 21%")
     for bad in (too_many, empty):
         assert bad.status_code == 422 and bad.json()["error"]["code"] == "VALIDATION_ERROR"
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "COLLECTION_NOT_FOUND"

@@ -169,3 +169,16 @@ def test_a_verdict_names_a_setting_only_for_what_it_explains() -> None:
     assert "no logged setting explains it" in only_ids and "2 of 4" in only_ids
     agree = production_verdict(Counter(), None, 4, 0.95)
     assert agree.startswith("Production and the replay agree")
+
+
+def test_the_weak_flag_is_read_as_far_as_it_was_measured() -> None:
+    """A hybrid run's weak share of a third read as "a third of my queries fail" where about a
+    sixth did (SciFact: 36% marked, 16% weak); sparse mode was never measured."""
+    from ragsonde.traffic.predictor import WEAK_BELOW
+    from ragsonde.traffic.report import flag_reading
+
+    assert "it over-flags" in flag_reading("hybrid", WEAK_BELOW, labelled=False)
+    assert "not measured" in flag_reading("sparse", WEAK_BELOW, labelled=False)
+    assert "triage list" in flag_reading("dense", WEAK_BELOW, labelled=False)
+    assert "chosen by hand" in flag_reading("dense", 0.3, labelled=False)
+    assert "set from the labels" in flag_reading("hybrid", 0.86, labelled=True)
