@@ -137,6 +137,18 @@ def test_bad_files_are_listed_and_the_rest_is_ingested(docs, store, store_settin
     assert any(p.payload["doc_id"] == "notes" for p in points(store))
 
 
+def test_files_of_kinds_ingest_does_not_read_are_a_warning(docs, store, store_settings, embedder):
+    """A folder of Markdown and PDFs ingested its Markdown and said nothing of the PDFs."""
+    (docs / "manual.pdf").write_bytes(b"%PDF-1.4\n")
+    (docs / "spec.docx").write_bytes(b"PK\x03\x04")
+    (docs / ".hidden.pdf").write_bytes(b"%PDF-1.4\n")  # hidden files are not looked at
+    report = run(docs, store, store_settings, embedder)
+    (said,) = [w for w in report.warnings if "not read" in w]
+    assert said.startswith("2 files were not read") and "manual.pdf" in said
+    assert "spec.docx" in said and "Convert PDF or Word files" in said
+    assert not report.failed and report.documents == len(PAGES)
+
+
 def test_a_source_that_fails_to_read_stops_prune_from_deleting_anything(
     docs, store, store_settings, embedder
 ):

@@ -71,7 +71,7 @@ def ingest(
             )
         source = open_source(location, fmt, opts.source)  # before the store opens
         total = source.estimate() if progress is not None else None
-        return ingest_documents(
+        report = ingest_documents(
             source,
             store=ws.store,
             embedder=ws.embedder,
@@ -80,3 +80,5 @@ def ingest(
             progress=progress,
             total=total,
         )
+        report.warnings += source.notes()
+        return report

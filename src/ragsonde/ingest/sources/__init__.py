@@ -27,6 +27,10 @@ class Source(Protocol):
         """How many documents, when that is cheap to know; else ``None``."""
         ...
 
+    def notes(self) -> list[str]:
+        """What the report should warn of once the source was read (files it does not read)."""
+        ...
+
 
 def _folder(location: str, opts: SourceOptions) -> Source:
     from ragsonde.ingest.sources.folder import FolderSource

@@ -20,6 +20,9 @@ class BeirCorpus:
     def __init__(self, location: Path) -> None:
         self.path = corpus_path(location)
 
+    def notes(self) -> list[str]:
+        return []
+
     def estimate(self) -> int | None:
         try:  # bounded lines: a file of one 200 MB line is not held whole to count it
             return sum(1 for _, line in read_lines(self.path) if line.strip())

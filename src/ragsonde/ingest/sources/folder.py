@@ -25,17 +25,42 @@ class FolderSource:
     def __init__(self, root: Path, *, base_url: str | None = None) -> None:
         self.root = root
         self.base_url = base_url
+        self._unread: list[Path] = []
 
     def _files(self) -> list[Path]:
         if self.root.is_file():
             return [self.root]
-        return sorted(
+        found = [
             p
             for p in self.root.rglob("*")
             if (p.is_symlink() or not p.is_dir())  # a FIFO or a device too: listed, skipped
-            and p.suffix.lower() in PARSER_FOR_SUFFIX
             and not any(part.startswith(".") for part in p.relative_to(self.root).parts)
+        ]
+        self._unread = sorted(p for p in found if p.suffix.lower() not in PARSER_FOR_SUFFIX)
+        return sorted(p for p in found if p.suffix.lower() in PARSER_FOR_SUFFIX)
+
+    def notes(self) -> list[str]:
+        """The files of kinds ingest does not read, by suffix: a folder of PDFs and Markdown
+        ingested its Markdown and said nothing of the PDFs."""
+        if not self._unread:
+            return []
+        by_suffix: dict[str, list[str]] = {}
+        for p in self._unread:
+            by_suffix.setdefault(p.suffix.lower() or "(no suffix)", []).append(p.name)
+        kinds = ", ".join(
+            f"{len(names)} {suffix} ({', '.join(printable(n) for n in names[:3])}"
+            f"{', …' if len(names) > 3 else ''})"
+            for suffix, names in sorted(by_suffix.items())
         )
+        hint = (
+            " Convert PDF or Word files to Markdown or text first."
+            if any(s in by_suffix for s in (".pdf", ".docx", ".doc"))
+            else ""
+        )
+        return [
+            f"{len(self._unread)} files were not read, of kinds ingest does not read: {kinds}; "
+            f"it reads {', '.join(PARSER_FOR_SUFFIX)}.{hint}"
+        ]
 
     def _outside(self, path: Path) -> bool:
         """Whether ``path`` (a symlink, or under one) resolves to a place outside the root."""

@@ -17,6 +17,9 @@ class JsonlSource:
     def __init__(self, path: Path) -> None:
         self.path = path
 
+    def notes(self) -> list[str]:
+        return []
+
     def estimate(self) -> int | None:
         try:  # bounded lines: a file of one 200 MB line is not held whole to count it
             return sum(1 for _, line in read_lines(self.path) if line.strip())

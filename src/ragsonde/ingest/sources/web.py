@@ -138,6 +138,9 @@ class WebSource:
         self._pages = list(dict.fromkeys(pages))[: self.opts.max_pages]
         return self._pages
 
+    def notes(self) -> list[str]:
+        return []
+
     def estimate(self) -> int | None:
         with self._client() as client:
             return len(self._discover(client))
