@@ -39,3 +39,17 @@ def test_an_empty_home_flag_is_refused_and_writes_nothing(
     assert result.exit_code == 2, result.output
     assert "--home" in result.output and "must name a folder" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]
+
+
+def test_an_empty_default_store_says_where_it_looked(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from another folder than the one ingested in, a user read "there are no collections
+    yet" with no word of which store was empty (./.ragsonde under the working folder)."""
+    monkeypatch.chdir(tmp_path)
+    result = cli("inspect", "mydocs")
+    assert result.exit_code != 0
+    said = " ".join(result.output.split())
+    assert "COLLECTION_NOT_FOUND" in said and f"under the working folder {tmp_path}" in said
+    named = cli("inspect", "mydocs", "--home", str(tmp_path / "elsewhere"))
+    assert "working folder" not in named.output and "COLLECTION_NOT_FOUND" in named.output

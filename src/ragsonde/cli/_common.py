@@ -12,7 +12,7 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
@@ -244,6 +244,28 @@ def _as_ragsonde_error(exc: RagsondeError | OSError | ValidationError) -> Ragson
     return options_error(exc)
 
 
+def _where_looked(error: RagsondeError, arguments: Mapping[str, Any]) -> RagsondeError:
+    """An empty store's COLLECTION_NOT_FOUND, when the store is the default one under the
+    working folder: where that is. Run from another folder, a user read "there are no
+    collections yet" about collections they had just ingested elsewhere."""
+    from ragsonde.errors import CollectionNotFoundError
+
+    default_store = not (
+        arguments.get("home")
+        or arguments.get("config_file")
+        or any(os.environ.get(v) for v in ("RAGSONDE_HOME", "QDRANT_URL", "RAGSONDE_QDRANT_URL"))
+        or Path("ragsonde.toml").is_file()
+    )
+    if not isinstance(error, CollectionNotFoundError) or error.available or not default_store:
+        return error
+    cwd = printable(os.getcwd())
+    error.message += (
+        f" (Looked in ./.ragsonde under the working folder {cwd}: run from the folder you "
+        "ingested in, or name its store with --home / RAGSONDE_HOME.)"
+    )
+    return error
+
+
 def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Decorate a command: any RagsondeError becomes a clean message/JSON and its exit code.
 
@@ -262,6 +284,7 @@ def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
         except (RagsondeError, OSError, ValidationError) as exc:
             error = _as_ragsonde_error(exc)
             bound = signature.bind_partial(*args, **kwargs)
+            error = _where_looked(error, bound.arguments)
             fail(error, json_output=bool(bound.arguments.get("json_output", False)))
 
     return wrapper
