@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
@@ -94,12 +95,27 @@ def resolve_doc_id_field(
         found, path = scored[0]
         return ResolvedField(path, found, len(wanted), sampled, False, tuple(tried))
     example = ", ".join(sorted(wanted)[:3])
+    if not sampled:  # a failed ingest leaves its collection, empty: not a mapping to set
+        raise QueryValidationError(
+            f"Collection '{collection}' is empty (no points): nothing to evaluate against. An "
+            "ingest that read nothing leaves its collection empty; ingest the documents again.",
+            field="collection",
+        )
+    from ragsonde.ingest.parse import PARSER_FOR_SUFFIX  # what a folder ingest reads
+
+    suffixed = sorted(w for w in wanted if PurePosixPath(w).suffix.lower() in PARSER_FOR_SUFFIX)
+    hint = (
+        f" A folder's document ids are their paths without the suffix ({suffixed[0]} → "
+        f"{PurePosixPath(suffixed[0]).with_suffix('')})."
+        if suffixed
+        else ""
+    )
     raise QueryValidationError(
         f"None of the {len(wanted)} relevance ids (e.g. {example}) is in any payload field of "
         f"{sampled} sampled points of '{collection}'. Fields tried: {', '.join(tried) or 'none'}. "
         "Set the field that holds your document ids with --field doc_id=PATH (dotted for nested "
         "payloads, e.g. metadata.source), or [mapping] doc_id in ragsonde.toml; or check that "
-        "the benchmark belongs to this collection.",
+        f"the benchmark belongs to this collection.{hint}",
         field="doc_id",
     )
 
