@@ -96,6 +96,11 @@ def test_the_cli_shows_the_interval_and_json_carries_it(sample_home: Path, tmp_p
     shown = run(*args, env=env, timeout=300)
     assert shown.returncode == 0, shown.stderr
     assert "95 % interval" in shown.stdout and "cross-ppi++" in shown.stdout
+    # the first table's means are over the labelled queries, and its title says so (it said
+    # "46 queries")
+    said = " ".join(shown.stdout.split())
+    assert f"means of {LABELLED} labelled of 46 queries" in said
+    assert "the first table's metrics are the means of the labelled queries alone" in said
     done = run(*args, "--json", "--gate", "ndcg@10>=0.99", env=env, timeout=300)
     assert done.returncode == 1  # no 20 labels put the lower end that high
     doc = json.loads(done.stdout)

@@ -59,8 +59,8 @@ def render_estimates(estimates: Mapping[str, MetricEstimate]) -> None:
         )
     console.print(table)
     console.print(
-        "(the metrics above are the means of the labelled queries alone; the estimates rest on "
-        f"the {first.n_labeled} a person labelled)"
+        "(the first table's metrics are the means of the labelled queries alone; these "
+        f"estimates are for every query, and rest on the {first.n_labeled} a person labelled)"
     )
     if first.method == "classical" or not first.sources:  # "stratified": the plan's draw alone
         console.print(

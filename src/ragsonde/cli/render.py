@@ -114,8 +114,14 @@ def _search_line(report: EvalReport) -> str:
 def render_report(report: EvalReport) -> None:
     """The report as Rich tables: metrics by k, latency by stage, integrity, gates."""
     families = list(dict.fromkeys(name.split("@")[0] for name in report.metrics if "@" in name))
+    labelled = sum(1 for q in report.per_query.values() if q.relevant)
+    counted = (  # a partly labelled benchmark's metrics are the labelled queries' means
+        f"means of {labelled} labelled of {report.n_queries} queries"
+        if 0 < labelled < report.n_queries
+        else f"{report.n_queries} queries"
+    )
     table = Table(
-        title=f"{report.n_queries} queries · {report.collection} · {report.embedder} · "
+        title=f"{counted} · {report.collection} · {report.embedder} · "
         f"{_search_line(report)} · relevance by {report.relevance_by}"
     )
     table.add_column("metric")
