@@ -4,6 +4,7 @@ labelled queries it rests on. The SciFact slice of the tune tests, the real mode
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -45,16 +46,29 @@ def _partly(slice_dir: Path, folder: Path) -> Path:
     return path
 
 
+def _runs(history: Path) -> int:
+    """The runs recorded in ``history`` (0 when there is none yet)."""
+    import sqlite3
+
+    if not history.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(history)) as db:
+        return int(db.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+
 def test_adopt_rests_on_the_ppi_interval_of_the_held_out_gain(
     slice_home: Path, scifact_slice: Path, embedder, tmp_path: Path
 ) -> None:
     bench = _partly(scifact_slice, tmp_path)
+    history = slice_home / "history.sqlite"
+    runs_before = _runs(history)
     report = tune(
         bench,
         settings=Settings(home=slice_home, collection="slice"),
         embedder=embedder,
         options=TuneOptions(grid=TINY, folds=3),
     )
+    assert _runs(history) == runs_before  # its yardstick eval is not an eval run of the user's
     assert report.n_queries == LABELLED  # tune chooses on the labelled queries
     vs = report.versus_current
     assert vs is not None

@@ -57,6 +57,7 @@ def versus_current(
         dataset,
         workspace=workspace,
         options=EvalOptions(k=[10], throughput=False, split=options.split, estimate=not machine),
+        record=False,  # tune's yardstick, not an eval run: each tune added a run to the history
     )
     current = {q: row.metrics.get(_METRIC, 0.0) for q, row in report.per_query.items()
                if row.relevant}  # fmt: skip
