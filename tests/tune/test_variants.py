@@ -227,3 +227,19 @@ def test_search_index_says_how_a_search_finds_its_candidates():
     assert local.search_index("dense", False) == (
         "exact (brute force: qdrant-local keeps no HNSW graph)"
     )
+
+
+def test_a_ctrl_c_while_the_scratch_store_opens_leaves_no_folder(
+    source: SourcePoints, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupted tune left /tmp/ragsonde-variant-* (640 KB) until the next tune's reaper,
+    300 s later: the folder was made before the try that removes it."""
+    import ragsonde.tune.variants as variants
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(variants, "EdgeStore", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        VariantBuilder(source, tmp_path).build(VariantSpec())
+    assert list(tmp_path.glob("ragsonde-variant-*")) == []

@@ -344,7 +344,12 @@ class VariantBuilder:
             name = _VARIANT
         else:
             home, name = path.parent.parent, path.name
-        store = EdgeStore(home, force_index=self.force_index)
+        try:  # a Ctrl-C while the store opens left the folder for the next tune's reaper
+            store = EdgeStore(home, force_index=self.force_index)
+        except BaseException:
+            if owned is not None:
+                shutil.rmtree(owned, ignore_errors=True)
+            raise
         shard = _Scratch(store, name, owned)
         try:
             build_s = self._write(store, name, spec, sparse)
