@@ -168,3 +168,12 @@ def test_a_saved_report_holding_infinity_is_refused_naming_where(tmp_path):
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(QueryValidationError, match=r"t6.json: per_query.13.metrics.ndcg@10 is not"):
         load_report(path)
+
+
+def test_each_side_names_its_search_mode() -> None:
+    """Two runs of one collection in two modes were headed alike ("modes · local:…")."""
+    v = np.full(N, 0.5)
+    a, b = make_report({"ndcg@10": v}), make_report({"ndcg@10": v})
+    b.search.mode, b.search.fusion = "hybrid", "dbsf"
+    done = compare_reports(a, b)
+    assert (done.a.search, done.b.search) == ("dense", "hybrid dbsf")

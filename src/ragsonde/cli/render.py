@@ -18,7 +18,12 @@ from ragsonde.models import Response
 from ragsonde.models.params import SearchParams
 
 if TYPE_CHECKING:
-    from ragsonde.evaluate.comparison import Comparison, MetricComparison, NoRegressionGate
+    from ragsonde.evaluate.comparison import (
+        Comparison,
+        MetricComparison,
+        NoRegressionGate,
+        ReportRef,
+    )
     from ragsonde.evaluate.report import EvalReport, GroupSummary
 
 __all__ = [
@@ -300,13 +305,12 @@ def _metric_row(m: MetricComparison) -> list[str]:
 
 
 def _metrics_table(comparison: Comparison) -> Table:
-    def label(collection: str, embedder: str) -> str:
-        return " · ".join(v for v in (collection, embedder) if v) or "?"
+    def label(side: ReportRef) -> str:
+        return " · ".join(v for v in (side.collection, side.search, side.embedder) if v) or "?"
 
     a, b = comparison.a, comparison.b
     return metrics_table(
-        f"B vs A on {comparison.n_queries} queries\nA: {label(a.collection, a.embedder)}\n"
-        f"B: {label(b.collection, b.embedder)}",
+        f"B vs A on {comparison.n_queries} queries\nA: {label(a)}\nB: {label(b)}",
         comparison.metrics,
     )
 

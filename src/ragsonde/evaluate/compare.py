@@ -51,7 +51,13 @@ _CONSTANT_ATOL = 1e-9
 
 
 def _describe(report: EvalReport) -> ReportRef:
-    return ReportRef(dataset=report.dataset, collection=report.collection, embedder=report.embedder)
+    s = report.search
+    return ReportRef(
+        dataset=report.dataset,
+        collection=report.collection,
+        embedder=report.embedder,
+        search=s.mode + (f" {s.fusion}" if s.fusion else ""),  # two modes looked alike
+    )
 
 
 def _per_query(report: EvalReport, label: str) -> Mapping[str, QueryRow]:

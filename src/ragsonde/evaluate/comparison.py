@@ -98,6 +98,7 @@ class ReportRef(_Part):
     dataset: str = ""
     collection: str = ""
     embedder: str = ""
+    search: str = Field(default="", description="Its search mode (and fusion): dense, hybrid dbsf.")
 
 
 class NoRegressionGate(_Part):
