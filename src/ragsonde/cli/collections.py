@@ -24,6 +24,7 @@ from ragsonde.cli._common import (
     settings_from_options,
 )
 from ragsonde.cli.app import app
+from ragsonde.models.text import counted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -59,7 +60,7 @@ def _derived(e: CollectionEntry) -> str:
 
 
 def _table(entries: list[CollectionEntry]) -> Table:
-    table = Table(title=f"{len(entries)} collections")
+    table = Table(title=counted(len(entries), "collection"))
     for col in ("name", "points", "dense vector", "sparse vector", "modes", "derived"):
         table.add_column(
             col, justify="right" if col == "points" else "left", no_wrap=col != "modes"
