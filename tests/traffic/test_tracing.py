@@ -132,3 +132,52 @@ def test_the_server_continues_the_callers_trace(
     root = next(s for s in spans.get_finished_spans() if s.name == "retrieval robotics")
     assert f"{root.context.trace_id:032x}" == trace_id
     assert root.parent is not None and f"{root.parent.span_id:016x}" == parent
+
+
+def test_a_server_span_of_an_instrumentation_stays_the_retrievals_parent(
+    sample_home: Path, embedder: OnnxEmbedder, spans: InMemorySpanExporter
+) -> None:
+    """With an ASGI instrumentation's server span current (FastAPI's continues the caller's
+    trace itself), the retrieval was made a sibling of that span, and under a garbage
+    traceparent a trace of its own."""
+    from opentelemetry import context, propagate
+
+    http = TracerProvider()  # the instrumentation's own provider, into the same exporter
+    http.add_span_processor(SimpleSpanProcessor(spans))
+    tracer = http.get_tracer("tests.http")
+
+    def instrumented(app: Any) -> Any:
+        async def asgi(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            headers = {bytes(k).decode(): bytes(v).decode() for k, v in scope["headers"]}
+            token = context.attach(propagate.extract(headers))
+            try:
+                with tracer.start_as_current_span("HTTP POST"):
+                    await app(scope, receive, send)
+            finally:
+                context.detach(token)
+
+        return asgi
+
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    settings = Settings(home=sample_home, collection="robotics")
+    app = instrumented(create_app(settings, Retriever(settings, embedder=embedder)))
+    with run_server(app) as url:
+        for traceparent in (f"00-{trace_id}-00f067aa0ba902b7-01", "garbage"):
+            answer = httpx.post(
+                f"{url}/v1/query",
+                json={"query_text": QUESTIONS[1]},
+                headers={"traceparent": traceparent},
+                timeout=60,
+            )
+            assert answer.status_code == 200
+    done = spans.get_finished_spans()
+    servers = [s for s in done if s.name == "HTTP POST"]
+    retrievals = [s for s in done if s.name == "retrieval robotics"]
+    assert len(servers) == len(retrievals) == 2
+    for server, retrieval in zip(servers, retrievals, strict=True):
+        assert retrieval.parent is not None and retrieval.parent.span_id == server.context.span_id
+        assert retrieval.context.trace_id == server.context.trace_id
+    assert f"{servers[0].context.trace_id:032x}" == trace_id

@@ -138,8 +138,14 @@ class TraceContextMiddleware:
         if scope["type"] != "http" or _header(scope, b"traceparent") is None or not active():
             await self.app(scope, receive, send)
             return
-        from opentelemetry import context, propagate
+        from opentelemetry import context, propagate, trace
 
+        if trace.get_current_span().get_span_context().is_valid:
+            # an instrumentation (FastAPI's, a proxy's ASGI one) already continued the trace
+            # with its server span: attaching the caller's context again made the retrieval a
+            # sibling of that span, and a garbage traceparent a trace of its own
+            await self.app(scope, receive, send)
+            return
         carrier = {
             bytes(k).decode("latin-1"): bytes(v).decode("latin-1")
             for k, v in scope.get("headers", ())
