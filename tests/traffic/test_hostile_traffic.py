@@ -127,8 +127,9 @@ def test_otlp_values_of_the_wrong_kind_cost_their_span_or_request_only(tmp_path:
     )
     traffic = read_traffic([path])
     assert [q.query for q in traffic.queries] == ["lidar range"]
+    assert traffic.queries[0].weight == 2  # a lone surrogate in an attribute no one reads: read
     assert traffic.stats.other_spans == 1
-    assert traffic.stats.malformed == 5, traffic.stats.examples  # k, docs, surrogate, 7, 5
+    assert traffic.stats.malformed == 4, traffic.stats.examples  # k, docs, 7, 5
     said = " ".join(traffic.stats.examples)
     assert "top_k" in said and "gen_ai.retrieval.documents" in said and "not a list" in said
 
@@ -185,3 +186,22 @@ def test_the_saved_benchmark_keeps_the_settings_production_logged(tmp_path: Path
     back = _lines(tmp_path / "back.jsonl", [row])
     (again,) = read_traffic([back]).queries
     assert again.production == q.production
+
+
+def test_a_collector_request_over_64_kib_a_line_is_read_as_otlp(tmp_path: Path) -> None:
+    """A Collector's file exporter writes one request of many spans a line: a first line over
+    the 64 KiB looked at was taken for a query log, and every span for a row without a query."""
+    content = "retrieved text " * 40
+    spans = [
+        retriever_span("openinference", f"question {i} about lidar", ids=[f"d{i}"], scores=[0.5])
+        for i in range(300)
+    ]
+    line = json.loads(otlp_json_lines(spans))
+    for span in line["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["attributes"].append({"key": "note", "value": {"stringValue": content}})
+    path = tmp_path / "collector.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")
+    assert path.stat().st_size > 2 * 64 * 1024
+    traffic = read_traffic([path])
+    assert len(traffic.queries) == 300 and traffic.stats.no_query_text == 0
+    assert traffic.stats.duplicates_merged == 300

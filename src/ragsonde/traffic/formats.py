@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shlex
 import zlib
 from collections.abc import Generator
@@ -102,6 +103,10 @@ def _peek(path: Path) -> bytes:
         raise bad_file(path, f"it cannot be read ({e})") from e
 
 
+#: An OTLP request's top-level key, looked for at the start of a first line too long to parse.
+_OTLP_KEY = re.compile(r'^\{\s*"(resourceSpans|resource_spans)"\s*:')
+_KEY_WITHIN = 256
+
 #: Lines of the first 64 KiB read to tell a JSON Lines log or OTLP JSON by their rows.
 _ROWS_READ = 200
 
@@ -183,7 +188,9 @@ def detect_format(path: Path) -> str:
                 "Collector whose file exporter writes the file)",
             )
         if row is None and "\n" not in text and len(head) == _PEEK and text.startswith("{"):
-            return "jsonl"  # a first line over 64 KiB: read as lines, each counted if bad
+            # a first line over 64 KiB: read as lines, each counted if bad; a Collector's
+            # request of many spans is one (it was read as a query log: all "no query text")
+            return "otlp" if _OTLP_KEY.search(text[:_KEY_WITHIN]) else "jsonl"
         if row is None and not ('"resourceSpans"' in text or '"resource_spans"' in text):
             raise bad_file(
                 path,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.inputs import MAX_DOCUMENT_BYTES, joined, size_text
-from ragsonde.models.text import invalid_text_in, invalid_unicode_at
+from ragsonde.models.text import invalid_unicode_at
 from ragsonde.traffic.formats import bad_file, numbered_lines
 from ragsonde.traffic.logs import (
     RowError,
@@ -286,9 +286,6 @@ def read_otlp(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
         for span in _spans(request, where, stats):
             span_id = span.get("spanId", span.get("span_id", "?"))
             span_where = f"{where} span {span_id if isinstance(span_id, str) else '?'}"
-            if invalid_text_in(span) is not None:  # one span, not the request's others
-                stats.skip("malformed", span_where, "it holds text that is not valid Unicode")
-                continue
             found = retrieval_query(span, stats, span_where)
             if found is not None:
                 yield found
