@@ -22,6 +22,16 @@ def sectioned(tmp_path) -> Iterator[tuple[Settings, Store]]:
 
 
 @pytest.fixture
+def spanned(tmp_path) -> Iterator[tuple[Settings, Store]]:
+    """The sectioned collection whose chunks have their span in their document."""
+    settings = Settings(home=tmp_path / "home", collection="docs")
+    store = open_store(settings)
+    fill_sections(store, spans=True)
+    yield settings, store
+    store.close()
+
+
+@pytest.fixture
 def bm25_docs(tmp_path, embedder) -> Iterator[tuple[Settings, Store]]:
     """The sectioned collection with the real model's vectors and BM25 ones."""
     settings = Settings(home=tmp_path / "home", collection="docs")

@@ -27,11 +27,17 @@ def chunk_text(doc: str, section: str, i: int) -> str:
 
 
 def fill_sections(
-    store: Store, name: str = "docs", chunks_per_section: int = 2, *, embedder: Any = None
+    store: Store,
+    name: str = "docs",
+    chunks_per_section: int = 2,
+    *,
+    embedder: Any = None,
+    spans: bool = False,
 ) -> int:
     """5 documents x 3 sections x ``chunks_per_section`` chunks. Without ``embedder``: tiny
     dummy vectors (enough to sample from); with it: real dense and BM25 vectors, searchable in
-    every mode."""
+    every mode. ``spans``: each chunk's ``start``/``end`` in its document (the chunks joined by
+    a blank line), as ragsonde's ingest records them."""
     from ragsonde.embedders.sparse import SPARSE_VECTOR_NAME, Bm25Encoder
 
     bm25 = embedder is not None
@@ -43,21 +49,27 @@ def fill_sections(
     )
     points = []
     for d, doc in enumerate(WORDS):
+        at = 0
         for s, section in enumerate(SECTIONS):
             for i in range(chunks_per_section):
                 idx = s * chunks_per_section + i
+                text = chunk_text(doc, section, idx)
+                payload = {
+                    "text": text,
+                    "doc_id": doc,
+                    "section": f"{doc.title()} > {section}",
+                    "title": doc.title(),
+                    "url": f"https://docs.example/{doc}",
+                    "chunk_index": idx,
+                }
+                if spans:
+                    payload |= {"start": at, "end": at + len(text)}
+                at += len(text) + 2
                 points.append(
                     PointRecord(
                         id=str(1 + d * 100 + idx),
                         vector=[1.0, float(d), float(s), float(i) + 1.0],
-                        payload={
-                            "text": chunk_text(doc, section, idx),
-                            "doc_id": doc,
-                            "section": f"{doc.title()} > {section}",
-                            "title": doc.title(),
-                            "url": f"https://docs.example/{doc}",
-                            "chunk_index": idx,
-                        },
+                        payload=payload,
                     )
                 )
     if bm25:

@@ -88,10 +88,12 @@ def test_a_hang_ends_within_the_timeout():
         api.faults.hang = 2
         c = client(api, timeout_s=0.3, max_retries=1)
         t0 = time.perf_counter()
-        with pytest.raises(LlmError, match="timed out"):
+        with pytest.raises(LlmError, match=r"did not answer within 0.3 s \(tried 2 times") as info:
             c.complete([{"role": "user", "content": "hi"}])
         assert time.perf_counter() - t0 < 3.0
         assert api.completions == 2
+    # the chat client's timeout is no embedding setting: it advised RAGSONDE_EMBED_TIMEOUT_S
+    assert "RAGSONDE_EMBED" not in str(info.value) and c.usage.failed == 1
 
 
 def test_a_wrong_key_is_an_auth_error_without_the_key():

@@ -208,6 +208,53 @@ def test_agreement_against_human_labels(api_and_docs, tmp_path):
     assert recorded.name == "j.agreement.json"
     assert Agreement.model_validate_json(recorded.read_bytes()) == a
     assert not agreement_path(human).exists()
+    # --agreement only measures: each human grade is written as it was, though the LLM graded
+    # the document higher (a human 1 became the LLM's 3)
+    by_id = {e.query_id: e for e in written}
+    for qid, doc in (("q1", "imu"), ("q2", "battery")):
+        llm = max(lab.grade for lab in by_id[qid].labels if lab.source == "llm" and lab.id == doc)
+        assert llm >= 2 and by_id[qid].relevant[doc] == 1
+    # and the hits labelled before the run are counted as such, as without the flag
+    plain = judge(
+        human,
+        tmp_path / "plain.jsonl",
+        options=opts(),
+        settings=docs[0],
+        store=docs[1],
+        client=chat(api),
+        embedder=EMB[0],
+    )
+    assert r.already_labelled == plain.already_labelled > 0 and plain.usage.calls == 0
+    assert [e.relevant for e in read_entries(tmp_path / "plain.jsonl")] == [
+        e.relevant for e in written
+    ]
+
+
+def test_an_llm_grade_never_replaces_a_human_one():
+    """Whose label decides: a person's (0 included), then the generator's, then the LLM's."""
+    from ragsonde.labels.judge import _relevant
+
+    def lab(item, grade, source):
+        return Label(id=item, grade=grade, source=source, judge="x")
+
+    e = BenchmarkEntry(
+        query_id="q",
+        query="q",
+        labels=[
+            lab("a", 1, "human"),
+            lab("a", 3, "llm"),
+            lab("b", 0, "human"),
+            lab("b", 3, "llm"),
+            lab("c", 3, "generator"),
+            lab("c", 1, "human"),
+            lab("d", 2, "llm"),
+            lab("d", 3, "llm"),
+            lab("e", 1, "llm"),
+        ],
+    )
+    everyone = ("human", "generator", "llm")
+    assert _relevant(e, everyone, 2) == {"a": 1, "c": 1, "d": 3}
+    assert _relevant(e, ("generator", "llm"), 2) == {"a": 3, "b": 3, "c": 3, "d": 3}
 
 
 def test_kappa_by_hand():
@@ -268,3 +315,42 @@ def test_cli_judge_then_rerun_costs_nothing(tmp_path, embedder):
         denied = run(*args[:-1], env=env)
         assert denied.returncode == 1 and "AUTH_ERROR" in denied.stderr
         assert "sk-wrong-key-999" not in denied.stderr
+
+
+def test_cli_judge_names_failed_queries_and_a_failing_stop_exits_1(tmp_path, embedder):
+    """A query that could not be searched was only in --json; a run stopped by calls failing
+    in a row exited 0, as a finished one does. A run its budget stopped still exits 0."""
+    home = tmp_path / "home"
+    store = open_store(Settings(home=home))
+    fill_sections(store, "site", embedder=embedder)
+    store.close()
+    bench = tmp_path / "b.jsonl"
+    too_long = "ultrasonic echo " * 200  # 3,200 characters: a query the search refuses
+    write_entries(
+        bench,
+        [
+            BenchmarkEntry(query_id="q1", query="ultrasonic echo lithium laser", relevant={}),
+            BenchmarkEntry(query_id="long[bold]", query=too_long, relevant={}),
+        ],
+    )
+    answered = []
+
+    def tires(prompt: str) -> str:  # two grades, then nothing readable
+        answered.append(prompt)
+        return "##final score: 2" if len(answered) <= 2 else "I cannot decide."
+
+    out = tmp_path / "j.jsonl"
+    with FakeChatAPI(responder=tires) as api:
+        env = {"RAGSONDE_HOME": str(home), "OPENAI_BASE_URL": f"{api.url}/v1"}
+        args = ("judge", str(bench), "-c", "site", "--llm", MODEL, "--mode", "sparse")
+        r = run(*args, "--depth", "8", "--out", str(out), env=env)
+        assert api.completions == 7  # 2 answered, then 5 in a row unreadable: stop
+        assert r.returncode == 1, r.stderr
+        assert "1 queries could not be searched" in r.stderr and "long[bold]:" in r.stderr
+        assert "VALIDATION_ERROR" in r.stderr  # why, as the search said it
+        assert "5 calls in a row failed" in r.stderr and "exit 1" in r.stderr
+        saved = read_entries(out)  # what was judged is saved
+        assert sum(lab.source == "llm" for e in saved for lab in e.labels) == 2
+        budget = run(*args, "--depth", "8", "--out", str(out), "--max-calls", "0", env=env)
+        assert budget.returncode == 0, budget.stderr
+        assert "budget" in budget.stdout and api.completions == 7

@@ -43,3 +43,34 @@ def test_judge_and_generate_refuse_a_bad_out_before_any_call(tmp_path: Path, whe
             assert r.stderr.startswith("VALIDATION_ERROR: --out") and "Traceback" not in r.stderr
         assert api.completions == 0
     assert bench.read_bytes() == before
+
+
+def test_judge_agreement_refuses_a_bad_side_report_before_any_call(tmp_path: Path):
+    """``--agreement`` also writes OUT.agreement.json: a directory there was found after every
+    call was paid for (exit 2 at the end). Refused first, by the CLI and by the library."""
+    from ragsonde.errors import QueryValidationError
+    from ragsonde.labels.judge import JudgeOptions, judge
+
+    home = tmp_path / "home"
+    store = open_store(Settings(home=home))
+    fill_sections(store, "site")
+    store.close()
+    bench = tmp_path / "b.jsonl"
+    write_entries(bench, [BenchmarkEntry(query_id="q1", query="ultrasonic echo", relevant={})])
+    (tmp_path / "j.agreement.json").mkdir()
+    out = tmp_path / "j.jsonl"
+    with FakeChatAPI() as api:
+        env = {"RAGSONDE_HOME": str(home), "OPENAI_BASE_URL": f"{api.url}/v1"}
+        llm = ("--llm", "openai:gpt-4o-mini")
+        r = run("judge", str(bench), "-c", "site", *llm, "--out", str(out), "--agreement", env=env)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.startswith("VALIDATION_ERROR: --agreement") and "directory" in r.stderr
+        with pytest.raises(QueryValidationError, match=r"agreement\.json: is a directory"):
+            judge(
+                bench,
+                out,
+                options=JudgeOptions(llm="openai:gpt-4o-mini", agreement=True),
+                settings=Settings(home=home, collection="site"),
+            )
+        assert api.completions == 0
+    assert not out.exists()

@@ -176,3 +176,101 @@ def test_a_short_run_whose_every_call_failed_writes_nothing(sectioned, tmp_path)
             )
         assert api.completions == 3
     assert out.read_text(encoding="utf-8") == "the user's benchmark\n"
+
+
+def test_answers_that_give_no_question_write_nothing_and_are_not_cached(spanned, tmp_path):
+    """Every call answered, none with a usable question ("I cannot decide.": no excerpt in
+    the chunk): it wrote an empty file over --out, said "wrote 0 queries" and exited 0, and
+    cached the answers, so the same seed could never give a question."""
+    settings, store = spanned
+    out = tmp_path / "kept.jsonl"
+    out.write_text("the user's benchmark\n", encoding="utf-8")
+    opts = GenerateOptions(n=3, seed=1, llm=MODEL, judge=False)
+    with FakeChatAPI(responder=lambda prompt: "I cannot decide.") as api:
+        with pytest.raises(LlmError, match="3 answers came back") as info:
+            generate(out, settings=settings, store=store, client=chat(api), options=opts)
+        assert api.completions == 3
+    assert "'I cannot decide.'" in str(info.value) and "not cached" in str(info.value)
+    assert out.read_text(encoding="utf-8") == "the user's benchmark\n"
+    with FakeChatAPI() as api:  # a model that answers: nothing unusable came from the cache
+        with pytest.raises(LlmError, match="no answer came back; the run stopped: the budget"):
+            generate(
+                out,
+                settings=settings,
+                store=store,
+                client=chat(api, budget=Budget(max_calls=0)),
+                options=opts,
+            )
+        assert out.read_text(encoding="utf-8") == "the user's benchmark\n"
+        r = generate(out, settings=settings, store=store, client=chat(api), options=opts)
+        assert r.written == 3 == r.span_labelled and r.usage is not None
+        assert r.usage.cached == 0 and r.usage.calls == 3 == api.completions
+
+
+@pytest.mark.slow  # the real model embeds the questions for the dense and hybrid pools
+def test_leakage_is_measured_against_the_source_not_the_judged_pool(bm25_docs, embedder, tmp_path):
+    """Every question is about the battery page, whatever its source: the judge finds the
+    battery page relevant to all of them, from pools BM25 helped make. Counting it, BM25
+    "found the source first" for 100% of the queries; by hand, only for the one whose source
+    is the battery page."""
+    from ragsonde.testing.fake_chat_api import default_responder
+
+    def about_batteries(prompt: str) -> str:
+        if "final score" in prompt:
+            return default_responder(prompt)
+        return "What is known about lithium cell voltage charge?"
+
+    settings, store = bm25_docs
+    with FakeChatAPI(responder=about_batteries) as api:
+        r = generate(
+            tmp_path / "b.jsonl",
+            settings=settings,
+            store=store,
+            client=chat(api),
+            embedder=embedder,
+            options=GenerateOptions(n=5, seed=0, llm=MODEL, depth=8),
+        )
+    entries = read_entries(tmp_path / "b.jsonl")
+    others = [e for e in entries if e.source_doc != "battery"]
+    assert others and all("battery" in e.relevant for e in others)  # judged relevant
+    assert r.leakage is not None and r.leakage.queries == len(entries)
+    # BM25 ranks the battery page first for every query, so the source only for its own
+    assert r.leakage.bm25_top1 == pytest.approx(1 - len(others) / len(entries), abs=1e-4)
+    assert not any("an LLM." in w for w in r.warnings)  # this run used one
+
+
+def test_commands_the_labelling_tools_name_exist():
+    """`ragsonde collections` (a group: usage, exit 2) was named where `ragsonde collections
+    list` lists the copy: every command named in a message or a doc is a command that runs."""
+    import ast
+    import re
+
+    import click
+    import typer
+
+    from ragsonde.cli.app import app
+    from tests.support import ROOT
+
+    root = typer.main.get_command(app)
+    files = [*(ROOT / "src/ragsonde/labels").glob("*.py")]
+    files += [ROOT / "src/ragsonde/cli/generate.py", ROOT / "src/ragsonde/cli/judge.py"]
+    texts = [
+        node.value
+        for f in files
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+    texts.append((ROOT / "docs/no-labels.md").read_text(encoding="utf-8"))
+    named = {
+        " ".join(m.split())
+        for t in texts
+        for m in re.findall(r"`ragsonde\s+([a-z][a-z\s-]*?)\s*(?:`|\s-|\s[A-Z])", t)
+    }
+    assert "collections list" in named and "judge" in named
+    for words in named:
+        cmd: click.Command = root
+        for w in words.split():
+            if not isinstance(cmd, click.Group) or w not in cmd.commands:
+                break
+            cmd = cmd.commands[w]
+        assert not isinstance(cmd, click.Group), f"`ragsonde {words}` is a group, not a command"

@@ -13,6 +13,7 @@ import re
 import pytest
 
 from ragsonde.config import Settings
+from ragsonde.errors import LlmError
 from ragsonde.evaluate.datasets import load_benchmark
 from ragsonde.labels import GenerateOptions, generate, read_entries
 from ragsonde.labels.chat import ChatClient
@@ -130,18 +131,46 @@ def test_an_excerpt_not_in_the_chunk_drops_its_question(sotu, tmp_path):
             "Question: What did the speaker promise farmers?\nExcerpt: We will build a moon base."
         )
 
-    with FakeChatAPI(responder=invents) as api:  # another model: nothing from the cache
+    with FakeChatAPI(responder=invents) as api:
+        client = chat(api, "gpt-4o-nano")  # another model: nothing from the cache
+        with pytest.raises(LlmError, match="4 answers came back") as info:
+            generate(
+                tmp_path / "none.jsonl",
+                settings=settings,
+                store=store,
+                client=client,
+                options=GenerateOptions(n=4, seed=1, llm=MODEL, judge=False),
+            )
+    # no question at all: nothing written (it wrote an empty file), and it says why
+    assert "4 had no excerpt found verbatim in their chunk" in str(info.value)
+    assert "moon base" in str(info.value) and not (tmp_path / "none.jsonl").exists()
+    assert client.usage.failed == 0  # the answers were readable
+    assert api.completions == 4
+
+
+@pytest.mark.slow
+def test_an_excerpt_not_in_the_chunk_drops_its_question_and_the_rest_are_written(sotu, tmp_path):
+    settings, store, _ = sotu
+    from ragsonde.testing.fake_chat_api import default_responder
+
+    answers = []
+
+    def every_other(prompt: str) -> str:
+        answers.append(prompt)
+        if len(answers) % 2:
+            return "Question: What did the speaker promise farmers?\nExcerpt: A moon base."
+        return default_responder(prompt)
+
+    with FakeChatAPI(responder=every_other) as api:
         report = generate(
-            tmp_path / "none.jsonl",
+            tmp_path / "half.jsonl",
             settings=settings,
             store=store,
-            client=chat(api, "gpt-4o-nano"),
+            client=chat(api, "gpt-4o-micro"),
             options=GenerateOptions(n=4, seed=1, llm=MODEL, judge=False),
         )
-    assert report.written == 0 and report.excerpts_not_found == 4
+    assert report.written == 2 == report.excerpts_not_found and api.completions == 4
     assert any("not verbatim in their chunk" in w for w in report.warnings)
-    assert report.usage is not None and report.usage.failed == 0  # the answers were readable
-    assert api.completions == 4
 
 
 def test_a_collection_without_spans_gives_no_references(sectioned, tmp_path):

@@ -141,7 +141,7 @@ def generate_command(
         console.print(
             f"evaluate it on [bold]{report.evaluate_on}[/], ragsonde's copy of "
             f"{report.collection} without the query sentences ({report.evaluate_on_copy}; "
-            "`ragsonde collections` lists it):"
+            "`ragsonde collections list` lists it):"
         )
         # one line, never wrapped: it is meant to be copied as it is
         console.print(

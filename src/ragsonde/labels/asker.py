@@ -2,14 +2,16 @@
 
 Shared by the judge and the LLM generator: an answer already in the cache costs nothing; a new
 one is asked only while the budget allows, and stored as soon as it arrives (when ``accept``
-takes it: an unreadable answer is not kept, so a later run asks again).
+takes it: an unreadable answer is not kept, so a later run asks again; nor is one ``keep``
+refuses, a readable answer the caller cannot use, such as a question whose excerpt is not in its
+chunk).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from ragsonde.errors import LlmError
 from ragsonde.labels.cache import LlmCache
@@ -40,10 +42,13 @@ class CachedAsker:
         *,
         max_tokens: int,
         accept: Callable[[str], bool],
+        keep: Callable[[str], bool] | None = None,
     ) -> tuple[str, datetime] | None:
-        """The accepted answer for ``key`` (cached or asked), or None."""
+        """The accepted answer for ``key`` (cached or asked), or None. ``keep``: whether an
+        accepted answer is cached (default: all are); one it refuses is handed back but not
+        stored, and a cached one it refuses is asked again, so a later run can do better."""
         got = self.cache.get(kind, key, self.client.name)
-        if got is not None and accept(got[0]):
+        if got is not None and accept(got[0]) and (keep is None or keep(got[0])):
             self.client.usage.cached += 1
             self.answered += 1
             return got
@@ -64,6 +69,8 @@ class CachedAsker:
             return None
         self.failures_in_a_row = 0
         self.answered += 1
+        if keep is not None and not keep(answer):
+            return answer, datetime.now(UTC)
         return answer, self.cache.put(kind, key, self.client.name, answer)
 
     def _failed(self, why: str) -> None:

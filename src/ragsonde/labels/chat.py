@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragsonde.config import Settings
 from ragsonde.embedders._http import JsonPoster
-from ragsonde.errors import LlmError, QueryValidationError
+from ragsonde.errors import LlmError, QueryValidationError, mask_secrets
 from ragsonde.labels.models import Usage
+from ragsonde.retry import RetriesExhausted
 
 if TYPE_CHECKING:
     from ragsonde.labels.local import LocalServer, ModelFile, PromptStyle
@@ -125,6 +126,8 @@ class ChatClient:
         #: The local model's file (path, sha256, origin) when ``--llm local:``; else None.
         self.model_file: ModelFile | None = server.model if server is not None else None
         self._server = server
+        self._secret = api_key
+        self._timeout_s = timeout_s
         extra: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
         self._poster = JsonPoster(
             _API,
@@ -214,9 +217,9 @@ class ChatClient:
         try:
             data = self._poster.post("/chat/completions", body)
             answer = _Completion.model_validate(data)
-        except LlmError:
+        except LlmError as e:
             self.usage.failed += 1
-            raise
+            raise self._unanswered(e) from e.__cause__
         except ValueError as e:  # pydantic's ValidationError is a ValueError
             self.usage.failed += 1
             raise LlmError(
@@ -233,6 +236,21 @@ class ChatClient:
             self.usage.failed += 1
             raise LlmError(f"{_API} answered with an empty message (model {self.model}).")
         return text
+
+    def _unanswered(self, e: LlmError) -> LlmError:
+        """``e`` as this client says it when no attempt was answered in time. The poster's
+        advice names the embedding settings (RAGSONDE_EMBED_TIMEOUT_S, …): this client's
+        timeout is no setting of its own, so the message gives the time it waited."""
+        cause = e.__cause__
+        if not isinstance(cause, RetriesExhausted) or cause.last.outcome is not None:
+            return e  # an HTTP error status (its message is the API's), or no retry at all
+        return LlmError(
+            f"{_API} at {mask_secrets(self._poster.base_url, [self._secret])} did not answer "
+            f"within {self._timeout_s:g} s (tried {cause.attempts} "
+            f"time{'s' if cause.attempts != 1 else ''} in {cause.elapsed_s:.1f} s; model "
+            f"{self.model}). Try again later, or check that the endpoint serves this model; a "
+            "slow local server may need a smaller model."
+        )
 
     def close(self) -> None:
         self._poster.close()

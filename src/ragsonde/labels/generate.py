@@ -11,7 +11,8 @@ misses.
 ``--method ict`` (:mod:`.ict`) also writes the copy of the collection the benchmark must be
 evaluated on (its query sentences removed); the report names it (``evaluate_on``). Every run
 measures the benchmark's lexical leakage (:mod:`.leakage`) on the collection it is evaluated on,
-beside a human benchmark's when one is given, and warns when it favours lexical retrieval. The
+against each query's source document (never the judged pool, which BM25 helped find), beside a
+human benchmark's when one is given, and warns when it favours lexical retrieval. The
 store and the embedder come from one :class:`~ragsonde.workspace.Workspace`.
 """
 
@@ -135,10 +136,14 @@ def generate(
         if llm is None and method == ICT_METHOD and entries:
             evaluate_on = o.ict_collection or f"{coll}-ict-s{seed}"
             copy_note = _ict_copy(ws, coll, evaluate_on, chunks, entries, seed)
-        measured = measure_leakage(ws, entries, evaluate_on or coll)
+        # against each query's source only: the judged pool came from BM25's own top k, so
+        # counting it made BM25 "find the source first" for documents it had found itself
+        sources = [e.with_relevant_from(["generator"]) for e in entries]
+        measured = measure_leakage(ws, sources, evaluate_on or coll)
         theirs = measure_leakage(ws, human_entries, coll) if human_entries is not None else None
     write_entries(out, entries)
-    warnings = [w for w in (lexical_warning(measured, theirs),) if w]
+    made_by = "llm" if llm is not None else method
+    warnings = [w for w in (lexical_warning(measured, theirs, method=made_by),) if w]
     warnings += _span_warnings(sample, entries, not_found)
     if copy_note == "rebuilt":
         warnings.append(

@@ -6,6 +6,8 @@ chunk whose document has no label yet is graded with the UMBRELA-style prompt
 grade is the best grade of its chunks. LLM labels are added to the entry's ``labels`` with their
 provenance (``source="llm"``, the model, when); the written ``relevant`` holds the positive labels
 of the sources in ``use`` (LLM grades from ``llm_relevant_from`` up), and the report says which.
+A document a person labelled keeps that grade: with ``agreement`` the LLM grades it too, to
+measure, never to replace it.
 
 A run stops cleanly, saving what was done, when its budget is spent or when calls keep failing.
 """
@@ -114,11 +116,26 @@ def _grade(
     )
 
 
+#: Whose label decides a document's grade when several sources labelled it: a person's over
+#: the generator's (the query's source), either over an LLM's.
+_PRECEDENCE: tuple[LabelSource, ...] = ("human", "generator", "llm")
+
+
 def _relevant(entry: BenchmarkEntry, use: Sequence[LabelSource], llm_from: int) -> dict[str, int]:
+    """``relevant`` from the labels of ``use``: each document's grade is that of the first
+    source in :data:`_PRECEDENCE` that labelled it (its best label there), so an LLM grade
+    never overrides a human one, 0 included (``--agreement`` grades those to compare only)."""
     out: dict[str, int] = {}
-    for lab in entry.labels:
-        if lab.source in use and lab.grade >= (llm_from if lab.source == "llm" else 1):
-            out[lab.id] = max(out.get(lab.id, 0), lab.grade)
+    decided: set[str] = set()
+    for source in _PRECEDENCE:
+        if source not in use:
+            continue
+        for item, grade in entry.labelled([source]).items():
+            if item in decided:
+                continue
+            if grade >= (llm_from if source == "llm" else 1):
+                out[item] = grade
+        decided |= entry.labelled([source]).keys()
     return out
 
 
@@ -154,8 +171,9 @@ def judge_entries(
             # Labelled before this run: every pooled chunk of an unlabelled document is graded,
             # so the document gets the best grade of its chunks.
             other = any(lab.id == hit.doc_id for lab in e.labels)
-            if mine or (other and not options.agreement):
+            if mine or other:
                 already += 1
+            if mine or (other and not options.agreement):
                 if mine and human:  # graded by an earlier run: its order can still be tested
                     grade = max(
                         lab.grade for lab in labels if lab.judge == client.name
@@ -240,12 +258,16 @@ def judge(
 
     The store and embedder are ``workspace``'s, or those of one built from ``settings``,
     ``store`` and ``embedder`` (:func:`ragsonde.workspace.using`). ``out`` may not be the
-    benchmark (a VALIDATION_ERROR before any LLM call, as ``ragsonde judge --out`` says)."""
+    benchmark (a VALIDATION_ERROR before any LLM call, as ``ragsonde judge --out`` says), nor
+    can ``agreement``'s report beside it be written (:func:`~.agreement.agreement_path`)."""
     from ragsonde.ingest.sources import input_files  # a BEIR folder: its files
     from ragsonde.outputs import check_outputs
 
     options = options_of(options, JudgeOptions)  # a dict failed later, inside the run
-    check_outputs({"out": Path(out)}, inputs=input_files(benchmark))
+    outputs = {"out": Path(out)}
+    if options.agreement:  # written after every call: refused before the first
+        outputs["agreement"] = agreement_path(Path(out))
+    check_outputs(outputs, inputs=input_files(benchmark))
     entries = read_entries(benchmark, nonempty=True)
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         coll = resolve_collection(collection, ws.settings.collection)

@@ -130,8 +130,20 @@ def leakage(
     )
 
 
-def lexical_warning(generated: Leakage, human: Leakage | None = None) -> str | None:
-    """A warning when ``generated`` leaks enough to favour lexical retrieval; else None."""
+#: What else to generate with, by what the run used (an offline method not listed: the default).
+_ADVICE = {
+    "": "generate with --method ict (the source sentence removed from the chunk) or an LLM.",
+    "ict": "generate with an LLM (--llm), whose questions are in its own words.",
+    "llm": "try another model (--llm): this one's questions repeat their source's words.",
+}
+
+
+def lexical_warning(
+    generated: Leakage, human: Leakage | None = None, *, method: str | None = None
+) -> str | None:
+    """A warning when ``generated`` leaks enough to favour lexical retrieval; else None.
+    ``method``: how the queries were made (an offline method, ``ict`` or ``llm``), so the
+    advice names what this run did not already try."""
     if human is not None:
         why = []
         if (
@@ -159,6 +171,6 @@ def lexical_warning(generated: Leakage, human: Leakage | None = None) -> str | N
     return (
         "these generated labels favour lexical retrieval: "
         + "; ".join(why)
-        + ". Systems ranked by them put BM25 too high; compare with human labels, or generate "
-        "with --method ict (the source sentence removed from the chunk) or an LLM."
+        + ". Systems ranked by them put BM25 too high; compare with human labels, or "
+        + _ADVICE.get(method or "", _ADVICE[""])
     )

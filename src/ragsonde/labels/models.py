@@ -267,6 +267,8 @@ class JudgeReport(BaseModel):
     pooled: int
     """(query, chunk) pairs in the pools."""
     already_labelled: int
+    """Pooled hits whose document had a label before this run (with ``agreement`` they are
+    graded too, and counted in ``judged`` as well)."""
     judged: int
     """New LLM labels written (from calls or the cache)."""
     grades: dict[str, int] = Field(default_factory=dict)

@@ -3,9 +3,12 @@
 The answer is taken when it reads as a question (:func:`~.prompts.parse_question`) and does not
 copy a run of ``MAX_COPIED_WORDS`` or more words from the chunk, since a copied phrase makes a
 lexical-match query that favours BM25. Questions are cached by (chunk hash, model, prompt
-version), so the same seed costs nothing the second time. Each question's source document is
-relevant (grade 3, ``source="generator"``, judged by the model); ``generate`` then pools and judges
-the questions so other relevant documents are not counted as misses.
+version), so the same seed costs nothing the second time; an answer that gave no question is
+not cached, so a later run asks again. A run that wrote no question at all is LLM_ERROR and
+writes nothing: it says how many answers came back and quotes the first unusable one. Each
+question's source document is relevant (grade 3, ``source="generator"``, judged by the model);
+``generate`` then pools and judges the questions so other relevant documents are not counted as
+misses.
 
 The instruction prompt also asks for the excerpt of the chunk that answers the question. When the
 chunk has a span in its document, the excerpt is looked for verbatim in the chunk
@@ -20,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ragsonde.errors import LlmError
 from ragsonde.labels.asker import CachedAsker
 from ragsonde.labels.cache import LlmCache, text_hash
 from ragsonde.labels.models import BenchmarkEntry, Reference
@@ -38,20 +42,38 @@ __all__ = ["MAX_COPIED_WORDS", "Questions", "generate_questions"]
 MAX_COPIED_WORDS = 6
 
 
-def _usable(chunk: Chunk) -> Callable[[str], bool]:
-    def accept(answer: str) -> bool:
-        q = parse_question(answer)
-        return q is not None and longest_copied_run(q, chunk.text) < MAX_COPIED_WORDS
-
-    return accept
-
-
 @dataclass
 class Questions:
     """The questions written, and how many were dropped for an excerpt not in their chunk."""
 
     entries: list[BenchmarkEntry] = field(default_factory=list)
     excerpts_not_found: int = 0
+    answers: int = 0
+    """Answers read (from the cache or the model), whether they gave a question or not."""
+    first_unusable: str | None = None
+    """The first answer that gave no question (for the error of a run that wrote none)."""
+
+    def unusable(self, answer: str) -> None:
+        """Count an answer that gave no question; remember the first."""
+        self.answers += 1
+        if self.first_unusable is None:
+            self.first_unusable = answer
+
+
+def _usable(chunk: Chunk, seen: Questions) -> Callable[[str], bool]:
+    def accept(answer: str) -> bool:
+        q = parse_question(answer)
+        ok = q is not None and longest_copied_run(q, chunk.text) < MAX_COPIED_WORDS
+        if not ok:
+            seen.unusable(answer)
+        return ok
+
+    return accept
+
+
+def _placed(chunk: Chunk, style: str) -> Callable[[str], bool]:
+    """Whether an answer's excerpt can be placed in ``chunk`` (or none is needed)."""
+    return lambda answer: _references(chunk, answer, style)[0]
 
 
 def _references(chunk: Chunk, answer: str, style: str) -> tuple[bool, list[Reference] | None]:
@@ -72,13 +94,13 @@ def generate_questions(sample: Sequence[Chunk], asker: CachedAsker) -> Questions
     model = asker.client.name
     style = asker.client.style
     for n, c in enumerate(sample):
-        accept = _usable(c)
         got = asker.ask(
             "question",
             LlmCache.key(QUESTION_VERSIONS[style], text_hash(c.text)),
             question_messages(c.text, style),
             max_tokens=256 if style == "instruct" else 40,
-            accept=accept,
+            accept=_usable(c, out),
+            keep=_placed(c, style),  # an excerpt not in the chunk: not cached
         )
         question = None if got is None else parse_question(got[0])
         if got is None or question is None:
@@ -88,7 +110,9 @@ def generate_questions(sample: Sequence[Chunk], asker: CachedAsker) -> Questions
         usable, refs = _references(c, got[0], style)
         if not usable:
             out.excerpts_not_found += 1
+            out.unusable(got[0])
             continue
+        out.answers += 1
         out.entries.append(
             BenchmarkEntry.known_item(
                 f"llm-{n:05d}",
@@ -102,4 +126,30 @@ def generate_questions(sample: Sequence[Chunk], asker: CachedAsker) -> Questions
             )
         )
     asker.require_an_answer()
+    if not out.entries:  # an empty file must not replace the user's --out (exit 0, "wrote 0")
+        raise LlmError(_no_question(len(sample), out, asker))
     return out
+
+
+def _no_question(asked: int, out: Questions, asker: CachedAsker) -> str:
+    """Why a run wrote no question: the answers it had, the first unusable one, the stop."""
+    name = asker.client.name
+    if out.answers:
+        why = (
+            f"{out.answers} answers came back and none gave a usable question (one of 3 words "
+            f"or more that copies no run of {MAX_COPIED_WORDS} words from its chunk"
+        )
+        if out.excerpts_not_found:
+            why += f"; {out.excerpts_not_found} had no excerpt found verbatim in their chunk"
+        shown = (out.first_unusable or "").strip()
+        shown = shown if len(shown) <= 120 else shown[:120] + "…"
+        why += f"); the first: {shown!r}"
+    else:
+        why = "no answer came back"
+    if asker.stopped is not None:
+        why += f"; the run stopped: {asker.stopped}"
+    return (
+        f"{name}: no question from the {asked} sampled chunks: {why}. Nothing was written. "
+        "Answers that gave no question are not cached, so a re-run asks again; try another "
+        "model (--llm)" + (", or a larger budget." if asker.client.usage.stopped_by_budget else ".")
+    )
