@@ -18,14 +18,20 @@ from tests.support import run
 pytestmark = pytest.mark.slow  # processes
 
 
-@pytest.mark.parametrize("where", ["dir", "missing", "input"])
-def test_judge_and_generate_refuse_a_bad_out_before_any_call(tmp_path: Path, where: str):
+def _site(tmp_path: Path) -> tuple[Path, Path]:
+    """A home with the sectioned site collection, and a one-query benchmark beside it."""
     home = tmp_path / "home"
     store = open_store(Settings(home=home))
     fill_sections(store, "site")
     store.close()
     bench = tmp_path / "b.jsonl"
     write_entries(bench, [BenchmarkEntry(query_id="q1", query="ultrasonic echo", relevant={})])
+    return home, bench
+
+
+@pytest.mark.parametrize("where", ["dir", "missing", "input"])
+def test_judge_and_generate_refuse_a_bad_out_before_any_call(tmp_path: Path, where: str):
+    home, bench = _site(tmp_path)
     before = bench.read_bytes()
     out = {"dir": tmp_path, "missing": tmp_path / "no" / "o.jsonl", "input": bench}[where]
     with FakeChatAPI(api_key="sk-out-key-12345") as api:
@@ -51,12 +57,7 @@ def test_judge_agreement_refuses_a_bad_side_report_before_any_call(tmp_path: Pat
     from ragsonde.errors import QueryValidationError
     from ragsonde.labels.judge import JudgeOptions, judge
 
-    home = tmp_path / "home"
-    store = open_store(Settings(home=home))
-    fill_sections(store, "site")
-    store.close()
-    bench = tmp_path / "b.jsonl"
-    write_entries(bench, [BenchmarkEntry(query_id="q1", query="ultrasonic echo", relevant={})])
+    home, bench = _site(tmp_path)
     (tmp_path / "j.agreement.json").mkdir()
     out = tmp_path / "j.jsonl"
     with FakeChatAPI() as api:
