@@ -115,6 +115,7 @@ def test_the_same_queries_with_other_labels_are_refused_naming_them() -> None:
     next(iter(reworded.per_query.values())).query = "another question"
     with pytest.raises(QueryValidationError, match="other questions or other labels for 1 "):
         compare_reports(a, reworded)
+    assert compare_reports(a, b, across_benchmarks=True).n_queries == N  # asked for: compared
     unlabelled = make_report({"ndcg@10": v})  # a partly labelled side: not a difference
     for row in list(unlabelled.per_query.values())[1:]:
         row.relevant = {"lidar": 1}

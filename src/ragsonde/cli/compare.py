@@ -56,6 +56,14 @@ def compare_command(
             "the difference is then its stratified estimate, unbiased under the plan.",
         ),
     ] = None,
+    across_benchmarks: Annotated[
+        bool,
+        typer.Option(
+            "--across-benchmarks",
+            help="Compare reports whose same queries hold other labels or questions (refused "
+            "otherwise): the difference is then the labels' as much as the systems'.",
+        ),
+    ] = False,
     json_output: JsonOpt = False,
 ) -> None:
     """Compare two saved eval reports: deltas, W/T/L, paired t-test, permutation test, CI."""
@@ -74,7 +82,20 @@ def compare_command(
     comparison_predictor(predictor)  # whatever the reports: a predictor they cannot serve
     plan = comparison_plan(plan_file) if plan_file is not None else None  # before the tests
     a, b = load_report(report_a), load_report(report_b)
-    comparison = compare_reports(a, b, metric, alpha=alpha, n_resamples=resamples, seed=seed)
+    comparison = compare_reports(
+        a,
+        b,
+        metric,
+        alpha=alpha,
+        n_resamples=resamples,
+        seed=seed,
+        across_benchmarks=across_benchmarks,
+    )
+    if across_benchmarks:
+        comparison.warnings.append(
+            "compared across benchmarks (--across-benchmarks): where the labels or questions "
+            "differ, so do the metrics, whatever the systems do"
+        )
     # each difference's classical interval; PPI++'s over every query when partly labelled
     estimate_comparison(comparison, a, b, predictor=predictor, plan=plan)
     if gate_no_regression:

@@ -75,7 +75,9 @@ def _examples(ids: set[str]) -> str:
     return ", ".join(shown) + (" …" if len(ids) > _SHOWN_IDS else "")
 
 
-def _check_same_queries(qa: Mapping[str, QueryRow], qb: Mapping[str, QueryRow]) -> list[str]:
+def _check_same_queries(
+    qa: Mapping[str, QueryRow], qb: Mapping[str, QueryRow], *, same_labels: bool = True
+) -> list[str]:
     only_a, only_b = set(qa) - set(qb), set(qb) - set(qa)
     if only_a or only_b:
         parts = [
@@ -92,7 +94,7 @@ def _check_same_queries(qa: Mapping[str, QueryRow], qb: Mapping[str, QueryRow]) 
     # read the difference of the labels as a significant regression
     differ = {
         q
-        for q in qa
+        for q in (qa if same_labels else ())
         if qa[q].query != qb[q].query
         or (qa[q].relevant and qb[q].relevant and qa[q].relevant != qb[q].relevant)
     }
@@ -101,7 +103,7 @@ def _check_same_queries(qa: Mapping[str, QueryRow], qb: Mapping[str, QueryRow]) 
             f"the reports hold other questions or other labels for {len(differ)} of their "
             f"{len(qa)} queries ({_examples(differ)}): their metrics differ by the labels, not "
             "only by the systems. Compare reports of the same benchmark (its labels as they "
-            "are in both).",
+            "are in both), or pass --across-benchmarks to compare them anyway.",
             field="per_query",
         )
     return sorted(qa)
@@ -313,20 +315,23 @@ def compare_reports(
     alpha: float = 0.05,
     n_resamples: int = 10000,
     seed: int = 0,
+    across_benchmarks: bool = False,
 ) -> Comparison:
     """Compare report ``b`` against report ``a`` (read with :func:`~.saved.load_report`).
 
     ``metrics`` names the metrics to compare (default: every metric both reports have for every
     query). Deltas, wins and verdicts are B relative to A: "better" means B is significantly
     higher. Raises :class:`~ragsonde.errors.QueryValidationError` when the reports cover
-    different queries, or a named metric is missing.
+    different queries, hold other questions or labels for the same ids (unless
+    ``across_benchmarks``: a caller that marks the comparison as not like for like, as
+    ``history diff --across-benchmarks`` does), or a named metric is missing.
     """
     if not 0 < alpha < 1:
         raise QueryValidationError(f"alpha must be in (0, 1), got {alpha}.", field="alpha")
     if n_resamples < 1:
         raise QueryValidationError("n_resamples must be positive.", field="n_resamples")
     qa, qb = _per_query(a, "A"), _per_query(b, "B")
-    every = _check_same_queries(qa, qb)
+    every = _check_same_queries(qa, qb, same_labels=not across_benchmarks)
     # a partly labelled benchmark (eval --estimate): the tests run on the labelled queries
     # (ragsonde.estimate.estimate_comparison adds PPI++'s difference over all of them)
     ids = [q for q in every if qa[q].relevant and qb[q].relevant]

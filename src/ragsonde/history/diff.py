@@ -119,7 +119,14 @@ def diff_runs(
     if not metrics:
         shared = a.report.metrics.keys() & b.report.metrics.keys()
         metrics = [m for m in DEFAULT_METRICS if m in shared] or None
-    comparison = compare_reports(a.report, b.report, metrics, alpha=alpha, n_resamples=n_resamples)
+    comparison = compare_reports(
+        a.report,
+        b.report,
+        metrics,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        across_benchmarks=not same,  # asked for, and marked not like for like
+    )
     if paired is not None:
         comparison = paired(comparison, *_shared(a.report, b.report))
     verdict = no_regression_gate(comparison, named) if gate else None
