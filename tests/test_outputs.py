@@ -138,3 +138,16 @@ def test_a_folder_that_takes_no_new_file_is_refused_before_the_work(tmp_path: Pa
         check_outputs({"--output": Path("/proc/ragsonde-out.json")})
     check_outputs({"--output": tmp_path / "out.json"})
     assert list(tmp_path.iterdir()) == []  # the probe is gone
+
+
+def test_a_benchmark_output_onto_a_file_of_another_kind_is_refused(tmp_path: Path):
+    """``generate --out docs/lidar.md`` replaced a source document with JSON Lines."""
+    doc = tmp_path / "lidar.md"
+    doc.write_text("# Lidar\n\nCalibrate it.\n")
+    with pytest.raises(QueryValidationError, match="is not JSON Lines"):
+        check_outputs({"--out": doc}, rows=["--out"])
+    check_outputs({"--report": doc})  # an output that is not rows: as before
+    for fine in ("", "\n\n", '{"query": "q"}\n', '\ufeff{"query": "q"}\n'):
+        old = tmp_path / "old.jsonl"
+        old.write_text(fine)
+        check_outputs({"--out": old}, rows=["--out"])

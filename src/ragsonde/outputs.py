@@ -78,10 +78,13 @@ def check_output(
     inputs: Iterable[Path | str | None] = (),
     history: Path | None = None,
     database: bool = False,
+    rows: bool = False,
 ) -> Path:
     """``path`` if a command may write its ``flag`` output there, else a VALIDATION_ERROR that
     names ``flag`` and says why (see the module's docstring). ``database``: the output is a
-    SQLite database itself (``traffic --history``), so an existing one there is no refusal."""
+    SQLite database itself (``traffic --history``), so an existing one there is no refusal.
+    ``rows``: the output is JSON Lines (a benchmark), so an existing file that is not (a
+    document, ``generate --out docs/lidar.md``) is refused rather than replaced."""
     if str(path) == "-":  # was a file named "-" in the working folder, not standard output
         raise _refuse(
             flag,
@@ -140,7 +143,25 @@ def check_output(
     for given in inputs:
         if given is not None and str(given) and st is not None and _same(path, Path(given)):
             raise _refuse(flag, path, "is an input of this command; writing it would replace it")
+    if rows and st is not None and stat.S_ISREG(st.st_mode) and not _holds_rows(path):
+        raise _refuse(
+            flag,
+            path,
+            "exists and is not JSON Lines (its first line is no JSON object); writing the "
+            "benchmark would replace it: name a new file",
+        )
     return path
+
+
+def _holds_rows(path: Path) -> bool:
+    """Whether ``path`` is empty or its first non-blank line starts a JSON object."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return True  # refused or not, the write will say
+    first = next((line.strip() for line in head.splitlines() if line.strip()), b"")
+    return not first or first.lstrip(b"\xef\xbb\xbf").startswith(b"{")
 
 
 def _probe(flag: str, path: Path, parent: Path) -> None:
@@ -212,13 +233,14 @@ def check_outputs(
     *,
     inputs: Iterable[Path | str | None] = (),
     history: Path | None = None,
+    rows: Iterable[str] = (),
 ) -> None:
     """:func:`check_output` for each named output (``{"--save": path, …}``; ``None`` = not
-    asked for), and no two of them one file."""
+    asked for; ``rows``: the flags whose output is JSON Lines), and no two of them one file."""
     given = [(flag, p) for flag, p in outputs.items() if p is not None]
-    inputs = list(inputs)
+    inputs, jsonl = list(inputs), set(rows)
     for flag, p in given:
-        check_output(p, flag, inputs=inputs, history=history)
+        check_output(p, flag, inputs=inputs, history=history, rows=flag in jsonl)
     for i, (flag, p) in enumerate(given):
         for other, q in given[i + 1 :]:
             if p.absolute() == q.absolute() or (p.exists() and _same(p, q)):

@@ -95,7 +95,11 @@ def generate_command(
     # before any LLM call is paid for; the settings file is an input too (it was overwritten)
     from ragsonde.ingest.sources import input_files  # a BEIR folder: its files
 
-    check_outputs({"--out": out}, inputs=[*input_files(human), config_file_in_use(config_file)])
+    check_outputs(
+        {"--out": out},
+        inputs=[*input_files(human), config_file_in_use(config_file)],
+        rows=["--out"],
+    )
     settings = settings_from_options(
         config=config_file, collection=collection, home=home, embedder=embedder
     )

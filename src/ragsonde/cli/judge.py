@@ -180,7 +180,7 @@ def judge_command(
         from ragsonde.labels.agreement import agreement_path
 
         outputs["--agreement"] = agreement_path(target)
-    check_outputs(outputs, inputs=inputs)
+    check_outputs(outputs, inputs=inputs, rows=["--out"])
     options = JudgeOptions(
         llm=llm,
         depth=depth,

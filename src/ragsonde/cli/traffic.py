@@ -218,6 +218,7 @@ def traffic_command(
         {"--output": output, "--save": save, "--html": html},
         inputs=inputs,
         history=history_path(settings.home, history),
+        rows=["--save"],
     )
     if history is not None:
         path = history_path(settings.home, history)

@@ -108,7 +108,7 @@ def generate(
     from ragsonde.outputs import check_outputs
 
     # before any work: out == human wrote the generated queries over the human benchmark
-    check_outputs({"out": Path(out)}, inputs=input_files(human))
+    check_outputs({"out": Path(out)}, inputs=input_files(human), rows=["out"])
     human_entries = read_entries(human, nonempty=True) if human is not None else None
     started = time.perf_counter()
     usage: Usage | None = None

@@ -267,7 +267,7 @@ def judge(
     outputs = {"out": Path(out)}
     if options.agreement:  # written after every call: refused before the first
         outputs["agreement"] = agreement_path(Path(out))
-    check_outputs(outputs, inputs=input_files(benchmark))
+    check_outputs(outputs, inputs=input_files(benchmark), rows=["out"])
     entries = read_entries(benchmark, nonempty=True)
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         coll = resolve_collection(collection, ws.settings.collection)

@@ -344,7 +344,7 @@ def traffic_report(
 
     history = history_path(workspace.settings.home, o.history)
     if o.save is not None:  # before any work: never a traffic file, the labels or the history
-        check_outputs({"save": o.save}, inputs=[*paths, o.labels], history=history)
+        check_outputs({"save": o.save}, inputs=[*paths, o.labels], history=history, rows=["save"])
     if o.history is not None:  # a log given as --history was called a damaged history
         check_output(history, "history", inputs=[*paths, o.labels], database=True)
     from ragsonde.outputs import open_output
