@@ -44,6 +44,10 @@ def test_query_table_for_people(home):
     out = run("query", "why does the heading drift", "-k", "2", env=env_for(home))
     assert out.returncode == 0, out.stderr
     assert "IMU" in out.stdout and "total" in out.stdout and "ms" in out.stdout
+    # a filter is applied and said with the search (it was applied without a word)
+    filtered = run("query", "heading drift", "--filter", "doc_id=lidar", env=env_for(home))
+    assert filtered.returncode == 0, filtered.stderr
+    assert 'filters {"doc_id": "lidar"}' in " ".join(filtered.stdout.split())
 
 
 @pytest.mark.parametrize(

@@ -161,15 +161,21 @@ def query(
             resp = failure(e)
         else:
             resp = retriever.retrieve(body)
-    _emit(resp, json_output, load_ms)
+    _emit(resp, json_output, load_ms, filters=body.get("filters"))
     _exit_for([resp.error.code] if resp.error else [])
 
 
-def _emit(resp: Response, json_output: bool, model_load_ms: float | None = None) -> None:
+def _emit(
+    resp: Response,
+    json_output: bool,
+    model_load_ms: float | None = None,
+    *,
+    filters: dict[str, Any] | None = None,
+) -> None:
     if json_output:
         print_json(resp)
     else:
-        render_response(resp, model_load_ms)
+        render_response(resp, model_load_ms, filters=filters)
     # a collection keeping its text at a path no layout reads: say so, as eval does
     empty = empty_text_warning(resp, "see `ragsonde inspect` and set --field text=PATH")
     if empty:

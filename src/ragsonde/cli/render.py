@@ -6,7 +6,9 @@ Every function reads the typed models of :mod:`ragsonde.evaluate.report` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.markup import escape
@@ -45,9 +47,12 @@ def _score_bar(score: float) -> Text:
     return Text("█" * filled, style="green") + Text("░" * (_BAR - filled), style="dim")
 
 
-def render_response(resp: Response, model_load_ms: float | None = None) -> None:
+def render_response(
+    resp: Response, model_load_ms: float | None = None, *, filters: Mapping[str, Any] | None = None
+) -> None:
     """A response as a table, then its timings; the model load (once per process) on its own
-    line, so ``embed`` is the encode alone."""
+    line, so ``embed`` is the encode alone; ``filters``: the query's, named with its search
+    (they were applied, and not said)."""
     if resp.status == "error" and resp.error is not None:
         err_console.print(f"[bold red]{resp.error.code.value}[/]: {escape(resp.error.message)}")
         return
@@ -82,7 +87,10 @@ def render_response(resp: Response, model_load_ms: float | None = None) -> None:
         f" · {resp.model}[/]"
     )
     if resp.search is not None:
-        console.print(f"[dim]search: {escape(_params_line(resp.search))}[/]")
+        line = _params_line(resp.search)
+        if filters:
+            line += " · filters " + json.dumps(dict(filters), ensure_ascii=False)
+        console.print(f"[dim]search: {escape(line)}[/]")
     if model_load_ms:
         console.print(f"[dim]model load {model_load_ms:.0f} ms (once per process, not in embed)[/]")
 
