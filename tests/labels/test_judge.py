@@ -166,12 +166,13 @@ def test_a_hang_is_bounded_and_failures_in_a_row_stop_the_run(api_and_docs, benc
     api.faults.server_error = 1000
     # no answer at all: LLM_ERROR, and the output is not written (an unreachable endpoint
     # replaced the user's --out with the unjudged benchmark, and exited 0)
-    (tmp_path / "down.jsonl").write_text("kept\n", encoding="utf-8")
+    kept = '{"query": "kept", "relevant": ["a"]}\n'  # a benchmark: refused or not, left whole
+    (tmp_path / "down.jsonl").write_text(kept, encoding="utf-8")
     calls = api.completions
     with pytest.raises(LlmError, match="the first 5 calls all failed"):
         judge_with(api, docs, bench, tmp_path, "down.jsonl", client=chat(api, max_retries=0))
     assert api.completions - calls == 5
-    assert (tmp_path / "down.jsonl").read_text(encoding="utf-8") == "kept\n"
+    assert (tmp_path / "down.jsonl").read_text(encoding="utf-8") == kept
 
 
 def test_agreement_against_human_labels(api_and_docs, tmp_path):

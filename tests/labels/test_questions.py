@@ -15,6 +15,9 @@ from tests.support import run
 
 MODEL = "openai:gpt-4o-mini"
 
+#: What a user's --out held before a run that must leave it whole (a benchmark of theirs).
+USERS_BENCHMARK = '{"query": "the user\'s own", "relevant": ["a"]}\n'
+
 
 def chat(api: FakeChatAPI, **kw) -> ChatClient:
     kw.setdefault("sleep", lambda s: None)
@@ -163,7 +166,7 @@ def test_a_short_run_whose_every_call_failed_writes_nothing(sectioned, tmp_path)
     so it wrote an empty benchmark over the user's --out and exited 0."""
     settings, store = sectioned
     out = tmp_path / "kept.jsonl"
-    out.write_text("the user's benchmark\n", encoding="utf-8")
+    out.write_text(USERS_BENCHMARK, encoding="utf-8")
     with FakeChatAPI() as api:
         api.faults.server_error = 1000
         with pytest.raises(LlmError, match="the first 3 calls all failed"):
@@ -175,7 +178,7 @@ def test_a_short_run_whose_every_call_failed_writes_nothing(sectioned, tmp_path)
                 options=GenerateOptions(n=3, seed=1, llm=MODEL, judge=False),
             )
         assert api.completions == 3
-    assert out.read_text(encoding="utf-8") == "the user's benchmark\n"
+    assert out.read_text(encoding="utf-8") == USERS_BENCHMARK
 
 
 def test_answers_that_give_no_question_write_nothing_and_are_not_cached(spanned, tmp_path):
@@ -184,14 +187,14 @@ def test_answers_that_give_no_question_write_nothing_and_are_not_cached(spanned,
     cached the answers, so the same seed could never give a question."""
     settings, store = spanned
     out = tmp_path / "kept.jsonl"
-    out.write_text("the user's benchmark\n", encoding="utf-8")
+    out.write_text(USERS_BENCHMARK, encoding="utf-8")
     opts = GenerateOptions(n=3, seed=1, llm=MODEL, judge=False)
     with FakeChatAPI(responder=lambda prompt: "I cannot decide.") as api:
         with pytest.raises(LlmError, match="3 answers came back") as info:
             generate(out, settings=settings, store=store, client=chat(api), options=opts)
         assert api.completions == 3
     assert "'I cannot decide.'" in str(info.value) and "not cached" in str(info.value)
-    assert out.read_text(encoding="utf-8") == "the user's benchmark\n"
+    assert out.read_text(encoding="utf-8") == USERS_BENCHMARK
     with FakeChatAPI() as api:  # a model that answers: nothing unusable came from the cache
         with pytest.raises(LlmError, match="no answer came back; the run stopped: the budget"):
             generate(
@@ -201,7 +204,7 @@ def test_answers_that_give_no_question_write_nothing_and_are_not_cached(spanned,
                 client=chat(api, budget=Budget(max_calls=0)),
                 options=opts,
             )
-        assert out.read_text(encoding="utf-8") == "the user's benchmark\n"
+        assert out.read_text(encoding="utf-8") == USERS_BENCHMARK
         r = generate(out, settings=settings, store=store, client=chat(api), options=opts)
         assert r.written == 3 == r.span_labelled and r.usage is not None
         assert r.usage.cached == 0 and r.usage.calls == 3 == api.completions
