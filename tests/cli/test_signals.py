@@ -66,3 +66,29 @@ def test_serve_stops_cleanly_on_a_signal(tmp_path: Path, sig: signal.Signals, co
     # Ctrl-C is said on the way out (Typer's exit 130 alone prints nothing); SIGTERM is not
     assert ("Interrupted (Ctrl-C)." in err) is (sig == signal.SIGINT), err
     EdgeStore(home).close()  # the lock was released: the store opens again
+
+
+def test_a_cleanup_that_hangs_after_sigterm_is_cut_at_the_grace(tmp_path: Path) -> None:
+    """``ragsonde mcp``'s event loop once spun for ever while it shut down after a SIGTERM
+    that landed mid-request: the process outlived the signal. The cleanup a SIGTERM starts now
+    has SIGTERM_GRACE_S; then the process ends as the signal says."""
+    script = tmp_path / "hang.py"
+    script.write_text(
+        "import signal, sys, time\n"
+        "import ragsonde.cli as cli\n"
+        "cli.SIGTERM_GRACE_S = 1.0\n"
+        "cli._GRACE['armed'] = True  # as cli.run() arms it\n"
+        "signal.signal(signal.SIGTERM, cli._on_sigterm)\n"
+        "try:\n"
+        "    print('ready', flush=True)\n"
+        "    time.sleep(60)\n"
+        "finally:\n"
+        "    while True:  # a cleanup that never ends\n"
+        "        time.sleep(0.05)\n"
+    )
+    with subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == -signal.SIGTERM
+        assert time.monotonic() - started < 15

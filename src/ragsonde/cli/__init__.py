@@ -146,7 +146,28 @@ class _Terminated(SystemExit):
     server went on serving (7 runs in 11 one evening, signalled as its first request was read)."""
 
 
+#: Seconds the cleanup after a SIGTERM may take before the process ends as the signal says.
+SIGTERM_GRACE_S = 10.0
+#: Whether a SIGTERM's cleanup is bounded: set by :func:`run`, the command line's own process.
+_GRACE = {"armed": False}
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
+    """Raise :class:`_Terminated`, and bound the cleanup it starts: a second SIGTERM, or
+    :data:`SIGTERM_GRACE_S` later, ends the process at once. ``ragsonde mcp``'s event loop once
+    spun for ever while it shut down (anyio delivering a cancellation no task took, after a
+    SIGTERM that landed mid-request), and the server outlived the signal."""
+    import threading
+
+    if not _GRACE["armed"]:  # a library caller's own loop (the tests'): the signal alone
+        raise _Terminated
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # in the main thread: handlers run there
+
+    def end() -> None:
+        threading.Event().wait(SIGTERM_GRACE_S)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=end, name="ragsonde-sigterm-grace", daemon=True).start()
     raise _Terminated
 
 
@@ -175,6 +196,7 @@ def run() -> None:
     SIGTERM as the signal says, each after the command's cleanup."""
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # `serve`: uvicorn installs its own
         signal.signal(signal.SIGTERM, _on_sigterm)
+        _GRACE["armed"] = True
     try:
         app()
     except (_Terminated, BaseExceptionGroup) as stop:
