@@ -69,13 +69,8 @@ _KIND: dict[type, str] = {int: "whole number", float: "number"}
 
 
 def returned_id(value: Any, name: str) -> str:
-    """A returned point's id as text (:func:`~ragsonde.models.validation.id_text`), a RowError
-    for one that is none."""
-    try:
-        found = id_text(value, f"its {name}")
-    except ValueError as e:
-        raise RowError(str(e)) from None
-    return text_field(found, name)
+    """A returned point's id as text (:func:`text_field`), a RowError for one that is none."""
+    return text_field(value, name)
 
 
 def text_field(value: Any, name: str) -> str:
