@@ -111,3 +111,57 @@ def test_without_idle_release_the_server_holds_the_home(home, serve):
     out, err = _write(home, 5).communicate(timeout=120)
     assert "written" not in out
     assert f"pid {server.proc.pid}" in err
+
+
+#: Counts without pause until stdin closes, printing each count (a server under constant load).
+BUSY = (
+    "import sys, threading\n"
+    "from ragsonde.store.edge import EdgeStore\n"
+    "s = EdgeStore(sys.argv[1], idle_release_s=60.0, lock_wait_s=30.0)\n"
+    "print(s.count('c'), flush=True)\n"
+    "done = threading.Event()\n"
+    "threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()\n"
+    "last = 0\n"
+    "while not done.is_set():\n"
+    "    last = s.count('c')\n"
+    "print(last, flush=True)\n"
+    "s.close()\n"
+)
+#: Adds one point, waiting at most a few seconds for the collection, as an ingest does.
+PATIENT_WRITER = (
+    "import sys\n"
+    "from ragsonde.models.points import PointRecord\n"
+    "from ragsonde.store.edge import EdgeStore\n"
+    "s = EdgeStore(sys.argv[1], lock_wait_s=4.0)\n"
+    "s.upsert('c', [PointRecord(id=sys.argv[2], vector=[1.0, 0.0, 0.0], payload={})])\n"
+    "s.close()\n"
+)
+
+
+def test_a_server_that_is_never_idle_still_lets_a_waiting_writer_in(home):
+    """Letting go between two uses is not enough when the next use retakes the lock at once:
+    the server leaves it to the process that asked for it (CI once failed an ingest here)."""
+    _write(home, 1).communicate(timeout=120)
+    busy = subprocess.Popen(
+        [sys.executable, "-c", BUSY, str(home)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert busy.stdin is not None and busy.stdout is not None
+    try:
+        assert busy.stdout.readline().strip() == "1"
+        for i in range(2, 7):
+            writer = subprocess.run(
+                [sys.executable, "-c", PATIENT_WRITER, str(home), str(i)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert writer.returncode == 0, f"writer {i}: {writer.stderr[-600:]}"
+        busy.stdin.close()
+        assert busy.stdout.readline().strip() == "6"  # and the server read every write
+    finally:
+        busy.kill() if busy.poll() is None else None
+        busy.wait(timeout=60)
+        busy.stdout.close()

@@ -29,6 +29,8 @@ __all__ = [
     "config_indexes",
     "config_layout",
     "footprint",
+    "load_shard",
+    "payload_schema",
     "read_config",
     "translate",
     "validate_collection_name",
@@ -121,6 +123,7 @@ class Shard:
         self.refs = 0
         self.mutex = threading.Lock()
         self.closed = False  # set (under mutex) when released while a store still names it
+        self.asked_for = False  # another process waits for it (a want file beside the lock)
         self.last_used = time.monotonic()
 
     def close(self) -> None:
@@ -177,3 +180,42 @@ def footprint(path: Path, vector_name: str | None) -> Footprint:
             p.stat().st_size for p in files if p.parent.name == f"vector_index{suffix}"
         ),
     )
+
+
+def load_shard(name: str, path: Path, lock_wait_s: float = 0.0) -> Shard:
+    """Open collection ``name`` at ``path``: its lock (waiting up to ``lock_wait_s``), its
+    config, then the Edge shard."""
+    import qdrant_edge as qe
+
+    lock = acquire_shard_lock(name, path, lock_wait_s)
+    try:
+        layout, indexes = read_config(name, path)  # before Edge reads it
+        with translate_load(name, path):
+            shard = qe.EdgeShard.load(str(path))
+    except BaseException:
+        lock.release()
+        raise
+    return Shard(name, path, shard, lock, layout, indexes)
+
+
+def payload_schema(indexed_fields: Mapping[str, str]) -> dict[str, Any]:
+    """The engine's payload index type for each field to index, or VALIDATION_ERROR naming an
+    unknown type."""
+    import qdrant_edge as qe
+
+    types = {
+        "keyword": qe.PayloadSchemaType.Keyword,
+        "integer": qe.PayloadSchemaType.Integer,
+        "float": qe.PayloadSchemaType.Float,
+        "bool": qe.PayloadSchemaType.Bool,
+        "text": qe.PayloadSchemaType.Text,
+        "datetime": qe.PayloadSchemaType.Datetime,
+    }
+    for field, kind in indexed_fields.items():
+        if kind not in types:
+            raise QueryValidationError(
+                f"Unknown index type {kind!r} for field '{field}': use one of "
+                f"{', '.join(sorted(types))}.",
+                field="indexed_fields",
+            )
+    return {field: types[kind] for field, kind in indexed_fields.items()}

@@ -13,8 +13,10 @@ a background thread, so another process can take it; the next request reopens it
 whatever was written meanwhile (no stale data, no file watching). With ``lock_wait_s`` a store
 that finds the lock taken waits that long for it instead of failing at once, so a request that
 arrives during a short write waits for it rather than erroring. A waiter keeps a want file
-(``.ragsonde.want.<pid>``) fresh beside the lock; a holder with idle release sees it and lets go
-between two uses, so a server under constant load cannot starve an ingest (nor the reverse).
+(``.ragsonde.want.<pid>``) fresh beside the lock; a holder with idle release sees it, lets go as
+soon as its current use ends, and leaves the lock to the waiter (its next use waits while the want
+stands, at most ``YIELD_S``), so a server under constant load cannot starve an ingest (nor the
+reverse): letting go is not enough when the next query retakes the lock before the waiter polls.
 :meth:`EdgeStore.release_unused` lets go at once (an ingest calls it before it embeds, so it holds
 the lock only while it writes). Built directly, a store keeps the strict defaults (hold until
 closed, fail at once naming the holder's pid and host); :func:`ragsonde.store.open_store` passes
@@ -59,13 +61,13 @@ from ragsonde.store._edge_shard import (
     Shard,
     acquire_shard_lock,
     footprint,
-    read_config,
+    load_shard,
+    payload_schema,
     translate,
-    translate_load,
     validate_collection_name,
 )
 from ragsonde.store._fusion import SearchPlan, fused_here
-from ragsonde.store.lock import WANT_POLL_S, wanted
+from ragsonde.store.lock import WANT_POLL_S, YIELD_S, wanted
 
 __all__ = ["EdgeStore", "validate_collection_name"]
 
@@ -102,6 +104,7 @@ class EdgeStore:
         self._patience = threading.local()  # this thread's shorter wait (waiting_at_most)
         self._mine: dict[Path, Shard] = {}
         self._resolved: dict[str, Path] = {}
+        self._yielded: dict[Path, float] = {}  # let go for a waiter: reopen after it, until then
         self._stop = threading.Event()
         if idle_release_s is not None:
             threading.Thread(
@@ -124,6 +127,7 @@ class EdgeStore:
         mine = self._mine.get(path)
         if mine is not None:
             return mine
+        self._after_waiter(path)
         if not self._layout.exists(name):
             raise CollectionNotFoundError(name, available=self.list_collections())
         with _OPEN_LOCK:
@@ -133,7 +137,7 @@ class EdgeStore:
             shard = _OPEN.get(path)
             if shard is None:
                 wait = min(self._lock_wait_s, getattr(self._patience, "s", self._lock_wait_s))
-                shard = self._load(name, path, wait)
+                shard = load_shard(name, path, wait)
                 _OPEN[path] = shard
             shard.refs += 1
             self._mine[path] = shard
@@ -155,21 +159,34 @@ class EdgeStore:
         released it between ``_open`` and here."""
         while True:
             shard = self._open(name)
-            with shard.mutex:
-                if shard.closed:
-                    self._mine.pop(shard.path, None)
-                    continue
-                shard.last_used = time.monotonic()
-                with translate(name, shard.path):
-                    yield shard
-                return
+            try:
+                with shard.mutex:
+                    if shard.closed:
+                        self._mine.pop(shard.path, None)
+                        continue
+                    shard.last_used = time.monotonic()
+                    with translate(name, shard.path):
+                        yield shard
+                    return
+            finally:
+                if shard.asked_for and not shard.closed:  # another process waits: now, not later
+                    self._let_go(shard.path, shard)
+
+    def _after_waiter(self, path: Path) -> None:
+        """Having let go of ``path`` for another process, leave the lock to it: wait while its
+        want file stands (it goes once the waiter holds the lock), at most ``YIELD_S``."""
+        until = self._yielded.pop(path, None)
+        while until is not None and time.monotonic() < until and wanted(path):
+            time.sleep(0.02)
 
     def _reap_idle(self, idle_s: float) -> None:
         """Release shards this store alone holds and has not used for ``idle_s`` seconds, or
         at once (between two uses) when another process is waiting for one."""
         while not self._stop.wait(min(WANT_POLL_S, max(0.05, idle_s / 2))):
             for path, shard in list(self._mine.items()):
-                if time.monotonic() - shard.last_used < idle_s and not wanted(path):
+                if wanted(path):
+                    shard.asked_for = True  # if in use now, the use that ends lets go
+                elif time.monotonic() - shard.last_used < idle_s:
                     continue
                 self._let_go(path, shard)
 
@@ -180,6 +197,8 @@ class EdgeStore:
             if shard.refs != 1 or not shard.mutex.acquire(blocking=False):
                 return  # shared with another store here, or in use right now
             try:
+                if shard.asked_for:
+                    self._yielded[path] = time.monotonic() + YIELD_S
                 shard.closed = True
                 shard.refs = 0
                 _OPEN.pop(path, None)
@@ -195,20 +214,6 @@ class EdgeStore:
         (an ingest calls it before it embeds, so a server on the same home keeps answering)."""
         for path, shard in list(self._mine.items()):
             self._let_go(path, shard)
-
-    @staticmethod
-    def _load(name: str, path: Path, lock_wait_s: float = 0.0) -> Shard:
-        import qdrant_edge as qe
-
-        lock = acquire_shard_lock(name, path, lock_wait_s)
-        try:
-            layout, indexes = read_config(name, path)  # before Edge reads it
-            with translate_load(name, path):
-                shard = qe.EdgeShard.load(str(path))
-        except BaseException:
-            lock.release()
-            raise
-        return Shard(name, path, shard, lock, layout, indexes)
 
     def _release(self, path: Path) -> None:
         shard = self._mine.pop(path, None)
@@ -263,21 +268,7 @@ class EdgeStore:
             raise QueryValidationError(f"Collection '{name}' already exists.", field="collection")
         if dimension < 1:
             raise QueryValidationError("Vector size must be at least 1.", field="dimension")
-        schema = {
-            "keyword": qe.PayloadSchemaType.Keyword,
-            "integer": qe.PayloadSchemaType.Integer,
-            "float": qe.PayloadSchemaType.Float,
-            "bool": qe.PayloadSchemaType.Bool,
-            "text": qe.PayloadSchemaType.Text,
-            "datetime": qe.PayloadSchemaType.Datetime,
-        }
-        for field, kind in (indexed_fields or {}).items():
-            if kind not in schema:
-                raise QueryValidationError(
-                    f"Unknown index type {kind!r} for field '{field}': use one of "
-                    f"{', '.join(sorted(schema))}.",
-                    field="indexed_fields",
-                )
+        schema = payload_schema(indexed_fields or {})
         # Two processes may create one name at once: the second waits for the first and then
         # finds it made (checked again under the lock), never a lock error nor a second create.
         lock = acquire_shard_lock(name, path, self._lock_wait_s)
@@ -311,8 +302,8 @@ class EdgeStore:
                     optimizers=optimizers,
                 )
                 shard = qe.EdgeShard.create(str(path), config)
-                for field, kind in (indexed_fields or {}).items():
-                    shard.update(qe.UpdateOperation.create_field_index(field, schema[kind]))
+                for field, kind in schema.items():
+                    shard.update(qe.UpdateOperation.create_field_index(field, kind))
                 shard.flush()
                 shard.close()
         finally:

@@ -20,7 +20,15 @@ from typing import IO
 
 from ragsonde.errors import CollectionInUseError
 
-__all__ = ["LOCK_FILE", "WANT_POLL_S", "ShardLock", "acquire_lock", "lock_shard", "wanted"]
+__all__ = [
+    "LOCK_FILE",
+    "WANT_POLL_S",
+    "YIELD_S",
+    "ShardLock",
+    "acquire_lock",
+    "lock_shard",
+    "wanted",
+]
 
 LOCK_FILE = ".ragsonde.lock"
 _MODE = 0o600
@@ -97,6 +105,9 @@ def lock_shard(name: str, folder: Path, *, wait_s: float = 0.0) -> ShardLock:
 _WANT_PREFIX = ".ragsonde.want."
 _WANT_FRESH_S = 2.0  # a want file not touched for this long is a waiter that died
 WANT_POLL_S = 0.2
+#: How long a holder that let go for a waiter leaves the lock to it before it retakes the lock
+#: (the waiter polls every ``_POLL_S``; its want file goes once it holds the lock).
+YIELD_S = 2.0
 
 
 def acquire_lock(name: str, path: Path, wait_s: float = 0.0) -> ShardLock:
