@@ -38,3 +38,20 @@ def test_missing_predictions_are_named_as_the_reason() -> None:
     preds = [QueryPrediction(query_id=q, source="s", predicted=0.6) for q in IDS[:11]]
     e = estimate_metric(GOLD, IDS, preds)
     assert e.method == "classical" and "missing for some queries" in e.note
+
+
+def test_a_label_for_a_query_not_estimated_over_is_refused() -> None:
+    """Labels of queries missing from ``ids`` were dropped without a word: 12 labels given, an
+    interval resting on 10 (and a difference's on the queries both sides share)."""
+    extra = {**GOLD, "x1": 0.0, "x2": 0.0}
+    with pytest.raises(QueryValidationError, match="'x1' is labelled but not among the 12 ids"):
+        estimate_metric(extra, IDS)
+    with pytest.raises(QueryValidationError, match="'x1' is labelled but not among"):
+        estimate_difference(GOLD, extra, IDS)
+
+
+def test_a_labelled_query_without_its_chance_is_refused() -> None:
+    """Under a judging plan a labelled query the ``probabilities`` do not name was weighed as if
+    its chance were 1 (the CLI refuses such a plan file)."""
+    with pytest.raises(QueryValidationError, match="'q9' has no chance to be labelled"):
+        estimate_metric(GOLD, IDS, probabilities=dict.fromkeys(IDS[:9], 0.5))

@@ -100,8 +100,8 @@ def test_the_options_name_exactly_the_registered_predictors() -> None:
 
 def test_an_interval_stays_inside_the_metrics_range() -> None:
     """A metric lives in [0, 1] and a difference in [-1, 1]: the interval is cut there (the part
-    outside holds no possible value), while the point estimate is left as it is. Near-perfect
-    labels put the uncut Student-t interval's top above 1."""
+    outside holds no possible value). Near-perfect labels put the uncut Student-t interval's top
+    above 1."""
     ids = [f"q{i}" for i in range(40)]
     gold = {q: (0.5 if i == 0 else 1.0) for i, q in enumerate(ids[:30])}
     est = estimate_metric(gold, ids)
@@ -112,3 +112,26 @@ def test_an_interval_stays_inside_the_metrics_range() -> None:
     worse = {q: 0.0 for q in gold}
     diff = estimate_difference(gold, worse, ids)  # B - A, A near perfect, B zero
     assert diff.low == -1.0 and diff.estimate < 0
+
+
+def test_a_ppi_estimate_outside_the_metrics_range_is_cut_into_it() -> None:
+    """PPI++ adds the predictions' mean over every query to the labelled queries' residuals, so
+    a predictor lower on the labelled queries than on the rest pushes the estimate past 1. It
+    read nDCG 1.006 above its interval's top of 1; the truth lies in [0, 1], so the estimate cut
+    into it is never further from it."""
+    rng = np.random.default_rng(0)
+    ids = [f"q{i}" for i in range(200)]
+    f = np.r_[rng.uniform(0.0, 0.55, 30), rng.uniform(0.6, 1.0, 170)]
+    gold = {ids[i]: float(np.clip(f[i] + 0.45 + rng.normal(0, 0.005), 0, 1)) for i in range(30)}
+    preds = [
+        QueryPrediction(query_id=q, source="s", predicted=float(v))
+        for q, v in zip(ids, f, strict=True)
+    ]
+    for finite in (False, True):
+        est = estimate_metric(gold, ids, preds, finite=finite)
+        assert est.method == "ppi++" and est.lam is not None and est.lam > 0.3
+        # the uncut estimate, by hand: lam * mean(f over the rest or all) + mean(y - lam f)
+        y, fl = np.array(list(gold.values())), f[:30]
+        rest = f if finite else f[30:]
+        assert est.lam * rest.mean() + (y - est.lam * fl).mean() > 1.0
+        assert est.estimate == 1.0 and 0.0 <= est.low <= est.estimate <= est.high <= 1.0

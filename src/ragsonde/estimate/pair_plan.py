@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragsonde.errors import QueryValidationError
 from ragsonde.estimate.crossfit import crossfit
 from ragsonde.estimate.design import EXACT, rank_spread
-from ragsonde.estimate.estimate import MIN_CROSSFIT
+from ragsonde.estimate.estimate import MIN_CROSSFIT, within
 from ragsonde.estimate.plan import FLOOR
 
 if TYPE_CHECKING:
@@ -252,7 +252,7 @@ def estimate_planned_difference(
     import numpy as np
 
     from ragsonde.estimate.design import stratified_difference
-    from ragsonde.models.estimate import Bounds, MetricEstimate
+    from ragsonde.models.estimate import MetricEstimate
 
     missing = [q for q in ids if q not in plan.stratum_of]
     if missing:
@@ -282,19 +282,15 @@ def estimate_planned_difference(
         f[lab], f[~lab] = fit.labeled, fit.unlabeled.mean(axis=1)
     iv = base if f is None else stratified_difference(d, lab, strata, f, alpha=alpha)
 
-    def cut(x: float) -> float:
-        return min(1.0, max(-1.0, x))
-
+    cut = within(iv, (-1.0, 1.0))
     return MetricEstimate(
-        estimate=iv.estimate,
-        low=cut(iv.low),
-        high=cut(iv.high),
+        **cut.model_dump(),
         n_labeled=iv.n_labeled,
         n_predicted=iv.n_unlabeled,
         method="stratified-ppi++" if f is not None else "stratified",
         sources=list(sources) if f is not None else [],
         lam=iv.lam if f is not None else None,
-        classical=Bounds(estimate=base.estimate, low=cut(base.low), high=cut(base.high)),
+        classical=within(base, (-1.0, 1.0)),
         note=f"judging plan: {len(plan.strata)} strata, {plan.exact} queries exact "
         f"(identical to depth {plan.depth})",
     )
@@ -309,7 +305,7 @@ def estimate_planned_metric(
     import numpy as np
 
     from ragsonde.estimate.design import stratified_difference
-    from ragsonde.models.estimate import Bounds, MetricEstimate
+    from ragsonde.models.estimate import MetricEstimate
 
     top = max(plan.stratum_of.values(), default=0) + 1
     try:
@@ -331,7 +327,7 @@ def estimate_planned_metric(
             "or estimate the comparison alone (compare).",
             field="plan_file",
         ) from e
-    bounds = Bounds(estimate=iv.estimate, low=max(0.0, iv.low), high=min(1.0, iv.high))
+    bounds = within(iv, (0.0, 1.0))
     return MetricEstimate(
         **bounds.model_dump(),
         n_labeled=iv.n_labeled,

@@ -293,7 +293,8 @@ def estimate_paired(
     queries among ``ids``, ``ppi`` over all of ``ids``, which ``significant`` and ``verdict``
     then follow (significant only when its interval excludes 0)."""
     labelled = [q for q in ids if q in gold_a and q in gold_b]
-    m.classical = estimate_difference(gold_a, gold_b, labelled, alpha=alpha)
+    both_a, both_b = ({q: g[q] for q in labelled} for g in (gold_a, gold_b))
+    m.classical = estimate_difference(both_a, both_b, labelled, alpha=alpha)
     if predictions is not None and len(labelled) < len(ids):
         m.ppi = estimate_difference(gold_a, gold_b, ids, *predictions, alpha=alpha)
         _follow(m, m.ppi)
