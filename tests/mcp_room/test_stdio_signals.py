@@ -106,3 +106,76 @@ def test_a_sigterm_that_lands_in_an_event_loop_callback_still_stops_it() -> None
     finally:
         signal.signal(signal.SIGTERM, before)
     assert time.monotonic() - started < 4
+
+
+#: ``ragsonde mcp`` as its command line runs it, with SIGTERM planted where the main thread
+#: wakes the search call's task: inside the ``call_soon`` that schedules the wake-up, once the
+#: search's worker thread has its answer (``os.kill`` runs the handler before it returns).
+_PLANTED = """
+import asyncio, os, signal, sys, threading
+from ragsonde.retriever import Retriever
+
+answered = threading.Event()
+retrieve = Retriever.retrieve
+
+def planted_retrieve(self, *args, **kwargs):
+    try:
+        return retrieve(self, *args, **kwargs)
+    finally:
+        answered.set()
+
+call_soon = asyncio.BaseEventLoop.call_soon
+
+def planted_call_soon(self, *args, **kwargs):
+    if answered.is_set() and threading.current_thread() is threading.main_thread():
+        answered.clear()
+        os.kill(os.getpid(), signal.SIGTERM)
+    return call_soon(self, *args, **kwargs)
+
+Retriever.retrieve = planted_retrieve
+asyncio.BaseEventLoop.call_soon = planted_call_soon
+sys.argv = ["ragsonde", "mcp"]
+from ragsonde.cli import main
+main()
+"""
+
+
+def test_a_sigterm_inside_the_loops_bookkeeping_stops_the_server_at_once(
+    sample_home: Path, tmp_path: Path
+) -> None:
+    """SIGTERM mid-request that lands while the event loop schedules a task's wake-up. The
+    command line's handler raised SystemExit right there: the wake-up was lost, the search
+    call's task never ran again, and asyncio's shutdown waited for it for ever, anyio
+    re-delivering its cancellation every turn of the loop, until SIGTERM_GRACE_S (10 s) ended
+    the process. A process test hits that window now and then (CI once); here it is certain.
+    The loop now takes SIGTERM itself, between two callbacks, and cancels the server."""
+    script = tmp_path / "planted.py"
+    script.write_text(_PLANTED, encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**home_env(sample_home), "PYTHONFAULTHANDLER": "1"},
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for frame in (INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"}):
+            proc.stdin.write(json.dumps(frame).encode() + b"\n")
+            proc.stdin.flush()
+            if "id" in frame:
+                assert json.loads(proc.stdout.readline())["id"] == 1
+        started = time.monotonic()
+        proc.stdin.write(json.dumps(SEARCH).encode() + b"\n")
+        proc.stdin.flush()
+        code = proc.wait(timeout=30)  # stdin stays open: only the signal can end it
+        took = time.monotonic() - started
+        err = proc.stderr.read().decode() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert code == -signal.SIGTERM, err
+    assert "Traceback" not in err, err
+    assert took < 5, f"the server took {took:.1f} s to stop after SIGTERM"

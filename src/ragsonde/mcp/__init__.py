@@ -31,7 +31,8 @@ def serve_stdio(
     allow_write: bool = False,
     config_file: Path | None = None,
 ) -> None:
-    """Serve the tools over stdio until the client closes the pipe."""
+    """Serve the tools over stdio until the client closes the pipe, or SIGTERM: then the
+    signal is raised again once the server has stopped, to the handler the caller had."""
     from ragsonde.mcp.roots import Roots
     from ragsonde.mcp.server import build_server
     from ragsonde.mcp.tools import Room
@@ -51,7 +52,12 @@ def serve_stdio(
 
         from ragsonde.mcp.stdio import run_stdio
 
-        anyio.run(run_stdio, build_server(room))
+        if anyio.run(run_stdio, build_server(room)):
+            # SIGTERM stopped the server; the process ends as the signal says, out of the
+            # event loop: the command line's handler bounds the cleanup that follows
+            import signal
+
+            signal.raise_signal(signal.SIGTERM)
 
 
 def _warm_up(ws: object) -> None:

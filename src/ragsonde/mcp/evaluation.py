@@ -28,7 +28,7 @@ MAX_ROWS = 1000
 
 class ProgressToClient:
     """The library's :class:`~ragsonde.progress.Progress`, forwarded to ``send(done, total)``
-    (called from the worker thread that evaluates)."""
+    (called from the worker thread that evaluates or ingests)."""
 
     def __init__(self, send: Callable[[float, float | None], None]) -> None:
         self.send = send
@@ -126,11 +126,19 @@ def explain(
     return explain_query(benchmark, query_id, collection=collection, k=k, workspace=room.workspace)
 
 
-def ingest_path(room: Room, source: Path, collection: str | None, fmt: str | None) -> IngestSummary:
+def ingest_path(
+    room: Room,
+    source: Path,
+    collection: str | None,
+    fmt: str | None,
+    progress: ProgressToClient | None = None,
+) -> IngestSummary:
     """Ingest a checked file or folder into ``collection`` (only with ``--allow-write``)."""
     from ragsonde.evaluate.report import IngestSummary
     from ragsonde.ingest import ingest
 
-    report = ingest(str(source), collection=collection, fmt=fmt, workspace=room.workspace)
+    report = ingest(
+        str(source), collection=collection, fmt=fmt, workspace=room.workspace, progress=progress
+    )
     data: dict[str, Any] = report.to_json()
     return IngestSummary.model_validate(data)

@@ -118,6 +118,18 @@ def _tool_result(model: Any, *links: ResourceLink) -> CallToolResult:
     )
 
 
+def _progress_to(ctx: Context[Any, Any]) -> ProgressToClient:
+    """Progress sent to the client from the worker thread, where each step first stops the work
+    if the call was cancelled (SIGTERM, the client's ``notifications/cancelled``): a thread
+    cannot be interrupted, and the server's shutdown waited for a whole evaluation or ingest."""
+
+    def send(done: float, total: float | None) -> None:
+        anyio.from_thread.check_cancelled()
+        anyio.from_thread.run(ctx.report_progress, done, total)
+
+    return ProgressToClient(send)
+
+
 def _register_files(server: RagsondeMCP, room: Room) -> None:
     """The tools that read a benchmark file (evaluate, explain_miss), and ingest."""
 
@@ -161,9 +173,7 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
             rows if benchmark is None else (await _roots(room, ctx)).check(benchmark, "benchmark")
         )
         assert source is not None  # one of the two, checked above
-        progress = ProgressToClient(
-            lambda done, total: anyio.from_thread.run(ctx.report_progress, done, total)
-        )
+        progress = _progress_to(ctx)
         summary, _ = await anyio.to_thread.run_sync(
             lambda: run_evaluation(room, source, options, collection, progress)
         )
@@ -227,7 +237,10 @@ def _register_files(server: RagsondeMCP, room: Room) -> None:
         """Ingest a file or folder under the roots into a collection (chunk, embed, upsert):
         writes to the store, replacing the points of documents whose text changed."""
         path = (await _roots(room, ctx)).check(source, "source")
-        return await anyio.to_thread.run_sync(lambda: ingest_path(room, path, collection, format))
+        progress = _progress_to(ctx)
+        return await anyio.to_thread.run_sync(
+            lambda: ingest_path(room, path, collection, format, progress)
+        )
 
     server.add_tool(ingest, annotations=INGESTS)
 

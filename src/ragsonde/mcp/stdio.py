@@ -23,11 +23,13 @@ import io
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Iterator
+import signal
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    import anyio
     from mcp.server.mcpserver import MCPServer
 
 __all__ = ["answer_for", "run_stdio"]
@@ -216,16 +218,70 @@ def _wire_stdin() -> Iterator[io.FileIO]:
         reader.close()
 
 
-async def run_stdio(server: MCPServer[Any]) -> None:
+#: Seconds the requests in flight have to end once SIGTERM cancelled them (a tool running in a
+#: thread cannot be interrupted, only waited for); then the process ends at once.
+UNWIND_S = 5.0
+
+
+@contextmanager
+def _sigterm_cancels(scope: anyio.CancelScope) -> Iterator[Callable[[], bool]]:
+    """SIGTERM taken by the event loop as one more callback, which cancels ``scope``: the
+    requests in flight are cancelled and the transport closes as on any other stop. Yields
+    whether SIGTERM came; the handler that was there before is put back on the way out.
+
+    The command line's handler raises SystemExit wherever the main thread is. Inside the loop
+    that could be in the middle of asyncio's or anyio's own bookkeeping (a ``call_soon`` that
+    wakes a task, a task group's ``task_done``): a task then waited for ever for a wake-up
+    that was lost, and the runner's shutdown spun in anyio's cancellation delivery until the
+    command line's grace ended the process, 10 s later. A second SIGTERM, or :data:`UNWIND_S`
+    after the first, ends the process at once."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    before = signal.getsignal(signal.SIGTERM)
+    got: list[asyncio.TimerHandle] = []
+
+    def stop() -> None:
+        if got:  # the second: the shutdown is not waited for
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        got.append(loop.call_later(UNWIND_S, os.kill, os.getpid(), signal.SIGTERM))
+        scope.cancel()
+
+    try:
+        if before is signal.SIG_IGN:  # a process that ignores SIGTERM still does
+            raise ValueError
+        loop.add_signal_handler(signal.SIGTERM, stop)
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows; not the main thread
+        yield lambda: False
+        return
+    try:
+        yield lambda: bool(got)
+    finally:
+        for bound in got:
+            bound.cancel()
+        loop.remove_signal_handler(signal.SIGTERM)  # which leaves SIG_DFL
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+async def run_stdio(server: MCPServer[Any]) -> bool:
     """Serve ``server`` over stdio until the client closes the pipe (the SDK's
-    ``run_stdio_async``, with :class:`_Lines` as its reader)."""
+    ``run_stdio_async``, with :class:`_Lines` as its reader), or SIGTERM stops it: then True,
+    once the requests in flight are cancelled and the transport is closed. The caller ends
+    the process as the signal says, outside the event loop (:func:`ragsonde.mcp.serve_stdio`)."""
     import asyncio
 
     import anyio
     from mcp.server.stdio import stdio_server
 
     low = server._lowlevel_server  # the SDK's own run_stdio_async reaches it the same way
-    with _wire_stdin() as wire:
+    with (
+        anyio.CancelScope() as serving,
+        _sigterm_cancels(serving) as terminated,
+        _wire_stdin() as wire,
+    ):
         lines = _Lines(wire)
         try:
             async with stdio_server(stdin=cast(Any, lines)) as (read, write):
@@ -233,12 +289,12 @@ async def run_stdio(server: MCPServer[Any]) -> None:
                 lines.ready.set()
                 await low.run(read, write, low.create_initialization_options())
         except BaseExceptionGroup as group:
-            # Stopped (Ctrl-C, SIGTERM) as a request arrived: the SDK's reader found the
-            # session closed under it. That line is the client's to send again; the stop stays
-            # a stop (asyncio turns the cancellation into Ctrl-C's exit), never a traceback.
-            # SIGTERM is a SystemExit (ragsonde.cli): asyncio re-raised it out of the event loop
-            # from the task it landed in, so the group's copy, seen as the loop shuts down, is
-            # already on its way out.
+            # Stopped (Ctrl-C) as a request arrived: the SDK's reader found the session
+            # closed under it. That line is the client's to send again; the stop stays a
+            # stop (asyncio turns the cancellation into Ctrl-C's exit), never a traceback.
+            # SystemExit: the command line's SIGTERM, in the instants before the loop
+            # takes the signal, re-raised by asyncio out of the loop from the task it
+            # landed in; the group's copy is already on its way out.
             _, rest = group.split(
                 (anyio.BrokenResourceError, anyio.ClosedResourceError, SystemExit)
             )
@@ -247,3 +303,4 @@ async def run_stdio(server: MCPServer[Any]) -> None:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise asyncio.CancelledError from None
+    return terminated()
