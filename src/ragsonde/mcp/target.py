@@ -245,6 +245,19 @@ async def _gather(
     return state
 
 
+async def _gather_until_sigterm(
+    target: ToolTarget, bench: Benchmark, o: EvalOptions, settings: Settings, progress: Any
+) -> _Run | None:
+    """:func:`_gather`, or None when SIGTERM stopped it (the loop takes the signal: see
+    :mod:`ragsonde.mcp.sigterm`); the MCP server's process is closed on the way out."""
+    from ragsonde.mcp.sigterm import sigterm_cancels
+
+    with anyio.CancelScope() as scope, sigterm_cancels(scope) as terminated:
+        return await _gather(target, bench, o, settings, progress)
+    assert terminated()  # only SIGTERM cancels the scope
+    return None
+
+
 def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
     """The first exception of a (nested) group: the client's task groups nest them."""
     first: BaseException = group
@@ -272,7 +285,7 @@ def evaluate_tool(
     started = time.perf_counter()
     bench = load_benchmark(dataset, split=o.split, queries=o.queries_file)
     try:
-        state = anyio.run(_gather, target, bench, o, cfg, progress)
+        state = anyio.run(_gather_until_sigterm, target, bench, o, cfg, progress)
     except* RagsondeError as group:  # a bad answer, an unknown tool: as raised
         raise _leaf(group) from None
     except* Exception as group:  # the server would not start, or went away
@@ -282,6 +295,10 @@ def evaluate_tool(
             "Check that the command starts an MCP server on stdio, or that the URL answers "
             "(with its key, if it needs one: --mcp-header 'Authorization=Bearer KEY')."
         ) from first
+    if state is None:
+        from ragsonde.mcp.sigterm import terminate
+
+        terminate()
     from ragsonde.mcp.tool_report import build_report
 
     return build_report(dataset, bench, o, target, state, time.perf_counter() - started)
