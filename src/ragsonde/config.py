@@ -159,6 +159,8 @@ class Settings(BaseSettings):
         "take, across its requests and retries.",
     )
     embed_max_retries: int = Field(default=4, ge=0, le=10)
+    #: RAGSONDE_LLM_DEADLINE_S: one chat call across its retries (never below its timeout).
+    llm_deadline_s: float = Field(default=60.0, gt=0)
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
     embed_tokens_per_batch: int = Field(
         default=256,

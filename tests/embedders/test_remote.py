@@ -134,6 +134,7 @@ def test_a_hung_api_is_bounded_by_one_deadline_across_retries(api, make):
     assert 1.0 <= elapsed < 2.5, elapsed
     assert 2 <= len(api.requests) <= 3  # it did retry, within the deadline
     assert KEY not in str(info.value)
+    assert "raise RAGSONDE_EMBED_TIMEOUT_S / RAGSONDE_EMBED_DEADLINE_S" in str(info.value)
 
 
 @pytest.mark.parametrize("make", [cohere, openai])

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from ragsonde.config import Settings
 from ragsonde.errors import AuthError, ErrorCode, LlmError, QueryValidationError
 from ragsonde.labels.chat import Budget, ChatClient, Price, parse_llm
 from ragsonde.labels.prompts import (
@@ -96,6 +97,25 @@ def test_a_hang_ends_within_the_timeout():
     assert "RAGSONDE_EMBED" not in str(info.value) and c.usage.failed == 1
 
 
+def test_a_5xx_past_the_deadline_names_the_chat_setting_not_the_embedding_one():
+    """The chat client shares the embedders' HTTP poster, whose advice named
+    RAGSONDE_EMBED_DEADLINE_S, a setting that does not bound a chat call; each caller now names
+    its own (RAGSONDE_LLM_DEADLINE_S, read by from_settings)."""
+    with FakeChatAPI() as api:
+        api.faults.server_error = 100
+        c = ChatClient("m", base_url=f"{api.url}/v1", api_key=None, deadline_s=1.0, max_retries=10)
+        t0 = time.perf_counter()
+        with pytest.raises(LlmError, match="did not recover within the 1 s deadline") as info:
+            c.complete([{"role": "user", "content": "hi"}])
+        assert time.perf_counter() - t0 < 3.0 and api.completions >= 2
+    message = str(info.value)
+    assert "raise RAGSONDE_LLM_DEADLINE_S." in message and "RAGSONDE_EMBED" not in message
+    slow = Settings(openai_base_url="http://127.0.0.1:9/v1", llm_deadline_s=240.0)
+    assert ChatClient.from_settings("openai:m", slow).deadline_s == 240.0
+    short = slow.model_copy(update={"llm_deadline_s": 5.0})  # never below one attempt's timeout
+    assert ChatClient.from_settings("openai:m", short).deadline_s == 60.0
+
+
 def test_a_wrong_key_is_an_auth_error_without_the_key():
     with FakeChatAPI(api_key="right-key-123") as api:
         with pytest.raises(AuthError) as info:
@@ -137,6 +157,32 @@ def test_llm_spec():
 )
 def test_parse_grade(answer, grade):
     assert parse_grade(answer) == grade
+
+
+def test_refusals_and_statements_are_no_question():
+    """'I cannot decide.' has three words, the only test there was; a refusal's opening
+    (REFUSALS), and a statement where a question was asked for, are no question now. A base
+    model's few-shot prompt shows keyword queries, so there only refusals are refused."""
+    refusals = (
+        "I cannot decide.",
+        "Question: I can't answer that from this passage.",
+        "Sorry, I am not able to help with that.",
+        "As an AI language model, I have no opinion.",
+        "The passage does not contain enough to ask.",
+        "There is no question in this text.",
+        "Not enough information to write one.",
+        "Unable to generate a question.",
+    )
+    for answer in refusals:
+        assert parse_question(answer) is None, answer
+        assert parse_question(answer, "fewshot") is None, answer
+    assert parse_question("The lidar sends laser pulses.") is None  # asked for a question
+    assert parse_question("Tell me about the lidar mirror.") is None
+    assert parse_question("In what year did the lidar ship?") == "In what year did the lidar ship?"
+    assert parse_question("Is the IMU heading biased") == "Is the IMU heading biased"
+    assert parse_question("lidar mirror alignment steps", "fewshot") == (
+        "lidar mirror alignment steps"  # an InPars-style query
+    )
 
 
 def test_parse_question_and_copy_check():

@@ -355,3 +355,38 @@ def test_cli_judge_names_failed_queries_and_a_failing_stop_exits_1(tmp_path, emb
         budget = run(*args, "--depth", "8", "--out", str(out), "--max-calls", "0", env=env)
         assert budget.returncode == 0, budget.stderr
         assert "budget" in budget.stdout and api.completions == 7
+
+
+def test_cli_generate_whose_judging_keeps_failing_exits_1(tmp_path, embedder):
+    """`generate --llm` judges its questions; when that judging stopped because calls kept
+    failing, it exited 0 (a finished run's code) where `judge` exits 1. The questions and
+    what was judged are still written."""
+    from ragsonde.testing.fake_chat_api import default_responder
+
+    home = tmp_path / "home"
+    store = open_store(Settings(home=home))
+    fill_sections(store, "site", embedder=embedder)
+    store.close()
+    graded: list[str] = []
+
+    def judge_tires(prompt: str) -> str:  # questions always; two grades, then unreadable
+        if "final score" not in prompt:
+            return default_responder(prompt)
+        graded.append(prompt)
+        return "##final score: 2" if len(graded) <= 2 else "I cannot decide."
+
+    out = tmp_path / "g.jsonl"
+    with FakeChatAPI(responder=judge_tires) as api:
+        env = {"RAGSONDE_HOME": str(home), "OPENAI_BASE_URL": f"{api.url}/v1"}
+        args = ("generate", "-c", "site", "--n", "4", "--out", str(out), "--llm", MODEL)
+        r = run(*args, "--depth", "8", env=env)
+        assert len(graded) == 7  # 2 graded, then 5 unreadable in a row: stop
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "LLM_ERROR" in r.stderr and "5 calls in a row failed" in r.stderr
+        assert "exit 1" in r.stderr and "wrote 4 queries to" in r.stdout
+        saved = read_entries(out)
+        assert len(saved) == 4 and sum(lab.source == "llm" for e in saved for lab in e.labels) == 2
+        as_json = run(*args, "--depth", "8", "--json", env=env)  # the same exit with --json
+        assert as_json.returncode == 1 and json.loads(as_json.stdout)["judged"]["stopped"]
+        budget = run(*args, "--depth", "8", "--max-calls", "0", env=env)
+        assert budget.returncode == 0, budget.stderr  # a budget stop did what it was told

@@ -210,6 +210,32 @@ def test_answers_that_give_no_question_write_nothing_and_are_not_cached(spanned,
         assert r.usage.cached == 0 and r.usage.calls == 3 == api.completions
 
 
+def test_a_refusal_is_no_question_even_without_spans(sectioned, tmp_path):
+    """Chunks without a span check no excerpt, so "I cannot decide." (three words) was written
+    as a query. Refusals, and statements where a question was asked for, are dropped and
+    counted like the other unusable answers; real questions are kept."""
+    from ragsonde.testing.fake_chat_api import default_responder
+
+    refusals = iter(
+        [
+            "I cannot decide.",
+            "Question: Sorry, the passage does not say enough to ask anything.",
+            "The lidar manual covers beams and mirrors.",  # a statement, not a question
+        ]
+    )
+    settings, store = sectioned
+    out = tmp_path / "q.jsonl"
+    opts = GenerateOptions(n=5, seed=1, llm=MODEL, judge=False)
+    with FakeChatAPI(responder=lambda p: next(refusals, None) or default_responder(p)) as api:
+        r = generate(out, settings=settings, store=store, client=chat(api), options=opts)
+        assert api.completions == 5
+    entries = read_entries(out)
+    assert r.written == len(entries) == 2 and r.span_labelled == 0
+    assert all(e.query.startswith("What is known about") for e in entries)
+    assert r.not_questions == 3
+    assert r.shortfall is not None and "3 LLM answers were no question" in r.shortfall
+
+
 @pytest.mark.slow  # the real model embeds the questions for the dense and hybrid pools
 def test_leakage_is_measured_against_the_source_not_the_judged_pool(bm25_docs, embedder, tmp_path):
     """Every question is about the battery page, whatever its source: the judge finds the

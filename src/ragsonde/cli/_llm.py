@@ -1,14 +1,15 @@
-"""What ``judge`` and ``generate --llm`` share: the LLM, budget and price options, and how a
-run's usage and judgements are shown."""
+"""What ``judge`` and ``generate --llm`` share: the LLM, budget and price options, how a
+run's usage and judgements are shown, and how a judging run that failed ends (exit 1)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
-from ragsonde.cli._common import console
-from ragsonde.errors import QueryValidationError
+from ragsonde.cli._common import console, err_console
+from ragsonde.errors import ErrorCode, QueryValidationError
 
 if TYPE_CHECKING:
     from ragsonde.labels import Agreement, JudgeReport, Leakage, Usage
@@ -22,6 +23,7 @@ __all__ = [
     "budget_and_price",
     "leakage_line",
     "render_judge",
+    "say_what_failed",
     "usage_line",
 ]
 
@@ -145,3 +147,34 @@ def render_judge(r: JudgeReport) -> None:
         from ragsonde.labels.agreement import agreement_path
 
         console.print(f"wrote the agreement report: {agreement_path(Path(r.out))}")
+
+
+#: Failed queries named on stderr (the rest are counted; --json lists them all).
+_SHOWN_ERRORS = 3
+
+
+def say_what_failed(report: JudgeReport, *, listed: bool) -> None:
+    """After a judging run (``judge``, or the judging of ``generate --llm``), on stderr: the
+    queries that could not be searched (unless ``listed``: --json has them); and a run that
+    calls kept failing stopped exits 1 (what it judged is saved), so a script can tell it from
+    a finished one. A run its budget stopped did what it was told: 0."""
+    if report.errors and not listed:
+        shown = "; ".join(
+            f"{escape(qid)}: {escape(why if len(why) <= 200 else why[:200] + '…')}"
+            for qid, why in list(report.errors.items())[:_SHOWN_ERRORS]
+        )
+        more = len(report.errors) - _SHOWN_ERRORS
+        err_console.print(
+            f"[yellow]warning[/]: {len(report.errors)} queries could not be searched and are "
+            f"written unjudged: {shown}"
+            + (f"; and {more} more (--json lists them)" if more > 0 else ""),
+            soft_wrap=True,
+        )
+    if report.stopped is not None and not report.usage.stopped_by_budget:
+        err_console.print(
+            f"[bold red]{ErrorCode.LLM_ERROR.value}[/]: the run stopped early: "
+            f"{escape(report.stopped)}. What was judged is saved in {escape(report.out)}; "
+            "exit 1. Run it again to judge the rest (answers are cached).",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)

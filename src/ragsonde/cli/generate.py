@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,10 +28,14 @@ from ragsonde.cli._llm import (
     budget_and_price,
     leakage_line,
     render_judge,
+    say_what_failed,
     usage_line,
 )
 from ragsonde.cli.app import app
 from ragsonde.outputs import check_outputs
+
+if TYPE_CHECKING:
+    from ragsonde.labels import GenerateReport
 
 __all__ = ["generate_command"]
 
@@ -121,7 +125,14 @@ def generate_command(
     )
     if json_output:
         print_json(report)
-        return
+    else:
+        _render(report)
+    if report.judged is not None:  # judging that calls kept failing stopped: exit 1, as judge
+        say_what_failed(report.judged, listed=json_output)
+
+
+def _render(report: GenerateReport) -> None:
+    """What the run did, in the terminal (--json prints the report instead)."""
     if report.usage is not None:
         console.print(usage_line(report.usage))
     if report.judged is not None:

@@ -232,6 +232,8 @@ def render_diff(diff: RunDiff) -> None:
     if not diff.like_for_like:
         console.print("[bold yellow]across benchmarks[/]: the labels or queries differ")
     console.print(metrics_table(f"run {b} (B) vs run {a} (A)", diff.metrics))
+    if diff.not_comparable:
+        console.print(f"[bold yellow]not comparable[/]: {escape(diff.not_comparable)}")
     render_paired(diff.metrics)  # runs of a partly labelled benchmark: PPI++ over every query
     if diff.flip_metric is None:
         return

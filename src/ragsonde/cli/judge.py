@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from ragsonde.cli._common import (
     CollectionOpt,
@@ -16,7 +15,6 @@ from ragsonde.cli._common import (
     JsonOpt,
     cli_errors,
     config_file_in_use,
-    err_console,
     print_json,
     settings_from_options,
 )
@@ -27,13 +25,11 @@ from ragsonde.cli._llm import (
     PriceOpt,
     budget_and_price,
     render_judge,
+    say_what_failed,
 )
 from ragsonde.cli.app import app
-from ragsonde.errors import ErrorCode, QueryValidationError
+from ragsonde.errors import QueryValidationError
 from ragsonde.outputs import check_outputs
-
-if TYPE_CHECKING:
-    from ragsonde.labels import JudgeReport
 
 __all__ = ["judge_command"]
 
@@ -197,34 +193,4 @@ def judge_command(
         print_json(report)
     else:
         render_judge(report)
-    _say_what_failed(report, listed=json_output)
-
-
-#: Failed queries named on stderr (the rest are counted; --json lists them all).
-_SHOWN_ERRORS = 3
-
-
-def _say_what_failed(report: JudgeReport, *, listed: bool) -> None:
-    """On stderr: the queries that could not be searched (unless ``listed``: --json has them);
-    and a run that calls kept failing stopped exits 1 (what it judged is saved), so a script
-    can tell it from a finished one. A run its budget stopped did what it was told: 0."""
-    if report.errors and not listed:
-        shown = "; ".join(
-            f"{escape(qid)}: {escape(why if len(why) <= 200 else why[:200] + '…')}"
-            for qid, why in list(report.errors.items())[:_SHOWN_ERRORS]
-        )
-        more = len(report.errors) - _SHOWN_ERRORS
-        err_console.print(
-            f"[yellow]warning[/]: {len(report.errors)} queries could not be searched and are "
-            f"written unjudged: {shown}"
-            + (f"; and {more} more (--json lists them)" if more > 0 else ""),
-            soft_wrap=True,
-        )
-    if report.stopped is not None and not report.usage.stopped_by_budget:
-        err_console.print(
-            f"[bold red]{ErrorCode.LLM_ERROR.value}[/]: the run stopped early: "
-            f"{escape(report.stopped)}. What was judged is saved in {escape(report.out)}; "
-            "exit 1. Run it again to judge the rest (answers are cached).",
-            soft_wrap=True,
-        )
-        raise typer.Exit(1)
+    say_what_failed(report, listed=json_output)

@@ -37,7 +37,7 @@ __all__ = [
     "render_side",
 ]
 
-_VERDICT_STYLE = {"better": "green", "worse": "red"}
+_VERDICT_STYLE = {"better": "green", "worse": "red", "not comparable": "yellow"}
 _MISSING_SHOWN = 10
 _BAR = 20
 

@@ -1,11 +1,13 @@
 """HTTP for the remote embedders: retries within one deadline, and one error translation.
 
 Retries (429 and 5xx answers, timeouts) follow the one policy in :mod:`ragsonde.retry`, within
-one overall deadline per embed call (``RAGSONDE_EMBED_DEADLINE_S``), so a hung API holds a
-caller for about that long, never attempts x timeout. 401/403 → :class:`AuthError`; other 4xx,
-5xx after retries, timeouts, refused connections and malformed bodies → :class:`EmbeddingError`
-(or the ``failure`` type a caller names: the chat client of the labelling tools says
-:class:`~ragsonde.errors.LlmError`).
+one overall deadline per call (an embedder's ``RAGSONDE_EMBED_DEADLINE_S``, the chat client's
+``RAGSONDE_LLM_DEADLINE_S``), so a hung API holds a caller for about that long, never attempts
+x timeout. A call that runs out of time names the settings that raise its limits: the caller
+says which (``deadline_setting``, ``timeout_setting``), since the poster is shared.
+401/403 → :class:`AuthError`; other 4xx, 5xx after retries, timeouts, refused connections and
+malformed bodies → :class:`EmbeddingError` (or the ``failure`` type a caller names: the chat
+client of the labelling tools says :class:`~ragsonde.errors.LlmError`).
 httpx exceptions never escape this module. Messages quote the API's own error text and never
 carry the key.
 """
@@ -63,6 +65,8 @@ class JsonPoster:
         timeout_s: float,
         max_retries: int,
         key_hint: str,
+        deadline_setting: str,
+        timeout_setting: str | None,
         deadline_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         failure: type[RagsondeError] = EmbeddingError,
@@ -75,6 +79,10 @@ class JsonPoster:
         self._timeout_s = timeout_s
         self._max_retries = max_retries
         self._key_hint = key_hint
+        #: The settings a user raises when calls run out of time (the caller's own, not text
+        #: matched afterwards: the chat client once advised the embedding variables).
+        self._raise = " / ".join(s for s in (timeout_setting, deadline_setting) if s)
+        self._raise_deadline = deadline_setting
         self._sleep = sleep
         #: Seconds one embed call may take across all its requests and retries.
         self.deadline_s = deadline_s
@@ -121,12 +129,12 @@ class JsonPoster:
                     f"{self.api} answered HTTP {last.status_code} and did not recover within "
                     f"the {self.deadline_s:g} s deadline ({e.attempts} attempts): "
                     f"{self._clean(_api_message(last))}. Try again later, or raise "
-                    "RAGSONDE_EMBED_DEADLINE_S."
+                    f"{self._raise_deadline}."
                 ) from e
             raise self.failure(
                 f"{self.api} at {self._clean(self.base_url)} timed out after {e.attempts} "
                 f"attempts in {e.elapsed_s:.1f} s (deadline {self.deadline_s:g} s). Try again "
-                "later, or raise RAGSONDE_EMBED_TIMEOUT_S / RAGSONDE_EMBED_DEADLINE_S."
+                f"later, or raise {self._raise}."
             ) from e
         except httpx.HTTPError as e:
             raise self.failure(

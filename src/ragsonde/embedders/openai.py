@@ -50,6 +50,8 @@ class OpenAIEmbedder:
             timeout_s=settings.embed_timeout_s,
             max_retries=settings.embed_max_retries,
             deadline_s=settings.embed_deadline_s,
+            deadline_setting="RAGSONDE_EMBED_DEADLINE_S",
+            timeout_setting="RAGSONDE_EMBED_TIMEOUT_S",
             key_hint="OPENAI_API_KEY",
         )
         return cls(model, poster)

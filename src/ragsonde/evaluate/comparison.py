@@ -58,7 +58,10 @@ class MetricComparison(_Part):
     ci_high: float
     confidence: float
     significant: bool
-    verdict: str = Field(description='"better", "worse" or "no significant difference"')
+    verdict: str = Field(
+        description='"better", "worse" or "no significant difference"; in a history diff also '
+        '"not comparable": a figure the two runs read at different depths (top_k).'
+    )
     ppi: MetricEstimate | None = Field(
         default=None,
         exclude_if=lambda v: v is None,

@@ -12,6 +12,14 @@
 Runs of different benchmarks (queries or labels: the fingerprint's benchmark hash) are not
 compared like for like: their metrics are refused unless ``across_benchmarks`` asks for them,
 and then the diff says so (``like_for_like: false``).
+
+Runs that ranked to different depths (:func:`ranked_depth`: a traffic run's ``top_k``, an
+evaluation's deepest cutoff) differ in every figure read over the whole list, whatever the
+retrieval did: a traffic run's signals (the gap from the best to the k-th score, NQC, overlap@k,
+the results returned) and what is predicted from them, an evaluation's ``mrr`` or ``map``
+without a cutoff. Those metrics keep their figures but get the verdict :data:`NOT_COMPARABLE`
+(never "worse", so no gate fails on them), and the diff says why (``not_comparable``). A metric
+with its own cutoff (``recall@10``) reads the same ten results in both runs and is compared.
 """
 
 from __future__ import annotations
@@ -26,11 +34,14 @@ from ragsonde.history.why import explain_flips
 
 __all__ = [
     "DEFAULT_METRICS",
+    "LABEL_FREE",
+    "NOT_COMPARABLE",
     "Paired",
     "diff_runs",
     "fingerprint_changes",
     "flip_metric",
     "query_flips",
+    "ranked_depth",
 ]
 
 #: A comparison of two reports completed with each metric's PPI++ difference
@@ -39,6 +50,11 @@ Paired = Callable[[Comparison, EvalReport, EvalReport], Comparison]
 
 #: The metrics a diff compares when none is named (those both runs have).
 DEFAULT_METRICS = ("ndcg@10", "recall@10", "mrr@10", "hit_rate@10")
+#: The verdict of a metric whose figures the two runs read at different depths.
+NOT_COMPARABLE = "not comparable"
+#: The ``relevance_by`` of a recorded traffic run (:mod:`ragsonde.traffic.record`): no labels,
+#: and figures read over the top_k results each query was served.
+LABEL_FREE = "none (label-free traffic)"
 #: The metric whose hits and misses are listed, first one both runs have.
 _FLIP_PREFERENCE = ("hit_rate@10", "hit_rate@5", "recall@10", "ndcg@10")
 
@@ -81,6 +97,44 @@ def query_flips(a: EvalReport, b: EvalReport, metric: str) -> list[QueryFlip]:
             )
         )
     return sorted(out, key=lambda f: (f.direction != "lost", f.query_id))
+
+
+def ranked_depth(run: RecordedRun) -> int | None:
+    """How many results a run's figures without a cutoff read per query: a traffic run's
+    ``top_k`` (its signals read the served list); an evaluation's deepest cutoff (``--k``),
+    which it ranks to whatever ``top_k`` says. None when the run does not record it."""
+    if run.report.relevance_by == LABEL_FREE:
+        top_k = run.fingerprint.search.get("top_k")
+        return top_k if isinstance(top_k, int) else None
+    return max(run.report.ks) if run.report.ks else None
+
+
+def _mark_not_comparable(
+    comparison: Comparison, a: RecordedRun, b: RecordedRun
+) -> tuple[Comparison, str | None]:
+    """``comparison`` with the metrics read over the whole ranked list marked
+    :data:`NOT_COMPARABLE` when the runs ranked to different depths, and why; unchanged else."""
+    depth_a, depth_b = ranked_depth(a), ranked_depth(b)
+    if depth_a == depth_b:
+        return comparison, None
+    marked = [m.metric for m in comparison.metrics if "@" not in m.metric]
+    if not marked:
+        return comparison, None
+    metrics = [
+        m.model_copy(update={"verdict": NOT_COMPARABLE, "significant": False})
+        if m.metric in marked
+        else m
+        for m in comparison.metrics
+    ]
+    what = "top_k" if a.report.relevance_by == LABEL_FREE else "the deepest cutoff (--k)"
+    why = (
+        f"{what} differs ({depth_a} in run {a.summary.run_id}, {depth_b} in run "
+        f"{b.summary.run_id}): {', '.join(marked)} have no cutoff of their own (they are "
+        "read from the list each run ranked), so their figures at different k are not "
+        "comparable: marked, not called better or worse. A metric with its own cutoff "
+        "(name@k) is compared."
+    )
+    return comparison.model_copy(update={"metrics": metrics}), why
 
 
 def diff_runs(
@@ -129,6 +183,7 @@ def diff_runs(
     )
     if paired is not None:
         comparison = paired(comparison, *_shared(a.report, b.report))
+    comparison, not_comparable = _mark_not_comparable(comparison, a, b)
     verdict = no_regression_gate(comparison, named) if gate else None
     flip = flip_metric(a.report, b.report)
     flips = query_flips(a.report, b.report, flip) if flip else []
@@ -141,6 +196,7 @@ def diff_runs(
         like_for_like=same,
         changes=changes,
         metrics=comparison.metrics,
+        not_comparable=not_comparable,
         flip_metric=flip,
         flips=flips,
         gate=verdict,

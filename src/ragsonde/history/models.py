@@ -217,6 +217,12 @@ class RunDiff(_Frozen):
     )
     changes: list[FieldChange]
     metrics: list[MetricComparison] = Field(default_factory=list)
+    not_comparable: str | None = Field(
+        default=None,
+        description="Why some metrics have the verdict 'not comparable': the runs ranked to "
+        "different depths (top_k, or the deepest cutoff), and those metrics read the whole "
+        "ranked list; None when every metric is compared.",
+    )
     flip_metric: str | None = None
     flips: list[QueryFlip] = Field(default_factory=list)
     gate: NoRegressionGate | None = None

@@ -108,6 +108,7 @@ class ChatClient:
         base_url: str,
         api_key: str | None,
         timeout_s: float = 60.0,
+        deadline_s: float | None = None,
         max_retries: int = 4,
         price: Price | None = None,
         budget: Budget | None = None,
@@ -137,7 +138,9 @@ class ChatClient:
             timeout_s=timeout_s,
             max_retries=max_retries,
             key_hint="OPENAI_API_KEY",
-            deadline_s=max(30.0, timeout_s),
+            deadline_s=deadline_s if deadline_s is not None else max(30.0, timeout_s),
+            deadline_setting="RAGSONDE_LLM_DEADLINE_S",
+            timeout_setting=None,  # the hang is said by _unanswered, with the time waited
             failure=LlmError,
             **extra,
         )
@@ -156,11 +159,13 @@ class ChatClient:
         if spec.startswith("local:"):
             return cls.local(model, settings, budget=budget, timeout_s=timeout_s)
         key = settings.openai_api_key
+        timeout_s = timeout_s or max(settings.embed_timeout_s, 60.0)
         return cls(
             model,
             base_url=settings.openai_base_url,
             api_key=key.get_secret_value() if key is not None else None,
-            timeout_s=timeout_s or max(settings.embed_timeout_s, 60.0),
+            timeout_s=timeout_s,
+            deadline_s=max(settings.llm_deadline_s, timeout_s),
             max_retries=settings.embed_max_retries,
             price=price,
             budget=budget,
@@ -180,12 +185,14 @@ class ChatClient:
         from ragsonde.labels.local import LocalServer, resolve_model
 
         server = LocalServer(resolve_model(model, settings.home / "models"))
+        timeout_s = timeout_s or 300.0  # a CPU model writes ~30-80 tokens a second
         try:
             return cls(
                 server.model.name,
                 base_url=f"{server.url}/v1",
                 api_key=None,
-                timeout_s=timeout_s or 300.0,  # a CPU model writes ~30-80 tokens a second
+                timeout_s=timeout_s,
+                deadline_s=max(settings.llm_deadline_s, timeout_s),
                 max_retries=1,
                 price=Price(0.0, 0.0),
                 budget=budget,
@@ -196,6 +203,11 @@ class ChatClient:
         except BaseException:
             server.close()
             raise
+
+    @property
+    def deadline_s(self) -> float:
+        """Seconds one call may take across its retries (``RAGSONDE_LLM_DEADLINE_S``)."""
+        return self._poster.deadline_s
 
     def can_call(self) -> bool:
         """Whether the budget allows one more call."""
@@ -238,9 +250,8 @@ class ChatClient:
         return text
 
     def _unanswered(self, e: LlmError) -> LlmError:
-        """``e`` as this client says it when no attempt was answered in time. The poster's
-        advice names the embedding settings (RAGSONDE_EMBED_TIMEOUT_S, …): this client's
-        timeout is no setting of its own, so the message gives the time it waited."""
+        """``e`` as this client says it when no attempt was answered in time: its timeout
+        per attempt is no setting of its own, so the message gives the time it waited."""
         cause = e.__cause__
         if not isinstance(cause, RetriesExhausted) or cause.last.outcome is not None:
             return e  # an HTTP error status (its message is the API's), or no retry at all

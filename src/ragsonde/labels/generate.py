@@ -43,6 +43,7 @@ from ragsonde.workspace import Workspace, using
 
 if TYPE_CHECKING:
     from ragsonde.labels.chat import ChatClient
+    from ragsonde.labels.questions import Questions
 
 __all__ = ["GenerateOptions", "generate", "measure_leakage"]
 
@@ -115,7 +116,7 @@ def generate(
     judged: JudgeReport | None = None
     evaluate_on: str | None = None
     copy_note: str | None = None
-    not_found = 0
+    not_found = not_questions = 0
     with using(workspace, settings, store=store, embedder=embedder) as ws:
         cfg = ws.settings
         coll = resolve_collection(collection, cfg.collection)
@@ -130,9 +131,11 @@ def generate(
             entries = generate_offline(chunks, sample, seed=seed, method=method)
             generator = generator_name(method)
         else:
-            entries, usage, judged, generator, not_found = _with_llm(
+            written, usage, judged, generator = _with_llm(
                 sample, out, llm, ws, coll, o.judge, o.depth, o.budget, o.price, client
             )
+            entries, not_found = written.entries, written.excerpts_not_found
+            not_questions = written.not_questions
         if llm is None and method == ICT_METHOD and entries:
             evaluate_on = o.ict_collection or f"{coll}-ict-s{seed}"
             copy_note = _ict_copy(ws, coll, evaluate_on, chunks, entries, seed)
@@ -151,7 +154,8 @@ def generate(
             "changed): a benchmark generated against it before no longer matches it. Generate "
             "that one again, or give each benchmark its own --ict-collection."
         )
-    short = shortfall(n, chunks, sample, entries, method if llm is None else "llm", not_found)
+    made = method if llm is None else "llm"
+    short = shortfall(n, chunks, sample, entries, made, not_found, not_questions)
     return GenerateReport(
         collection=coll,
         generator=generator,
@@ -172,6 +176,7 @@ def generate(
         human_leakage=theirs,
         span_labelled=sum(1 for e in entries if e.references),
         excerpts_not_found=not_found,
+        not_questions=not_questions,
         warnings=warnings,
         seconds=round(time.perf_counter() - started, 3),
     )
@@ -219,6 +224,7 @@ def shortfall(
     entries: list[BenchmarkEntry],
     method: str,
     excerpts_not_found: int = 0,
+    not_questions: int = 0,
 ) -> str | None:
     """Why fewer queries were written than asked (None: as many as asked)."""
     if len(entries) >= requested:
@@ -241,6 +247,11 @@ def shortfall(
         why.append(f"{dropped} sampled chunks gave no query ({rule})")
     if excerpts_not_found:
         why.append(f"{excerpts_not_found} LLM questions had no verbatim excerpt")
+    if not_questions:
+        why.append(
+            f"{not_questions} LLM answers were no question (a refusal such as 'I cannot "
+            "decide.', or not phrased as a question)"
+        )
     return f"wrote {len(entries)} of the {requested} queries asked: {'; '.join(why)}."
 
 
@@ -287,7 +298,7 @@ def _with_llm(
     budget: Budget | None,
     price: Price | None,
     client: ChatClient | None,
-) -> tuple[list[BenchmarkEntry], Usage, JudgeReport | None, str, int]:
+) -> tuple[Questions, Usage, JudgeReport | None, str]:
     from ragsonde.labels.asker import CachedAsker
     from ragsonde.labels.cache import LlmCache
     from ragsonde.labels.chat import ChatClient
@@ -300,11 +311,10 @@ def _with_llm(
         with LlmCache(ws.settings.home) as cache:
             asker = CachedAsker(chat, cache)
             written = generate_questions(sample, asker)
-            entries, not_found = written.entries, written.excerpts_not_found
             report = None
-            if judge and entries and asker.stopped is None:
-                entries, report = judge_entries(
-                    entries,
+            if judge and written.entries and asker.stopped is None:
+                written.entries, report = judge_entries(
+                    written.entries,
                     retriever=Retriever(workspace=ws),
                     collection=collection,
                     client=chat,
@@ -313,7 +323,7 @@ def _with_llm(
                     name=str(out),
                     out=out,
                 )
-        return entries, chat.usage.model_copy(), report, f"llm:{chat.name}", not_found
+        return written, chat.usage.model_copy(), report, f"llm:{chat.name}"
     finally:
         if client is None:
             chat.close()

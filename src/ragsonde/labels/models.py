@@ -189,6 +189,9 @@ class GenerateReport(BaseModel):
     """Queries written with ``references`` (their source's span in its document)."""
     excerpts_not_found: int = 0
     """LLM questions dropped because their excerpt is not verbatim in the chunk."""
+    not_questions: int = 0
+    """LLM answers dropped because they were no question: a refusal ("I cannot decide."), or
+    not phrased as one (:func:`~.prompts.is_question`)."""
     usage: Usage | None = None
     judged: JudgeReport | None = None
     evaluate_on: str | None = None

@@ -29,6 +29,8 @@ __all__ = [
     "JUDGE_VERSIONS",
     "QUESTION_VERSION",
     "QUESTION_VERSIONS",
+    "REFUSALS",
+    "is_question",
     "judge_messages",
     "judge_version",
     "longest_copied_run",
@@ -161,13 +163,53 @@ def parse_grade(answer: str, style: str = "instruct") -> int | None:
     return int(alone.group(1)) if alone else None
 
 
-def parse_question(answer: str) -> str | None:
-    """The first non-empty line, without a ``Question:`` label or quotes; None if not a question."""
+#: How an answer that declines, or talks about the task instead of asking, begins: a refusal
+#: ("I cannot decide.", "Sorry, …", "As an AI …", "Unfortunately …") or a remark on the
+#: passage ("The passage does not say …", "There is no question …", "Not enough information").
+#: Matched at the start of the question line, case-insensitively. It catches the usual
+#: openings; :func:`is_question` also asks for a question's shape, which a refusal rarely has.
+REFUSALS: tuple[str, ...] = (
+    r"i\s*(?:cannot|can\s*not|can[’']?t|could\s*not|couldn[’']?t|won[’']?t|will\s*not|do\s*not"
+    r"|don[’']?t|am\s*(?:not|unable|sorry|afraid)|[’']m\s*(?:not|unable|sorry|afraid)"
+    r"|apologi[sz]e|refuse|decline)\b",
+    r"(?:sorry|unfortunately|as\s+an?\s+(?:ai|language\s+model|assistant))\b",
+    r"(?:the|this)\s+(?:passage|text|document|excerpt|chunk)\s+(?:does\s*n[o’']t|is\s*n[o’']t"
+    r"|contains\s+no|has\s+no|lacks|only|just)\b",
+    r"there\s+(?:is|are)\s+no\b",
+    r"(?:not\s+enough|insufficient|no)\s+(?:information|context|question)\b",
+    r"(?:unable|impossible)\s+to\b",
+)
+_REFUSAL = re.compile("|".join(f"(?:{r})" for r in REFUSALS), re.IGNORECASE)
+#: The words a question in English opens with: interrogatives and inverted auxiliaries.
+_QUESTION_WORDS = frozenset(
+    {"what", "which", "who", "whom", "whose", "when", "where", "why", "how"}
+    | {"is", "are", "was", "were", "am", "do", "does", "did", "has", "have", "had"}
+    | {"can", "could", "should", "would", "will", "shall", "may", "might", "must"}
+)
+
+
+def is_question(text: str, style: str = "instruct") -> bool:
+    """Whether ``text`` (one line, its label stripped) can be a generated query: 3 words or
+    more, no refusal (:data:`REFUSALS`), and for an instruction-tuned model, which was asked
+    for a question, a question's shape: it ends with ``?`` or opens with a question word. A
+    base model's few-shot prompt shows keyword queries too (InPars), so ``fewshot`` needs no
+    question mark."""
+    words = text.split()
+    if len(words) < 3 or _REFUSAL.match(text):
+        return False
+    if style == "fewshot":
+        return True
+    return text.endswith("?") or words[0].lower().strip(",:;") in _QUESTION_WORDS
+
+
+def parse_question(answer: str, style: str = "instruct") -> str | None:
+    """The first non-empty line, without a ``Question:`` label or quotes; None if it is not a
+    question (:func:`is_question`: too short, a refusal, or not shaped as one)."""
     for line in answer.splitlines():
         text = re.sub(r"^\s*(question\s*:\s*|q\s*:\s*|[-*\d.]+\s+)", "", line, flags=re.I)
         text = text.strip().strip('"“”').strip()
         if text:
-            return text if len(text.split()) >= 3 else None
+            return text if is_question(text, style) else None
     return None
 
 

@@ -1,8 +1,9 @@
 """The LLM generator: for each sampled chunk, a question the chunk answers, in other words.
 
-The answer is taken when it reads as a question (:func:`~.prompts.parse_question`) and does not
-copy a run of ``MAX_COPIED_WORDS`` or more words from the chunk, since a copied phrase makes a
-lexical-match query that favours BM25. Questions are cached by (chunk hash, model, prompt
+The answer is taken when it reads as a question (:func:`~.prompts.parse_question`: no refusal
+such as "I cannot decide.", and shaped as a question) and does not copy a run of
+``MAX_COPIED_WORDS`` or more words from the chunk, since a copied phrase makes a lexical-match
+query that favours BM25. Questions are cached by (chunk hash, model, prompt
 version), so the same seed costs nothing the second time; an answer that gave no question is
 not cached, so a later run asks again. A run that wrote no question at all is LLM_ERROR and
 writes nothing: it says how many answers came back and quotes the first unusable one. Each
@@ -50,6 +51,9 @@ class Questions:
     excerpts_not_found: int = 0
     answers: int = 0
     """Answers read (from the cache or the model), whether they gave a question or not."""
+    not_questions: int = 0
+    """Answers that were no question: a refusal (:data:`~.prompts.REFUSALS`), too short, or
+    not shaped as a question (:func:`~.prompts.is_question`)."""
     first_unusable: str | None = None
     """The first answer that gave no question (for the error of a run that wrote none)."""
 
@@ -60,12 +64,14 @@ class Questions:
             self.first_unusable = answer
 
 
-def _usable(chunk: Chunk, seen: Questions) -> Callable[[str], bool]:
+def _usable(chunk: Chunk, seen: Questions, style: str) -> Callable[[str], bool]:
     def accept(answer: str) -> bool:
-        q = parse_question(answer)
+        q = parse_question(answer, style)
         ok = q is not None and longest_copied_run(q, chunk.text) < MAX_COPIED_WORDS
         if not ok:
             seen.unusable(answer)
+            if q is None:
+                seen.not_questions += 1
         return ok
 
     return accept
@@ -99,10 +105,10 @@ def generate_questions(sample: Sequence[Chunk], asker: CachedAsker) -> Questions
             LlmCache.key(QUESTION_VERSIONS[style], text_hash(c.text)),
             question_messages(c.text, style),
             max_tokens=256 if style == "instruct" else 40,
-            accept=_usable(c, out),
+            accept=_usable(c, out, style),
             keep=_placed(c, style),  # an excerpt not in the chunk: not cached
         )
-        question = None if got is None else parse_question(got[0])
+        question = None if got is None else parse_question(got[0], style)
         if got is None or question is None:
             if asker.stopped is not None:
                 break
@@ -125,6 +131,8 @@ def generate_questions(sample: Sequence[Chunk], asker: CachedAsker) -> Questions
                 references=refs,
             )
         )
+    if not out.entries and out.answers:  # answers came back, none a question: say which
+        raise LlmError(_no_question(len(sample), out, asker))
     asker.require_an_answer()
     if not out.entries:  # an empty file must not replace the user's --out (exit 0, "wrote 0")
         raise LlmError(_no_question(len(sample), out, asker))
@@ -136,9 +144,12 @@ def _no_question(asked: int, out: Questions, asker: CachedAsker) -> str:
     name = asker.client.name
     if out.answers:
         why = (
-            f"{out.answers} answers came back and none gave a usable question (one of 3 words "
-            f"or more that copies no run of {MAX_COPIED_WORDS} words from its chunk"
+            f"{out.answers} answers came back and none gave a usable question (a question of 3 "
+            f"words or more, not a refusal, that copies no run of {MAX_COPIED_WORDS} words from "
+            "its chunk"
         )
+        if out.not_questions:
+            why += f"; {out.not_questions} were no question at all: a refusal, or a statement"
         if out.excerpts_not_found:
             why += f"; {out.excerpts_not_found} had no excerpt found verbatim in their chunk"
         shown = (out.first_unusable or "").strip()

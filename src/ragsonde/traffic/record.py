@@ -62,6 +62,7 @@ def record_traffic(
         SearchInfo,
         StageTimings,
     )
+    from ragsonde.history.diff import LABEL_FREE
     from ragsonde.history.fingerprint import build_fingerprint
     from ragsonde.history.record import history_path, recording_on
     from ragsonde.history.store import HistoryStore
@@ -90,7 +91,7 @@ def record_traffic(
         dataset=f"traffic: {', '.join(report.files)}",
         collection=report.collection,
         embedder=report.embedder,
-        relevance_by="none (label-free traffic)",
+        relevance_by=LABEL_FREE,  # history diff reads its depth from top_k
         ks=[10],
         search=SearchInfo(
             mode=report.search.mode,
