@@ -384,6 +384,9 @@ def test_cli_generate_whose_judging_keeps_failing_exits_1(tmp_path, embedder):
         assert r.returncode == 1, r.stdout + r.stderr
         assert "LLM_ERROR" in r.stderr and "5 calls in a row failed" in r.stderr
         assert "exit 1" in r.stderr and "wrote 4 queries to" in r.stdout
+        # one usage line for every call of the run (the same line was printed twice)
+        assert r.stdout.count("LLM calls") == 1, r.stdout
+        assert "questions and judging: 11 LLM calls" in r.stdout, r.stdout
         saved = read_entries(out)
         assert len(saved) == 4 and sum(lab.source == "llm" for e in saved for lab in e.labels) == 2
         as_json = run(*args, "--depth", "8", "--json", env=env)  # the same exit with --json

@@ -169,15 +169,16 @@ def test_a_short_run_whose_every_call_failed_writes_nothing(sectioned, tmp_path)
     out.write_text(USERS_BENCHMARK, encoding="utf-8")
     with FakeChatAPI() as api:
         api.faults.server_error = 1000
-        with pytest.raises(LlmError, match="the first 3 calls all failed"):
-            generate(
-                out,
-                settings=settings,
-                store=store,
-                client=chat(api, max_retries=0),
-                options=GenerateOptions(n=3, seed=1, llm=MODEL, judge=False),
-            )
-        assert api.completions == 3
+        for n, said in ((3, "the first 3 calls all failed, the last"), (1, "the one call made")):
+            with pytest.raises(LlmError, match=said):
+                generate(
+                    out,
+                    settings=settings,
+                    store=store,
+                    client=chat(api, max_retries=0),
+                    options=GenerateOptions(n=n, seed=1, llm=MODEL, judge=False),
+                )
+        assert api.completions == 4
     assert out.read_text(encoding="utf-8") == USERS_BENCHMARK
 
 

@@ -79,10 +79,11 @@ def budget_and_price(
     return budget, Price(parts[0], parts[-1])
 
 
-def usage_line(u: Usage) -> str:
+def usage_line(u: Usage, what: str = "") -> str:
+    """The LLM calls, tokens and cost of ``u`` on one line, after ``what`` (which calls)."""
     stop = " · stopped: budget spent" if u.stopped_by_budget else ""
     return (
-        f"{u.calls} LLM calls ({u.cached} answers from the cache, {u.failed} failed) · "
+        f"{what}{u.calls} LLM calls ({u.cached} answers from the cache, {u.failed} failed) · "
         f"{u.prompt_tokens} + {u.completion_tokens} tokens · ${u.cost_usd:.4f}{stop}"
     )
 
@@ -129,13 +130,16 @@ def render_agreement(a: Agreement) -> None:
         )
 
 
-def render_judge(r: JudgeReport) -> None:
+def render_judge(r: JudgeReport, *, usage: bool = True) -> None:
+    """A judging run in the terminal; ``usage`` False leaves its calls to the caller's line
+    (``generate --llm`` counts its questions' and its judging's calls in one)."""
     console.print(
         f"{r.queries} queries · pooled {', '.join(r.modes)} top-{r.depth}: {r.pooled} hits, "
         f"{r.already_labelled} already labelled, {r.judged} judged by {r.model} "
         f"(grades {', '.join(f'{g}: {n}' for g, n in r.grades.items()) or 'none'})"
     )
-    console.print(usage_line(r.usage))
+    if usage:
+        console.print(usage_line(r.usage))
     if r.stopped:
         console.print(f"[yellow]stopped early[/]: {r.stopped}; what was judged is saved.")
     if r.agreement is not None:

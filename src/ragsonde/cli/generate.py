@@ -133,10 +133,11 @@ def generate_command(
 
 def _render(report: GenerateReport) -> None:
     """What the run did, in the terminal (--json prints the report instead)."""
-    if report.usage is not None:
-        console.print(usage_line(report.usage))
     if report.judged is not None:
-        render_judge(report.judged)
+        render_judge(report.judged, usage=False)
+    if report.usage is not None:  # every call: the questions', and the judging's when it ran
+        what = "questions and judging: " if report.judged else ""
+        console.print(usage_line(report.usage, what))
     console.print(
         f"wrote {report.written} queries to {report.out} ({report.generator}, seed {report.seed}): "
         f"{report.documents_sampled} of {report.documents_in_collection} documents, "

@@ -87,8 +87,13 @@ class CachedAsker:
         """Fail (LLM_ERROR) when calls were made and every one failed: a run with no answer
         at all has nothing to write, and its output must not replace the user's file."""
         if self.answered == 0 and self.last_failure is not None:
+            n = self.failures_in_a_row
+            which = (
+                "the one call made failed:"
+                if n == 1
+                else f"the first {n} calls all failed, the last:"
+            )
             raise LlmError(
-                f"{self.client.name}: the first {self.failures_in_a_row} calls all failed, the "
-                f"last: {self.last_failure.rstrip('.')}. Nothing was written; check the "
-                "endpoint and the model."
+                f"{self.client.name}: {which} {self.last_failure.rstrip('.')}. Nothing was "
+                "written; check the endpoint and the model."
             )
