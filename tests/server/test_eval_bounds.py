@@ -45,6 +45,32 @@ def test_every_path_outside_the_dataset_folders_gets_the_same_answer(api, server
     assert not any("root:" in r.text for r in answers)
 
 
+@pytest.mark.parametrize(
+    ("rows", "said"),
+    [
+        (
+            [{"query_id": "a", "query": "lidar", "relevant": ["lidar"]}] * 2,
+            "query_id values repeat",
+        ),
+        ([{"query": "lidar"}], "none of its 1 queries is labelled"),
+        ([{"relevant": ["lidar"]}], 'entry 1 needs "query"'),
+        ([{"query": "lidar", "relevant": [{"id": 1, "grade": "high"}]}], "not an id"),
+    ],
+)
+def test_a_bad_upload_is_refused_at_the_door(api, server_settings, rows, said):
+    """Uploaded rows were read only in the job: a 202, a job slot taken, then an error naming
+    a file on the server the client never named."""
+    jobs = len(api.get("/v1/eval").json())
+    r = api.post("/v1/eval", json={"benchmark": rows, "k": [1]})
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR"
+    assert error["message"].startswith("Cannot read the uploaded benchmark: ")
+    assert said in error["message"] and str(server_settings.home) not in error["message"]
+    assert "/tmp" not in error["message"] and "upload.jsonl" not in error["message"]
+    assert len(api.get("/v1/eval").json()) == jobs  # no job made
+
+
 @pytest.fixture
 def capped(server_settings, retriever) -> Iterator[httpx.Client]:
     settings = server_settings.model_copy(update={"eval_max_jobs": 2, "max_body_bytes": 1_048_576})

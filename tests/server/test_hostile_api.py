@@ -6,6 +6,7 @@ good and bad queries sent together share the model's calls.
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 
@@ -106,6 +107,35 @@ def test_json_with_a_charset_is_json(batched_url):
         batched_url, "/v1/query", json.dumps({"text": LIDAR}), "application/json; charset=utf-8"
     )
     assert r.status_code == 200, r.text
+
+
+def test_a_compressed_body_is_415_not_unreadable_json(api):
+    """A gzip body was decoded as JSON and refused as "not UTF-8 or nested too deeply"."""
+    raw = gzip.compress(json.dumps({"text": LIDAR}).encode())
+    for path in ("/v1/query", "/v1/query/batch", "/v1/eval", "/v1/judge/pool", "/v1/traffic"):
+        headers = {"content-type": "application/json", "content-encoding": "gzip"}
+        resp = error_of(api.post(path, content=raw, headers=headers), 415, "VALIDATION_ERROR")
+        assert "Content-Encoding: gzip" in resp.error.message, path
+    identity = {"content-type": "application/json", "content-encoding": "identity"}
+    assert api.post("/v1/query", json={"text": LIDAR}, headers=identity).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path", ["/", "/healthz", "/readyz", "/v1/collections", "/v1/eval", "/static/app.js"]
+)
+def test_head_is_get_without_the_body(api, path):
+    """Every GET route was a 405 to HEAD (a monitor probing HEAD /healthz saw the server down)."""
+    got, head = api.get(path), api.head(path)
+    assert got.status_code == 200, got.text
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
+    assert head.headers["content-length"] == got.headers["content-length"]
+
+
+def test_head_on_a_post_route_is_405_allowing_post(api):
+    head = api.head("/v1/query")
+    assert head.status_code == 405 and head.headers["allow"] == "POST" and head.content == b""
+    assert api.put("/v1/collections").headers["allow"] == "GET, HEAD"
 
 
 class _Buggy:

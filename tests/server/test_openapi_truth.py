@@ -29,10 +29,10 @@ pytestmark = pytest.mark.slow  # the real model behind a real server
 @pytest.mark.parametrize(
     ("method", "path", "allow"),
     [
-        ("OPTIONS", "/v1/eval", "GET, POST"),
-        ("PUT", "/v1/eval/abc", "DELETE, GET"),
+        ("OPTIONS", "/v1/eval", "GET, HEAD, POST"),  # HEAD: a GET without its body
+        ("PUT", "/v1/eval/abc", "DELETE, GET, HEAD"),
         ("PATCH", "/v1/query", "POST"),
-        ("DELETE", "/v1/judge/benchmarks/b1", "GET"),
+        ("DELETE", "/v1/judge/benchmarks/b1", "GET, HEAD"),
     ],
 )
 def test_a_405_allows_every_method_of_the_path(api, method, path, allow):

@@ -36,6 +36,7 @@ from ragsonde.server.batcher import batching
 from ragsonde.server.errors import install_error_handlers
 from ragsonde.server.middleware import (
     BodyLimitMiddleware,
+    HeadMiddleware,
     RequestLogMiddleware,
     TraceContextMiddleware,
 )
@@ -251,6 +252,7 @@ def create_app(settings: Settings | None = None, retriever: Retriever | None = N
             app.include_router(router, dependencies=deps)
     _mount_mcp(app, state)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(HeadMiddleware)  # inside the log, which names the method as sent
     app.add_middleware(RequestLogMiddleware)
     app.add_middleware(TraceContextMiddleware)
     _install_openapi(app)

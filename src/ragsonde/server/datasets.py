@@ -1,17 +1,21 @@
 """The files ``POST /v1/eval`` may read: the dataset, and any file an option names (TREC queries,
 a judging plan), only inside the server's dataset folders, after symlinks; every other path
-gets one refusal, whether or not it exists, so the answer tells nothing of the disk."""
+gets one refusal, whether or not it exists, so the answer tells nothing of the disk. Uploaded
+rows are read as a benchmark at the door (:func:`check_upload`)."""
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.options import EvalOptions
 from ragsonde.server.errors import ApiError
 from ragsonde.server.state import ServerState
 
-__all__ = ["FILE_OPTIONS", "confined_options", "dataset_roots", "resolve_dataset"]
+__all__ = ["FILE_OPTIONS", "check_upload", "confined_options", "dataset_roots", "resolve_dataset"]
 
 #: The one answer for a dataset the server will not read, whether or not it exists.
 REFUSED = (
@@ -60,3 +64,26 @@ def confined_options(state: ServerState, options: EvalOptions) -> EvalOptions:
         if (value := getattr(options, name)) is not None
     }
     return options.model_copy(update=found) if found else options
+
+
+def check_upload(rows: list[dict[str, Any]], options: EvalOptions) -> None:
+    """Read uploaded benchmark rows as the job will (a row without a query, a query id twice,
+    no row labelled): the 422 at the door, naming the row. They were read only in the job, so
+    a bad upload was accepted (202, a job slot taken) and failed naming a file on the server
+    the client never named ("Cannot read benchmark /home/…/eval-reports/<id>.benchmark.jsonl").
+    Blocking (it writes and reads a file): run it in a thread."""
+    from ragsonde.evaluate.datasets import load_benchmark, require_labelled
+
+    with tempfile.TemporaryDirectory(prefix="ragsonde-upload-") as folder:
+        path = Path(folder) / "upload.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+        try:
+            bench = load_benchmark(path, keep_unlabelled=options.estimate)
+            if options.estimate:
+                require_labelled(bench, path)
+        except QueryValidationError as e:
+            said = e.message.replace(
+                f"Cannot read benchmark {path}", "Cannot read the uploaded benchmark"
+            )
+            said = said.replace(str(path), "BENCHMARK.jsonl")  # in a command it suggests
+            raise ApiError(QueryValidationError(said, field="benchmark")) from e

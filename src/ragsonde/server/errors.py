@@ -29,6 +29,7 @@ __all__ = [
     "HTTP_STATUS",
     "ApiError",
     "BodyTooLargeError",
+    "UnsupportedEncodingError",
     "UnsupportedMediaTypeError",
     "html_error_responses",
     "install_error_handlers",
@@ -54,7 +55,10 @@ def _error_responses() -> dict[int | str, dict[str, object]]:
     out: dict[int | str, dict[str, object]] = {
         401: {"model": Response, "description": "AUTH_ERROR: missing or wrong API key"},
         413: {"model": Response, "description": "VALIDATION_ERROR: request body too large"},
-        415: {"model": Response, "description": "VALIDATION_ERROR: the body is not JSON"},
+        415: {
+            "model": Response,
+            "description": "VALIDATION_ERROR: the body is not JSON, or it is compressed",
+        },
     }
     for status in sorted(set(HTTP_STATUS.values())):
         codes = " or ".join(c.value for c, s in HTTP_STATUS.items() if s == status)
@@ -125,6 +129,20 @@ class UnsupportedMediaTypeError(ApiError):
         )
 
 
+class UnsupportedEncodingError(ApiError):
+    """A body sent compressed (``Content-Encoding: gzip``, HTTP 415): the server reads it as is."""
+
+    def __init__(self, coding: str) -> None:
+        super().__init__(
+            QueryValidationError(
+                f"Request bodies must not be compressed (got 'Content-Encoding: {coding[:50]}'): "
+                "send the JSON as is, without Content-Encoding.",
+                field="body",
+            ),
+            status=415,
+        )
+
+
 def json_response(
     model: BaseModel, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> HttpResponse:
@@ -189,6 +207,8 @@ def _allowed(request: Request, starlette_said: str) -> str:
     for template, operations in request.app.openapi().get("paths", {}).items():
         if compile_path(template)[0].match(request.url.path):
             methods |= {m.upper() for m in operations}
+    if "GET" in methods:  # served as GET without the body (middleware.HeadMiddleware)
+        methods.add("HEAD")
     return ", ".join(sorted(methods))
 
 

@@ -1,5 +1,6 @@
-"""ASGI middleware: the request body's rules (size, JSON only), one log line per request, and
-the caller's trace continued (an incoming ``traceparent``, when tracing is on).
+"""ASGI middleware: the request body's rules (size, JSON only, not compressed), HEAD answered as
+GET, one log line per request, and the caller's trace continued (an incoming ``traceparent``,
+when tracing is on).
 
 Both are plain ASGI (no ``BaseHTTPMiddleware``), so streaming and background tasks are untouched.
 """
@@ -11,12 +12,17 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ragsonde.server.errors import BodyTooLargeError, UnsupportedMediaTypeError
+from ragsonde.server.errors import (
+    BodyTooLargeError,
+    UnsupportedEncodingError,
+    UnsupportedMediaTypeError,
+)
 
 __all__ = [
     "BODY_METHODS",
     "JSON_MEDIA_TYPE",
     "BodyLimitMiddleware",
+    "HeadMiddleware",
     "RequestLogMiddleware",
     "TraceContextMiddleware",
 ]
@@ -49,9 +55,17 @@ def _media_type(scope: Scope) -> str:
     return raw.decode("latin-1").partition(";")[0].strip().lower()
 
 
+def _content_coding(scope: Scope) -> str:
+    """The Content-Encoding, ``""`` when none (or ``identity``, which means none)."""
+    raw = (_header(scope, b"content-encoding") or b"").decode("latin-1").strip().lower()
+    return "" if raw == "identity" else raw
+
+
 class BodyLimitMiddleware:
     """Refuse bodies over ``max_bytes`` with 413, declared (Content-Length) or streamed (chunked),
-    and (``json_only``) POST/PUT/PATCH bodies that are not ``application/json`` with 415.
+    and (``json_only``) POST/PUT/PATCH bodies that are not ``application/json``, or that come
+    compressed (``Content-Encoding: gzip``), with 415 (RFC 9110 §15.5.16): a gzip body was read
+    as JSON and refused as "not UTF-8".
 
     JSON only: a browser sends a cross-site ``<form>`` POST (``text/plain``, urlencoded or
     multipart) without asking the server first, so with no API key set any page could start work
@@ -75,6 +89,7 @@ class BodyLimitMiddleware:
         declared = _declared_length(scope)
         check_type = self.json_only and scope.get("method") in BODY_METHODS
         media_type = _media_type(scope)
+        coding = _content_coding(scope) if check_type else ""
         received = 0
 
         async def limited() -> Message:
@@ -86,11 +101,40 @@ class BodyLimitMiddleware:
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
                     raise BodyTooLargeError(self.max_bytes)
-                if check_type and not message.get("more_body") and media_type != JSON_MEDIA_TYPE:
-                    raise UnsupportedMediaTypeError(media_type)
+                if check_type and not message.get("more_body"):
+                    if media_type != JSON_MEDIA_TYPE:
+                        raise UnsupportedMediaTypeError(media_type)
+                    if coding:
+                        raise UnsupportedEncodingError(coding)
             return message
 
         await self.app(scope, limited, send)
+
+
+class HeadMiddleware:
+    """Answer ``HEAD`` as the route's ``GET`` without its body (RFC 9110 §9.3.2: a server that
+    serves GET serves HEAD). FastAPI routes a GET route's HEAD nowhere: ``HEAD /healthz``, the
+    page and every ``/v1/`` GET were ``405``, so a monitor probing with HEAD saw the server down.
+    The GET's headers are kept (``Content-Length`` included); the route checks the key as for
+    GET.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
 class RequestLogMiddleware:

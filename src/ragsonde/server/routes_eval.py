@@ -37,6 +37,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, JSONResponse
 
 from ragsonde.errors import QueryValidationError, RagsondeError
@@ -45,7 +46,7 @@ from ragsonde.evaluate.options import EvalOptions, options_error
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.models import ErrorInfo
 from ragsonde.server.bounds import within_max_top_k
-from ragsonde.server.datasets import confined_options, resolve_dataset
+from ragsonde.server.datasets import check_upload, confined_options, resolve_dataset
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError, html_error_responses
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.saved_reports import SavedReport, SavedReports
@@ -359,6 +360,8 @@ async def start_eval(request: Request, state: State) -> JSONResponse:
             )
         )
     path = resolve_dataset(state, req.dataset) if req.dataset is not None else None
+    if req.benchmark is not None:
+        await run_in_threadpool(check_upload, req.benchmark, req.options)
     req = req.model_copy(update={"options": confined_options(state, req.options)})
     within_max_top_k(state, req.options.search, req.options.k)
     jobs = _jobs(request)
