@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
+import socket
+import time
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -159,3 +163,26 @@ def test_an_unhandled_exception_is_a_json_contract_body(server_settings, filled_
         assert "ZeroDivisionError" in resp.error.message
         assert "secret internals" not in r.text
         assert httpx.get(f"{url}/healthz").status_code == 200
+
+
+def test_a_client_gone_before_its_body_ended_logs_no_traceback(batched_url, caplog):
+    """A body cut short (Content-Length 1000, ten bytes sent, then the connection closed) was
+    an unhandled ClientDisconnect: two ERROR tracebacks a request in the server's log."""
+    where = urlsplit(batched_url)
+    with caplog.at_level(logging.INFO):
+        for path in ("/v1/query", "/v1/eval"):
+            with socket.create_connection((where.hostname, where.port)) as s:
+                s.sendall(
+                    f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    'Content-Length: 1000\r\n\r\n{"query'.encode()
+                )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            said = [r.getMessage() for r in caplog.records]
+            if sum("went away" in m or "unhandled" in m for m in said) >= 2:
+                break
+            time.sleep(0.1)
+        assert httpx.get(f"{batched_url}/healthz", timeout=30).status_code == 200
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
+    assert sum("went away" in r.getMessage() for r in caplog.records) == 2

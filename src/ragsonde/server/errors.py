@@ -229,9 +229,20 @@ async def _on_unhandled(request: Request, exc: Exception) -> HttpResponse:
     return json_response(_error_body(request, ApiError(error, status=500)), 500)
 
 
+async def _on_client_gone(request: Request, exc: Exception) -> HttpResponse:
+    """The client closed the connection before its whole body arrived: nobody reads an answer,
+    and the server did not fail. It was an unhandled exception, logged as two tracebacks a
+    request (a hostile client could fill the log with them)."""
+    log.info("client went away before its body ended: %s %s", request.method, request.url.path)
+    return HttpResponse(status_code=400)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register every handler that turns an exception into the contract error body."""
+    from starlette.requests import ClientDisconnect
+
     app.add_exception_handler(Exception, _on_unhandled)
+    app.add_exception_handler(ClientDisconnect, _on_client_gone)
     app.add_exception_handler(ApiError, _on_api_error)
     app.add_exception_handler(RequestValidationError, _on_request_validation)
     app.add_exception_handler(StarletteHTTPException, _on_http_exception)
