@@ -121,3 +121,56 @@ def test_a_collection_another_process_holds_is_listed_as_in_use(cli: Cli, home: 
         assert holder.wait(timeout=60) == 0
     # let go, it is listed whole again
     assert _names(cli, home)["docs-ict-s0"]["in_use"] is None
+
+
+def test_a_collection_with_no_one_dense_vector_does_not_sink_the_list(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A qdrant-client folder holding a ColBERT-style multivector collection and one with two
+    named vectors beside a plain one: each of the two is listed with why it cannot be searched,
+    the plain one as ever (the whole listing was one VALIDATION_ERROR, exit 2). With
+    RAGSONDE_VECTOR naming a vector only one has, the others still list."""
+    from qdrant_client import QdrantClient, models
+
+    folder = tmp_path / "qdrant"
+    client = QdrantClient(path=str(folder))
+    try:
+        cosine = models.Distance.COSINE
+        client.create_collection(
+            "colbert",
+            vectors_config=models.VectorParams(
+                size=DIM,
+                distance=cosine,
+                multivector_config=models.MultiVectorConfig(
+                    comparator=models.MultiVectorComparator.MAX_SIM
+                ),
+            ),
+        )
+        client.create_collection(
+            "two",
+            vectors_config={
+                "title": models.VectorParams(size=DIM, distance=cosine),
+                "body": models.VectorParams(size=DIM, distance=cosine),
+            },
+        )
+        client.create_collection(
+            "plain", vectors_config=models.VectorParams(size=DIM, distance=cosine)
+        )
+    finally:
+        client.close()
+    env = {"QDRANT_URL": str(folder), "RAGSONDE_HOME": str(tmp_path / "home")}
+    out = cli("collections", "list", "--json", env=env)
+    assert out.exit_code == 0, out.output
+    listed = {e["name"]: e for e in json.loads(out.stdout)}
+    assert listed["plain"]["points"] == 0 and listed["plain"]["unreadable"] is None
+    assert "multivector" in listed["colbert"]["unreadable"]
+    assert "several dense vectors" in listed["two"]["unreadable"]
+    assert "--vector" in listed["two"]["unreadable"]
+    text = cli("collections", "list", env=env)
+    assert text.exit_code == 0 and "3 collections" in text.stdout
+    assert "several dense vectors" in text.stderr
+    chosen = cli("collections", "list", "--json", env={**env, "RAGSONDE_VECTOR": "body"})
+    assert chosen.exit_code == 0, chosen.output
+    listed = {e["name"]: e for e in json.loads(chosen.stdout)}
+    assert listed["two"]["dense_vector"] == "body" and listed["two"]["unreadable"] is None
+    assert "no dense vector named 'body'" in listed["plain"]["unreadable"]

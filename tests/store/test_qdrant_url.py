@@ -103,3 +103,22 @@ def test_a_path_naming_a_file_is_a_validation_error_not_a_server_that_is_down(tm
     assert error["code"] == "VALIDATION_ERROR", error
     assert f"'path:{a_file}' names a file, not a folder" in error["message"], error
     assert a_file.read_text(encoding="utf-8") == "not a store\n"
+
+
+def test_a_folder_another_process_has_open_says_so_not_that_a_server_is_down(tmp_path: Path):
+    """qdrant-client's local mode lets one process open a folder (a framework's script, a
+    ``ragsonde serve``): the second got "Is the server running and QDRANT_URL right? Unset
+    QDRANT_URL …", advice that loses the user's collection."""
+    from qdrant_client import QdrantClient
+
+    folder = tmp_path / "qdrant"
+    holder = QdrantClient(path=str(folder))
+    try:
+        out = _query_at(f"path:{folder}", tmp_path)
+    finally:
+        holder.close()
+    assert out.returncode == 1, out.stdout + out.stderr
+    error = json.loads(out.stdout)["error"]
+    assert error["code"] == "CONNECTION_ERROR", error
+    assert "one process open a folder at a time" in error["message"], error
+    assert "Is the server running" not in error["message"] and ".." not in error["message"]

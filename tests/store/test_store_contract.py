@@ -90,6 +90,9 @@ def test_batch_search_is_one_list_per_spec_in_order(filled):
             {"url": ["https://x/0"], "section": ["s1"]},
             lambda p: p.payload["url"] == "https://x/0" and p.payload["section"] == "s1",
         ),
+        # text and integers at once (an id a payload may keep either way): any of them
+        ({"doc_id": ["d1", 7, "d4"]}, lambda p: p.payload["doc_id"] in {"d1", "d4"}),
+        ({"chunk_index": [2, "2", 5]}, lambda p: p.payload["chunk_index"] in {2, 5}),
     ],
 )
 def test_filters_any_of_within_and_across_fields(filled, flt, keep):

@@ -11,6 +11,7 @@ from ragsonde.errors import (
     CollectionInUseError,
     CollectionNotFoundError,
     CollectionUnreadableError,
+    QueryValidationError,
 )
 from ragsonde.models.derived import DerivedCopy, stamp_of
 from ragsonde.models.store import Store, WaitsForHolders
@@ -49,8 +50,9 @@ class CollectionEntry(BaseModel):
     """Set when another process holds this embedded collection: who, as its lock file says
     (``pid N on host H``); nothing else of it could be read."""
     unreadable: str | None = None
-    """Set when the collection's files could not be read (a damaged ``edge_config.json``): why.
-    Nothing else of it could be read; the others are listed."""
+    """Set when the collection's files could not be read (a damaged ``edge_config.json``), or
+    it has no dense vector ragsonde can search (a multivector, several and no ``--vector``): why.
+    Nothing else of it was read; the others are listed."""
 
 
 def stamp_of_collection(store: Store, name: str) -> DerivedCopy | None:
@@ -115,6 +117,12 @@ def list_entries(store: Store, *, wait_s: float | None = None) -> list[Collectio
             except CollectionInUseError as e:
                 entries.append(_unopened(store, name, in_use=e.holder))
             except CollectionUnreadableError as e:  # the others still list
+                entries.append(_unopened(store, name, unreadable=e.message))
+            except QueryValidationError as e:
+                if e.field != "vector":
+                    raise
+                # no dense vector to search (multivector, sparse only, several and none
+                # chosen, or RAGSONDE_VECTOR naming one it lacks): says why; the others list
                 entries.append(_unopened(store, name, unreadable=e.message))
     return entries
 

@@ -40,6 +40,7 @@ __all__ = [
     "HomeOpt",
     "JsonOpt",
     "SafeConsole",
+    "VectorOpt",
     "cli_errors",
     "console",
     "err_console",
@@ -298,6 +299,16 @@ FieldOpt = Annotated[
         "--field",
         help="FIELD=PATH: read a field from another payload path, e.g. --field text=page_content "
         "--field doc_id=metadata.source (dotted for nested; layout=langchain picks a layout).",
+    ),
+]
+
+
+#: ``--vector``: the named dense vector to search, in a collection that has several.
+VectorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--vector",
+        help="Named dense vector to search \\[default: RAGSONDE_VECTOR, else the only one]",
     ),
 ]
 

@@ -70,7 +70,7 @@ def _table(entries: list[CollectionEntry]) -> Table:
             table.add_row(escape(e.name), "?", f"in use by {escape(e.in_use)}", "", "", "")
             continue
         if e.unreadable is not None:
-            table.add_row(escape(e.name), "?", "unreadable (see the warning)", "", "", "")
+            table.add_row(escape(e.name), "?", "not read (see the warning)", "", "", "")
             continue
         table.add_row(
             escape(e.name),

@@ -17,6 +17,7 @@ from ragsonde.cli._common import (
     FieldOpt,
     HomeOpt,
     JsonOpt,
+    VectorOpt,
     cli_errors,
     config_file_in_use,
     console,
@@ -79,6 +80,7 @@ def eval_command(
     run_out: Annotated[Path | None, typer.Option(help="Write a TREC run file.")] = None,
     save: Annotated[Path | None, typer.Option(help="Write the whole report as JSON.")] = None,
     field_paths: FieldOpt = None,
+    vector: VectorOpt = None,
     against: Annotated[
         str | None,
         typer.Option(
@@ -199,6 +201,7 @@ def eval_command(
         collection=collection,
         home=home,
         embedder=embedder,
+        vector=vector,
         mapping=parse_fields(field_paths),
     )
     _check_first(

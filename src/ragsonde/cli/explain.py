@@ -14,6 +14,7 @@ from ragsonde.cli._common import (
     FieldOpt,
     HomeOpt,
     JsonOpt,
+    VectorOpt,
     cli_errors,
     parse_fields,
     print_json,
@@ -57,6 +58,7 @@ def explain_command(
         typer.Option(help="Queries for TREC qrels: TSV (id<TAB>text) or BEIR queries.jsonl."),
     ] = None,
     field_paths: FieldOpt = None,
+    vector: VectorOpt = None,
     embedder: EmbedderOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
@@ -73,6 +75,7 @@ def explain_command(
         collection=collection,
         home=home,
         embedder=embedder,
+        vector=vector,
         mapping=parse_fields(field_paths),
         search=search,
     )

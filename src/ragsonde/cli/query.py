@@ -17,6 +17,7 @@ from ragsonde.cli._common import (
     FieldOpt,
     HomeOpt,
     JsonOpt,
+    VectorOpt,
     cli_errors,
     console,
     err_console,
@@ -43,15 +44,6 @@ if TYPE_CHECKING:  # the retriever (and numpy) load when a command runs, not for
     from ragsonde.retriever import Retriever
 
 __all__ = ["batch", "inspect", "query"]
-
-#: ``--vector``: the named dense vector to search, in a collection that has several.
-VectorOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--vector",
-        help="Named dense vector to search \\[default: RAGSONDE_VECTOR, else the only one]",
-    ),
-]
 
 
 def _parse_filters(items: list[str] | None) -> dict[str, Any] | None:

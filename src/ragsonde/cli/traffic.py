@@ -15,6 +15,7 @@ from ragsonde.cli._common import (
     FieldOpt,
     HomeOpt,
     JsonOpt,
+    VectorOpt,
     cli_errors,
     config_file_in_use,
     console,
@@ -177,6 +178,7 @@ def traffic_command(
         Path | None, typer.Option("--output", "-o", help="Write the JSON report to this file.")
     ] = None,
     field_paths: FieldOpt = None,
+    vector: VectorOpt = None,
     embedder: EmbedderOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
@@ -195,6 +197,7 @@ def traffic_command(
         collection=collection,
         home=home,
         embedder=embedder,
+        vector=vector,
         mapping=parse_fields(field_paths),
         search=search,
     )

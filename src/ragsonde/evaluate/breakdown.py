@@ -42,6 +42,7 @@ from ragsonde.evaluate.report import (
     GroupSummary,
     QueryRow,
 )
+from ragsonde.evaluate.resolve import id_values
 from ragsonde.models.payload import CONTRACT_FIELDS, DEFAULT_MAPPING, get_path
 from ragsonde.models.store import Store
 
@@ -152,10 +153,10 @@ def group_by_field(
         first = {rec.id: rec.payload for rec in store.retrieve(collection, wanted)}
     else:
         for i in range(0, len(wanted), _BATCH):
-            spec = {relevance_field: wanted[i : i + _BATCH]}
+            spec = {relevance_field: id_values(wanted[i : i + _BATCH])}
             for batch in store.scroll(collection, filter=spec):
-                for rec in batch:
-                    key = str(rec.payload.get(relevance_field))
+                for rec in batch:  # a nested path (LangChain's metadata.doc_id) is read as one
+                    key = str(get_path(rec.payload, relevance_field))
                     if key not in first or _chunk_index(rec.payload) < _chunk_index(first[key]):
                         first[key] = rec.payload
     values = {k: _read(p, field) for k, p in first.items()}

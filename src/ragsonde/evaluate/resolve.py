@@ -20,7 +20,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.models.payload import DEFAULT_MAPPING, PayloadMapping
 from ragsonde.models.store import Store
 
-__all__ = ["POINT_ID", "ResolvedField", "resolve_doc_id_field"]
+__all__ = ["POINT_ID", "ResolvedField", "id_values", "resolve_doc_id_field"]
 
 #: The pseudo-path of the point id itself (benchmarks over chunk ids).
 POINT_ID = "@id"
@@ -50,6 +50,22 @@ class ResolvedField:
             f"relevance ids read from '{self.path}' ({how}): {self.matched} of {self.total} "
             f"ids seen in {self.sampled} sampled points"
         )
+
+
+def id_values(ids: Iterable[str]) -> list[str | int]:
+    """The values a filter on a relevance field matches for ``ids``: each id, and the integer it
+    spells too. A benchmark's ids are text, but a payload may keep a numeric document id as an
+    integer (``{"doc_id": 4983}``), which a keyword match on ``"4983"`` never finds; the
+    resolver and the ranking read both as ``"4983"``, so the lookups must match both."""
+    out: list[str | int] = []
+    for i in ids:
+        out.append(i)
+        digits = i.removeprefix("-")
+        # at most 18 digits: an int64, as a payload integer is (and int() of a 5,000-digit
+        # text is a ValueError)
+        if 0 < len(digits) <= 18 and digits.isascii() and digits.isdigit() and str(int(i)) == i:
+            out.append(int(i))
+    return out
 
 
 def resolve_doc_id_field(
@@ -93,6 +109,15 @@ def resolve_doc_id_field(
     tried.extend(path for _, path in scored)
     if scored and scored[0][0] > 0:
         found, path = scored[0]
+        rivals = [p for n, p in scored[1:] if n == found]
+        if path == POINT_ID and rivals:  # chunk ids or a document field: a guess would be wrong
+            raise QueryValidationError(
+                f"The relevance ids are as many point ids of '{collection}' ({found} of "
+                f"{len(wanted)}) as values of {', '.join(rivals[:3])}: which they name cannot be "
+                f"told. If they are document ids, set --field doc_id={rivals[0]}; if they are "
+                "chunk (point) ids, pass --relevance-by chunk.",
+                field="doc_id",
+            )
         return ResolvedField(path, found, len(wanted), sampled, False, tuple(tried))
     example = ", ".join(sorted(wanted)[:3])
     if not sampled:  # a failed ingest leaves its collection, empty: not a mapping to set

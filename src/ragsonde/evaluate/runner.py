@@ -45,7 +45,7 @@ from ragsonde.evaluate.report import (
     StageTimings,
     Throughput,
 )
-from ragsonde.evaluate.resolve import POINT_ID
+from ragsonde.evaluate.resolve import POINT_ID, id_values
 from ragsonde.evaluate.run_file import run_sources
 from ragsonde.evaluate.span_eval import SpanCollector
 from ragsonde.models import Limits, Response, Result
@@ -242,7 +242,11 @@ class _Evaluation:
         if field_name is None:
             found = {p.id for p in self.store.retrieve(self.collection, wanted)}
             return [w for w in wanted if w not in found]
-        return [w for w in wanted if self.store.count(self.collection, {field_name: [w]}) == 0]
+        return [
+            w
+            for w in wanted
+            if self.store.count(self.collection, {field_name: id_values([w])}) == 0
+        ]
 
     def index_health(self, ann_search_ms: Sequence[float]) -> IndexHealth:
         """Every query again with exact search: recall@k of the HNSW index against it (of a

@@ -18,6 +18,7 @@ from typing import Any
 
 from ragsonde.evaluate.datasets import Benchmark, BenchQuery
 from ragsonde.evaluate.report import SpanHit, SpanSummary
+from ragsonde.evaluate.resolve import id_values
 from ragsonde.evaluate.spans import Span, precision_omega, span_of, span_scores
 from ragsonde.models import Result
 from ragsonde.models.payload import PayloadMapping, get_path
@@ -118,7 +119,7 @@ class SpanCollector:
             return None
         docs = sorted({s.doc_id for q in self.bench.queries for s in q.references})
         out: list[Span] = []
-        for batch in store.scroll(collection, batch_size=1024, filter={doc_field: docs}):
+        for batch in store.scroll(collection, batch_size=1024, filter={doc_field: id_values(docs)}):
             for p in batch:
                 span = span_of(get_path(p.payload, doc_field), p.payload, self.mapping)
                 if span is not None:

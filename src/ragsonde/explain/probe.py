@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.evaluate.misses import Stage
-from ragsonde.evaluate.resolve import POINT_ID
+from ragsonde.evaluate.resolve import POINT_ID, id_values
 from ragsonde.evaluate.spans import Span, span_of
 from ragsonde.explain.pipeline import Pipeline, Ranking
 from ragsonde.models.payload import PayloadMapping, get_path
@@ -260,7 +260,7 @@ def _relax(setup: Setup, todo: Sequence[Probe]) -> None:
         if setup.pipeline.doc_path != POINT_ID:
             best = replace(spec, mode="dense" if spec.vector is not None else "sparse")
             for doc in p.case.missed or []:
-                one = {setup.pipeline.doc_path: [doc]}
+                one = {setup.pipeline.doc_path: id_values([doc])}
                 ask(p, f"best:{doc}", replace(best, limit=1, filter=one, exact=True))
     best_hits: dict[tuple[int, str], Hit | None] = {}
     for (p, slot), hits in zip(slots, setup.search(specs), strict=True):
@@ -281,7 +281,11 @@ def _facts(setup: Setup, p: Probe, doc: str, best: Hit | None) -> DocFacts:
         records = store.retrieve(coll, [doc])
         payloads = [r.payload for r in records]
     else:
-        payloads = [r.payload for batch in store.scroll(coll, filter={path: [doc]}) for r in batch]
+        payloads = [
+            r.payload
+            for batch in store.scroll(coll, filter={path: id_values([doc])})
+            for r in batch
+        ]
     facts = DocFacts(chunks=len(payloads))
     if setup.spans and path != POINT_ID:
         spans = [span_of(doc, pl, setup.mapping) for pl in payloads]
@@ -316,7 +320,7 @@ def _facts(setup: Setup, p: Probe, doc: str, best: Hit | None) -> DocFacts:
 
 def _merged(filt: FilterSpec, path: str, doc: str) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {key: list(v) for key, v in filt.items()}
-    out[path] = [v for v in out[path] if str(v) == doc] if path in out else [doc]
+    out[path] = [v for v in out[path] if str(v) == doc] if path in out else id_values([doc])
     return out
 
 

@@ -71,9 +71,21 @@ def to_filter(models: Any, spec: FilterSpec | None) -> Any:
         return None
     must = []
     for key, values in spec.items():
-        vals = list(values)
-        match = models.MatchValue(value=vals[0]) if len(vals) == 1 else models.MatchAny(any=vals)
-        must.append(models.FieldCondition(key=key, match=match))
+        # the engine matches one kind per condition: text and integers (an id a payload may
+        # keep either way) become one condition each, any of which passes
+        kinds: dict[type, list[Any]] = {}
+        for v in values:
+            kinds.setdefault(type(v), []).append(v)
+        conds = [
+            models.FieldCondition(
+                key=key,
+                match=models.MatchValue(value=vals[0])
+                if len(vals) == 1
+                else models.MatchAny(any=vals),
+            )
+            for vals in kinds.values()
+        ]
+        must.append(conds[0] if len(conds) == 1 else models.Filter(should=conds))
     return models.Filter(must=must)
 
 

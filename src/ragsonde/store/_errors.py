@@ -18,9 +18,9 @@ qdrant-client (remote and local mode)::
     httpx.HTTPError, StreamError,
       CookieConflict              connection
     grpc.RpcError                 by gRPC status code
-    portalocker LockException     connection (a local-mode folder in use)
+    portalocker LockException     connection (a local-mode folder in use: says so)
     NotImplementedError           validation (local mode lacks the feature)
-    RuntimeError                  connection (client closed, folder in use)
+    RuntimeError                  connection (client closed, folder in use: says so)
     ValueError                    validation (the client's own input checks; pydantic's too)
     OSError                       connection
 
@@ -112,6 +112,21 @@ def _unreachable(exc: BaseException, where: Where) -> RagsondeError:
     return StoreConnectionError(
         f"Cannot use Qdrant at {where.store}: {_detail(exc, where)}. Is the server running and "
         "QDRANT_URL right? Unset QDRANT_URL to use the embedded store."
+    )
+
+
+def _local_or_unreachable(exc: BaseException, where: Where) -> RagsondeError:
+    """A lock or runtime failure: in local mode (a folder), the folder is open in another
+    process (qdrant-client lets one open it at a time and does not wait), not a server down."""
+    if not where.store.startswith("path:"):
+        return _unreachable(exc, where)
+    return StoreConnectionError(
+        f"Cannot use the qdrant-client folder {where.store}: {_detail(exc, where).rstrip('.')}. "
+        "Local mode "
+        "(QDRANT_URL a folder) lets one process open a folder at a time and does not wait: stop "
+        "the other one that has it open (a `ragsonde serve`, another command, a framework's "
+        "script), send the queries through that `ragsonde serve`, or load the collections into "
+        "a Qdrant server and point QDRANT_URL at it."
     )
 
 
@@ -227,9 +242,9 @@ def client_table() -> dict[type, Rule]:
         httpx.StreamError: _unreachable,
         httpx.CookieConflict: _unreachable,
         grpc.RpcError: _grpc,
-        portalocker.exceptions.BaseLockException: _unreachable,
+        portalocker.exceptions.BaseLockException: _local_or_unreachable,
         NotImplementedError: _unsupported,
-        RuntimeError: _unreachable,
+        RuntimeError: _local_or_unreachable,
         ValueError: _refused,
         OSError: _unreachable,
     }

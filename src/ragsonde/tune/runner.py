@@ -18,6 +18,8 @@ from ragsonde.embedders import Embedder
 from ragsonde.embedders.sparse import query_encoder, query_language, recorded_language
 from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.datasets import Benchmark, load_benchmark
+from ragsonde.evaluate.relevance import resolve_relevance
+from ragsonde.evaluate.resolve import POINT_ID
 from ragsonde.ingest.pipeline import bm25_reencoder
 from ragsonde.models.index import DEFAULT_BM25_LANGUAGE
 from ragsonde.models.params import SearchParams
@@ -343,6 +345,20 @@ def _not_measurable(spec: VariantSpec, backend: str) -> VariantResult:
     )
 
 
+def _doc_field(
+    store: Store, collection: str, bench: Benchmark, mapping: PayloadMapping
+) -> tuple[str | None, list[str]]:
+    """The payload path of a hit's document (``None``: the point id) found as ``eval`` finds
+    it (LangChain keeps it at ``metadata.doc_id``), and the note when it was a guess; a
+    RelevanceError when no field holds the benchmark's ids."""
+    relevant = sorted({r for q in bench.queries for r in q.relevant})
+    if not relevant:
+        return "doc_id", []
+    found = resolve_relevance(store, collection, relevant, mapping)
+    path = None if found.path == POINT_ID else found.path
+    return path, [] if found.configured else [found.describe()]
+
+
 def tune(
     dataset: str | Path,
     *,
@@ -372,14 +388,15 @@ def _tune(
     info = ws.store.collection_info(collection)
     emb = ws.embedder
     info.require_dimension(emb.dimension, emb.name)
-    source = SourcePoints.read(ws.store, collection)
+    doc_field, field_notes = _doc_field(ws.store, collection, bench, settings.payload_mapping)
+    source = SourcePoints.read(ws.store, collection, doc_field=doc_field)
     texts = [q.text for q in bench.queries]
     queries = np.asarray(emb.embed_queries(texts), dtype=np.float32)
     hybrid = "hybrid" in options.modes and source.sparse_name is not None and bool(grid.fusion)
     language = _bm25_language(source, settings) if hybrid else DEFAULT_BM25_LANGUAGE
     sparse = query_encoder(language).embed_queries(texts) if hybrid else None
     ctx = _Context(bench, source, queries, sparse, grid)
-    warnings = collection_warnings(info, source, options.force_index)
+    warnings = field_notes + collection_warnings(info, source, options.force_index)
     backend = source.backend
     specs = grid.variants()
     quant_ok = measurable(backend, "quantization")

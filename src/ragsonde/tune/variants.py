@@ -42,6 +42,7 @@ from ragsonde.models.index import (
     Quantization,
     measurable,
 )
+from ragsonde.models.payload import get_path
 from ragsonde.models.points import PointRecord, SearchSpec, SparseVector
 from ragsonde.models.scores import Distance, summable_of
 from ragsonde.models.store import Store
@@ -117,8 +118,12 @@ class SourcePoints:
         return int(self.vectors.shape[1])
 
     @classmethod
-    def read(cls, store: Store, collection: str, *, doc_field: str = "doc_id") -> SourcePoints:
-        """Scroll ``collection`` with its vectors; a point without ``doc_field`` is its own doc."""
+    def read(
+        cls, store: Store, collection: str, *, doc_field: str | None = "doc_id"
+    ) -> SourcePoints:
+        """Scroll ``collection`` with its vectors; a point without ``doc_field`` (a dotted
+        payload path, e.g. LangChain's ``metadata.doc_id``; ``None``: the point id) is its own
+        doc."""
         info = store.collection_info(collection)
         ids: list[str] = []
         rows: list[Sequence[float]] = []
@@ -132,7 +137,7 @@ class SourcePoints:
                 ids.append(p.id)
                 rows.append(p.vector)
                 sparse.append(p.sparse or SparseVector([], []))
-                doc = p.payload.get(doc_field)
+                doc = get_path(p.payload, doc_field) if doc_field is not None else None
                 docs.append(str(doc) if doc is not None else p.id)
                 payloads.append(p.payload)
         if not ids:
