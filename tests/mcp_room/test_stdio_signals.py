@@ -29,6 +29,20 @@ SEARCH = {
 }
 
 
+def _send(proc: subprocess.Popen[bytes], frame: dict[str, object]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(frame).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def _initialize(proc: subprocess.Popen[bytes]) -> None:
+    """The MCP handshake over the server's pipes: initialize, its answer, initialized."""
+    assert proc.stdout is not None
+    _send(proc, INIT)
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
 def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # as from a terminal, whatever ran the tests
 
@@ -54,14 +68,9 @@ def test_a_signal_stops_the_server_while_the_client_holds_the_pipe(
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        for frame in (INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"}):
-            proc.stdin.write(json.dumps(frame).encode() + b"\n")
-            proc.stdin.flush()
-            if "id" in frame:
-                assert json.loads(proc.stdout.readline())["id"] == 1
+        _initialize(proc)
         if busy:
-            proc.stdin.write(json.dumps(SEARCH).encode() + b"\n")
-            proc.stdin.flush()
+            _send(proc, SEARCH)
         proc.send_signal(sig)
         try:
             proc.wait(timeout=30)  # stdin stays open: only the signal can end it
@@ -161,14 +170,9 @@ def test_a_sigterm_inside_the_loops_bookkeeping_stops_the_server_at_once(
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        for frame in (INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"}):
-            proc.stdin.write(json.dumps(frame).encode() + b"\n")
-            proc.stdin.flush()
-            if "id" in frame:
-                assert json.loads(proc.stdout.readline())["id"] == 1
+        _initialize(proc)
         started = time.monotonic()
-        proc.stdin.write(json.dumps(SEARCH).encode() + b"\n")
-        proc.stdin.flush()
+        _send(proc, SEARCH)
         code = proc.wait(timeout=30)  # stdin stays open: only the signal can end it
         took = time.monotonic() - started
         err = proc.stderr.read().decode() if proc.stderr else ""
