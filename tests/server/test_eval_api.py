@@ -89,6 +89,8 @@ def test_bad_requests_are_contract_errors(api):
 def test_reports_view_lists_and_opens_reports(page, api):
     job = start(api)
     wait_done(api, job["job_id"])
+    # every tab of the context: the report's own (its /favicon.ico was a 404 in the console)
+    page.context.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
     page.click("#show-reports")
     row = page.locator("#reports tr.job.done >> nth=0")
     expect(row).to_be_visible(timeout=20_000)
@@ -98,6 +100,7 @@ def test_reports_view_lists_and_opens_reports(page, api):
     report = popup.value
     report.wait_for_load_state()
     assert report.locator("svg.plot").count() >= 3
+    report.wait_for_timeout(500)  # the browser asks for the icon after the load
     page.click("#show-search")
     assert page.locator("#search-view").is_visible()
     assert not page.problems and not page.dialogs

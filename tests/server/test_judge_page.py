@@ -138,3 +138,92 @@ def test_judge_reload_export_and_evaluate(
             saved.locator("a.open-report").click()
         assert judged_at_10(popup.value) == judged
     assert page.problems == []
+
+
+def test_keys_typed_faster_than_the_server_answers_grade_hit_after_hit(page, server_settings):
+    """Each key grades the next hit at once; the grades shown are the ones in the file.
+
+    The page used to move on only once a grade was saved, and sent grades concurrently: keys
+    typed quickly regraded one hit, and the page showed a grade the file did not hold."""
+    name = f"fast-{uuid.uuid4().hex[:8]}"
+    page.click("#show-judge")
+    page.fill("#judge-benchmark", name)
+    page.fill("#judge-name", "quick")
+    page.fill("#judge-query", QUERY)
+    pool(page)
+    typed = "3210321"
+    page.keyboard.type(typed)  # no delay: every key before the first save is answered
+    expect(page.locator("#hits")).to_have_attribute("data-saved", str(len(typed)))
+    expect(page.locator("#hits .hit[data-pending]")).to_have_count(0)
+    order = page.eval_on_selector_all("#hits .hit", "hs => hs.map(h => h.dataset.chunkId)")
+    shown = page.eval_on_selector_all(
+        "#hits .hit[data-grade]", "hs => hs.map(h => [h.dataset.chunkId, h.dataset.grade])"
+    )
+    assert [c for c, _ in shown] == order[: len(typed)]
+    assert [int(g) for _, g in shown] == [int(k) for k in typed]
+    path = server_settings.home / "benchmarks" / f"{name}.jsonl"
+    (row,) = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert {lab["chunk_id"]: lab["grade"] for lab in row["labels"]} == {c: int(g) for c, g in shown}
+    assert page.problems == []
+
+
+def test_an_empty_pool_and_a_lost_grade_are_said(page, server_settings, filled_store, embedder):
+    """An empty collection said "0 of 0 hits judged"; a grade the server refused left no mark on
+    its hit once the selection had moved on."""
+    empty = f"empty-{uuid.uuid4().hex[:8]}"
+    filled_store.create_collection(empty, embedder.dimension)
+    page.click("#show-judge")
+    page.fill("#judge-benchmark", f"none-{uuid.uuid4().hex[:8]}")
+    page.fill("#judge-collection", empty)
+    page.fill("#judge-query", QUERY)
+    pool(page)
+    expect(page.locator("#judge-status")).to_have_text(
+        f"Nothing to judge: collection {empty} returned no hit for this query."
+    )
+
+    name = f"lost-{uuid.uuid4().hex[:8]}"
+    page.fill("#judge-benchmark", name)
+    page.fill("#judge-collection", "")
+    pool(page)
+    unreadable = server_settings.home / "benchmarks" / f"{name}.jsonl"
+    unreadable.mkdir(parents=True)  # a folder where the file goes: the next grade fails
+    page.locator("#hits .hit").first.focus()
+    page.keyboard.press("2")
+    first = page.locator("#hits .hit").first
+    expect(first).to_have_attribute("data-unsaved", "2")
+    expect(page.locator("#judge-status")).to_contain_text("Not saved: grade 2 of hit #1: ")
+    assert first.get_attribute("data-grade") is None
+    unreadable.rmdir()
+
+
+def test_another_benchmark_named_shows_and_takes_its_own_grades(page, server_settings):
+    """Naming another benchmark after pooling kept the first one's grades on the hits shown,
+    while the next grade went to the benchmark named."""
+    first, second = (f"{n}-{uuid.uuid4().hex[:8]}" for n in ("one", "two"))
+    page.click("#show-judge")
+    page.fill("#judge-benchmark", first)
+    page.fill("#judge-query", QUERY)
+    pool(page)
+    hit = page.locator("#hits .hit").first
+    hit.focus()
+    page.keyboard.press("3")
+    expect(hit).to_have_attribute("data-grade", "3")
+
+    before = page.get_attribute("#hits", "data-seq")
+    page.fill("#judge-benchmark", second)
+    page.locator("#judge-benchmark").blur()  # as a person leaves the field: "change"
+    expect(page.locator("#hits")).not_to_have_attribute("data-seq", before)
+    hit = page.locator("#hits .hit").first
+    expect(hit).not_to_have_attribute("data-grade", "3")  # the second has no grade yet
+    hit.focus()
+    page.keyboard.press("1")
+    expect(hit).to_have_attribute("data-grade", "1")
+    chunk = hit.get_attribute("data-chunk-id")
+
+    def grades(name: str) -> dict[str, int]:
+        path = server_settings.home / "benchmarks" / f"{name}.jsonl"
+        (row,) = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        return {lab["chunk_id"]: lab["grade"] for lab in row["labels"]}
+
+    assert grades(first) == {chunk: 3} and grades(second) == {chunk: 1}
+    assert page.problems == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import uuid
 
 from playwright.sync_api import expect
 
@@ -86,6 +87,38 @@ def test_errors_are_shown_as_text(page):
     sections = page.locator("#results .card .section").all_text_contents()
     assert sorted(sections) == ["Power > Batteries", "Sensors > GPS"]
     assert page.dialogs == []
+
+
+def test_nothing_found_says_why_and_a_form_error_clears_the_old_answer(
+    page, filled_store, embedder
+):
+    """The answer "No results above the threshold" came at threshold 0 too, for an empty collection;
+    a form the page could not send left the last answer's cards under the error."""
+    search(page, "lidar")
+    assert page.locator("#results .card").count() > 0
+    page.fill("#filters", "{not json")
+    page.click("#go")
+    expect(page.locator("#status")).to_contain_text("filters: not JSON")
+    expect(page.locator("#results .card")).to_have_count(0)
+    expect(page.locator("#timings")).to_have_text("")
+    expect(page.locator("#go")).to_be_enabled()
+
+    page.fill("#filters", "doc_id=no-such-doc")
+    search(page, "lidar")
+    expect(page.locator("#status")).to_have_text("No results match the filters.")
+    page.fill("#filters", "")
+    page.fill("#threshold", "0.999")
+    search(page)
+    expect(page.locator("#status")).to_have_text("No results at or above the threshold 0.999.")
+
+    empty = f"empty-{uuid.uuid4().hex[:8]}"
+    filled_store.create_collection(empty, embedder.dimension)
+    page.reload()  # the collections list, with the new one
+    page.fill("#threshold", "0")
+    page.fill("#collection", empty)
+    search(page, "lidar")
+    expect(page.locator("#status")).to_have_text(f"No results: collection {empty} holds no chunk.")
+    assert page.problems == []
 
 
 def test_one_column_layout(page):

@@ -50,6 +50,15 @@ def test_each_view_opens_from_its_own_address(page, base_url):
     assert not page.problems and not page.dialogs
 
 
+def test_a_malformed_address_opens_the_search_view_without_an_error(page, base_url):
+    """A bad escape in the address (a hostile or mangled link) threw "URI malformed"."""
+    fresh(page, base_url, "#%E0%A4%A")
+    expect(page.locator("#search-view")).to_be_visible()
+    page.evaluate("() => { location.hash = 'judge/%'; }")
+    expect(page.locator("#judge-view")).to_be_visible()
+    assert not page.problems and not page.dialogs
+
+
 def test_a_report_has_its_own_address(page, base_url, api):
     job = api.post("/v1/eval", json={"benchmark": BENCH, "k": [1, 3]}).json()
     deadline = time.monotonic() + 120

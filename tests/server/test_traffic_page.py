@@ -38,3 +38,28 @@ def test_traffic_view_shows_errors(page) -> None:
     page.fill("#traffic-rows", json.dumps({"session": "s"}))
     page.click("#traffic-go")
     expect(page.locator("#traffic-status")).to_contain_text("VALIDATION_ERROR")
+
+
+def test_rows_not_read_are_counted_and_an_error_clears_the_last_answer(page) -> None:
+    """Six lines sent, three read: the summary said "3 distinct queries" and nothing of the rest;
+    an error then showed under the previous answer's figures."""
+    rows = [
+        {"query": "how does lidar measure distance?"},
+        {"query": 5},
+        {"nothing": "here"},
+        {"query": "what makes a gyroscope drift?"},
+    ]
+    page.click("#show-traffic")
+    page.fill("#traffic-rows", "\n".join(json.dumps(r) for r in rows))
+    page.click("#traffic-go")
+    expect(page.locator("#traffic-status")).to_have_text("Done.", timeout=60_000)
+    expect(page.locator("#traffic-summary")).to_contain_text(
+        "2 rows not read (first: records[1]: the query is a int, not text)"
+    )
+    expect(page.locator("#traffic-weakest tr")).to_have_count(2)
+    page.fill("#traffic-rows", "not json")
+    page.click("#traffic-go")
+    expect(page.locator("#traffic-status")).to_have_text("line 1 is not JSON")
+    expect(page.locator("#traffic-summary")).to_have_text("")
+    expect(page.locator("#traffic-weakest tr")).to_have_count(0)
+    assert page.problems == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import APIRouter
-from starlette.responses import FileResponse
+from starlette.responses import FileResponse, Response
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.server.errors import ApiError
@@ -46,6 +46,13 @@ router = APIRouter(include_in_schema=False)
 async def index() -> FileResponse:
     """The search page."""
     return FileResponse(STATIC / "index.html", media_type="text/html", headers=_HEADERS)
+
+
+@router.get("/favicon.ico")
+async def favicon() -> Response:
+    """No icon: the page names none, but a browser asks for one for every other document it
+    opens (an evaluation report, the API docs), and a 404 is an error in its console."""
+    return Response(status_code=204, headers={"Cache-Control": "max-age=86400"})
 
 
 @router.get("/static/{name}")

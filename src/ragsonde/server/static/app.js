@@ -37,7 +37,12 @@
     const raw = text.trim();
     if (raw === "") return null;
     if (raw.startsWith("{")) {
-      const value = JSON.parse(raw);
+      let value;
+      try {
+        value = JSON.parse(raw);
+      } catch (err) {
+        throw new Error(`filters: not JSON (${err.message})`);
+      }
       if (value === null || typeof value !== "object" || Array.isArray(value)) {
         throw new Error("filters: a JSON filter must be an object");
       }
@@ -111,14 +116,25 @@
     return node;
   }
 
-  function render(resp) {
+  const chunkCounts = new Map(); // collection -> points_count, from the collections list
+
+  /** Why a search found nothing, as far as the page knows: the threshold, the filters, or a
+   * collection listed as empty. */
+  function noResults(body, resp) {
+    if (body.score_threshold > 0) return `No results at or above the threshold ${body.score_threshold}.`;
+    if (body.filters) return "No results match the filters.";
+    if (chunkCounts.get(resp.collection) === 0) return `No results: collection ${resp.collection} holds no chunk.`;
+    return "No results.";
+  }
+
+  function render(body, resp) {
     results.replaceChildren(...(resp.results || []).map(card));
     showTimings(resp);
     if (resp.status === "error" && resp.error) {
       showStatus(`${resp.error.code}: ${resp.error.message}`, true);
     } else {
       const n = resp.total_results;
-      showStatus(n === 0 ? "No results above the threshold." : `${n} result${n === 1 ? "" : "s"}`);
+      showStatus(n === 0 ? noResults(body, resp) : `${n} result${n === 1 ? "" : "s"}`);
     }
   }
 
@@ -143,7 +159,11 @@
     try {
       body = queryBody();
     } catch (err) {
+      // Results of an earlier form would read as this one's; a search in flight is dropped.
+      results.replaceChildren();
+      timingsLine.textContent = "";
       showStatus(String(err.message || err), true);
+      $("go").disabled = false;
       return;
     }
     $("go").disabled = true;
@@ -157,7 +177,7 @@
       const resp = await answer.json();
       if (mine !== latest) return;
       if (answer.status === 401) $("auth").open = true;
-      render(resp);
+      render(body, resp);
     } catch (err) {
       if (mine !== latest) return;
       results.replaceChildren();
@@ -177,6 +197,8 @@
       if (!answer.ok) return;
       const data = await answer.json();
       const list = $("collections");
+      chunkCounts.clear();
+      for (const c of data.collections) chunkCounts.set(c.name, c.points_count);
       const option = (name, label) => {
         const o = document.createElement("option");
         o.value = name;
@@ -299,9 +321,18 @@
     }
   }
 
+  /** fetch, with a failure to connect said as such (not the browser's bare "Failed to fetch"). */
+  async function request(path, init) {
+    try {
+      return await fetch(path, init);
+    } catch (err) {
+      throw new Error(`The server did not answer: ${err.message || err}`);
+    }
+  }
+
   /** POST a JSON body; the parsed answer, or an Error carrying the contract's message. */
   async function postJson(path, body) {
-    const answer = await fetch(path, { method: "POST", headers: headers(), body: JSON.stringify(body) });
+    const answer = await request(path, { method: "POST", headers: headers(), body: JSON.stringify(body) });
     const data = await answer.json();
     if (!answer.ok) {
       const err = data && data.error ? `${data.error.code}: ${data.error.message}` : `HTTP ${answer.status}`;
@@ -311,7 +342,7 @@
   }
 
   async function getJson(path) {
-    const answer = await fetch(path, { headers: headers() });
+    const answer = await request(path, { headers: headers() });
     const data = await answer.json();
     if (!answer.ok) throw new Error(data && data.error ? data.error.message : `HTTP ${answer.status}`);
     return data;
@@ -372,7 +403,13 @@
   /** The view (and report) the address names: #judge, #reports, #reports/JOB_ID, #history,
    * #traffic. */
   function fromHash() {
-    const [view, ...rest] = decodeURIComponent(location.hash.replace(/^#/, "")).split("/");
+    let hash = location.hash.replace(/^#/, "");
+    try {
+      hash = decodeURIComponent(hash);
+    } catch (_) {
+      // A malformed escape (#%E0) names no view: the search view, not an uncaught error.
+    }
+    const [view, ...rest] = hash.split("/");
     return { view: VIEWS.includes(view) ? view : "search", report: rest.join("/") || null };
   }
 

@@ -10,6 +10,7 @@
   const judgeStatus = $("judge-status");
   const JUDGE_STORE = "ragsonde.judge";
   let pooled = null; // the PoolResponse shown
+  let pooledBenchmark = ""; // the benchmark its grades are shown from, and saved to
 
   function judgeStatusText(text, isError) {
     judgeStatus.textContent = text;
@@ -117,7 +118,15 @@
     judgeStatusText(`${judgedCount()} of ${n} hits judged · modes ${pooled ? pooled.modes.join(", ") : ""}`);
   }
 
-  async function saveGrade(node, grade) {
+  // Grades are written one at a time, in the order they were given: a judge typing faster
+  // than the server answers must not have a later grade overtaken by an earlier one (the page
+  // would then show one grade and the file hold another).
+  let saving = Promise.resolve();
+
+  /** Queue one grade of `node`; what is sent (benchmark, query, judge) is fixed now, at the
+   * key press, so editing the form while grades are in flight cannot redirect them. */
+  function saveGrade(node, grade) {
+    const bench = pooledBenchmark;
     const body = {
       query: pooled.query,
       chunk_id: node.dataset.chunkId,
@@ -125,15 +134,26 @@
       grade,
       judge: $("judge-name").value.trim() || "web",
     };
-    try {
-      await postJson(`/v1/judge/benchmarks/${encodeURIComponent(benchName())}/grades`, body);
-      showGrade(node, grade);
-      showCount();
-      hitsList.dataset.saved = String(Number(hitsList.dataset.saved || "0") + 1);
-      loadJudged();
-    } catch (err) {
-      judgeStatusText(`Not saved: ${err.message || err}`, true);
-    }
+    node.dataset.pending = String(Number(node.dataset.pending || "0") + 1);
+    saving = saving.then(async () => {
+      try {
+        await postJson(`/v1/judge/benchmarks/${encodeURIComponent(bench)}/grades`, body);
+        delete node.dataset.unsaved;
+        showGrade(node, grade);
+        showCount();
+        hitsList.dataset.saved = String(Number(hitsList.dataset.saved || "0") + 1);
+        loadJudged();
+      } catch (err) {
+        node.dataset.unsaved = String(grade); // the hit whose grade was lost, marked
+        const rank = node.querySelector(".rank").textContent;
+        judgeStatusText(`Not saved: grade ${grade} of hit ${rank}: ${err.message || err}`, true);
+      } finally {
+        const left = Number(node.dataset.pending) - 1;
+        if (left > 0) node.dataset.pending = String(left);
+        else delete node.dataset.pending;
+      }
+    });
+    return saving;
   }
 
   function select(node) {
@@ -175,9 +195,13 @@
     try {
       const body = { query, benchmark: name };
       if (judgeCollection()) body.collection = judgeCollection();
+      await saving; // the grades still being saved are in the pool's answer
       pooled = await postJson("/v1/judge/pool", body);
+      pooledBenchmark = name;
       hitsList.replaceChildren(...pooled.hits.map(hitCard));
-      showCount();
+      if (pooled.hits.length === 0) {
+        judgeStatusText(`Nothing to judge: collection ${pooled.collection} returned no hit for this query.`, true);
+      } else showCount();
       select(hitsList.querySelector(".hit"));
     } catch (err) {
       hitsList.replaceChildren();
@@ -213,7 +237,8 @@
     if (!node || event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.key in GRADE_KEYS) {
       event.preventDefault();
-      saveGrade(node, GRADE_KEYS[event.key]).then(() => select(node.nextElementSibling || node));
+      saveGrade(node, GRADE_KEYS[event.key]);
+      select(node.nextElementSibling || node); // at once: the next key grades the next hit
     } else if (event.key === "j" || event.key === "ArrowDown") {
       event.preventDefault();
       select(node.nextElementSibling || node);
@@ -226,7 +251,12 @@
     event.preventDefault();
     poolQuery();
   });
-  $("judge-benchmark").addEventListener("change", loadJudged);
+  $("judge-benchmark").addEventListener("change", () => {
+    loadJudged();
+    // The hits shown carry the grades of the benchmark they were pooled for, and grades are
+    // saved there: pool again, so the hits shown are the named benchmark's.
+    if (pooled && benchName() !== "") poolQuery();
+  });
   $("judge-export").addEventListener("click", exportBenchmark);
   $("judge-name").value = localStorage.getItem("ragsonde.judge_name") || "";
   $("judge-name").addEventListener("change", () =>

@@ -31,12 +31,28 @@
     return out;
   }
 
+  /** The rows that were not read (no query text, not a query row), counted and exemplified:
+   * the summary's counts are of the rows read, not of the lines sent. */
+  function skipped(read) {
+    const n = (read.malformed || 0) + (read.no_query_text || 0);
+    if (n === 0) return "";
+    const first = read.examples && read.examples.length ? ` (first: ${read.examples[0]})` : "";
+    return `. ${n} row${n === 1 ? "" : "s"} not read${first}`;
+  }
+
+  function clear() {
+    setText($("traffic-summary"), "");
+    $("traffic-weakest").replaceChildren();
+    $("traffic-topics").replaceChildren();
+  }
+
   function render(report) {
     const pct = (v) => `${(100 * v).toFixed(1)}%`;
     const [lo, hi] = report.weak_share_interval;
     setText($("traffic-summary"),
       `${report.n_queries} distinct queries (${report.n_records} asked): weak share ` +
       `${pct(report.weak_share)} (95% ${pct(lo)}–${pct(hi)}), weak = predicted < ${report.weak_below}` +
+      skipped(report.read || {}) +
       (report.production ? `. ${report.production.verdict}` : ""));
     const byId = new Map(report.queries.map((q) => [q.query_id, q]));
     const body = $("traffic-weakest");
@@ -64,6 +80,7 @@
 
   async function analyse() {
     $("traffic-go").disabled = true;
+    clear(); // an error must not sit above the last answer's figures, as if they were its own
     try {
       const body = { records: rows() };
       const collection = $("traffic-collection").value.trim();
