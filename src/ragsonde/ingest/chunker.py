@@ -10,17 +10,23 @@ Embedders without a local tokenizer (remote APIs) are chunked by characters.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
 
-__all__ = ["Chunker", "ChunkerConfig"]
+__all__ = ["WINDOW_CHARS", "Chunker", "ChunkerConfig", "windows"]
 
 _SPECIAL_TOKENS = 2  # [CLS] ... [SEP]
 _CHARS_DEFAULT = 1500  # for embedders read by characters: ~ 350 tokens of English
 _MIN_CAPACITY = 16
+#: The most characters one splitter call is given. semantic-text-splitter's time grows with the
+#: square of a paragraph's length, in one call Ctrl-C cannot stop: a 46 MB text of one line ran
+#: for over an hour (a 3.7 MB one took 27 s). A longer section is chunked window by window
+#: (:func:`windows`); shorter ones, nearly all, are chunked whole, as before.
+WINDOW_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,13 @@ class Chunker:
         """:meth:`split`'s chunks with where each starts in ``text`` (a ``str`` index):
         ``text[start : start + len(chunk)] == chunk``."""
         capacity = max(self.config.size - reserved, _MIN_CAPACITY)
+        return [
+            (at + start, chunk)
+            for at, window in windows(text)
+            for start, chunk in self._split_window(window, capacity)
+        ]
+
+    def _split_window(self, text: str, capacity: int) -> list[tuple[int, str]]:
         if self.config.splitter != "recursive":
             from ragsonde.ingest.splitters import SPLITTERS
 
@@ -153,3 +166,20 @@ class Chunker:
             return [(s, text[s:e]) for s, e in spans if text[s:e].strip()]
         pieces = self._splitter(capacity).chunk_indices(text)
         return [(int(start), c) for start, c in pieces if c.strip()]
+
+
+def windows(text: str, size: int = WINDOW_CHARS) -> Iterator[tuple[int, str]]:
+    """``text`` as ``(start, window)`` pieces of at most ``size`` characters (one when it is no
+    longer), each cut at the last blank line, line end, sentence end or space of its second half
+    (a hard cut where it has none); ``text[start : start + len(window)] == window``."""
+    start = 0
+    while len(text) - start > size:
+        end = start + size
+        for sep in ("\n\n", "\n", ". ", " "):
+            cut = text.rfind(sep, start + size // 2, end)
+            if cut >= 0:
+                end = cut + len(sep)
+                break
+        yield start, text[start:end]
+        start = end
+    yield start, text[start:]

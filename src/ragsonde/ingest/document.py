@@ -59,6 +59,9 @@ class Failure:
 
     source: str
     reason: str
+    doc_id: str | None = None
+    """The id of the document, when it was read and found empty: its stored chunks are deleted
+    (it shrank to nothing), and it does not stop ``--prune`` (which document it is, is known)."""
 
     def to_json(self) -> dict[str, str]:
         return {"source": self.source, "reason": self.reason}

@@ -4,8 +4,9 @@ Idempotent by construction: a chunk's id is a UUID derived from its document id 
 running again is an upsert. Before embedding, the stored points of a batch are read back: a chunk
 whose embedded text (``embed_hash``) and embedder are unchanged is not embedded again, and a chunk
 whose payload is unchanged too is not written at all. A document that shrank loses its chunks past
-its new end; ``prune`` deletes documents that left the source. Killed at any point, a run started
-again converges to the same collection, since every write is an idempotent upsert.
+its new end (one read empty, all of them); ``prune`` deletes documents that left the source.
+Killed at any point, a run started again converges to the same collection, since every write is an
+idempotent upsert.
 
 :func:`encoded_text` reads back, from a stored payload, the text a chunk was embedded from (its
 ``title: section`` prefix included where the ``embed_hash`` proves it), and
@@ -215,7 +216,9 @@ class _Writer:
         collection: str,
         report: IngestReport,
         sparse: Bm25Encoder | None = None,
+        batch_size: int = 256,
     ) -> None:
+        self.batch_size = batch_size
         self.sparse = sparse
         self.store = store
         self.embedder = embedder
@@ -250,14 +253,18 @@ class _Writer:
             and not _same(stored[r.id], r.payload)
         ]
         now = datetime.now(UTC).isoformat()
-        points: list[PointRecord] = []
-        if to_embed:
-            vectors = self.embedder.embed_documents([r.embed_text for r in to_embed])
-            lexical = self._sparse(to_embed)
-            points += [
+        # batch_size chunks at a time: one document of 40,000 chunks (a 46 MB text) held all its
+        # tokens and vectors at once (over 2 GB), and a 256 MB one could not be ingested
+        for at in range(0, len(to_embed), self.batch_size):
+            part = to_embed[at : at + self.batch_size]
+            vectors = self.embedder.embed_documents([r.embed_text for r in part])
+            embedded = [
                 PointRecord(r.id, v.tolist(), {**r.payload, "created_at": now}, s)
-                for r, v, s in zip(to_embed, vectors, lexical, strict=True)
+                for r, v, s in zip(part, vectors, self._sparse(part), strict=True)
             ]
+            self.store.upsert(self.collection, embedded)
+            _let_go(self.store)  # the next part embeds: hold no lock meanwhile
+        points: list[PointRecord] = []
         if rewrite:  # payload changed (url, title, …), text did not: keep the vector
             old = {
                 p.id: p.vector
@@ -371,7 +378,7 @@ def ingest_documents(
     encoder = Bm25Encoder.for_params(bm25) if opts.sparse else None
     # the hash keeps its old form for default parameters, so existing chunks are not re-encoded
     sparse_key: bool | str = opts.sparse and (bm25 == Bm25Params() or bm25.label)
-    writer = _Writer(store, embedder, collection, report, encoder)
+    writer = _Writer(store, embedder, collection, report, encoder, opts.batch_size)
     seen: dict[str, str] = {}  # each document's id -> where it was read from
     if progress is not None:
         progress.start(total)
@@ -380,6 +387,10 @@ def ingest_documents(
             item = _same_id(item, seen[item.doc_id])
         if isinstance(item, Failure):
             report.failed.append(item)
+            if item.doc_id is not None and item.doc_id not in seen:
+                # emptied: it shrank to no chunk, so it loses them all (they stayed, searchable)
+                seen[item.doc_id] = item.source
+                writer.add(item.doc_id, [])
             if progress is not None:
                 progress.advance(1, 0)
             continue
@@ -394,13 +405,14 @@ def ingest_documents(
         if progress is not None:
             progress.advance(1, len(records))
     writer.flush()
-    if opts.prune and report.failed:
+    unknown = [f for f in report.failed if f.doc_id is None]  # an empty document's id is known
+    if opts.prune and unknown:
         report.warnings.append(
-            f"--prune deleted nothing: {counted(len(report.failed), 'source')} could not be "
+            f"--prune deleted nothing: {counted(len(unknown), 'source')} could not be "
             "read, and which documents they held is not known, so none is taken for gone. "
             "Fix them (the failures above) and run again to prune."
         )
-    elif opts.prune:
+    elif opts.prune:  # documents read empty are in `seen`: their chunks went with the batch
         report.deleted += _prune(store, collection, set(seen))
     store.build_index(collection)
     report.seconds = time.perf_counter() - started

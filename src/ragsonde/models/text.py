@@ -193,13 +193,21 @@ def read_json_file(path: Path) -> Any:
 def as_location(value: object, field: str) -> str:
     """A path or URL a library call was given, as text: a ``str``, or an ``os.PathLike`` of
     one (a ``Path``). Anything else (``bytes``: a failure deep in ``pathlib``; a Path: an
-    AttributeError where a URL was looked for) is a VALIDATION_ERROR naming ``field``."""
+    AttributeError where a URL was looked for) is a VALIDATION_ERROR naming ``field``; so is
+    an empty one."""
     text = os.fspath(value) if isinstance(value, os.PathLike) else value
     if not isinstance(text, str):
         from ragsonde.errors import QueryValidationError
 
         raise QueryValidationError(
             f"{field} must be a path or URL as str or Path, not {type(value).__name__}.",
+            field=field,
+        )
+    if not text:  # Path("") is the working folder: `ingest "$DOCS"`, unset, ingested the cwd
+        from ragsonde.errors import QueryValidationError
+
+        raise QueryValidationError(
+            f"{field} is empty: name a folder, a file or a URL (an unset shell variable?).",
             field=field,
         )
     return text

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragsonde.ingest.document import Document, Failure, Section
+from ragsonde.ingest.sources.jsonl import wrong_types
 from ragsonde.inputs import read_lines
 from ragsonde.models.text import loads_json
 
@@ -41,14 +42,20 @@ class BeirCorpus:
         where = f"{self.path.name}:{line}"
         try:
             row = loads_json(raw)
-            doc_id = str(row["_id"])
-        except (ValueError, KeyError, TypeError) as e:  # a lone surrogate: its field named
+        except ValueError as e:  # not JSON, not UTF-8, a lone surrogate (its field named)
             return Failure(where, f"not a BEIR corpus line ({e})")
-        title = str(row.get("title") or "").strip()
-        body = str(row.get("text") or "").strip()
+        if not isinstance(row, dict) or "_id" not in row:
+            return Failure(where, 'not a BEIR corpus line: each line is an object with "_id"')
+        # str() made a null id "None", a list of words the text embedded
+        wrong = wrong_types(row, "_id", ("title", "text"))
+        if wrong is not None:
+            return Failure(where, wrong)
+        doc_id = str(row["_id"])
+        title = (row.get("title") or "").strip()
+        body = (row.get("text") or "").strip()
         text = f"{title} {body}".strip()
         if not text:
-            return Failure(f"{where} ({doc_id})", "empty document")
+            return Failure(f"{where} ({doc_id})", "empty document", doc_id)
         meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
         return Document(
             doc_id=doc_id,
@@ -57,4 +64,5 @@ class BeirCorpus:
             url=None,
             metadata=dict(meta or {}),
             embed_title=False,
+            source=where,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,7 +67,9 @@ class FolderSource:
         """Whether ``path`` (a symlink, or under one) resolves to a place outside the root."""
         if self.root.is_file():
             return False
-        return not path.resolve().is_relative_to(self.root.resolve())
+        # realpath, not resolve(): Python 3.11's resolve() raises RuntimeError on a symlink loop
+        # (ingest ended in a traceback); a loop stays inside and not_a_file names it
+        return not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(self.root))
 
     def estimate(self) -> int | None:
         return len(self._files())
@@ -91,14 +94,12 @@ class FolderSource:
             return Failure(rel, f"skipped: {why}")
         try:
             data = read_bytes(path, MAX_DOCUMENT_BYTES, "document")
-            raw = data.decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            line = data[: e.start].count(b"\n") + 1
-            return Failure(
-                rel, f"skipped: not UTF-8 text ({e.reason} at line {line}, byte {e.start})"
-            )
         except ValueError as e:
             return Failure(rel, f"unreadable: {e}")
+        try:
+            raw = _decoded(data)
+        except ValueError as e:
+            return Failure(rel, f"skipped: {e}")
         fmt = PARSER_FOR_SUFFIX.get(path.suffix.lower(), "text")
         parsed = parse(fmt, raw)
         bad = invalid_text_in(parsed.metadata)  # YAML's "\ud800" is a lone surrogate
@@ -121,4 +122,25 @@ class FolderSource:
             warnings=parsed.warnings,
             source=rel,
         )
-        return Failure(rel, "empty document") if doc.is_empty else doc
+        return Failure(rel, "empty document", doc.doc_id) if doc.is_empty else doc
+
+
+def _decoded(data: bytes) -> str:
+    """``data`` decoded as UTF-8 (a BOM dropped); ValueError naming why not, and where. NUL
+    bytes are binary data: UTF-16 text without a BOM (``h\\0i\\0``) is valid UTF-8, and was
+    embedded as such."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ValueError(
+            "it is UTF-16 text (it opens with a UTF-16 byte order mark): save it as UTF-8"
+        )
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data[:nul].count(b"\n") + 1
+        raise ValueError(
+            f"binary data (NUL bytes, at line {line}), not text (UTF-16? save it as UTF-8)"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise ValueError(f"not UTF-8 text ({e.reason} at line {line}, byte {e.start})") from None

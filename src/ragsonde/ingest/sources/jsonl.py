@@ -10,7 +10,7 @@ from ragsonde.ingest.document import Document, Failure, Section
 from ragsonde.inputs import read_lines
 from ragsonde.models.text import loads_json
 
-__all__ = ["JsonlSource"]
+__all__ = ["JsonlSource", "wrong_types"]
 
 
 class JsonlSource:
@@ -46,14 +46,14 @@ class JsonlSource:
             return Failure(where, str(e))
         if not isinstance(row, dict) or "id" not in row or "text" not in row:
             return Failure(where, 'each line needs "id" and "text"' + _beir_hint(row))
-        wrong = _wrong_types(row)
+        wrong = wrong_types(row, "id", ("text", "title", "url"))
         if wrong is not None:
             return Failure(where, wrong)
         given = row.pop("text") or ""
         text = given.strip()
         doc_id = str(row.pop("id"))
         if not text:
-            return Failure(f"{where} ({doc_id})", "empty document")
+            return Failure(f"{where} ({doc_id})", "empty document", doc_id)
         title = row.pop("title", None)
         url = row.pop("url", None)
         return Document(
@@ -62,6 +62,7 @@ class JsonlSource:
             title=title or None,
             url=url or None,
             metadata=row,
+            source=where,  # a repeated id names both lines, not the id twice
         )
 
 
@@ -75,13 +76,16 @@ def _beir_hint(row: object) -> str:
     return ""
 
 
-def _wrong_types(row: dict[str, object]) -> str | None:
+def wrong_types(row: dict[str, object], id_field: str, fields: tuple[str, ...]) -> str | None:
     """Why a row's fields cannot be read as they are, or None. ``str()`` made a list id
     ``"['l']"``, ``true`` the id ``"True"``, and a list of words text to embed as if prose."""
-    doc_id = row["id"]
+    doc_id = row[id_field]
     if isinstance(doc_id, bool) or not isinstance(doc_id, str | int) or doc_id == "":
-        return f'"id" must be a non-empty string (or an integer), not {json.dumps(doc_id)[:40]}'
-    for name in ("text", "title", "url"):
+        return (
+            f'"{id_field}" must be a non-empty string (or an integer), not '
+            f"{json.dumps(doc_id)[:40]}"
+        )
+    for name in fields:
         value = row.get(name)
         if value is not None and not isinstance(value, str):
             return f'"{name}" must be a string, not {type(value).__name__}'
