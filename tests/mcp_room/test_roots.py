@@ -50,3 +50,28 @@ def test_a_second_root_allows_its_own_tree(tree: Path) -> None:
 def test_client_roots_are_file_uris() -> None:
     uris = ["file:///home/me/project", "file:///tmp/with%20space", "https://example.com/x"]
     assert roots_from_uris(uris) == [Path("/home/me/project"), Path("/tmp/with space")]
+
+
+@pytest.mark.parametrize("linked", ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "qrels"])
+def test_a_beir_folder_whose_named_files_link_out_is_refused(tree: Path, linked: str) -> None:
+    """A BEIR folder's files are read by name, not by a walk (which skips a link leading out):
+    a ``corpus.jsonl`` under the root linked to a file outside was read by ``ingest``."""
+    beir = tree / "root" / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        (beir / name).write_text("{}\n")
+    roots = Roots([tree / "root"])
+    assert roots.check("beir", "source") == beir  # links inside the root are fine
+    target = beir / linked
+    if target.is_dir():
+        (tree / "outside_qrels").mkdir()
+        for child in target.iterdir():
+            child.unlink()
+        target.rmdir()
+        target.symlink_to(tree / "outside_qrels", target_is_directory=True)
+    else:
+        target.unlink()
+        target.symlink_to(tree / "secret.txt")
+    with pytest.raises(QueryValidationError, match="a link to a file outside") as info:
+        roots.check("beir", "source")
+    assert info.value.field == "source"

@@ -17,6 +17,9 @@ from ragsonde.models import printable
 
 __all__ = ["Roots", "roots_from_uris"]
 
+#: What a folder is read from by name, not by a walk: a BEIR dataset's corpus, queries and qrels.
+_READ_BY_NAME = ("corpus.jsonl", "queries.jsonl", "qrels")
+
 
 def roots_from_uris(uris: Iterable[str]) -> list[Path]:
     """The local folders of ``file://`` root URIs (others are not paths here: skipped)."""
@@ -68,7 +71,27 @@ class Roots:
             )
         if not exists:
             raise QueryValidationError(f"{field}: {path!r} does not exist.", field=field)
+        if full.is_dir():
+            self._named_files_inside(full, path, field)
         return full
+
+    def _named_files_inside(self, folder: Path, path: str, field: str) -> None:
+        """The files a folder is read from by name (a BEIR dataset's), under the roots too: a
+        walk of a folder skips a link that leads out of it, but a ``corpus.jsonl`` linked to a
+        file outside the roots was read by name."""
+        for name in _READ_BY_NAME:
+            named = folder / name
+            inner = sorted(named.iterdir()) if named.is_dir() and not named.is_symlink() else []
+            for file in (named, *inner):
+                if not file.is_symlink():
+                    continue
+                target = file.resolve()
+                if not any(target.is_relative_to(root) for root in self.folders):
+                    said = self.refusal or (
+                        f"{printable(path)[:200]!r} holds {file.relative_to(folder)}, a link to "
+                        "a file outside the folders this server may read."
+                    )
+                    raise QueryValidationError(f"{field}: {said}", field=field)
 
     def __repr__(self) -> str:
         return f"Roots({[str(f) for f in self.folders]})"
