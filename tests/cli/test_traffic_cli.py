@@ -207,3 +207,23 @@ def test_a_logged_query_cannot_drive_the_terminal(
     assert not any(c in out.stdout for c in "\x1b\x07\u202e")
     assert "\\x1b[31mRED" in out.stdout and "\\u202eevil" in out.stdout
     assert ("lidar " * 20) not in " ".join(out.stdout.split())  # never printed whole
+
+
+def test_the_terminal_says_why_records_were_skipped(
+    cli: Cli, sample_home: Path, tmp_path: Path
+) -> None:
+    """It printed only counts ("skipped: 5 malformed"): the reasons were in the JSON and HTML."""
+    log = tmp_path / "log.jsonl"
+    rows = ['{"query": 5}', '{"query": ["a"]}', '{"query": "  "}', "{not json", '{"query": {}}']
+    rows.append(json.dumps({"query": "how do I calibrate the lidar?"}))
+    log.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    home = ["--home", str(sample_home), "-c", "robotics", "--no-record"]
+    out = cli("traffic", str(log), *home)
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.stdout.split())
+    assert "skipped: 4 malformed, 1 without query text" in said, said
+    assert f"{log.name}:1: the query must be text, not int" in said
+    assert f"{log.name}:2: the query must be text, not list" in said
+    assert f"{log.name}:3: no query text" in said
+    assert f"{log.name}:4:" not in said  # three reasons, then how many more and where
+    assert "… 2 more (the JSON report, -o, gives the first 5)" in said

@@ -54,7 +54,7 @@ def test_rows_not_read_are_counted_and_an_error_clears_the_last_answer(page) -> 
     page.click("#traffic-go")
     expect(page.locator("#traffic-status")).to_have_text("Done.", timeout=60_000)
     expect(page.locator("#traffic-summary")).to_contain_text(
-        "2 rows not read (first: records[1]: the query is a int, not text)"
+        "2 rows not read (first: records[1]: the query must be text, not int)"
     )
     expect(page.locator("#traffic-weakest tr")).to_have_count(2)
     page.fill("#traffic-rows", "not json")

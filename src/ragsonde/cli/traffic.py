@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 __all__ = ["traffic_command"]
 
 
+#: The reasons a run's skipped records were not read, shown on the terminal (the JSON keeps ten).
+SKIPS_SHOWN = 3
+
+
 def _time(value: str | None, what: str) -> datetime | None:
     if value is None:
         return None
@@ -69,6 +73,12 @@ def render(report: TrafficReport, shown: int = 10) -> None:
             f"skipped: {read.malformed} malformed, {read.no_query_text} without query text, "
             f"{read.outside_window} outside the window, {read.sampled_out} sampled out"
         )
+        for example in read.examples[:SKIPS_SHOWN]:  # why, as the HTML and the page say
+            console.print(f"  [dim]{escape(terminal_safe(example))}[/]", soft_wrap=True)
+        more = read.malformed + read.no_query_text - min(len(read.examples), SKIPS_SHOWN)
+        if more > 0:
+            kept = len(read.examples)
+            console.print(f"  [dim]… {more} more (the JSON report, -o, gives the first {kept})[/]")
     console.print(
         f"weak share [bold]{100 * report.weak_share:.1f}%[/] (95% {100 * lo:.1f}–{100 * hi:.1f}%;"
         f" by frequency {100 * report.weak_share_weighted:.1f}%), weak = predicted < "

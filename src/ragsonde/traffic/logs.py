@@ -224,7 +224,7 @@ def row_query(row: Mapping[str, Any], where: str, stats: ReadStats) -> TrafficQu
         stats.skip("no_query_text", where, "no query text")
         return None
     if not isinstance(text, str):
-        stats.skip("malformed", where, f"the query is a {type(text).__name__}, not text")
+        stats.skip("malformed", where, f"the query must be text, not {type(text).__name__}")
         return None
     if invalid_unicode_at(text) is not None:
         stats.skip("malformed", where, "the query is not valid Unicode text")
