@@ -78,6 +78,21 @@ def test_a_csv_log_is_read_by_its_query_column_and_its_ids(tmp_path: Path) -> No
     assert traffic.stats.no_query_text == 1
 
 
+def test_a_spreadsheet_header_names_its_columns_in_any_case(tmp_path: Path) -> None:
+    """``Query;Timestamp`` (Excel's export where ``,`` is the decimal mark) was refused: "none is
+    a query column (name one query, ...)". ``query`` and ``Query`` together keep their cases."""
+    log = tmp_path / "export.csv"
+    log.write_bytes(
+        "\ufeffQuery;Timestamp;IDs\nwhere is the IMU?;2026-11-01T10:00:00Z;a|b\n".encode()
+    )
+    (first,) = read_traffic([log]).queries
+    assert first.query == "where is the IMU?" and first.first_seen is not None
+    assert first.production is not None and first.production.ids == ["a", "b"]
+    both = tmp_path / "both.csv"
+    both.write_text("query,Query\nlidar,battery\n", encoding="utf-8")
+    assert [q.query for q in read_traffic([both]).queries] == ["lidar"]
+
+
 def test_otlp_json_from_the_sdk_gives_openinference_and_genai_retrievals(tmp_path: Path) -> None:
     spans = [
         retriever_span("openinference", "what is lidar?", ids=["p1", "p2"], scores=[0.8, 0.4]),

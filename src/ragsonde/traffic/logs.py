@@ -282,7 +282,7 @@ def read_csv(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
         delimiter = ","
     reader = csv.DictReader(lines, dialect=csv.excel, delimiter=delimiter)
     try:
-        header = [h.strip() for h in reader.fieldnames or []]
+        header = _header([h.strip() for h in reader.fieldnames or []])
     except csv.Error as e:  # a header field over csv's 131,072-character limit, a stray quote
         raise bad_file(path, f"its first line is not a CSV header ({e})") from e
     if not any(h in QUERY_COLUMNS for h in header):
@@ -307,6 +307,22 @@ def read_csv(path: Path, stats: ReadStats) -> Iterator[TrafficQuery]:
         found = row_query(row, where, stats)
         if found is not None:
             yield found
+
+
+#: The columns a log row is read by: a CSV header names them in any case.
+_COLUMNS = (
+    *QUERY_COLUMNS,
+    *("query_id", "timestamp", "first_seen", "weight", "session", "production"),
+    *("ids", "scores", "top_k", "threshold", "collection", "mode"),
+)
+
+
+def _header(names: list[str]) -> list[str]:
+    """A CSV header with the columns ragsonde reads named as it reads them: a spreadsheet's
+    ``Query`` or ``QUESTION`` column was refused as "none is a query column". A name that would
+    then be there twice (``query`` and ``Query``) is left as it is."""
+    lowered = [n.lower() if n.lower() in _COLUMNS else n for n in names]
+    return [low if lowered.count(low) == 1 else n for n, low in zip(names, lowered, strict=True)]
 
 
 def _first(path: Path) -> str:
