@@ -15,6 +15,7 @@ import pytest
 from ragsonde.inputs import (
     bounded_lines,
     decoded_lines,
+    decoded_text,
     joined,
     not_a_file,
     open_regular,
@@ -115,3 +116,57 @@ def test_text_lines_name_the_line_that_is_not_text(tmp_path: Path, data: bytes, 
 def test_decoded_lines_drop_a_bom_on_the_first_line_only() -> None:
     data = "\ufeff{}\n\ufeff{}\n".encode()
     assert list(decoded_lines(io.BytesIO(data))) == [(1, "{}\n"), (2, "\ufeff{}\n")]
+
+
+def _lines_reason(data: bytes) -> str:
+    """What :func:`decoded_lines` says of ``data``: the oracle for a whole file's reason."""
+    with pytest.raises(ValueError, match=r"^line \d+ ") as caught:
+        list(decoded_lines(io.BytesIO(data)))
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        (b"ok\ncaf\xe9\n", 2),
+        (b"\xef\xbb\xbfcaf\xe9\n", 1),  # the BOM's bytes count, as in a line read alone
+        (b"ok\nok\n\xed\xa0\x80\n", 3),  # a lone surrogate written as CESU-8
+        (b"ok\n\x00\x01\x02\n", 2),
+        ("Lidar".encode("utf-16-le"), 1),  # UTF-16 without a BOM: valid UTF-8, NULs
+        (b"caf\xe9\nok\n\x00\n", 1),  # the first line that is not text, whichever fault
+        (b"\x00\nok\ncaf\xe9\n", 1),
+        (b"ok\ncaf\xe9\x00\n", 2),  # both on one line: NUL bytes, as a line read alone
+        (b"ok\ncaf\xc3", 2),  # cut inside a character at the end
+    ],
+)
+def test_decoded_text_says_what_decoded_lines_says_of_the_same_bytes(data: bytes, line: int):
+    """The ingested folder's file and the batch file were decoded by two copies, each in its
+    own words ("binary data (NUL bytes, at line 2)", "is binary, not JSON text (a NUL byte on
+    line 2)"); a whole file is now refused in the words of a file read line by line."""
+    with pytest.raises(ValueError, match=rf"^line {line} ") as caught:
+        decoded_text(data)
+    assert str(caught.value).startswith(_lines_reason(data))
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        ("Lidar notes".encode("utf-16"), "UTF-16"),
+        (b"\xfe\xff" + "Lidar notes".encode("utf-16-be"), "UTF-16"),
+        ("Lidar notes".encode("utf-32"), "UTF-32"),
+    ],
+)
+def test_decoded_text_names_utf16_and_utf32_by_their_byte_order_mark(data: bytes, encoding: str):
+    with pytest.raises(ValueError, match=f"^it is {encoding} text") as caught:
+        decoded_text(data)
+    assert str(caught.value) == (
+        f"it is {encoding} text (it opens with a {encoding} byte order mark): save it as UTF-8 "
+        f"(e.g. iconv -f {encoding} -t UTF-8)"
+    )
+
+
+def test_decoded_text_drops_the_bom_opening_the_file_and_keeps_the_rest() -> None:
+    text = "# Lidar\r\n\nLidar times laser pulses. \ufeff déjà\n"
+    assert decoded_text(("\ufeff" + text).encode()) == text
+    assert decoded_text(text.encode()) == text
+    assert decoded_text(b"") == ""

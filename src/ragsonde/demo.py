@@ -55,7 +55,8 @@ def _demo(ws: Workspace) -> int:
         report = ingest(str(robotics_docs()), workspace=ws, progress=progress)
     console.print(
         f"{report.documents} documents → {report.chunks} chunks: {report.embedded} embedded, "
-        f"{report.skipped} already stored ({report.seconds:.1f} s)"
+        f"{report.rewritten} payload updated, {report.skipped} already stored "
+        f"({report.seconds:.1f} s)"
     )
 
     console.rule("[bold]2. Retrieve[/]: questions → ranked chunks, with per-stage timings")

@@ -18,6 +18,9 @@ What :mod:`ragsonde.outputs` is to the files a command writes, this is to the on
   reached, never held whole in memory; read as text, through :func:`decoded_lines`
   (:func:`text_lines`), which says in the same words for every reader that a line holds binary
   data or bytes that are not UTF-8, and where.
+- A text file read whole (a document to ingest, a batch file, a JSON document) is decoded by
+  :func:`decoded_text`, in the same words, at the line of the first bad byte; and a file saved
+  as UTF-16 or UTF-32 (:func:`other_encoding`, by its byte order mark) is said to be that.
 
 Errors are :class:`ValueError` with the reason alone ("it is a named pipe (FIFO), not a file"),
 for the caller to prefix with what it reads and raise as its VALIDATION_ERROR.
@@ -38,9 +41,11 @@ __all__ = [
     "MAX_SETTINGS_BYTES",
     "bounded_lines",
     "decoded_lines",
+    "decoded_text",
     "joined",
     "not_a_file",
     "open_regular",
+    "other_encoding",
     "read_bytes",
     "read_lines",
     "size_text",
@@ -202,6 +207,59 @@ def decoded_lines(f: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[tuple[i
                 f"line {n} is not UTF-8 text ({e.reason} at byte {e.start}); "
                 "convert it to UTF-8 (e.g. iconv -t UTF-8)"
             ) from None
+
+
+#: The byte order marks of the encodings a text file is saved in instead of UTF-8 (whose own
+#: mark is read, and dropped). UTF-32's first: its little-endian mark opens with UTF-16's.
+_OTHER_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def other_encoding(head: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``head`` (a file's first bytes) opens with that
+    encoding's byte order mark, else None."""
+    return next((name for bom, name in _OTHER_BOMS if head.startswith(bom)), None)
+
+
+def _where(data: bytes, at: int) -> tuple[int, int]:
+    """The line (from 1) of byte ``at`` of ``data``, and its byte within that line (from 0)."""
+    return data.count(b"\n", 0, at) + 1, at - (data.rfind(b"\n", 0, at) + 1)
+
+
+def decoded_text(data: bytes) -> str:
+    """``data`` (a text file read whole) decoded as UTF-8, a BOM opening it dropped. Else a
+    ValueError with the reason alone, in :func:`decoded_lines`' words, at the first line that
+    is not text: a file opening with a UTF-16 or UTF-32 byte order mark is said to be that; a
+    line holding NUL bytes is binary data (UTF-16 text without a byte order mark is valid UTF-8
+    with a NUL every other byte, and was embedded as ``h\\0i\\0``); bytes that are not UTF-8 are
+    named by line and by byte within the line, as Python's decoder finds them."""
+    encoding = other_encoding(data)
+    if encoding is not None:
+        raise ValueError(
+            f"it is {encoding} text (it opens with a {encoding} byte order mark): save it as "
+            f"UTF-8 (e.g. iconv -f {encoding} -t UTF-8)"
+        )
+    nul = data.find(b"\x00")
+    # the lines before the first NUL's: a line of bad bytes above it is named first
+    head = data if nul < 0 else data[: data.rfind(b"\n", 0, nul) + 1]
+    try:
+        text = head.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line, byte = _where(data, e.start)
+        raise ValueError(
+            f"line {line} is not UTF-8 text ({e.reason} at byte {byte}); convert it to UTF-8 "
+            "(e.g. iconv -t UTF-8)"
+        ) from None
+    if nul >= 0:
+        raise ValueError(
+            f"line {_where(data, nul)[0]} holds binary data (NUL bytes), not text (UTF-16 "
+            "without a byte order mark? save it as UTF-8)"
+        )
+    return text
 
 
 def text_lines(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:

@@ -158,6 +158,7 @@ def test_ingest_command_json_and_errors(tmp_path):
         "documents",
         "chunks",
         "embedded",
+        "rewritten",
         "skipped",
         "deleted",
         "failed",
@@ -167,7 +168,15 @@ def test_ingest_command_json_and_errors(tmp_path):
     assert (report["documents"], report["chunks"], report["embedded"]) == (1, 2, 2)
     assert report["failed"][0]["source"] == "bad.md"
     again = run("ingest", str(docs), "-c", "cli", "--home", str(home))
-    assert again.returncode == 0 and "0 embedded, 2 unchanged" in again.stdout
+    assert again.returncode == 0 and "0 embedded, 0 payload updated, 2 unchanged" in again.stdout
     assert "bad.md" in again.stderr
+    # front matter that reaches the payload, not the embedded text: written, not "unchanged"
+    lidar = docs / "lidar.md"
+    lidar.write_text("---\nowner: perception\n---\n" + lidar.read_text())
+    edited = run("ingest", str(docs), "-c", "cli", "--home", str(home), "--json")
+    assert (json.loads(edited.stdout)["rewritten"], json.loads(edited.stdout)["skipped"]) == (2, 0)
+    lidar.write_text(lidar.read_text().replace("owner: perception", "owner: platform"))
+    edited = run("ingest", str(docs), "-c", "cli", "--home", str(home))
+    assert "0 embedded, 2 payload updated, 0 unchanged" in edited.stdout
     missing = run("ingest", str(tmp_path / "nope"), "--home", str(home))
     assert missing.returncode == 2 and "does not exist" in missing.stderr

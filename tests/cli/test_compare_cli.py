@@ -123,13 +123,14 @@ def test_saved_reports_go_through_the_model_and_their_version_is_checked(
     [
         (None, "it is a folder, not a file"),
         (b"", "it is empty"),
-        (b"\xff\xfe{}", "it is not UTF-8 text"),
+        (b"\xff\xfe{}", "it is UTF-16 text (it opens with a UTF-16 byte order mark)"),
+        (b'{"metric": "caf\xe9"}', "line 1 is not UTF-8 text (invalid continuation byte"),
         (b'{"kind": "comparison-plan", "metric": "ndcg\\udc80"}', "lone surrogate"),
         (b'{"query": "a"}\n{"query": "b"}\n', "it is not JSON (Extra data at line 2"),
         (b"[1, 2]", "is not a judging plan"),
         (b'{"kind": "judging-plan", "metric": 3}', "metric: Input should be a valid string"),
     ],
-    ids=["folder", "empty", "not-utf8", "surrogate", "jsonl", "list", "bad-field"],
+    ids=["folder", "empty", "utf16", "not-utf8", "surrogate", "jsonl", "list", "bad-field"],
 )
 def test_a_plan_file_that_is_no_plan_is_one_clear_error(
     tmp_path: Path, arrays: tuple[np.ndarray, np.ndarray], content: bytes | None, reason: str

@@ -74,8 +74,9 @@ def test_non_utf8_argv_with_json_prints_the_error_object():
 @pytest.mark.parametrize(
     ("content", "needles"),
     [
-        (b"\x00\x01\x02binary\x00", ["binary", "line 1"]),
-        (b'{"text": "ok"}\n{"text": "caf\xe9"}\n', ["not UTF-8", "line 2"]),
+        (b"\x00\x01\x02binary\x00", ["line 1 holds binary data (NUL bytes)"]),
+        (b'{"text": "ok"}\n{"text": "caf\xe9"}\n', ["line 2 is not UTF-8 text"]),
+        ('{"text": "lidar"}\n'.encode("utf-16"), ["it is UTF-16 text", "save it as UTF-8"]),
         (b'{"text": "ok"}\n{"text": "ok"}\n{"text": \n', ["not valid JSON", "line 3"]),
         (b'[{"text": "ok"},\n {"text": }]', ["not valid JSON", "line 2"]),
         (b"\n\n", ["no queries"]),

@@ -70,6 +70,28 @@ def test_rows_without_ids_are_weighted_as_rows_with_them(cli: Cli, home: Path, t
     assert without == pytest.approx(with_ids)  # and reach it with or without the ids
 
 
+def test_a_carriage_return_inside_a_row_is_read_as_the_benchmark_reader_reads_it(
+    cli: Cli, home: Path, tmp_path: Path
+):
+    """The weights were read with ``read_text()``, which also ends a line at a lone "\\r": JSON
+    whitespace inside a row, which the benchmark's reader reads as one row. The half row it
+    made ended ``judge --plan`` in a JSONDecodeError traceback."""
+    rows = _rows()
+    plain, plain_out = _plan(cli, home, tmp_path, rows, "plain")
+    assert plain.exit_code == 0, plain.output
+    bench = tmp_path / "cr.jsonl"
+    bench.write_bytes(b"".join(json.dumps(r).replace(', "weight"', ',\r "weight"').encode() + b"\n"
+                               for r in rows))  # fmt: skip
+    out = tmp_path / "cr.plan.json"
+    done = cli("judge", str(bench), "-c", "robotics", "--home", str(home), "--plan", "4",
+               "-o", str(out))  # fmt: skip
+    assert done.exit_code == 0, done.output
+    ids = [r["query_id"] for r in rows]
+    assert _by_row(JudgingPlan.model_validate_json(out.read_text()), ids) == pytest.approx(
+        _by_row(JudgingPlan.model_validate_json(plain_out.read_text()), ids)
+    )
+
+
 @pytest.mark.parametrize("weight", ["3", -2, 0, True, None, 1e400])
 def test_a_weight_that_is_no_positive_number_is_refused_naming_its_line(
     cli: Cli, home: Path, tmp_path: Path, weight: object

@@ -66,7 +66,7 @@ def test_a_partly_labelled_versus_rests_its_verdict_on_the_ppi_interval(
     out = cli(*args, "--json", "--report", str(page), env=env)
     doc = json.loads(out.stdout)
     validate_report(doc)
-    assert doc["schema_version"] == "1.9"
+    assert doc["schema_version"] == "1.10"
     comparison = doc["comparison"]
     assert comparison["n_queries"] == LABELLED  # the paired tests: the labelled queries
     assert "PPI++" in comparison["significance"]

@@ -7,6 +7,7 @@ import shutil
 import uuid
 from datetime import datetime
 
+import numpy as np
 import pytest
 
 from ragsonde.errors import DimensionMismatchError, QueryValidationError
@@ -87,8 +88,52 @@ def test_reingest_is_an_upsert_and_embeds_nothing(docs, store, store_settings, e
     first = run(docs, store, store_settings, embedder)
     before = {p.id: p.payload for p in points(store)}
     again = run(docs, store, store_settings, embedder)
-    assert (again.embedded, again.skipped, again.deleted) == (0, first.chunks, 0)
+    assert (again.embedded, again.rewritten, again.skipped) == (0, 0, first.chunks)
+    assert again.deleted == 0
     assert {p.id: p.payload for p in points(store)} == before  # not even rewritten
+
+
+class _Counted:
+    """The real embedder, counting the texts it embeds for documents."""
+
+    def __init__(self, embedder):
+        self._embedder = embedder
+        self.texts = 0
+
+    def __getattr__(self, name):
+        return getattr(self._embedder, name)
+
+    def embed_documents(self, texts):
+        self.texts += len(texts)
+        return self._embedder.embed_documents(texts)
+
+
+def test_a_change_to_the_payload_alone_is_counted_rewritten_not_unchanged(
+    docs, store, store_settings, embedder
+):
+    """Front matter that reaches the payload and not the embedded text (``category``): its
+    chunks are written again with their stored vectors, not embedded. They were counted with
+    the chunks stored as they were: "0 embedded, N unchanged" for a run that wrote N' of them."""
+    first = run(docs, store, store_settings, embedder)
+    ids = [p.id for p in points(store) if p.payload["doc_id"] == "lidar"]
+    vectors = {p.id: p.vector for p in store.retrieve("docs", ids, with_vectors=True)}
+    page = docs / "lidar.md"
+    page.write_text(page.read_text().replace("category: sensors", "category: perception", 1))
+    counted = _Counted(embedder)
+    second = run(docs, store, store_settings, counted)
+    assert (second.embedded, second.rewritten, second.skipped) == (
+        0,
+        len(ids),
+        first.chunks - len(ids),
+    )
+    assert counted.texts == 0
+    assert second.to_json()["rewritten"] == len(ids)
+    after = store.retrieve("docs", ids, with_vectors=True)
+    assert {p.payload["category"] for p in after} == {"perception"}
+    for p in after:  # kept, not embedded again (a cosine store normalizes it once more)
+        assert np.allclose(p.vector, vectors[p.id], rtol=0, atol=1e-6)
+    third = run(docs, store, store_settings, embedder)
+    assert (third.embedded, third.rewritten, third.skipped) == (0, 0, first.chunks)
 
 
 def test_an_edited_document_reembeds_only_what_changed(docs, store, store_settings, embedder):

@@ -84,6 +84,7 @@ async def drive(session: ClientSession, bench: Path, outside: Path) -> Session:
     rows = [json.loads(line) for line in bench.read_text(encoding="utf-8").splitlines()]
     await call("inline", "evaluate", {"rows": rows, "k": KS})
     await call("inline_bad", "evaluate", {"rows": [{"query_id": "x", "query": "y"}]})
+    await call("inline_twice", "evaluate", {"rows": rows[:1] * 2})  # a query_id twice
     await call("inspect", "inspect_collection", {})
     await call("config", "config", {})
     return out
@@ -150,6 +151,10 @@ def check_session(
     assert inline["report_id"] != summary["report_id"]
     assert error_code(s.calls["inline_bad"]) == "VALIDATION_ERROR"
     assert "relevant" in s.calls["inline_bad"].structured_content["error"]["message"]
+    # named as the client sent them, not by the temporary file the server wrote them to
+    assert error_code(s.calls["inline_twice"]) == "VALIDATION_ERROR"
+    said = s.calls["inline_twice"].structured_content["error"]["message"]
+    assert said == "Cannot read the inline rows: query_id values repeat", said
     worst = valid(s.calls["failing"], s.tools["failing_queries"])
     values = [q["value"] for q in worst["queries"]]
     assert values == sorted(values) and worst["total"] == n

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -46,22 +47,28 @@ def test_every_path_outside_the_dataset_folders_gets_the_same_answer(api, server
 
 
 @pytest.mark.parametrize(
-    ("rows", "said"),
+    ("rows", "options", "said"),
     [
         (
             [{"query_id": "a", "query": "lidar", "relevant": ["lidar"]}] * 2,
+            {},
             "query_id values repeat",
         ),
-        ([{"query": "lidar"}], "none of its 1 queries is labelled"),
-        ([{"relevant": ["lidar"]}], 'entry 1 needs "query"'),
-        ([{"query": "lidar", "relevant": [{"id": 1, "grade": "high"}]}], "not an id"),
+        ([{"query": "lidar"}], {}, "none of its 1 queries is labelled"),
+        ([{"query": "lidar"}], {}, "`ragsonde judge BENCHMARK.jsonl -c COLLECTION"),
+        ([{"relevant": ["lidar"]}], {}, 'entry 1 needs "query"'),
+        ([{"query": "lidar", "relevant": [{"id": 1, "grade": "high"}]}], {}, "not an id"),
+        # an estimate keeps unlabelled rows, and refuses a benchmark of no labelled one
+        ([{"query": "lidar"}], {"estimate": True}, "an estimate rests on some a person"),
+        ([{"query": "lidar"}], {"estimate": True}, "`ragsonde traffic BENCHMARK.jsonl -c"),
     ],
 )
-def test_a_bad_upload_is_refused_at_the_door(api, server_settings, rows, said):
+def test_a_bad_upload_is_refused_at_the_door(api, server_settings, rows, options, said):
     """Uploaded rows were read only in the job: a 202, a job slot taken, then an error naming
-    a file on the server the client never named."""
+    a file on the server the client never named. Read at the door, they were named by editing
+    the message's text; now the reader names them "the uploaded benchmark" itself."""
     jobs = len(api.get("/v1/eval").json())
-    r = api.post("/v1/eval", json={"benchmark": rows, "k": [1]})
+    r = api.post("/v1/eval", json={"benchmark": rows, "k": [1], **options})
     assert r.status_code == 422, r.text
     error = r.json()["error"]
     assert error["code"] == "VALIDATION_ERROR"
@@ -69,6 +76,61 @@ def test_a_bad_upload_is_refused_at_the_door(api, server_settings, rows, said):
     assert said in error["message"] and str(server_settings.home) not in error["message"]
     assert "/tmp" not in error["message"] and "upload.jsonl" not in error["message"]
     assert len(api.get("/v1/eval").json()) == jobs  # no job made
+
+
+def _finished(api: httpx.Client, body: dict[str, object]) -> dict[str, Any]:
+    r = api.post("/v1/eval", json=body)
+    assert r.status_code == 202, r.text
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        job: dict[str, Any] = api.get(f"/v1/eval/{r.json()['job_id']}").json()
+        if job["status"] in {"done", "error", "cancelled"}:
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job {r.json()['job_id']} never finished")
+
+
+LABELLED = [
+    {
+        "query_id": "a",
+        "query": "how does a laser rangefinder measure distance",
+        "relevant": ["lidar"],
+    },
+    {"query_id": "b", "query": "why does my heading drift over time", "relevant": ["imu"]},
+    {"query_id": "c", "query": "lithium battery safe voltage", "relevant": ["lipo"]},
+    {"query_id": "d", "query": "gyroscope bias"},  # unlabelled: an estimate predicts it
+]
+
+
+def test_a_jobs_error_names_the_upload_not_the_servers_copy_of_it(api, server_settings):
+    """The job reads the rows from its own copy, ``<home>/eval-reports/<id>.benchmark.jsonl``:
+    ``predictor: judge`` on rows with no LLM label failed saying "the benchmark
+    /…/home/eval-reports/<id>.benchmark.jsonl carries no LLM labels" to the client."""
+    body = {"benchmark": LABELLED, "k": [1], "estimate": True, "throughput": False}
+    job = _finished(api, {**body, "predictor": "judge"})
+    assert job["status"] == "error", job
+    message = job["error"]["message"]
+    assert message.startswith("predictor 'judge': the uploaded benchmark carries no LLM labels")
+    assert str(server_settings.home) not in message and ".benchmark.jsonl" not in message
+    # the same upload, with a predictor it can serve: it runs, and names itself as before
+    done = _finished(api, body)
+    assert done["status"] == "done", done["error"]
+    assert done["report"]["dataset"] == "uploaded benchmark"
+    assert done["report"]["metrics_ci"] and done["progress"]["total"] == len(LABELLED)
+
+
+def test_a_datasets_error_names_it_as_the_request_did(api, server_settings):
+    """A dataset is read in the job (only its path is checked at the door): its errors named
+    the path it resolved to in the server's folders, which the report never shows."""
+    folder = server_settings.home / "datasets"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "twice.jsonl").write_text(
+        '{"query_id": "a", "query": "lidar", "relevant": ["lidar"]}\n' * 2, encoding="utf-8"
+    )
+    job = _finished(api, {"dataset": "twice.jsonl", "k": [1]})
+    assert job["status"] == "error", job
+    message = job["error"]["message"]
+    assert message == "Cannot read benchmark twice.jsonl: query_id values repeat", message
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from ragsonde.errors import (
     QueryValidationError,
 )
 from ragsonde.models.derived import DerivedCopy, stamp_of
+from ragsonde.models.query import SearchMode
 from ragsonde.models.store import Store, WaitsForHolders
 
 __all__ = [
@@ -40,7 +41,7 @@ class CollectionEntry(BaseModel):
     """The dense vector searched (None: the unnamed default vector)."""
     sparse_vector: str | None
     """The sparse vector, when the collection has one."""
-    modes: list[str]
+    modes: list[SearchMode]
     """The search modes it answers: dense, and sparse and hybrid with a sparse vector ragsonde's
     BM25 can query (not one SPLADE, BM42 or a hashing vectorizer made)."""
     backend: str
@@ -71,7 +72,9 @@ def stamp_of_collection(store: Store, name: str) -> DerivedCopy | None:
 def describe(store: Store, name: str) -> CollectionEntry:
     """``name``'s entry (raises CollectionNotFoundError)."""
     info = store.collection_info(name)
-    modes = ["dense", "sparse", "hybrid"] if _bm25_ready(store, name) else ["dense"]
+    modes: list[SearchMode] = (
+        ["dense", "sparse", "hybrid"] if _bm25_ready(store, name) else ["dense"]
+    )
     return CollectionEntry(
         name=name,
         points=info.points_count,

@@ -17,9 +17,11 @@ Then each configuration is tested against the best on the primary metric (the pa
 significantly worse than the best.
 
 Splitters run on each section (heading) apart, as ingest does; ``within_sections=False`` splits
-each document as a whole instead. Configurations that make identical chunks are measured once
-and reported as one row, and the report says when its answer is empty (:mod:`.checks`: a budget
-that reads most of the corpus, a tie at the top, a lead at k that is only longer chunks).
+each document as a whole instead. Every configuration is cut by ingest's own chunker
+(:mod:`.chunks`: a long section window by window). Configurations that make identical chunks
+are measured once and reported as one row, and the report says when its answer is empty
+(:mod:`.checks`: a budget that reads most of the corpus, a tie at the top, a lead at k that is
+only longer chunks).
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -43,9 +44,9 @@ from ragsonde.chunking.checks import (
     longer_chunks_notes,
     signature,
     tie_warning,
-    whole_document,
 )
-from ragsonde.chunking.configs import DEFAULT_GRID, RAGSONDE, ChunkingConfig
+from ragsonde.chunking.chunks import Chunk, config_chunks
+from ragsonde.chunking.configs import DEFAULT_GRID, ChunkingConfig
 from ragsonde.chunking.corpus import Tokens, read_documents
 from ragsonde.chunking.questions import (
     DEFAULT_QUESTIONS,
@@ -66,10 +67,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.evaluate.datasets import Benchmark
 from ragsonde.evaluate.metrics import compute_metrics
 from ragsonde.evaluate.spans import Span, precision_omega, span_scores
-from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document
-from ragsonde.ingest.pipeline import chunk_document
-from ragsonde.ingest.splitters import split_spans
 from ragsonde.models.points import PointRecord, SearchSpec
 from ragsonde.models.validation import options_of
 from ragsonde.progress import Progress
@@ -106,48 +104,6 @@ class SweepOptions:
     @property
     def metric(self) -> str:
         return self.primary or f"span_recall@{self.token_budget}t"
-
-
-@dataclass(frozen=True)
-class _Chunk:
-    doc_id: str
-    start: int
-    end: int
-    text: str
-    """What is embedded (ragsonde's own chunks: with their ``title: section`` line)."""
-
-
-def _chunks(
-    config: ChunkingConfig,
-    docs: Sequence[Document],
-    embedder: Any,
-    tokens: Tokens,
-    within_sections: bool = True,
-) -> list[_Chunk]:
-    out: list[_Chunk] = []
-    if config.splitter == RAGSONDE:
-        chunker = Chunker(
-            ChunkerConfig.for_embedder(embedder, config.size or None, config.overlap or None)
-        )
-        for doc in docs:
-            for r in chunk_document(doc, chunker, embedder.name):
-                if "start" in r.payload:
-                    out.append(
-                        _Chunk(doc.doc_id, r.payload["start"], r.payload["end"], r.embed_text)
-                    )
-        return out
-    for doc in docs:
-        whole = None if within_sections else whole_document(doc)
-        for section in doc.sections if whole is None else (whole,):
-            if section.offset is None:
-                continue
-            for s, e in split_spans(
-                config.splitter, section.text, config.size, config.overlap, tokens.tokenizer
-            ):
-                out.append(
-                    _Chunk(doc.doc_id, section.offset + s, section.offset + e, section.text[s:e])
-                )
-    return out
 
 
 def _within_budget(lengths: Sequence[int], budget: int) -> int:
@@ -211,10 +167,14 @@ class _Sweep:
         h.update(f"{self.o.k}\x1f{self.o.token_budget}\x1f{self.o.fetch}".encode())
         if not self.o.within_sections:
             h.update(b"\x1fwhole documents")
+        # the chunks of a section over WINDOW_CHARS changed when every splitter cut it window by
+        # window (and a `ragsonde` overlap of half the size is no longer one less): an earlier
+        # run's results are not read back as this code's
+        h.update(b"\x1fwindowed")
         return h.hexdigest()[:16]
 
-    def chunks(self, config: ChunkingConfig) -> list[_Chunk]:
-        return _chunks(config, self.docs, self.embedder, self.tokens, self.o.within_sections)
+    def chunks(self, config: ChunkingConfig) -> list[Chunk]:
+        return config_chunks(config, self.docs, self.embedder, self.o.within_sections)
 
     def corpus_tokens(self) -> int:
         return sum(
@@ -224,7 +184,7 @@ class _Sweep:
         )
 
     def run(
-        self, config: ChunkingConfig, progress: Progress | None, chunks: list[_Chunk]
+        self, config: ChunkingConfig, progress: Progress | None, chunks: list[Chunk]
     ) -> ConfigResult:
         started = time.perf_counter()
         if not chunks:
@@ -241,7 +201,9 @@ class _Sweep:
         lengths = self.tokens.count([c.text for c in chunks])
         store = self.ws.store
         name = f"ragsonde-chunking-{uuid.uuid4().hex[:12]}"
-        store.create_collection(name, int(vectors.shape[1]), indexed_fields={"doc_id": "keyword"})
+        # its vector named as the store searches (RAGSONDE_VECTOR applies to every collection)
+        dim, vector = int(vectors.shape[1]), self.ws.settings.vector
+        store.create_collection(name, dim, vector_name=vector, indexed_fields={"doc_id": "keyword"})
         try:
             for i in range(0, len(chunks), _UPSERT):
                 store.upsert(
@@ -278,7 +240,7 @@ class _Sweep:
     def _score(
         self,
         config: ChunkingConfig,
-        chunks: list[_Chunk],
+        chunks: list[Chunk],
         lengths: list[int],
         ranked: list[list[int]],
         times: list[float],

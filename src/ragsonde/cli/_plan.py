@@ -34,12 +34,19 @@ def _weights(benchmark: Path) -> dict[str, float]:
     has been read (and checked) by the evaluation already: rows are numbered as its reader
     numbers them (a row without ``query_id`` is its entry number), and a ``weight`` that is not
     a positive number is a VALIDATION_ERROR naming the line, never read as weight 1."""
+    from ragsonde.inputs import text_lines
+
     if benchmark.suffix != ".jsonl" or not benchmark.is_file():
         return {}
     out: dict[str, float] = {}
     entry = 0
-    lines = benchmark.read_text(encoding="utf-8-sig").split("\n")  # as the reader splits them
-    for n, line in enumerate(lines, start=1):
+    # the reader's lines: read_text() also ended a line at a lone "\r" (JSON whitespace in a
+    # row), and the half row it made ended `judge --plan` in a JSONDecodeError traceback
+    try:
+        lines = list(text_lines(benchmark))
+    except ValueError as e:  # changed since the evaluation read it
+        raise QueryValidationError(f"Benchmark {benchmark}: {e}", field="dataset") from e
+    for n, line in lines:
         if not line.strip():
             continue
         entry += 1

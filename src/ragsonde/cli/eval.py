@@ -166,6 +166,7 @@ def eval_command(
                 collection=collection,
                 home=home,
                 embedder=embedder,
+                vector=vector,
                 mapping=parse_fields(field_paths),
             ),
             options=options,

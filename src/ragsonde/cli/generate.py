@@ -14,6 +14,7 @@ from ragsonde.cli._common import (
     EmbedderOpt,
     HomeOpt,
     JsonOpt,
+    VectorOpt,
     cli_errors,
     config_file_in_use,
     console,
@@ -82,6 +83,7 @@ def generate_command(
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
     price_per_1k: PriceOpt = None,
+    vector: VectorOpt = None,
     embedder: EmbedderOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
@@ -105,7 +107,7 @@ def generate_command(
         rows=["--out"],
     )
     settings = settings_from_options(
-        config=config_file, collection=collection, home=home, embedder=embedder
+        config=config_file, collection=collection, home=home, embedder=embedder, vector=vector
     )
     report = generate(
         out,

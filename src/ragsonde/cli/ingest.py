@@ -161,7 +161,8 @@ def ingest(
     console.print(
         f"[bold green]Ingested[/] {counted(report.documents, 'document')} → "
         f"{counted(report.chunks, 'chunk')} in "
-        f"'{report.collection}': {report.embedded} embedded, {report.skipped} unchanged, "
+        f"'{report.collection}': {report.embedded} embedded, {report.rewritten} payload updated, "
+        f"{report.skipped} unchanged, "
         f"{report.deleted} deleted, {len(report.failed)} failed ({report.seconds:.1f} s)."
     )
     for failure in report.failed[:FAILURES_SHOWN]:

@@ -13,6 +13,7 @@ from ragsonde.cli._common import (
     EmbedderOpt,
     HomeOpt,
     JsonOpt,
+    VectorOpt,
     cli_errors,
     config_file_in_use,
     print_json,
@@ -114,6 +115,7 @@ def judge_command(
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
     price_per_1k: PriceOpt = None,
+    vector: VectorOpt = None,
     embedder: EmbedderOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
@@ -129,7 +131,7 @@ def judge_command(
         from ragsonde.cli._plan import run_plan
 
         settings = settings_from_options(
-            config=config_file, collection=collection, home=home, embedder=embedder
+            config=config_file, collection=collection, home=home, embedder=embedder, vector=vector
         )
         run_plan(
             benchmark,
@@ -164,7 +166,7 @@ def judge_command(
         raise QueryValidationError("--use takes human, generator and/or llm.", field="use") from e
     budget, price = budget_and_price(max_calls, max_cost, price_per_1k)
     settings = settings_from_options(
-        config=config_file, collection=collection, home=home, embedder=embedder
+        config=config_file, collection=collection, home=home, embedder=embedder, vector=vector
     )
     target = out or benchmark.with_name(f"{benchmark.stem}.judged.jsonl")
     # before any LLM call is paid for; the settings file is an input too (it was overwritten)

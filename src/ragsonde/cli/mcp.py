@@ -12,6 +12,7 @@ from ragsonde.cli._common import (
     ConfigOpt,
     EmbedderOpt,
     HomeOpt,
+    VectorOpt,
     cli_errors,
     err_console,
     settings_from_options,
@@ -44,6 +45,7 @@ def mcp_command(
     root: RootOpt = None,
     allow_write: AllowWriteOpt = False,
     collection: CollectionOpt = None,
+    vector: VectorOpt = None,
     embedder: EmbedderOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
@@ -60,6 +62,6 @@ def mcp_command(
         )
         raise typer.Exit(1) from e
     settings = settings_from_options(
-        config=config_file, collection=collection, home=home, embedder=embedder
+        config=config_file, collection=collection, home=home, embedder=embedder, vector=vector
     )
     serve_stdio(settings, roots=root or None, allow_write=allow_write, config_file=config_file)

@@ -39,6 +39,7 @@ from ragsonde.errors import (
 from ragsonde.models import BatchResponse, Response
 from ragsonde.models.query import resolve_collection
 from ragsonde.models.response import empty_text_warning
+from ragsonde.models.unread import Unread
 
 if TYPE_CHECKING:  # the retriever (and numpy) load when a command runs, not for --help
     from ragsonde.retriever import Retriever
@@ -170,24 +171,12 @@ def _emit(
         render_response(resp, model_load_ms, filters=filters)
     # a collection keeping its text at a path no layout reads: say so, as eval does
     empty = empty_text_warning(resp, "see `ragsonde inspect` and set --field text=PATH")
-    if empty:
-        err_console.print(f"[yellow]warning[/]: {escape(empty)}")
+    for warning in [*resp.warnings, *([empty] if empty else [])]:
+        err_console.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
 
 
 def _bad_file(path: Path, problem: str) -> QueryValidationError:
     return QueryValidationError(f"Batch file {path} {problem}", field="file")
-
-
-def _decode_text(path: Path, raw: bytes) -> str:
-    """UTF-8 (a BOM allowed) text, or VALIDATION_ERROR naming the line of the first bad byte."""
-    if b"\x00" in raw:
-        line = raw[: raw.index(b"\x00")].count(b"\n") + 1
-        raise _bad_file(path, f"is binary, not JSON text (a NUL byte on line {line}).")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise _bad_file(path, f"is not UTF-8 text (line {line}, byte {e.start}).") from e
 
 
 def _json(path: Path, text: str, line: int = 1) -> Any:
@@ -213,7 +202,7 @@ def _read_batch_file(path: Path) -> dict[str, Any]:
     Every bad file is a VALIDATION_ERROR naming it (and the line, where known); a query holding
     invalid Unicode is left to the retriever, which answers it with its own error response.
     """
-    from ragsonde.inputs import read_bytes
+    from ragsonde.inputs import decoded_text, read_bytes
 
     if path.is_dir():
         raise _bad_file(path, "is a folder: give a .jsonl or .json file.")
@@ -221,9 +210,9 @@ def _read_batch_file(path: Path) -> dict[str, Any]:
         raise QueryValidationError(f"Batch file {path} does not exist.", field="file")
     try:  # a FIFO or a device is refused, not waited on or read for ever; the size is bounded
         raw = read_bytes(path, MAX_BATCH_FILE_BYTES, "batch file")
+        text = decoded_text(raw)  # UTF-8, or the line (and byte) that is not
     except ValueError as e:
         raise _bad_file(path, f"cannot be read: {e}.") from e
-    text = _decode_text(path, raw)
     stripped = text.lstrip()
     if stripped.startswith("["):
         return {"queries": _json(path, text)}
@@ -285,6 +274,11 @@ def batch(
             f"in {result.batch_latency_ms:.1f} ms"
             + (f" (model load {load_ms:.0f} ms before it)" if load_ms else "")
         )
+    unread = Unread()  # payload values the results could not read, once for the whole batch
+    for resp in result.responses:
+        unread.merge(resp.unread)
+    for warning in unread.warnings():
+        err_console.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
     _exit_for([r.error.code for r in result.responses if r.error])
 
 

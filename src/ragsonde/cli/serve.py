@@ -13,6 +13,7 @@ from ragsonde.cli._common import (
     CollectionOpt,
     ConfigOpt,
     HomeOpt,
+    VectorOpt,
     cli_errors,
     console,
     err_console,
@@ -83,6 +84,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
     collection: CollectionOpt = None,
+    vector: VectorOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
     log_level: Annotated[
@@ -105,7 +107,9 @@ def serve(
             markup=False,
         )
         raise typer.Exit(1) from e
-    settings = settings_from_options(config=config_file, collection=collection, home=home)
+    settings = settings_from_options(
+        config=config_file, collection=collection, home=home, vector=vector
+    )
     sock = _bind(host, port)
     config = uvicorn.Config(
         create_app(settings),

@@ -16,6 +16,7 @@ from ragsonde.cli._common import (
     EmbedderOpt,
     HomeOpt,
     JsonOpt,
+    VectorOpt,
     cli_errors,
     config_file_in_use,
     console,
@@ -160,6 +161,7 @@ def tune_command(
         str | None,
         typer.Option("--apply", help="Build a tuned copy of the collection under this name."),
     ] = None,
+    vector: VectorOpt = None,
     embedder: EmbedderOpt = None,
     home: HomeOpt = None,
     config_file: ConfigOpt = None,
@@ -176,7 +178,7 @@ def tune_command(
     if mode not in modes:
         raise QueryValidationError(f"Unknown --mode {mode!r}: use all or dense.", field="mode")
     settings = settings_from_options(
-        config=config_file, collection=collection, embedder=embedder, home=home
+        config=config_file, collection=collection, embedder=embedder, home=home, vector=vector
     )
     check_outputs(
         {"--html": html, "--save-config": save_config},

@@ -74,12 +74,18 @@ def _rankings(rows: Mapping[str, QueryRow]) -> dict[str, list[str]]:
 
 
 def estimate_report(
-    report: EvalReport, options: EvalOptions, *, workspace: Any = None, settings: Any = None
+    report: EvalReport,
+    options: EvalOptions,
+    *,
+    workspace: Any = None,
+    settings: Any = None,
+    shown_as: str | None = None,
 ) -> EvalReport:
     """``report`` with ``metrics_ci`` (every metric, ``options.predictor``'s predictions,
     ``options.plan_file``'s probabilities) and its gates evaluated again, on the intervals.
     ``workspace`` (else one opened on ``settings`` for the call): for a predictor that replays
-    the queries (``traffic``)."""
+    the queries (``traffic``). ``shown_as``: what an error calls the benchmark instead of its
+    path (:func:`~ragsonde.evaluate.evaluate`'s)."""
     rows = report.per_query
     gold = _person_labelled(report)
     if not gold:
@@ -121,6 +127,7 @@ def estimate_report(
             probabilities=plan,
             rankings=_rankings(rows),
             dataset=report.dataset,
+            shown_as=shown_as,
         )
         report.metrics_ci = estimate_run(
             queries,
@@ -135,16 +142,21 @@ def estimate_report(
 
 
 def estimating(
-    options: EvalOptions, *, workspace: Any = None, settings: Any = None
+    options: EvalOptions,
+    *,
+    workspace: Any = None,
+    settings: Any = None,
+    shown_as: str | None = None,
 ) -> Callable[[EvalReport], None] | None:
     """The extend step of an evaluation run with ``options``: :func:`estimate_report` when
     ``options.estimate``, else None (nothing to add). Hand it to ``evaluate(..., extend=…)``
-    (or ``evaluate_explained``), so the estimate is timed and recorded with the run."""
+    (or ``evaluate_explained``), so the estimate is timed and recorded with the run; with the
+    same ``shown_as``."""
     if not options.estimate:
         return None
 
     def step(report: EvalReport) -> None:
-        estimate_report(report, options, workspace=workspace, settings=settings)
+        estimate_report(report, options, workspace=workspace, settings=settings, shown_as=shown_as)
 
     return step
 

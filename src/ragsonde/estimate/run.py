@@ -58,6 +58,9 @@ class RunContext:
     """Each query's ranked ids, as the metrics scored them."""
     dataset: str | None = None
     """The benchmark file the run read (where a judge's labels are)."""
+    shown_as: str | None = None
+    """What messages call that benchmark instead of ``the benchmark PATH`` (``the uploaded
+    benchmark``: the server's copy of it is in its own folders)."""
 
 
 def _scores(ctx: RunContext) -> Predictor:
@@ -69,8 +72,9 @@ def _judge(ctx: RunContext) -> Predictor:
 
     found = judge_labels(ctx.dataset) if ctx.dataset else None
     if found is None or not found.grades:
+        named = ctx.shown_as or f"the benchmark {ctx.dataset or ''}"
         raise QueryValidationError(
-            f"predictor 'judge': the benchmark {ctx.dataset or ''} carries no LLM labels; "
+            f"predictor 'judge': {named} carries no LLM labels; "
             "judge it first (`ragsonde judge BENCHMARK -c COLLECTION --llm … --agreement`).",
             field="predictor",
         )

@@ -45,6 +45,7 @@ from ragsonde.evaluate.report import (
 from ragsonde.evaluate.resolve import id_values
 from ragsonde.models.payload import CONTRACT_FIELDS, DEFAULT_MAPPING, get_path
 from ragsonde.models.store import Store
+from ragsonde.models.unread import id_text
 
 __all__ = [
     "BY_RULE",
@@ -156,7 +157,9 @@ def group_by_field(
             spec = {relevance_field: id_values(wanted[i : i + _BATCH])}
             for batch in store.scroll(collection, filter=spec):
                 for rec in batch:  # a nested path (LangChain's metadata.doc_id) is read as one
-                    key = str(get_path(rec.payload, relevance_field))
+                    key = id_text(get_path(rec.payload, relevance_field))  # a list is no id
+                    if key is None:
+                        continue
                     if key not in first or _chunk_index(rec.payload) < _chunk_index(first[key]):
                         first[key] = rec.payload
     values = {k: _read(p, field) for k, p in first.items()}

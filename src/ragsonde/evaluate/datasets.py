@@ -10,7 +10,6 @@ format has one, the corpus to ingest with ``--ingest``.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.evaluate.bench_files import Lines, Unreadable, bad, csv_rows, in_command
 from ragsonde.evaluate.label_sources import check_labels, judged, machine_source
 from ragsonde.evaluate.row_fields import GRADE_LIMIT, check_search, relevant_of, text_and_id
 from ragsonde.evaluate.spans import Span
@@ -78,50 +78,8 @@ class Benchmark:
         return all(q.references for q in self.queries)
 
 
-def _bad(path: Path, why: str) -> QueryValidationError:
-    return QueryValidationError(f"Cannot read benchmark {path}: {why}", field="dataset")
-
-
-class _Lines:
-    """A text file's lines, numbered; decoding and reading errors name the file and the line.
-
-    It has ``read`` so ir-measures' readers iterate it as an open file.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.n = 0
-
-    def read(self) -> str:  # pragma: no cover - ir-measures only checks that it exists
-        return "".join(self)
-
-    def __iter__(self) -> Iterator[str]:
-        from ragsonde.inputs import text_lines
-
-        lines = text_lines(self.path)  # a FIFO or a device refused; each line bounded, decoded
-        try:
-            for self.n, text in lines:
-                yield text
-        except ValueError as e:  # a FIFO, a device, a line over the limit, not UTF-8
-            raise _bad(self.path, str(e)) from e
-
-
-def _csv(lines: _Lines, **fmt: Any) -> Iterator[list[str]]:
-    """``csv.reader`` over ``lines``; a row it cannot read (a field over its 131,072-character
-    limit, a stray quote) is an error naming the file and line."""
-    rows = csv.reader(lines, **fmt)
-    while True:
-        try:
-            row = next(rows)
-        except StopIteration:
-            return
-        except csv.Error as e:
-            raise _bad(lines.path, f"line {lines.n} is not a CSV row ({e})") from e
-        yield row
-
-
 def _first_row(path: Path) -> list[str]:
-    for line in _Lines(path):
+    for line in Lines(path):
         if line.strip():
             return line.split()
     return []
@@ -131,7 +89,7 @@ def _trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     """``qid iteration docid rel``, read with ir-measures' reader."""
     import ir_measures
 
-    lines = _Lines(path)
+    lines = Lines(path)
     out: dict[str, dict[str, int]] = {}
     try:
         for qrel in ir_measures.read_trec_qrels(lines):  # type: ignore[no-untyped-call]
@@ -140,32 +98,32 @@ def _trec_qrels(path: Path) -> dict[str, dict[str, int]]:
             if qrel.relevance > 0:
                 out.setdefault(qrel.query_id, {})[qrel.doc_id] = qrel.relevance
     except ValueError as e:  # a row of the wrong width, or a relevance that is no integer
-        raise _bad(path, f"line {lines.n} is not 'qid 0 docid relevance' ({e})") from e
+        raise bad(path, f"line {lines.n} is not 'qid 0 docid relevance' ({e})") from e
     return out
 
 
 def _beir_qrels(path: Path) -> dict[str, dict[str, int]]:
     """BEIR's TSV: ``query-id <TAB> corpus-id <TAB> score``, a header, maybe CRLF."""
-    lines = _Lines(path)
+    lines = Lines(path)
     out: dict[str, dict[str, int]] = {}
-    for row in _csv(lines, delimiter="\t"):
+    for row in csv_rows(lines, delimiter="\t"):
         n = lines.n
         cells = [c.strip() for c in row]
         if not any(cells):
             continue
         if len(cells) != 3:
-            raise _bad(path, f"line {n} has {len(cells)} columns (want 3 or 4)")
+            raise bad(path, f"line {n} has {len(cells)} columns (want 3 or 4)")
         qid, doc, rel = cells
         try:
             value = float(rel)
         except ValueError:
             if n == 1:
                 continue  # header
-            raise _bad(path, f"line {n}: relevance {rel!r} is not a number") from None
+            raise bad(path, f"line {n}: relevance {rel!r} is not a number") from None
         if not value.is_integer():  # 1.7 was read as 1, inf ended the run in a traceback
-            raise _bad(path, f"line {n}: relevance {rel!r} is not a whole number")
+            raise bad(path, f"line {n}: relevance {rel!r} is not a whole number")
         if abs(value) > GRADE_LIMIT:  # trec_eval holds it in a C int
-            raise _bad(path, f"line {n}: relevance {rel!r} is beyond ±{GRADE_LIMIT:,}")
+            raise bad(path, f"line {n}: relevance {rel!r} is beyond ±{GRADE_LIMIT:,}")
         grade = int(value)
         if grade > 0:
             out.setdefault(qid, {})[doc] = grade
@@ -179,16 +137,16 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
         return _trec_qrels(path)
     if width in {0, 3}:
         return _beir_qrels(path)
-    raise _bad(path, f"line 1 has {width} columns (want 3 or 4)")
+    raise bad(path, f"line 1 has {width} columns (want 3 or 4)")
 
 
 def _beir(path: Path, split: str) -> Benchmark:
     qrels_path = path / "qrels" / f"{split}.tsv"
     if qrels_path.is_dir():
-        raise _bad(qrels_path, "it is a folder, not a file")
+        raise bad(qrels_path, "it is a folder, not a file")
     if not qrels_path.is_file():
         have = sorted(p.stem for p in (path / "qrels").glob("*.tsv"))
-        raise _bad(path, f"no qrels/{split}.tsv (splits here: {', '.join(have) or 'none'})")
+        raise bad(path, f"no qrels/{split}.tsv (splits here: {', '.join(have) or 'none'})")
     qrels = read_qrels(qrels_path)
     texts = _beir_queries(path / "queries.jsonl")
     queries, skipped = [], []
@@ -206,7 +164,7 @@ def _trec(path: Path, queries_path: Path | None) -> Benchmark:
     # and was refused as "TREC qrels need a queries file", which sent its user for one
     qrels = read_qrels(path)
     if queries_path is None or not queries_path.exists():
-        raise _bad(
+        raise bad(
             path,
             "TREC qrels need a queries file (queries_file: id <TAB> text, or BEIR queries.jsonl)",
         )
@@ -221,7 +179,7 @@ def _beir_queries(path: Path) -> dict[str, str]:
     texts: dict[str, str] = {}
     for n, row in _json_lines(path):
         if not isinstance(row, dict) or "_id" not in row:
-            raise _bad(path, f'line {n} has no "_id"')
+            raise bad(path, f'line {n} has no "_id"')
         texts[str(row["_id"])] = str(row.get("text", ""))
     return texts
 
@@ -232,22 +190,22 @@ def _query_texts(path: Path) -> dict[str, str]:
     if path.suffix == ".jsonl":
         return {qid: text.strip() for qid, text in _beir_queries(path).items()}
     texts: dict[str, str] = {}
-    for row in _csv(_Lines(path), delimiter="\t"):
+    for row in csv_rows(Lines(path), delimiter="\t"):
         if len(row) >= 2:
             texts[row[0].strip()] = row[1].strip()
     return texts
 
 
 def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    lines = _Lines(path)
+    lines = Lines(path)
     for line in lines:
         if line.strip():
             try:
                 yield lines.n, loads_json(line)
             except json.JSONDecodeError as e:
-                raise _bad(path, f"line {lines.n} is not JSON ({e})") from e
+                raise bad(path, f"line {lines.n} is not JSON ({e})") from e
             except ValueError as e:  # a lone surrogate in a field (named)
-                raise _bad(path, f"line {lines.n}: {e}") from e
+                raise bad(path, f"line {lines.n}: {e}") from e
 
 
 def _yaml_rows(path: Path) -> list[Any]:
@@ -256,9 +214,9 @@ def _yaml_rows(path: Path) -> list[Any]:
     from ragsonde.inputs import MAX_DOCUMENT_BYTES, joined, size_text
 
     try:  # a YAML document is read whole: bounded, as a JSON one is
-        text = joined(_Lines(path))
+        text = joined(Lines(path))
     except ValueError as e:
-        raise _bad(
+        raise bad(
             path,
             f"it is larger than {size_text(MAX_DOCUMENT_BYTES)}, the most ragsonde reads of "
             "a YAML benchmark; write it as JSON Lines (read a row at a time)",
@@ -268,14 +226,14 @@ def _yaml_rows(path: Path) -> list[Any]:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise _bad(path, f"{where}not valid YAML ({getattr(e, 'problem', None) or e})") from e
+        raise bad(path, f"{where}not valid YAML ({getattr(e, 'problem', None) or e})") from e
     try:
         check_json(data)
     except ValueError as e:
-        raise _bad(path, str(e)) from e
+        raise bad(path, str(e)) from e
     rows = data.get("queries", data) if isinstance(data, dict) else data
     if not isinstance(rows, list):
-        raise _bad(path, "a YAML benchmark is a list of queries (or {queries: [...]})")
+        raise bad(path, "a YAML benchmark is a list of queries (or {queries: [...]})")
     return rows
 
 
@@ -289,11 +247,11 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
     """``[{doc_id, start, end}]`` (Chroma's ``start_index``/``end_index`` too, and ``doc_id``
     from the row's ``corpus_id`` when given) -> spans; anything else names the entry."""
     if not isinstance(refs, list) or not refs:
-        raise _bad(path, f"{where}: references must be a non-empty list of {{doc_id, start, end}}")
+        raise bad(path, f"{where}: references must be a non-empty list of {{doc_id, start, end}}")
     out = []
     for ref in refs:
         if not isinstance(ref, dict):
-            raise _bad(path, f"{where}: each reference is an object {{doc_id, start, end}}")
+            raise bad(path, f"{where}: each reference is an object {{doc_id, start, end}}")
         doc = ref.get("doc_id", doc_id)
         start, end = ref.get("start", ref.get("start_index")), ref.get("end", ref.get("end_index"))
         if (
@@ -303,15 +261,15 @@ def _spans(path: Path, where: str, refs: Any, doc_id: str | None = None) -> tupl
             or isinstance(start, bool)
             or isinstance(end, bool)
         ):
-            raise _bad(path, f"{where}: a reference needs doc_id and integer start and end")
+            raise bad(path, f"{where}: a reference needs doc_id and integer start and end")
         try:
             content = ref.get("content")
             doc_text = id_text(doc, "a reference's doc_id")
             out.append(Span(doc_text, start, end, content if isinstance(content, str) else None))
         except QueryValidationError as e:
-            raise _bad(path, f"{where}: {e.message}") from None
+            raise bad(path, f"{where}: {e.message}") from None
         except ValueError as e:
-            raise _bad(path, f"{where}: {e}") from None
+            raise bad(path, f"{where}: {e}") from None
     return tuple(out)
 
 
@@ -319,13 +277,13 @@ def _own(path: Path) -> Benchmark:
     queries = []
     for n, row in enumerate(_own_rows(path), start=1):
         if not isinstance(row, dict) or not row.get("query"):
-            raise _bad(path, f'entry {n} needs "query" and "relevant" (or "references")')
+            raise bad(path, f'entry {n} needs "query" and "relevant" (or "references")')
         try:
             check_labels(row)
             check_search(row)
             text, query_id = text_and_id(row, n)
         except ValueError as e:
-            raise _bad(path, f"entry {n}: {e}") from None
+            raise bad(path, f"entry {n}: {e}") from None
         if not ("relevant" in row or "references" in row):  # unlabelled (traffic): no ids
             row = {**row, "relevant": {}}
         refs = _spans(path, f"entry {n}", row["references"]) if "references" in row else ()
@@ -333,7 +291,7 @@ def _own(path: Path) -> Benchmark:
         try:
             relevant = relevant_of(rel)
         except ValueError as e:
-            raise _bad(path, f"entry {n}: {e}") from None
+            raise bad(path, f"entry {n}: {e}") from None
         queries.append(
             BenchQuery(
                 query_id=query_id,
@@ -349,7 +307,7 @@ def _own(path: Path) -> Benchmark:
         )
     ids = [q.query_id for q in queries]
     if len(set(ids)) != len(ids):
-        raise _bad(path, "query_id values repeat")
+        raise bad(path, "query_id values repeat")
     return Benchmark(path.stem, queries, pooled=any(judged(row) for row in _own_rows(path)))
 
 
@@ -360,23 +318,23 @@ CHROMA_HEADER = ["question", "references", "corpus_id"]
 def _chroma(path: Path) -> Benchmark:
     """Chroma's questions CSV: ``question, references, corpus_id``, references a JSON list of
     ``{content, start_index, end_index}`` into the corpus whose file stem is ``corpus_id``."""
-    lines = _Lines(path)
-    rows = _csv(lines)
+    lines = Lines(path)
+    rows = csv_rows(lines)
     header = next(rows, None)
     if header is None or [h.strip() for h in header] != CHROMA_HEADER:
-        raise _bad(path, f"line 1 must be the header {','.join(CHROMA_HEADER)}")
+        raise bad(path, f"line 1 must be the header {','.join(CHROMA_HEADER)}")
     queries = []
     for n, row in enumerate(rows, start=1):
         if not any(c.strip() for c in row):
             continue
         where = f"line {lines.n}"
         if len(row) != 3:
-            raise _bad(path, f"{where} has {len(row)} columns (want 3)")
+            raise bad(path, f"{where} has {len(row)} columns (want 3)")
         question, refs, corpus = (c.strip() for c in row)
         try:
             parsed = loads_json(refs)
         except ValueError as e:
-            raise _bad(path, f"{where}: references are not JSON ({e})") from e
+            raise bad(path, f"{where}: references are not JSON ({e})") from e
         spans = _spans(path, where, parsed, corpus)
         queries.append(
             BenchQuery(
@@ -402,7 +360,7 @@ def detect_benchmark_format(path: Path) -> str:
     if path.is_dir():
         if (path / "queries.jsonl").is_file() and (path / "qrels").is_dir():
             return "beir"
-        raise _bad(path, "a folder must be a BEIR dataset (queries.jsonl and qrels/)")
+        raise bad(path, "a folder must be a BEIR dataset (queries.jsonl and qrels/)")
     if path.suffix in {".jsonl", ".yaml", ".yml", ".json"}:
         return "ragsonde"
     if path.suffix == ".csv":
@@ -410,17 +368,18 @@ def detect_benchmark_format(path: Path) -> str:
     return "trec"
 
 
-def require_labelled(bench: Benchmark, path: str | Path) -> None:
+def require_labelled(bench: Benchmark, path: str | Path, *, shown_as: str | None = None) -> None:
     """Refuse, for an estimate, a benchmark no row of which is labelled (read with
     ``keep_unlabelled``, as ``judge`` reads one to label it); it had reached the relevance
-    check: "No relevance ids to resolve."."""
+    check: "No relevance ids to resolve.". ``shown_as``: as :func:`load_benchmark`'s."""
     if bench.queries and not any(q.relevant for q in bench.queries):
-        raise _bad(
+        raise bad(
             Path(path),
             f"none of its {len(bench.queries)} queries is labelled, and an estimate rests on "
             "some a person labelled. Judge a few in the web page's Judge view (`ragsonde "
-            f"serve`), or read their label-free health with `ragsonde traffic {path} -c "
-            "COLLECTION`",
+            "serve`), or read their label-free health with `ragsonde traffic "
+            f"{in_command(path, shown_as)} -c COLLECTION`",
+            shown_as,
         )
 
 
@@ -431,6 +390,7 @@ def load_benchmark(
     queries: Path | None = None,
     fmt: str | None = None,
     keep_unlabelled: bool = False,
+    shown_as: str | None = None,
 ) -> Benchmark:
     """Load a benchmark; the format is detected from the path unless ``fmt`` names one.
 
@@ -438,16 +398,39 @@ def load_benchmark(
     traffic, :mod:`ragsonde.traffic`): it is left out and listed in ``skipped`` (a benchmark of
     unlabelled rows only is a VALIDATION_ERROR saying how to label it), unless
     ``keep_unlabelled`` (an estimate), when it is kept with no relevant ids; then a row's LLM
-    labels are not gold either (:func:`ragsonde.evaluate.provenance.gold_only`)."""
+    labels are not gold either (:func:`ragsonde.evaluate.provenance.gold_only`).
+
+    ``shown_as`` is what the errors call the benchmark instead of ``benchmark PATH`` (``"the
+    uploaded benchmark"``: a server's copy of rows it was sent, at a path the client never
+    named); a file inside it (a BEIR folder's qrels) is named by its path within, and a command
+    an error suggests names it ``BENCHMARK.jsonl`` (by its suffix). A file that is not part of
+    it (a TREC queries file) is still named by its own path."""
     path = Path(as_location(location, "dataset"))
+    try:
+        return _load(path, split, queries, fmt, keep_unlabelled, shown_as)
+    except Unreadable as e:
+        if shown_as is None or not e.path.is_relative_to(path):
+            raise
+        within = e.path.relative_to(path).as_posix()
+        named = shown_as if within == "." else f"{shown_as} ({within})"
+        raise bad(e.path, e.why, named) from e.__cause__  # its message names the path
+
+
+def _load(
+    path: Path,
+    split: str,
+    queries: Path | None,
+    fmt: str | None,
+    keep_unlabelled: bool,
+    shown_as: str | None,
+) -> Benchmark:
     if not path.exists():
-        raise QueryValidationError(
-            f"Benchmark '{printable(str(path))}' does not exist.", field="dataset"
-        )
+        what = f"Benchmark '{printable(str(path))}'" if shown_as is None else shown_as
+        raise QueryValidationError(f"{what[:1].upper()}{what[1:]} does not exist.", field="dataset")
     if not (path.is_dir() or path.is_file()):  # a device or a FIFO would never end
-        raise _bad(path, "it is not a regular file or a folder")
+        raise bad(path, "it is not a regular file or a folder")
     if path.is_file() and path.stat().st_size == 0:
-        raise _bad(path, "it is empty")
+        raise bad(path, "it is empty")
     name = fmt or detect_benchmark_format(path)
     if name not in LOADERS:
         raise QueryValidationError(
@@ -461,12 +444,13 @@ def load_benchmark(
     unlabelled = [q for q in bench.queries if not q.relevant]
     if unlabelled and not keep_unlabelled:
         if len(unlabelled) == len(bench.queries):
-            raise _bad(
+            named = in_command(path, shown_as)
+            raise bad(
                 path,
                 f"none of its {len(unlabelled)} queries is labelled (a traffic benchmark?). "
-                f"Label them with `ragsonde judge {path} -c COLLECTION --llm openai:MODEL` (or "
+                f"Label them with `ragsonde judge {named} -c COLLECTION --llm openai:MODEL` (or "
                 "in the web page's Judge view, `ragsonde serve`), or read their "
-                f"label-free health with `ragsonde traffic {path} -c COLLECTION`",
+                f"label-free health with `ragsonde traffic {named} -c COLLECTION`",
             )
         bench = Benchmark(
             bench.name,
@@ -475,5 +459,5 @@ def load_benchmark(
             [*bench.skipped, *(f"{q.query_id}: unlabelled" for q in unlabelled)],
         )
     if not bench.queries:
-        raise _bad(path, "no query has both text and relevance judgments")
+        raise bad(path, "no query has both text and relevance judgments")
     return bench

@@ -17,7 +17,7 @@ evaluation itself failed (the issue's "exit 1, never a quiet 0.0").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ragsonde.errors import QueryValidationError, RelevanceError
@@ -26,8 +26,17 @@ from ragsonde.evaluate.resolve import POINT_ID, resolve_doc_id_field
 from ragsonde.models import Result
 from ragsonde.models.payload import PayloadMapping, get_path
 from ragsonde.models.store import Store
+from ragsonde.models.unread import Unread, id_text
 
-__all__ = ["RelevanceError", "check_missing", "left_out", "resolve_relevance", "result_key"]
+__all__ = [
+    "RelevanceError",
+    "check_missing",
+    "left_out",
+    "resolve_relevance",
+    "result_key",
+    "stored_key",
+    "unread_ids",
+]
 
 
 def resolve_relevance(
@@ -63,8 +72,26 @@ def check_missing(missing: Sequence[str], total: int, allow_missing: bool) -> No
         )
 
 
-def result_key(path: str | None) -> Callable[[Result], Any]:
-    """Read a result's relevance id at ``path`` (``None`` or ``@id``: the point id).
+def result_key(path: str | None) -> Callable[[Result], str | None]:
+    """Read a result's relevance id at ``path`` (``None`` or ``@id``: the point id) as text:
+    an integer as its digits, any other type (a list, an object) as no id
+    (:func:`~ragsonde.models.unread.id_text`; :func:`unread_ids` counts those)."""
+    raw = stored_key(path)
+    return lambda r: id_text(raw(r))
+
+
+def unread_ids(results: Iterable[Result], path: str | None, unread: Unread) -> None:
+    """Count in ``unread`` each result whose relevance id at ``path`` is of a type that is no
+    id (:func:`result_key` reads it as none)."""
+    raw = stored_key(path)
+    for r in results:
+        value = raw(r)
+        if value is not None and id_text(value) is None:
+            unread.add("doc_id", path or "doc_id", value, r.chunk_id)
+
+
+def stored_key(path: str | None) -> Callable[[Result], Any]:
+    """A result's relevance id at ``path`` as stored (``None`` or ``@id``: the point id).
 
     A result keeps every payload field a contract field did not consume in ``metadata``, so a
     path is read there; a path a contract field consumed (``url``) is read from that field.

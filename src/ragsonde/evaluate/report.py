@@ -26,7 +26,8 @@ ones (1.5; :mod:`ragsonde.estimate`). ``benchmark.machine_labels`` (1.7): the qu
 labels a machine made, never gold; a gate passes on them only through an estimate. A comparison
 gives each difference's interval (1.7). ``method`` ``stratified``/``stratified-ppi++``: under a
 pair's judging plan (1.8). ``sources`` name predictors as ``--predictor`` does (1.9: a 1.8
-report's ``signals`` is ``scores`` or ``traffic``)."""
+report's ``signals`` is ``scores`` or ``traffic``). ``benchmark.ingested.rewritten`` (1.10): chunks
+whose payload alone changed, no longer counted as ``skipped``."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ __all__ = [
 ]
 
 #: The report format's version: MAJOR.MINOR (see the module docstring).
-SCHEMA_VERSION = "1.9"
+SCHEMA_VERSION = "1.10"
 
 #: judged@10 below this: most of the top 10 was never labelled, and scores as misses.
 LOW_COVERAGE = 0.5
@@ -191,7 +192,13 @@ class IngestSummary(_Part):
     documents: int = 0
     chunks: int = 0
     embedded: int = 0
-    skipped: int = 0
+    rewritten: int = Field(
+        default=0,
+        description="Chunks whose embedded text was unchanged but whose payload changed: "
+        "written again with their stored vector, not embedded (added in 1.10; before, they "
+        "were counted in skipped).",
+    )
+    skipped: int = Field(default=0, description="Chunks stored as they were: nothing written.")
     deleted: int = 0
     failed: list[dict[str, str]] = Field(default_factory=list)
     seconds: float = 0.0

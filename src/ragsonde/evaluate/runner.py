@@ -32,7 +32,13 @@ from ragsonde.evaluate.metrics import (
     percentiles,
 )
 from ragsonde.evaluate.options import EvalOptions
-from ragsonde.evaluate.relevance import check_missing, left_out, resolve_relevance, result_key
+from ragsonde.evaluate.relevance import (
+    check_missing,
+    left_out,
+    resolve_relevance,
+    result_key,
+    unread_ids,
+)
 from ragsonde.evaluate.report import (
     BenchmarkInfo,
     EvalReport,
@@ -54,6 +60,7 @@ from ragsonde.models.payload import PayloadMapping, build_mapping
 from ragsonde.models.query import resolve_collection
 from ragsonde.models.scores import is_distance
 from ragsonde.models.store import Store
+from ragsonde.models.unread import Unread, id_text
 from ragsonde.models.validation import options_of
 from ragsonde.progress import Progress
 from ragsonde.retriever import Retriever
@@ -70,7 +77,7 @@ _LIMITS = Limits(max_top_k=_MAX_FETCH, max_batch_size=100)
 
 #: ``--relevance-by`` -> (payload field counted in the store, key of a result).
 RELEVANCE_KEYS: dict[str, tuple[str | None, Any]] = {
-    "doc": ("doc_id", lambda r: r.metadata.get("doc_id")),
+    "doc": ("doc_id", lambda r: id_text(r.metadata.get("doc_id"))),
     "url": ("url", lambda r: r.url),
     "chunk": (None, lambda r: r.chunk_id),
 }
@@ -116,6 +123,7 @@ class _Evaluation:
         self.integrity = IntegrityReport(mapping=retriever.mapping)
         self.errors: dict[str, str] = {}
         self.cut_short = 0  # queries whose ranking the fetch cap ended before max(k)
+        self.unread = Unread()  # payload values of a type their field cannot be read as
         self.aggregation = Aggregation.of(params.aggregation, params.aggregation_n)
         info = store.collection_info(collection)
         # a sum adds the engine's scores where they are similarities (not Euclid/Manhattan)
@@ -150,6 +158,9 @@ class _Evaluation:
                 for s in _STAGES:
                     ran.timings[s].append(float(getattr(resp.timings, s)))
                 found = self.integrity.check(resp, q.filters)
+                self.unread.merge(resp.unread)
+                if self.relevance is not None:
+                    unread_ids(resp.results, self.relevance.path, self.unread)
                 if spans is not None:
                     spans.add(q, resp.results)
             ran.per_query[q.query_id] = QueryRow(
@@ -328,6 +339,7 @@ def evaluate(
     history: Path | str | None = None,
     extend: Callable[[EvalReport], None] | None = None,
     started: float | None = None,
+    shown_as: str | None = None,
 ) -> EvalReport:
     """Evaluate retrieval on ``dataset`` against ``collection`` (default: the workspace's
     ``settings.collection``) with ``options``; see :class:`EvalReport`.
@@ -347,6 +359,10 @@ def evaluate(
     ``seconds`` and the recorded run cover that work too. The clock starts at ``started`` (a
     :func:`time.perf_counter` reading; the CLI passes its command's start, so ``seconds`` also
     covers loading the libraries and the benchmark), else at this call.
+
+    ``shown_as``: what an error about the benchmark calls it instead of its path
+    (:func:`~ragsonde.evaluate.datasets.load_benchmark`'s; the server's ``"the uploaded
+    benchmark"``, read from a copy in its own folders).
     """
     o = options_of(options, EvalOptions)
     names = _metric_names(o)  # an unknown metric in a gate fails before any work
@@ -358,10 +374,14 @@ def evaluate(
         params = o.effective_search(cfg.search)
         coll = resolve_collection(collection, cfg.collection)
         bench = load_benchmark(
-            dataset, split=o.split, queries=o.queries_file, keep_unlabelled=o.estimate
+            dataset,
+            split=o.split,
+            queries=o.queries_file,
+            keep_unlabelled=o.estimate,
+            shown_as=shown_as,
         )
         if o.estimate:
-            require_labelled(bench, dataset)
+            require_labelled(bench, dataset, shown_as=shown_as)
         st = ws.store
         ingested = (
             ensure_collection(bench, ws, coll, params.mode != "dense", corpus) if ingest else None
@@ -426,6 +446,7 @@ def evaluate(
                 *index_differences(cfg.index, built, coll),
                 *warnings,
                 *ev.integrity.warnings(),
+                *ev.unread.warnings(),
             ],
             judged_only=o.judged_only,
             created_at=datetime.now(UTC).isoformat(),

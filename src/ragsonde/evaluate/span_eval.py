@@ -23,6 +23,7 @@ from ragsonde.evaluate.spans import Span, precision_omega, span_of, span_scores
 from ragsonde.models import Result
 from ragsonde.models.payload import PayloadMapping, get_path
 from ragsonde.models.store import Store
+from ragsonde.models.unread import id_text
 
 __all__ = ["HITS", "SpanCollector"]
 
@@ -121,7 +122,7 @@ class SpanCollector:
         out: list[Span] = []
         for batch in store.scroll(collection, batch_size=1024, filter={doc_field: id_values(docs)}):
             for p in batch:
-                span = span_of(get_path(p.payload, doc_field), p.payload, self.mapping)
+                span = span_of(id_text(get_path(p.payload, doc_field)), p.payload, self.mapping)
                 if span is not None:
                     out.append(span)
         return out

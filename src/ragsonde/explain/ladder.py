@@ -5,7 +5,8 @@ tried in the documented order (:data:`~ragsonde.evaluate.misses.STAGES`); the mi
 first one whose relaxation brings the document into the top k. The relaxations accumulate, each
 on top of the ones before, as the query's searches were planned (:mod:`.probe`):
 
-1. ``not_in_collection`` — no point carries the document's id;
+1. ``not_in_collection`` — no point carries the document's id (or each carries it only inside
+   a list or an object, which the store's filter matches and a hit never counts as);
 2. ``no_text`` — every chunk of it has empty or missing text;
 3. ``filter`` — the query's filter excludes every chunk of it (each excluding condition named);
 4. ``threshold`` — in the top k once the score threshold is dropped (its score vs the threshold);
@@ -84,10 +85,18 @@ class NotInCollection(Rung):
     stage = "not_in_collection"
 
     def check(self, a: Attempt) -> Step:
-        n = a.facts.chunks
+        n, path = a.facts.chunks, a.setup.pipeline.doc_path
         if n == 0:
-            path = a.setup.pipeline.doc_path
             return self.blame(a, f"no point carries '{a.doc}' at {path}", path=path)
+        odd = a.facts.unread_ids
+        if len(odd) == n:  # found by the store's filter inside a list: no hit counts as it
+            return self.blame(
+                a,
+                f"{n} chunk(s) carry '{a.doc}' at {path} only inside a value that is no "
+                f"document id ({', '.join(odd[:3])}): a hit counts as no document",
+                path=path,
+                unread_ids=n,
+            )
         return self.step("passed", f"{n} chunk(s) carry it")
 
 
@@ -97,7 +106,11 @@ class NoText(Rung):
     def check(self, a: Attempt) -> Step:
         n, empty = a.facts.chunks, a.facts.empty_text
         if empty == n:
-            return self.blame(a, f"all {n} chunk(s) have empty or no text", chunks=n, empty=empty)
+            odd = a.facts.unread_text
+            why = f" ({'; '.join(odd[:3])}: not text)" if odd else ""
+            return self.blame(
+                a, f"all {n} chunk(s) have empty or no text{why}", chunks=n, empty=empty
+            )
         return self.step("passed", f"{n - empty} chunk(s) have text")
 
 

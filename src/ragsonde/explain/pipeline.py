@@ -23,6 +23,7 @@ from ragsonde.models.params import SearchParams
 from ragsonde.models.payload import get_path
 from ragsonde.models.points import FilterSpec, Hit, SearchSpec, SparseVector
 from ragsonde.models.scores import Distance, is_distance, similarity_in
+from ragsonde.models.unread import id_text
 
 if TYPE_CHECKING:
     from ragsonde.config import Settings
@@ -190,5 +191,4 @@ def doc_of(hit: Hit, path: str) -> str | None:
     """The document id a hit belongs to (its point id for ``@id``)."""
     if path == POINT_ID:
         return hit.id
-    value = get_path(hit.payload, path)
-    return None if value is None else str(value)
+    return id_text(get_path(hit.payload, path))  # a list or an object is no id: no document

@@ -24,6 +24,7 @@ from ragsonde.models.payload import PayloadMapping, get_path
 from ragsonde.models.points import CollectionInfo, FilterSpec, Hit, SearchSpec, prefetch_depth
 from ragsonde.models.scores import similarity_of, summable_of
 from ragsonde.models.store import Store
+from ragsonde.models.unread import id_text, json_type
 
 __all__ = ["BATCH", "Case", "DocFacts", "Probe", "Setup", "TokenWindow", "probe"]
 
@@ -166,7 +167,14 @@ class DocFacts:
     """What the store holds of one missed document."""
 
     chunks: int = 0
+    unread_ids: list[str] = field(default_factory=list)
+    """Each chunk that carries the document only inside a value that is no id (a list, an
+    object: the store's filter matches an element, the ranking reads no document): "point P
+    (a list)" (:mod:`ragsonde.models.unread`)."""
     empty_text: int = 0
+    unread_text: list[str] = field(default_factory=list)
+    """Each chunk whose text field holds what has no one text (a list, an object), read as
+    empty: "point P: 'text' holds a list"."""
     passes_filter: bool = True
     excluding: dict[str, tuple[str, str]] = field(default_factory=dict)
     best_text: str | None = None
@@ -279,19 +287,25 @@ def _facts(setup: Setup, p: Probe, doc: str, best: Hit | None) -> DocFacts:
     store, coll, path = setup.store, setup.collection, setup.pipeline.doc_path
     if path == POINT_ID:
         records = store.retrieve(coll, [doc])
-        payloads = [r.payload for r in records]
     else:
-        payloads = [
-            r.payload
-            for batch in store.scroll(coll, filter={path: id_values([doc])})
-            for r in batch
-        ]
+        records = [r for b in store.scroll(coll, filter={path: id_values([doc])}) for r in b]
+    payloads = [r.payload for r in records]
     facts = DocFacts(chunks=len(payloads))
+    if path != POINT_ID:
+        values = [(r.id, get_path(r.payload, path)) for r in records]
+        facts.unread_ids = [f"point {i} ({json_type(v)})" for i, v in values if id_text(v) is None]
     if setup.spans and path != POINT_ID:
         spans = [span_of(doc, pl, setup.mapping) for pl in payloads]
         facts.spans = None if None in spans else [s for s in spans if s is not None]
-    texts = [setup.mapping.read(pl).text for pl in payloads]
+    read = [setup.mapping.read(pl) for pl in payloads]
+    texts = [f.text for f in read]
     facts.empty_text = sum(1 for t in texts if not (t or "").strip())
+    facts.unread_text = [
+        f"point {r.id}: '{where}' holds {json_type(v)}"
+        for r, f in zip(records, read, strict=True)
+        for name, where, v in f.unread
+        if name == "text"
+    ]
     filt = p.case.filter
     if filt and payloads:
         if path == POINT_ID:

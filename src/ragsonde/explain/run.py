@@ -42,12 +42,17 @@ __all__ = ["DEFAULT_EXPLAIN_K", "evaluate_explained", "explain_query", "explain_
 DEFAULT_EXPLAIN_K = 10
 
 
-def _benchmark(benchmark: Benchmark | str | Path, split: str, queries: Path | None) -> Benchmark:
+def _benchmark(
+    benchmark: Benchmark | str | Path,
+    split: str,
+    queries: Path | None,
+    shown_as: str | None = None,
+) -> Benchmark:
     from ragsonde.evaluate.datasets import Benchmark, load_benchmark
 
     if isinstance(benchmark, Benchmark):
         return benchmark
-    return load_benchmark(benchmark, split=split, queries=queries)
+    return load_benchmark(benchmark, split=split, queries=queries, shown_as=shown_as)
 
 
 def _cases(ws: Workspace, setup: Setup, queries: Sequence[BenchQuery]) -> list[Case]:
@@ -192,6 +197,7 @@ def evaluate_explained(
     *,
     k: int = DEFAULT_EXPLAIN_K,
     extend: Callable[[EvalReport], None] | None = None,
+    shown_as: str | None = None,
     **evaluate_kwargs: Any,
 ) -> EvalReport:
     """:func:`~ragsonde.evaluate.evaluate` with the miss ladder (:func:`explain_report`) run on
@@ -201,19 +207,21 @@ def evaluate_explained(
 
     ``k`` is checked against the options' cutoffs before any query runs. ``extend``: a
     further step after the ladder (``--estimate``'s, :func:`ragsonde.estimate.estimating`),
-    timed and recorded with it.
+    timed and recorded with it. ``shown_as``: as :func:`~ragsonde.evaluate.evaluate`'s.
     """
     from ragsonde.evaluate import evaluate
 
     _check_k(k, max(options.k))
-    bench = _benchmark(dataset, options.split, options.queries_file)
+    bench = _benchmark(dataset, options.split, options.queries_file, shown_as)
 
     def explain(report: EvalReport) -> None:
         explain_report(report, bench, k=k, workspace=workspace)
         if extend is not None:
             extend(report)
 
-    return evaluate(dataset, options, workspace, extend=explain, **evaluate_kwargs)
+    return evaluate(
+        dataset, options, workspace, extend=explain, shown_as=shown_as, **evaluate_kwargs
+    )
 
 
 def _check_k(k: int, depth: int) -> None:

@@ -4,7 +4,8 @@ Idempotent by construction: a chunk's id is a UUID derived from its document id 
 running again is an upsert. Before embedding, the stored points of a batch are read back: a chunk
 whose embedded text (``embed_hash``) and embedder are unchanged is not embedded again, and a chunk
 whose payload is unchanged too is not written at all. A document that shrank loses its chunks past
-its new end (one read empty, all of them); ``prune`` deletes documents that left the source.
+its new end (one read empty, all of them); ``prune`` deletes documents that left the source. A
+document with a field of a name ingest writes itself is a failure naming it (:mod:`.reserved`).
 Killed at any point, a run started again converges to the same collection, since every write is an
 idempotent upsert.
 
@@ -31,6 +32,7 @@ from ragsonde.errors import CollectionNotFoundError, QueryValidationError
 from ragsonde.ingest.chunker import Chunker, ChunkerConfig
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.ingest.options import IngestOptions
+from ragsonde.ingest.reserved import RESERVED_FIELDS, reserved_fields
 from ragsonde.models.index import Bm25Params, IndexConfig
 from ragsonde.models.payload import DEFAULT_MAPPING, ChunkFields, PayloadMapping
 from ragsonde.models.points import PointRecord, SparseVector
@@ -60,18 +62,6 @@ INDEXED_FIELDS: dict[str, str] = {
     "chunk_index": "integer",
 }
 _NAMESPACE = uuid.UUID("6f1c6a52-2a3e-4d0b-9a57-5b0d7c3e8a11")
-_STANDARD = (
-    "text",
-    "url",
-    "title",
-    "section",
-    "chunk_index",
-    "start",
-    "end",
-    "doc_id",
-    "content_hash",
-    "title_cut",
-)
 
 
 def chunk_id(doc_id: str, index: int) -> str:
@@ -132,10 +122,16 @@ class ChunkRecord:
 
 @dataclass
 class IngestReport:
+    """What an ingest did. Each chunk read is counted once: ``embedded`` (embedded and
+    written), ``rewritten`` (its embedded text unchanged, its payload not: written again with
+    its stored vector, not embedded) or ``skipped`` (stored as it is: nothing written), so
+    ``embedded + rewritten + skipped == chunks``."""
+
     collection: str
     documents: int = 0
     chunks: int = 0
     embedded: int = 0
+    rewritten: int = 0
     skipped: int = 0
     deleted: int = 0
     failed: list[Failure] = field(default_factory=list)
@@ -148,6 +144,7 @@ class IngestReport:
             "documents": self.documents,
             "chunks": self.chunks,
             "embedded": self.embedded,
+            "rewritten": self.rewritten,
             "skipped": self.skipped,
             "deleted": self.deleted,
             "failed": [f.to_json() for f in self.failed],
@@ -168,7 +165,8 @@ def chunk_document(
     encode them: part of ``embed_hash``, so changing them re-encodes the chunks; such a label is
     also kept as the ``bm25`` payload field (:func:`encoded_text` needs it to check the hash)."""
     records: list[ChunkRecord] = []
-    meta = {k: _jsonable(v) for k, v in doc.metadata.items() if k not in _STANDARD}
+    # ingest refuses a document with such a field (reserved_fields); here it cannot override
+    meta = {k: _jsonable(v) for k, v in doc.metadata.items() if k not in RESERVED_FIELDS}
     for section in doc.sections:
         prefix, cut = _bounded_prefix(doc, section.name, chunker)
         reserved = chunker.length(prefix) if prefix else 0
@@ -280,7 +278,8 @@ class _Writer:
         if points:
             self.store.upsert(self.collection, points)
         self.report.embedded += len(to_embed)
-        self.report.skipped += len(records) - len(to_embed)
+        self.report.rewritten += len(points)
+        self.report.skipped += len(records) - len(to_embed) - len(points)
         for tail_id, doc_id in tails.items():
             if tail_id in stored:  # the document shrank
                 self._delete_tail(doc_id, len(dict(docs)[doc_id]))
@@ -385,6 +384,8 @@ def ingest_documents(
     for item in documents:
         if not isinstance(item, Failure) and item.doc_id in seen:
             item = _same_id(item, seen[item.doc_id])
+        if not isinstance(item, Failure):
+            item = reserved_fields(item) or item
         if isinstance(item, Failure):
             report.failed.append(item)
             if item.doc_id is not None and item.doc_id not in seen:

@@ -16,6 +16,7 @@ from ragsonde.errors import QueryValidationError
 from ragsonde.labels.cache import text_hash
 from ragsonde.labels.models import BenchmarkEntry
 from ragsonde.models.params import SearchParams
+from ragsonde.models.unread import id_text
 from ragsonde.retriever import Retriever
 
 __all__ = ["PooledHit", "Pools", "modes_for", "pool"]
@@ -80,7 +81,8 @@ def pool(
             if resp.search is not None:
                 searches.setdefault(mode, resp.search)
             for r in resp.results:
-                doc = r.metadata.get("doc_id") or r.url or r.chunk_id
+                # an id kept as a list or an object is none: never its Python spelling
+                doc = id_text(r.metadata.get("doc_id")) or r.url or r.chunk_id
                 have = best.get(r.chunk_id)
                 if have is None or r.rank < have.best_rank:
                     best[r.chunk_id] = PooledHit(

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ragsonde.models.store import Store
+from ragsonde.models.unread import id_text, text_of
 
 __all__ = ["Chunk", "read_chunks", "stratified_sample"]
 
@@ -46,16 +47,17 @@ def read_chunks(store: Store, collection: str) -> list[Chunk]:
     for batch in store.scroll(collection, batch_size=512):
         for p in batch:
             pl = p.payload
-            text = str(pl.get("text") or "")
-            doc = pl.get("doc_id") or pl.get("url") or p.id
+            # a value of another type (a list, an object) is absent, never its Python spelling;
+            # a chunk_index "x" or [1] failed with a traceback (ragsonde.models.unread)
+            doc = id_text(pl.get("doc_id")) or text_of(pl.get("url")) or p.id
             out.append(
                 Chunk(
                     id=p.id,
-                    doc_id=str(doc),
-                    section=str(pl.get("section") or ""),
-                    title=str(pl.get("title") or ""),
-                    text=text,
-                    chunk_index=int(pl.get("chunk_index") or 0),
+                    doc_id=doc,
+                    section=text_of(pl.get("section")) or "",
+                    title=text_of(pl.get("title")) or "",
+                    text=text_of(pl.get("text")) or "",
+                    chunk_index=_offset(pl.get("chunk_index")) or 0,
                     start=_offset(pl.get("start")),
                     end=_offset(pl.get("end")),
                 )

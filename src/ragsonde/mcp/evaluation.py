@@ -101,6 +101,8 @@ def run_evaluation(
                 Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ragsonde-mcp-"))),
             )
         )
+        # inline rows' errors (a query_id twice) named the temporary file they were written to
+        shown = None if isinstance(benchmark, Path) else "the inline rows"
         report = evaluate(
             path,
             collection=collection,
@@ -108,7 +110,8 @@ def run_evaluation(
             workspace=room.workspace,
             progress=progress,
             record=room.allow_write,
-            extend=estimating(options, workspace=room.workspace),
+            extend=estimating(options, workspace=room.workspace, shown_as=shown),
+            shown_as=shown,
         )
     if not isinstance(benchmark, Path):
         report.dataset = "inline rows"

@@ -123,7 +123,8 @@ class SearchAnswer(Response):
     warnings: list[str] = Field(
         default_factory=list,
         description="E.g. every result has empty text: the collection keeps its text at a "
-        "payload path the server's mapping does not read.",
+        "payload path the server's mapping does not read; or a payload field holds a value of "
+        "another type than its field's (a list where the text should be), counted.",
     )
 
 

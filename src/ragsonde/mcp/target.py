@@ -151,6 +151,7 @@ def build_matcher(settings: Settings, bench: Benchmark) -> Matcher:
     from ragsonde.evaluate.relevance import resolve_relevance
     from ragsonde.evaluate.resolve import POINT_ID
     from ragsonde.models.payload import get_path
+    from ragsonde.models.unread import id_text
     from ragsonde.workspace import using
 
     by_text: dict[str, str] = {}
@@ -161,13 +162,14 @@ def build_matcher(settings: Settings, bench: Benchmark) -> Matcher:
         path = resolve_relevance(ws.store, coll, wanted, mapping).path
         for batch in ws.store.scroll(coll):
             for record in batch:
-                key = record.id if path == POINT_ID else get_path(record.payload, path)
-                if key is None:
+                key = record.id if path == POINT_ID else id_text(get_path(record.payload, path))
+                if key is None:  # none, or a list or an object: no document id
                     continue
                 fields = mapping.read(record.payload)
-                by_text.setdefault(fields.text.strip(), str(key))
+                if fields.text.strip():
+                    by_text.setdefault(fields.text.strip(), key)
                 if fields.url:
-                    by_url.setdefault(fields.url.strip(), str(key))
+                    by_url.setdefault(fields.url.strip(), key)
     return Matcher(by_text, by_url)
 
 

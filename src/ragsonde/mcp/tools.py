@@ -92,7 +92,8 @@ class Room:
         if resp.error is not None:
             raise AnsweredError(resp.error)
         empty = empty_text_warning(resp, _TEXT_PATH_FIX)
-        return SearchAnswer(**dict(resp), warnings=[empty] if empty else [])
+        warnings = [*resp.warnings, *([empty] if empty else [])]
+        return SearchAnswer(**{**dict(resp), "warnings": warnings})
 
     # -- the collection and the settings ------------------------------------------------------
 

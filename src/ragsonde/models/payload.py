@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragsonde.errors import QueryValidationError
+from ragsonde.models.unread import text_of
 
 __all__ = [
     "CONTRACT_FIELDS",
@@ -114,6 +115,10 @@ class ChunkFields:
     chunk_index: int | None
     created_at: str | None
     metadata: dict[str, Any]
+    unread: tuple[tuple[str, str, Any], ...] = ()
+    """``(field, path, value)`` of each text field whose value has no one text (a list, an
+    object, true/false): read as absent, the value left in ``metadata``
+    (:mod:`ragsonde.models.unread`)."""
 
 
 #: A candidate path split for reading: ``(path, first step, the steps after it)``, e.g.
@@ -186,35 +191,44 @@ class PayloadMapping:
         return None if found is None else found[1]
 
     def read(self, payload: Mapping[str, Any]) -> ChunkFields:
-        """Read the contract fields; every other top-level field goes to ``metadata``."""
+        """Read the contract fields; every other top-level field goes to ``metadata``.
+
+        A text field holds text, or a number read as its decimal text; any other value (a list,
+        an object, true/false) reads as absent and stays in ``metadata`` as stored, listed in
+        ``unread`` (:mod:`ragsonde.models.unread`). A ``chunk_index`` that is not an integer
+        ≥ 0 reads as null and stays in ``metadata`` too."""
         found: dict[str, Any] = {}
         used_top: set[str] = set()
+        unread: list[tuple[str, str, Any]] = []
         cache: _Decoded = {}
         for mapped in self._contract:
             hit = mapped.first(payload, cache)
-            if hit is not None:
-                path, found[mapped.name] = hit[0], hit[1]
-                if "." not in path:
-                    used_top.add(path)
-            else:  # a field stored as null is still that field, not metadata
+            if hit is None:  # a field stored as null is still that field, not metadata
                 used_top.update(payload.keys() & mapped.paths)
-        text = found.get("text")
-        index = found.get("chunk_index")
+                continue
+            path, value = hit
+            if mapped.name == "chunk_index":
+                value = value if type(value) is int and value >= 0 else None
+            elif type(value) is not str:
+                text = text_of(value)
+                if text is None:
+                    unread.append((mapped.name, path, value))
+                value = text
+            if value is None:
+                continue  # unread: left in metadata
+            found[mapped.name] = value
+            if "." not in path:
+                used_top.add(path)
         return ChunkFields(
-            text=text if isinstance(text, str) else ("" if text is None else str(text)),
-            url=_opt_str(found.get("url")),
-            title=_opt_str(found.get("title")),
-            section=_opt_str(found.get("section")),
-            chunk_index=index if isinstance(index, int) and index >= 0 else None,
-            created_at=_opt_str(found.get("created_at")),
+            text=found.get("text", ""),
+            url=found.get("url"),
+            title=found.get("title"),
+            section=found.get("section"),
+            chunk_index=found.get("chunk_index"),
+            created_at=found.get("created_at"),
             metadata={k: v for k, v in payload.items() if k not in used_top},
+            unread=tuple(unread),
         )
-
-
-def _opt_str(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else str(value)
 
 
 @dataclass(frozen=True)

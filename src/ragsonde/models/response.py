@@ -19,6 +19,7 @@ from pydantic import (
 from ragsonde.errors import ErrorCode, RagsondeError
 from ragsonde.models.params import IndexParams, SearchParams
 from ragsonde.models.text import printable
+from ragsonde.models.unread import Unread
 
 __all__ = [
     "MINIMAL_RESULT_FIELDS",
@@ -137,6 +138,25 @@ class Response(BaseModel):
         "(quantization, HNSW graph, BM25 parameters).",
     )
     error: ErrorInfo | None = None
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What the results' payloads held that could not be read as their field, "
+        "one line per field and type (a list where the text should be: that text reads as "
+        "empty, the value is kept in metadata); empty when there is nothing to say.",
+    )
+
+    _unread: Unread = PrivateAttr(default_factory=Unread)
+
+    @property
+    def unread(self) -> Unread:
+        """The payload values its results left unread, counted (worded in ``warnings``)."""
+        return self._unread
+
+    def noting(self, unread: Unread) -> Response:
+        """This response with ``unread`` counted and worded in its warnings."""
+        self._unread = unread
+        self.warnings = [*self.warnings, *unread.warnings()]
+        return self
 
     @classmethod
     def failure(

@@ -171,19 +171,17 @@ def not_utf8(e: UnicodeDecodeError) -> str:
 def read_json_file(path: Path) -> Any:
     """The JSON document in the file ``path``, through :func:`loads_json`. Anything else is a
     ValueError whose message says plainly why, for the caller to prefix with what it reads:
-    :func:`unreadable`'s reasons, bytes that are not UTF-8, text that is not JSON."""
+    :func:`unreadable`'s reasons, text that is not UTF-8 (:func:`ragsonde.inputs.decoded_text`:
+    which line, or UTF-16), text that is not JSON."""
     why = unreadable(path)
     if why is not None:
         raise ValueError(why)
-    from ragsonde.inputs import MAX_DOCUMENT_BYTES, read_bytes
+    from ragsonde.inputs import MAX_DOCUMENT_BYTES, decoded_text, read_bytes
 
     raw = read_bytes(path, MAX_DOCUMENT_BYTES, "JSON document")  # ValueError: said plainly
     if not raw.strip():
         raise ValueError("it is empty")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ValueError(not_utf8(e)) from e
+    text = decoded_text(raw)  # ValueError: said plainly, at its line
     try:
         return loads_json(text)
     except json.JSONDecodeError as e:

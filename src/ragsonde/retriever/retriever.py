@@ -45,6 +45,7 @@ from ragsonde.models.query import CollectionName, resolve_collection
 from ragsonde.models.scores import similarity_in
 from ragsonde.models.store import Store
 from ragsonde.models.text import UnicodeStr
+from ragsonde.models.unread import Unread
 from ragsonde.retriever.facts import CollectionFacts
 from ragsonde.retriever.filters import FilterResolver
 from ragsonde.tracing import trace_retrieval
@@ -429,11 +430,13 @@ class Retriever:
         # The engine's order stands; the distance (in dense mode) decides how its raw score
         # maps into [0, 1].
         similarity = similarity_in(self._collection_info(collection).distance, p.params.mode)
+        unread = Unread()
         for hit in hits:
             score = similarity(hit.score)
             if score < p.params.score_threshold:
                 continue
             fields = self.mapping.read(hit.payload)
+            unread.note(fields.unread, hit.id)
             result = Result(
                 chunk_id=hit.id,
                 text=fields.text,
@@ -460,7 +463,7 @@ class Retriever:
             model=self.model_name,
             search=p.params,
             index=self.index_params(collection),
-        )
+        ).noting(unread)
 
     def _error_for(self, p: _Pending, exc: RagsondeError, timings: Timings) -> Response:
         return Response.failure(

@@ -15,7 +15,15 @@ from ragsonde.evaluate.options import EvalOptions
 from ragsonde.server.errors import ApiError
 from ragsonde.server.state import ServerState
 
-__all__ = ["FILE_OPTIONS", "check_upload", "confined_options", "dataset_roots", "resolve_dataset"]
+__all__ = [
+    "FILE_OPTIONS",
+    "UPLOAD_SHOWN_AS",
+    "check_upload",
+    "confined_options",
+    "dataset_roots",
+    "resolve_dataset",
+    "shown_as",
+]
 
 #: The one answer for a dataset the server will not read, whether or not it exists.
 REFUSED = (
@@ -26,6 +34,15 @@ REFUSED = (
 
 #: The options that name a file the server would read, beside the dataset.
 FILE_OPTIONS = ("queries_file", "plan_file")
+#: What an error calls uploaded rows: the server reads them from a copy in its own folders,
+#: at a path the client never named (a command it suggests names them ``BENCHMARK.jsonl``).
+UPLOAD_SHOWN_AS = "the uploaded benchmark"
+
+
+def shown_as(dataset: str | None) -> str:
+    """What an error about a request's benchmark calls it: the dataset as the request named
+    it, never the path it resolved to in the server's folders; or :data:`UPLOAD_SHOWN_AS`."""
+    return UPLOAD_SHOWN_AS if dataset is None else f"benchmark {dataset}"
 
 
 def dataset_roots(state: ServerState) -> list[Path]:
@@ -71,19 +88,16 @@ def check_upload(rows: list[dict[str, Any]], options: EvalOptions) -> None:
     no row labelled): the 422 at the door, naming the row. They were read only in the job, so
     a bad upload was accepted (202, a job slot taken) and failed naming a file on the server
     the client never named ("Cannot read benchmark /home/…/eval-reports/<id>.benchmark.jsonl").
-    Blocking (it writes and reads a file): run it in a thread."""
+    The error calls them :data:`UPLOAD_SHOWN_AS`, as the job's would. Blocking (it writes and
+    reads a file): run it in a thread."""
     from ragsonde.evaluate.datasets import load_benchmark, require_labelled
 
     with tempfile.TemporaryDirectory(prefix="ragsonde-upload-") as folder:
         path = Path(folder) / "upload.jsonl"
         path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
         try:
-            bench = load_benchmark(path, keep_unlabelled=options.estimate)
+            bench = load_benchmark(path, keep_unlabelled=options.estimate, shown_as=UPLOAD_SHOWN_AS)
             if options.estimate:
-                require_labelled(bench, path)
+                require_labelled(bench, path, shown_as=UPLOAD_SHOWN_AS)
         except QueryValidationError as e:
-            said = e.message.replace(
-                f"Cannot read benchmark {path}", "Cannot read the uploaded benchmark"
-            )
-            said = said.replace(str(path), "BENCHMARK.jsonl")  # in a command it suggests
-            raise ApiError(QueryValidationError(said, field="benchmark")) from e
+            raise ApiError(QueryValidationError(e.message, field="benchmark")) from e

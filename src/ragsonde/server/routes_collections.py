@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from ragsonde.errors import RagsondeError
+from ragsonde.models import SearchMode
 from ragsonde.models.store import COLLECTION_NAME_PATTERN
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError
 from ragsonde.server.state import ServerState, get_state
@@ -26,6 +27,9 @@ class CollectionSummary(BaseModel):
     dimension: int
     distance: str
     sparse: bool
+    modes: list[SearchMode]
+    """The search modes it answers (as ``ragsonde collections`` lists them): dense, and sparse
+    and hybrid when its sparse vector is a BM25 ragsonde can query. The page offers these."""
 
 
 class CollectionInUse(BaseModel):
@@ -87,6 +91,7 @@ def _list(state: ServerState) -> CollectionList:
                 dimension=e.dimension,
                 distance=e.distance,
                 sparse=e.sparse_vector is not None,
+                modes=e.modes,
             )
         )
     return CollectionList(

@@ -39,6 +39,9 @@ async def health(state: State) -> ServerConfig:
     return ServerConfig(
         collection=cfg.collection,
         model=state.workspace.embedder_name,
-        search=cfg.search,
+        # the retriever's: a retriever handed to create_app may search with its own parameters
+        # on top of the settings', and the page takes its default mode, top_k and threshold
+        # from here
+        search=state.retriever.search,
         index=cfg.index,
     )

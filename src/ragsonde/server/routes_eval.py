@@ -46,7 +46,7 @@ from ragsonde.evaluate.options import EvalOptions, options_error
 from ragsonde.evaluate.report import EvalReport
 from ragsonde.models import ErrorInfo
 from ragsonde.server.bounds import within_max_top_k
-from ragsonde.server.datasets import check_upload, confined_options, resolve_dataset
+from ragsonde.server.datasets import check_upload, confined_options, resolve_dataset, shown_as
 from ragsonde.server.errors import ERROR_RESPONSES, ApiError, html_error_responses
 from ragsonde.server.routes_query import read_json
 from ragsonde.server.saved_reports import SavedReport, SavedReports
@@ -270,13 +270,20 @@ def _run(job: EvalJob, state: ServerState) -> None:
     job.status = "running"
     try:
         path = job.path if job.path is not None else _write_upload(job, state)
+        # errors name the benchmark as the request did: never its path in the server's folders
+        shown = shown_as(req.dataset)
         step = None
         if req.options.estimate:  # a plan file: confined to the dataset folders at the door
             from ragsonde.estimate import estimating
 
-            step = estimating(req.options, workspace=state.workspace)
+            step = estimating(req.options, workspace=state.workspace, shown_as=shown)
         # misses explained and metrics estimated before the report is timed and recorded
-        how: dict[str, Any] = {"collection": req.collection, "progress": job, "extend": step}
+        how: dict[str, Any] = {
+            "collection": req.collection,
+            "progress": job,
+            "extend": step,
+            "shown_as": shown,
+        }
         if req.explain:
             from ragsonde.explain import evaluate_explained
 

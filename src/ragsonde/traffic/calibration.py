@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragsonde.errors import QueryValidationError
 from ragsonde.models.payload import PayloadMapping
+from ragsonde.models.unread import Unread
 from ragsonde.traffic.logistic import Logistic, fit_logistic
 from ragsonde.traffic.replay import Replay, Replayer
 
@@ -137,9 +138,13 @@ def calibrate(
     df: Counter[int] = Counter()
     sample: list[tuple[str, str]] = []  # (chunk id, sentence)
     seen = textless = 0
+    unread = Unread()  # text fields holding a list or an object: no sentence, and said why
     encoder = replayer.encoder() if replayer.has_bm25 else None
     for batch in store.scroll(replayer.collection, batch_size=256):
-        texts = [mapping.read(p.payload).text or "" for p in batch]
+        fields = [mapping.read(p.payload) for p in batch]
+        for p, f in zip(batch, fields, strict=True):
+            unread.note(f.unread, p.id)
+        texts = [f.text or "" for f in fields]
         textless += sum(1 for t in texts if not t.strip())
         if encoder is not None:
             for vec in encoder.embed_documents(texts):
@@ -153,7 +158,7 @@ def calibrate(
         if seen >= DF_SAMPLE:
             break
     if not sample:
-        _no_sentences(replayer.collection, seen, textless, mapping)
+        _no_sentences(replayer.collection, seen, textless, mapping, unread)
     partial = Calibration(
         key=key, mode=replayer.params.mode, n_docs=seen, df=dict(df), values={}, found=[], rows=[]
     )
@@ -180,7 +185,9 @@ def calibrate(
     return result
 
 
-def _no_sentences(collection: str, seen: int, textless: int, mapping: PayloadMapping) -> None:
+def _no_sentences(
+    collection: str, seen: int, textless: int, mapping: PayloadMapping, unread: Unread
+) -> None:
     """Refuse a calibration on no sentence: every query's ``predicted`` would be None and the
     weak share a quiet 0 (a collection that keeps its text at a path no known layout reads,
     e.g. LangChain's ``content_payload_key="body"``)."""
@@ -190,6 +197,8 @@ def _no_sentences(collection: str, seen: int, textless: int, mapping: PayloadMap
     elif textless == seen:
         paths = ", ".join(mapping.paths.get("text", ())) or "none"
         why = f"none of the {seen} chunks read has text at the paths tried ({paths})"
+        if unread:  # a list or an object where the text should be
+            why += f"; {'; '.join(unread.found('chunk'))}, not text"
         fix = (
             "Say where its text is with --field text=PATH (RAGSONDE_MAPPING__TEXT); "
             f"`ragsonde inspect {collection}` lists its payload fields."

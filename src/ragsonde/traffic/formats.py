@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from ragsonde.errors import QueryValidationError
-from ragsonde.inputs import decoded_lines, open_regular
+from ragsonde.inputs import decoded_lines, open_regular, other_encoding
 
 __all__ = ["FORMATS", "QUERY_COLUMNS", "detect_format", "numbered_lines", "open_bytes"]
 
@@ -37,13 +37,6 @@ _PACKED = {
     b"7z\xbc\xaf\x27\x1c": ("a 7z archive", "extract the log from it first", "7z x {}"),
     b"PAR1": ("a Parquet file", "export it as JSON Lines or CSV first", ""),
     b"%PDF-": ("a PDF document", "write its queries as JSON Lines or CSV first", ""),
-}
-#: Byte order marks of text in another encoding than UTF-8 (UTF-16 read as "binary data").
-_OTHER_ENCODINGS = {
-    b"\xff\xfe\x00\x00": "UTF-32",
-    b"\x00\x00\xfe\xff": "UTF-32",
-    b"\xff\xfe": "UTF-16",
-    b"\xfe\xff": "UTF-16",
 }
 
 
@@ -147,7 +140,7 @@ def detect_format(path: Path) -> str:
             how += f" ({command.format(shlex.quote(str(path)))})"
         text_only = "ragsonde reads traffic as plain or gzip-compressed text"
         raise bad_file(path, f"it is {what}, and {text_only}; {how}")
-    encoding = next((v for bom, v in _OTHER_ENCODINGS.items() if head.startswith(bom)), None)
+    encoding = other_encoding(head)  # UTF-16 was read as "binary data"
     if encoding is not None:
         raise bad_file(
             path,

@@ -107,6 +107,7 @@ def collection_warnings(info: CollectionInfo, source: SourcePoints, force_index:
                 else "The variants keep Qdrant's defaults."
             )
         )
+    out.extend(source.unread.warnings("point"))
     return out
 
 

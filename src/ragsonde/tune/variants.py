@@ -26,7 +26,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from ragsonde.models.payload import get_path
 from ragsonde.models.points import PointRecord, SearchSpec, SparseVector
 from ragsonde.models.scores import Distance, summable_of
 from ragsonde.models.store import Store
+from ragsonde.models.unread import Unread, id_text
 from ragsonde.progress import Progress
 from ragsonde.store.edge import EdgeStore
 
@@ -112,6 +113,8 @@ class SourcePoints:
     distance: Distance = Distance.COSINE
     """The dense vector's distance: each variant is built with it (a Euclid collection tuned
     as a Cosine one would measure another ranking than the one ``--apply`` builds)."""
+    unread: Unread = field(default_factory=Unread)
+    """Document ids of a type that is no id (a list, an object): each such point its own doc."""
 
     @property
     def dimension(self) -> int:
@@ -130,6 +133,7 @@ class SourcePoints:
         sparse: list[SparseVector] = []
         docs: list[str] = []
         payloads: list[dict[str, Any]] = []
+        unread = Unread()
         for batch in store.scroll(collection, batch_size=512, with_vectors=True):
             for p in batch:
                 if p.vector is None:
@@ -137,8 +141,11 @@ class SourcePoints:
                 ids.append(p.id)
                 rows.append(p.vector)
                 sparse.append(p.sparse or SparseVector([], []))
-                doc = get_path(p.payload, doc_field) if doc_field is not None else None
-                docs.append(str(doc) if doc is not None else p.id)
+                value = get_path(p.payload, doc_field) if doc_field is not None else None
+                doc = id_text(value)  # as eval reads a hit's document: a list is none
+                if doc is None and value is not None:
+                    unread.add("doc_id", doc_field or "doc_id", value, p.id)
+                docs.append(doc if doc is not None else p.id)
                 payloads.append(p.payload)
         if not ids:
             raise QueryValidationError(
@@ -156,6 +163,7 @@ class SourcePoints:
             indexed_vectors=info.indexed_vectors_count,
             payloads=payloads if info.sparse_vector_name else None,
             distance=info.distance,
+            unread=unread,
         )
 
 

@@ -1,4 +1,6 @@
-"""A BEIR corpus: ``corpus.jsonl`` of ``{"_id", "title", "text"}``; text is title + " " + text."""
+"""A BEIR corpus: ``corpus.jsonl`` of ``{"_id", "title", "text", "metadata"?}``; text is
+title + " " + text. ``metadata`` goes to the payload, its ``url`` (NFCorpus and TREC-COVID give
+each document's) as the document's url."""
 
 from __future__ import annotations
 
@@ -56,13 +58,19 @@ class BeirCorpus:
         text = f"{title} {body}".strip()
         if not text:
             return Failure(f"{where} ({doc_id})", "empty document", doc_id)
-        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        meta = row.get("metadata") or {}
+        if not isinstance(meta, dict):  # it was dropped without a word
+            return Failure(where, f'"metadata" must be an object, not {type(meta).__name__}')
+        meta = dict(meta)
+        url = meta.pop("url", None)  # the document's own: it was dropped without a word
+        if url is not None and not isinstance(url, str):
+            return Failure(where, f'"metadata.url" must be a string, not {type(url).__name__}')
         return Document(
             doc_id=doc_id,
             sections=(Section((), text, 0),),
             title=title or None,
-            url=None,
-            metadata=dict(meta or {}),
+            url=url or None,
+            metadata=meta,
             embed_title=False,
             source=where,
         )

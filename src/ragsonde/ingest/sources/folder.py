@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ragsonde.ingest.document import Document, Failure
 from ragsonde.ingest.parse import PARSER_FOR_SUFFIX, parse
-from ragsonde.inputs import MAX_DOCUMENT_BYTES, not_a_file, read_bytes
+from ragsonde.inputs import MAX_DOCUMENT_BYTES, decoded_text, not_a_file, read_bytes
 from ragsonde.models.text import invalid_text_in, invalid_unicode_at, printable
 
 __all__ = ["FolderSource"]
@@ -97,7 +97,7 @@ class FolderSource:
         except ValueError as e:
             return Failure(rel, f"unreadable: {e}")
         try:
-            raw = _decoded(data)
+            raw = decoded_text(data)  # UTF-16, NUL bytes (binary), bytes not UTF-8: why, where
         except ValueError as e:
             return Failure(rel, f"skipped: {e}")
         fmt = PARSER_FOR_SUFFIX.get(path.suffix.lower(), "text")
@@ -123,24 +123,3 @@ class FolderSource:
             source=rel,
         )
         return Failure(rel, "empty document", doc.doc_id) if doc.is_empty else doc
-
-
-def _decoded(data: bytes) -> str:
-    """``data`` decoded as UTF-8 (a BOM dropped); ValueError naming why not, and where. NUL
-    bytes are binary data: UTF-16 text without a BOM (``h\\0i\\0``) is valid UTF-8, and was
-    embedded as such."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ValueError(
-            "it is UTF-16 text (it opens with a UTF-16 byte order mark): save it as UTF-8"
-        )
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = data[:nul].count(b"\n") + 1
-        raise ValueError(
-            f"binary data (NUL bytes, at line {line}), not text (UTF-16? save it as UTF-8)"
-        )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise ValueError(f"not UTF-8 text ({e.reason} at line {line}, byte {e.start})") from None

@@ -24,12 +24,33 @@
     }
   }
 
+  /** An integer's digits as a JSON number, exactly: past 2**53 a JS number rounds
+   * (9007199254740993 was sent as ...992 and matched another document's id). */
+  function exactInteger(digits) {
+    const n = Number.parseInt(digits, 10);
+    if (Number.isSafeInteger(n)) return n;
+    if (typeof JSON.rawJSON !== "function") {
+      throw new Error(`filters: ${digits} is too large for this browser to send exactly`);
+    }
+    return JSON.rawJSON(BigInt(digits).toString());
+  }
+
   /** A filter value: integers and booleans as such, everything else a string (like the CLI). */
   function scalar(text) {
-    if (/^-?\d+$/.test(text)) return Number.parseInt(text, 10);
+    if (/^-?\d+$/.test(text)) return exactInteger(text);
     if (text === "true") return true;
     if (text === "false") return false;
     return text;
+  }
+
+  /** JSON.parse keeping integers past 2**53 exact (the reviver sees their source text). */
+  function exactJson(raw) {
+    return JSON.parse(raw, (_key, value, context) =>
+      typeof value === "number" && !Number.isSafeInteger(value) && context &&
+      /^-?\d+$/.test(context.source)
+        ? exactInteger(context.source)
+        : value,
+    );
   }
 
   /** "a=1; b=x; b=y" (a field twice means any of) or a JSON object; null when empty. */
@@ -39,7 +60,7 @@
     if (raw.startsWith("{")) {
       let value;
       try {
-        value = JSON.parse(raw);
+        value = exactJson(raw);
       } catch (err) {
         throw new Error(`filters: not JSON (${err.message})`);
       }
@@ -48,14 +69,16 @@
       }
       return value;
     }
-    const out = {};
+    // No prototype: a field named __proto__ or constructor is a field like any other (they
+    // were taken as already given, and __proto__=1 was lost).
+    const out = Object.create(null);
     for (const part of raw.split(";")) {
       if (part.trim() === "") continue;
       const at = part.indexOf("=");
       const key = at < 0 ? "" : part.slice(0, at).trim();
       if (key === "") throw new Error(`filters: write FIELD=VALUE, not "${part.trim()}"`);
       const value = scalar(part.slice(at + 1).trim());
-      if (!(key in out)) out[key] = value;
+      if (!Object.hasOwn(out, key)) out[key] = value;
       else if (Array.isArray(out[key])) out[key].push(value);
       else out[key] = [out[key], value];
     }
@@ -78,9 +101,19 @@
     return `${Number(value || 0).toFixed(1)} ms`;
   }
 
+  /** The search that ran, as the server reports it: "hybrid search, dbsf fusion (fused scores)". */
+  function ranWith(resp) {
+    const s = resp.search;
+    if (!s || typeof s.mode !== "string") return "";
+    if (s.mode === "hybrid") return `hybrid search, ${s.fusion} fusion (fused scores)`;
+    return s.mode === "sparse" ? "sparse search (BM25 scores)" : `${s.mode} search`;
+  }
+
   function showTimings(resp) {
     const t = resp.timings || {};
+    const ran = ranWith(resp);
     timingsLine.textContent =
+      (ran ? `${ran} · ` : "") +
       `embed ${ms(t.embedding_ms)} · search ${ms(t.search_ms)} · ` +
       `post ${ms(t.post_processing_ms)} · total ${ms(t.total_ms)} · ` +
       `${resp.collection} · ${resp.model}`;
@@ -90,13 +123,25 @@
     node.textContent = value === null || value === undefined ? "" : String(value);
   }
 
-  function card(result) {
+  /** The score a card shows and its bar's share: the similarity for dense search; for sparse
+   * and hybrid the engine's own score (BM25, fused), whose similarity_score is clamped to 1
+   * for nearly every hit, with the bar relative to the best hit. */
+  function shownScore(result, unbounded, best) {
+    const score = Math.min(1, Math.max(0, Number(result.similarity_score) || 0));
+    const raw = Number(result.raw_score);
+    if (!unbounded || !Number.isFinite(raw)) return { text: score.toFixed(3), share: score, title: "similarity" };
+    return { text: raw.toFixed(3), share: best > 0 ? Math.max(0, raw) / best : 0, title: unbounded };
+  }
+
+  function card(result, unbounded, best) {
     const node = cardTemplate.content.firstElementChild.cloneNode(true);
     const score = Math.min(1, Math.max(0, Number(result.similarity_score) || 0));
+    const shown = shownScore(result, unbounded, best);
     // People count from 1; the JSON's rank stays 0-based.
     setText(node.querySelector(".rank"), `#${Number(result.rank) + 1}`);
-    setText(node.querySelector(".score"), score.toFixed(3));
-    node.querySelector(".bar-fill").style.width = `${(score * 100).toFixed(1)}%`;
+    setText(node.querySelector(".score"), shown.text);
+    node.querySelector(".score").title = shown.title;
+    node.querySelector(".bar-fill").style.width = `${(shown.share * 100).toFixed(1)}%`;
     const href = safeHref(result.url);
     const title = node.querySelector(".title");
     setText(title, result.title || result.url || result.chunk_id);
@@ -116,20 +161,32 @@
     return node;
   }
 
-  const chunkCounts = new Map(); // collection -> points_count, from the collections list
+  const collectionsByName = new Map(); // name -> its summary, from the collections list
+  let defaultCollection = null; // the one a query that names none searches
+  let serverSearch = null; // the server's search settings (GET /v1/health), once read
+  let ready = Promise.resolve(); // the settings and collections read (loadServer)
 
   /** Why a search found nothing, as far as the page knows: the threshold, the filters, or a
-   * collection listed as empty. */
+   * collection listed as empty. The threshold is the one that ran (the server's own when the
+   * field was left empty). */
   function noResults(body, resp) {
-    if (body.score_threshold > 0) return `No results at or above the threshold ${body.score_threshold}.`;
+    const threshold = resp.search ? resp.search.score_threshold : body.score_threshold;
+    if (threshold > 0) return `No results at or above the threshold ${threshold}.`;
     if (body.filters) return "No results match the filters.";
-    if (chunkCounts.get(resp.collection) === 0) return `No results: collection ${resp.collection} holds no chunk.`;
+    const listed = collectionsByName.get(resp.collection);
+    if (listed && listed.points_count === 0) return `No results: collection ${resp.collection} holds no chunk.`;
     return "No results.";
   }
 
   function render(body, resp) {
-    results.replaceChildren(...(resp.results || []).map(card));
+    const mode = resp.search && typeof resp.search.mode === "string" ? resp.search.mode : "dense";
+    const unbounded =
+      mode === "sparse" ? "BM25 score" : mode === "hybrid" ? `fused score (${resp.search.fusion})` : null;
+    const found = resp.results || [];
+    const best = Math.max(0, ...found.map((r) => Number(r.raw_score)).filter(Number.isFinite));
+    results.replaceChildren(...found.map((r) => card(r, unbounded, best)));
     showTimings(resp);
+    results.dataset.mode = resp.search && typeof resp.search.mode === "string" ? resp.search.mode : "";
     if (resp.status === "error" && resp.error) {
       showStatus(`${resp.error.code}: ${resp.error.message}`, true);
     } else {
@@ -138,12 +195,54 @@
     }
   }
 
+  const MODES = ["dense", "sparse", "hybrid"];
+  const modeSelect = $("mode");
+  let wantedMode = ""; // what the user (or the address) chose; "" is the server's default
+
+  /** The collection the search names: the one typed, else the server's default. */
+  function collectionName() {
+    return $("collection").value.trim() || defaultCollection;
+  }
+
+  /** Offer the modes the collection answers; a mode it lacks is disabled and the note says
+   * why. Unknown collections (not listed, held by another process) offer every mode: the
+   * server's answer says what it refuses. */
+  function updateModes() {
+    const name = collectionName();
+    const listed = name === null ? undefined : collectionsByName.get(name);
+    const offers = (mode) => listed === undefined || listed.modes.includes(mode);
+    const serverMode = serverSearch ? serverSearch.mode : null;
+    for (const option of modeSelect.options) {
+      const mode = option.value === "" ? serverMode : option.value;
+      option.disabled = mode !== null && !offers(mode);
+      if (option.value === "") setText(option, serverMode ? `default (${serverMode})` : "server default");
+    }
+    const wanted = [...modeSelect.options].find((o) => o.value === wantedMode);
+    const usable = wanted && !wanted.disabled ? wanted : [...modeSelect.options].find((o) => !o.disabled);
+    modeSelect.value = usable ? usable.value : "";
+    const lacking = MODES.filter((m) => !offers(m));
+    let note = "";
+    if (lacking.length > 0) {
+      const why = listed.sparse
+        ? "its sparse vector is not a BM25 ragsonde can query"
+        : "it has no sparse (BM25) vectors (`ragsonde ingest --sparse` adds them)";
+      const modes = lacking.join(" and ");
+      note = `${modes[0].toUpperCase()}${modes.slice(1)} search: not available on collection ${name}, as ${why}.`;
+      if (wanted && usable && wanted !== usable) {
+        note += ` Searching ${usable.value || serverMode} instead of ${wantedMode || serverMode}.`;
+      }
+    }
+    setText($("mode-note"), note);
+  }
+
   function queryBody() {
-    const body = {
-      query_text: $("q").value,
-      top_k: Number.parseInt($("top_k").value, 10),
-      score_threshold: Number.parseFloat($("threshold").value || "0"),
-    };
+    const body = { query_text: $("q").value };
+    // An empty field is the server's default (GET /v1/health), not one written here.
+    const topK = $("top_k").value.trim();
+    if (topK !== "") body.top_k = Number(topK);
+    const threshold = $("threshold").value.trim();
+    if (threshold !== "") body.score_threshold = Number(threshold);
+    if (modeSelect.value !== "") body.mode = modeSelect.value;
     const collection = $("collection").value.trim();
     if (collection !== "") body.collection = collection;
     const filters = parseFilters($("filters").value);
@@ -151,10 +250,62 @@
     return body;
   }
 
+  // -- the search's own address: #search?q=…&mode=…&top_k=…&threshold=…&collection=…&filters=…
+  // It names the last search that was answered, so a reload or a shared link shows it again.
+  // Each is the id of its form field.
+  const ADDRESS_FIELDS = ["q", "mode", "top_k", "threshold", "collection", "filters"];
+  let shownAddress = ""; // the address this page wrote last (without the #)
+
+  /** A value of the address as its field takes it, or null (ignored) when malformed. */
+  function addressValue(field, value) {
+    if (field === "mode") return MODES.includes(value) ? value : null;
+    if (field === "top_k") return /^[1-9][0-9]{0,5}$/.test(value) ? value : null;
+    if (field === "threshold") {
+      const t = Number(value);
+      return /^[0-9.]{1,20}$/.test(value) && Number.isFinite(t) && t >= 0 && t <= 1 ? value : null;
+    }
+    return value;
+  }
+
+  function writeAddress() {
+    const params = new URLSearchParams();
+    for (const field of ADDRESS_FIELDS) {
+      const value = field === "mode" ? modeSelect.value : $(field).value.trim();
+      if (value !== "") params.set(field, value);
+    }
+    const address = `search?${params}`;
+    if (address === shownAddress && location.hash === `#${address}`) return;
+    try {
+      // replaceState: no hashchange, no history entry per search
+      history.replaceState(null, "", `#${address}`);
+      shownAddress = address;
+    } catch (_) {
+      // An address too long to keep (Chromium stops at 2 MB): the page works without it.
+    }
+  }
+
+  /** Fill the form from an address (a link, a reload) and search when it names a query;
+   * malformed values are ignored, a field it does not name is left empty. */
+  async function openAddress(params, raw) {
+    if (raw === shownAddress) return; // the page's own: already shown
+    shownAddress = raw;
+    for (const field of ADDRESS_FIELDS) {
+      const given = params.get(field);
+      const value = given === null ? null : addressValue(field, given);
+      if (field === "mode") wantedMode = value || "";
+      else $(field).value = value === null ? "" : value;
+    }
+    await ready;
+    updateModes();
+    if ($("q").value.trim() !== "") search();
+  }
+
   let latest = 0; // answers to older searches are dropped, so the page shows the newest
 
   async function search() {
     const mine = ++latest;
+    await ready; // the modes the collection offers, when a listing is being read
+    if (mine !== latest) return;
     let body;
     try {
       body = queryBody();
@@ -178,6 +329,7 @@
       if (mine !== latest) return;
       if (answer.status === 401) $("auth").open = true;
       render(body, resp);
+      if (resp.status !== "error") writeAddress();
     } catch (err) {
       if (mine !== latest) return;
       results.replaceChildren();
@@ -191,14 +343,29 @@
     }
   }
 
+  /** The server's search settings: the mode, top_k and threshold a search that names none
+   * runs with, shown as the form's defaults. */
+  async function loadConfig() {
+    try {
+      const config = await getJson("/v1/health");
+      serverSearch = config.search;
+      $("top_k").placeholder = String(serverSearch.top_k);
+      $("threshold").placeholder = String(serverSearch.score_threshold);
+      if (defaultCollection === null) defaultCollection = config.collection;
+    } catch (_) {
+      // Without them the fields still work: left empty, the server decides.
+    }
+  }
+
   async function loadCollections() {
     try {
       const answer = await fetch("/v1/collections", { headers: headers() });
       if (!answer.ok) return;
       const data = await answer.json();
       const list = $("collections");
-      chunkCounts.clear();
-      for (const c of data.collections) chunkCounts.set(c.name, c.points_count);
+      collectionsByName.clear();
+      for (const c of data.collections) collectionsByName.set(c.name, c);
+      defaultCollection = data.default;
       const option = (name, label) => {
         const o = document.createElement("option");
         o.value = name;
@@ -401,16 +568,24 @@
   const VIEWS = ["search", "judge", "reports", "history", "traffic"];
 
   /** The view (and report) the address names: #judge, #reports, #reports/JOB_ID, #history,
-   * #traffic. */
+   * #traffic; a search's fields after "?" (#search?q=…). */
   function fromHash() {
-    let hash = location.hash.replace(/^#/, "");
+    const raw = location.hash.replace(/^#/, "");
+    const at = raw.indexOf("?");
+    let path = at < 0 ? raw : raw.slice(0, at);
     try {
-      hash = decodeURIComponent(hash);
+      path = decodeURIComponent(path);
     } catch (_) {
       // A malformed escape (#%E0) names no view: the search view, not an uncaught error.
     }
-    const [view, ...rest] = hash.split("/");
-    return { view: VIEWS.includes(view) ? view : "search", report: rest.join("/") || null };
+    const [view, ...rest] = path.split("/");
+    return {
+      view: VIEWS.includes(view) ? view : "search",
+      report: rest.join("/") || null,
+      raw,
+      // URLSearchParams decodes a malformed escape to U+FFFD; it never throws
+      params: new URLSearchParams(at < 0 ? "" : raw.slice(at + 1)),
+    };
   }
 
   /** The report the address names, marked and scrolled to (once the list has it). */
@@ -447,11 +622,16 @@
   // the back button).
   for (const view of VIEWS) {
     $(`show-${view}`).addEventListener("click", () => {
-      location.hash = view === "search" ? "" : view;
+      // the search tab goes back to the search shown, by its address
+      location.hash = view === "search" ? shownAddress : view;
       if (view === "search") showView("search");
     });
   }
-  window.addEventListener("hashchange", () => showView(fromHash().view));
+  window.addEventListener("hashchange", () => {
+    const where = fromHash();
+    showView(where.view);
+    if (where.view === "search" && where.params.toString() !== "") openAddress(where.params, where.raw);
+  });
   $("refresh-reports").addEventListener("click", loadReports);
   $("start-eval").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -463,23 +643,39 @@
 
   // Deferred scripts have all run by DOMContentLoaded: judge.js is listening by then.
   document.addEventListener("DOMContentLoaded", () => {
-    const { view } = fromHash();
-    if (view !== "search") showView(view);
+    const where = fromHash();
+    if (where.view !== "search") showView(where.view);
+    else if (where.params.toString() !== "") openAddress(where.params, where.raw);
   });
+
+  /** The server's settings and collections; the modes are offered once both are read. */
+  function loadServer() {
+    return Promise.all([loadConfig(), loadCollections()]).then(updateModes);
+  }
 
   keyInput.value = sessionStorage.getItem(KEY_STORE) || "";
   keyInput.addEventListener("change", () => {
     sessionStorage.setItem(KEY_STORE, keyInput.value.trim());
-    loadCollections();
+    ready = loadServer();
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     search();
+  });
+  modeSelect.addEventListener("change", () => {
+    wantedMode = modeSelect.value;
+    updateModes();
+    if ($("q").value.trim() !== "") search();
+  });
+  $("collection").addEventListener("input", updateModes);
+  // A collection made since the page opened: the list read again when a name is typed in.
+  $("collection").addEventListener("change", () => {
+    if (!collectionsByName.has(collectionName())) ready = loadCollections().then(updateModes);
   });
   for (const id of ["top_k", "threshold"]) {
     $(id).addEventListener("change", () => {
       if ($("q").value.trim() !== "") search();
     });
   }
-  loadCollections();
+  ready = loadServer();
 })();
