@@ -36,3 +36,16 @@ def chromium_page() -> Iterator[Any]:
             yield page
         finally:
             browser.close()
+
+
+def search(page: Any, text: str | None = None) -> None:
+    """Submit the web page's search form (with ``text``, if given) and wait until the page has
+    rendered the answer (its ``#results`` counter moved)."""
+    from playwright.sync_api import expect
+
+    before = page.get_attribute("#results", "data-seq")
+    if text is not None:
+        page.fill("#q", text)
+    page.click("#go")
+    # The page's CSP forbids eval, so wait with a locator assertion, not wait_for_function.
+    expect(page.locator("#results")).not_to_have_attribute("data-seq", before, timeout=20_000)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -168,3 +169,31 @@ def lc_sparse(kind: str) -> Any:
             return SparseVector(indices=v.indices, values=v.values)
 
     return Sparse()
+
+
+def titles_benchmark(b: Built, tmp_path: Path, n: int = 6) -> Path:
+    """Each of the first ``n`` abstracts' title as a known-item query, its BEIR id (text) as the
+    relevant id: ``titles.jsonl`` in ``tmp_path``."""
+    path = tmp_path / "titles.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"query_id": f"t{r['_id']}", "query": r["title"], "relevant": [r["_id"]]})
+            + "\n"
+            for r in b.rows[:n]
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def client_collection(folder: Path, name: str, vectors_config: Any, points: list[Any]) -> None:
+    """A collection ``name`` written by qdrant-client in local mode at ``folder``, as a user's
+    own pipeline writes one: created with ``vectors_config``, ``points`` upserted, closed."""
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(folder))
+    try:
+        client.create_collection(name, vectors_config=vectors_config)
+        client.upsert(name, points)
+    finally:
+        client.close()

@@ -11,7 +11,7 @@ import pytest
 
 from ragsonde.evaluate import EvalOptions
 from ragsonde.workspace import Workspace
-from tests.integrations.support import Built
+from tests.integrations.support import Built, client_collection, titles_benchmark
 from tests.support import evaluate_in, run
 
 pytestmark = pytest.mark.slow
@@ -21,50 +21,28 @@ pytestmark = pytest.mark.slow
 def int_ids(tmp_path_factory, embedder, scifact_rows) -> Built:
     """SciFact abstracts at ``text``, each with its (all-digit) BEIR id as an integer ``doc_id``
     and integer point ids, as ``client.upsert`` writes them from a pandas frame."""
-    from qdrant_client import QdrantClient, models
+    from qdrant_client import models
 
     path = tmp_path_factory.mktemp("int_ids") / "qdrant"
     vectors = embedder.embed_documents([r["text"] for r in scifact_rows])
-    client = QdrantClient(path=str(path))
-    try:
-        client.create_collection(
-            "ints", vectors_config=models.VectorParams(size=384, distance=models.Distance.COSINE)
+    points = [
+        models.PointStruct(
+            id=i,
+            vector=v.tolist(),
+            payload={"text": r["text"], "doc_id": int(r["_id"]), "title": r["title"]},
         )
-        client.upsert(
-            "ints",
-            [
-                models.PointStruct(
-                    id=i,
-                    vector=v.tolist(),
-                    payload={"text": r["text"], "doc_id": int(r["_id"]), "title": r["title"]},
-                )
-                for i, (r, v) in enumerate(zip(scifact_rows, vectors, strict=True))
-            ],
-        )
-    finally:
-        client.close()
+        for i, (r, v) in enumerate(zip(scifact_rows, vectors, strict=True))
+    ]
+    cosine = models.VectorParams(size=384, distance=models.Distance.COSINE)
+    client_collection(path, "ints", cosine, points)
     return Built("qdrant-client", path, "ints", scifact_rows)
-
-
-def _titles(b: Built, tmp_path: Path, n: int = 6) -> Path:
-    """Each abstract's title as a known-item query, its BEIR id (text) as the relevant id."""
-    path = tmp_path / "titles.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps({"query_id": f"t{r['_id']}", "query": r["title"], "relevant": [r["_id"]]})
-            + "\n"
-            for r in b.rows[:n]
-        ),
-        encoding="utf-8",
-    )
-    return path
 
 
 def test_integer_document_ids_are_found_in_the_collection(int_ids: Built, tmp_path: Path):
     """The ids resolve at ``doc_id`` (read as text), so the lookups that follow must find them
     too: they were all 'not in the collection', and the run exited 1 naming a field to set."""
     env = {"QDRANT_URL": str(int_ids.path), "RAGSONDE_HOME": str(tmp_path / "home")}
-    bench = _titles(int_ids, tmp_path)
+    bench = titles_benchmark(int_ids, tmp_path)
     res = run(
         "eval", str(bench), "-c", "ints", "--no-throughput", "--by", "title", "--json", env=env
     )
@@ -105,7 +83,7 @@ def test_by_a_field_groups_langchain_queries_by_their_documents(
     """LangChain keeps the ids at ``metadata.doc_id``: ``--by`` read that as one top-level key,
     found no relevant chunk, and put every query in '(not in collection)'."""
     report = evaluate_in(
-        _titles(langchain_built, tmp_path),
+        titles_benchmark(langchain_built, tmp_path),
         settings=langchain_built.settings(),
         embedder=embedder,
         options=EvalOptions(k=[10], throughput=False, by="metadata.title"),
@@ -129,7 +107,7 @@ def test_tune_reads_document_ids_where_eval_finds_them(
 
     grid = Grid(quantization=[Quantization()], hnsw=[Hnsw()], hnsw_ef=[64], rescore=[True])
     for built in (langchain_built, int_ids):
-        bench = _titles(built, tmp_path, n=8)
+        bench = titles_benchmark(built, tmp_path, n=8)
         evaluated = evaluate_in(
             bench,
             settings=built.settings(),
@@ -175,7 +153,7 @@ def test_eval_explain_and_traffic_take_the_vector_their_error_names(
     finally:
         client.close()
     built = Built("qdrant-client", folder, "two", rows)
-    bench = _titles(built, tmp_path, n=4)
+    bench = titles_benchmark(built, tmp_path, n=4)
     env = {"QDRANT_URL": str(folder), "RAGSONDE_HOME": str(tmp_path / "home")}
     unnamed = run("eval", str(bench), "-c", "two", "--no-throughput", env=env)
     assert unnamed.returncode == 2 and "--vector NAME" in unnamed.stderr, unnamed.stderr

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.integrations.support import Built
+from tests.integrations.support import Built, client_collection, titles_benchmark
 from tests.support import home_env, run
 
 pytestmark = pytest.mark.slow  # processes that load the model
@@ -26,42 +26,22 @@ MODEL = "openai:gpt-4o-mini"
 
 @pytest.fixture(scope="module")
 def two_vectors(tmp_path_factory, embedder, scifact_rows) -> Built:
-    from qdrant_client import QdrantClient, models
+    from qdrant_client import models
 
     folder = tmp_path_factory.mktemp("two") / "qdrant"
     rows = scifact_rows[:12]
     vectors = embedder.embed_documents([r["text"] for r in rows])
-    client = QdrantClient(path=str(folder))
-    try:
-        cosine = models.VectorParams(size=384, distance=models.Distance.COSINE)
-        client.create_collection("two", vectors_config={"body": cosine, "flipped": cosine})
-        client.upsert(
-            "two",
-            [
-                models.PointStruct(
-                    id=i,
-                    vector={"body": v.tolist(), "flipped": (-v).tolist()},
-                    payload={"text": r["text"], "doc_id": r["_id"], "title": r["title"]},
-                )
-                for i, (r, v) in enumerate(zip(rows, vectors, strict=True))
-            ],
+    cosine = models.VectorParams(size=384, distance=models.Distance.COSINE)
+    points = [
+        models.PointStruct(
+            id=i,
+            vector={"body": v.tolist(), "flipped": (-v).tolist()},
+            payload={"text": r["text"], "doc_id": r["_id"], "title": r["title"]},
         )
-    finally:
-        client.close()
+        for i, (r, v) in enumerate(zip(rows, vectors, strict=True))
+    ]
+    client_collection(folder, "two", {"body": cosine, "flipped": cosine}, points)
     return Built("qdrant-client", folder, "two", rows)
-
-
-def _titles(b: Built, tmp_path: Path, n: int = 6) -> Path:
-    path = tmp_path / "titles.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps({"query_id": f"t{r['_id']}", "query": r["title"], "relevant": [r["_id"]]})
-            + "\n"
-            for r in b.rows[:n]
-        ),
-        encoding="utf-8",
-    )
-    return path
 
 
 def _env(b: Built, tmp_path: Path, **more: str) -> dict[str, str]:
@@ -78,7 +58,7 @@ def _refused(res: Any, *names: str) -> None:
 
 
 def test_tune_searches_the_vector_it_is_given(two_vectors: Built, tmp_path: Path):
-    bench = _titles(two_vectors, tmp_path)
+    bench = titles_benchmark(two_vectors, tmp_path)
     env = _env(two_vectors, tmp_path)
     args = ("tune", str(bench), "-c", "two", "--folds", "2", "--mode", "dense")
     _refused(run(*args, env=env), "--vector NAME")
@@ -103,7 +83,7 @@ def test_judge_pools_the_vector_it_is_given(two_vectors: Built, tmp_path: Path):
     format, as everywhere in the suite."""
     from ragsonde.testing.fake_chat_api import FakeChatAPI
 
-    bench = _titles(two_vectors, tmp_path)
+    bench = titles_benchmark(two_vectors, tmp_path)
     with FakeChatAPI() as api:
         env = _env(two_vectors, tmp_path, OPENAI_BASE_URL=f"{api.url}/v1", OPENAI_API_KEY="k")
         args = ("judge", str(bench), "-c", "two", "--llm", MODEL, "--mode", "dense")
@@ -122,7 +102,7 @@ def test_judge_pools_the_vector_it_is_given(two_vectors: Built, tmp_path: Path):
 
 
 def test_judge_plan_and_generate_take_the_vector(two_vectors: Built, tmp_path: Path):
-    bench = _titles(two_vectors, tmp_path)
+    bench = titles_benchmark(two_vectors, tmp_path)
     with bench.open("a", encoding="utf-8") as f:  # queries to plan labels for
         for r in two_vectors.rows[6:]:
             f.write(json.dumps({"query_id": f"u{r['_id']}", "query": r["title"]}) + "\n")

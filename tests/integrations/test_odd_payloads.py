@@ -22,7 +22,7 @@ from ragsonde.config import Settings
 from ragsonde.models import Response
 from ragsonde.retriever import Retriever
 from ragsonde.server import create_app
-from tests.integrations.support import Built
+from tests.integrations.support import Built, client_collection
 from tests.support import home_env, run, run_server
 
 pytestmark = pytest.mark.slow  # processes that load the model
@@ -48,25 +48,17 @@ def _payloads(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def odd(tmp_path_factory, embedder, scifact_rows) -> Built:
     """Ten SciFact abstracts, each point's vector its abstract's own (so each title finds it)."""
-    from qdrant_client import QdrantClient, models
+    from qdrant_client import models
 
     folder = tmp_path_factory.mktemp("odd") / "qdrant"
     rows = scifact_rows[:10]
     vectors = embedder.embed_documents([r["text"] for r in rows])
-    client = QdrantClient(path=str(folder))
-    try:
-        client.create_collection(
-            "odd", vectors_config=models.VectorParams(size=384, distance=models.Distance.COSINE)
-        )
-        client.upsert(
-            "odd",
-            [
-                models.PointStruct(id=i, vector=v.tolist(), payload=p)
-                for i, (p, v) in enumerate(zip(_payloads(rows), vectors, strict=True))
-            ],
-        )
-    finally:
-        client.close()
+    points = [
+        models.PointStruct(id=i, vector=v.tolist(), payload=p)
+        for i, (p, v) in enumerate(zip(_payloads(rows), vectors, strict=True))
+    ]
+    cosine = models.VectorParams(size=384, distance=models.Distance.COSINE)
+    client_collection(folder, "odd", cosine, points)
     return Built("qdrant-client", folder, "odd", rows)
 
 

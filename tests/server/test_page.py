@@ -7,17 +7,8 @@ import uuid
 
 from playwright.sync_api import expect
 
+from tests.browser import search
 from tests.support import EVIL, EVIL_TEXT
-
-
-def search(page, text: str | None = None) -> None:
-    """Submit the form and wait until the page has rendered the answer."""
-    before = int(page.get_attribute("#results", "data-seq"))
-    if text is not None:
-        page.fill("#q", text)
-    page.click("#go")
-    # The page's CSP forbids eval, so wait with a locator assertion, not wait_for_function.
-    expect(page.locator("#results")).not_to_have_attribute("data-seq", str(before), timeout=20_000)
 
 
 def scores(page) -> list[float]:

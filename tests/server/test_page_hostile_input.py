@@ -12,19 +12,11 @@ import pytest
 from playwright.sync_api import expect
 
 from ragsonde.models.points import PointRecord
+from tests.browser import search
 
 pytestmark = pytest.mark.slow  # the real model, a real browser
 
 TWO_53 = 2**53  # 9007199254740992: the first integer after it a JS number cannot hold
-
-
-def search(page, text: str | None = None) -> None:
-    """Submit the form and wait until the page has rendered the answer."""
-    before = page.get_attribute("#results", "data-seq")
-    if text is not None:
-        page.fill("#q", text)
-    page.click("#go")
-    expect(page.locator("#results")).not_to_have_attribute("data-seq", before, timeout=20_000)
 
 
 def page_errors(page) -> list[str]:

@@ -21,6 +21,7 @@ from ragsonde.models.params import SearchParams
 from ragsonde.retriever import Retriever
 from ragsonde.samples import robotics_docs
 from ragsonde.server import create_app
+from tests.browser import search
 from tests.support import run_server
 
 pytestmark = pytest.mark.slow  # the real model, a real browser
@@ -41,15 +42,6 @@ def hybrid_collection(filled_store, embedder) -> str:
         options=IngestOptions(sparse=True),
     )
     return HYBRID
-
-
-def search(page, text: str | None = None) -> None:
-    """Submit the form and wait until the page has rendered the answer."""
-    before = page.get_attribute("#results", "data-seq")
-    if text is not None:
-        page.fill("#q", text)
-    page.click("#go")
-    expect(page.locator("#results")).not_to_have_attribute("data-seq", before, timeout=20_000)
 
 
 def shown_ids(page) -> list[str]:
