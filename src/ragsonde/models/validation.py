@@ -35,8 +35,11 @@ def id_text(value: object, name: str) -> str:
     points are UUIDs or unsigned integers; a document's id is its own text). A list, an object,
     a bool or a fraction is a ValueError naming ``name``: read with ``str()``, ``["a"]`` became
     the id "['a']", which matches nothing, without a word."""
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return str(value)
+    from ragsonde.models.unread import id_text as stored_id  # the one rule of what an id is
+
+    text = stored_id(value)
+    if text is not None:
+        return text
     raise ValueError(f"{name} is {shown(value)}, not an id (text or a whole number)")
 
 
